@@ -1,0 +1,5 @@
+"""``python -m tracer``."""
+
+from tracer.cli.main import entry
+
+entry()

@@ -1,0 +1,276 @@
+"""Reading captures back: ``.trace`` files and other tools' raw trace files alike.
+
+The two are told apart by content (the ``.trace`` magic), never by name: pyOCD, OpenOCD, J-Link
+and Orbuculum raw files often end in ``.trace`` too. Damage never stops a read: a cut file gives
+back everything before the cut, a damaged chunk is skipped, and each is reported as a
+:class:`CaptureWarning` with its byte position.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import zlib
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from tracer.capture.format import (
+    CHUNK_HEAD,
+    CHUNK_MARKER,
+    CRC,
+    HEAD_CRC_SPAN,
+    HEADER_PREFIX,
+    MAGIC,
+    MAX_CHUNK_PAYLOAD,
+    MAX_HEADER_JSON,
+    ChunkKind,
+)
+from tracer.capture.metadata import CaptureMetadata
+from tracer.errors import CaptureError
+
+RAW_CHUNK = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CaptureChunk:
+    """Stream bytes as they were received.
+
+    Attributes:
+        offset: Position of ``data[0]`` in the source's byte stream.
+        data: The bytes.
+        host_ns: Host arrival time (ns since the epoch), None for raw files.
+        lost_before: Stream bytes known to be lost right before this chunk (a damaged chunk).
+        verified: False when the chunk was cut short and its checksum could not be checked.
+    """
+
+    offset: int
+    data: bytes
+    host_ns: int | None = None
+    lost_before: int = 0
+    verified: bool = True
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CaptureWarning:
+    """Damage found while reading, at a byte position of the file."""
+
+    position: int
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def open_capture(path: str | os.PathLike[str]) -> CaptureReader:
+    """Open a capture or raw trace file for reading.
+
+    Raises:
+        CaptureError: The file is missing, a directory, or unreadable.
+    """
+    p = Path(path)
+    try:
+        stream = open(p, "rb")  # noqa: SIM115 - owned by the reader
+    except FileNotFoundError:
+        raise CaptureError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise CaptureError(f"{p}: is a directory, not a capture") from None
+    except OSError as exc:
+        raise CaptureError(f"{p}: cannot read: {exc.strerror}") from None
+    return CaptureReader(stream, name=str(p))
+
+
+class CaptureReader:
+    """Reads one capture, streaming: memory does not grow with the file.
+
+    Args:
+        stream: A binary stream positioned at the start of the file.
+        name: How to name the file in messages.
+    """
+
+    def __init__(self, stream: BinaryIO, name: str = "<stream>") -> None:
+        self._stream = stream
+        self.name = name
+        self.warnings: list[CaptureWarning] = []
+        self.events: list[tuple[int, dict[str, object]]] = []
+        self.size = _size_of(stream)
+        start = stream.read(len(MAGIC))
+        self.is_capture = start == MAGIC
+        self.metadata = CaptureMetadata(source=f"file://{name}")
+        self._data_start = 0
+        if self.is_capture:
+            self._data_start = self._read_header()
+        stream.seek(self._data_start)
+
+    @classmethod
+    def from_bytes(cls, blob: bytes, name: str = "<bytes>") -> CaptureReader:
+        """Read a capture held in memory (tests, exports)."""
+        return cls(io.BytesIO(blob), name=name)
+
+    @property
+    def kind(self) -> str:
+        """``"capture"`` for a ``.trace`` capture, ``"raw"`` for another tool's raw stream."""
+        return "capture" if self.is_capture else "raw"
+
+    def close(self) -> None:
+        """Close the file."""
+        self._stream.close()
+
+    def __enter__(self) -> CaptureReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def chunks(self) -> Iterator[CaptureChunk]:
+        """Yield the stream's bytes in order; warnings collect in :attr:`warnings` as found."""
+        self._stream.seek(self._data_start)
+        if self.is_capture:
+            yield from self._capture_chunks()
+        else:
+            yield from self._raw_chunks()
+
+    def read_stream(self) -> bytes:
+        """Return all stream bytes at once (small files, tests, export)."""
+        return b"".join(chunk.data for chunk in self.chunks())
+
+    # -- raw -------------------------------------------------------------------------------------
+    def _raw_chunks(self) -> Iterator[CaptureChunk]:
+        offset = 0
+        while True:
+            data = self._stream.read(RAW_CHUNK)
+            if not data:
+                return
+            yield CaptureChunk(offset, data)
+            offset += len(data)
+
+    # -- .trace ----------------------------------------------------------------------------------
+    def _warn(self, position: int, message: str) -> None:
+        self.warnings.append(CaptureWarning(position, f"{self.name}: {message}"))
+
+    def _read_header(self) -> int:
+        prefix = self._stream.read(HEADER_PREFIX.size)
+        base = len(MAGIC)
+        if len(prefix) < HEADER_PREFIX.size:
+            self._warn(base, f"truncated at byte {base + len(prefix)}, inside the capture header")
+            return self.size
+        version, length = HEADER_PREFIX.unpack(prefix)
+        body_at = base + HEADER_PREFIX.size
+        if length > MAX_HEADER_JSON:
+            self._warn(base, f"capture header at byte {base} is damaged (length {length}); metadata unknown")
+            return self._resync(body_at)
+        body = self._stream.read(length)
+        crc = self._stream.read(CRC.size)
+        end = body_at + length + CRC.size
+        if len(body) < length or len(crc) < CRC.size:
+            self._warn(body_at, f"truncated at byte {body_at + len(body) + len(crc)}, inside the capture header")
+            return self.size
+        if CRC.unpack(crc)[0] != zlib.crc32(body):
+            self._warn(body_at, f"capture header at byte {body_at} fails its checksum; metadata ignored")
+            return end
+        try:
+            self.metadata = CaptureMetadata.from_json(json.loads(body))
+        except (ValueError, TypeError) as exc:
+            self._warn(body_at, f"capture header at byte {body_at} is not valid metadata ({exc}); ignored")
+        if version > 1:
+            self._warn(base, f"capture format version {version} is newer than this tracer knows (1)")
+        return end
+
+    def _capture_chunks(self) -> Iterator[CaptureChunk]:
+        pos = self._data_start
+        expected = 0  # next stream offset
+        lost = 0
+        while True:
+            self._stream.seek(pos)
+            head = self._stream.read(CHUNK_HEAD.size)
+            if not head:
+                return
+            if len(head) < CHUNK_HEAD.size:
+                self._warn(pos, f"truncated at byte {pos + len(head)}: a chunk header was cut short")
+                return
+            fields = _parse_head(head)
+            if fields is None:
+                nxt = self._resync(pos + 1)
+                self._warn(pos, f"corrupt chunk at byte {pos}: bad chunk header checksum; skipped {nxt - pos} bytes")
+                pos = nxt
+                continue
+            kind, _stream_id, host_ns, offset, length, payload_crc = fields
+            payload = self._stream.read(length)
+            body_at = pos + CHUNK_HEAD.size
+            if offset > expected and kind == ChunkKind.DATA:
+                lost += offset - expected
+            if len(payload) < length:
+                self._warn(
+                    body_at + len(payload),
+                    f"truncated at byte {body_at + len(payload)}: last chunk (at byte {pos}) cut after "
+                    f"{len(payload)} of {length} bytes; those bytes are kept unverified",
+                )
+                if kind == ChunkKind.DATA and payload:
+                    yield CaptureChunk(offset, payload, host_ns, lost, verified=False)
+                return
+            pos = body_at + length
+            if zlib.crc32(payload) != payload_crc:
+                self._warn(
+                    body_at,
+                    f"corrupt chunk at byte {body_at}: checksum mismatch; stream bytes "
+                    f"{offset}..{offset + length} skipped",
+                )
+                continue
+            if kind == ChunkKind.DATA:
+                if offset < expected:
+                    self._warn(pos, f"chunk at byte {body_at} repeats stream bytes from {offset}; overlap dropped")
+                    payload = payload[expected - offset :]
+                    offset = expected
+                if payload:
+                    yield CaptureChunk(offset, payload, host_ns, lost)
+                    lost = 0
+                expected = offset + len(payload)
+            elif kind == ChunkKind.EVENT:
+                self.events.append((offset, _json_or_note(payload)))
+            elif kind == ChunkKind.METADATA:
+                patch = _json_or_note(payload)
+                self.metadata = self.metadata.merged(patch)
+
+    def _resync(self, start: int) -> int:
+        """Return the file position of the next valid chunk head at or after ``start``."""
+        window = 1 << 20
+        pos = start
+        while pos < self.size:
+            self._stream.seek(pos)
+            block = self._stream.read(window + CHUNK_HEAD.size)
+            at = block.find(CHUNK_MARKER)
+            while at != -1:
+                head = block[at : at + CHUNK_HEAD.size]
+                if len(head) < CHUNK_HEAD.size:
+                    break
+                if _parse_head(head) is not None:
+                    return pos + at
+                at = block.find(CHUNK_MARKER, at + 1)
+            pos += window
+        return self.size
+
+
+def _parse_head(head: bytes) -> tuple[int, int, int, int, int, int] | None:
+    marker, kind, stream_id, _res, host_ns, offset, length, payload_crc, head_crc = CHUNK_HEAD.unpack(head)
+    if marker != CHUNK_MARKER or zlib.crc32(head[:HEAD_CRC_SPAN]) != head_crc:
+        return None
+    if length > MAX_CHUNK_PAYLOAD or kind not in ChunkKind._value2member_map_:
+        return None
+    return kind, stream_id, host_ns, offset, length, payload_crc
+
+
+def _json_or_note(payload: bytes) -> dict[str, object]:
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        return {"note": payload.decode("utf-8", "replace")}
+    return value if isinstance(value, dict) else {"note": value}
+
+
+def _size_of(stream: BinaryIO) -> int:
+    here = stream.tell()
+    stream.seek(0, os.SEEK_END)
+    size = stream.tell()
+    stream.seek(here)
+    return size

@@ -1,0 +1,65 @@
+"""``tracer decode``: the ITM/DWT packets of a capture or raw trace file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from tracer.capture.reader import open_capture
+from tracer.decode.stream import decode_reader
+from tracer.decode.tpiu import TpiuMode
+from tracer.export.packets_text import write_packets
+
+HELP = "print the ITM/DWT packets of a capture or raw trace file"
+DESCRIPTION = """\
+Decode a tracer capture (.trace) or another tool's raw trace file (pyOCD swv_raw_file, OpenOCD
+-output, J-Link SWO, Orbuculum raw): the two are told apart by content, not by name. TPIU-formatted
+streams are detected and deframed.
+
+formats:
+  text    one line per packet: offset, timestamp, type, fields
+  ndjson  one JSON object per packet (offset, type, ts and the type's fields)
+  stats   one JSON object: bytes, packets per type, overflows, resyncs, reserved, tpiu
+
+examples:
+  tracer decode swo.bin
+  tracer decode captures/demo.trace --format ndjson | jq 'select(.type=="exception")'
+  tracer decode parallel.bin --tpiu on --tpiu-id 1 --format stats
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``tracer decode``."""
+    parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or a raw ITM/TPIU file")
+    parser.add_argument("--format", choices=("text", "ndjson", "stats"), default="text", help="output format (default: text)")
+    parser.add_argument(
+        "--tpiu", choices=[m.value for m in TpiuMode], default="auto",
+        help="TPIU formatter: detect (auto, default), force on, or off",
+    )  # fmt: skip
+    parser.add_argument("--tpiu-id", type=int, default=None, metavar="N", help="TPIU source ID carrying ITM (default: 1)")
+    parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Decode and print."""
+    from tracer.cli.output import open_output
+
+    console = args.console
+    with open_capture(args.capture) as reader:
+        if reader.size == 0:
+            console.warn(f"{args.capture} is empty: no bytes to decode")
+        decoder, batches = decode_reader(
+            reader, TpiuMode(args.tpiu), args.tpiu_id, hold_timestamps=args.format != "stats"
+        )
+        with open_output(args.output) as out, console.progress("decoding", reader.size) as bar:
+            for batch in batches:
+                if args.format != "stats":
+                    write_packets(batch, out, args.format)
+                bar.update(decoder.input_bytes)
+            if args.format == "stats":
+                out.write(json.dumps(decoder.stats_json(), sort_keys=False) + "\n")
+        for warning in reader.warnings:
+            console.warn(str(warning))
+        for message in decoder.warnings:
+            console.warn(f"{args.capture}: {message}")
+    return 0

@@ -1,0 +1,86 @@
+"""Entry point: builds the argument parser from the verb modules and maps errors to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from types import ModuleType
+
+import tracer
+from tracer.cli.output import Console
+from tracer.errors import ExitCode, TracerError
+
+# Each verb is a module ``tracer.cli.cmd_<verb>`` with HELP, DESCRIPTION, add_arguments(parser)
+# and run(args) -> int. The order here is the order in ``tracer --help``.
+VERBS = ["decode", "record", "export"]
+
+EPILOG = """\
+exit codes: 0 ok; 1 a check failed; 2 usage or configuration error; 3 capture unreadable or
+undecodable; 4 source or probe unavailable; 130 interrupted.
+
+examples:
+  tracer decode captures/demo.trace --format stats
+  tracer record tcp://localhost:3443 -o bringup.trace --duration 10
+"""
+
+
+def _verb_module(verb: str) -> ModuleType:
+    return importlib.import_module(f"tracer.cli.cmd_{verb}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the full parser (tests use it to check every verb's help)."""
+    parser = argparse.ArgumentParser(
+        prog="tracer",
+        description="Telemetry and trace analyzer for microcontrollers running neural networks.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"tracer {tracer.__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
+    for verb in VERBS:
+        module = _verb_module(verb)
+        verb_parser = sub.add_parser(
+            verb,
+            help=module.HELP,
+            description=module.DESCRIPTION,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        verb_parser.add_argument(
+            "-q", "--quiet", action="store_true", help="no warnings or progress on stderr"
+        )
+        module.add_arguments(verb_parser)
+        verb_parser.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``tracer`` with ``argv`` (without the program name) and return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help
+        return int(exc.code or 0)
+    if args.verb is None:
+        parser.print_help(sys.stderr)
+        return ExitCode.USAGE
+    console = Console(quiet=args.quiet)
+    args.console = console
+    try:
+        return int(args.run(args))
+    except TracerError as exc:
+        console.error(str(exc))
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        console.error("interrupted")
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # The reader of stdout went away (| head): not an error of ours.
+        sys.stderr.close()
+        return ExitCode.OK
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""Incremental ITM/DWT packet decoder: feed it bytes in any split, get the same packets."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from tracer.decode import itm_kernel
+from tracer.decode.packets import KIND_COUNT, NO_TS, PacketBatch, PacketKind
+
+# Packets waiting for the local timestamp that will stamp them are held back, so every packet
+# leaves the decoder with its final ``ts``. A stream with timestamps disabled would hold
+# everything; past this many, held packets are released with no ``ts`` and counted.
+MAX_HELD_PACKETS = 1 << 20
+
+
+@dataclasses.dataclass
+class ItmStats:
+    """Counters of one decoded ITM stream (``tracer decode --format stats``)."""
+
+    bytes: int = 0
+    packets: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(KIND_COUNT, np.int64))
+    padding: int = 0  # 0x00 bytes that did not form a sync packet
+    resyncs: int = 0  # sync packets that followed damage (reserved/malformed packet, gap)
+    truncated_bytes: int = 0  # bytes of a packet cut off by the end of the stream
+    released_unstamped: int = 0  # packets released without waiting for their timestamp
+    gaps: int = 0
+    lost_bytes: int = 0
+
+    @property
+    def overflows(self) -> int:
+        """ITM overflow packets: the target dropped data."""
+        return int(self.packets[PacketKind.OVERFLOW])
+
+    @property
+    def reserved(self) -> int:
+        """Reserved or malformed headers."""
+        return int(self.packets[PacketKind.RESERVED])
+
+    def packet_counts(self) -> dict[str, int]:
+        """Packets per contract type name, types never seen left out."""
+        return {PacketKind(k).type_name: int(v) for k, v in enumerate(self.packets) if v}
+
+
+class ItmDecoder:
+    """Decodes an ITM/DWT byte stream incrementally.
+
+    It starts synced at byte 0 (most SWO streams carry no sync packet), treats a sync packet as a
+    fresh start (stimulus page 0), and emits reserved headers as packets without stopping.
+
+    Args:
+        hold_timestamps: Hold packets until the local timestamp after them arrives, so their ``ts``
+            is final. Pass False when only counting (``--format stats``): nothing is held.
+    """
+
+    def __init__(self, hold_timestamps: bool = True) -> None:
+        self._state = itm_kernel.new_state()
+        self._tail = b""
+        self._tail_offset = 0
+        self._next_offset = 0
+        self._hold = hold_timestamps
+        self._held: list[PacketBatch] = []
+        self._held_count = 0
+        self._damaged = False
+        self.stats = ItmStats()
+
+    @property
+    def offset(self) -> int:
+        """Stream offset of the next byte expected."""
+        return self._next_offset
+
+    def feed(self, data: bytes | bytearray | memoryview | np.ndarray, offset: int | None = None) -> PacketBatch:
+        """Decode the next bytes of the stream.
+
+        Args:
+            data: The bytes.
+            offset: Their stream offset, if the caller knows it (a jump forward means bytes were
+                lost, see :meth:`gap`).
+
+        Returns:
+            The packets whose timestamps are now final, in stream order.
+        """
+        if offset is not None and offset != self._next_offset:
+            if offset > self._next_offset:
+                self.gap(offset - self._next_offset)
+            self._next_offset = offset
+        chunk = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data
+        self.stats.bytes += chunk.shape[0]
+        if self._tail:
+            buf = np.concatenate((np.frombuffer(self._tail, np.uint8), chunk))
+            base = self._tail_offset
+        else:
+            buf = chunk
+            base = self._next_offset
+        self._next_offset += chunk.shape[0]
+        if buf.shape[0] == 0:
+            return PacketBatch.empty()
+        out = PacketBatch.empty(buf.shape[0])
+        n, used, unstamped, first_stamp = itm_kernel.decode_itm(buf, base, self._state, *out.columns())
+        self._tail = bytes(buf[used:])
+        self._tail_offset = base + used
+        batch = out.slice(0, n)
+        self._count(batch)
+        return self._release(batch, unstamped, first_stamp)
+
+    def gap(self, lost_bytes: int | None) -> PacketBatch:
+        """Say that stream bytes were lost here (a damaged capture chunk, a dropped connection).
+
+        A packet cut by the gap is dropped; decoding restarts at the next byte, as after a sync.
+        Returns the held packets, released without timestamps, and a ``gap`` packet.
+        """
+        released = self._flush_held()
+        if self._tail:
+            self.stats.truncated_bytes += len(self._tail)
+            self._tail = b""
+        self._settle_zeros()
+        self._state[itm_kernel.S_PAGE] = 0
+        self._damaged = True
+        self.stats.gaps += 1
+        self.stats.lost_bytes += lost_bytes or 0
+        marker = PacketBatch.empty(1)
+        for col, value in zip(
+            marker.columns(), (self._next_offset, PacketKind.GAP, lost_bytes or 0, 0, 0, 0, NO_TS), strict=True
+        ):
+            col[0] = value
+        self.stats.packets[PacketKind.GAP] += 1
+        return PacketBatch.concat([released, marker])
+
+    def finish(self) -> PacketBatch:
+        """End of stream: release held packets (no timestamp follows them) and account the tail."""
+        if self._tail:
+            self.stats.truncated_bytes += len(self._tail)
+        self._settle_zeros()
+        return self._flush_held()
+
+    @property
+    def truncated_at(self) -> int | None:
+        """Stream offset of a packet cut by the end of the stream, if any (after :meth:`finish`)."""
+        return self._tail_offset if self._tail else None
+
+    @property
+    def accumulated_ts(self) -> int:
+        """Local-timestamp ticks accumulated so far."""
+        return int(self._state[itm_kernel.S_TS])
+
+    # -- internals -------------------------------------------------------------------------------
+    def _settle_zeros(self) -> None:
+        """Zeros pending at a gap or the end can no longer become a sync packet: they are padding."""
+        self._state[itm_kernel.S_PADDING] += self._state[itm_kernel.S_ZEROS]
+        self._state[itm_kernel.S_ZEROS] = 0
+        self.stats.padding = int(self._state[itm_kernel.S_PADDING])
+
+    def _count(self, batch: PacketBatch) -> None:
+        counts = batch.counts()
+        self.stats.packets += counts
+        self.stats.padding = int(self._state[itm_kernel.S_PADDING])
+        if self._damaged or counts[PacketKind.RESERVED]:
+            self._count_resyncs(batch)
+
+    def _count_resyncs(self, batch: PacketBatch) -> None:
+        """A sync after damage (reserved header, malformed packet or gap) is a resync."""
+        interesting = np.flatnonzero((batch.kind == PacketKind.RESERVED) | (batch.kind == PacketKind.SYNC))
+        for kind in batch.kind[interesting].tolist():
+            if kind == PacketKind.RESERVED:
+                self._damaged = True
+            elif self._damaged:
+                self.stats.resyncs += 1
+                self._damaged = False
+
+    def _release(self, batch: PacketBatch, unstamped: int, first_stamp: int) -> PacketBatch:
+        if not self._hold:
+            return batch
+        parts: list[PacketBatch] = []
+        if self._held:
+            if first_stamp >= 0:
+                for held in self._held:
+                    held.ts[:] = first_stamp
+                parts.extend(self._held)
+                self._held = []
+                self._held_count = 0
+        if self._held:  # nothing in this batch stamped the held packets
+            self._held.append(batch.copy())
+            self._held_count += len(batch)
+            if self._held_count > MAX_HELD_PACKETS:
+                self.stats.released_unstamped += self._held_count
+                return self._flush_held()
+            return PacketBatch.empty()
+        parts.append(batch.slice(0, unstamped))
+        if unstamped < len(batch):
+            pending = batch.slice(unstamped).copy()
+            self._held.append(pending)
+            self._held_count = len(pending)
+        return PacketBatch.concat(parts)
+
+    def _flush_held(self) -> PacketBatch:
+        held = PacketBatch.concat(self._held)
+        self._held = []
+        self._held_count = 0
+        return held
+
+
+def decode_bytes(data: bytes) -> PacketBatch:
+    """Decode a whole ITM stream held in memory (tests, small files)."""
+    decoder = ItmDecoder()
+    return PacketBatch.concat([decoder.feed(data), decoder.finish()])

@@ -1,0 +1,145 @@
+"""The decode pipeline of one trace stream: optional TPIU deframing, then ITM/DWT packets."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from tracer.capture.reader import CaptureReader
+from tracer.decode.itm import ItmDecoder
+from tracer.decode.packets import PacketBatch
+from tracer.decode.tpiu import DETECT_WINDOW, TpiuDeframer, TpiuMode, frame_alignment
+
+
+class TraceDecoder:
+    """Turns trace bytes into packets, deframing TPIU when the stream is formatted.
+
+    Args:
+        tpiu: ``AUTO`` detects formatting from the first 64 KiB; ``ON`` and ``OFF`` force it.
+        tpiu_id: The TPIU source ID carrying ITM.
+        hold_timestamps: See :class:`ItmDecoder`.
+    """
+
+    def __init__(self, tpiu: TpiuMode = TpiuMode.AUTO, tpiu_id: int = 1, hold_timestamps: bool = True) -> None:
+        self.mode = tpiu
+        self.tpiu_id = tpiu_id
+        self.itm = ItmDecoder(hold_timestamps=hold_timestamps)
+        self.deframer: TpiuDeframer | None = None
+        self.tpiu_frames_seen = False
+        self._probe = bytearray()
+        self._decided = tpiu is TpiuMode.OFF
+        self.input_bytes = 0
+        self.warnings: list[str] = []
+
+    @property
+    def formatted(self) -> bool:
+        """True once the stream is known to be TPIU-formatted."""
+        return self.deframer is not None
+
+    def feed(self, data: bytes, lost_before: int = 0) -> PacketBatch:
+        """Decode the next bytes; ``lost_before`` says bytes were lost just before them."""
+        parts: list[PacketBatch] = []
+        if lost_before:
+            parts.append(self._gap(lost_before))
+        self.input_bytes += len(data)
+        if not self._decided:
+            self._probe += data
+            if len(self._probe) < DETECT_WINDOW:
+                return PacketBatch.concat(parts)
+            data = self._decide()
+        parts.append(self._itm_feed(data))
+        return PacketBatch.concat(parts)
+
+    def finish(self) -> PacketBatch:
+        """End of stream: decode what is buffered and release every held packet."""
+        parts = []
+        if not self._decided:
+            parts.append(self._itm_feed(self._decide()))
+        if self.deframer is not None and self.deframer.partial_frame_bytes:
+            self.warnings.append(
+                f"stream ends inside a TPIU frame ({self.deframer.partial_frame_bytes} bytes of it dropped)"
+            )
+        parts.append(self.itm.finish())
+        if self.itm.truncated_at is not None:
+            self.warnings.append(
+                f"truncated at byte {self.itm.truncated_at} of the ITM stream: its last packet is incomplete"
+            )
+        return PacketBatch.concat(parts)
+
+    def stats_json(self) -> dict[str, Any]:
+        """The ``tracer decode --format stats`` object."""
+        s = self.itm.stats
+        out: dict[str, Any] = {
+            "bytes": self.input_bytes,
+            "itm_bytes": s.bytes,
+            "packets": s.packet_counts(),
+            "overflows": s.overflows,
+            "resyncs": s.resyncs,
+            "reserved": s.reserved,
+            "padding_bytes": s.padding,
+            "truncated_bytes": s.truncated_bytes,
+            "gaps": s.gaps,
+            "lost_bytes": s.lost_bytes,
+        }
+        if self.deframer is not None:
+            out["tpiu"] = self.deframer.stats.to_json()
+        return out
+
+    # -- internals -------------------------------------------------------------------------------
+    def _decide(self) -> bytes:
+        sample = bytes(self._probe)
+        self._probe = bytearray()
+        self._decided = True
+        if self.mode is TpiuMode.OFF:
+            return sample
+        alignment = frame_alignment(sample)
+        if alignment is None:
+            if self.mode is TpiuMode.AUTO:
+                return sample
+            self.warnings.append("--tpiu on, but no TPIU frame boundary found; assuming frames start at byte 0")
+            alignment = 0
+        self.deframer = TpiuDeframer(self.tpiu_id, alignment)
+        return sample
+
+    def _itm_feed(self, data: bytes) -> PacketBatch:
+        if self.deframer is not None:
+            data = self.deframer.feed(data)
+        return self.itm.feed(data)
+
+    def _gap(self, lost: int) -> PacketBatch:
+        """Bytes were lost: a TPIU stream must find its frame boundary again."""
+        parts = []
+        if not self._decided:
+            parts.append(self._itm_feed(self._decide()))
+        if self.deframer is not None:
+            self.deframer = None
+            self._decided = False
+            self.mode = TpiuMode.ON
+        parts.append(self.itm.gap(lost))
+        return PacketBatch.concat(parts)
+
+
+def decode_reader(
+    reader: CaptureReader, tpiu: TpiuMode = TpiuMode.AUTO, tpiu_id: int | None = None, hold_timestamps: bool = True
+) -> tuple[TraceDecoder, Iterator[PacketBatch]]:
+    """Decode a whole capture, streaming.
+
+    ``tpiu`` AUTO defers to the capture's metadata when it says whether the stream is formatted.
+
+    Returns:
+        The decoder (stats and warnings fill in as batches are consumed) and the batches.
+    """
+    meta = reader.metadata
+    if tpiu is TpiuMode.AUTO and meta.tpiu is not None and reader.is_capture:
+        tpiu = TpiuMode.ON if meta.tpiu else TpiuMode.OFF
+    decoder = TraceDecoder(tpiu, tpiu_id if tpiu_id is not None else meta.tpiu_id, hold_timestamps)
+
+    def batches() -> Iterator[PacketBatch]:
+        for chunk in reader.chunks():
+            batch = decoder.feed(chunk.data, chunk.lost_before)
+            if len(batch):
+                yield batch
+        last = decoder.finish()
+        if len(last):
+            yield last
+
+    return decoder, batches()

@@ -1,0 +1,105 @@
+"""The TPIU (CoreSight formatter) deframer's hot loop, compiled by numba.
+
+Frames are 16 bytes: even bytes carry an ID change (bit 0 set, ID in bits 7:1) or data whose bit 0
+is in the auxiliary byte 15; odd bytes are data. An ID change's auxiliary bit says whether the
+following odd byte still belongs to the old ID (delayed change). Full sync ``FF FF FF 7F`` realigns
+the frame; half sync ``FF 7F`` is idle filler and is dropped. Both are unambiguous on halfword
+boundaries because ID 0x7F is never used (``itm_and_anchors.md`` §1.7).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+S_FILL = 0  # bytes of the current frame collected
+S_ID = 1  # current source ID
+S_FF = 2  # the previous halfword was FF FF (start of a full sync)
+S_FRAMES = 3
+S_FULL_SYNCS = 4
+S_HALF_SYNCS = 5
+S_STRAY = 6  # FF FF halfwords not followed by 7F FF
+STATE_SIZE = 7
+
+ID_COUNT = 128
+
+
+def new_state() -> np.ndarray:
+    """Return the deframer state at the start of a stream (ID unknown until the first change)."""
+    state = np.zeros(STATE_SIZE, np.int64)
+    state[S_ID] = -1
+    return state
+
+
+@numba.njit(cache=True, inline="always")
+def _emit(source, byte, wanted, out, n, id_bytes):  # noqa: ANN001, ANN202
+    if source >= 0:
+        id_bytes[source] += 1
+        if source == wanted:
+            out[n] = byte
+            return n + 1
+    return n
+
+
+@numba.njit(cache=True)
+def deframe(buf, state, frame, wanted, out, id_bytes):  # noqa: ANN001, ANN201
+    """Deframe whole halfwords of ``buf``; bytes of source ``wanted`` go to ``out``.
+
+    Returns:
+        (bytes written to out, bytes of buf consumed: even, the odd last byte is left)
+    """
+    fill = state[S_FILL]
+    current = state[S_ID]
+    ff = state[S_FF]
+    n = 0
+    i = 0
+    length = buf.shape[0] - (buf.shape[0] & 1)
+    while i < length:
+        lo = buf[i]
+        hi = buf[i + 1]
+        i += 2
+        if ff:
+            if lo == 0xFF and hi == 0x7F:
+                fill = 0
+                ff = 0
+                state[S_FULL_SYNCS] += 1
+                continue
+            if lo == 0xFF and hi == 0xFF:
+                state[S_STRAY] += 1
+                continue
+            state[S_STRAY] += 1
+            ff = 0
+        if lo == 0xFF and hi == 0xFF:
+            ff = 1
+            continue
+        if lo == 0xFF and hi == 0x7F:
+            state[S_HALF_SYNCS] += 1
+            continue
+        frame[fill] = lo
+        frame[fill + 1] = hi
+        fill += 2
+        if fill < 16:
+            continue
+        fill = 0
+        state[S_FRAMES] += 1
+        aux = frame[15]
+        for j in range(8):
+            b = frame[2 * j]
+            if b & 1:
+                new_id = np.int64(b >> 1)
+                if j == 7:
+                    current = new_id
+                elif (aux >> j) & 1:
+                    n = _emit(current, frame[2 * j + 1], wanted, out, n, id_bytes)
+                    current = new_id
+                else:
+                    current = new_id
+                    n = _emit(current, frame[2 * j + 1], wanted, out, n, id_bytes)
+            else:
+                n = _emit(current, (b & 0xFE) | ((aux >> j) & 1), wanted, out, n, id_bytes)
+                if j < 7:
+                    n = _emit(current, frame[2 * j + 1], wanted, out, n, id_bytes)
+    state[S_FILL] = fill
+    state[S_ID] = current
+    state[S_FF] = ff
+    return n, i

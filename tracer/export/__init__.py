@@ -1,0 +1,1 @@
+"""Renderings of decoded data: packet listings, reports, JUnit, Perfetto, CSV."""
