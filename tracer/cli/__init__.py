@@ -1,5 +1,1 @@
-"""The ``tracer`` command: ``main(argv) -> int``, one module per verb."""
-
-from tracer.cli.main import main
-
-__all__ = ["main"]
+"""The ``tracer`` command: ``tracer.cli.main.main(argv) -> int``, one module per verb (``cmd_<verb>.py``)."""
