@@ -1,0 +1,121 @@
+"""``tracer budget``: show what tracer understood of a planner's or compiler's prediction."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import IO
+
+from tracer.budget import Budget, load_budget
+from tracer.budget.model import json_number
+
+HELP = "show the normalized budget read from Vela, Glow or TOML/JSON files"
+DESCRIPTION = """\
+Read budget files and print the one budget tracer makes of them: the model (name, clock, cycles
+per inference, memory sizes in bytes) and, per layer, the predicted cycles and SRAM. Use it to
+check a budget before giving it to 'tracer report' or 'tracer check' with --budget.
+
+Files are recognised by their content, and files of one model combine:
+  Vela  <model>_per-layer.csv (--verbose-performance; default or legacy core), <model>_summary_
+        <system-config>.csv (clock, totals, memory in KiB -> bytes), <model>_debug.xml
+        (--enable-debug-db: exact operator grouping and model indices)
+  Glow  bundle header (<NAME>_CONSTANT_MEM_SIZE, _MUTABLE_MEM_SIZE, _ACTIVATIONS_MEM_SIZE, ...)
+  own   TOML ([model] + [[layer]] tables, see docs/budgets.md) or the JSON this command prints
+
+Vela splits one model operator into several NPU operations: they are grouped into one layer whose
+predicted cycles are their sum (--parts lists them). Vela's cycles count the NPU clock of the
+summary's system configuration.
+
+examples:
+  tracer budget out/kws_per-layer.csv out/kws_summary_Ethos_U55_High_End_Embedded.csv
+  tracer budget out/kws_per-layer.csv out/kws_summary_*.csv out/kws_debug.xml --format json
+  tracer budget bundle/mobilenet_v1.h
+  tracer budget model_budget.toml --format json -o budget.json
+  tracer budget out/kws_*.csv tolerances.toml          # add per-layer tolerances to Vela's layers
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``tracer budget``."""
+    parser.add_argument("files", metavar="FILE", nargs="+", help="budget files (Vela CSV/XML, Glow .h, TOML, JSON)")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument("--parts", action="store_true", help="also list the compiler's operations of every layer")
+    parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load and print."""
+    from tracer.cli.output import open_output
+
+    budget = load_budget(args.files)
+    for note in budget.notes:
+        args.console.info(f"note: {note}")
+    with open_output(args.output) as out:
+        if args.format == "json":
+            out.write(json.dumps(budget.to_json(parts=args.parts), indent=2) + "\n")
+        else:
+            write_text(budget, out, parts=args.parts)
+    return 0
+
+
+def write_text(budget: Budget, out: IO[str], parts: bool = False) -> None:
+    """The human-readable rendering."""
+    m = budget.model
+    compiler = ""
+    if m.compiler is not None:
+        bits = [m.compiler.name + (f" {m.compiler.version}" if m.compiler.version else "")]
+        shown = ("core", "accelerator_configuration", "system_config", "memory_mode", "bundle")
+        bits += [v for k, v in m.compiler.config.items() if k in shown]
+        compiler = f" ({', '.join(bits)})"
+    out.write(f"model: {m.name or '(unnamed)'}{compiler}\n")
+    clock = f"{m.clock_hz / 1e6:g} MHz" if m.clock_hz else "the capture's clock"
+    total = "unknown" if m.cycles_total is None else f"{_num(m.cycles_total)}"
+    if m.cycles_total is not None and m.clock_hz:
+        total += f" ({m.cycles_total / m.clock_hz * 1e6:.1f} us)"
+    out.write(f"cycles per inference: {total} at {clock}\n")
+    sizes = [
+        (label, getattr(m, attr))
+        for label, attr in (("SRAM", "sram_bytes"), ("arena", "arena_bytes"), ("flash", "flash_bytes"),
+                            ("DRAM", "dram_bytes"), ("SRAM available", "sram_available_bytes"))
+    ]  # fmt: skip
+    shown = [f"{label} {value} B" for label, value in sizes if value is not None]
+    out.write(f"memory: {', '.join(shown) if shown else 'no sizes given'}\n")
+    if m.tolerance_pct is not None:
+        out.write(f"tolerance: {_num(m.tolerance_pct)}%\n")
+    if m.memory:
+        out.write(f"sizes from the files (bytes): {', '.join(f'{k} {v}' for k, v in m.memory.items())}\n")
+    out.write(f"files: {', '.join(budget.sources)}\n")
+    if not budget.layers:
+        out.write("layers: none (the files give no per-layer prediction)\n")
+        return
+    out.write("\n")
+    rows = [("pos", "index", "name", "op", "engine", "cycles", "sram_bytes", "tol%", "parts")]
+    for la in budget.layers:
+        rows.append((
+            str(la.position), "-" if la.index is None else str(la.index), la.name or "-", la.op or "-",
+            la.engine.value if la.engine else "-",
+            "-" if la.predicted_cycles is None else _num(la.predicted_cycles),
+            "-" if la.sram_bytes is None else str(la.sram_bytes),
+            "-" if la.tolerance_pct is None else _num(la.tolerance_pct),
+            str(len(la.parts)) if la.parts else "-",
+        ))  # fmt: skip
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    right = {0, 1, 5, 6, 7, 8}
+    for k, row in enumerate(rows):
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        out.write("  ".join(cells).rstrip() + "\n")
+        if parts and k > 0:
+            for p in budget.layers[k - 1].parts:
+                out.write(f"{'':>{widths[0]}}    - {p.op} {p.name!r} {p.engine.value} {_num(p.cycles)} cycles  ({p.origin})\n")
+    layer_total = budget.layer_cycles_total
+    if layer_total is not None:
+        same = ""
+        if m.cycles_total is not None:
+            equal = abs(layer_total - m.cycles_total) <= 0.5
+            same = " (= the model total)" if equal else f" (model total {_num(m.cycles_total)})"
+        out.write(f"\nsum of layer predictions: {_num(layer_total)} cycles{same}\n")
+
+
+def _num(value: float) -> str:
+    v = json_number(round(value, 3))
+    return f"{v}" if isinstance(v, int) else f"{v:g}"
