@@ -43,3 +43,26 @@ def run_cli(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
 def data_dir() -> Path:
     """The test data folder."""
     return DATA
+
+
+@pytest.fixture(scope="session")
+def firmware_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``make -C firmware_snippets all`` once per session, into a temporary folder.
+
+    Holds the trc library for cortex-m4/m33/m55 (``<cpu>/libtrc.a``) and the QEMU ELFs
+    (``demo/tracer_demo.elf``, ``demo/marker_cost.elf``). Skips when the cross compiler is missing
+    (CI installs it: ``.ci/run``).
+    """
+    import shutil
+    import subprocess
+
+    for tool in ("arm-none-eabi-gcc", "make"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed")
+    out = tmp_path_factory.mktemp("firmware")
+    done = subprocess.run(
+        ["make", "-C", str(ROOT / "firmware_snippets"), f"BUILD={out}", "-j2", "all"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return out

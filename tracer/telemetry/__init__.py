@@ -2,6 +2,7 @@
 
 from tracer.telemetry.model import (
     ArenaSample,
+    BufferCrc,
     CacheOp,
     ConsoleLine,
     Engine,
@@ -16,11 +17,13 @@ from tracer.telemetry.model import (
     Mark,
     NpuJob,
     StackSample,
+    TelemetryRecord,
     TimelineBuilder,
 )
 
 __all__ = [
     "ArenaSample",
+    "BufferCrc",
     "CacheOp",
     "ConsoleLine",
     "Engine",
@@ -35,5 +38,6 @@ __all__ = [
     "Mark",
     "NpuJob",
     "StackSample",
+    "TelemetryRecord",
     "TimelineBuilder",
 ]

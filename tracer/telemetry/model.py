@@ -295,6 +295,71 @@ class Mark:
     value: int | None = None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class AllocationFailure:
+    """The runtime could not fit its memory plan (TFLM: ``Failed to resize buffer. Requested: R,
+    available A, missing: M``; also ``tail memory`` and ``temp memory``).
+
+    Attributes:
+        kind: ``"resize buffer"`` (the non-persistent plan did not fit), ``"tail memory"``
+            (a persistent allocation failed) or ``"temp memory"``.
+        requested: Bytes asked for (for ``resize buffer``: the whole non-persistent plan).
+        available: Bytes that were left.
+        missing: ``requested - available`` (as printed, else computed).
+        cycle: When it happened, if the source has time.
+        line: Line of the log, if the source is a text log.
+    """
+
+    kind: str
+    requested: int
+    available: int
+    missing: int
+    cycle: int | None = None
+    line: int | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CounterStat:
+    """A counter summarised over several inferences, as the firmware printed it.
+
+    Attributes:
+        name: Counter name (``NPU_ACTIVE``, ``CYCLE`` ...).
+        unit: Its unit (``cycles``, ``beats``).
+        samples: Number of inferences summarised (None if not printed).
+        total: Sum over the samples.
+        mean, min, max: As printed (None if not printed).
+    """
+
+    name: str
+    unit: str
+    samples: int | None
+    total: int
+    mean: float | None = None
+    min: int | None = None
+    max: int | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BufferCrc:
+    """A CRC-32 of a buffer the firmware reported (besides an inference's input and output)."""
+
+    cycle: int
+    buffer: int  # 0 input, 1 output, 2.. the firmware's own ids
+    crc: int
+    length: int
+    inference: int | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TelemetryRecord:
+    """A checked record the decoder keeps as it is (types it does not assemble itself, e.g. ISR marks)."""
+
+    type: int
+    cycle: int
+    inference: int | None
+    words: tuple[int, ...]  # payload after the time word
+
+
 @dataclasses.dataclass
 class LossCounters:
     """Everything that was lost or damaged on the way, counted."""
@@ -304,6 +369,7 @@ class LossCounters:
     lost_records: int = 0  # records known missing (sequence-number gaps)
     damaged_records: int = 0  # records that failed their check or were cut
     orphan_packets: int = 0  # telemetry packets outside any record
+    desyncs: int = 0  # undecodable ITM packets (bytes lost or corrupted on the way)
 
     @property
     def any(self) -> bool:
@@ -333,6 +399,12 @@ class InferenceTimeline:
         loss: Loss counters.
         source: Where the data came from (capture path, log path).
         extra: Other facts a reader found (model name, NPU config, log lines).
+        allocation_failures: Memory plans that did not fit (arena too small), in order.
+        pmu_units: Unit of each counter in ``pmu_totals`` / ``pmu_stats`` (``cycles``, ``beats``).
+        pmu_stats: Counters the firmware summarised over several inferences (totals, mean, min,
+            max as printed), by name.
+        crcs: Buffer CRCs other than an inference's input and output.
+        records: Checked telemetry records no stage assembled (ISR marks ...), kept as they are.
     """
 
     clock_hz: int | None = None
@@ -353,6 +425,11 @@ class InferenceTimeline:
     loss: LossCounters = dataclasses.field(default_factory=LossCounters)
     source: str = ""
     extra: dict[str, object] = dataclasses.field(default_factory=dict)
+    allocation_failures: list[AllocationFailure] = dataclasses.field(default_factory=list)
+    pmu_units: dict[str, str] = dataclasses.field(default_factory=dict)
+    pmu_stats: dict[str, CounterStat] = dataclasses.field(default_factory=dict)
+    crcs: list[BufferCrc] = dataclasses.field(default_factory=list)
+    records: list[TelemetryRecord] = dataclasses.field(default_factory=list)
 
     def inference(self, i: int) -> Inference:
         """The ``i``-th inference (row order) with its layer spans."""

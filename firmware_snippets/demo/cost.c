@@ -1,0 +1,72 @@
+/*
+ * Marker cost on QEMU mps3-an547: times PAIRS layer begin/end pairs with
+ *   uart  - the software encoder writing to the CMSDK UART (what the demo uses)
+ *   null  - the software encoder writing nowhere (the library's own cost)
+ *   itm   - the ITM stimulus-port transport, FIFO-ready poll skipped (QEMU has no ITM and
+ *           ignores the writes: this is the instruction cost of the ITM path alone)
+ *   loop  - the empty loop, to subtract
+ * and prints "COST <transport> pairs=<n> ticks=<t>" on port 0. Built with TRC_ITM_NO_WAIT.
+ * Under -icount shift=0 one instruction takes 1 ns and SysTick counts 32 MHz, so
+ * instructions = ticks * 31.25.
+ */
+#include "board.h"
+#include "trc.h"
+
+#define PAIRS 2000u
+
+static int null_write(void *ctx, const uint8_t *bytes, uint32_t length)
+{
+    (void)ctx;
+    (void)bytes;
+    (void)length;
+    return 0;
+}
+
+static uint32_t time_pairs(uint32_t pairs, int markers)
+{
+    uint32_t start = trc_time_systick_now32();
+    for (uint32_t i = 0; i < pairs; i++) {
+        if (markers) {
+            (void)trc_layer_begin(TRC_LAYER_CALIBRATION, TRC_ENGINE_CPU);
+            (void)trc_layer_end(TRC_LAYER_CALIBRATION);
+        } else {
+            __asm volatile("" ::: "memory");
+        }
+    }
+    return trc_time_systick_now32() - start;
+}
+
+static void report(const char *name, uint32_t ticks)
+{
+    trc_use_writer(uart_write, 0);
+    trc_print("COST ");
+    trc_print(name);
+    trc_print(" pairs=");
+    trc_print_u32(PAIRS);
+    trc_print(" ticks=");
+    trc_print_u32(ticks);
+    trc_print("\n");
+}
+
+int main(void)
+{
+    trc_use_writer(uart_write, 0);
+    trc_time_systick_init(BOARD_CPU_HZ);
+    trc_time_systick_rezero();
+
+    report("loop", time_pairs(PAIRS, 0));
+
+    trc_use_writer(null_write, 0);
+    uint32_t ticks = time_pairs(PAIRS, 1);
+    report("null", ticks);
+
+    trc_use_writer(uart_write, 0);
+    report("uart", time_pairs(PAIRS, 1));
+
+    (void)trc_use_itm();
+    ticks = time_pairs(PAIRS, 1);
+    report("itm", ticks);
+
+    trc_print("EXIT 0\n");
+    return 0;
+}

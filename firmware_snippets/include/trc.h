@@ -1,0 +1,243 @@
+/*
+ * trc: telemetry markers for microcontrollers running neural networks.
+ *
+ * C99, no heap, no libc. The firmware calls these functions; each call emits one *record* as ITM
+ * software (SWIT) packets, either through the ITM stimulus ports (SWO on hardware) or through a
+ * software encoder that hands the same ITM packet bytes to a write function you supply (UART,
+ * RTT, semihosting). The host tool `tracer` decodes the records into inferences, layer spans,
+ * NPU PMU deltas and memory samples. The wire format is specified in firmware_snippets/README.md.
+ *
+ * Every record carries the low 32 bits of a cycle counter, a sequence number, its payload length
+ * and a 12-bit check, so that a lost or damaged record is detected on the host and never turns
+ * into a plausible wrong number.
+ *
+ * Thread/interrupt safety: records are emitted inside TRC_LOCK()/TRC_UNLOCK() (PRIMASK on Arm
+ * M-profile by default), so records from interrupt handlers never interleave with others.
+ */
+#ifndef TRC_H
+#define TRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- wire constants (the host decoder uses the same numbers) ---------------------------- */
+
+#define TRC_WIRE_VERSION 1u
+
+#ifndef TRC_PORT_TEXT
+#define TRC_PORT_TEXT 0u    /* firmware console text (printf-style), 1..4 chars per packet */
+#endif
+#ifndef TRC_PORT_HEADER
+#define TRC_PORT_HEADER 24u /* one 32-bit record header per record */
+#endif
+#ifndef TRC_PORT_DATA
+#define TRC_PORT_DATA 25u   /* the record's payload words */
+#endif
+
+#define TRC_MAX_WORDS 24u   /* largest payload this library emits, in 32-bit words (the wire allows 63) */
+
+/* Record types (6 bits). 0x00 is never valid. Reserved for later: 0x28-0x2F (interrupt marks,
+ * CPU buffer-write marks, fault scenarios), 0x30-0x3F (future). */
+enum trc_record_type {
+    TRC_REC_TARGET_INFO = 0x01,
+    TRC_REC_TIME_SYNC = 0x02,
+    TRC_REC_DROPPED = 0x03,
+    TRC_REC_INFERENCE_BEGIN = 0x08,
+    TRC_REC_INFERENCE_END = 0x09,
+    TRC_REC_LAYER_BEGIN = 0x0A,
+    TRC_REC_LAYER_END = 0x0B,
+    TRC_REC_LAYER_INFO = 0x0C,
+    TRC_REC_PMU_CONFIG = 0x10,
+    TRC_REC_PMU_SNAPSHOT = 0x11,
+    TRC_REC_NPU_JOB_BEGIN = 0x12,
+    TRC_REC_NPU_JOB_END = 0x13,
+    TRC_REC_ARENA = 0x18,
+    TRC_REC_STACK = 0x19,
+    TRC_REC_CACHE_OP = 0x1A,
+    TRC_REC_BUFFER_CRC = 0x1B,
+    TRC_REC_MARK = 0x20,
+    TRC_REC_VALUE = 0x21,
+    TRC_REC_ISR_ENTER = 0x28,   /* reserved: interrupt entry mark (ts, irq) */
+    TRC_REC_ISR_EXIT = 0x29,    /* reserved: interrupt exit mark (ts, irq) */
+    TRC_REC_CPU_WRITE = 0x2A    /* reserved: CPU wrote a buffer (ts, address, length) */
+};
+
+/* Where the timestamps come from (TARGET_INFO word 3, bits 0-7). */
+enum trc_time_source {
+    TRC_TIME_UNKNOWN = 0,
+    TRC_TIME_DWT = 1,        /* DWT CYCCNT: CPU cycles */
+    TRC_TIME_SYSTICK = 2,    /* SysTick on the processor clock, extended to 64 bits by its IRQ */
+    TRC_TIME_SYSCOUNTER = 3, /* a 64-bit system counter (e.g. SSE-300 CNTCV) */
+    TRC_TIME_PMU = 4,        /* Armv8.1-M PMU cycle counter */
+    TRC_TIME_USER = 5        /* another counter the firmware supplies */
+};
+
+/* TARGET_INFO flags (word 3, bits 8-31). */
+#define TRC_INFO_NPU_PMU_SIMULATED (1u << 8)  /* NPU PMU values are computed, not read from an NPU */
+#define TRC_INFO_EMULATED (1u << 9)           /* running on an emulator: cycles are not real CPU cycles */
+
+enum trc_engine { TRC_ENGINE_CPU = 0, TRC_ENGINE_NPU = 1 };
+
+enum trc_cache_op { TRC_CACHE_CLEAN = 1, TRC_CACHE_INVALIDATE = 2, TRC_CACHE_CLEAN_INVALIDATE = 3 };
+
+enum trc_buffer { TRC_BUFFER_INPUT = 0, TRC_BUFFER_OUTPUT = 1 /* 2.. : your own buffer ids */ };
+
+#define TRC_LAYER_CALIBRATION 0xFFFFu   /* layer index used by trc_measure_marker_cost() */
+#define TRC_MARKER_COST_UNKNOWN 0xFFFFFFFFu
+
+/* PMU_SNAPSHOT flags */
+#define TRC_PMU_SINCE_RESET 1u  /* counters were reset at the start of this NPU job: values are deltas */
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+/* Software transport: write `len` ITM packet bytes. Return 0 if they were all taken, non-zero if
+ * the record was dropped (the library counts it; the host sees a sequence gap). */
+typedef int (*trc_write_fn)(void *ctx, const uint8_t *bytes, uint32_t len);
+/* Time: the low 32 bits of a free-running up-counter. */
+typedef uint32_t (*trc_now32_fn)(void);
+/* Time: the full 64-bit counter (optional: NULL lets the library extend now32 itself). */
+typedef uint64_t (*trc_now64_fn)(void);
+
+/* Interrupt lock around each record. Override both (e.g. with your RTOS critical section) or
+ * define TRC_NO_LOCK when records are emitted from one context only. */
+#if !defined(TRC_LOCK) && !defined(TRC_NO_LOCK) && defined(__arm__)
+#define TRC_LOCK()                                                              \
+    uint32_t trc_primask_;                                                      \
+    __asm volatile("mrs %0, primask\n\tcpsid i" : "=r"(trc_primask_)::"memory")
+#define TRC_UNLOCK() __asm volatile("msr primask, %0" ::"r"(trc_primask_) : "memory")
+#endif
+#ifndef TRC_LOCK
+#define TRC_LOCK() do { } while (0)
+#define TRC_UNLOCK() do { } while (0)
+#endif
+
+/* Emit through the ITM stimulus ports (the debugger or trc_itm_enable() enables ITM).
+ * Returns 0, or -1 when ITM is not enabled for ports 0, 24 and 25 (records are then dropped
+ * and counted). */
+int trc_use_itm(void);
+/* Enable ITM from the firmware (unlock, ITMENA, SYNCENA, ports 0/24/25 enabled, trace bus ID 1).
+ * Returns 0, or -1 when no ITM answers (e.g. QEMU). The SWO/TPIU set-up stays the debugger's. */
+int trc_itm_enable(void);
+/* Emit through a software encoder: `write` receives the ITM packet bytes of each record. */
+void trc_use_writer(trc_write_fn write, void *ctx);
+/* The time base. `clock_hz` is the counter's rate, `source` a trc_time_source. */
+void trc_set_time(trc_now32_fn now32, trc_now64_fn now64, uint32_t clock_hz, uint32_t source);
+
+/* DWT CYCCNT as the time base: sets DEMCR.TRCENA, unlocks the DWT (Cortex-M7 DWT_LAR), checks
+ * DWT_CTRL.NOCYCCNT, starts CYCCNT and checks that it advances. Returns 0, or -1 if the core
+ * has no working cycle counter (then use trc_time_systick_init or your own counter). */
+int trc_time_dwt_init(uint32_t cpu_hz);
+/* SysTick on the processor clock as the time base, extended to 64 bits by its wrap interrupt:
+ * call trc_time_systick_isr() from SysTick_Handler. Takes SysTick over (reload 2^24 - 1). */
+void trc_time_systick_init(uint32_t cpu_hz);
+void trc_time_systick_isr(void);
+/* Restart the SysTick time base at 0 (e.g. when the host says start: makes runs repeatable). */
+void trc_time_systick_rezero(void);
+uint32_t trc_time_systick_now32(void);
+uint64_t trc_time_systick_now64(void);
+
+/* ---- records -------------------------------------------------------------------------------- */
+
+/* Who we are: clock, time source, flags (TRC_INFO_*), marker cost in 1/16 cycles per layer
+ * begin/end pair (TRC_MARKER_COST_UNKNOWN if not measured), a scenario/app id, the CPUID. */
+void trc_target_info(uint32_t flags, uint32_t marker_cost_q4, uint32_t scenario, uint32_t cpuid);
+/* A full 64-bit time anchor (the host also gets one at every inference begin). */
+void trc_time_sync(void);
+
+/* Start an inference; returns its number (0, 1, 2 ...). Resets the automatic layer index. */
+uint32_t trc_inference_begin(void);
+/* End it; `status` 0 = ok, anything else = the inference failed (the host marks it). */
+void trc_inference_end(uint32_t status);
+
+/* Describe a layer once (the host names layers from these). `op` e.g. "CONV_2D", `name` may be
+ * NULL. Strings longer than 31 (op) / 47 (name) characters are cut. */
+void trc_layer_info(uint32_t index, uint32_t engine, const char *op, const char *name);
+/* The same, emitted only the first time an index is seen (indices < 256). */
+void trc_layer_info_once(uint32_t index, uint32_t engine, const char *op, const char *name);
+/* Layer begin/end; both return the 32-bit time they stamped. */
+uint32_t trc_layer_begin(uint32_t index, uint32_t engine);
+uint32_t trc_layer_end(uint32_t index);
+/* The next automatic layer index of this inference (0, 1, 2 ...), for profiler adapters. */
+uint32_t trc_next_layer_index(void);
+
+/* NPU PMU: which NPU (55, 65, 85), how many event counters (U55/U65 4, U85 8), their hardware
+ * event numbers (PMEVTYPER values), and TRC_INFO_NPU_PMU_SIMULATED if the values are not read
+ * from an NPU. */
+void trc_pmu_config(uint32_t npu, uint32_t count, const uint16_t *event_types, uint32_t flags);
+
+typedef struct trc_pmu_sample {
+    uint64_t cycles;        /* PMCCNTR (48 bits used) */
+    uint32_t count;         /* number of event counters, <= 8 */
+    uint32_t flags;         /* TRC_PMU_SINCE_RESET */
+    uint32_t counters[8];   /* PMEVCNTR0..7 */
+} trc_pmu_sample;
+
+void trc_pmu_snapshot(const trc_pmu_sample *sample);
+void trc_npu_job_begin(uint32_t job);
+void trc_npu_job_end(uint32_t job, uint32_t status);
+
+/* Ethos-U PMU by direct register access (U55/U65: npu 55/65, U85: 85). */
+void trc_ethosu_pmu_start(uintptr_t npu_base, uint32_t npu, uint32_t count, const uint16_t *event_types);
+void trc_ethosu_pmu_stop(uintptr_t npu_base, uint32_t npu);
+void trc_ethosu_pmu_read(uintptr_t npu_base, uint32_t npu, uint32_t count, trc_pmu_sample *sample);
+
+/* Memory. */
+void trc_arena(uint32_t used_bytes, uint32_t size_bytes);
+
+typedef struct trc_stack {
+    const char *name;   /* up to 15 characters are sent */
+    uint32_t *base;     /* lowest address of the stack (it grows down towards it) */
+    uint32_t size;      /* bytes */
+    uint32_t id;        /* 0..255, your numbering */
+} trc_stack;
+
+#define TRC_STACK_PAINT 0xC5C5C5C5u
+#define TRC_STACK_CANARY 0x5AFEC0DEu
+
+/* Paint [base, limit) with TRC_STACK_PAINT and put the canary in the lowest word. For the stack
+ * in use pass limit = current SP minus a margin (trc_stack_paint_below_sp does that), for an
+ * unused stack pass base + size. */
+void trc_stack_paint(const trc_stack *stack, const void *limit);
+void trc_stack_paint_below_sp(const trc_stack *stack, uint32_t margin_bytes);
+uint32_t trc_stack_high_water(const trc_stack *stack);  /* bytes ever used (scan of the paint) */
+int trc_stack_canary_ok(const trc_stack *stack);
+void trc_stack_report(const trc_stack *stack);          /* scans and emits a STACK record */
+
+/* Cache maintenance: record only (call next to your SCB_CleanDCache_by_Addr ...). */
+void trc_cache_op(uint32_t op, const void *address, uint32_t length);
+
+/* CRC-32 (IEEE, as zlib.crc32) of a buffer, emitted as a BUFFER_CRC record; returns the CRC. */
+uint32_t trc_buffer_crc(uint32_t which, const void *data, uint32_t length);
+uint32_t trc_crc32(uint32_t crc, const void *data, uint32_t length);
+
+/* Your own marks and values. Ids >= 0xFFFFFF00 are reserved. */
+void trc_mark(uint32_t id);
+void trc_value(uint32_t id, uint32_t value);
+
+/* Console text on port 0 (4 characters per packet). */
+void trc_print(const char *text);
+void trc_print_u32(uint32_t value);
+void trc_print_u64(uint64_t value);
+
+/* For the software transport: an ITM synchronisation packet (so a host that lost bytes can
+ * find packet boundaries again). Emitted automatically at every inference begin. */
+void trc_sync(void);
+
+/* Times `pairs` layer begin/end pairs (index TRC_LAYER_CALIBRATION, which the host ignores) and
+ * returns the cost of one pair in 1/16 counter ticks (put it in trc_target_info). */
+uint32_t trc_measure_marker_cost(uint32_t pairs);
+
+/* Records the library could not emit (transport refused, ITM not ready). */
+uint32_t trc_dropped(void);
+/* Records emitted so far. */
+uint32_t trc_emitted(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRC_H */

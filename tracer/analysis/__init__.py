@@ -1,0 +1,1 @@
+"""Analysis: per-layer statistics, measured against predicted, findings, the report."""

@@ -1,0 +1,117 @@
+"""``tracer demo``: build the demo firmware, run it on QEMU (Cortex-M55), record and report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+
+HELP = "run the demo network on QEMU mps3-an547 (Cortex-M55), record it and print the report"
+DESCRIPTION = """\
+Build the demo firmware (firmware_snippets/demo: a 10-layer int8 network instrumented with the
+trc library) when needed, run it on QEMU's Corstone-300 board (qemu-system-arm -M mps3-an547,
+-icount shift=0, so every run is cycle-for-cycle identical), record its UART through pyserial
+socket:// into a capture, and print the report of that capture.
+
+QEMU has no NPU and no cycle-accurate CPU: cycles are SysTick ticks (32 MHz) of emulated time, in
+which one instruction takes 1 ns; the layers marked NPU run on the CPU, and their NPU PMU values
+are simulated. The capture and the report say so.
+
+Needs qemu-system-arm and, to build, arm-none-eabi-gcc and make (Debian/Ubuntu:
+apt-get install --no-install-recommends qemu-system-arm gcc-arm-none-eabi make); exit 4 if missing.
+
+examples:
+  tracer demo
+  tracer demo --inferences 20 -o demo.trace
+  tracer demo --inferences 5 --format json
+  tracer report demo.trace --per-inference
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``tracer demo``."""
+    from tracer.sources.qemu import SCENARIOS
+
+    parser.add_argument("--inferences", type=int, default=20, metavar="N", help="inferences to run (default: 20)")
+    parser.add_argument("-o", "--output", metavar="CAPTURE", help="keep the capture here (default: a temporary file)")
+    parser.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
+    parser.add_argument("--scenario", choices=SCENARIOS, default="clean", help="what the firmware does (default: clean)")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
+    parser.add_argument("--per-inference", action="store_true", help="list every inference with every layer")
+    parser.add_argument("--build-dir", metavar="DIR", type=Path,
+                        help="where make builds the firmware (default: firmware_snippets/build)")  # fmt: skip
+    parser.add_argument("--timeout", type=float, metavar="S",
+                        help="give up after S seconds of running (default: 30 + 0.5 per inference)")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build, run, record, report."""
+    from tracer.errors import ExitCode, UsageError
+
+    if args.inferences < 1:
+        raise UsageError(f"--inferences must be at least 1, not {args.inferences}")
+    if args.output:
+        return _run(args, Path(args.output))
+    with tempfile.TemporaryDirectory(prefix="tracer-demo-") as tmp:
+        code = _run(args, Path(tmp) / "demo.trace")
+        if code == ExitCode.OK:
+            args.console.info("the capture was temporary; pass -o FILE to keep it")
+        return code
+
+
+def _run(args: argparse.Namespace, capture: Path) -> int:
+    from tracer.analysis.report import CaptureFacts, build_report
+    from tracer.capture.metadata import CaptureMetadata
+    from tracer.capture.recorder import record
+    from tracer.capture.writer import CaptureWriter
+    from tracer.errors import ExitCode
+    from tracer.export.report_json import write_report_json
+    from tracer.export.report_text import write_report_text
+    from tracer.sources.qemu import QemuDemoSource, check_tools, demo_elf
+    from tracer.telemetry.capture import decode_capture
+
+    console = args.console
+    check_tools(build=True)
+    console.info("building the demo firmware (make; nothing is rebuilt when up to date)")
+    elf = demo_elf(args.build_dir)
+    source = QemuDemoSource(elf, args.inferences, args.scenario)
+    timeout = args.timeout if args.timeout is not None else 30.0 + 0.5 * args.inferences
+    console.info(f"running {args.inferences} inferences on QEMU {elf.name} (-icount shift=0)")
+    source.open()
+    try:
+        meta = CaptureMetadata.from_json(source.metadata())
+        with CaptureWriter(capture, meta, overwrite=args.force) as writer:
+            with console.progress("recording") as bar:
+                result = record(source, writer, duration=timeout, on_tick=bar.update)
+    finally:
+        source.close()
+    status = source.exit_code
+    if result.ended == "duration":
+        console.error(f"the demo did not finish within {timeout:g} s; the capture keeps what arrived")
+        return ExitCode.SOURCE_UNAVAILABLE
+    if result.ended == "lost":
+        console.error(f"lost the connection to QEMU: {result.message}")
+        return ExitCode.SOURCE_UNAVAILABLE
+    console.info(f"recorded {result.bytes:,} bytes in {result.seconds:.2f} s to {capture}; QEMU exit status {status}")
+    decoded = decode_capture(capture)
+    for warning in decoded.warnings:
+        console.warn(warning)
+    facts = CaptureFacts(decoded.metadata.source, decoded.stream_bytes, decoded.host_seconds, decoded.warnings,
+                         os.fspath(capture) if args.output else None)  # fmt: skip
+    report = build_report(decoded.timeline, facts, per_inference=args.per_inference)
+    if args.format == "json":
+        write_report_json(report, _stdout())
+    else:
+        write_report_text(report, _stdout())
+    if status != 0:
+        output = source.qemu_output()
+        console.error(f"the demo firmware exited with status {status}" + (f" (QEMU: {output})" if output else ""))
+        return ExitCode.SOURCE_UNAVAILABLE
+    return ExitCode.OK
+
+
+def _stdout():  # noqa: ANN202 - sys.stdout, looked up at call time (tests replace it)
+    import sys
+
+    return sys.stdout

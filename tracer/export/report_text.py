@@ -1,0 +1,180 @@
+"""The report as text for a terminal: the same content as the JSON, laid out in tables."""
+
+from __future__ import annotations
+
+from typing import IO, Any
+
+LAYERS_PER_BLOCK = 10  # columns of the per-inference table before it wraps
+
+
+def _n(value: Any) -> str:
+    """A number with thousands separators, or "-" for none."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    return f"{value:,}"
+
+
+def _bytes(value: int | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 1 << 20:
+        return f"{value / (1 << 20):.1f} MiB"
+    if value >= 1 << 10:
+        return f"{value / (1 << 10):.1f} KiB"
+    return f"{value} B"
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def render_report(report: dict[str, Any]) -> str:
+    """The whole report as text."""
+    out: list[str] = []
+    out += _capture(report["capture"])
+    out.append("")
+    out += _inferences(report["inferences"], report["capture"].get("clock_hz"))
+    out.append("")
+    out += _layers(report["layers"], report["capture"])
+    out.append("")
+    out += _memory(report["memory"])
+    out.append("")
+    out += _findings(report["findings"])
+    if "per_inference" in report:
+        out.append("")
+        out += _per_inference(report["per_inference"], report["layers"])
+    return "\n".join(out) + "\n"
+
+
+def write_report_text(report: dict[str, Any], out: IO[str]) -> None:
+    """Write :func:`render_report` to ``out``."""
+    out.write(render_report(report))
+
+
+def _capture(c: dict[str, Any]) -> list[str]:
+    clock = f"{c['clock_hz'] / 1e6:g} MHz" if c.get("clock_hz") else "unknown clock"
+    duration = "-" if c.get("duration") is None else f"{c['duration']:.4f} s ({c.get('duration_source')} time)"
+    lines = [
+        f"capture     {c.get('path') or c['source']}",
+        f"source      {c['source']}",
+        f"stream      {_bytes(c['bytes'])} ({c['bytes']:,} bytes), {_n(c.get('records'))} records, duration {duration}",
+        f"clock       {clock}, cycles from {c['clock_source']}",
+    ]
+    if c.get("marker_cost_cycles") is not None:
+        lines.append(f"markers     {c['marker_cost_cycles']:g} cycles per layer begin/end pair (measured on target)")
+    for key, label in sorted(c.get("labels", {}).items()):
+        lines.append(f"note        {key}: {label}")
+    loss = c["loss"]
+    lost = {k: v for k, v in loss.items() if v}
+    if lost:
+        lines.append("loss        " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in lost.items())
+                     + "  (inferences touched are marked incomplete)")  # fmt: skip
+    else:
+        lines.append("loss        none")
+    for warning in c.get("warnings", []):
+        lines.append(f"warning     {warning}")
+    return lines
+
+
+def _inferences(inf: dict[str, Any], clock_hz: int | None) -> list[str]:
+    lines = [f"inferences  {inf['count']} ({inf['complete']} complete, {inf['count'] - inf['complete']} incomplete)"]
+    lat = inf.get("latency_cycles")
+    if lat:
+        ms = f"  (p50 {1e3 * lat['p50'] / clock_hz:.3f} ms)" if clock_hz else ""
+        lines.append(f"latency     cycles  min {_n(lat['min'])}  p50 {_n(lat['p50'])}  p99 {_n(lat['p99'])}  "
+                     f"max {_n(lat['max'])}  mean {_n(lat['mean'])}  std {_n(lat['std'])}{ms}")  # fmt: skip
+    else:
+        lines.append("latency     no complete inference")
+    for bad in inf.get("incomplete", [])[:20]:
+        lines.append(f"incomplete  #{bad['number']}: {'; '.join(bad['problems'])}")
+    if len(inf.get("incomplete", [])) > 20:
+        lines.append(f"incomplete  ... and {len(inf['incomplete']) - 20} more (see --format json)")
+    return lines
+
+
+def _layers(layers: list[dict[str, Any]], capture: dict[str, Any]) -> list[str]:
+    if not layers:
+        return ["layers      none (no layer records in this capture)"]
+    headers = ["#", "name", "op", "engine", "count", "min", "p50", "p99", "max", "mean", "std", "predicted", "ratio"]
+    rows = []
+    has_pmu = False
+    for layer in layers:
+        c = layer["cycles"] or {}
+        count = str(layer["count"]) + (f" (+{layer['excluded']} excl.)" if layer.get("excluded") else "")
+        rows.append([str(layer["index"]), layer["name"] or "-", layer["op"] or "-", layer["engine"], count,
+                     _n(c.get("min")), _n(c.get("p50")), _n(c.get("p99")), _n(c.get("max")), _n(c.get("mean")),
+                     _n(c.get("std")), _n(layer["predicted_cycles"]),
+                     "-" if layer["ratio"] is None else f"{layer['ratio']:.2f}"])  # fmt: skip
+        has_pmu = has_pmu or bool(layer.get("pmu_mean"))
+    lines = ["layers      cycles per layer over complete inferences"]
+    lines += ["  " + row for row in _table(headers, rows, right={0, 4, 5, 6, 7, 8, 9, 10, 11, 12})]
+    if has_pmu:
+        simulated = capture.get("labels", {}).get("npu_pmu") == "simulated"
+        lines.append("")
+        lines.append("npu pmu     mean counter values per layer" + ("  [SIMULATED: no real NPU]" if simulated else ""))
+        names: list[str] = []
+        for layer in layers:
+            names += [n for n in layer.get("pmu_mean", {}) if n not in names]
+        pmu_rows = [[str(layer["index"]), layer["name"] or "-"] + [_n(layer["pmu_mean"].get(n)) for n in names]
+                    for layer in layers if layer.get("pmu_mean")]  # fmt: skip
+        lines += ["  " + row for row in _table(["#", "name", *names], pmu_rows, right=set(range(2, 2 + len(names))) | {0})]
+    return lines
+
+
+def _memory(memory: dict[str, Any]) -> list[str]:
+    arena = memory["arena"]
+    lines = []
+    if arena["used"] is None:
+        lines.append("arena       not reported")
+    else:
+        share = f" ({100 * arena['used'] / arena['size']:.1f}% of the arena)" if arena.get("size") else ""
+        planned = f", planned {_n(arena['planned'])}" if arena.get("planned") is not None else ""
+        lines.append(f"arena       used {_n(arena['used'])} of {_n(arena['size'])} bytes{share}{planned}")
+    if not memory["stacks"]:
+        lines.append("stacks      not reported")
+    for stack in memory["stacks"]:
+        share = f" ({100 * stack['high_water'] / stack['size']:.1f}%)" if stack.get("size") else ""
+        canary = "canary intact" if stack["canary_ok"] else "CANARY OVERWRITTEN"
+        lines.append(f"stack       {stack['name']}: high-water {_n(stack['high_water'])} of {_n(stack['size'])} bytes"
+                     f"{share}, {canary}")  # fmt: skip
+    return lines
+
+
+def _findings(findings: list[dict[str, Any]]) -> list[str]:
+    if not findings:
+        return ["findings    none"]
+    lines = [f"findings    {len(findings)}"]
+    for f in findings:
+        where = f" layer {f['layer']}" if f.get("layer") is not None else ""
+        lines.append(f"  [{f.get('severity', 'info')}] {f.get('id', '')}{where}: {f.get('message', '')}")
+        if f.get("evidence"):
+            lines.append(f"      evidence: {f['evidence']}")
+    return lines
+
+
+def _per_inference(listing: list[dict[str, Any]], layers: list[dict[str, Any]]) -> list[str]:
+    indices = [layer["index"] for layer in layers]
+    lines = ["per inference: cycles of every layer (layer index in the header)"]
+    for block in range(0, max(len(indices), 1), LAYERS_PER_BLOCK):
+        cols = indices[block : block + LAYERS_PER_BLOCK]
+        headers = ["inference", "status", "latency", *[f"L{i}" for i in cols]]
+        rows = []
+        for inf in listing:
+            by_layer: dict[int, int] = {}
+            for span in inf["layers"]:
+                by_layer[span["index"]] = by_layer.get(span["index"], 0) + span["cycles"]
+            status = "ok" if inf["complete"] else "INCOMPLETE"
+            rows.append([str(inf["number"]), status, _n(inf["latency_cycles"]), *[_n(by_layer.get(i)) for i in cols]])
+        if block:
+            lines.append("")
+        lines += ["  " + row for row in _table(headers, rows, right={0, *range(2, 3 + len(cols))})]
+    return lines

@@ -1,0 +1,326 @@
+"""The QEMU demo target: the demo firmware on ``qemu-system-arm -M mps3-an547``, streamed from its UART.
+
+QEMU's Corstone-300 model (Cortex-M55) has no ITM, DWT or NPU, so the demo firmware sends the
+same ITM packet bytes over UART0 and takes time from SysTick. QEMU runs with ``-icount shift=0``
+(one instruction per virtual nanosecond) and the firmware re-zeroes its time base at the host's
+start command, so every run is cycle-for-cycle identical. The UART is a local TCP server
+(``-serial tcp:127.0.0.1:PORT,server=on,wait=on``) read through pyserial's ``socket://``.
+
+Handshake: the firmware prints ``READY`` (ITM port 0 text), the host answers
+``START <inferences> <scenario>``; at the end the firmware exits through semihosting and QEMU's
+exit status is the firmware's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import select
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tracer.errors import SourceUnavailable, UsageError
+from tracer.sources.base import SourceEnded, SourceLost
+from tracer.sources.url import SourceUrl
+
+MACHINE = "mps3-an547"
+CPU_HZ = 32_000_000  # the an547 processor clock in QEMU: what SysTick counts
+DEMO_TARGET = "demo"
+DEMO_ELF = Path("demo") / "tracer_demo.elf"
+SCENARIOS = ("clean",)
+FIRMWARE_DIR_ENV = "TRACER_FIRMWARE_DIR"
+READY_MARK = "READY"
+
+INSTALL_HINT = {
+    "arm-none-eabi-gcc": "the Arm cross compiler (Debian/Ubuntu: apt-get install --no-install-recommends gcc-arm-none-eabi)",
+    "qemu-system-arm": "QEMU for Arm (Debian/Ubuntu: apt-get install --no-install-recommends qemu-system-arm)",
+    "make": "make (Debian/Ubuntu: apt-get install make)",
+}
+
+
+def firmware_dir() -> Path:
+    """The ``firmware_snippets`` folder (``$TRACER_FIRMWARE_DIR`` or the checkout beside the package).
+
+    Raises:
+        SourceUnavailable: It cannot be found.
+    """
+    env = os.environ.get(FIRMWARE_DIR_ENV)
+    path = Path(env) if env else Path(__file__).resolve().parent.parent.parent / "firmware_snippets"
+    if not (path / "Makefile").is_file():
+        raise SourceUnavailable(
+            f"the demo firmware sources are not at {path}; run tracer from a checkout of the project "
+            f"or set {FIRMWARE_DIR_ENV} to its firmware_snippets folder"
+        )
+    return path
+
+
+def check_tools(build: bool = True) -> None:
+    """Raise :class:`SourceUnavailable` naming what to install if a tool is missing."""
+    needed = ["qemu-system-arm"] + (["arm-none-eabi-gcc", "make"] if build else [])
+    missing = [tool for tool in needed if shutil.which(tool) is None]
+    if missing:
+        hints = "; ".join(f"{tool}: install {INSTALL_HINT[tool]}" for tool in missing)
+        raise SourceUnavailable(f"the QEMU demo needs {', '.join(missing)}, not found on PATH ({hints})")
+
+
+def build_firmware(build_dir: Path | None = None, target: str = DEMO_TARGET) -> Path:
+    """Run ``make`` for ``target`` (up to date: nothing is rebuilt) and return the build folder.
+
+    Raises:
+        SourceUnavailable: The build failed (the compiler's last lines are in the message).
+    """
+    source = firmware_dir()
+    out = (build_dir or source / "build").resolve()
+    command = ["make", "-C", str(source), f"BUILD={out}", target]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SourceUnavailable(f"cannot build the demo firmware ({' '.join(command)}): {exc}") from None
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise SourceUnavailable(f"building the demo firmware failed ({' '.join(command)}):\n{tail}")
+    return out
+
+
+def demo_elf(build_dir: Path | None = None) -> Path:
+    """Build the demo firmware if needed and return its ELF."""
+    return build_firmware(build_dir, DEMO_TARGET) / DEMO_ELF
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def qemu_command(elf: Path, port: int, icount_shift: int = 0) -> list[str]:
+    """The QEMU command line of the demo."""
+    return [
+        "qemu-system-arm", "-M", MACHINE, "-display", "none", "-monitor", "none", "-no-reboot",
+        "-icount", f"shift={icount_shift}", "-semihosting-config", "enable=on,target=native",
+        "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on", "-kernel", str(elf),
+    ]  # fmt: skip
+
+
+class QemuDemoSource:
+    """The demo firmware running on QEMU, as a byte source.
+
+    Args:
+        elf: The demo firmware.
+        inferences: How many inferences the firmware runs.
+        scenario: The demo scenario (``clean``).
+        icount_shift: QEMU ``-icount shift`` (0: one instruction per nanosecond).
+        ready_timeout: Seconds to wait for QEMU and the firmware's READY.
+    """
+
+    def __init__(
+        self, elf: Path, inferences: int, scenario: str = "clean", icount_shift: int = 0, ready_timeout: float = 20.0
+    ) -> None:
+        if inferences < 1:
+            raise UsageError(f"--inferences must be at least 1, not {inferences}")
+        if scenario not in SCENARIOS:
+            raise UsageError(f"unknown scenario {scenario!r}: expected one of {', '.join(SCENARIOS)}")
+        self.elf = Path(elf)
+        self.inferences = inferences
+        self.scenario = scenario
+        self.icount_shift = icount_shift
+        self.ready_timeout = ready_timeout
+        self.url = f"qemu://{MACHINE}?inferences={inferences}&scenario={scenario}"
+        self.port: int | None = None
+        self.exit_code: int | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._serial: Any = None
+        self._log: Any = None
+        self._pending = bytearray()
+
+    # -- ByteSource ------------------------------------------------------------------------------
+    def open(self) -> None:
+        """Start QEMU, connect to its UART and start the firmware."""
+        if not self.elf.is_file():
+            raise SourceUnavailable(f"{self.elf}: no such firmware image")
+        check_tools(build=False)
+        for attempt in range(3):
+            self.port = free_port()
+            self._log = tempfile.TemporaryFile()
+            try:
+                self._process = subprocess.Popen(  # noqa: S603 - fixed program, our arguments
+                    qemu_command(self.elf, self.port, self.icount_shift), stdin=subprocess.DEVNULL,
+                    stdout=self._log, stderr=self._log,
+                )  # fmt: skip
+            except OSError as exc:
+                raise SourceUnavailable(f"cannot start qemu-system-arm: {exc}") from None
+            if self._connect():
+                break
+            self._stop_process()
+            if attempt == 2:
+                raise SourceUnavailable(f"QEMU did not start: {self.qemu_output() or 'no output'}")
+        self._handshake()
+
+    def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
+        """Return UART bytes; raises :class:`SourceEnded` when the firmware has exited."""
+        if self._pending:
+            data = bytes(self._pending[:max_bytes])
+            del self._pending[:max_bytes]
+            return data
+        return self._receive(max_bytes, timeout)
+
+    def close(self) -> None:
+        """Disconnect and wait for QEMU to exit (its status is the firmware's)."""
+        if self._serial is not None:
+            self._serial.close()
+            self._serial = None
+        if self._process is not None:
+            # The firmware has exited by now, unless we stop early (Ctrl-C, timeout): then QEMU
+            # keeps running and is killed.
+            try:
+                self.exit_code = self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._stop_process()
+            self._process = None
+
+    def metadata(self) -> dict[str, Any]:
+        """Header facts: the UART carries ITM packets, not TPIU-formatted, cycles at 32 MHz."""
+        return {
+            "source": self.url,
+            "encoding": "itm",
+            "tpiu": False,
+            "cpu_hz": CPU_HZ,
+            "firmware_hash": _sha256(self.elf),
+            "notes": f"tracer demo on QEMU {MACHINE} (Cortex-M55), -icount shift={self.icount_shift}: "
+            "cycles are emulated (instructions, not real CPU cycles); NPU PMU values are simulated",
+            "launcher": {
+                "machine": MACHINE, "firmware": self.elf.name, "inferences": self.inferences,
+                "scenario": self.scenario, "icount_shift": self.icount_shift,
+            },
+        }  # fmt: skip
+
+    # -- extras ----------------------------------------------------------------------------------
+    def qemu_output(self) -> str:
+        """What QEMU printed (errors, warnings)."""
+        if self._log is None:
+            return ""
+        self._log.seek(0)
+        text = self._log.read().decode("utf-8", "replace").strip()
+        return "\n".join(line for line in text.splitlines() if "waiting for connection" not in line)
+
+    def wait(self, timeout: float = 10.0) -> int | None:
+        """Wait for QEMU to exit; returns its status (None if it is still running)."""
+        if self._process is None:
+            return self.exit_code
+        try:
+            self.exit_code = self._process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        return self.exit_code
+
+    # -- internals -------------------------------------------------------------------------------
+    def _connect(self) -> bool:
+        import serial  # noqa: PLC0415 - pyserial is loaded only when a source opens
+
+        deadline = time.monotonic() + self.ready_timeout
+        while time.monotonic() < deadline:
+            if self._process is not None and self._process.poll() is not None:
+                return False  # QEMU exited: port taken, or a bad command line
+            try:
+                self._serial = serial.serial_for_url(f"socket://127.0.0.1:{self.port}", timeout=0.1)
+                return True
+            except (serial.SerialException, OSError, ValueError):
+                time.sleep(0.02)
+        return False
+
+    def _handshake(self) -> None:
+        from tracer.decode.itm import ItmDecoder  # noqa: PLC0415
+        from tracer.decode.packets import PacketKind  # noqa: PLC0415
+
+        decoder = ItmDecoder(hold_timestamps=False)
+        text = bytearray()
+        deadline = time.monotonic() + self.ready_timeout
+        while READY_MARK.encode() not in text:
+            if time.monotonic() > deadline:
+                raise SourceUnavailable(
+                    f"the demo firmware did not say {READY_MARK} within {self.ready_timeout:g} s "
+                    f"(QEMU: {self.qemu_output() or 'no output'})"
+                )
+            try:
+                data = self._receive(65536, 0.1)
+            except SourceEnded:
+                raise SourceUnavailable(
+                    f"QEMU exited before the firmware was ready (QEMU: {self.qemu_output() or 'no output'})"
+                ) from None
+            self._pending += data
+            batch = decoder.feed(data)
+            swit = (batch.kind == PacketKind.SWIT) & (batch.b == 0)
+            for value, size in zip(batch.a[swit].tolist(), batch.c[swit].tolist()):
+                text += int(value).to_bytes(8, "little")[:size]
+        self._serial.write(f"START {self.inferences} {self.scenario}\n".encode())
+
+    def _receive(self, max_bytes: int, timeout: float) -> bytes:
+        import serial  # noqa: PLC0415
+
+        port = self._serial
+        if port is None:
+            raise SourceEnded(self.url)
+        try:
+            fd = port.fileno()
+            ready, _, _ = select.select([fd], [], [], timeout)
+            if not ready:
+                return b""
+            # Ask for exactly what has arrived: pyserial's socket:// read() discards what it
+            # gathered if the peer closes while it waits for more.
+            available = _bytes_waiting(fd)
+            if available == 0:
+                port.read(1)  # end of stream: raises "socket disconnected"
+                raise SourceEnded(self.url)
+            return bytes(port.read(min(available, max_bytes)))
+        except serial.SerialException as exc:
+            if "disconnected" in str(exc).lower():
+                raise SourceEnded(self.url) from None
+            raise SourceLost(f"{self.url}: {exc}") from None
+        except OSError as exc:
+            raise SourceLost(f"{self.url}: {exc}") from None
+
+    def _stop_process(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait(timeout=5)
+        if self._process is not None:
+            self.exit_code = self._process.returncode
+
+
+def _bytes_waiting(fd: int) -> int:
+    """Bytes readable on a socket now (FIONREAD); 1 where the platform cannot tell."""
+    if sys.platform == "win32":  # pragma: no cover - no FIONREAD ioctl through fcntl there
+        return 1
+    import fcntl  # noqa: PLC0415
+    import termios  # noqa: PLC0415
+
+    raw = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+    return int(struct.unpack("i", raw)[0])
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(block)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def open_qemu_url(url: SourceUrl) -> QemuDemoSource:
+    """``qemu://mps3-an547?inferences=N&scenario=clean``: build the demo if needed and run it."""
+    if url.location not in ("", MACHINE, "demo"):
+        raise UsageError(f"{url.text}: the QEMU demo runs on {MACHINE} only")
+    try:
+        inferences = int(url.option("inferences", "20") or "20")
+    except ValueError:
+        raise UsageError(f"{url.text}: inferences must be a number") from None
+    check_tools(build=True)
+    return QemuDemoSource(demo_elf(), inferences, url.option("scenario", "clean") or "clean")

@@ -1,0 +1,62 @@
+"""Sequences of records kept as numpy columns, built into objects only when someone looks.
+
+Per-layer records (cache maintenance, NPU jobs) are as frequent as layer spans; turning each into
+a Python object would cost more than decoding the capture. A :class:`LazyRecords` behaves like a
+read-only list of dataclass objects (``len``, indexing, slicing, iteration) but keeps the columns.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar, overload
+
+import numpy as np
+
+T = TypeVar("T")
+
+
+class LazyRecords(Sequence[T], Generic[T]):
+    """A read-only sequence of ``factory(*row)`` over numpy columns of equal length.
+
+    Args:
+        factory: Builds one object from the Python values of a row.
+        columns: The columns, in the factory's argument order.
+    """
+
+    def __init__(self, factory: Callable[..., T], columns: Sequence[np.ndarray]) -> None:
+        self._factory = factory
+        self._columns = tuple(columns)
+        self._length = int(self._columns[0].shape[0]) if self._columns else 0
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> LazyRecords[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | LazyRecords[T]:
+        if isinstance(index, slice):
+            return LazyRecords(self._factory, [c[index] for c in self._columns])
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError(index)
+        return self._factory(*(c[index].item() for c in self._columns))
+
+    def __iter__(self) -> Iterator[T]:
+        for row in zip(*(c.tolist() for c in self._columns)):
+            yield self._factory(*row)
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, (list, tuple, LazyRecords)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"LazyRecords({len(self)} rows)"
+
+    def column(self, i: int) -> np.ndarray:
+        """Column ``i`` (for vectorised consumers)."""
+        return self._columns[i]

@@ -1,0 +1,525 @@
+"""The telemetry decoder's hot loop, compiled by numba: ITM packets -> records -> inferences and spans.
+
+One call walks a :class:`~tracer.decode.packets.PacketBatch` (its ``kind``/``a``/``b``/``c``
+columns), frames records from the header and data ports, checks them, and assembles inferences
+and layer spans into column-major int64 tables. All state between calls lives in small arrays,
+so feeding a stream in any split gives the same result. When an output table is full the call
+returns early with the index of the next packet; the caller grows the tables and calls again.
+
+Loss handling (the rules of the wire-format reference): a sequence gap, an ITM overflow, a
+capture gap, a reserved (misread) ITM packet, or a record that fails its length/check/shape
+marks the inference in progress incomplete with a reason bit; records of an inference whose
+begin was lost open an "implicit" inference that is incomplete from the start; inference numbers
+that are skipped become rows marked "lost entirely".
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from tracer.decode.packets import PacketKind
+from tracer.telemetry.wire import (
+    CRC16_TABLE,
+    LAYER_CALIBRATION,
+    MIN_WORDS,
+    PORT_DATA,
+    PORT_HEADER,
+    PORT_TEXT,
+    RecordType,
+)
+
+# -- problem bits of an inference ------------------------------------------------------------------
+P_LOST_RECORDS = 1
+P_OVERFLOW = 2
+P_GAP = 4
+P_DAMAGED = 8
+P_BEGIN_MISSING = 16
+P_END_MISSING = 32
+P_LAYER_MISMATCH = 64
+P_STATUS = 128
+P_LOST_ENTIRELY = 256
+P_CAPTURE_ENDED = 512
+P_DESYNC = 1024
+
+# -- span table rows (column-major: table[row_of_column, span]) ----------------------------------
+SP_INFERENCE = 0
+SP_LAYER = 1
+SP_START = 2
+SP_END = 3
+SP_COMPLETE = 4
+SP_ENGINE = 5
+SP_PMU = 6  # 9 columns: PMU cycle counter, then event counters 0..7
+PMU_COLUMNS = 9
+SP_COLS = SP_PMU + PMU_COLUMNS
+
+# -- inference table rows ------------------------------------------------------------------------
+IN_NUMBER = 0
+IN_START = 1
+IN_END = 2
+IN_COMPLETE = 3
+IN_INPUT_CRC = 4
+IN_OUTPUT_CRC = 5
+IN_PROBLEMS = 6
+IN_STATUS = 7
+IN_LOST = 8
+IN_FIRMWARE_NUMBER = 9
+IN_SPAN_FIRST = 10  # its spans are rows IN_SPAN_FIRST..IN_SPAN_END-1 of the span table
+IN_SPAN_END = 11
+IN_COLS = 12
+
+# -- event table rows (records kept as they are: memory, marks, descriptions ...) ---------------
+EV_TYPE = 0
+EV_TIME = 1
+EV_INFERENCE = 2  # inference number, -1 outside any
+EV_WORDS = 3  # offset of its payload (words 1..n-1) in the word table
+EV_COUNT = 4  # payload words stored
+EV_COLS = 5
+
+# -- decoder state slots -------------------------------------------------------------------------
+S_PEND_TYPE = 0  # -1: no record pending
+S_PEND_SEQ = 1
+S_PEND_COUNT = 2
+S_PEND_GOT = 3
+S_PEND_CHECK = 4
+S_PEND_ACC = 5
+S_TIME = 6  # last unwrapped time
+S_HAVE_TIME = 7
+S_SEQ_NEXT = 8  # -1: unknown
+S_INF_OPEN = 9
+S_INF_ROW = 10
+S_INF_FIRST_SPAN = 11
+S_LAYER_OPEN = 12  # -1: none
+S_LAYER_START = 13
+S_LAYER_ENGINE = 14
+S_PMU_COUNT = 15
+S_PMU_SINCE_RESET = 16
+S_LAST_NUMBER = 17  # last firmware inference number, -1
+S_NUMBER_OFFSET = 18  # added to firmware numbers after a restart
+S_LAST_UNIQUE = 19  # last number given to a row, -1
+S_N_SPANS = 20
+S_N_INF = 21
+S_N_EVENTS = 22
+S_N_WORDS = 23
+S_N_TEXT = 24
+S_OVERFLOWS = 25
+S_GAPS = 26
+S_LOST_RECORDS = 27
+S_DAMAGED = 28
+S_ORPHANS = 29
+S_DESYNCS = 30
+S_CALIBRATION = 31  # calibration layer pairs seen
+S_RECORDS = 32  # records accepted
+S_LOST_UNROWED = 33  # inferences known lost beyond the rows made for them
+S_TIME_JUMPS = 34  # anchors that corrected the unwrapped time (idle > 2^32 cycles, loss)
+S_PMU_EVENT_COUNT = 35  # counters in the current layer's snapshots
+STATE_SIZE = 36
+
+MAX_LOST_ROWS = 1000  # rows made for inferences lost entirely, per jump in numbering
+NO_VALUE = -1
+MASK32 = 0xFFFFFFFF
+MASK48 = (1 << 48) - 1
+
+K_SWIT = np.uint8(PacketKind.SWIT)
+K_OVERFLOW = np.uint8(PacketKind.OVERFLOW)
+K_GAP = np.uint8(PacketKind.GAP)
+K_RESERVED = np.uint8(PacketKind.RESERVED)
+
+T_TARGET_INFO = int(RecordType.TARGET_INFO)
+T_TIME_SYNC = int(RecordType.TIME_SYNC)
+T_INF_BEGIN = int(RecordType.INFERENCE_BEGIN)
+T_INF_END = int(RecordType.INFERENCE_END)
+T_LAYER_BEGIN = int(RecordType.LAYER_BEGIN)
+T_LAYER_END = int(RecordType.LAYER_END)
+T_LAYER_INFO = int(RecordType.LAYER_INFO)
+T_PMU_CONFIG = int(RecordType.PMU_CONFIG)
+T_PMU_SNAPSHOT = int(RecordType.PMU_SNAPSHOT)
+T_STACK = int(RecordType.STACK)
+T_BUFFER_CRC = int(RecordType.BUFFER_CRC)
+
+CRC16 = np.array(CRC16_TABLE, np.int64)
+
+# Minimum payload words per type (0: unknown type, accepted with any length >= 1).
+MIN_WORDS_TABLE = np.zeros(64, np.int64)
+for _type, _words in MIN_WORDS.items():
+    MIN_WORDS_TABLE[int(_type)] = _words
+
+# Worst-case table growth of one packet, checked before each packet.
+NEED_INF = MAX_LOST_ROWS + 2
+NEED_WORDS = 64
+NEED_TEXT = 4
+
+
+def new_state() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return (state, pending payload words, PMU snapshots [first, last]) for a fresh stream."""
+    state = np.zeros(STATE_SIZE, np.int64)
+    state[S_PEND_TYPE] = -1
+    state[S_SEQ_NEXT] = -1
+    state[S_LAYER_OPEN] = -1
+    state[S_LAST_NUMBER] = -1
+    state[S_LAST_UNIQUE] = -1
+    return state, np.zeros(64, np.int64), np.zeros((2, PMU_COLUMNS), np.int64)
+
+
+@numba.njit(cache=True)
+def _mark(state, infs, bit):  # noqa: ANN001, ANN202
+    """Mark the inference in progress incomplete for ``bit``."""
+    if state[S_INF_OPEN]:
+        row = state[S_INF_ROW]
+        infs[IN_PROBLEMS, row] |= bit
+
+
+@numba.njit(cache=True)
+def _open_inference(state, infs, spans, number, firmware_number, start, problems):  # noqa: ANN001, ANN202, PLR0913
+    row = state[S_N_INF]
+    infs[IN_NUMBER, row] = number
+    infs[IN_START, row] = start
+    infs[IN_END, row] = NO_VALUE
+    infs[IN_COMPLETE, row] = 0
+    infs[IN_INPUT_CRC, row] = NO_VALUE
+    infs[IN_OUTPUT_CRC, row] = NO_VALUE
+    infs[IN_PROBLEMS, row] = problems
+    infs[IN_STATUS, row] = 0
+    infs[IN_LOST, row] = 0
+    infs[IN_FIRMWARE_NUMBER, row] = firmware_number
+    infs[IN_SPAN_FIRST, row] = state[S_N_SPANS]
+    infs[IN_SPAN_END, row] = state[S_N_SPANS]
+    state[S_N_INF] = row + 1
+    state[S_INF_OPEN] = 1
+    state[S_INF_ROW] = row
+    state[S_INF_FIRST_SPAN] = state[S_N_SPANS]
+    state[S_LAYER_OPEN] = -1
+    if number > state[S_LAST_UNIQUE]:
+        state[S_LAST_UNIQUE] = number
+
+
+@numba.njit(cache=True)
+def _close_inference(state, infs, spans, end):  # noqa: ANN001, ANN202
+    row = state[S_INF_ROW]
+    if state[S_LAYER_OPEN] >= 0:
+        infs[IN_PROBLEMS, row] |= P_LAYER_MISMATCH
+    infs[IN_END, row] = end
+    complete = 1 if infs[IN_PROBLEMS, row] == 0 else 0
+    infs[IN_COMPLETE, row] = complete
+    for s in range(state[S_INF_FIRST_SPAN], state[S_N_SPANS]):
+        spans[SP_COMPLETE, s] = complete
+    infs[IN_SPAN_END, row] = state[S_N_SPANS]
+    state[S_INF_OPEN] = 0
+    state[S_LAYER_OPEN] = -1
+
+
+@numba.njit(cache=True)
+def _insert_lost_rows(state, infs, row, first, missing):  # noqa: ANN001, ANN202
+    """Rows for inferences lost entirely, placed before the open row ``row``; returns its new index."""
+    rows = missing if missing < MAX_LOST_ROWS else MAX_LOST_ROWS
+    moved = row + rows
+    for col in range(IN_COLS):
+        infs[col, moved] = infs[col, row]
+    for k in range(rows):
+        r = row + k
+        infs[IN_NUMBER, r] = first + k
+        infs[IN_START, r] = NO_VALUE
+        infs[IN_END, r] = NO_VALUE
+        infs[IN_COMPLETE, r] = 0
+        infs[IN_INPUT_CRC, r] = NO_VALUE
+        infs[IN_OUTPUT_CRC, r] = NO_VALUE
+        infs[IN_PROBLEMS, r] = P_LOST_ENTIRELY
+        infs[IN_STATUS, r] = 0
+        infs[IN_LOST, r] = 0
+        infs[IN_FIRMWARE_NUMBER, r] = first + k - state[S_NUMBER_OFFSET]
+        infs[IN_SPAN_FIRST, r] = infs[IN_SPAN_FIRST, moved]
+        infs[IN_SPAN_END, r] = infs[IN_SPAN_FIRST, moved]
+    state[S_INF_ROW] = moved
+    state[S_N_INF] = moved + 1
+    state[S_LOST_UNROWED] += missing - rows
+    return moved
+
+
+@numba.njit(cache=True)
+def _ensure_inference(state, infs, spans):  # noqa: ANN001, ANN202
+    """Records of an inference arrived with none open: its begin was lost (or never sent)."""
+    if not state[S_INF_OPEN]:
+        _open_inference(state, infs, spans, state[S_LAST_UNIQUE] + 1, NO_VALUE, NO_VALUE, P_BEGIN_MISSING)
+
+
+@numba.njit(cache=True)
+def _store_event(state, infs, events, words_out, rtype, t, pend, count):  # noqa: ANN001, ANN202, PLR0913
+    e = state[S_N_EVENTS]
+    events[EV_TYPE, e] = rtype
+    events[EV_TIME, e] = t
+    events[EV_INFERENCE, e] = infs[IN_NUMBER, state[S_INF_ROW]] if state[S_INF_OPEN] else NO_VALUE
+    w = state[S_N_WORDS]
+    events[EV_WORDS, e] = w
+    events[EV_COUNT, e] = count - 1
+    for k in range(1, count):
+        words_out[w + k - 1] = pend[k]
+    state[S_N_WORDS] = w + count - 1
+    state[S_N_EVENTS] = e + 1
+
+
+@numba.njit(cache=True)
+def _shape_ok(rtype, pend, count):  # noqa: ANN001, ANN202
+    """Check that a record has the words its type needs."""
+    if count < MIN_WORDS_TABLE[rtype]:
+        return False
+    if rtype == T_LAYER_INFO:
+        op_len = pend[2] & 0xFF
+        name_len = (pend[2] >> 8) & 0xFF
+        return count >= 3 + (op_len + 3) // 4 + (name_len + 3) // 4
+    if rtype == T_STACK:
+        return count >= 4 + (((pend[1] >> 16) & 0xFF) + 3) // 4
+    if rtype == T_PMU_SNAPSHOT:
+        n = pend[1] & 0xFF
+        return n <= 8 and count >= 4 + n
+    if rtype == T_PMU_CONFIG:
+        n = (pend[1] >> 8) & 0xFF
+        return n <= 8 and count >= 2 + (n + 1) // 2
+    return True
+
+
+@numba.njit(cache=True)
+def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):  # noqa: ANN001, ANN202, C901, PLR0912, PLR0915
+    """Apply one complete, checked record."""
+    lo = pend[0]
+    if rtype == T_TARGET_INFO or rtype == T_TIME_SYNC or rtype == T_INF_BEGIN:
+        anchor = (pend[1] << 32) | lo
+        if state[S_HAVE_TIME] and anchor != state[S_TIME]:
+            delta = (lo - (state[S_TIME] & MASK32)) & MASK32
+            if state[S_TIME] + delta != anchor:
+                state[S_TIME_JUMPS] += 1
+        t = anchor
+    elif state[S_HAVE_TIME]:
+        t = state[S_TIME] + ((lo - (state[S_TIME] & MASK32)) & MASK32)
+    else:
+        t = lo
+    state[S_TIME] = t
+    state[S_HAVE_TIME] = 1
+
+    if rtype == T_INF_BEGIN:
+        if state[S_INF_OPEN]:
+            infs[IN_PROBLEMS, state[S_INF_ROW]] |= P_END_MISSING
+            _close_inference(state, infs, spans, NO_VALUE)
+        number = pend[2]
+        if state[S_LAST_NUMBER] >= 0 and number + state[S_NUMBER_OFFSET] <= state[S_LAST_UNIQUE]:
+            # Numbers went back: the firmware restarted. Keep row numbers unique.
+            state[S_NUMBER_OFFSET] = state[S_LAST_UNIQUE] + 1 - number
+        unique = number + state[S_NUMBER_OFFSET]
+        if state[S_LAST_UNIQUE] >= 0 and unique > state[S_LAST_UNIQUE] + 1:
+            missing = unique - state[S_LAST_UNIQUE] - 1
+            rows = missing if missing < MAX_LOST_ROWS else MAX_LOST_ROWS
+            first = state[S_LAST_UNIQUE] + 1
+            for k in range(rows):
+                _open_inference(state, infs, spans, first + k, first + k - state[S_NUMBER_OFFSET], NO_VALUE,
+                                P_LOST_ENTIRELY)  # fmt: skip
+                _close_inference(state, infs, spans, NO_VALUE)
+            state[S_LOST_UNROWED] += missing - rows
+        _open_inference(state, infs, spans, unique, number, t, 0)
+        state[S_LAST_NUMBER] = number
+        return
+    if rtype == T_INF_END:
+        _ensure_inference(state, infs, spans)
+        row = state[S_INF_ROW]
+        number = pend[1]
+        if infs[IN_FIRMWARE_NUMBER, row] == NO_VALUE:
+            # An inference whose begin was lost learns its number here.
+            unique = number + state[S_NUMBER_OFFSET]
+            previous = infs[IN_NUMBER, row - 1] if row > 0 else NO_VALUE
+            if unique > previous:
+                if previous >= 0 and unique > previous + 1:
+                    row = _insert_lost_rows(state, infs, row, previous + 1, unique - previous - 1)
+                infs[IN_NUMBER, row] = unique
+                for s in range(state[S_INF_FIRST_SPAN], state[S_N_SPANS]):
+                    spans[SP_INFERENCE, s] = unique
+                if unique > state[S_LAST_UNIQUE]:
+                    state[S_LAST_UNIQUE] = unique
+            infs[IN_FIRMWARE_NUMBER, row] = number
+            state[S_LAST_NUMBER] = number
+        elif infs[IN_FIRMWARE_NUMBER, row] != number:
+            infs[IN_PROBLEMS, row] |= P_DAMAGED
+        if pend[2] != 0:
+            infs[IN_PROBLEMS, row] |= P_STATUS
+            infs[IN_STATUS, row] = pend[2]
+        _close_inference(state, infs, spans, t)
+        return
+    if rtype == T_LAYER_BEGIN:
+        index = pend[1] & 0xFFFF
+        if index == LAYER_CALIBRATION:
+            return
+        _ensure_inference(state, infs, spans)
+        if state[S_LAYER_OPEN] >= 0:
+            infs[IN_PROBLEMS, state[S_INF_ROW]] |= P_LAYER_MISMATCH
+        state[S_LAYER_OPEN] = index
+        state[S_LAYER_START] = t
+        state[S_LAYER_ENGINE] = (pend[1] >> 16) & 0xF
+        state[S_PMU_COUNT] = 0
+        return
+    if rtype == T_LAYER_END:
+        index = pend[1] & 0xFFFF
+        if index == LAYER_CALIBRATION:
+            state[S_CALIBRATION] += 1
+            return
+        _ensure_inference(state, infs, spans)
+        if state[S_LAYER_OPEN] != index:
+            infs[IN_PROBLEMS, state[S_INF_ROW]] |= P_LAYER_MISMATCH
+            state[S_LAYER_OPEN] = -1
+            return
+        s = state[S_N_SPANS]
+        spans[SP_INFERENCE, s] = infs[IN_NUMBER, state[S_INF_ROW]]
+        spans[SP_LAYER, s] = index
+        spans[SP_START, s] = state[S_LAYER_START]
+        spans[SP_END, s] = t
+        spans[SP_COMPLETE, s] = 0  # decided when the inference ends
+        spans[SP_ENGINE, s] = state[S_LAYER_ENGINE]
+        n_pmu = state[S_PMU_COUNT]
+        events_n = state[S_PMU_EVENT_COUNT]
+        for k in range(PMU_COLUMNS):
+            value = NO_VALUE
+            if k <= events_n and n_pmu > 0:
+                if state[S_PMU_SINCE_RESET]:
+                    value = pmu[1, k]
+                elif n_pmu >= 2:
+                    width = MASK48 if k == 0 else MASK32
+                    value = (pmu[1, k] - pmu[0, k]) & width
+            spans[SP_PMU + k, s] = value
+        state[S_N_SPANS] = s + 1
+        state[S_LAYER_OPEN] = -1
+        return
+    if rtype == T_PMU_SNAPSHOT:
+        if state[S_LAYER_OPEN] < 0:
+            return
+        n = pend[1] & 0xFF
+        slot = 0 if state[S_PMU_COUNT] == 0 else 1
+        pmu[slot, 0] = pend[2] | ((pend[3] & 0xFFFF) << 32)
+        for k in range(8):
+            pmu[slot, 1 + k] = pend[4 + k] if k < n else NO_VALUE
+        if slot == 0:
+            for k in range(PMU_COLUMNS):
+                pmu[1, k] = pmu[0, k]
+        state[S_PMU_COUNT] += 1
+        state[S_PMU_SINCE_RESET] = 1 if (pend[1] >> 8) & 1 else 0
+        state[S_PMU_EVENT_COUNT] = n
+        return
+    if rtype == T_BUFFER_CRC and state[S_INF_OPEN] and pend[1] <= 1:
+        infs[IN_INPUT_CRC + pend[1], state[S_INF_ROW]] = pend[2]
+        return
+    if rtype == T_TIME_SYNC:
+        return
+    _store_event(state, infs, events, words_out, rtype, t, pend, count)
+
+
+@numba.njit(cache=True)
+def _fold(acc):  # noqa: ANN001, ANN202
+    """The 12-bit check from the accumulator: CRC-16/CCITT over its four little-endian bytes."""
+    crc = 0xFFFF
+    for i in range(4):
+        crc = ((crc << 8) ^ CRC16[((crc >> 8) ^ (acc >> (8 * i))) & 0xFF]) & 0xFFFF
+    return crc & 0xFFF
+
+
+@numba.njit(cache=True)
+def _loss(state, infs, bit, drop_pending):  # noqa: ANN001, ANN202
+    _mark(state, infs, bit)
+    if drop_pending and state[S_PEND_TYPE] >= 0:
+        state[S_PEND_TYPE] = -1
+        state[S_DAMAGED] += 1
+
+
+@numba.njit(cache=True)
+def decode_records(kind, a, b, c, start, state, pend, pmu, spans, infs, events, words_out, text, text_time):  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
+    """Process packets ``start:`` of a batch.
+
+    Returns:
+        The index of the first packet not processed: ``len(kind)`` when done, less when a table
+        (spans, inferences, events, words, text) is too small; grow it and call again from there.
+    """
+    n = kind.shape[0]
+    cap_spans = spans.shape[1]
+    cap_inf = infs.shape[1]
+    cap_events = events.shape[1]
+    cap_words = words_out.shape[0]
+    cap_text = text.shape[0]
+    i = start
+    while i < n:
+        if (state[S_N_SPANS] + 1 > cap_spans or state[S_N_INF] + NEED_INF > cap_inf
+                or state[S_N_EVENTS] + 1 > cap_events or state[S_N_WORDS] + NEED_WORDS > cap_words
+                or state[S_N_TEXT] + NEED_TEXT > cap_text):  # fmt: skip
+            return i
+        k = kind[i]
+        if k == K_SWIT:
+            port = b[i]
+            value = np.int64(a[i] & MASK32)
+            if port == PORT_DATA:
+                if c[i] != 4 or state[S_PEND_TYPE] < 0:
+                    state[S_ORPHANS] += 1
+                    _mark(state, infs, P_DAMAGED)
+                else:
+                    got = state[S_PEND_GOT]
+                    pend[got] = value
+                    acc = state[S_PEND_ACC]
+                    acc = (((acc << 5) | (acc >> 27)) & MASK32) ^ value
+                    state[S_PEND_ACC] = acc
+                    got += 1
+                    state[S_PEND_GOT] = got
+                    if got == state[S_PEND_COUNT]:
+                        rtype = state[S_PEND_TYPE]
+                        state[S_PEND_TYPE] = -1
+                        if _fold(acc) != state[S_PEND_CHECK] or not _shape_ok(rtype, pend, got):
+                            state[S_DAMAGED] += 1
+                            _mark(state, infs, P_DAMAGED)
+                        else:
+                            seq = state[S_PEND_SEQ]
+                            if state[S_SEQ_NEXT] >= 0 and seq != state[S_SEQ_NEXT]:
+                                lost = (seq - state[S_SEQ_NEXT]) & 0xFF
+                                state[S_LOST_RECORDS] += lost
+                                if state[S_INF_OPEN]:
+                                    infs[IN_PROBLEMS, state[S_INF_ROW]] |= P_LOST_RECORDS
+                                    infs[IN_LOST, state[S_INF_ROW]] += lost
+                            state[S_SEQ_NEXT] = (seq + 1) & 0xFF
+                            state[S_RECORDS] += 1
+                            _record(state, pend, pmu, rtype, got, spans, infs, events, words_out)
+            elif port == PORT_HEADER:
+                if state[S_PEND_TYPE] >= 0:  # the previous record was cut short
+                    state[S_PEND_TYPE] = -1
+                    state[S_DAMAGED] += 1
+                    _mark(state, infs, P_DAMAGED)
+                rtype = value & 0x3F
+                count = (value >> 6) & 0x3F
+                if c[i] != 4 or rtype == 0 or count == 0:
+                    state[S_DAMAGED] += 1
+                    _mark(state, infs, P_DAMAGED)
+                else:
+                    state[S_PEND_TYPE] = rtype
+                    state[S_PEND_SEQ] = (value >> 12) & 0xFF
+                    state[S_PEND_COUNT] = count
+                    state[S_PEND_GOT] = 0
+                    state[S_PEND_CHECK] = (value >> 20) & 0xFFF
+                    state[S_PEND_ACC] = value & 0xFFFFF
+            elif port == PORT_TEXT:
+                t = state[S_TIME] if state[S_HAVE_TIME] else NO_VALUE
+                for j in range(min(np.int64(c[i]), NEED_TEXT)):
+                    text[state[S_N_TEXT]] = (value >> (8 * j)) & 0xFF
+                    text_time[state[S_N_TEXT]] = t
+                    state[S_N_TEXT] += 1
+        elif k == K_OVERFLOW:
+            state[S_OVERFLOWS] += 1
+            _loss(state, infs, P_OVERFLOW, False)
+        elif k == K_GAP:
+            state[S_GAPS] += 1
+            _loss(state, infs, P_GAP, True)
+        elif k == K_RESERVED:
+            state[S_DESYNCS] += 1
+            _loss(state, infs, P_DESYNC, True)
+        i += 1
+    return i
+
+
+@numba.njit(cache=True)
+def finish_stream(state, infs, spans):  # noqa: ANN001, ANN201
+    """End of stream: a pending record is cut, an open inference never ended."""
+    if state[S_PEND_TYPE] >= 0:
+        state[S_PEND_TYPE] = -1
+        state[S_DAMAGED] += 1
+        _mark(state, infs, P_DAMAGED)
+    if state[S_INF_OPEN]:
+        infs[IN_PROBLEMS, state[S_INF_ROW]] |= P_CAPTURE_ENDED
+        _close_inference(state, infs, spans, NO_VALUE)
