@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from tracer.capture.writer import CaptureWriter
 from tracer.sources.base import ByteSource, SourceEnded, SourceLost
@@ -41,7 +41,9 @@ def record(
     """Copy an opened source into ``writer`` until it ends, ``duration`` passes or ``stop`` is set.
 
     Every byte read is handed to the writer before anything else happens to it, so a crash of a
-    consumer (``on_data``) cannot lose it. The writer is flushed but not closed.
+    consumer (``on_data``) cannot lose it. The writer is flushed but not closed. Sources that
+    report events (a probe's overflow count, a reconnection, polled memory samples) through an
+    optional ``drain_events()`` method have them written into the capture as notes.
 
     Args:
         source: An opened source.
@@ -55,6 +57,7 @@ def record(
     start = clock()
     last_tick = start
     ended, message = "end of stream", ""
+    drain = getattr(source, "drain_events", None)
     try:
         while True:
             if stop is not None and stop.is_set():
@@ -68,11 +71,15 @@ def record(
             try:
                 data = source.read(65536, timeout)
             except SourceEnded:
+                _write_events(drain, writer)
                 break
             except SourceLost as exc:
                 ended, message = "lost", str(exc)
-                writer.note({"event": "source lost", "message": message})
+                _write_events(drain, writer)
+                writer.note({"event": "source lost", "message": message, "bytes_received": writer.bytes_received})
                 break
+            if drain is not None:
+                _write_events(drain, writer)
             if data:
                 writer.write(data)
                 if on_data is not None:
@@ -85,3 +92,11 @@ def record(
     finally:
         writer.flush()
     return RecordResult(writer.bytes_received, clock() - start, ended, message)
+
+
+def _write_events(drain: Callable[[], list[dict[str, Any]]] | None, writer: CaptureWriter) -> None:
+    """Write the source's pending events as capture notes."""
+    if drain is None:
+        return
+    for event in drain():
+        writer.note(event)

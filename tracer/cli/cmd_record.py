@@ -3,39 +3,122 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tracer.sources.registry import source_schemes
 from tracer.units import parse_frequency
+
+if TYPE_CHECKING:
+    from tracer.capture.writer import CaptureWriter
+    from tracer.cli.output import Console
+    from tracer.sources.fvp import FvpSource
 
 HELP = "record a source into a .trace capture"
 DESCRIPTION = """\
 Record the bytes of a source, exactly as received, into a capture. The capture is crash-safe: a
 killed process or a pulled cable keeps every byte flushed so far (at most 0.1 s is at risk).
-Recording ends at the end of the stream, after --duration, or on Ctrl-C.
+Recording ends at the end of the stream, after --duration, or on Ctrl-C (exit 130). A source that
+goes away mid-capture (cable pulled, probe reset, connection reset) ends the recording with exit 4;
+every byte received before is in the capture.
 
 sources:
   {schemes}
 
+probe options (jlink://, pyocd://): cpu=HZ swo=HZ | rtt=1 rtt_buffer=N rtt_address=ADDR|SYMBOL |
+  arena=SYMBOL|ADDR arena_size=N|SYMBOL stack=NAME@SYMBOL poll_hz=HZ (memory polling); elf=PATH.
+  See docs/probes.md.
+
 examples:
-  tracer record tcp://localhost:3443 -o bringup.trace --duration 30 --cpu-hz 160M
-  tracer record serial:///dev/ttyUSB0?baud=2000000 -o swo.trace --swo-hz 2M
-  tracer record socket://127.0.0.1:4321 -o qemu.trace
+  tracer record tcp://localhost:3443 -o bringup.trace --duration 30 --cpu-hz 160M     # pyOCD/OpenOCD SWO server
+  tracer record tcp://localhost:2332 -o jlink.trace --cpu-hz 480M                       # J-Link GDB server SWO port
+  tracer record socket://127.0.0.1:4321 -o qemu.trace                                   # QEMU UART on TCP
+  tracer record "serial:///dev/ttyUSB0?baud=2000000" -o swo.trace --swo-hz 2M           # USB-UART on the SWO pin
+  tracer record "jlink://600012345?device=STM32H743ZI&cpu=480M&swo=2M" -o h7.trace --elf app.elf
+  tracer record "jlink://ip=192.168.1.40?device=Cortex-M55&rtt=1" -o rtt.trace
+  tracer record "pyocd://0240000034544e45?target=stm32h743zitx&cpu=480M&swo=2M" -o h7.trace
+  tracer record "pyocd://?target=nrf52840&arena=arena_used_bytes&stack=main@main_stack" -o mem.trace --elf app.elf
+  tracer record orbflow://localhost:3402 -o orb.trace
+  tracer record fvp -o fvp.trace --debug-db out/model_debug.xml -- \\
+      FVP_Corstone_SSE-300_Ethos-U55 -a app.axf -C ethosu.extra_args="--pmu-trace npu.json"
 """.format(schemes="\n  ".join(source_schemes()))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer record``."""
-    parser.add_argument("source", metavar="SOURCE", help="source URL (see below)")
+    parser.add_argument("source", metavar="SOURCE", help="source URL (see below), or 'fvp' followed by -- and an FVP command line")
+    parser.add_argument(
+        "command", nargs="*", metavar="-- FVP_COMMAND", help="the FVP command line to run, after -- (fvp only)"
+    )
+    _split_command_line(parser)
     parser.add_argument("-o", "--output", metavar="CAPTURE", required=True, help="capture file to create (.trace)")
     parser.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until the end)")
     parser.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
+    parser.add_argument(
+        "--elf", metavar="PATH",
+        help="firmware ELF: its build ID goes into the capture; probe options may name its symbols",
+    )  # fmt: skip
+    parser.add_argument(
+        "--debug-db", metavar="XML",
+        help="Vela debug database (--enable-debug-db) to map an FVP's PMU trace to layers (fvp only)",
+    )  # fmt: skip
     meta = parser.add_argument_group("what the capture header records")
     meta.add_argument("--cpu-hz", type=parse_frequency, metavar="HZ", help="core clock, e.g. 160M")
     meta.add_argument("--swo-hz", type=parse_frequency, metavar="HZ", help="SWO bit rate, e.g. 2M")
     meta.add_argument("--tpiu", choices=("on", "off"), help="whether the stream is TPIU-formatted (default: detect)")
     meta.add_argument("--tpiu-id", type=int, default=1, metavar="N", help="TPIU source ID carrying ITM (default: 1)")
-    meta.add_argument("--ts-prescaler", type=int, choices=(1, 4, 16, 64), default=1, help="ITM timestamp prescaler")
+    meta.add_argument("--ts-prescaler", type=int, choices=(1, 4, 16, 64), default=None, help="ITM timestamp prescaler")
     meta.add_argument("--notes", default="", help="free text stored in the header")
+
+
+@contextmanager
+def _ctrl_c_sets(stop: threading.Event) -> Iterator[None]:
+    """Ctrl-C (SIGINT) sets ``stop`` instead of raising inside a write; a second one raises.
+
+    A KeyboardInterrupt landing between two steps of appending a chunk could leave the writer's
+    bookkeeping behind the file; stopping at the top of the recording loop cannot.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _split_command_line(parser: argparse.ArgumentParser) -> None:
+    """Everything after ``--`` is the FVP's command line, wherever the options stand.
+
+    argparse would bind the optional positional before ``-o`` is seen and then reject the tail,
+    so the tail is cut off before parsing and put back as ``args.command``.
+    """
+    parse = parser.parse_known_args
+
+    def parse_known_args(args: Any = None, namespace: Any = None) -> Any:
+        words = list(args) if args is not None else []
+        tail: list[str] = []
+        if "--" in words:
+            at = words.index("--")
+            words, tail = words[:at], words[at + 1 :]
+        namespace, extras = parse(words, namespace)
+        if tail:
+            namespace.command = list(namespace.command or []) + tail
+        return namespace, extras
+
+    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,34 +126,110 @@ def run(args: argparse.Namespace) -> int:
     from tracer.capture.metadata import CaptureMetadata
     from tracer.capture.recorder import record
     from tracer.capture.writer import CaptureWriter
-    from tracer.errors import ExitCode
+    from tracer.errors import ExitCode, UsageError
+    from tracer.sources.fvp import FvpSource, is_fvp_source
     from tracer.sources.registry import open_source
 
     console = args.console
-    source = open_source(args.source)
+    if is_fvp_source(args.source):
+        source: Any = FvpSource(args.source, args.command)
+    elif args.command:
+        raise UsageError(f"unexpected arguments after the source: {' '.join(args.command)} (only 'fvp' takes a command)")
+    else:
+        source = open_source(args.source)
+    if args.debug_db and not isinstance(source, FvpSource):
+        raise UsageError("--debug-db maps an FVP's PMU trace to layers: use it with the fvp source")
+    image = None
+    if args.elf:
+        from tracer.elf import open_elf
+
+        image = open_elf(args.elf)
+        if hasattr(source, "attach_elf"):
+            source.attach_elf(image)
     source.open()
     try:
         hints = source.metadata()
-        meta = CaptureMetadata.from_json({**hints, "source": args.source})
+        meta = CaptureMetadata.from_json({**hints, "source": hints.get("source", args.source)})
         meta.cpu_hz = args.cpu_hz or meta.cpu_hz
         meta.swo_hz = args.swo_hz or meta.swo_hz
         if args.tpiu:
             meta.tpiu = args.tpiu == "on"
         meta.tpiu_id = args.tpiu_id
-        meta.ts_prescaler = args.ts_prescaler
+        if args.ts_prescaler is not None:
+            meta.ts_prescaler = args.ts_prescaler
         meta.notes = args.notes
+        if image is not None:
+            meta = meta.merged(image.identity)
+            if not image.build_id:
+                console.warn(f"{image.name} has no build ID (link with -Wl,--build-id); its content hash is recorded instead")
         with CaptureWriter(args.output, meta, overwrite=args.force) as writer:
-            with console.progress(f"recording {args.source}") as bar:
+            stop = threading.Event()
+            with console.progress(f"recording {args.source}") as bar, _ctrl_c_sets(stop):
                 try:
-                    result = record(source, writer, duration=args.duration, on_tick=bar.update)
-                except KeyboardInterrupt:
+                    result = record(source, writer, duration=args.duration, stop=stop, on_tick=bar.update)
+                except KeyboardInterrupt:  # a second Ctrl-C while stopping
+                    result = None
+                if result is None or result.ended == "stopped":
                     writer.close()
                     console.info(f"interrupted; {args.output} keeps {writer.bytes_received} bytes")
                     return ExitCode.INTERRUPTED
+            if isinstance(source, FvpSource):
+                _ingest_pmu_trace(source, writer, args.debug_db, console)
     finally:
         source.close()
     console.info(f"recorded {result.bytes} bytes in {result.seconds:.1f} s to {args.output} ({result.ended})")
     if result.ended == "lost":
-        console.error(f"source lost: {result.message}; every byte received is in {args.output}")
+        console.error(
+            f"source lost: {result.message}; every byte received ({result.bytes} bytes) is in {args.output}"
+        )
         return ExitCode.SOURCE_UNAVAILABLE
     return ExitCode.OK
+
+
+def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | None, console: Console) -> None:
+    """Report the FVP's exit status; keep its PMU trace in the capture and summarise its NPU timeline."""
+    import json
+
+    from tracer.errors import CaptureError
+    from tracer.telemetry.fvp_pmu_trace import npu_timeline, pmu_trace_note, read_debug_db, read_pmu_trace
+
+    code = source.wait(timeout=30)  # the FVP writes the trace as it exits
+    if code not in (0, None):
+        console.warn(f"the FVP exited with status {code}; its last output:\n{source.output_tail}")
+    path = source.pmu_trace
+    if path is None:
+        if debug_db:
+            console.warn("--debug-db given but the FVP command asks for no PMU trace (-C ethosu.extra_args=\"--pmu-trace FILE\")")
+        return
+    if not Path(path).is_file():
+        console.warn(f"the FVP wrote no PMU trace at {path}")
+        return
+    try:
+        trace = read_pmu_trace(path)
+        blob = Path(path).read_bytes()
+        raw = json.loads(blob if blob[:2] != b"\x1f\x8b" else __import__("gzip").decompress(blob))
+        raw_events = raw["traceEvents"] if isinstance(raw, dict) else raw
+    except (CaptureError, ValueError, KeyError, OSError) as exc:
+        console.warn(f"PMU trace {path} not kept: {exc}")
+        return
+    writer.note(pmu_trace_note(str(path), raw_events))
+    patch: dict[str, Any] = {"fvp_pmu_trace": str(path), "fvp_pmu_trace_sha256": hashlib.sha256(blob).hexdigest()}
+    if debug_db:
+        patch["vela_debug_db"] = str(debug_db)
+    writer.update_metadata(patch)
+    console.info(f"kept the FVP PMU trace {path} ({len(trace.events)} events) in the capture")
+    if not debug_db:
+        return
+    timeline = npu_timeline(trace, read_debug_db(debug_db), source=str(path))
+    for problem in timeline.extra["fvp_pmu_trace"]["problems"]:  # type: ignore[index]
+        console.warn(problem)
+    console.info(
+        f"NPU timeline: {len(timeline.inferences)} inferences, {len(timeline.npu_jobs)} NPU jobs, "
+        f"{len(timeline.spans)} layer spans (NPU measured; CPU gaps are model estimates)"
+    )
+    if len(timeline.inferences):
+        first = timeline.inference(0)
+        for span in first.layers:
+            info = timeline.layer(span.layer)
+            note = "  (model estimate)" if info.engine.value == "cpu" else ""
+            console.info(f"  layer {span.layer:>3} {info.label:<24} {info.engine.value}  {span.cycles:>10} cycles{note}")

@@ -27,6 +27,37 @@ def _serial(url: SourceUrl) -> ByteSource:
     return SerialSource(url)
 
 
+def _jlink(url: SourceUrl) -> ByteSource:
+    from tracer.sources.jlink import JLinkSource
+
+    return JLinkSource(url)
+
+
+def _pyocd(url: SourceUrl) -> ByteSource:
+    from tracer.sources.pyocd_probe import PyocdSource
+
+    return PyocdSource(url)
+
+
+def _orbflow(url: SourceUrl) -> ByteSource:
+    from tracer.sources.orbflow import OrbflowSource
+
+    return OrbflowSource(url)
+
+
+def _qemu(url: SourceUrl) -> ByteSource:
+    from tracer.sources.qemu import open_qemu_url
+
+    return open_qemu_url(url)
+
+
+def _fvp(url: SourceUrl) -> ByteSource:
+    raise UsageError(
+        f"{url.text}: the FVP launcher takes the FVP command line after --, e.g. "
+        "tracer record fvp -o run.trace -- FVP_Corstone_SSE-300_Ethos-U55 -a app.axf"
+    )
+
+
 # scheme -> (factory, one-line description with an example). Issue-specific backends add rows.
 SCHEMES: dict[str, tuple[Callable[[SourceUrl], ByteSource], str]] = {
     "file": (_file, "file://capture.trace  a capture or another tool's raw trace file"),
@@ -35,6 +66,11 @@ SCHEMES: dict[str, tuple[Callable[[SourceUrl], ByteSource], str]] = {
     "serial": (_serial, "serial:///dev/ttyACM0?baud=921600  a serial port (USB-UART on SWO, board UART)"),
     "rfc2217": (_serial, "rfc2217://host:port  a serial port shared over the network"),
     "loop": (_serial, "loop://  pyserial's loopback (tests)"),
+    "jlink": (_jlink, "jlink://600012345?device=STM32H743ZI&cpu=480M&swo=2M  a J-Link: SWO, &rtt=1, or polled memory"),
+    "pyocd": (_pyocd, "pyocd://0240000034544e45?target=stm32h743zitx&cpu=480M&swo=2M  CMSIS-DAP/ST-Link via pyOCD"),
+    "orbflow": (_orbflow, "orbflow://localhost:3402?tag=1  Orbuculum's framed stream (ITM of TPIU stream 1)"),
+    "fvp": (_fvp, "fvp -- FVP_Corstone_SSE-300_Ethos-U55 -a app.axf  run an Arm FVP and record its UART"),
+    "qemu": (_qemu, "qemu://mps3-an547?inferences=20  the demo firmware on QEMU (built when needed; tracer demo)"),
 }
 
 

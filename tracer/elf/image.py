@@ -1,0 +1,246 @@
+"""Reading an ELF file: its symbols, vector table, build ID and initialised memory."""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import hashlib
+import io
+import os
+from pathlib import Path
+from typing import BinaryIO
+
+from tracer.elf.exceptions import FIRST_IRQ, exception_label
+from tracer.errors import UsageError
+
+# Where toolchains and CMSIS startup files put the vector table: symbol names, then section names.
+VECTOR_SYMBOLS = ("__Vectors", "__isr_vector", "g_pfnVectors", "__vector_table", "_vector_table",
+                  "vector_table", "__VECTOR_TABLE", "_vectors")  # fmt: skip
+VECTOR_SECTIONS = (".isr_vector", ".vectors", ".vector_table", "RESET", ".intvecs")
+MAX_VECTORS = FIRST_IRQ + 496  # Armv8-M allows up to 496 external interrupts
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ElfSymbol:
+    """A symbol of the image.
+
+    Attributes:
+        name: The symbol name.
+        address: Its address (the Thumb bit cleared for functions).
+        size: Its size in bytes (0 when the toolchain did not record one).
+        kind: ``"func"``, ``"object"`` or ``"other"``.
+    """
+
+    name: str
+    address: int
+    size: int
+    kind: str
+
+    def contains(self, address: int) -> bool:
+        """True if ``address`` falls inside the symbol (or is its address, when unsized)."""
+        return self.address <= address < self.address + max(self.size, 1)
+
+
+@dataclasses.dataclass
+class ElfImage:
+    """What tracer needs from a firmware image.
+
+    Attributes:
+        name: How to name the file in messages.
+        build_id: Hex of ``.note.gnu.build-id``, or None if the image has none.
+        content_hash: SHA-256 of the loadable sections' bytes (a fallback identity).
+        symbols: Named function and object symbols, by name.
+        vectors: Handler name by exception number, from the vector table (empty if none found).
+    """
+
+    name: str
+    build_id: str | None
+    content_hash: str
+    symbols: dict[str, ElfSymbol]
+    vectors: dict[int, str]
+    _memory: list[tuple[int, bytes]] = dataclasses.field(default_factory=list, repr=False)
+    _func_starts: list[int] = dataclasses.field(default_factory=list, repr=False)
+    _funcs: list[ElfSymbol] = dataclasses.field(default_factory=list, repr=False)
+    _obj_starts: list[int] = dataclasses.field(default_factory=list, repr=False)
+    _objs: list[ElfSymbol] = dataclasses.field(default_factory=list, repr=False)
+
+    # -- lookups -----------------------------------------------------------------------------
+    def function_at(self, pc: int) -> tuple[str, int] | None:
+        """The function containing ``pc`` and the offset into it, or None."""
+        return _lookup(self._func_starts, self._funcs, pc & ~1)
+
+    def object_at(self, address: int) -> tuple[str, int] | None:
+        """The data object containing ``address`` and the offset into it, or None."""
+        return _lookup(self._obj_starts, self._objs, address)
+
+    def exception_name(self, number: int) -> str:
+        """The handler's name for an exception number, else the architecture's name (``IRQ5``)."""
+        return self.vectors.get(number) or exception_label(number)
+
+    def symbol(self, name: str) -> ElfSymbol | None:
+        """A symbol by name."""
+        return self.symbols.get(name)
+
+    def read(self, address: int, size: int) -> bytes | None:
+        """Initialised bytes at ``address`` from the image, or None if not in a loaded section."""
+        for start, data in self._memory:
+            if start <= address and address + size <= start + len(data):
+                return data[address - start : address - start + size]
+        return None
+
+    def read_word(self, address: int) -> int | None:
+        """A little-endian 32-bit word from the image, or None."""
+        data = self.read(address, 4)
+        return None if data is None else int.from_bytes(data, "little")
+
+    @property
+    def identity(self) -> dict[str, str]:
+        """The capture metadata that names this image."""
+        meta = {"elf": self.name, "firmware_hash": f"sha256:{self.content_hash}"}
+        if self.build_id:
+            meta["elf_build_id"] = self.build_id
+        return meta
+
+
+def open_elf(path: str | os.PathLike[str]) -> ElfImage:
+    """Read an ELF file.
+
+    Raises:
+        UsageError: The file is missing or not an ELF image.
+    """
+    p = Path(path)
+    try:
+        blob = p.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"--elf {p}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"--elf {p}: cannot read: {exc.strerror}") from None
+    return read_elf(io.BytesIO(blob), name=str(p))
+
+
+def read_elf(stream: BinaryIO | bytes, name: str = "<elf>") -> ElfImage:
+    """Read an ELF image from a stream or bytes (the stream need not be seekable).
+
+    Raises:
+        UsageError: Not an ELF image, or one pyelftools cannot read.
+    """
+    try:
+        from elftools.common.exceptions import ELFError  # noqa: PLC0415 - lazy, like all parsers
+        from elftools.elf.elffile import ELFFile  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - a core dependency
+        raise UsageError("reading ELF files needs pyelftools: pip install pyelftools") from None
+    blob = stream if isinstance(stream, bytes) else stream.read()
+    if not blob.startswith(b"\x7fELF"):
+        raise UsageError(f"{name}: not an ELF file (expected the bytes 7f 45 4c 46 at offset 0)")
+    try:
+        elf = ELFFile(io.BytesIO(blob))
+        return _build(elf, name)
+    except (ELFError, ValueError, KeyError, IndexError, AssertionError) as exc:
+        # pyelftools raises a few kinds on damaged files; any of them means "cannot use this".
+        raise UsageError(f"{name}: damaged ELF file ({exc})") from None
+
+
+# -- building -----------------------------------------------------------------------------------
+def _build(elf: object, name: str) -> ElfImage:
+    symbols = _symbols(elf)
+    memory = _memory(elf)
+    digest = hashlib.sha256()
+    for start, data in memory:
+        digest.update(start.to_bytes(8, "little") + data)
+    image = ElfImage(name, _build_id(elf), digest.hexdigest(), symbols, {}, memory)
+    funcs = sorted((s for s in symbols.values() if s.kind == "func"), key=lambda s: s.address)
+    objs = sorted((s for s in symbols.values() if s.kind == "object"), key=lambda s: s.address)
+    image._funcs, image._func_starts = funcs, [s.address for s in funcs]
+    image._objs, image._obj_starts = objs, [s.address for s in objs]
+    image.vectors = _vector_names(elf, image)
+    return image
+
+
+def _symbols(elf: object) -> dict[str, ElfSymbol]:
+    out: dict[str, ElfSymbol] = {}
+    symtab = elf.get_section_by_name(".symtab")  # type: ignore[attr-defined]
+    if symtab is None:
+        return out
+    for sym in symtab.iter_symbols():
+        kind_raw = sym["st_info"]["type"]
+        if not sym.name or kind_raw in ("STT_FILE", "STT_SECTION") or sym.name.startswith("$"):
+            continue  # mapping symbols ($t, $d) and file names name nothing the user wrote
+        kind = {"STT_FUNC": "func", "STT_OBJECT": "object"}.get(kind_raw, "other")
+        address = int(sym["st_value"])
+        if kind == "func":
+            address &= ~1  # Thumb functions carry bit 0 in their symbol value
+        symbol = ElfSymbol(sym.name, address, int(sym["st_size"]), kind)
+        # A global definition wins over a local one of the same name.
+        if sym.name not in out or sym["st_info"]["bind"] == "STB_GLOBAL":
+            out[sym.name] = symbol
+    return out
+
+
+def _memory(elf: object) -> list[tuple[int, bytes]]:
+    regions = []
+    for section in elf.iter_sections():  # type: ignore[attr-defined]
+        flags = section["sh_flags"]
+        if flags & 0x2 and section["sh_type"] != "SHT_NOBITS" and section["sh_size"]:  # SHF_ALLOC
+            regions.append((int(section["sh_addr"]), bytes(section.data())))
+    return sorted(regions)
+
+
+def _build_id(elf: object) -> str | None:
+    for section in elf.iter_sections():  # type: ignore[attr-defined]
+        if section["sh_type"] != "SHT_NOTE":
+            continue
+        for note in section.iter_notes():
+            if note["n_type"] == "NT_GNU_BUILD_ID":
+                desc = note["n_desc"]
+                return desc if isinstance(desc, str) else bytes(desc).hex()
+    return None
+
+
+def _vector_table(elf: object, image: ElfImage) -> tuple[int, int] | None:
+    """(address, number of entries) of the vector table, or None."""
+    for sym_name in VECTOR_SYMBOLS:
+        sym = image.symbols.get(sym_name)
+        if sym is not None:
+            return sym.address, (sym.size // 4 if sym.size else MAX_VECTORS)
+    for sec_name in VECTOR_SECTIONS:
+        section = elf.get_section_by_name(sec_name)  # type: ignore[attr-defined]
+        if section is not None and section["sh_size"] >= 8:
+            return int(section["sh_addr"]), int(section["sh_size"]) // 4
+    return None
+
+
+def _vector_names(elf: object, image: ElfImage) -> dict[int, str]:
+    table = _vector_table(elf, image)
+    if table is None:
+        return {}
+    address, count = table
+    handlers: dict[int, int] = {}
+    for number in range(1, min(count, MAX_VECTORS)):
+        word = image.read_word(address + 4 * number)
+        if word is None:
+            break
+        if word:
+            handlers[number] = word & ~1
+    uses: dict[int, int] = {}
+    for target in handlers.values():
+        uses[target] = uses.get(target, 0) + 1
+    names: dict[int, str] = {}
+    for number, target in handlers.items():
+        found = image.function_at(target)
+        # A handler shared by several vectors (Default_Handler) names none of them.
+        if found is not None and found[1] == 0 and uses[target] == 1:
+            names[number] = found[0]
+    return names
+
+
+def _lookup(starts: list[int], symbols: list[ElfSymbol], address: int) -> tuple[str, int] | None:
+    i = bisect.bisect_right(starts, address) - 1
+    # Walk back over zero-size symbols that share or precede the address.
+    while i >= 0:
+        sym = symbols[i]
+        if sym.contains(address):
+            return sym.name, address - sym.address
+        if sym.size:
+            return None
+        i -= 1
+    return None
