@@ -96,10 +96,16 @@ class CaptureReader:
         self.events: list[tuple[int, dict[str, object]]] = []
         self.size = _size_of(stream)
         start = stream.read(len(MAGIC))
-        self.is_capture = start == MAGIC
+        # A file shorter than the magic that is a start of it is a capture cut inside its magic
+        # (a raw stream of under 8 bytes that happens to begin 89 'T' 'R'... is the price).
+        cut_in_magic = 0 < len(start) < len(MAGIC) and MAGIC.startswith(start)
+        self.is_capture = start == MAGIC or cut_in_magic
         self.metadata = CaptureMetadata(source=f"file://{name}")
         self._data_start = 0
-        if self.is_capture:
+        if cut_in_magic:
+            self._warn(0, f"truncated at byte {len(start)}, inside the capture's magic number")
+            self._data_start = self.size
+        elif self.is_capture:
             self._data_start = self._read_header()
         stream.seek(self._data_start)
 
@@ -164,11 +170,16 @@ class CaptureReader:
         crc = self._stream.read(CRC.size)
         end = body_at + length + CRC.size
         if len(body) < length or len(crc) < CRC.size:
+            first_chunk = self._resync(body_at)
+            if first_chunk < self.size:  # chunks follow: the length is what is damaged
+                self._warn(body_at, f"capture header at byte {base} is damaged (length {length}); metadata ignored")
+                return first_chunk
             self._warn(body_at, f"truncated at byte {body_at + len(body) + len(crc)}, inside the capture header")
             return self.size
         if CRC.unpack(crc)[0] != zlib.crc32(body):
+            # The length may be the damaged part: find the first chunk by its own checksum.
             self._warn(body_at, f"capture header at byte {body_at} fails its checksum; metadata ignored")
-            return end
+            return self._resync(body_at)
         try:
             self.metadata = CaptureMetadata.from_json(json.loads(body))
         except (ValueError, TypeError) as exc:
@@ -180,7 +191,6 @@ class CaptureReader:
     def _capture_chunks(self) -> Iterator[CaptureChunk]:
         pos = self._data_start
         expected = 0  # next stream offset
-        lost = 0
         while True:
             self._stream.seek(pos)
             head = self._stream.read(CHUNK_HEAD.size)
@@ -198,8 +208,7 @@ class CaptureReader:
             kind, _stream_id, host_ns, offset, length, payload_crc = fields
             payload = self._stream.read(length)
             body_at = pos + CHUNK_HEAD.size
-            if offset > expected and kind == ChunkKind.DATA:
-                lost += offset - expected
+            lost = max(0, offset - expected)  # stream bytes of skipped chunks before this one
             if len(payload) < length:
                 self._warn(
                     body_at + len(payload),
@@ -224,8 +233,7 @@ class CaptureReader:
                     offset = expected
                 if payload:
                     yield CaptureChunk(offset, payload, host_ns, lost)
-                    lost = 0
-                expected = offset + len(payload)
+                    expected = offset + len(payload)
             elif kind == ChunkKind.EVENT:
                 self.events.append((offset, _json_or_note(payload)))
             elif kind == ChunkKind.METADATA:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from tracer.capture.reader import open_capture
 from tracer.decode.stream import decode_reader
 from tracer.decode.tpiu import TpiuMode
 from tracer.export.packets_text import write_packets
+
+if TYPE_CHECKING:
+    from tracer.cli.output import Console
+    from tracer.elf import ElfImage, SymbolResolver
 
 HELP = "print the ITM/DWT packets of a capture or raw trace file"
 DESCRIPTION = """\
@@ -25,6 +30,7 @@ examples:
   tracer decode swo.bin
   tracer decode captures/demo.trace --format ndjson | jq 'select(.type=="exception")'
   tracer decode parallel.bin --tpiu on --tpiu-id 1 --format stats
+  tracer decode bringup.trace --elf build/app.elf     # PC samples and IRQs by name
 """
 
 
@@ -36,8 +42,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--tpiu", choices=[m.value for m in TpiuMode], default="auto",
         help="TPIU formatter: detect (auto, default), force on, or off",
     )  # fmt: skip
-    parser.add_argument("--tpiu-id", type=int, default=None, metavar="N", help="TPIU source ID carrying ITM (default: 1)")
+    parser.add_argument(
+        "--tpiu-id", type=_tpiu_id, default=None, metavar="N",
+        help="TPIU source ID carrying ITM, 1..111 (default: the capture's, else 1)",
+    )  # fmt: skip
     parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
+    parser.add_argument(
+        "--elf", metavar="PATH",
+        help="firmware ELF: name functions for pc_sample/data_pc, IRQ handlers for exceptions "
+        "(ndjson gains a 'symbol' field)",
+    )  # fmt: skip
+
+
+def _tpiu_id(text: str) -> int:
+    """``--tpiu-id``: a trace source ID (0 is padding, 0x70 and up are reserved)."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if not 1 <= value <= 0x6F:
+        raise argparse.ArgumentTypeError(f"a TPIU source ID is 1..111 (0x6F), not {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,16 +70,19 @@ def run(args: argparse.Namespace) -> int:
     from tracer.cli.output import open_output
 
     console = args.console
+    symbols = _symbols(args.elf) if args.elf else None
     with open_capture(args.capture) as reader:
+        if symbols is not None:
+            _check_build_id(reader.metadata.elf_build_id, symbols.image, console)
         if reader.size == 0:
             console.warn(f"{args.capture} is empty: no bytes to decode")
         decoder, batches = decode_reader(
-            reader, TpiuMode(args.tpiu), args.tpiu_id, hold_timestamps=args.format != "stats"
+            reader, TpiuMode(args.tpiu), args.tpiu_id, packets=args.format != "stats"
         )
         with open_output(args.output) as out, console.progress("decoding", reader.size) as bar:
             for batch in batches:
                 if args.format != "stats":
-                    write_packets(batch, out, args.format)
+                    write_packets(batch, out, args.format, symbols)
                 bar.update(decoder.input_bytes)
             if args.format == "stats":
                 out.write(json.dumps(decoder.stats_json(), sort_keys=False) + "\n")
@@ -63,3 +91,18 @@ def run(args: argparse.Namespace) -> int:
         for message in decoder.warnings:
             console.warn(f"{args.capture}: {message}")
     return 0
+
+
+def _symbols(path: str) -> SymbolResolver:
+    from tracer.elf import SymbolResolver, open_elf
+
+    return SymbolResolver(open_elf(path))
+
+
+def _check_build_id(recorded: str | None, image: ElfImage, console: Console) -> None:
+    """Warn when the ELF is not the one the capture was recorded with."""
+    if recorded and image.build_id and recorded != image.build_id:
+        console.warn(
+            f"{image.name} has build ID {image.build_id} but the capture was recorded with "
+            f"{recorded}: names may be wrong"
+        )

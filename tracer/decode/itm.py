@@ -23,7 +23,7 @@ class ItmStats:
     packets: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(KIND_COUNT, np.int64))
     padding: int = 0  # 0x00 bytes that did not form a sync packet
     resyncs: int = 0  # sync packets that followed damage (reserved/malformed packet, gap)
-    truncated_bytes: int = 0  # bytes of a packet cut off by the end of the stream
+    truncated_bytes: int = 0  # bytes of a packet cut off by the end of the stream or a gap
     released_unstamped: int = 0  # packets released without waiting for their timestamp
     gaps: int = 0
     lost_bytes: int = 0
@@ -47,22 +47,27 @@ class ItmDecoder:
     """Decodes an ITM/DWT byte stream incrementally.
 
     It starts synced at byte 0 (most SWO streams carry no sync packet), treats a sync packet as a
-    fresh start (stimulus page 0), and emits reserved headers as packets without stopping.
+    fresh start (stimulus page 0, global timestamp unknown), and emits reserved headers as packets
+    without stopping.
 
     Args:
         hold_timestamps: Hold packets until the local timestamp after them arrives, so their ``ts``
-            is final. Pass False when only counting (``--format stats``): nothing is held.
+            is final. Pass False to get packets as soon as they are whole (``ts`` may be -1).
+        packets: Build packet batches. False only counts them (``--format stats``): ``feed``
+            then returns empty batches and :attr:`stats` is all there is.
     """
 
-    def __init__(self, hold_timestamps: bool = True) -> None:
+    def __init__(self, hold_timestamps: bool = True, *, packets: bool = True) -> None:
         self._state = itm_kernel.new_state()
         self._tail = b""
         self._tail_offset = 0
         self._next_offset = 0
-        self._hold = hold_timestamps
+        self._hold = hold_timestamps and packets
+        self._emit = packets
         self._held: list[PacketBatch] = []
         self._held_count = 0
-        self._damaged = False
+        self._scratch = PacketBatch.empty(0)
+        self._truncated_at: int | None = None
         self.stats = ItmStats()
 
     @property
@@ -81,11 +86,12 @@ class ItmDecoder:
         Returns:
             The packets whose timestamps are now final, in stream order.
         """
+        parts: list[PacketBatch] = []
         if offset is not None and offset != self._next_offset:
             if offset > self._next_offset:
-                self.gap(offset - self._next_offset)
+                parts.append(self.gap(offset - self._next_offset))
             self._next_offset = offset
-        chunk = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data
+        chunk = data if isinstance(data, np.ndarray) else np.frombuffer(data, np.uint8)
         self.stats.bytes += chunk.shape[0]
         if self._tail:
             buf = np.concatenate((np.frombuffer(self._tail, np.uint8), chunk))
@@ -94,50 +100,46 @@ class ItmDecoder:
             buf = chunk
             base = self._next_offset
         self._next_offset += chunk.shape[0]
-        if buf.shape[0] == 0:
-            return PacketBatch.empty()
-        out = PacketBatch.empty(buf.shape[0])
-        n, used, unstamped, first_stamp = itm_kernel.decode_itm(buf, base, self._state, *out.columns())
-        self._tail = bytes(buf[used:])
-        self._tail_offset = base + used
-        batch = out.slice(0, n)
-        self._count(batch)
-        return self._release(batch, unstamped, first_stamp)
+        parts.append(self._decode(buf, base, final=False))
+        return PacketBatch.concat(parts)
 
     def gap(self, lost_bytes: int | None) -> PacketBatch:
         """Say that stream bytes were lost here (a damaged capture chunk, a dropped connection).
 
-        A packet cut by the gap is dropped; decoding restarts at the next byte, as after a sync.
-        Returns the held packets, released without timestamps, and a ``gap`` packet.
+        A packet cut by the gap is dropped; decoding restarts at the next byte, as after a sync
+        (stimulus page 0, global timestamp unknown). Returns the held packets, released without
+        timestamps, and a ``gap`` packet.
         """
-        released = self._flush_held()
-        if self._tail:
-            self.stats.truncated_bytes += len(self._tail)
-            self._tail = b""
+        parts = [self._drain(at_end=False)]
+        parts.append(self._flush_held())
         self._settle_zeros()
-        self._state[itm_kernel.S_PAGE] = 0
-        self._damaged = True
+        state = self._state
+        state[itm_kernel.S_PAGE] = 0
+        state[itm_kernel.S_GTS_HI_VALID] = 0
+        state[itm_kernel.S_GTS_LO_BITS] = 0
+        state[itm_kernel.S_DAMAGED] = 1
         self.stats.gaps += 1
         self.stats.lost_bytes += lost_bytes or 0
-        marker = PacketBatch.empty(1)
-        for col, value in zip(
-            marker.columns(), (self._next_offset, PacketKind.GAP, lost_bytes or 0, 0, 0, 0, NO_TS), strict=True
-        ):
-            col[0] = value
         self.stats.packets[PacketKind.GAP] += 1
-        return PacketBatch.concat([released, marker])
+        if self._emit:
+            marker = PacketBatch.empty(1)
+            values = (self._next_offset, PacketKind.GAP, lost_bytes or 0, 0, 0, 0, NO_TS)
+            for col, value in zip(marker.columns(), values, strict=True):
+                col[0] = value
+            parts.append(marker)
+        return PacketBatch.concat(parts)
 
     def finish(self) -> PacketBatch:
-        """End of stream: release held packets (no timestamp follows them) and account the tail."""
-        if self._tail:
-            self.stats.truncated_bytes += len(self._tail)
+        """End of stream: decode what waited for more bytes, release held packets, account the tail."""
+        parts = [self._drain(at_end=True)]
         self._settle_zeros()
-        return self._flush_held()
+        parts.append(self._flush_held())
+        return PacketBatch.concat(parts)
 
     @property
     def truncated_at(self) -> int | None:
         """Stream offset of a packet cut by the end of the stream, if any (after :meth:`finish`)."""
-        return self._tail_offset if self._tail else None
+        return self._truncated_at
 
     @property
     def accumulated_ts(self) -> int:
@@ -145,28 +147,42 @@ class ItmDecoder:
         return int(self._state[itm_kernel.S_TS])
 
     # -- internals -------------------------------------------------------------------------------
+    def _decode(self, buf: np.ndarray, base: int, final: bool) -> PacketBatch:
+        if buf.shape[0] == 0:
+            return PacketBatch.empty()
+        if len(self._scratch) < buf.shape[0]:
+            # Room for one packet per byte; callers feed chunks of about the same size (the tail
+            # carried over is a few bytes), so a little slack avoids regrowing on every call.
+            self._scratch = PacketBatch.empty(buf.shape[0] + 4096)
+        n, used, unstamped, first_stamp = itm_kernel.decode_itm(
+            buf, base, self._state, self.stats.packets, final, *self._scratch.columns()
+        )
+        self._tail = bytes(buf[used:])
+        self._tail_offset = base + used
+        self.stats.padding = int(self._state[itm_kernel.S_PADDING])
+        self.stats.resyncs = int(self._state[itm_kernel.S_RESYNCS])
+        if not self._emit:
+            return PacketBatch.empty()
+        batch = self._scratch.slice(0, n).copy()
+        return self._release(batch, unstamped, first_stamp)
+
+    def _drain(self, at_end: bool) -> PacketBatch:
+        """No more bytes follow the tail (end or gap): decode it for good, drop a cut packet."""
+        out = PacketBatch.empty()
+        if self._tail:
+            out = self._decode(np.frombuffer(self._tail, np.uint8), self._tail_offset, final=True)
+        if self._tail:
+            self.stats.truncated_bytes += len(self._tail)
+            if at_end:
+                self._truncated_at = self._tail_offset
+            self._tail = b""
+        return out
+
     def _settle_zeros(self) -> None:
         """Zeros pending at a gap or the end can no longer become a sync packet: they are padding."""
         self._state[itm_kernel.S_PADDING] += self._state[itm_kernel.S_ZEROS]
         self._state[itm_kernel.S_ZEROS] = 0
         self.stats.padding = int(self._state[itm_kernel.S_PADDING])
-
-    def _count(self, batch: PacketBatch) -> None:
-        counts = batch.counts()
-        self.stats.packets += counts
-        self.stats.padding = int(self._state[itm_kernel.S_PADDING])
-        if self._damaged or counts[PacketKind.RESERVED]:
-            self._count_resyncs(batch)
-
-    def _count_resyncs(self, batch: PacketBatch) -> None:
-        """A sync after damage (reserved header, malformed packet or gap) is a resync."""
-        interesting = np.flatnonzero((batch.kind == PacketKind.RESERVED) | (batch.kind == PacketKind.SYNC))
-        for kind in batch.kind[interesting].tolist():
-            if kind == PacketKind.RESERVED:
-                self._damaged = True
-            elif self._damaged:
-                self.stats.resyncs += 1
-                self._damaged = False
 
     def _release(self, batch: PacketBatch, unstamped: int, first_stamp: int) -> PacketBatch:
         if not self._hold:
@@ -180,7 +196,7 @@ class ItmDecoder:
                 self._held = []
                 self._held_count = 0
         if self._held:  # nothing in this batch stamped the held packets
-            self._held.append(batch.copy())
+            self._held.append(batch)
             self._held_count += len(batch)
             if self._held_count > MAX_HELD_PACKETS:
                 self.stats.released_unstamped += self._held_count

@@ -7,7 +7,7 @@ from typing import Any, Iterator
 from tracer.capture.reader import CaptureReader
 from tracer.decode.itm import ItmDecoder
 from tracer.decode.packets import PacketBatch
-from tracer.decode.tpiu import DETECT_WINDOW, TpiuDeframer, TpiuMode, frame_alignment
+from tracer.decode.tpiu import DETECT_WINDOW, FULL_SYNC, TpiuDeframer, TpiuMode, frame_alignment, frame_plausible
 
 
 class TraceDecoder:
@@ -17,12 +17,15 @@ class TraceDecoder:
         tpiu: ``AUTO`` detects formatting from the first 64 KiB; ``ON`` and ``OFF`` force it.
         tpiu_id: The TPIU source ID carrying ITM.
         hold_timestamps: See :class:`ItmDecoder`.
+        packets: See :class:`ItmDecoder`; False only counts (``--format stats``).
     """
 
-    def __init__(self, tpiu: TpiuMode = TpiuMode.AUTO, tpiu_id: int = 1, hold_timestamps: bool = True) -> None:
+    def __init__(
+        self, tpiu: TpiuMode = TpiuMode.AUTO, tpiu_id: int = 1, hold_timestamps: bool = True, *, packets: bool = True
+    ) -> None:
         self.mode = tpiu
         self.tpiu_id = tpiu_id
-        self.itm = ItmDecoder(hold_timestamps=hold_timestamps)
+        self.itm = ItmDecoder(hold_timestamps=hold_timestamps, packets=packets)
         self.deframer: TpiuDeframer | None = None
         self.tpiu_frames_seen = False
         self._probe = bytearray()
@@ -86,17 +89,31 @@ class TraceDecoder:
 
     # -- internals -------------------------------------------------------------------------------
     def _decide(self) -> bytes:
+        """Decide on TPIU from the first ``DETECT_WINDOW`` bytes; return all bytes probed so far."""
         sample = bytes(self._probe)
         self._probe = bytearray()
         self._decided = True
         if self.mode is TpiuMode.OFF:
             return sample
-        alignment = frame_alignment(sample)
-        if alignment is None:
-            if self.mode is TpiuMode.AUTO:
+        window = sample[:DETECT_WINDOW]
+        if self.mode is TpiuMode.AUTO:
+            alignment = frame_alignment(window, self.tpiu_id)
+            if alignment is None:
                 return sample
-            self.warnings.append("--tpiu on, but no TPIU frame boundary found; assuming frames start at byte 0")
-            alignment = 0
+        else:
+            # Told it is formatted. A full sync never occurs inside valid frames (it would need
+            # an ID byte of 0x7F), so the first one is a frame boundary. Without one, byte 0 is
+            # (captures start at a frame) unless the frames from there cannot be TPIU; then search.
+            sync = window.find(FULL_SYNC)
+            if sync >= 0:
+                alignment = sync
+            elif frame_plausible(window, 0, self.tpiu_id):
+                alignment = 0
+            else:
+                alignment = frame_alignment(window, self.tpiu_id, min_frames=1)
+            if alignment is None:
+                alignment = 0
+                self.warnings.append("--tpiu on, but no TPIU frame boundary found; assuming frames start at byte 0")
         self.deframer = TpiuDeframer(self.tpiu_id, alignment)
         return sample
 
@@ -119,19 +136,32 @@ class TraceDecoder:
 
 
 def decode_reader(
-    reader: CaptureReader, tpiu: TpiuMode = TpiuMode.AUTO, tpiu_id: int | None = None, hold_timestamps: bool = True
+    reader: CaptureReader,
+    tpiu: TpiuMode = TpiuMode.AUTO,
+    tpiu_id: int | None = None,
+    hold_timestamps: bool = True,
+    *,
+    packets: bool = True,
 ) -> tuple[TraceDecoder, Iterator[PacketBatch]]:
     """Decode a whole capture, streaming.
 
     ``tpiu`` AUTO defers to the capture's metadata when it says whether the stream is formatted.
+    ``packets=False`` only counts (the batches are empty; read ``decoder.stats_json()``).
 
     Returns:
         The decoder (stats and warnings fill in as batches are consumed) and the batches.
     """
     meta = reader.metadata
-    if tpiu is TpiuMode.AUTO and meta.tpiu is not None and reader.is_capture:
+    if tpiu is TpiuMode.AUTO and isinstance(meta.tpiu, bool) and reader.is_capture:
         tpiu = TpiuMode.ON if meta.tpiu else TpiuMode.OFF
-    decoder = TraceDecoder(tpiu, tpiu_id if tpiu_id is not None else meta.tpiu_id, hold_timestamps)
+    warnings: list[str] = []
+    if tpiu_id is None:
+        tpiu_id = meta.tpiu_id
+        if not isinstance(tpiu_id, int) or not 0 < tpiu_id < 0x70:
+            warnings.append(f"capture header names TPIU source {tpiu_id!r}, not 1..111; using 1")
+            tpiu_id = 1
+    decoder = TraceDecoder(tpiu, tpiu_id, hold_timestamps, packets=packets)
+    decoder.warnings.extend(warnings)
 
     def batches() -> Iterator[PacketBatch]:
         for chunk in reader.chunks():

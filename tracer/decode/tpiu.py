@@ -15,6 +15,9 @@ VALID_IDS = frozenset(range(0x00, 0x70)) | {0x7B, 0x7D}
 TRIGGER_ID = 0x7D
 NULL_ID = 0x00
 DETECT_WINDOW = 64 * 1024
+MIN_FRAMES = 4  # fewer whole frames than this are never taken for a formatted stream
+MAX_SOURCES = 6  # distinct IDs a formatted stream plausibly carries
+MAX_SYNC_TRIES = 4  # full-sync lookalikes tried before searching alignments
 
 
 class TpiuMode(enum.Enum):
@@ -47,50 +50,71 @@ class TpiuStats:
         }
 
 
-def frame_alignment(sample: bytes) -> int | None:
+def frame_alignment(sample: bytes, source_id: int = 1, min_frames: int = MIN_FRAMES) -> int | None:
     """Return where the first whole frame starts in ``sample``, or None if it is not TPIU.
 
-    A full sync marks the boundary for sure. Without one, each of the 16 alignments is scored:
-    in a formatted stream every ID change names one of a few valid source IDs, while raw ITM
-    bytes read as frames give many IDs, some never valid.
+    A full sync (``FF FF FF 7F``) marks a frame boundary for sure, once the frames after it hold
+    up as TPIU (it never occurs inside valid frames: it would need an ID byte of 0x7F). Without one, each of the 16 alignments is tried by deframing the sample from there.
+    A formatted stream read at its true alignment changes to a few valid IDs, at least one of them
+    a real source, and never to the ID already current; raw ITM read as frames fails one of these.
+    ID bytes sit at even offsets, so the parity of the start comes first: the parity whose starts
+    see the most ID changes. Starts an even number of bytes apart see the same ID bytes; among them
+    the one whose ``source_id`` bytes decode as ITM with the fewest reserved or malformed packets
+    wins, then more ID changes, then fewer IDs, then the earliest. Fewer than ``min_frames``
+    whole frames are never taken for TPIU.
     """
     at = sample.find(FULL_SYNC)
-    if 0 <= at < len(sample) - FRAME:
-        return at
-    best: tuple[int, int, int] | None = None
-    for align in range(FRAME):
-        ids = _frame_ids(sample, align)
-        if ids is None:
-            continue
-        distinct, changes = len(set(ids)), len(ids)
-        if changes == 0 or distinct > 6:
-            continue
-        score = (distinct, -changes, align)
-        if best is None or score < best:
-            best = score
-    return best[2] if best is not None else None
-
-
-def _frame_ids(sample: bytes, align: int, max_frames: int = 512) -> list[int] | None:
-    """The ID changes of the frames at ``align``, or None if one is never valid."""
-    frames = min((len(sample) - align) // FRAME, max_frames)
-    if frames < 4:
+    for _ in range(MAX_SYNC_TRIES):
+        if at < 0:
+            break
+        # Every frame after the sync must hold up; one is enough (raw ITM that happens to
+        # contain the sync pattern fails on the frames that follow it in a longer sample).
+        if _score(sample, at, source_id, 1) is not None:
+            return at
+        at = sample.find(FULL_SYNC, at + 1)
+    by_parity: dict[int, list[tuple[float, int, int, int]]] = {0: [], 1: []}
+    for start in range(min(FRAME, len(sample))):
+        score = _score(sample, start, source_id, min_frames)
+        if score is not None:
+            by_parity[start % 2].append(score)
+    ranked = [(-max(-s[1] for s in scores), min(scores)) for scores in by_parity.values() if scores]
+    if not ranked:
         return None
-    ids: list[int] = []
-    for f in range(frames):
-        base = align + f * FRAME
-        for j in range(0, FRAME, 2):
-            byte = sample[base + j]
-            if byte & 1:
-                if byte >> 1 not in VALID_IDS:
-                    return None
-                ids.append(byte >> 1)
-    return ids
+    return min(ranked)[1][3]
 
 
-def looks_formatted(sample: bytes) -> bool:
+def frame_plausible(sample: bytes, start: int, source_id: int = 1) -> bool:
+    """True if the frames of ``sample`` from ``start`` hold up as TPIU (one frame is enough)."""
+    return _score(sample, start, source_id, 1) is not None
+
+
+def _score(sample: bytes, start: int, source_id: int, min_frames: int) -> tuple[float, int, int, int] | None:
+    """Rank of a candidate start (lower is better), or None if frames from there are not TPIU."""
+    from tracer.decode.itm import ItmDecoder  # noqa: PLC0415 - itm imports nothing of ours back
+
+    deframer = TpiuDeframer(source_id, start)
+    itm_bytes = deframer.feed(sample)
+    if deframer.stats.frames < min_frames:
+        return None
+    changes = deframer.id_changes
+    ids = [int(i) for i in np.flatnonzero(changes)]
+    total = int(changes.sum())
+    if not ids or any(i not in VALID_IDS for i in ids) or len(ids) > MAX_SOURCES:
+        return None
+    if not any(0 < i < 0x70 for i in ids):
+        return None
+    if deframer.redundant_changes > max(2, total // 8):
+        return None
+    itm = ItmDecoder(packets=False)
+    itm.feed(itm_bytes)
+    itm.finish()
+    damage = itm.stats.reserved / max(1, len(itm_bytes))
+    return (damage, -total, len(ids), start)
+
+
+def looks_formatted(sample: bytes, source_id: int = 1) -> bool:
     """True if ``sample`` (the start of a stream) is TPIU-formatted."""
-    return frame_alignment(sample) is not None
+    return frame_alignment(sample, source_id) is not None
 
 
 class TpiuDeframer:
@@ -108,6 +132,7 @@ class TpiuDeframer:
         self._state = tpiu_kernel.new_state()
         self._frame = np.zeros(FRAME, np.uint8)
         self._id_bytes = np.zeros(tpiu_kernel.ID_COUNT, np.int64)
+        self.id_changes = np.zeros(tpiu_kernel.ID_COUNT, np.int64)
         self._skip = alignment
         self._carry = b""
         self.stats = TpiuStats(alignment=alignment)
@@ -122,8 +147,9 @@ class TpiuDeframer:
         if self._carry:
             data = self._carry + bytes(data)
         buf = np.frombuffer(data, np.uint8)
-        out = np.empty(buf.shape[0], np.uint8)
-        n, used = tpiu_kernel.deframe(buf, self._state, self._frame, self.source_id, out, self._id_bytes)
+        # A frame completed by these bytes may hold up to 14 bytes that arrived in earlier calls.
+        out = np.empty(buf.shape[0] + FRAME, np.uint8)
+        n, used = tpiu_kernel.deframe(buf, self._state, self._frame, self.source_id, out, self._id_bytes, self.id_changes)
         self._carry = bytes(buf[used:])
         self._sync_stats()
         return out[:n].tobytes()
@@ -134,6 +160,11 @@ class TpiuDeframer:
         self.stats.full_syncs = int(s[tpiu_kernel.S_FULL_SYNCS])
         self.stats.half_syncs = int(s[tpiu_kernel.S_HALF_SYNCS])
         self.stats.id_bytes = {i: int(v) for i, v in enumerate(self._id_bytes) if v}
+
+    @property
+    def redundant_changes(self) -> int:
+        """ID changes to the ID already current: a formatter never makes them."""
+        return int(self._state[tpiu_kernel.S_REDUNDANT])
 
     @property
     def partial_frame_bytes(self) -> int:

@@ -19,7 +19,8 @@ S_FRAMES = 3
 S_FULL_SYNCS = 4
 S_HALF_SYNCS = 5
 S_STRAY = 6  # FF FF halfwords not followed by 7F FF
-STATE_SIZE = 7
+S_REDUNDANT = 7  # ID changes to the ID already current (a formatter never makes them)
+STATE_SIZE = 8
 
 ID_COUNT = 128
 
@@ -42,8 +43,10 @@ def _emit(source, byte, wanted, out, n, id_bytes):  # noqa: ANN001, ANN202
 
 
 @numba.njit(cache=True)
-def deframe(buf, state, frame, wanted, out, id_bytes):  # noqa: ANN001, ANN201
+def deframe(buf, state, frame, wanted, out, id_bytes, id_changes):  # noqa: ANN001, ANN201
     """Deframe whole halfwords of ``buf``; bytes of source ``wanted`` go to ``out``.
+
+    ``id_bytes`` and ``id_changes`` (128 entries) count the data bytes and ID changes per ID.
 
     Returns:
         (bytes written to out, bytes of buf consumed: even, the odd last byte is left)
@@ -87,6 +90,9 @@ def deframe(buf, state, frame, wanted, out, id_bytes):  # noqa: ANN001, ANN201
             b = frame[2 * j]
             if b & 1:
                 new_id = np.int64(b >> 1)
+                id_changes[new_id] += 1
+                if new_id == current:
+                    state[S_REDUNDANT] += 1
                 if j == 7:
                     current = new_id
                 elif (aux >> j) & 1:
