@@ -6,34 +6,81 @@ import argparse
 
 from tracer.capture.reader import open_capture
 
-HELP = "export a capture (raw bytes for other tools)"
+HELP = "export a capture: Perfetto trace, Chrome JSON, CSV of layer executions, or raw bytes"
 DESCRIPTION = """\
-Write a capture in another format.
+Write a capture (or a firmware text log) in another tool's format.
 
 formats:
-  raw     the stream bytes exactly as received, for orbcat, pyOCD, OpenOCD or sigrok
+  perfetto     native Perfetto protobuf trace: open it in ui.perfetto.dev. One track per engine
+               (CPU, NPU) with a slice per layer execution (args: cycles, predicted, ratio, PMU
+               counters), inferences, a track per interrupt, NPU jobs, cache maintenance and
+               console lines, counter tracks for arena use, stack high-water and NPU PMU counters
+  chrome-json  legacy Chrome trace-event JSON (chrome://tracing); the same tracks, ts/dur in us
+  csv          one row per layer execution: inference, layer, name, op, engine, start, end,
+               cycles, complete, predicted, ratio (cycles at the capture's clock)
+  raw          the stream bytes exactly as received, for orbcat, pyOCD, OpenOCD or sigrok
+
+Times are converted from target cycles at the capture's clock (--clock when it does not say);
+with --budget, layer executions carry their predicted cycles and the ratio.
 
 examples:
+  tracer export captures/demo.trace --format perfetto -o demo.perfetto-trace
+  tracer export captures/demo.trace --format perfetto --budget captures/demo_budget.toml -o demo.pftrace
+  tracer export captures/demo.trace --format csv -o layers.csv
+  tracer export captures/demo.trace --format chrome-json -o demo.json
   tracer export captures/demo.trace --format raw -o demo.swo
 """
 
-FORMATS = ("raw",)
+FORMATS = ("perfetto", "chrome-json", "csv", "raw")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer export``."""
-    parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or raw trace file")
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments
+
+    parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     parser.add_argument("--format", choices=FORMATS, required=True, help="output format")
     parser.add_argument("-o", "--output", metavar="PATH", required=True, help="output file ('-' for stdout)")
+    add_budget_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Export."""
     from tracer.cli.output import open_output
 
-    with open_capture(args.capture) as reader, open_output(args.output, binary=True) as out:
-        for chunk in reader.chunks():
-            out.write(chunk.data)
-        for warning in reader.warnings:
-            args.console.warn(str(warning))
+    if args.format == "raw":
+        with open_capture(args.capture) as reader, open_output(args.output, binary=True) as out:
+            for chunk in reader.chunks():
+                out.write(chunk.data)
+            for warning in reader.warnings:
+                args.console.warn(str(warning))
+        return 0
+    from tracer.analysis.budget_view import compare_budget
+    from tracer.cli.analysis_input import load_input
+
+    loaded = load_input(args)
+    predicted: dict[int, float] = {}
+    title = ""
+    if loaded.budget is not None:
+        comparison = compare_budget(loaded.timeline, loaded.budget, args.tolerance)
+        predicted = dict(comparison.view().layer_cycles)
+        title = loaded.budget.model.name
+    title = title or str(loaded.timeline.source or args.capture)
+    if args.format == "perfetto":
+        from tracer.export.perfetto import write_perfetto
+
+        with open_output(args.output, binary=True) as out:
+            size = write_perfetto(out, loaded.timeline, predicted, title)
+        args.console.info(f"wrote {size:,} bytes of Perfetto trace: open it in ui.perfetto.dev")
+    elif args.format == "chrome-json":
+        from tracer.export.chrome_json import write_chrome_json
+
+        with open_output(args.output) as out:
+            write_chrome_json(out, loaded.timeline, predicted, title)
+    else:
+        from tracer.export.csv_export import write_csv
+
+        with open_output(args.output) as out:
+            rows = write_csv(out, loaded.timeline, predicted)
+        args.console.info(f"wrote {rows:,} layer executions")
     return 0

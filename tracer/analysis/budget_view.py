@@ -1,0 +1,167 @@
+"""A budget lined up with a capture: per measured layer, its prediction in capture cycles and limit.
+
+``compare_budget(timeline, budget, tolerance_pct)`` matches the capture's layers to the budget
+(:func:`tracer.budget.matching.match_layers`: by name, NPU subgraph, index, then operator order,
+with Vela's cycles converted to the capture's clock) and decides each layer's tolerance:
+
+1. the layer's own ``tolerance_pct`` in the budget file, else
+2. the budget's model-level ``tolerance_pct``, else
+3. ``--tolerance``, else
+4. 10 %.
+
+A layer is within budget while its measured p50 is at most ``predicted * (1 + tolerance/100)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from tracer.analysis.report import BudgetView
+from tracer.budget.matching import LayerMatch, Matching, match_layers
+from tracer.budget.model import Budget, json_number
+from tracer.telemetry.model import Engine, InferenceTimeline
+
+DEFAULT_TOLERANCE_PCT = 10.0
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerPlan:
+    """What the budget says about one measured layer.
+
+    Attributes:
+        index: The measured layer.
+        predicted_cycles: Predicted cycles in the capture's clock (None: no estimate or no conversion).
+        tolerance_pct: The tolerance that applies (see the module docstring).
+        tolerance_from: ``layer``/``model`` (the budget file), ``option`` (``--tolerance``) or ``default``.
+        planned_engine: ``npu``/``cpu`` when the budget says (NPU if any of its budget layers is).
+        matched_by: How it was matched (``name``, ``npu-subgraph``, ``index``, ``op-sequence``, ``unmatched``).
+        budget_layers: The labels of the budget layers it is.
+        budget_cycles: Their cycles in the budget's own clock.
+        note: What a reader should know (engine differs, clock unknown ...).
+    """
+
+    index: int
+    predicted_cycles: float | None
+    tolerance_pct: float
+    tolerance_from: str
+    planned_engine: str | None
+    matched_by: str
+    budget_layers: tuple[str, ...]
+    budget_cycles: float | None
+    note: str
+
+    @property
+    def limit_cycles(self) -> float | None:
+        """The most cycles still within budget."""
+        if self.predicted_cycles is None:
+            return None
+        return self.predicted_cycles * (1 + self.tolerance_pct / 100)
+
+    def to_json(self) -> dict[str, Any]:
+        """The per-layer ``budget`` object of the report."""
+        return {
+            "matched_by": self.matched_by,
+            "budget_layers": list(self.budget_layers),
+            "budget_cycles": json_number(_round(self.budget_cycles)),
+            "planned_engine": self.planned_engine,
+            "tolerance_pct": json_number(self.tolerance_pct),
+            "tolerance_from": self.tolerance_from,
+            "limit_cycles": json_number(_round(self.limit_cycles)),
+            "note": self.note or None,
+        }
+
+
+@dataclasses.dataclass
+class BudgetComparison:
+    """A budget matched to one capture.
+
+    Attributes:
+        budget: The normalized budget.
+        matching: The raw matching (every measured layer, unmatched budget layers, clock scale).
+        plans: Per measured layer index.
+        tolerance_pct: The ``--tolerance`` given (None: not given).
+    """
+
+    budget: Budget
+    matching: Matching
+    plans: dict[int, LayerPlan]
+    tolerance_pct: float | None = None
+
+    @property
+    def predicted_total(self) -> float | None:
+        """Predicted cycles of one inference in the capture's clock (the model total, else the layers' sum)."""
+        total = self.budget.model.cycles_total
+        if total is None:
+            total = self.budget.layer_cycles_total
+        if total is None or self.matching.scale is None:
+            return None
+        return total * self.matching.scale
+
+    def view(self) -> BudgetView:
+        """What the report builder needs."""
+        model = self.budget.model
+        return BudgetView(
+            layer_cycles={i: p.predicted_cycles for i, p in self.plans.items() if p.predicted_cycles is not None},
+            arena_bytes=model.arena_bytes,
+            name=model.name,
+            layers={i: p.to_json() for i, p in self.plans.items()},
+            memory={"planned_peak": model.sram_bytes, "available": model.sram_available_bytes},
+            summary=self.to_json(),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's ``budget`` section."""
+        model = self.budget.model
+        return {
+            "name": model.name,
+            "sources": list(self.budget.sources),
+            "compiler": model.compiler.to_json() if model.compiler else None,
+            "clock_hz": model.clock_hz,
+            "scale": self.matching.scale,
+            "units": self.matching.note,
+            "cycles_total": json_number(model.cycles_total),
+            "predicted_cycles_per_inference": json_number(_round(self.predicted_total)),
+            "tolerance_pct": json_number(self.tolerance_pct),
+            "unmatched_budget_layers": [
+                {"index": b.index, "name": b.name, "op": b.op, "predicted_cycles": json_number(b.predicted_cycles)}
+                for b in self.matching.unmatched_budget
+            ],
+            "notes": list(self.budget.notes),
+        }
+
+
+def compare_budget(timeline: InferenceTimeline, budget: Budget, tolerance_pct: float | None = None) -> BudgetComparison:
+    """Match ``budget`` to the timeline's layers and settle each layer's tolerance."""
+    matching = match_layers(timeline.layers.values(), budget, timeline.clock_hz)
+    plans = {m.measured.index: _plan(m, budget, tolerance_pct) for m in matching.matches}
+    return BudgetComparison(budget, matching, plans, tolerance_pct)
+
+
+def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:
+    own = [b.tolerance_pct for b in match.budget if b.tolerance_pct is not None]
+    if own:
+        tolerance, source = min(own), "layer"
+    elif budget.model.tolerance_pct is not None:
+        tolerance, source = budget.model.tolerance_pct, "model"
+    elif option is not None:
+        tolerance, source = option, "option"
+    else:
+        tolerance, source = DEFAULT_TOLERANCE_PCT, "default"
+    engines = {b.engine for b in match.budget if b.engine is not None}
+    planned = None if not engines else (Engine.NPU.value if Engine.NPU in engines else Engine.CPU.value)
+    return LayerPlan(
+        index=match.measured.index,
+        predicted_cycles=match.predicted_cycles,
+        tolerance_pct=float(tolerance),
+        tolerance_from=source,
+        planned_engine=planned,
+        matched_by=match.how.value,
+        budget_layers=tuple(b.label for b in match.budget),
+        budget_cycles=match.budget_cycles,
+        note=match.note,
+    )
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)

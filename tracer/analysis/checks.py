@@ -1,0 +1,242 @@
+"""The CI gate: an analysis turned into named checks that pass or fail (``tracer check``).
+
+Three groups, each check with what was measured and its limit:
+
+* **layers**: one check per measured layer the budget predicts: its p50 cycles against
+  ``predicted * (1 + tolerance)``; the layer's budget findings (``layer-over-budget``,
+  ``layer-p99-over-budget``) belong to it;
+* **memory**: the tensor arena (used against size less 10 % headroom; allocation failures), each
+  stack (high-water against 75 % of its size; the canary), the compiler's SRAM peak (against 75 % of
+  the SRAM on the part); the memory findings belong to them;
+* **findings**: one check per finding kind that no layer or memory check holds (``cpu-fallback``,
+  ``capture-loss``, ``npu-utilization-low``, the ISR, jitter and coherency kinds ...), listed even
+  when nothing was found for the kinds the rule modules declare.
+
+A check fails when a finding it holds is at or above ``--fail-on`` (default: error), or when its
+layer could not be measured at all. The gate passes when every check passes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from typing import Any, Iterable
+
+from tracer.analysis.analyze import Analysis
+from tracer.analysis.findings import Finding, Severity
+from tracer.analysis.findings.common import layer_stats
+from tracer.analysis.findings.memory import ARENA_HEADROOM, SRAM_FRACTION, STACK_FRACTION
+
+LAYERS, MEMORY, FINDINGS = "layers", "memory", "findings"
+LAYER_KINDS = frozenset({"layer-over-budget", "layer-p99-over-budget"})
+ARENA_KINDS = frozenset({"arena-too-small", "arena-headroom", "arena-over-plan"})
+STACK_KINDS = frozenset({"stack-canary", "stack-high-water"})
+SRAM_KINDS = frozenset({"sram-peak-high"})
+
+
+@dataclasses.dataclass
+class Check:
+    """One named check.
+
+    Attributes:
+        name: What is checked (``layer 3 dw3 (DEPTHWISE_CONV_2D, npu)``, ``arena``, ``stack main`` ...).
+        group: ``layers``, ``memory`` or ``findings``.
+        passed: True when nothing it holds reaches the failing severity.
+        measured: The measured value (p50 cycles, bytes, number of findings), or None.
+        limit: The most that passes, or None when there is no limit.
+        unit: ``cycles``, ``bytes`` or ``findings``.
+        message: One line saying the result (the findings it holds say the rest).
+        findings: The findings it holds.
+        layer: The layer index (layer checks).
+        seconds: The measured time in seconds, when it is a time and the clock is known.
+    """
+
+    name: str
+    group: str
+    passed: bool
+    measured: float | int | None
+    limit: float | int | None
+    unit: str
+    message: str
+    findings: list[Finding] = dataclasses.field(default_factory=list)
+    layer: int | None = None
+    seconds: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{name, group, passed, measured, limit, unit, message, layer, findings}`` (finding ids)."""
+        return {
+            "name": self.name,
+            "group": self.group,
+            "passed": self.passed,
+            "measured": _num(self.measured),
+            "limit": _num(self.limit),
+            "unit": self.unit,
+            "message": self.message,
+            "layer": self.layer,
+            "findings": [f.id for f in self.findings],
+        }
+
+
+@dataclasses.dataclass
+class GateResult:
+    """Every check and the verdict."""
+
+    checks: list[Check]
+    fail_on: Severity
+
+    @property
+    def passed(self) -> bool:
+        """True when every check passed."""
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failed(self) -> list[Check]:
+        """The checks that failed."""
+        return [c for c in self.checks if not c.passed]
+
+
+def run_checks(analysis: Analysis, fail_on: Severity = Severity.ERROR) -> GateResult:
+    """Turn an analysis into the gate's checks (see the module docstring)."""
+    remaining = list(analysis.findings)
+    checks = _layer_checks(analysis, remaining, fail_on)
+    checks += _memory_checks(analysis, remaining, fail_on)
+    checks += _finding_checks(remaining, fail_on)
+    return GateResult(checks, fail_on)
+
+
+def _take(findings: list[Finding], keep: Any) -> list[Finding]:
+    """Remove and return the findings ``keep(f)`` accepts."""
+    taken = [f for f in findings if keep(f)]
+    for f in taken:
+        findings.remove(f)
+    return taken
+
+
+def _fails(findings: Iterable[Finding], fail_on: Severity) -> bool:
+    return any(f.severity.at_least(fail_on) for f in findings)
+
+
+def _layer_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severity) -> list[Check]:
+    comparison = analysis.comparison
+    if comparison is None:
+        return []
+    timeline = analysis.timeline
+    stats = layer_stats(analysis.context)
+    out = []
+    for index, plan in sorted(comparison.plans.items()):
+        if plan.predicted_cycles is None:
+            continue
+        info = timeline.layer(index)
+        name = f"layer {index} {info.label} ({info.op or '?'}, {info.engine.value})"
+        held = _take(remaining, lambda f, i=index: f.layer == i and f.id in LAYER_KINDS)
+        st = stats.get(index)
+        p50 = st.cycles.p50 if st and st.cycles else None
+        limit = plan.limit_cycles
+        seconds = p50 / timeline.clock_hz if p50 is not None and timeline.clock_hz else None
+        if p50 is None:
+            message = "not measured: no complete execution of this layer (see capture-loss)"
+            passed = False
+        else:
+            ratio = p50 / plan.predicted_cycles if plan.predicted_cycles else 0.0
+            verdict = "within" if p50 <= (limit or 0) else "OVER"
+            message = (f"p50 {p50:,} cycles {verdict} the limit {round(limit or 0):,} (predicted "
+                       f"{round(plan.predicted_cycles):,} + {plan.tolerance_pct:g}%; ratio {ratio:.2f})")  # fmt: skip
+            passed = not _fails(held, fail_on)
+        out.append(Check(name, LAYERS, passed, p50, limit, "cycles", message, held, index, seconds))
+    return out
+
+
+def _memory_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severity) -> list[Check]:
+    timeline = analysis.timeline
+    options = analysis.context.options
+    out = []
+    used = max((a.used for a in timeline.arena), default=None)
+    size = next((a.size for a in reversed(timeline.arena) if a.size is not None), None)
+    held = _take(remaining, lambda f: f.id in ARENA_KINDS)
+    if used is not None or held or timeline.allocation_failures:
+        headroom = float(options.get("arena_headroom", ARENA_HEADROOM))
+        limit = size * (1 - headroom) if size else None
+        if timeline.allocation_failures:
+            message = f"the runtime's memory plan did not fit ({len(timeline.allocation_failures)} allocation failure(s))"
+        elif used is None:
+            message = "arena use not reported"
+        elif size:
+            message = f"{used:,} of {size:,} bytes used ({used / size:.1%}; at most {1 - headroom:.0%} passes)"
+        else:
+            message = f"{used:,} bytes used (arena size not reported)"
+        out.append(_with(Check("tensor arena", MEMORY, True, used, limit, "bytes", message), held, fail_on))
+    stack_limit = float(options.get("stack_fraction", STACK_FRACTION))
+    for stack in _stacks(timeline):
+        held = _take(remaining, lambda f, s=stack["name"]: f.id in STACK_KINDS and f.evidence.get("stack") == s)
+        size = stack["size"]
+        canary = "canary intact" if stack["canary_ok"] else "canary OVERWRITTEN"
+        share = f" ({stack['high_water'] / size:.1%})" if size else ""
+        message = f"high-water {stack['high_water']:,} of {size:,} bytes{share}, {canary}"
+        check = Check(f"stack {stack['name']}", MEMORY, True, stack["high_water"], size * stack_limit if size else None,
+                      "bytes", message)  # fmt: skip
+        out.append(_with(check, held, fail_on))
+    budget = analysis.context.budget
+    held = _take(remaining, lambda f: f.id in SRAM_KINDS)
+    if budget is not None and budget.model.sram_bytes and budget.model.sram_available_bytes:
+        fraction = float(options.get("sram_fraction", SRAM_FRACTION))
+        peak, available = budget.model.sram_bytes, budget.model.sram_available_bytes
+        message = (f"compiler's SRAM peak {peak:,} of {available:,} bytes ({peak / available:.1%}; at most "
+                   f"{fraction:.0%} passes)")  # fmt: skip
+        out.append(_with(Check("SRAM peak (compiler)", MEMORY, True, peak, available * fraction, "bytes", message),
+                         held, fail_on))  # fmt: skip
+    else:
+        remaining.extend(held)
+    return out
+
+
+def _with(check: Check, held: list[Finding], fail_on: Severity) -> Check:
+    check.findings = held
+    check.passed = not _fails(held, fail_on)
+    return check
+
+
+def _stacks(timeline: Any) -> list[dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for sample in timeline.stacks:
+        row = out.setdefault(sample.stack, {"name": sample.stack, "high_water": 0, "size": sample.size, "canary_ok": True})
+        row["high_water"] = max(row["high_water"], sample.high_water)
+        row["size"] = sample.size
+        row["canary_ok"] = row["canary_ok"] and sample.canary_ok
+    return list(out.values())
+
+
+def _finding_checks(remaining: list[Finding], fail_on: Severity) -> list[Check]:
+    held_elsewhere = LAYER_KINDS | ARENA_KINDS | STACK_KINDS | SRAM_KINDS
+    kinds: dict[str, list[Finding]] = {k: [] for k in declared_kinds() if k not in held_elsewhere}
+    for finding in remaining:
+        kinds.setdefault(finding.id, []).append(finding)
+    out = []
+    for kind, found in kinds.items():
+        if found:
+            worst = max(f.severity.rank for f in found)
+            message = f"{len(found)} finding(s), worst {list(Severity)[worst].value}"
+        else:
+            message = "none"
+        out.append(Check(f"finding {kind}", FINDINGS, not _fails(found, fail_on), len(found), None, "findings",
+                         message, found))  # fmt: skip
+    return out
+
+
+def declared_kinds() -> list[str]:
+    """Every finding kind a rule module of ``tracer.analysis.findings`` declares (its ``KINDS``)."""
+    import tracer.analysis.findings as package
+
+    kinds: list[str] = []
+    for module in pkgutil.iter_modules(package.__path__):
+        mod = importlib.import_module(f"{package.__name__}.{module.name}")
+        for kind in getattr(mod, "KINDS", ()):
+            if kind not in kinds:
+                kinds.append(kind)
+    return kinds
+
+
+def _num(value: float | int | None) -> float | int | None:
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else round(value, 3)
+    return value

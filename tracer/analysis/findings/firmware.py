@@ -1,0 +1,82 @@
+"""Findings from the errors the firmware itself printed (text logs, or text on ITM port 0).
+
+* ``missing-operator-kernel`` (error): the runtime has no kernel for an operator of the model
+  (TFLite Micro ``Failed to get registration from op code CUSTOM``, ``Didn't find op for builtin
+  opcode``): with ``CUSTOM`` it is usually Vela's ``ethos-u`` operator in a build without the
+  Ethos-U kernel.
+* ``firmware-error`` (error): every other error line, with its line number; info when another
+  finding already explains the failure (an allocation failure, an NPU configuration mismatch, a
+  missing kernel) and the lines are what followed from it (``Invoke failed``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
+from tracer.analysis.findings.common import log_extra
+
+KINDS = ("missing-operator-kernel", "firmware-error")
+MAX_LISTED = 20
+
+_NO_KERNEL = re.compile(
+    r"(?:Failed to get registration from op code (?P<code>\S+)|Didn't find op for builtin opcode '(?P<builtin>[^']+)')"
+)
+ETHOSU_FIX = (
+    "The model was compiled by Vela (its NPU part is the custom operator 'ethos-u'), but this build of "
+    "TensorFlow Lite Micro has no Ethos-U kernel: build it with the Ethos-U co-processor kernel "
+    "(CO_PROCESSOR=ethos_u) and add it to the op resolver (MicroMutableOpResolver::AddEthosU()); on a host "
+    "or CPU-only target run the model from before Vela instead."
+)
+BUILTIN_FIX = "Register the operator's kernel in the firmware's op resolver (MicroMutableOpResolver::Add<Op>())."
+
+
+def firmware_errors(context: AnalysisContext) -> Iterable[Finding]:
+    """``missing-operator-kernel`` and ``firmware-error``."""
+    facts = log_extra(context.timeline)
+    errors = [e for e in facts.get("errors") or [] if isinstance(e, dict)]
+    if not errors:
+        return
+    explained = {f.line for f in context.timeline.allocation_failures if f.line is not None}
+    explained |= {r.get("line") for r in facts.get("npu_config_mismatch") or [] if isinstance(r, dict)}
+    explained.discard(None)
+    kernels: set[int] = set()
+    rest: list[dict[str, Any]] = []
+    for error in errors:
+        text = str(error.get("text", ""))
+        m = _NO_KERNEL.search(text)
+        if m:
+            kernels.add(error.get("line"))
+            code = m.group("code") or m.group("builtin")
+            custom = (code or "").upper() == "CUSTOM"
+            yield Finding(
+                "missing-operator-kernel", Severity.ERROR, None,
+                f"the runtime has no kernel for the model's {code} operator (line {error.get('line')}: "
+                f"'{text}'): the interpreter could not be set up"
+                + (" — a Vela-compiled model run without the Ethos-U kernel" if custom else ""),
+                {"operator": code, "line": error.get("line"), "text": text},
+                ETHOSU_FIX if custom else BUILTIN_FIX,
+            )  # fmt: skip
+        elif error.get("line") not in explained:
+            rest.append(error)
+    if rest:
+        shown = "; ".join(f"line {e.get('line')}: {e.get('text')}" for e in rest[:3])
+        more = f" and {len(rest) - 3} more" if len(rest) > 3 else ""
+        if explained or kernels:
+            # The failure is already a finding of its own: these lines are what followed from it.
+            yield Finding(
+                "firmware-error", Severity.INFO, None,
+                f"the firmware then reported {len(rest)} more error(s), following from the failure above: {shown}{more}",
+                {"errors": rest[:MAX_LISTED], "count": len(rest), "follows_from": sorted(explained | kernels)},
+            )  # fmt: skip
+        else:
+            yield Finding(
+                "firmware-error", Severity.ERROR, None,
+                f"the firmware reported {len(rest)} error(s): {shown}{more}",
+                {"errors": rest[:MAX_LISTED], "count": len(rest)},
+                "Read the log around these lines (tracer report --format json lists every line the log gave).",
+            )  # fmt: skip
+
+
+RULES = (firmware_errors,)

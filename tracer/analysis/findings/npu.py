@@ -1,0 +1,95 @@
+"""Findings about the NPU: how busy its PMU says it was, and whether it is the NPU the model was
+compiled for.
+
+* ``npu-utilization-low`` (warning): NPU_ACTIVE over the NPU cycle counter below 80 % (option
+  ``npu_utilization``), per NPU layer (a capture's per-layer PMU deltas) or per inference (the
+  totals a log printed; IDLE = TOTAL - ACTIVE when only two of the three are given);
+* ``npu-config-mismatch`` (error): the Ethos-U driver refused the command stream because the model
+  was compiled for another NPU configuration (``NPU config mismatch: npu.macs_per_cc=8
+  optimizer.macs_per_cc=7``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
+from tracer.analysis.findings.common import describe, layer_stats, log_extra, n
+from tracer.analysis.pmu_summary import npu_utilization, pmu_section
+from tracer.telemetry.model import Engine
+
+KINDS = ("npu-utilization-low", "npu-config-mismatch")
+MIN_UTILIZATION = 0.80
+
+UTILIZATION_FIX = (
+    "The NPU is waiting: look at its AXI traffic (weights read over AXI1/EXT from flash or DRAM: move "
+    "them to faster memory or enable the flash cache; on Dedicated_Sram a too-small Vela "
+    "--arena-cache-size), at CPU work between NPU operators, and compile with the Vela --system-config "
+    "of your board so the estimates show the same bottleneck."
+)
+# Ethos-U configurations by MACs per cycle, for naming the --accelerator-config to use.
+ACCELERATORS = {"U55": (32, 64, 128, 256), "U65": (256, 512), "U85": (128, 256, 512, 1024, 2048)}
+
+
+def utilization(context: AnalysisContext) -> Iterable[Finding]:
+    """``npu-utilization-low`` per NPU layer, else per inference."""
+    timeline = context.timeline
+    minimum = float(context.options.get("npu_utilization", MIN_UTILIZATION))
+    simulated = timeline.labels.get("npu_pmu") == "simulated"
+    label = " [NPU PMU values simulated: no real NPU]" if simulated else ""
+    found_layer = False
+    for index, st in layer_stats(context).items():
+        if timeline.layer(index).engine is not Engine.NPU or not st.pmu_mean:
+            continue
+        use = npu_utilization({k: round(v) for k, v in st.pmu_mean.items()})
+        if use is None or use["ratio"] >= minimum:
+            continue
+        found_layer = True
+        yield Finding(
+            "npu-utilization-low", Severity.WARNING, index,
+            f"{describe(timeline, index)}: the NPU is active {use['ratio']:.1%} of its cycles (NPU_ACTIVE "
+            f"{n(use['active'])} of {n(use['total'])}, idle {n(use['idle'])} per execution), below {minimum:.0%}{label}",
+            {**use, "limit": minimum, "simulated": simulated, "per": "layer execution (mean)"},
+            UTILIZATION_FIX,
+        )  # fmt: skip
+    if found_layer:
+        return
+    for row in pmu_section(timeline)["per_inference"]:
+        use = npu_utilization(row["counters"])
+        if use is None or use["ratio"] >= minimum:
+            continue
+        yield Finding(
+            "npu-utilization-low", Severity.WARNING, None,
+            f"inference {row['number']}: the NPU is active {use['ratio']:.1%} of its cycles (NPU ACTIVE "
+            f"{n(use['active'])}, IDLE {n(use['idle'])}, TOTAL {n(use['total'])}), below {minimum:.0%}{label}",
+            {**use, "limit": minimum, "simulated": simulated, "inference": row["number"], "per": "inference"},
+            UTILIZATION_FIX, (row["number"],),
+        )  # fmt: skip
+
+
+def config_mismatch(context: AnalysisContext) -> Iterable[Finding]:
+    """``npu-config-mismatch`` from the driver's lines."""
+    rows = log_extra(context.timeline).get("npu_config_mismatch") or []
+    if not rows:
+        return
+    fields: dict[str, dict[str, Any]] = {str(r.get("field")): r for r in rows if isinstance(r, dict)}
+    parts = [f"{name} compiled {r.get('optimizer')}, NPU {r.get('npu')}" for name, r in fields.items()]
+    fix = "Compile the model for the NPU that runs it (Vela --accelerator-config), or run it on the NPU it was compiled for."
+    macs = fields.get("macs_per_cc")
+    if macs and isinstance(macs.get("npu"), int) and isinstance(macs.get("optimizer"), int):
+        have, built = 2 ** macs["npu"], 2 ** macs["optimizer"]  # the driver prints log2 of the MACs per cycle
+        parts[list(fields).index("macs_per_cc")] += f" (compiled for {built} MACs/cycle, the NPU has {have})"
+        configs = [f"ethos-{f.lower()}-{have}" for f, sizes in ACCELERATORS.items() if have in sizes]
+        fix = (f"Recompile with Vela --accelerator-config for this NPU ({' or '.join(configs)}: {have} MACs per "
+               "cycle), or run the model on the NPU it was compiled for.")  # fmt: skip
+    lines = [r.get("line") for r in rows if isinstance(r, dict)]
+    yield Finding(
+        "npu-config-mismatch", Severity.ERROR, None,
+        "the Ethos-U driver refused the model: it was compiled for another NPU configuration ("
+        + "; ".join(parts) + "), so the inference failed",
+        {"mismatches": list(fields.values()), "lines": lines},
+        fix,
+    )  # fmt: skip
+
+
+RULES = (utilization, config_mismatch)

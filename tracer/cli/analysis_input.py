@@ -1,0 +1,88 @@
+"""What ``report``, ``check`` and ``export`` share: the input and budget options, and loading them."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any
+
+INPUT_HELP = "a .trace capture, a raw ITM/SWO file, or a firmware text log (UART dump, FVP stdout)"
+
+
+def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--budget FILE...``, ``--tolerance PCT`` and ``--clock HZ``."""
+    parser.add_argument(
+        "--budget", metavar="FILE", nargs="+", action="extend", default=[],
+        help="the predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow bundle header, or a "
+             "TOML/JSON budget; files of one model combine (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tolerance", metavar="PCT", type=_percent,
+        help="allowed excess over a layer's predicted cycles, in percent, when the budget sets none "
+             "(default: the budget's own tolerance, else 10)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--clock", metavar="HZ", type=_frequency,
+        help="the clock the input's cycles count, for inputs that do not say (text logs); accepts k/M suffixes",
+    )  # fmt: skip
+
+
+@dataclasses.dataclass
+class Loaded:
+    """An input read and its budget.
+
+    Attributes:
+        timeline: The capture or log.
+        facts: For the report's ``capture`` section.
+        budget: The normalized budget, or None.
+        kind: ``capture``, ``raw-itm``, ``text-log`` or ``capture-text``.
+    """
+
+    timeline: Any
+    facts: Any
+    budget: Any
+    kind: str
+
+
+def load_input(args: argparse.Namespace) -> Loaded:
+    """Load the budget (exit 2 on a bad file) then the input (exit 3 if unreadable); warnings to stderr."""
+    from tracer.analysis.report import CaptureFacts
+    from tracer.budget import load_budget
+    from tracer.telemetry.load import load_timeline
+
+    console = args.console
+    budget = None
+    if getattr(args, "budget", None):
+        budget = load_budget(args.budget)
+        for note in budget.notes:
+            console.info(f"budget note: {note}")
+    with console.progress("decoding") as bar:
+        timeline, source = load_timeline(args.capture, on_progress=bar.update, clock_hz=getattr(args, "clock", None))
+    for warning in source.warnings:
+        console.warn(warning)
+    if source.kind in ("capture", "raw-itm") and source.records == 0 and not len(timeline.inferences):
+        console.warn(
+            f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)"
+        )
+    facts = CaptureFacts(source.source, source.bytes, source.host_seconds, source.warnings, source.path)
+    return Loaded(timeline, facts, budget, source.kind)
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r} (expected e.g. 10 or 12.5)") from None
+    if not 0 <= value < 10_000:
+        raise argparse.ArgumentTypeError(f"tolerance out of range: {text!r} (0 to 10000 percent)")
+    return value
+
+
+def _frequency(text: str) -> int:
+    from tracer.errors import UsageError
+    from tracer.units import parse_frequency
+
+    try:
+        return parse_frequency(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

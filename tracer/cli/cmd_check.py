@@ -1,0 +1,114 @@
+"""``tracer check``: the CI gate. Exit 0 within budget, 1 when a check fails."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import IO, Any
+
+HELP = "CI gate: fail (exit 1) when a layer is over budget or a finding reaches --fail-on"
+DESCRIPTION = """\
+Check a recorded capture (or a firmware text log) against its budget and the findings rules, with
+no board attached, and exit 1 when a check fails:
+
+  layers    one check per layer the budget predicts: measured p50 cycles against
+            predicted x (1 + tolerance); tolerance: the layer's own in the budget, else the
+            budget's, else --tolerance, else 10%
+  memory    tensor arena (at least 10% headroom, no allocation failure), every stack
+            (high-water at most 75% of its size, canary intact), the compiler's SRAM peak (at
+            most 75% of the SRAM on the part)
+  findings  one check per finding kind (cpu-fallback, capture-loss, npu-utilization-low, ...)
+
+A check fails when one of its findings is at or above --fail-on (default: error). Without
+--budget there are no layer checks: memory and findings are still checked.
+
+formats:
+  text    one line per check and the verdict (default)
+  json    the report of 'tracer report --format json' plus "checks" (name, passed, measured,
+          limit ...) and "passed"
+  junit   JUnit XML: a test case per layer budget, per memory check and per finding kind
+
+exit codes: 0 every check passed; 1 a check failed; 2 bad option or budget file; 3 capture
+unreadable.
+
+examples:
+  tracer check captures/demo.trace --budget captures/demo_budget.toml
+  tracer check run.trace --budget out/kws_per-layer.csv out/kws_summary_*.csv --tolerance 20
+  tracer check run.trace --budget budget.toml --format junit -o tracer-junit.xml
+  tracer check uart.log --fail-on warning --format json -o check.json
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``tracer check``."""
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments
+
+    parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
+    add_budget_arguments(parser)
+    parser.add_argument(
+        "--fail-on", choices=("warning", "error"), default="error",
+        help="the finding severity that fails the check (default: error)",
+    )  # fmt: skip
+    parser.add_argument("--format", choices=("text", "json", "junit"), default="text", help="output format (default: text)")
+    parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, analyse, check, write; the exit code is the verdict."""
+    from tracer.analysis.analyze import analyze
+    from tracer.analysis.checks import run_checks
+    from tracer.analysis.findings import Severity
+    from tracer.cli.analysis_input import load_input
+    from tracer.cli.output import open_output
+    from tracer.errors import ExitCode
+    from tracer.export.junit import write_junit
+
+    loaded = load_input(args)
+    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, args.tolerance)
+    result = run_checks(analysis, Severity(args.fail_on))
+    properties: dict[str, Any] = {"budget": " ".join(args.budget) or "none", "fail_on": args.fail_on}
+    if args.tolerance is not None:
+        properties["tolerance_pct"] = args.tolerance
+    with open_output(args.output) as out:
+        if args.format == "json":
+            document = dict(analysis.report)
+            document["checks"] = [c.to_json() for c in result.checks]
+            document["passed"] = result.passed
+            document["fail_on"] = args.fail_on
+            json.dump(document, out, indent=2)
+            out.write("\n")
+        elif args.format == "junit":
+            write_junit(result, out, str(args.capture), properties)
+        else:
+            _write_text(result, out, str(args.capture), args)
+    if args.format != "text" or args.output not in (None, "-"):
+        args.console.info(_verdict(result, args.fail_on))
+    return ExitCode.OK if result.passed else ExitCode.CHECK_FAILED
+
+
+def _verdict(result: Any, fail_on: str) -> str:
+    total = len(result.checks)
+    if result.passed:
+        return f"check passed: {total} check(s), none failed (fail on {fail_on})"
+    return f"check FAILED: {len(result.failed)} of {total} check(s) failed (fail on {fail_on})"
+
+
+def _write_text(result: Any, out: IO[str], capture: str, args: argparse.Namespace) -> None:
+    from tracer.analysis.checks import FINDINGS, LAYERS, MEMORY
+
+    budget = " ".join(args.budget) if args.budget else "none (memory and findings only)"
+    out.write(f"tracer check {capture}\nbudget: {budget}\n")
+    titles = {LAYERS: "layers (measured p50 against predicted + tolerance)", MEMORY: "memory", FINDINGS: "findings"}
+    for group in (LAYERS, MEMORY, FINDINGS):
+        checks = [c for c in result.checks if c.group == group]
+        if not checks:
+            continue
+        out.write(f"\n{titles[group]}\n")
+        for check in checks:
+            mark = "PASS" if check.passed else "FAIL"
+            out.write(f"  {mark}  {check.name}: {check.message}\n")
+            for finding in check.findings:
+                out.write(f"        [{finding.severity.value}] {finding.id}: {finding.message}\n")
+                if finding.fix and finding.severity.at_least(result.fail_on):
+                    out.write(f"        fix: {finding.fix}\n")
+    out.write(f"\n{_verdict(result, args.fail_on)}\n")

@@ -1,0 +1,41 @@
+"""Every layer execution as a CSV row, for spreadsheets and pandas.
+
+Columns: ``inference, layer, name, op, engine, start, end, cycles, complete, predicted, ratio``.
+``start``/``end``/``cycles`` are target cycles at the capture's clock; ``predicted`` is the
+budget's prediction in the same clock and ``ratio`` = cycles / predicted (empty without a budget);
+``complete`` is 0 for executions of an inference that lost data. Rows are in inference order, then
+by start.
+"""
+
+from __future__ import annotations
+
+import csv
+from typing import IO, Mapping
+
+import numpy as np
+
+from tracer.telemetry.model import InferenceTimeline
+
+COLUMNS = ("inference", "layer", "name", "op", "engine", "start", "end", "cycles", "complete", "predicted", "ratio")
+
+
+def write_csv(out: IO[str], timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None) -> int:
+    """Write the rows; return how many."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    spans = timeline.spans
+    predicted = predicted or {}
+    order = np.lexsort((spans.start, spans.inference))
+    infos = {i: timeline.layer(i) for i in set(spans.layer.tolist())}
+    inference, layer = spans.inference[order].tolist(), spans.layer[order].tolist()
+    start, end, complete = spans.start[order].tolist(), spans.end[order].tolist(), spans.complete[order].tolist()
+    for k in range(len(order)):
+        info = infos[layer[k]]
+        cycles = end[k] - start[k]
+        guess = predicted.get(layer[k])
+        writer.writerow((
+            inference[k], layer[k], info.name, info.op, info.engine.value, start[k], end[k], cycles,
+            int(complete[k]), "" if guess is None else round(guess, 3),
+            "" if not guess else round(cycles / guess, 4),
+        ))  # fmt: skip
+    return len(order)

@@ -1,0 +1,283 @@
+"""A timeline laid out as trace-viewer tracks: what the Perfetto and Chrome JSON exports draw.
+
+Tracks, in this order:
+
+* ``Inferences``: one slice per inference (latency, complete, problems);
+* one track per engine, ``CPU`` and ``NPU``: one slice per layer execution, named by the layer,
+  with its cycles, the budget's prediction and the ratio as arguments; executions that overlap on
+  one engine (possible only in damaged data) go to extra lanes ``CPU #2`` ...; an execution of zero
+  length is an instant;
+* one track per interrupt (``ISR SysTick`` ...), from the timeline's ISR slices;
+* ``NPU jobs`` (slices), ``Cache maintenance``, ``Marks`` and ``Console`` (instants);
+* counter tracks: ``Arena used``, ``Stack <name> high-water``, and one per NPU PMU counter
+  (``NPU PMU <counter>``: its delta over each NPU layer, as a step: the value from the layer's start
+  to its end, then 0; "(simulated)" when the capture says the values are).
+
+Time: nanoseconds from the timeline's cycles at its one clock (``ns = cycles * 1e9 / clock_hz``,
+rounded); with no known clock one cycle is drawn as one nanosecond and the title says so. CPU
+timings an FVP produced carry "model estimate" in the CPU track's name and in each slice's args.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+import numpy as np
+
+from tracer.telemetry.model import Engine, InferenceTimeline
+
+INFERENCES = "Inferences"
+NPU_JOBS = "NPU jobs"
+CACHE = "Cache maintenance"
+MARKS = "Marks"
+CONSOLE = "Console"
+ARENA = "Arena used"
+MODEL_ESTIMATE = "model estimate"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Track:
+    """A track: a lane of slices and instants, or a counter.
+
+    Attributes:
+        name: As shown.
+        counter: True for a counter track.
+        unit: ``bytes`` or ``count`` for counters.
+    """
+
+    name: str
+    counter: bool = False
+    unit: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Slice:
+    """Something with a duration on a track (``end_ns > start_ns``)."""
+
+    track: str
+    start_ns: int
+    end_ns: int
+    name: str
+    category: str
+    args: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Instant:
+    """A moment on a track."""
+
+    track: str
+    ts_ns: int
+    name: str
+    category: str
+    args: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CounterValue:
+    """A counter track's value from ``ts_ns`` on."""
+
+    track: str
+    ts_ns: int
+    value: int
+
+
+@dataclasses.dataclass
+class TraceLayout:
+    """Everything to draw, track by track.
+
+    Attributes:
+        title: The process name (the model or the capture).
+        clock_hz: The clock the cycles were converted with (None: 1 cycle drawn as 1 ns).
+        tracks: In display order.
+        slices, instants, counters: Events, each in time order per track.
+    """
+
+    title: str
+    clock_hz: int | None
+    tracks: list[Track]
+    slices: list[Slice]
+    instants: list[Instant]
+    counters: list[CounterValue]
+
+
+class CycleClock:
+    """Cycles to nanoseconds at one clock (exact integer arithmetic, rounded to the nearest ns)."""
+
+    def __init__(self, clock_hz: int | None) -> None:
+        self.hz = clock_hz if clock_hz and clock_hz > 0 else None
+
+    def ns(self, cycles: int) -> int:
+        """The time of cycle ``cycles`` in ns."""
+        if self.hz is None:
+            return int(cycles)
+        return (int(cycles) * 1_000_000_000 + self.hz // 2) // self.hz
+
+
+def layout(timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None, title: str = "") -> TraceLayout:
+    """Lay the timeline out in tracks (see the module docstring).
+
+    Args:
+        timeline: The decoded capture or log.
+        predicted: Predicted cycles per layer index in the capture's clock (from a budget).
+        title: The process name (default: the timeline's source).
+    """
+    clock = CycleClock(timeline.clock_hz)
+    name = title or timeline.source or "capture"
+    if clock.hz is None:
+        name += " (clock unknown: 1 cycle drawn as 1 ns)"
+    if "cycles" in timeline.labels:
+        name += f" [{timeline.labels['cycles']}]"
+    out = TraceLayout(name, clock.hz, [], [], [], [])
+    seen: dict[str, Track] = {}
+
+    def track(track_name: str, counter: bool = False, unit: str = "") -> str:
+        if track_name not in seen:
+            seen[track_name] = Track(track_name, counter, unit)
+            out.tracks.append(seen[track_name])
+        return track_name
+
+    _inferences(timeline, clock, out, track)
+    _layers(timeline, clock, predicted or {}, out, track)
+    _isrs(timeline, clock, out, track)
+    _npu_jobs(timeline, clock, out, track)
+    _moments(timeline, clock, out, track)
+    _memory(timeline, clock, out, track)
+    out.tracks.sort(key=lambda t: t.counter)  # lanes first, counters below them (stable)
+    return out
+
+
+def _inferences(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, track: Any) -> None:
+    inf = timeline.inferences
+    for i in range(len(inf)):
+        start, end = int(inf.start[i]), int(inf.end[i])
+        if start < 0:
+            continue
+        args = {"inference": int(inf.number[i]), "complete": bool(inf.complete[i])}
+        if inf.problems[i]:
+            args["problems"] = "; ".join(inf.problems[i])
+        name = f"inference {int(inf.number[i])}" + ("" if inf.complete[i] else " (incomplete)")
+        if end > start:
+            args["latency_cycles"] = end - start
+            out.slices.append(Slice(track(INFERENCES), clock.ns(start), clock.ns(end), name, "inference", args))
+        else:
+            out.instants.append(Instant(track(INFERENCES), clock.ns(start), name, "inference", args))
+
+
+def _layers(
+    timeline: InferenceTimeline, clock: CycleClock, predicted: Mapping[int, float], out: TraceLayout, track: Any
+) -> None:
+    spans = timeline.spans
+    if not len(spans):
+        return
+    estimate = MODEL_ESTIMATE in timeline.labels.get("cpu_cycles", "") or timeline.clock_source == MODEL_ESTIMATE
+    simulated = timeline.labels.get("npu_pmu") == "simulated"
+    order = np.lexsort((spans.end, spans.start))
+    lanes: dict[str, list[int]] = {}  # engine -> end cycle of each lane's last slice
+    pmu_tracks = {j: f"NPU PMU {n}" for j, n in enumerate(spans.pmu_names)}
+    infos = {i: timeline.layer(i) for i in set(spans.layer.tolist())}
+    engines = {info.engine for info in infos.values()}
+    if Engine.CPU in engines:
+        track("CPU (" + MODEL_ESTIMATE + ")" if estimate else "CPU")
+    if Engine.NPU in engines:
+        track("NPU")
+    cols = (spans.inference.tolist(), spans.layer.tolist(), spans.start.tolist(), spans.end.tolist(),
+            spans.complete.tolist(), spans.isr_cycles.tolist())  # fmt: skip
+    pmu = spans.pmu
+    for r in order.tolist():
+        number, index, start, end, complete, isr = (c[r] for c in cols)
+        info = infos[index]
+        engine = info.engine
+        base = "NPU" if engine is Engine.NPU else ("CPU (" + MODEL_ESTIMATE + ")" if estimate else "CPU")
+        ends = lanes.setdefault(base, [])
+        lane = next((k for k, e in enumerate(ends) if e <= start), len(ends))
+        if lane == len(ends):
+            ends.append(end)
+        else:
+            ends[lane] = end
+        name_of_track = track(base if lane == 0 else f"{base} #{lane + 1}")
+        cycles = end - start
+        args: dict[str, Any] = {"layer": index, "op": info.op, "engine": engine.value, "inference": number,
+                                "cycles": cycles, "complete": bool(complete)}  # fmt: skip
+        if isr:
+            args["isr_cycles"] = isr
+        guess = predicted.get(index)
+        if guess:
+            args["predicted_cycles"] = round(guess, 3)
+            args["ratio"] = round(cycles / guess, 4)
+        if engine is Engine.CPU and estimate:
+            args["timing"] = MODEL_ESTIMATE
+        counters = {}
+        if pmu.shape[1]:
+            counters = {spans.pmu_names[j]: int(v) for j, v in enumerate(pmu[r].tolist()) if v >= 0}
+            for counter, value in counters.items():
+                args[f"pmu.{counter}"] = value
+            if counters and simulated:
+                args["npu_pmu"] = "simulated"
+        label = info.label + ("" if complete else " (incomplete)")
+        if end > start:
+            out.slices.append(Slice(name_of_track, clock.ns(start), clock.ns(end), label, "layer", args))
+        else:
+            out.instants.append(Instant(name_of_track, clock.ns(start), label, "layer", args))
+        for j, counter in enumerate(spans.pmu_names):
+            value = int(pmu[r, j]) if pmu.shape[1] else -1
+            if value >= 0 and end > start:
+                counter_track = track(pmu_tracks[j] + (" (simulated)" if simulated else ""), True, "count")
+                out.counters.append(CounterValue(counter_track, clock.ns(start), value))
+                out.counters.append(CounterValue(counter_track, clock.ns(end), 0))
+
+
+def _isrs(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, track: Any) -> None:
+    lanes: dict[str, int] = {}
+    for isr in sorted(timeline.isrs, key=lambda s: (s.start, -s.end)):
+        base = f"ISR {isr.name or f'exception {isr.exception}'}"
+        # The same handler cannot preempt itself; a second lane only guards against damaged data.
+        name = base if lanes.get(base, -1) <= isr.start else f"{base} #2"
+        lanes[name] = isr.end
+        args = {"exception": isr.exception, "depth": isr.depth, "cycles": isr.end - isr.start}
+        if isr.repaired:
+            args["repaired"] = "exit lost in an overflow; inferred"
+        if isr.end > isr.start:
+            out.slices.append(Slice(track(name), clock.ns(isr.start), clock.ns(isr.end), base[4:], "isr", args))
+        else:
+            out.instants.append(Instant(track(name), clock.ns(isr.start), base[4:], "isr", args))
+
+
+def _npu_jobs(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, track: Any) -> None:
+    lane_end = -1
+    for job in sorted(timeline.npu_jobs, key=lambda j: j.start):
+        args = {"job": job.job, "inference": job.inference}
+        name = f"NPU job {job.job}"
+        if job.end is not None and job.end > job.start and job.start >= lane_end:
+            args["cycles"] = job.end - job.start
+            out.slices.append(Slice(track(NPU_JOBS), clock.ns(job.start), clock.ns(job.end), name, "npu-job", args))
+            lane_end = job.end
+        else:
+            out.instants.append(Instant(track(NPU_JOBS), clock.ns(job.start), name, "npu-job", args))
+
+
+def _moments(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, track: Any) -> None:
+    for op in timeline.cache_ops:
+        out.instants.append(Instant(
+            track(CACHE), clock.ns(op.cycle), f"{op.op} 0x{op.address:08x} +{op.length}", "cache",
+            {"op": op.op, "address": f"0x{op.address:08x}", "length": op.length, "inference": op.inference},
+        ))  # fmt: skip
+    for mark in timeline.marks:
+        args = {"id": mark.id} if mark.value is None else {"id": mark.id, "value": mark.value}
+        name = f"mark {mark.id}" + ("" if mark.value is None else f" = {mark.value}")
+        out.instants.append(Instant(track(MARKS), clock.ns(mark.cycle), name, "mark", args))
+    for line in timeline.console:
+        if line.cycle is not None and line.text.strip():
+            out.instants.append(Instant(track(CONSOLE), clock.ns(line.cycle), line.text[:200], "console",
+                                        {"text": line.text}))  # fmt: skip
+
+
+def _memory(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, track: Any) -> None:
+    for sample in timeline.arena:
+        if sample.cycle is not None:
+            out.counters.append(CounterValue(track(ARENA, True, "bytes"), clock.ns(sample.cycle), sample.used))
+    for stack in timeline.stacks:
+        if stack.cycle is not None:
+            name = track(f"Stack {stack.stack} high-water", True, "bytes")
+            out.counters.append(CounterValue(name, clock.ns(stack.cycle), stack.high_water))
