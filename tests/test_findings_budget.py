@@ -63,7 +63,9 @@ def test_p99_only_is_a_warning() -> None:
     cycles = [1000] * 19 + [1500]
     tl = timeline([("conv", "CONV_2D", Engine.CPU, cycles)])
     f = findings(tl, budget('[[layer]]\nname = "conv"\ncycles = 1000\n'))
-    assert [(x.id, x.severity.value, x.inferences) for x in f] == [("layer-p99-over-budget", "warning", (19,))]
+    # The jitter rules (issue 7) rightly flag the same outlier; this test is about the budget rules.
+    budget_findings = [x for x in f if x.id.startswith("layer-")]
+    assert [(x.id, x.severity.value, x.inferences) for x in budget_findings] == [("layer-p99-over-budget", "warning", (19,))]
 
 
 def test_tolerance_order_layer_model_option_default() -> None:

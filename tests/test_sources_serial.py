@@ -43,9 +43,8 @@ def test_socket_uart_peer_closing_ends_cleanly(run_cli, tmp_path: Path) -> None:
 
     def serve() -> None:
         conn, _ = srv.accept()
-        # pyserial's socket:// empties its input when it opens (reset_input_buffer in open()):
-        # anything sent before that is discarded. Wait until the client is surely open.
-        time.sleep(0.3)
+        # Sent the moment the client connects, as QEMU does: pyserial's socket:// would empty
+        # its input at the end of open(); SerialSource keeps these bytes.
         conn.sendall(payload)
         conn.close()
         srv.close()

@@ -12,9 +12,22 @@
 
 #define MAIN_STACK_BYTES 16384u
 #define HANDLER_STACK_BYTES 4096u
+#define STACK_GUARD_BYTES 256u
 
-__attribute__((section(".stacks"), aligned(8))) uint32_t g_main_stack_area[MAIN_STACK_BYTES / 4u];
-__attribute__((section(".stacks"), aligned(8))) uint32_t g_handler_stack_area[HANDLER_STACK_BYTES / 4u];
+/* S32K timer: CMSDK APB timer (counts VALUE down at 32 kHz; at 0 it interrupts and reloads). */
+#define TIMER_BASE 0x4802F000u
+#define TIMER_CTRL REG32(TIMER_BASE + 0x00u) /* bit 0 enable, bit 3 interrupt enable */
+#define TIMER_VALUE REG32(TIMER_BASE + 0x04u)
+#define TIMER_RELOAD REG32(TIMER_BASE + 0x08u)
+#define TIMER_INTCLEAR REG32(TIMER_BASE + 0x0Cu)
+#define NVIC_ISER0 REG32(0xE000E100u)
+#define TIMER_IRQ 2u
+
+/* Laid out in this order by the linker script: the main stack grows down into the guard, not
+ * into the handler stack (the stack-overflow scenario runs past the main stack's canary). */
+__attribute__((section(".stacks.main"), aligned(8))) uint32_t g_main_stack_area[MAIN_STACK_BYTES / 4u];
+__attribute__((section(".stacks.guard"), aligned(8), used)) uint32_t g_stack_guard[STACK_GUARD_BYTES / 4u];
+__attribute__((section(".stacks.handler"), aligned(8))) uint32_t g_handler_stack_area[HANDLER_STACK_BYTES / 4u];
 
 trc_stack g_stack_main = {"main", g_main_stack_area, MAIN_STACK_BYTES, 0u};
 trc_stack g_stack_handler = {"handler", g_handler_stack_area, HANDLER_STACK_BYTES, 1u};
@@ -23,6 +36,28 @@ void uart_init(void)
 {
     UART_BAUDDIV = 16u; /* the smallest legal divider; QEMU does not pace by baud rate */
     UART_CTRL = 3u;
+}
+
+void timer_init(void)
+{
+    TIMER_CTRL = 0u;
+    TIMER_INTCLEAR = 1u;
+    NVIC_ISER0 = 1u << TIMER_IRQ;
+}
+
+void timer_fire_in(uint32_t ticks)
+{
+    TIMER_CTRL = 0u;
+    TIMER_INTCLEAR = 1u;
+    TIMER_RELOAD = 0xFFFFFFFFu;
+    TIMER_VALUE = ticks;
+    TIMER_CTRL = 1u | (1u << 3);
+}
+
+void timer_ack(void)
+{
+    TIMER_CTRL = 0u;
+    TIMER_INTCLEAR = 1u;
 }
 
 int uart_write(void *ctx, const uint8_t *bytes, uint32_t length)

@@ -5,20 +5,46 @@
  *   firmware: "tracer-demo mps3-an547 READY"
  *   host:     "START <inferences> [<scenario>]\n"
  *   firmware: target info, PMU configuration, layer descriptions, arena use, then per
- *             inference: input CRC, 10 layers (NPU layers with cache clean/invalidate, NPU job
- *             and a simulated PMU snapshot), output CRC, stack reports; at the end its own
- *             per-layer cycle totals as text ("TOTAL layer=... count=... cycles=...") and
- *             "EXIT 0", then QEMU exits through semihosting with the status.
+ *             inference: input CRC, 10 layers (NPU layers with their buffers, cache clean and
+ *             invalidate, NPU job and a simulated PMU snapshot; CPU layers with the buffers they
+ *             read and write), output CRC, stack reports; at the end its own per-layer cycle
+ *             totals as text ("TOTAL layer=... count=... cycles=...") and "EXIT 0", then QEMU
+ *             exits through semihosting with the status.
+ *
+ * Scenarios (the fault is in the capture; the demo itself exits 0):
+ *   clean            nothing wrong
+ *   isr-jitter       the S32K timer (exception 18, "S32K_TIMER") fires inside layer 4 (pw4)
+ *                    in every 4th inference (1, 5, 9 ...) and its handler runs for about as
+ *                    long as the layer itself
+ *   missing-clean    the same input frame every inference, and the cache clean of the input
+ *                    before layer 0's NPU job (conv0) is left out: the NPU reads a mix of fresh
+ *                    and stale lines (simulated cache, npu_sim.h), so outputs differ
+ *   stack-overflow   layer 6 (pool6) of inference 2 puts a scratch buffer on the main stack
+ *                    that runs 64 bytes past its canary; the canary is checked after every
+ *                    layer and reported (STACK record) inside the layer that broke it
+ *   arena-too-small  a 12 KiB arena for a 13 KiB plan: the allocation fails as in TFLite Micro
+ *                    ("Failed to resize buffer. Requested: ..., available ..."), no inference
  *
  * Time is SysTick on the processor clock extended to 64 bits, re-zeroed at START so that runs
  * under `qemu-system-arm -icount shift=0` are identical.
  */
 #include "board.h"
 #include "net.h"
+#include "npu_sim.h"
 #include "trc.h"
 
 #define CALIBRATION_PAIRS 256u
 #define MAX_INFERENCES 1000000u
+
+#define JITTER_LAYER 4u          /* pw4 */
+#define JITTER_EVERY 4u          /* inferences 1, 5, 9 ... */
+#define JITTER_DELAY 6u          /* 32 kHz ticks into the layer: about 6000 SysTick ticks */
+#define JITTER_WORK_LOOPS 90000u
+#define STALE_INPUT_LAYER 0u     /* missing-clean: conv0's input */
+#define OVERFLOW_LAYER 6u        /* pool6 */
+#define OVERFLOW_INFERENCE 2u
+#define OVERFLOW_BYTES 64u       /* past the main stack's base, into the guard below it */
+#define SMALL_ARENA_BYTES 12288u
 
 __attribute__((section(".sram"), aligned(32))) static int8_t g_arena[NET_ARENA_BYTES];
 
@@ -30,17 +56,33 @@ static const uint16_t k_pmu_events[4] = {
     386u, /* AXI1_RD_DATA_BEAT_RECEIVED */
 };
 
-/* Scenarios: only "clean" so far; fault scenarios take the next ids. */
+enum scenario_id {
+    SCENARIO_CLEAN = 0,
+    SCENARIO_ISR_JITTER = 1,
+    SCENARIO_MISSING_CLEAN = 2,
+    SCENARIO_STACK_OVERFLOW = 3,
+    SCENARIO_ARENA_TOO_SMALL = 4
+};
+
 typedef struct scenario {
     const char *name;
     uint32_t id;
 } scenario;
 
-static const scenario k_scenarios[] = {{"clean", 0u}};
+static const scenario k_scenarios[] = {
+    {"clean", SCENARIO_CLEAN},
+    {"isr-jitter", SCENARIO_ISR_JITTER},
+    {"missing-clean", SCENARIO_MISSING_CLEAN},
+    {"stack-overflow", SCENARIO_STACK_OVERFLOW},
+    {"arena-too-small", SCENARIO_ARENA_TOO_SMALL},
+};
 
 static uint64_t g_layer_cycles[NET_LAYERS];
 static uint32_t g_layer_count[NET_LAYERS];
 static uint32_t g_npu_job;
+static uint32_t g_scenario;
+static uint32_t g_canary_reported;
+static volatile uint32_t g_sensor_sum;
 
 static int text_equal(const char *a, const char *b)
 {
@@ -110,9 +152,10 @@ static void simulate_pmu(uint32_t index, trc_pmu_sample *sample)
     uint32_t in_bytes = net_tensor_bytes(l->in_h, l->in_w, l->in_c);
     uint32_t out_bytes = net_tensor_bytes(l->out_h, l->out_w, l->out_c);
     uint32_t active = net_layer_macs(index) / 64u + out_bytes / 16u + 96u;
+    const int8_t *npu_view = sim_npu_view();
     uint32_t zeros = 0u;
     for (uint32_t i = 0; i < 64u && i < out_bytes; i++) {
-        zeros += g_arena[l->out_off + i] == 0 ? 1u : 0u;
+        zeros += npu_view[l->out_off + i] == 0 ? 1u : 0u;
     }
     sample->cycles = active + 32u + zeros;
     sample->count = 4u;
@@ -123,28 +166,162 @@ static void simulate_pmu(uint32_t index, trc_pmu_sample *sample)
     sample->counters[3] = (net_layer_weight_bytes(index) + 4u * l->out_c) / 8u;
 }
 
-static void run_layer(uint32_t index)
+/* isr-jitter: the timer's handler, doing "sensor work" for a fixed number of loops. */
+void Timer_Handler(void)
+{
+    trc_isr_enter(BOARD_TIMER_EXCEPTION);
+    timer_ack();
+    uint32_t sum = 0u;
+    for (volatile uint32_t i = 0; i < JITTER_WORK_LOOPS; i++) {
+        sum += i;
+    }
+    g_sensor_sum = sum;
+    trc_isr_exit(BOARD_TIMER_EXCEPTION);
+}
+
+/* stack-overflow: an operator that puts a scratch buffer on the stack, sized to end
+ * OVERFLOW_BYTES below the stack's base (the canary, then the guard below the stack). */
+__attribute__((noinline)) static uint32_t stack_scratch(uint32_t bytes)
+{
+    volatile uint8_t scratch[bytes];
+    for (uint32_t i = 0; i < bytes; i++) {
+        scratch[i] = (uint8_t)i;
+    }
+    return scratch[0] + scratch[bytes - 1u];
+}
+
+__attribute__((noinline)) static void overflow_main_stack(void)
+{
+    uintptr_t sp;
+    __asm volatile("mov %0, sp" : "=r"(sp));
+    uintptr_t base = (uintptr_t)g_stack_main.base;
+    g_sensor_sum = stack_scratch((uint32_t)(sp - base) + OVERFLOW_BYTES);
+}
+
+/* What the fault scenarios do inside a layer (out of line, so that the clean run keeps its code). */
+__attribute__((noinline)) static void scenario_layer_begins(uint32_t index, uint32_t inference)
+{
+    if (g_scenario == SCENARIO_ISR_JITTER && index == JITTER_LAYER && inference % JITTER_EVERY == 1u) {
+        timer_fire_in(JITTER_DELAY);
+    }
+}
+
+__attribute__((noinline)) static void scenario_layer_ends(uint32_t index, uint32_t inference)
+{
+    if (g_scenario == SCENARIO_STACK_OVERFLOW) {
+        if (index == OVERFLOW_LAYER && inference == OVERFLOW_INFERENCE) {
+            overflow_main_stack();
+        }
+        /* The canary, checked after every layer (a few instructions); reported the moment it
+         * breaks, inside the layer that broke it. */
+        if (!g_canary_reported && !trc_stack_canary_ok(&g_stack_main)) {
+            trc_stack_report(&g_stack_main);
+            g_canary_reported = 1u;
+        }
+    }
+}
+
+static int clean_left_out(uint32_t index)
+{
+    return g_scenario == SCENARIO_MISSING_CLEAN && index == STALE_INPUT_LAYER;
+}
+
+static void run_npu_layer(uint32_t index)
 {
     const net_layer *l = &g_net[index];
-    uint32_t begin = trc_layer_begin(index, l->engine);
-    if (l->engine == TRC_ENGINE_NPU) {
-        trc_pmu_sample sample;
-        /* The CPU wrote the input: a real port cleans it before the NPU reads it, and
-         * invalidates the output before the CPU reads it (QEMU models no cache). */
+    trc_pmu_sample sample;
+    /* The NPU reads memory, not the CPU's cache: clean what the CPU wrote before the job ... */
+    if (!clean_left_out(index)) {
         trc_cache_op(TRC_CACHE_CLEAN, &g_arena[l->in_off], net_tensor_bytes(l->in_h, l->in_w, l->in_c));
-        trc_npu_job_begin(g_npu_job);
-        net_run_layer(index, g_arena);
-        simulate_pmu(index, &sample);
-        trc_pmu_snapshot(&sample);
-        trc_npu_job_end(g_npu_job, 0u);
-        g_npu_job++;
-        trc_cache_op(TRC_CACHE_INVALIDATE, &g_arena[l->out_off], net_tensor_bytes(l->out_h, l->out_w, l->out_c));
+    }
+    trc_npu_job_begin(g_npu_job);
+    net_run_layer(index, sim_npu_view());
+    simulate_pmu(index, &sample);
+    trc_pmu_snapshot(&sample);
+    trc_npu_job_end(g_npu_job, 0u);
+    g_npu_job++;
+    /* ... and invalidate what it wrote before the CPU reads it. */
+    trc_cache_op(TRC_CACHE_INVALIDATE, &g_arena[l->out_off], net_tensor_bytes(l->out_h, l->out_w, l->out_c));
+}
+
+/* Before a layer's span: the buffers it reads and writes (for the host's coherency checks), and
+ * the simulated cache's side of the clean an NPU layer records (npu_sim.h). The simulation's
+ * bookkeeping runs outside the span so that layers measure the network's work, scenario or not;
+ * nothing touches the buffers between here and the job, so the data the NPU sees is the same. */
+__attribute__((noinline)) static void before_layer(uint32_t index)
+{
+    const net_layer *l = &g_net[index];
+    uint32_t in_bytes = net_tensor_bytes(l->in_h, l->in_w, l->in_c);
+    if (l->engine == TRC_ENGINE_NPU) {
+        trc_npu_buffer(g_npu_job, TRC_NPU_READS, &g_arena[l->in_off], in_bytes);
+        trc_npu_buffer(g_npu_job, TRC_NPU_WRITES, &g_arena[l->out_off], net_tensor_bytes(l->out_h, l->out_w, l->out_c));
+        if (!clean_left_out(index)) {
+            sim_clean(g_arena, l->in_off, in_bytes);
+        }
+        sim_evict_some(g_arena);
+        return;
+    }
+    trc_cpu_read(&g_arena[l->in_off], in_bytes);
+    if (l->kind == NET_ADD) {
+        trc_cpu_read(&g_arena[l->in2_off], in_bytes);
+    }
+}
+
+/* After a layer's span: the simulated cache's side of its invalidate or of the CPU's stores, and
+ * the CPU's write mark. */
+__attribute__((noinline)) static void after_layer(uint32_t index)
+{
+    const net_layer *l = &g_net[index];
+    uint32_t out_bytes = net_tensor_bytes(l->out_h, l->out_w, l->out_c);
+    if (l->engine == TRC_ENGINE_NPU) {
+        sim_invalidate(g_arena, l->out_off, out_bytes);
+        return;
+    }
+    sim_cpu_wrote(l->out_off, out_bytes);
+    trc_cpu_write(&g_arena[l->out_off], out_bytes);
+}
+
+static void run_layer(uint32_t index, uint32_t inference)
+{
+    const net_layer *l = &g_net[index];
+    before_layer(index);
+    uint32_t begin = trc_layer_begin(index, l->engine);
+    if (g_scenario != SCENARIO_CLEAN) {
+        scenario_layer_begins(index, inference);
+    }
+    if (l->engine == TRC_ENGINE_NPU) {
+        run_npu_layer(index);
     } else {
         net_run_layer(index, g_arena);
     }
+    if (g_scenario != SCENARIO_CLEAN) {
+        scenario_layer_ends(index, inference);
+    }
     uint32_t end = trc_layer_end(index);
+    after_layer(index);
     g_layer_cycles[index] += (uint32_t)(end - begin);
     g_layer_count[index]++;
+}
+
+/* The CPU writes inference n's input frame (missing-clean: the same frame every time, so that the
+ * outputs should all agree). */
+__attribute__((noinline)) static void write_input(uint32_t n)
+{
+    net_make_input(&g_arena[g_net[0].in_off], g_scenario == SCENARIO_MISSING_CLEAN ? 0u : n);
+    sim_cpu_wrote(g_net[0].in_off, NET_INPUT_BYTES);
+    trc_cpu_write(&g_arena[g_net[0].in_off], NET_INPUT_BYTES);
+}
+
+/* What TFLite Micro prints when the arena cannot hold the memory plan. */
+__attribute__((noinline)) static void report_arena_too_small(uint32_t needed, uint32_t available)
+{
+    trc_print("Failed to resize buffer. Requested: ");
+    trc_print_u32(needed);
+    trc_print(", available ");
+    trc_print_u32(available);
+    trc_print(", missing: ");
+    trc_print_u32(needed - available);
+    trc_print("\nAllocateTensors() failed\n");
 }
 
 static void print_totals(void)
@@ -168,6 +345,7 @@ int main(void)
 
     trc_use_writer(uart_write, 0);
     trc_time_systick_init(BOARD_CPU_HZ);
+    timer_init();
     net_init();
     trc_print("tracer-demo " BOARD_NAME " READY\n");
     if (read_start(&inferences, &scenario_id) != 0) {
@@ -178,6 +356,8 @@ int main(void)
     }
     /* Re-zero time at the host's command: how long we waited for it is host timing. */
     trc_time_systick_rezero();
+    g_scenario = scenario_id;
+    sim_reset(0x1234567u);
 
     uint32_t cost = trc_measure_marker_cost(CALIBRATION_PAIRS);
     trc_target_info(TRC_INFO_NPU_PMU_SIMULATED | TRC_INFO_EMULATED, cost, scenario_id, SCB_CPUID);
@@ -185,17 +365,25 @@ int main(void)
     for (uint32_t i = 0; i < NET_LAYERS; i++) {
         trc_layer_info(i, g_net[i].engine, g_net[i].op, g_net[i].name);
     }
-    trc_arena(NET_ARENA_PLANNED, NET_ARENA_BYTES);
+    if (g_scenario == SCENARIO_ISR_JITTER) {
+        trc_isr_info(BOARD_TIMER_EXCEPTION, "S32K_TIMER");
+    }
+    if (g_scenario == SCENARIO_ARENA_TOO_SMALL) {
+        report_arena_too_small(NET_ARENA_PLANNED, SMALL_ARENA_BYTES);
+        inferences = 0u;
+    } else {
+        trc_arena(NET_ARENA_PLANNED, NET_ARENA_BYTES);
+    }
     trc_print("running ");
     trc_print_u32(inferences);
     trc_print(" inferences\n");
 
     for (uint32_t n = 0; n < inferences; n++) {
-        net_make_input(&g_arena[g_net[0].in_off], n);
+        write_input(n);
         trc_inference_begin();
         trc_buffer_crc(TRC_BUFFER_INPUT, &g_arena[g_net[0].in_off], NET_INPUT_BYTES);
         for (uint32_t i = 0; i < NET_LAYERS; i++) {
-            run_layer(i);
+            run_layer(i, n);
         }
         trc_buffer_crc(TRC_BUFFER_OUTPUT, &g_arena[g_net[NET_LAYERS - 1u].out_off], NET_OUTPUT_BYTES);
         trc_inference_end(0u);

@@ -11,6 +11,7 @@ void Reset_Handler(void);
 void Default_Handler(void);
 void Fault_Handler(void);
 void SysTick_Handler(void);
+void Timer_Handler(void); /* the demo's (weak default: unexpected) */
 
 #define SCB_VTOR REG32(0xE000ED08u)
 #define SCB_SHCSR REG32(0xE000ED24u)
@@ -32,7 +33,9 @@ __attribute__((section(".vectors"), used)) void (*const g_vectors[16 + 48])(void
     0,
     Default_Handler, /* PendSV */
     SysTick_Handler,
-    [16 ... 63] = Default_Handler,
+    [16 ... 17] = Default_Handler,
+    Timer_Handler, /* 18: IRQ 2, the S32K timer */
+    [19 ... 63] = Default_Handler,
 };
 
 __attribute__((noinline, noreturn)) static void run_on_main_stack(void)
@@ -77,4 +80,5 @@ static void fatal(const char *what, uint32_t code)
 }
 
 void Default_Handler(void) { fatal("unexpected exception", 4u); }
+__attribute__((weak)) void Timer_Handler(void) { fatal("unexpected timer interrupt", 4u); }
 void Fault_Handler(void) { fatal("fault", 3u); }

@@ -40,8 +40,7 @@ extern "C" {
 
 #define TRC_MAX_WORDS 24u   /* largest payload this library emits, in 32-bit words (the wire allows 63) */
 
-/* Record types (6 bits). 0x00 is never valid. Reserved for later: 0x28-0x2F (interrupt marks,
- * CPU buffer-write marks, fault scenarios), 0x30-0x3F (future). */
+/* Record types (6 bits). 0x00 is never valid. Reserved for later: 0x2E-0x2F, 0x30-0x3F. */
 enum trc_record_type {
     TRC_REC_TARGET_INFO = 0x01,
     TRC_REC_TIME_SYNC = 0x02,
@@ -61,9 +60,12 @@ enum trc_record_type {
     TRC_REC_BUFFER_CRC = 0x1B,
     TRC_REC_MARK = 0x20,
     TRC_REC_VALUE = 0x21,
-    TRC_REC_ISR_ENTER = 0x28,   /* reserved: interrupt entry mark (ts, irq) */
-    TRC_REC_ISR_EXIT = 0x29,    /* reserved: interrupt exit mark (ts, irq) */
-    TRC_REC_CPU_WRITE = 0x2A    /* reserved: CPU wrote a buffer (ts, address, length) */
+    TRC_REC_ISR_ENTER = 0x28,   /* an interrupt handler started (exception number) */
+    TRC_REC_ISR_EXIT = 0x29,    /* it returns (exception number) */
+    TRC_REC_CPU_WRITE = 0x2A,   /* the CPU finished writing a buffer (address, length) */
+    TRC_REC_ISR_INFO = 0x2B,    /* the name of an exception number (exception, name) */
+    TRC_REC_NPU_BUFFER = 0x2C,  /* an NPU job reads or writes a buffer (job, role, address, length) */
+    TRC_REC_CPU_READ = 0x2D     /* the CPU starts reading a buffer (address, length) */
 };
 
 /* Where the timestamps come from (TARGET_INFO word 3, bits 0-7). */
@@ -85,6 +87,9 @@ enum trc_engine { TRC_ENGINE_CPU = 0, TRC_ENGINE_NPU = 1 };
 enum trc_cache_op { TRC_CACHE_CLEAN = 1, TRC_CACHE_INVALIDATE = 2, TRC_CACHE_CLEAN_INVALIDATE = 3 };
 
 enum trc_buffer { TRC_BUFFER_INPUT = 0, TRC_BUFFER_OUTPUT = 1 /* 2.. : your own buffer ids */ };
+
+/* What an NPU job does with a buffer (NPU_BUFFER record). */
+enum trc_npu_role { TRC_NPU_READS = 0, TRC_NPU_WRITES = 1 };
 
 #define TRC_LAYER_CALIBRATION 0xFFFFu   /* layer index used by trc_measure_marker_cost() */
 #define TRC_MARKER_COST_UNKNOWN 0xFFFFFFFFu
@@ -209,6 +214,25 @@ void trc_stack_report(const trc_stack *stack);          /* scans and emits a STA
 
 /* Cache maintenance: record only (call next to your SCB_CleanDCache_by_Addr ...). */
 void trc_cache_op(uint32_t op, const void *address, uint32_t length);
+
+/* Cache coherency evidence. The host checks, per NPU job, that the buffers it reads were cleaned
+ * after the CPU's last write and before the job, and that the buffers it writes were invalidated
+ * after the job and before the CPU reads them (ranges covering the buffers, cache-line aligned).
+ * Call trc_npu_buffer() for each buffer of a job just before trc_npu_job_begin(job);
+ * trc_cpu_write() when the CPU has finished writing a buffer the NPU will read, and
+ * trc_cpu_read() before the CPU reads one the NPU wrote. */
+void trc_npu_buffer(uint32_t job, uint32_t role, const void *address, uint32_t length);
+void trc_cpu_write(const void *address, uint32_t length);
+void trc_cpu_read(const void *address, uint32_t length);
+
+/* Interrupts, for targets without DWT exception trace (QEMU, an RTT/UART transport) or to name
+ * them: call trc_isr_enter() first thing in a handler and trc_isr_exit() last, with the
+ * exception number (16 + IRQn; SysTick 15; trc_active_exception() reads it from IPSR).
+ * Entries and exits must nest. trc_isr_info() names an exception number once ("TIMER0"). */
+void trc_isr_enter(uint32_t exception);
+void trc_isr_exit(uint32_t exception);
+void trc_isr_info(uint32_t exception, const char *name);
+uint32_t trc_active_exception(void); /* IPSR: 0 in thread mode (and on a host build) */
 
 /* CRC-32 (IEEE, as zlib.crc32) of a buffer, emitted as a BUFFER_CRC record; returns the CRC. */
 uint32_t trc_buffer_crc(uint32_t which, const void *data, uint32_t length);

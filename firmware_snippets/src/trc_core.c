@@ -454,6 +454,62 @@ void trc_cache_op(uint32_t op, const void *address, uint32_t length)
     (void)trc_emit(TRC_REC_CACHE_OP, w, 4u, 0u);
 }
 
+void trc_npu_buffer(uint32_t job, uint32_t role, const void *address, uint32_t length)
+{
+    uint32_t w[5];
+    w[1] = job;
+    w[2] = role;
+    w[3] = (uint32_t)(uintptr_t)address;
+    w[4] = length;
+    (void)trc_emit(TRC_REC_NPU_BUFFER, w, 5u, 0u);
+}
+
+static void trc_buffer_access(uint32_t type, const void *address, uint32_t length)
+{
+    uint32_t w[3];
+    w[1] = (uint32_t)(uintptr_t)address;
+    w[2] = length;
+    (void)trc_emit(type, w, 3u, 0u);
+}
+
+void trc_cpu_write(const void *address, uint32_t length) { trc_buffer_access(TRC_REC_CPU_WRITE, address, length); }
+
+void trc_cpu_read(const void *address, uint32_t length) { trc_buffer_access(TRC_REC_CPU_READ, address, length); }
+
+void trc_isr_enter(uint32_t exception)
+{
+    uint32_t w[2];
+    w[1] = exception;
+    (void)trc_emit(TRC_REC_ISR_ENTER, w, 2u, 0u);
+}
+
+void trc_isr_exit(uint32_t exception)
+{
+    uint32_t w[2];
+    w[1] = exception;
+    (void)trc_emit(TRC_REC_ISR_EXIT, w, 2u, 0u);
+}
+
+void trc_isr_info(uint32_t exception, const char *name)
+{
+    uint32_t w[2u + 8u];
+    uint32_t name_len = trc_strlen(name, 31u);
+    w[1] = (exception & 0x1FFu) | (name_len << 16);
+    uint32_t count = 2u + trc_pack(&w[2], name, name_len);
+    (void)trc_emit(TRC_REC_ISR_INFO, w, count, 0u);
+}
+
+uint32_t trc_active_exception(void)
+{
+#if defined(__arm__)
+    uint32_t ipsr;
+    __asm volatile("mrs %0, ipsr" : "=r"(ipsr));
+    return ipsr & 0x1FFu;
+#else
+    return 0u;
+#endif
+}
+
 uint32_t trc_buffer_crc(uint32_t which, const void *data, uint32_t length)
 {
     uint32_t w[4];

@@ -13,7 +13,11 @@ from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from tracer.analysis.isr import isr_section
+from tracer.analysis.jitter import jitter_section
 from tracer.analysis.layer_stats import LayerStats, latency, per_layer
+from tracer.analysis.log_facts import log_facts
+from tracer.analysis.pmu_summary import pmu_section
 from tracer.telemetry.columns import LazyRecords
 from tracer.telemetry.model import InferenceTimeline, StackSample
 
@@ -47,11 +51,17 @@ class BudgetView:
         layer_cycles: Predicted cycles per layer index, in the capture's clock.
         arena_bytes: The planned tensor arena, if the budget gives it.
         name: The model's name in the budget.
+        layers: Per layer index, how it was matched and its limit (the layer's ``budget`` object).
+        memory: Planned SRAM figures (``planned_peak``, ``available``) for the report's ``memory.sram``.
+        summary: The report's ``budget`` section (sources, clock conversion, unmatched layers).
     """
 
     layer_cycles: Mapping[int, float]
     arena_bytes: int | None = None
     name: str = ""
+    layers: Mapping[int, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    memory: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    summary: Mapping[str, Any] | None = None
 
 
 class Finding(Protocol):
@@ -84,8 +94,20 @@ def build_report(
         "inferences": _inferences(timeline),
         "layers": _layers(timeline, stats, budget),
         "memory": _memory(timeline, budget),
+        "pmu": pmu_section(timeline),
         "findings": [f.to_json() if hasattr(f, "to_json") else dict(f) for f in findings],  # type: ignore[union-attr]
     }
+    interrupts = isr_section(timeline)
+    if interrupts:
+        report["interrupts"] = interrupts
+    jitter = jitter_section(timeline)
+    if jitter:
+        report["jitter"] = jitter
+    if budget is not None and budget.summary is not None:
+        report["budget"] = dict(budget.summary)
+    log = log_facts(timeline)
+    if log:
+        report["log"] = log
     if per_inference:
         report["per_inference"] = inference_listing(timeline)
     return report
@@ -161,6 +183,8 @@ def _layers(timeline: InferenceTimeline, stats: dict[int, LayerStats], budget: B
         }
         if st and st.pmu_mean:
             row["pmu_mean"] = {name: round(value, 3) for name, value in st.pmu_mean.items()}
+        if budget is not None and index in budget.layers:
+            row["budget"] = dict(budget.layers[index])
         rows.append(row)
     return rows
 
@@ -169,10 +193,15 @@ def _memory(timeline: InferenceTimeline, budget: BudgetView | None) -> dict[str,
     arena = timeline.arena
     used = max((a.used for a in arena), default=None)
     size = next((a.size for a in reversed(arena) if a.size is not None), None)
-    return {
+    out: dict[str, Any] = {
         "arena": {"used": used, "size": size, "planned": budget.arena_bytes if budget else None},
         "stacks": _stacks(timeline.stacks),
     }
+    if budget is not None and budget.memory:
+        out["sram"] = dict(budget.memory)
+    if timeline.allocation_failures:
+        out["allocation_failures"] = [dataclasses.asdict(f) for f in timeline.allocation_failures]
+    return out
 
 
 def _stacks(samples: Sequence[StackSample]) -> list[dict[str, Any]]:

@@ -21,11 +21,24 @@ are simulated. The capture and the report say so.
 Needs qemu-system-arm and, to build, arm-none-eabi-gcc and make (Debian/Ubuntu:
 apt-get install --no-install-recommends qemu-system-arm gcc-arm-none-eabi make); exit 4 if missing.
 
+scenarios (--scenario; the fault is in the capture, the demo itself exits 0):
+  clean            nothing wrong: 'tracer check --fail-on warning' passes
+  isr-jitter       a timer interrupt (S32K timer, exception 18) preempts layer 4 (pw4) in every
+                   4th inference (1, 5, 9 ...) for about as long as the layer itself
+  missing-clean    the cache clean of the input before layer 0's NPU job is left out: the
+                   (simulated) NPU reads stale lines, and the same input frame gives different
+                   outputs
+  stack-overflow   layer 6 (pool6) of inference 2 puts a scratch buffer on the stack that runs
+                   64 bytes past the main stack's canary
+  arena-too-small  a 12 KiB arena for a 13 KiB plan: the allocation fails as in TensorFlow Lite
+                   Micro ("Failed to resize buffer. Requested: ..."), no inference runs
+
 examples:
   tracer demo
   tracer demo --inferences 20 -o demo.trace
   tracer demo --inferences 5 --format json
   tracer report demo.trace --per-inference
+  tracer demo --scenario isr-jitter -o jitter.trace && tracer check jitter.trace --fail-on warning
 """
 
 
@@ -36,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--inferences", type=int, default=20, metavar="N", help="inferences to run (default: 20)")
     parser.add_argument("-o", "--output", metavar="CAPTURE", help="keep the capture here (default: a temporary file)")
     parser.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
-    parser.add_argument("--scenario", choices=SCENARIOS, default="clean", help="what the firmware does (default: clean)")
+    parser.add_argument("--scenario", choices=SCENARIOS, default="clean", metavar="NAME",
+                        help=f"what the firmware does: {', '.join(SCENARIOS)} (default: clean; see below)")  # fmt: skip
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
     parser.add_argument("--per-inference", action="store_true", help="list every inference with every layer")
     parser.add_argument("--build-dir", metavar="DIR", type=Path,
@@ -61,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, capture: Path) -> int:
-    from tracer.analysis.report import CaptureFacts, build_report
+    from tracer.analysis.analyze import analyze
+    from tracer.analysis.report import CaptureFacts
     from tracer.capture.metadata import CaptureMetadata
     from tracer.capture.recorder import record
     from tracer.capture.writer import CaptureWriter
@@ -69,7 +84,7 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     from tracer.export.report_json import write_report_json
     from tracer.export.report_text import write_report_text
     from tracer.sources.qemu import QemuDemoSource, check_tools, demo_elf
-    from tracer.telemetry.capture import decode_capture
+    from tracer.telemetry.load import load_timeline
 
     console = args.console
     check_tools(build=True)
@@ -94,12 +109,13 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
         console.error(f"lost the connection to QEMU: {result.message}")
         return ExitCode.SOURCE_UNAVAILABLE
     console.info(f"recorded {result.bytes:,} bytes in {result.seconds:.2f} s to {capture}; QEMU exit status {status}")
-    decoded = decode_capture(capture)
-    for warning in decoded.warnings:
+    timeline, source = load_timeline(capture)
+    for warning in source.warnings:
         console.warn(warning)
-    facts = CaptureFacts(decoded.metadata.source, decoded.stream_bytes, decoded.host_seconds, decoded.warnings,
+    facts = CaptureFacts(source.source, source.bytes, source.host_seconds, source.warnings,
                          os.fspath(capture) if args.output else None)  # fmt: skip
-    report = build_report(decoded.timeline, facts, per_inference=args.per_inference)
+    # The report with its findings, as 'tracer report' makes it (the scenarios' faults show there).
+    report = analyze(timeline, facts, per_inference=args.per_inference).report
     if args.format == "json":
         write_report_json(report, _stdout())
     else:

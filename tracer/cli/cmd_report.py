@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "per-layer report of a capture: cycles, latency, memory, loss"
+HELP = "per-layer report of a capture or log: cycles against the budget, latency, memory, PMU, findings"
 DESCRIPTION = """\
 Decode the telemetry records in a capture (written by firmware_snippets: ITM over SWO, or the
 same packets over a UART or RTT) and report per layer: cycles min/p50/p99/max/mean/std over the
@@ -15,21 +15,33 @@ into the numbers; the report says why it is incomplete.
 Cycles are target cycles at the clock the firmware reports (on the QEMU demo: SysTick ticks of
 emulated time, labelled so; NPU PMU values there are simulated, labelled so).
 
+A firmware text log (a UART dump, an FVP's stdout: MLEK PMU profiles, TFLite Micro profiler and
+allocator lines, ethos-u-core-software and ExecuTorch reports) is read like a capture; what a file
+is comes from its content. With --budget, each layer gets its predicted cycles in the capture's
+clock and the ratio measured/predicted; findings say which layer is off, by how much, and what the
+field does about it (see 'tracer check' for the same as a pass/fail gate).
+
 formats:
   text    tables for a terminal (default)
-  json    the report object: schema_version, capture, inferences, layers, memory, findings
+  json    the report object: schema_version, capture, inferences, layers, memory, pmu, findings;
+          with --budget also budget (and per layer: predicted_cycles, ratio, budget); logs add log
 
 examples:
   tracer report captures/demo.trace
   tracer report captures/demo.trace --per-inference
   tracer report captures/demo.trace --format json -o report.json
   tracer report captures/demo.trace --format json | jq '.layers[] | {name, p50: .cycles.p50}'
+  tracer report captures/demo.trace --budget captures/demo_budget.toml
+  tracer report uart.log --budget out/model_per-layer.csv out/model_summary_*.csv --clock 400M
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer report``."""
-    parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or a raw ITM file")
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments
+
+    parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
+    add_budget_arguments(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument(
         "--per-inference", action="store_true",
@@ -39,26 +51,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Decode, build the report, print it."""
-    from tracer.analysis.report import CaptureFacts, build_report
+    """Decode (or read the log), match the budget, run the findings, print the report."""
+    from tracer.analysis.analyze import analyze
+    from tracer.cli.analysis_input import load_input
     from tracer.cli.output import open_output
     from tracer.export.report_json import write_report_json
     from tracer.export.report_text import write_report_text
-    from tracer.telemetry.capture import decode_capture
 
-    console = args.console
-    with console.progress("decoding") as bar:
-        decoded = decode_capture(args.capture, on_progress=bar.update)
-    for warning in decoded.warnings:
-        console.warn(warning)
-    if decoded.records == 0:
-        console.warn(
-            f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25); "
-            "the report is empty"
-        )
-    facts = CaptureFacts(decoded.metadata.source or args.capture, decoded.stream_bytes, decoded.host_seconds,
-                         decoded.warnings, str(args.capture))  # fmt: skip
-    report = build_report(decoded.timeline, facts, per_inference=args.per_inference)
+    loaded = load_input(args)
+    report = analyze(loaded.timeline, loaded.facts, loaded.budget, args.tolerance, args.per_inference).report
     with open_output(args.output) as out:
         if args.format == "json":
             write_report_json(report, out)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from tracer.analysis.isr import isr_text
+from tracer.analysis.jitter import jitter_text
+
 LAYERS_PER_BLOCK = 10  # columns of the per-inference table before it wraps
 
 
@@ -48,6 +51,21 @@ def render_report(report: dict[str, Any]) -> str:
     out.append("")
     out += _memory(report["memory"])
     out.append("")
+    if report.get("budget"):
+        out += _budget(report["budget"])
+        out.append("")
+    if report.get("pmu", {}).get("counters"):
+        out += _pmu(report["pmu"])
+        out.append("")
+    if report.get("interrupts"):
+        out += isr_text(report["interrupts"], {layer["index"]: layer["name"] for layer in report["layers"]})
+        out.append("")
+    if report.get("jitter"):
+        out += jitter_text(report["jitter"])
+        out.append("")
+    if report.get("log"):
+        out += _log(report["log"])
+        out.append("")
     out += _findings(report["findings"])
     if "per_inference" in report:
         out.append("")
@@ -92,6 +110,8 @@ def _inferences(inf: dict[str, Any], clock_hz: int | None) -> list[str]:
         ms = f"  (p50 {1e3 * lat['p50'] / clock_hz:.3f} ms)" if clock_hz else ""
         lines.append(f"latency     cycles  min {_n(lat['min'])}  p50 {_n(lat['p50'])}  p99 {_n(lat['p99'])}  "
                      f"max {_n(lat['max'])}  mean {_n(lat['mean'])}  std {_n(lat['std'])}{ms}")  # fmt: skip
+    elif inf["complete"]:
+        lines.append("latency     not measured (no start and end time per inference)")
     else:
         lines.append("latency     no complete inference")
     for bad in inf.get("incomplete", [])[:20]:
@@ -146,6 +166,59 @@ def _memory(memory: dict[str, Any]) -> list[str]:
         canary = "canary intact" if stack["canary_ok"] else "CANARY OVERWRITTEN"
         lines.append(f"stack       {stack['name']}: high-water {_n(stack['high_water'])} of {_n(stack['size'])} bytes"
                      f"{share}, {canary}")  # fmt: skip
+    sram = memory.get("sram") or {}
+    if sram.get("planned_peak") is not None or sram.get("available") is not None:
+        lines.append(f"sram        compiler's peak {_n(sram.get('planned_peak'))} bytes, available on the part "
+                     f"{_n(sram.get('available'))} bytes")  # fmt: skip
+    for failure in memory.get("allocation_failures", []):
+        where = f" (line {failure['line']})" if failure.get("line") else ""
+        lines.append(f"allocation  FAILED {failure['kind']}: requested {_n(failure['requested'])}, available "
+                     f"{_n(failure['available'])}, missing {_n(failure['missing'])} bytes{where}")  # fmt: skip
+    return lines
+
+
+def _budget(budget: dict[str, Any]) -> list[str]:
+    sources = ", ".join(budget.get("sources", []))
+    lines = [f"budget      {budget.get('name') or '(unnamed)'} from {sources}",
+             f"            {budget.get('units')}"]  # fmt: skip
+    if budget.get("predicted_cycles_per_inference") is not None:
+        lines.append(f"            predicted per inference: {_n(budget['predicted_cycles_per_inference'])} cycles "
+                     "(capture clock)")  # fmt: skip
+    unmatched = budget.get("unmatched_budget_layers") or []
+    if unmatched:
+        names = ", ".join(u.get("name") or f"{u.get('op')}#{u.get('index')}" for u in unmatched[:10])
+        lines.append(f"            not measured: {names}")
+    for note in budget.get("notes", []):
+        lines.append(f"            note: {note}")
+    return lines
+
+
+def _pmu(pmu: dict[str, Any]) -> list[str]:
+    simulated = "  [SIMULATED: no real NPU]" if pmu.get("simulated") else ""
+    lines = [f"pmu         counters per inference, totals over {pmu.get('totals_over', 0)} complete inference(s)"
+             f"{simulated}"]  # fmt: skip
+    rows = []
+    per = pmu.get("per_inference", [])
+    for name in pmu["counters"]:
+        values = [row["counters"][name] for row in per if row["complete"] and name in row["counters"]]
+        mean = sum(values) / len(values) if values else None
+        rows.append([name, pmu.get("units", {}).get(name) or "-", _n(pmu.get("totals", {}).get(name)),
+                     _n(min(values) if values else None), _n(mean), _n(max(values) if values else None)])  # fmt: skip
+    lines += ["  " + row for row in _table(["counter", "unit", "total", "min", "mean", "max"], rows, right={2, 3, 4, 5})]
+    use = pmu.get("npu_utilization")
+    if use:
+        lines.append(f"  NPU active {use['ratio']:.1%} of its cycles ({_n(use['active'])} of {_n(use['total'])})")
+    for name, stat in pmu.get("summaries", {}).items():
+        lines.append(f"  {name}: {_n(stat.get('total'))} {stat.get('unit')} over {_n(stat.get('samples'))} samples "
+                     f"(mean {_n(stat.get('mean'))}, min {_n(stat.get('min'))}, max {_n(stat.get('max'))})")  # fmt: skip
+    return lines
+
+
+def _log(log: dict[str, Any]) -> list[str]:
+    keys = [k for k in log if k not in ("warnings", "per_inference")]
+    lines = [f"log         {log.get('lines', '-')} lines; facts: {', '.join(keys)} (every number: --format json)"]
+    for error in (log.get("errors") or [])[:5]:
+        lines.append(f"  error at line {error.get('line')}: {error.get('text')}")
     return lines
 
 
@@ -158,6 +231,8 @@ def _findings(findings: list[dict[str, Any]]) -> list[str]:
         lines.append(f"  [{f.get('severity', 'info')}] {f.get('id', '')}{where}: {f.get('message', '')}")
         if f.get("evidence"):
             lines.append(f"      evidence: {f['evidence']}")
+        if f.get("fix"):
+            lines.append(f"      fix: {f['fix']}")
     return lines
 
 

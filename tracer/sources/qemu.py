@@ -8,7 +8,9 @@ start command, so every run is cycle-for-cycle identical. The UART is a local TC
 
 Handshake: the firmware prints ``READY`` (ITM port 0 text), the host answers
 ``START <inferences> <scenario>``; at the end the firmware exits through semihosting and QEMU's
-exit status is the firmware's.
+exit status is the firmware's. Scenarios (:data:`SCENARIOS`) make the firmware misbehave in one
+known way each (an interrupt in a layer, a missing cache clean, a stack overflow, an arena too
+small); ``firmware_snippets/demo/main.c`` describes them.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ MACHINE = "mps3-an547"
 CPU_HZ = 32_000_000  # the an547 processor clock in QEMU: what SysTick counts
 DEMO_TARGET = "demo"
 DEMO_ELF = Path("demo") / "tracer_demo.elf"
-SCENARIOS = ("clean",)
+SCENARIOS = ("clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small")
 FIRMWARE_DIR_ENV = "TRACER_FIRMWARE_DIR"
 READY_MARK = "READY"
 
@@ -116,7 +118,7 @@ class QemuDemoSource:
     Args:
         elf: The demo firmware.
         inferences: How many inferences the firmware runs.
-        scenario: The demo scenario (``clean``).
+        scenario: The demo scenario (one of :data:`SCENARIOS`).
         icount_shift: QEMU ``-icount shift`` (0: one instruction per nanosecond).
         ready_timeout: Seconds to wait for QEMU and the firmware's READY.
     """

@@ -9,6 +9,9 @@ the kernel module.
 
 Only closed inferences are published: the one in progress appears once its end record arrives,
 or, incomplete, at :meth:`TelemetryDecoder.finish`.
+
+Interrupts come from the DWT exception trace and from the firmware's ISR marks
+(:mod:`tracer.telemetry.isr`); each layer span's ``isr_cycles`` is the handler time inside it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,15 @@ import numpy as np
 from tracer.decode.packets import PacketBatch
 from tracer.telemetry import kernel as k
 from tracer.telemetry.columns import LazyRecords
+from tracer.telemetry.isr import (
+    BASIS_CYCLES_ORDER,
+    BASIS_CYCLES_TS,
+    HandlerTime,
+    HardwareEvents,
+    IsrMarks,
+    cycles_per_tick,
+    merge_slices,
+)
 from tracer.telemetry.model import (
     ArenaSample,
     BufferCrc,
@@ -31,6 +43,7 @@ from tracer.telemetry.model import (
     Inference,
     Inferences,
     InferenceTimeline,
+    IsrSlice,
     LayerInfo,
     LayerSpans,
     LossCounters,
@@ -126,6 +139,7 @@ class TelemetryDecoder:
         self._words = np.zeros(max(8192, expected_bytes // 50), np.int64)
         self._text = np.zeros(4096, np.uint8)
         self._text_time = np.zeros(4096, np.int64)
+        self._dwt = k.new_dwt_table()
         self.finished = False
         # Rare records, converted to objects as they arrive.
         self._events_done = 0
@@ -145,6 +159,11 @@ class TelemetryDecoder:
         self.console: list[ConsoleLine] = []
         self.warnings: list[str] = []
         self._taken = 0
+        # Interrupts: names the firmware gave, its marks, the DWT's exception and data trace.
+        self.isr_names: dict[int, str] = {}
+        self._isr_marks = IsrMarks()
+        self._hardware = HardwareEvents(self.isr_names)
+        self._isr_cache: tuple[tuple[int, int, float], LazyRecords[IsrSlice], HandlerTime] | None = None
 
     # -- feeding ---------------------------------------------------------------------------------
     def feed(self, batch: PacketBatch) -> None:
@@ -154,17 +173,22 @@ class TelemetryDecoder:
         i = 0
         while i < n:
             i = k.decode_records(
-                batch.kind, batch.a, batch.b, batch.c, i, self._state, self._pend, self._pmu,
-                self._spans, self._infs, self._events, self._words, self._text, self._text_time,
+                batch.kind, batch.a, batch.b, batch.c, batch.flags, batch.ts, batch.offset, i, self._state,
+                self._pend, self._pmu, self._spans, self._infs, self._events, self._words, self._text,
+                self._text_time, self._dwt,
             )  # fmt: skip
             if i < n:
                 self._grow()
 
     def finish(self) -> None:
-        """End of stream: a cut record is damaged, an inference in progress is incomplete."""
+        """End of stream: a cut record is damaged, an inference in progress is incomplete, an
+        interrupt still open has no known end (counted, dropped)."""
         if not self.finished:
             k.finish_stream(self._state, self._infs, self._spans)
             self.finished = True
+            self._convert()
+            self._isr_marks.pairing.drop_open()
+            self._hardware.pairing.drop_open()
 
     # -- reading ---------------------------------------------------------------------------------
     @property
@@ -198,6 +222,7 @@ class TelemetryDecoder:
         n_inf = self.published_inferences
         n_spans = self._published_spans()
         info = self.target
+        isrs, _ = self._isr_slices()
         timeline = InferenceTimeline(
             clock_hz=info.clock_hz if info and info.clock_hz else self.clock_hz,
             clock_source=info.time_source.label if info else "unknown",
@@ -209,6 +234,7 @@ class TelemetryDecoder:
             stacks=self._stacks(),
             cache_ops=self._cache_ops(),
             npu_jobs=self._npu_jobs(),
+            isrs=isrs,  # type: ignore[arg-type]  # a read-only sequence, built on access
             console=list(self.console),
             marks=list(self.marks),
             pmu_events=self._pmu_event_names(),
@@ -233,6 +259,46 @@ class TelemetryDecoder:
         """Published layer spans from row ``first`` on (cheap: views of the tables)."""
         return self._span_columns(first, self._published_spans())
 
+    # -- interrupts ------------------------------------------------------------------------------
+    def _isr_slices(self) -> tuple[LazyRecords[IsrSlice], HandlerTime]:
+        """Every interrupt slice so far and their union (cached until new slices close)."""
+        ratio = cycles_per_tick(self._state)
+        key = (len(self._isr_marks.pairing), len(self._hardware.pairing), ratio)
+        if self._isr_cache is None or self._isr_cache[0] != key:
+            slices = merge_slices(self._isr_marks.pairing, self._hardware.pairing, ratio, self.isr_names)
+            self._isr_cache = (key, slices, HandlerTime.of(slices))
+        return self._isr_cache[1], self._isr_cache[2]
+
+    def discard_isrs(self, before: int) -> int:
+        """Forget interrupt slices that ended before cycle ``before`` (a live session that keeps only
+        recent data calls this, so that memory stays flat); returns how many were dropped.
+
+        Exception-trace slices timed in timestamp ticks or byte offsets (no records) are kept.
+        """
+        dropped = self._isr_marks.pairing.discard_ended_before(before)
+        if self._hardware.basis in (BASIS_CYCLES_TS, BASIS_CYCLES_ORDER):
+            dropped += self._hardware.pairing.discard_ended_before(before)
+        if dropped:
+            self._isr_cache = None
+        return dropped
+
+    def _isr_facts(self) -> dict[str, Any]:
+        """Where interrupt slices came from and what pairing could not do (the ``isr`` extra)."""
+        hw, marks = self._hardware, self._isr_marks
+        facts: dict[str, Any] = {}
+        if len(marks.pairing) or any(marks.pairing.counters.to_json().values()):
+            facts["marks"] = {"slices": len(marks.pairing), **marks.pairing.counters.to_json()}
+        if hw.exception_packets:
+            facts["exception_trace"] = {
+                "packets": hw.exception_packets, "slices": len(hw.pairing), "time_basis": hw.basis,
+                "cycles_per_timestamp_tick": cycles_per_tick(self._state), **hw.pairing.counters.to_json(),
+            }  # fmt: skip
+            if hw.before_first_record:
+                facts["exception_trace"]["dropped_before_first_record"] = hw.before_first_record
+        if self.isr_names:
+            facts["names"] = {str(n): name for n, name in sorted(self.isr_names.items())}
+        return facts
+
     # -- tables -> model -------------------------------------------------------------------------
     def _pmu_names(self) -> tuple[str, ...]:
         if self.pmu_event_ids:
@@ -247,13 +313,14 @@ class TelemetryDecoder:
     def _span_columns(self, first: int, end: int) -> LayerSpans:
         t = self._spans
         names = self._pmu_names()
+        _, handlers = self._isr_slices()
         return LayerSpans(
             inference=t[k.SP_INFERENCE, first:end],
             layer=t[k.SP_LAYER, first:end].astype(np.int32),
             start=t[k.SP_START, first:end],
             end=t[k.SP_END, first:end],
             complete=t[k.SP_COMPLETE, first:end].astype(bool),
-            isr_cycles=np.zeros(end - first, np.int64),
+            isr_cycles=handlers.inside(t[k.SP_START, first:end], t[k.SP_END, first:end]),
             pmu=t[k.SP_PMU : k.SP_PMU + len(names), first:end].T,
             pmu_names=names,
         )
@@ -311,6 +378,9 @@ class TelemetryDecoder:
             labels["npu_pmu"] = "simulated"
         if self.target and self.target.emulated:
             labels["cycles"] = EMULATED_LABEL
+        basis = self._hardware.basis
+        if basis is not None and basis != BASIS_CYCLES_TS and len(self._hardware.pairing):
+            labels["isr_time"] = f"exception-trace slices in {basis}"
         return labels
 
     def _extra(self) -> dict[str, Any]:
@@ -329,6 +399,12 @@ class TelemetryDecoder:
             extra["cpuid"] = self.target.cpuid
         if self.pmu_event_ids:
             extra["npu"] = f"Ethos-U{self.pmu_npu}"
+        isr = self._isr_facts()
+        if isr:
+            extra["isr"] = isr
+        accesses = self._hardware.accesses(cycles_per_tick(self._state))
+        if accesses:
+            extra["data_trace"] = [a.to_json() for a in accesses]
         return extra
 
     # -- rare records ----------------------------------------------------------------------------
@@ -344,6 +420,7 @@ class TelemetryDecoder:
             self._event(int(ev[k.EV_TYPE, e]), int(ev[k.EV_TIME, e]), None if inference < 0 else inference,
                         self._words[off : off + count])  # fmt: skip
         self._events_done = n_events
+        self._convert_hardware()
         n_text = int(self._state[k.S_N_TEXT])
         if n_text > self._text_done:
             self._console(self._text[self._text_done : n_text], self._text_time[self._text_done : n_text])
@@ -351,6 +428,20 @@ class TelemetryDecoder:
         if self.finished and self._line:
             self.console.append(ConsoleLine(self._line_time, self._line.decode("utf-8", "replace")))
             self._line = bytearray()
+
+    def _convert_hardware(self) -> None:
+        """Feed the DWT rows whose stamps are final to the interrupt and data-trace pairing."""
+        s = self._state
+        n = int(s[k.S_N_DWT])
+        ready = n if self.finished or not s[k.S_TS_SEEN] else int(s[k.S_DWT_STAMP_FROM])
+        if ready == 0:
+            return
+        self._hardware.feed(self._dwt[:, :ready])
+        # Drop the rows handed over (only the few waiting for a stamp stay).
+        if ready < n:
+            self._dwt[:, : n - ready] = self._dwt[:, ready:n].copy()
+        s[k.S_N_DWT] = n - ready
+        s[k.S_DWT_STAMP_FROM] = max(int(s[k.S_DWT_STAMP_FROM]) - ready, 0)
 
     def _console(self, data: np.ndarray, times: np.ndarray) -> None:
         raw = data.tobytes()
@@ -407,6 +498,13 @@ class TelemetryDecoder:
         elif rtype == RecordType.VALUE:
             self.marks.append(Mark(t, words[0], words[1]))
         else:
+            if rtype == RecordType.ISR_ENTER:
+                self._isr_marks.enter(words[0], t)
+            elif rtype == RecordType.ISR_EXIT:
+                self._isr_marks.exit(words[0], t)
+            elif rtype == RecordType.ISR_INFO:
+                number = words[0] & 0x1FF
+                self.isr_names[number] = _string(words[1:], (words[0] >> 16) & 0xFF) or f"exception {number}"
             self.records.append(TelemetryRecord(rtype, t, inference, tuple(words)))
 
     # -- per-layer records, kept as columns ------------------------------------------------------
@@ -479,6 +577,8 @@ class TelemetryDecoder:
         if s[k.S_N_TEXT] + k.NEED_TEXT > self._text.shape[0]:
             self._text = _longer(self._text)
             self._text_time = _longer(self._text_time)
+        if s[k.S_N_DWT] + 1 > self._dwt.shape[1]:
+            self._dwt = _wider(self._dwt)
 
 
 def _wider(table: np.ndarray, at_least: int = 0) -> np.ndarray:

@@ -189,6 +189,71 @@ class TelemetryEncoder:
         """VALUE."""
         self.record(RecordType.VALUE, t, [value_id, value])
 
+    def isr_enter(self, t: int, exception: int) -> None:
+        """ISR_ENTER: an interrupt handler started."""
+        self.record(RecordType.ISR_ENTER, t, [exception])
+
+    def isr_exit(self, t: int, exception: int) -> None:
+        """ISR_EXIT: it returns."""
+        self.record(RecordType.ISR_EXIT, t, [exception])
+
+    def isr_info(self, t: int, exception: int, name: str) -> None:
+        """ISR_INFO: the name of an exception number."""
+        name_b = name.encode()[:31]
+        self.record(RecordType.ISR_INFO, t, [(exception & 0x1FF) | (len(name_b) << 16), *_pack_text(name_b)])
+
+    def npu_buffer(self, t: int, job: int, role: int, address: int, length: int) -> None:
+        """NPU_BUFFER: job ``job`` reads (role 0) or writes (role 1) ``length`` bytes at ``address``."""
+        self.record(RecordType.NPU_BUFFER, t, [job, role, address, length])
+
+    def cpu_write(self, t: int, address: int, length: int) -> None:
+        """CPU_WRITE: the CPU finished writing a buffer."""
+        self.record(RecordType.CPU_WRITE, t, [address, length])
+
+    def cpu_read(self, t: int, address: int, length: int) -> None:
+        """CPU_READ: the CPU starts reading a buffer."""
+        self.record(RecordType.CPU_READ, t, [address, length])
+
+    # -- hardware (DWT) packets and timestamps, as a SWO stream carries them ---------------------
+    def local_timestamp(self, delta: int, tc: int = 0) -> None:
+        """A local timestamp (LTS1 format): ``delta`` ticks since the previous one."""
+        if not 0 < delta < 1 << 28:
+            raise ValueError(f"local timestamp delta {delta} is not in 1..2^28-1")
+        groups = []
+        rest = delta
+        while True:
+            groups.append(rest & 0x7F)
+            rest >>= 7
+            if not rest:
+                break
+        self.out.append(0xC0 | (tc & 3) << 4)
+        self.out += bytes(g | (0x80 if i < len(groups) - 1 else 0) for i, g in enumerate(groups))
+
+    def overflow(self) -> None:
+        """An ITM overflow packet: the target dropped trace data here."""
+        self.out.append(0x70)
+
+    def exception(self, number: int, action: int) -> None:
+        """DWT exception trace: ``action`` 1 entered, 2 exited, 3 returned to ``number``."""
+        self._hardware(1, 2, (number & 0xFF) | ((number >> 8) & 1) << 8 | (action & 3) << 12)
+
+    def data_address(self, comparator: int, address: int, size: int = 4) -> None:
+        """DWT data trace address (size 2: the Armv7-M address offset, bits 15:0)."""
+        self._hardware(8 | (comparator & 3) << 1 | 1, size, address)
+
+    def data_pc(self, comparator: int, pc: int) -> None:
+        """DWT data trace PC value."""
+        self._hardware(8 | (comparator & 3) << 1, 4, pc)
+
+    def data_value(self, comparator: int, value: int, write: bool, size: int = 4) -> None:
+        """DWT data trace data value, read or write."""
+        self._hardware(16 | (comparator & 3) << 1 | int(write), size, value)
+
+    def _hardware(self, discriminator: int, size: int, payload: int) -> None:
+        code = {1: 1, 2: 2, 4: 3}[size]
+        self.out.append((discriminator << 3) | 0x04 | code)
+        self.out += (payload & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+
 
 # -- bulk encoding (benchmarks, large test streams) ----------------------------------------------
 

@@ -11,6 +11,13 @@ capture gap, a reserved (misread) ITM packet, or a record that fails its length/
 marks the inference in progress incomplete with a reason bit; records of an inference whose
 begin was lost open an "implicit" inference that is incomplete from the start; inference numbers
 that are skipped become rows marked "lost entirely".
+
+DWT hardware packets (exception trace, data trace) and the loss packets go into a small table of
+their own (``DW_*`` rows), each with the time of the last record before it and, when the stream
+carries ITM local timestamps, its own accumulated timestamp and that record's: the kernel adds up
+local-timestamp deltas itself, and a packet waits for the next timestamp packet to learn its
+stamp (rows from ``S_DWT_STAMP_FROM`` on may still change), so any split of the stream gives the
+same rows. :mod:`tracer.telemetry.isr` turns the rows into interrupt slices and data accesses.
 """
 
 from __future__ import annotations
@@ -113,7 +120,32 @@ S_RECORDS = 32  # records accepted
 S_LOST_UNROWED = 33  # inferences known lost beyond the rows made for them
 S_TIME_JUMPS = 34  # anchors that corrected the unwrapped time (idle > 2^32 cycles, loss)
 S_PMU_EVENT_COUNT = 35  # counters in the current layer's snapshots
-STATE_SIZE = 36
+S_TS_ACC = 36  # local-timestamp deltas added up since the stream began
+S_TS_SEEN = 37  # 1 once a local timestamp arrived
+S_HDR_TS = 38  # stamp of the last record header packet (-1: the next timestamp stamps it)
+S_ANCHOR_TS = 39  # stamp of the last accepted record (-1: pending or no timestamps)
+S_N_DWT = 40  # rows in the DWT table
+S_DWT_STAMP_FROM = 41  # first DWT row whose stamp may still change
+S_TS_FIRST_TIME = 42  # first record with a known stamp: its time ...
+S_TS_FIRST_TS = 43  # ... and stamp (-1: none yet)
+S_TS_LAST_TIME = 44  # last record with a known stamp
+S_TS_LAST_TS = 45
+STATE_SIZE = 46
+
+# -- DWT table rows (hardware packets: exception trace, data trace, and the loss packets) ---------
+DW_KIND = 0  # PacketKind value
+DW_A = 1  # the packet's a column (exception number, address, value, PC)
+DW_B = 2  # its b column (action, comparator)
+DW_FLAGS = 3  # its c column | flags << 8 (size, write)
+DW_TIME = 4  # time of the last record before it, -1 if none yet
+DW_TS = 5  # its local-timestamp stamp, -1 if none (or not yet known)
+DW_ANCHOR_TS = 6  # that record's stamp, -1 if none (or not yet known)
+DW_OFFSET = 7  # byte offset of the packet in the ITM stream
+DW_INFERENCE = 8  # inference in progress, -1 if none
+DW_COLS = 9
+
+TS_PENDING = -1  # a stamp the next local timestamp gives
+TS_UNKNOWN = -2  # a stamp nobody will give (no timestamps, or lost in a gap)
 
 MAX_LOST_ROWS = 1000  # rows made for inferences lost entirely, per jump in numbering
 NO_VALUE = -1
@@ -124,6 +156,10 @@ K_SWIT = np.uint8(PacketKind.SWIT)
 K_OVERFLOW = np.uint8(PacketKind.OVERFLOW)
 K_GAP = np.uint8(PacketKind.GAP)
 K_RESERVED = np.uint8(PacketKind.RESERVED)
+K_LTS = np.uint8(PacketKind.LTS)
+K_EXCEPTION = np.uint8(PacketKind.EXCEPTION)
+K_DATA_FIRST = np.uint8(PacketKind.DATA_PC)  # DATA_PC, DATA_ADDR, DATA_VALUE, DATA_MATCH
+K_DATA_LAST = np.uint8(PacketKind.DATA_MATCH)
 
 T_TARGET_INFO = int(RecordType.TARGET_INFO)
 T_TIME_SYNC = int(RecordType.TIME_SYNC)
@@ -136,6 +172,7 @@ T_PMU_CONFIG = int(RecordType.PMU_CONFIG)
 T_PMU_SNAPSHOT = int(RecordType.PMU_SNAPSHOT)
 T_STACK = int(RecordType.STACK)
 T_BUFFER_CRC = int(RecordType.BUFFER_CRC)
+T_ISR_INFO = int(RecordType.ISR_INFO)
 
 CRC16 = np.array(CRC16_TABLE, np.int64)
 
@@ -158,7 +195,16 @@ def new_state() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     state[S_LAYER_OPEN] = -1
     state[S_LAST_NUMBER] = -1
     state[S_LAST_UNIQUE] = -1
+    state[S_HDR_TS] = TS_PENDING
+    state[S_ANCHOR_TS] = TS_PENDING
+    state[S_TS_FIRST_TS] = -1
+    state[S_TS_LAST_TS] = -1
     return state, np.zeros(64, np.int64), np.zeros((2, PMU_COLUMNS), np.int64)
+
+
+def new_dwt_table(capacity: int = 256) -> np.ndarray:
+    """An empty DWT table (``DW_*`` rows)."""
+    return np.zeros((DW_COLS, capacity), np.int64)
 
 
 @numba.njit(cache=True)
@@ -274,6 +320,8 @@ def _shape_ok(rtype, pend, count):  # noqa: ANN001, ANN202
     if rtype == T_PMU_CONFIG:
         n = (pend[1] >> 8) & 0xFF
         return n <= 8 and count >= 2 + (n + 1) // 2
+    if rtype == T_ISR_INFO:
+        return count >= 2 + (((pend[1] >> 16) & 0xFF) + 3) // 4
     return True
 
 
@@ -425,12 +473,75 @@ def _loss(state, infs, bit, drop_pending):  # noqa: ANN001, ANN202
 
 
 @numba.njit(cache=True)
-def decode_records(kind, a, b, c, start, state, pend, pmu, spans, infs, events, words_out, text, text_time):  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
+def _store_dwt(state, infs, dwt, kind, a, b, c, flags, offset):  # noqa: ANN001, ANN202, PLR0913
+    """Keep a hardware packet with the time and stamp of the record before it."""
+    r = state[S_N_DWT]
+    dwt[DW_KIND, r] = kind
+    dwt[DW_A, r] = a
+    dwt[DW_B, r] = b
+    dwt[DW_FLAGS, r] = c | (flags << 8)
+    dwt[DW_TIME, r] = state[S_TIME] if state[S_HAVE_TIME] else NO_VALUE
+    dwt[DW_TS, r] = TS_PENDING
+    dwt[DW_ANCHOR_TS, r] = state[S_ANCHOR_TS] if state[S_HAVE_TIME] else TS_UNKNOWN
+    dwt[DW_OFFSET, r] = offset
+    dwt[DW_INFERENCE, r] = infs[IN_NUMBER, state[S_INF_ROW]] if state[S_INF_OPEN] else NO_VALUE
+    state[S_N_DWT] = r + 1
+
+
+@numba.njit(cache=True)
+def _stamp(state, dwt, delta):  # noqa: ANN001, ANN202
+    """A local timestamp: it stamps every packet since the previous one."""
+    ts = state[S_TS_ACC] + delta
+    state[S_TS_ACC] = ts
+    state[S_TS_SEEN] = 1
+    if state[S_HDR_TS] == TS_PENDING:
+        state[S_HDR_TS] = ts
+    if state[S_ANCHOR_TS] == TS_PENDING and state[S_HAVE_TIME]:
+        state[S_ANCHOR_TS] = ts
+        _calibrate(state, state[S_TIME], ts)
+    for r in range(state[S_DWT_STAMP_FROM], state[S_N_DWT]):
+        if dwt[DW_TS, r] == TS_PENDING:
+            dwt[DW_TS, r] = ts
+        if dwt[DW_ANCHOR_TS, r] == TS_PENDING:
+            dwt[DW_ANCHOR_TS, r] = ts
+    state[S_DWT_STAMP_FROM] = state[S_N_DWT]
+
+
+@numba.njit(cache=True)
+def _unstamp(state, dwt):  # noqa: ANN001, ANN202
+    """Bytes were lost: stamps still pending would come from after the loss; nobody gives them."""
+    for r in range(state[S_DWT_STAMP_FROM], state[S_N_DWT]):
+        if dwt[DW_TS, r] == TS_PENDING:
+            dwt[DW_TS, r] = TS_UNKNOWN
+        if dwt[DW_ANCHOR_TS, r] == TS_PENDING:
+            dwt[DW_ANCHOR_TS, r] = TS_UNKNOWN
+    state[S_DWT_STAMP_FROM] = state[S_N_DWT]
+    state[S_HDR_TS] = TS_UNKNOWN
+    state[S_ANCHOR_TS] = TS_UNKNOWN
+
+
+@numba.njit(cache=True)
+def _calibrate(state, t, ts):  # noqa: ANN001, ANN202
+    """Remember (record time, stamp) pairs: the first and the last give cycles per timestamp tick."""
+    if state[S_TS_FIRST_TS] < 0:
+        state[S_TS_FIRST_TIME] = t
+        state[S_TS_FIRST_TS] = ts
+    state[S_TS_LAST_TIME] = t
+    state[S_TS_LAST_TS] = ts
+
+
+@numba.njit(cache=True)
+def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu, spans, infs, events, words_out,  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
+                   text, text_time, dwt):  # fmt: skip
     """Process packets ``start:`` of a batch.
+
+    ``ts_col`` is not used for timing (the kernel adds up local timestamps itself, whatever the
+    ITM decoder held back); it is accepted so the batch's columns pass through unchanged.
 
     Returns:
         The index of the first packet not processed: ``len(kind)`` when done, less when a table
-        (spans, inferences, events, words, text) is too small; grow it and call again from there.
+        (spans, inferences, events, words, text, DWT rows) is too small; grow it and call again
+        from there.
     """
     n = kind.shape[0]
     cap_spans = spans.shape[1]
@@ -438,6 +549,7 @@ def decode_records(kind, a, b, c, start, state, pend, pmu, spans, infs, events, 
     cap_events = events.shape[1]
     cap_words = words_out.shape[0]
     cap_text = text.shape[0]
+    cap_dwt = dwt.shape[1]
     i = start
     while i < n:
         if (state[S_N_SPANS] + 1 > cap_spans or state[S_N_INF] + NEED_INF > cap_inf
@@ -445,6 +557,8 @@ def decode_records(kind, a, b, c, start, state, pend, pmu, spans, infs, events, 
                 or state[S_N_TEXT] + NEED_TEXT > cap_text):  # fmt: skip
             return i
         k = kind[i]
+        if k != K_SWIT and state[S_N_DWT] + 1 > cap_dwt:  # hardware packets need a DWT row
+            return i
         if k == K_SWIT:
             port = b[i]
             value = np.int64(a[i] & MASK32)
@@ -477,6 +591,13 @@ def decode_records(kind, a, b, c, start, state, pend, pmu, spans, infs, events, 
                             state[S_SEQ_NEXT] = (seq + 1) & 0xFF
                             state[S_RECORDS] += 1
                             _record(state, pend, pmu, rtype, got, spans, infs, events, words_out)
+                            if state[S_TS_SEEN]:
+                                # Its header's stamp: hardware packets after it are timed from it
+                                # (before any timestamp, the anchor stays pending: the first one
+                                # stamps the latest record).
+                                state[S_ANCHOR_TS] = state[S_HDR_TS]
+                                if state[S_HDR_TS] >= 0:
+                                    _calibrate(state, state[S_TIME], state[S_HDR_TS])
             elif port == PORT_HEADER:
                 if state[S_PEND_TYPE] >= 0:  # the previous record was cut short
                     state[S_PEND_TYPE] = -1
@@ -494,21 +615,33 @@ def decode_records(kind, a, b, c, start, state, pend, pmu, spans, infs, events, 
                     state[S_PEND_GOT] = 0
                     state[S_PEND_CHECK] = (value >> 20) & 0xFFF
                     state[S_PEND_ACC] = value & 0xFFFFF
+                    if state[S_TS_SEEN]:
+                        state[S_HDR_TS] = TS_PENDING  # the next local timestamp stamps this header
             elif port == PORT_TEXT:
                 t = state[S_TIME] if state[S_HAVE_TIME] else NO_VALUE
                 for j in range(min(np.int64(c[i]), NEED_TEXT)):
                     text[state[S_N_TEXT]] = (value >> (8 * j)) & 0xFF
                     text_time[state[S_N_TEXT]] = t
                     state[S_N_TEXT] += 1
+        elif k == K_LTS:
+            _stamp(state, dwt, np.int64(a[i]))
+        elif k == K_EXCEPTION or (K_DATA_FIRST <= k <= K_DATA_LAST):
+            _store_dwt(state, infs, dwt, k, np.int64(a[i] & MASK32), np.int64(b[i]), np.int64(c[i]),
+                       np.int64(flags[i]), offset[i])  # fmt: skip
         elif k == K_OVERFLOW:
             state[S_OVERFLOWS] += 1
             _loss(state, infs, P_OVERFLOW, False)
+            _store_dwt(state, infs, dwt, k, 0, 0, 0, 0, offset[i])
         elif k == K_GAP:
             state[S_GAPS] += 1
             _loss(state, infs, P_GAP, True)
+            _unstamp(state, dwt)
+            _store_dwt(state, infs, dwt, k, 0, 0, 0, 0, offset[i])
         elif k == K_RESERVED:
             state[S_DESYNCS] += 1
             _loss(state, infs, P_DESYNC, True)
+            _unstamp(state, dwt)
+            _store_dwt(state, infs, dwt, k, 0, 0, 0, 0, offset[i])
         i += 1
     return i
 

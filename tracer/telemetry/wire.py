@@ -64,9 +64,12 @@ class RecordType(enum.IntEnum):
     BUFFER_CRC = 0x1B
     MARK = 0x20
     VALUE = 0x21
-    ISR_ENTER = 0x28  # reserved for interrupt marks (0x28-0x2F)
-    ISR_EXIT = 0x29
-    CPU_WRITE = 0x2A  # reserved for CPU buffer-write marks
+    ISR_ENTER = 0x28  # an interrupt handler started: exception number
+    ISR_EXIT = 0x29  # it returns: exception number
+    CPU_WRITE = 0x2A  # the CPU finished writing a buffer: address, length
+    ISR_INFO = 0x2B  # an exception number's name: exception | name length << 16, name
+    NPU_BUFFER = 0x2C  # an NPU job reads (role 0) or writes (role 1) a buffer: job, role, address, length
+    CPU_READ = 0x2D  # the CPU starts reading a buffer: address, length
 
 
 # Payload words each type needs at least (word 0, the time, included). More words than this are
@@ -93,6 +96,9 @@ MIN_WORDS: dict[RecordType, int] = {
     RecordType.ISR_ENTER: 2,
     RecordType.ISR_EXIT: 2,
     RecordType.CPU_WRITE: 3,
+    RecordType.ISR_INFO: 2,
+    RecordType.NPU_BUFFER: 5,
+    RecordType.CPU_READ: 3,
 }
 
 
@@ -131,6 +137,9 @@ ENGINE_NPU = 1
 CACHE_OPS = {1: "clean", 2: "invalidate", 3: "clean_invalidate"}
 BUFFER_INPUT = 0
 BUFFER_OUTPUT = 1
+
+NPU_READS = 0  # NPU_BUFFER roles
+NPU_WRITES = 1
 
 
 def _crc16_table() -> tuple[int, ...]:

@@ -1,0 +1,410 @@
+"""Cache coherency between the CPU and the NPU, checked from the order of what the firmware did.
+
+The CPU writes through a write-back data cache; the NPU reads and writes memory. So, per NPU job
+and per buffer it declared (``trc_npu_buffer``):
+
+- **input** (the NPU reads it): every cache line of it that the CPU wrote (``trc_cpu_write``)
+  since the NPU last wrote that line must be *cleaned* (or cleaned and invalidated) after that
+  write and before the job begins, else the NPU reads stale memory;
+- **output** (the NPU writes it): every line of it the CPU reads afterwards (``trc_cpu_read``,
+  before another job writes it again) must be *invalidated* after the job ends and before that
+  read, else the CPU reads stale cache lines;
+- maintenance works on whole lines (32 bytes on Cortex-M55/M85/M7): an invalidate that does not
+  start and end on a line boundary also throws away (or, later written back, overwrites) the
+  neighbours sharing its edge lines, and an NPU buffer that does not fill whole lines shares
+  them with other data.
+
+Evidence that needs no marks: the same input CRC giving different output CRCs across inferences
+(nondeterminism, a classic symptom of stale lines), and DWT data-trace writes into a buffer an NPU
+job owns while it runs. Events are looked for from the start of the inference before the job's;
+older writes are not considered.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from tracer.analysis.isr import span_of
+from tracer.telemetry.columns import LazyRecords
+from tracer.telemetry.model import InferenceTimeline, NpuJob
+from tracer.telemetry.wire import CACHE_OPS, NPU_READS, NPU_WRITES, RecordType
+
+CACHE_LINE_BYTES = 32  # Cortex-M7, M55, M85 data cache lines
+
+MISSING_CLEAN = "missing-clean"
+MISSING_INVALIDATE = "missing-invalidate"
+UNALIGNED = "unaligned"
+NONDETERMINISTIC = "nondeterministic-output"
+CPU_WRITE_DURING_JOB = "cpu-write-during-npu-job"
+
+
+@dataclasses.dataclass(frozen=True)
+class Buffer:
+    """A buffer an NPU job reads or writes."""
+
+    job: int
+    role: int  # NPU_READS or NPU_WRITES
+    address: int
+    length: int
+
+    @property
+    def end(self) -> int:
+        """One past its last byte."""
+        return self.address + self.length
+
+
+@dataclasses.dataclass(frozen=True)
+class Access:
+    """A CPU write or read mark, a cache operation, or an NPU output, as an interval in time order."""
+
+    cycle: int
+    address: int
+    length: int
+    what: str  # "write", "read", "clean", "invalidate", "clean_invalidate"
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """One coherency problem at one NPU job (or one inference group, for nondeterminism).
+
+    Attributes:
+        kind: :data:`MISSING_CLEAN`, :data:`MISSING_INVALIDATE`, :data:`UNALIGNED`,
+            :data:`NONDETERMINISTIC` or :data:`CPU_WRITE_DURING_JOB`.
+        layer: The layer running the job (None if unknown or not about a job).
+        job: The NPU job id, or None.
+        inference: The inference it happened in, or None.
+        buffer: (address, length) of the buffer concerned, or None.
+        evidence: The facts (missing byte ranges, the write, the operations seen ...).
+    """
+
+    kind: str
+    layer: int | None
+    job: int | None
+    inference: int | None
+    buffer: tuple[int, int] | None
+    evidence: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class CoherencyAnalysis:
+    """What was checked and what was found."""
+
+    jobs_checked: int
+    buffers_declared: int
+    cpu_writes: int
+    cpu_reads: int
+    problems: list[Problem]
+    notes: list[str]
+
+
+def lines_of(address: int, length: int, line: int = CACHE_LINE_BYTES) -> tuple[int, int]:
+    """The cache lines ``[first, end)`` (in line numbers) holding any byte of the range."""
+    return address // line, -(-(address + length) // line)
+
+
+def _uncovered(first: int, end: int, covers: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Line ranges of ``[first, end)`` not covered by any of ``covers`` (line ranges)."""
+    gaps = []
+    at = first
+    for lo, hi in sorted(covers):
+        if hi <= at:
+            continue
+        if lo > at:
+            gaps.append((at, min(lo, end)))
+        at = max(at, hi)
+        if at >= end:
+            break
+    if at < end:
+        gaps.append((at, end))
+    return [(lo, hi) for lo, hi in gaps if lo < hi]
+
+
+def _hex_range(lo_line: int, hi_line: int, line: int) -> str:
+    return f"0x{lo_line * line:08X}..0x{hi_line * line:08X}"
+
+
+class _Events:
+    """Time-sorted CPU writes, reads and cache operations, and NPU outputs, for window queries."""
+
+    def __init__(self, items: list[Access]) -> None:
+        self.items = sorted(items, key=lambda a: a.cycle)
+        self.cycles = [a.cycle for a in self.items]
+
+    def between(self, lo: int, hi: int) -> list[Access]:
+        """Items with ``lo <= cycle < hi``."""
+        return self.items[bisect.bisect_left(self.cycles, lo) : bisect.bisect_left(self.cycles, hi)]
+
+
+def declared_buffers(timeline: InferenceTimeline) -> list[tuple[int, Buffer]]:
+    """``(cycle, Buffer)`` of every NPU_BUFFER record, in time order."""
+    out = []
+    for r in timeline.records:
+        if r.type == RecordType.NPU_BUFFER and len(r.words) >= 4:
+            out.append((r.cycle, Buffer(r.words[0], r.words[1], r.words[2], r.words[3])))
+    return out
+
+
+def _buffers_of_jobs(jobs: Sequence[NpuJob], declared: list[tuple[int, Buffer]]) -> list[list[Buffer]]:
+    """Each job's buffers: records with its id, after the previous job with that id began."""
+    by_id: dict[int, list[tuple[int, Buffer]]] = {}
+    for cycle, buf in declared:
+        by_id.setdefault(buf.job, []).append((cycle, buf))
+    previous: dict[int, int] = {}
+    out = []
+    for job in jobs:
+        since = previous.get(job.job, -1)
+        out.append([b for c, b in by_id.get(job.job, []) if since < c <= job.start])
+        previous[job.job] = job.start
+    return out
+
+
+def analyse_coherency(timeline: InferenceTimeline, line: int = CACHE_LINE_BYTES) -> CoherencyAnalysis:
+    """Check every NPU job's declared buffers, cache operations' alignment, output determinism and
+    data-trace writes."""
+    declared = declared_buffers(timeline)
+    problems: list[Problem] = []
+    if not declared:
+        # Nothing says which buffers the jobs use: only what needs no declaration is checked.
+        notes = ["NPU jobs without buffer declarations (trc_npu_buffer): clean/invalidate order not checked"]
+        problems += _check_unaligned_invalidates(timeline, line)
+        problems += _check_determinism(timeline)
+        return CoherencyAnalysis(len(timeline.npu_jobs), 0, 0, 0, problems, notes if len(timeline.npu_jobs) else [])
+    jobs = sorted((j for j in timeline.npu_jobs if j.end is not None), key=lambda j: j.start)
+    buffers = _buffers_of_jobs(jobs, declared)
+    writes, reads, accesses = [], [], []
+    for r in timeline.records:
+        if r.type in (RecordType.CPU_WRITE, RecordType.CPU_READ) and len(r.words) >= 2:
+            what = "write" if r.type == RecordType.CPU_WRITE else "read"
+            acc = Access(r.cycle, r.words[0], r.words[1], what)
+            (writes if what == "write" else reads).append(acc)
+            accesses.append(acc)
+    accesses += [Access(op.cycle, op.address, op.length, op.op) for op in timeline.cache_ops]
+    for job, bufs in zip(jobs, buffers):
+        end = job.end if job.end is not None else job.start
+        accesses += [Access(end, b.address, b.length, "npu_write") for b in bufs if b.role == NPU_WRITES]
+    events = _Events(accesses)
+    layer_rows = span_of(timeline, np.array([j.start for j in jobs], np.int64))
+    layer_of = [int(timeline.spans.layer[r]) if r >= 0 else None for r in layer_rows.tolist()]
+    windows = _windows(timeline, jobs)
+    notes: list[str] = []
+    if not writes:
+        notes.append("no CPU write marks (trc_cpu_write): input cleaning not checked")
+    if not reads:
+        notes.append("no CPU read marks (trc_cpu_read): output invalidation not checked")
+    for n, (job, bufs) in enumerate(zip(jobs, buffers)):
+        for buf in bufs:
+            if buf.role == NPU_READS and writes:
+                problems += _check_input(job, buf, events, windows[n], layer_of[n], line)
+            elif buf.role == NPU_WRITES and reads:
+                problems += _check_output(job, buf, events, jobs, buffers, n, layer_of[n], line)
+    problems += _check_unaligned_invalidates(timeline, line)
+    problems += _check_unaligned_buffers(jobs, buffers, layer_of, line)
+    problems += _check_determinism(timeline)
+    problems += _check_data_trace(timeline, jobs, buffers, layer_of)
+    return CoherencyAnalysis(len(jobs), len(declared), len(writes), len(reads), problems, notes)
+
+
+def _windows(timeline: InferenceTimeline, jobs: Sequence[NpuJob]) -> list[int]:
+    """For each job, the earliest cycle whose events still count: the start of the inference
+    before the job's (or the capture's start)."""
+    starts = np.sort(timeline.inferences.start[timeline.inferences.start >= 0])
+    out = []
+    for job in jobs:
+        k = int(np.searchsorted(starts, job.start, side="right")) - 1  # the job's inference
+        out.append(int(starts[k - 1]) if k >= 1 else -(1 << 62))
+    return out
+
+
+def _check_input(job: NpuJob, buf: Buffer, events: _Events, since: int, layer: int | None, line: int) -> list[Problem]:
+    """Lines of an input the CPU wrote (after the NPU last did) need a clean before the job."""
+    first, end = lines_of(buf.address, buf.length, line)
+    last_write = np.full(end - first, -1, np.int64)
+    last_npu = np.full(end - first, -1, np.int64)
+    write_at: dict[int, Access] = {}
+    window = events.between(since, job.start)
+    for a in window:
+        lo, hi = lines_of(a.address, a.length, line)
+        lo, hi = max(lo, first), min(hi, end)
+        if lo >= hi:
+            continue
+        if a.what == "write":
+            last_write[lo - first : hi - first] = a.cycle
+            write_at[a.cycle] = a
+        elif a.what == "npu_write":
+            last_npu[lo - first : hi - first] = a.cycle
+    needs = (last_write >= 0) & (last_write > last_npu)
+    if not needs.any():
+        return []
+    cleaned = np.zeros(end - first, bool)
+    for a in window:
+        if a.what in ("clean", "clean_invalidate"):
+            lo, hi = lines_of(a.address, a.length, line)
+            lo, hi = max(lo, first), min(hi, end)
+            if lo < hi:
+                cleaned[lo - first : hi - first] |= a.cycle > last_write[lo - first : hi - first]
+    missing = needs & ~cleaned
+    if not missing.any():
+        return []
+    ranges = _runs(np.flatnonzero(missing) + first)
+    last = int(last_write[missing].max())
+    cleans = [{"cycle": a.cycle, "address": a.address, "length": a.length} for a in window
+              if a.what in ("clean", "clean_invalidate")
+              and a.address < buf.end and a.address + a.length > buf.address]  # fmt: skip
+    return [Problem(MISSING_CLEAN, layer, job.job, job.inference, (buf.address, buf.length), {
+        "job_start": job.start, "last_cpu_write": {"cycle": last, "address": write_at[last].address,
+                                                   "length": write_at[last].length},
+        "uncleaned_bytes": int(missing.sum()) * line,
+        "uncleaned": [_hex_range(lo, hi, line) for lo, hi in ranges],
+        "partly_cleaned": bool((needs & cleaned).any()),
+        "cleans_seen": cleans[-4:],
+    })]  # fmt: skip
+
+
+def _check_output(  # noqa: PLR0913
+    job: NpuJob, buf: Buffer, events: _Events, jobs: Sequence[NpuJob], buffers: Sequence[list[Buffer]], n: int,
+    layer: int | None, line: int,
+) -> list[Problem]:  # fmt: skip
+    """Lines of an output the CPU reads next need an invalidate between the job's end and the read."""
+    assert job.end is not None
+    first, end = lines_of(buf.address, buf.length, line)
+    # The CPU's reads count until a later job writes the same lines again.
+    horizon = 1 << 62
+    for later, bufs in zip(jobs[n + 1 :], buffers[n + 1 :]):
+        if any(b.role == NPU_WRITES and b.address < buf.end and b.end > buf.address for b in bufs):
+            horizon = later.start
+            break
+    window = events.between(job.end, horizon)
+    first_read = np.full(end - first, -1, np.int64)
+    for a in window:
+        if a.what == "read":
+            lo, hi = lines_of(a.address, a.length, line)
+            lo, hi = max(lo, first), min(hi, end)
+            if lo < hi:
+                part = first_read[lo - first : hi - first]
+                part[part < 0] = a.cycle
+    needs = first_read >= 0
+    if not needs.any():
+        return []
+    valid = np.zeros(end - first, bool)
+    for a in window:
+        if a.what in ("invalidate", "clean_invalidate"):
+            lo, hi = lines_of(a.address, a.length, line)
+            lo, hi = max(lo, first), min(hi, end)
+            if lo < hi:
+                valid[lo - first : hi - first] |= a.cycle < first_read[lo - first : hi - first]
+    missing = needs & ~valid
+    if not missing.any():
+        return []
+    ranges = _runs(np.flatnonzero(missing) + first)
+    return [Problem(MISSING_INVALIDATE, layer, job.job, job.inference, (buf.address, buf.length), {
+        "job_end": job.end, "first_cpu_read": int(first_read[missing].min()),
+        "uninvalidated_bytes": int(missing.sum()) * line,
+        "uninvalidated": [_hex_range(lo, hi, line) for lo, hi in ranges],
+    })]  # fmt: skip
+
+
+def _runs(lines: np.ndarray) -> list[tuple[int, int]]:
+    """Consecutive line numbers as ``[lo, hi)`` ranges."""
+    if not len(lines):
+        return []
+    breaks = np.flatnonzero(np.diff(lines) != 1)
+    starts = np.concatenate([[0], breaks + 1])
+    ends = np.concatenate([breaks, [len(lines) - 1]])
+    return [(int(lines[s]), int(lines[e]) + 1) for s, e in zip(starts, ends)]
+
+
+def _cache_columns(timeline: InferenceTimeline) -> tuple[np.ndarray, ...]:
+    """(cycle, op code 1 clean / 2 invalidate / 3 both, address, length, inference) of every
+    cache operation, as arrays (columns when the decoder kept them so)."""
+    ops = timeline.cache_ops
+    if isinstance(ops, LazyRecords):
+        return tuple(ops.column(i) for i in range(5))
+    codes = {name: code for code, name in CACHE_OPS.items()}
+    rows = list(ops)
+    return (np.array([o.cycle for o in rows], np.int64), np.array([codes.get(o.op, 0) for o in rows], np.int64),
+            np.array([o.address for o in rows], np.int64), np.array([o.length for o in rows], np.int64),
+            np.array([-1 if o.inference is None else o.inference for o in rows], np.int64))  # fmt: skip
+
+
+def _check_unaligned_invalidates(timeline: InferenceTimeline, line: int) -> list[Problem]:
+    """Invalidates that do not start and end on a cache line boundary (once per range)."""
+    cycle, code, address, length, inference = _cache_columns(timeline)
+    bad = ((code == 2) | (code == 3)) & (length != 0xFFFFFFFF) & ((address % line != 0) | (length % line != 0))
+    if not bad.any():
+        return []
+    idx = np.flatnonzero(bad)
+    _, first = np.unique(np.stack([address[idx], length[idx]], axis=1), axis=0, return_index=True)
+    idx = idx[np.sort(first)]
+    rows = span_of(timeline, cycle[idx])
+    out = []
+    for i, row in zip(idx.tolist(), rows.tolist()):
+        what = "invalidate range" if code[i] == 2 else "clean and invalidate range"
+        layer = int(timeline.spans.layer[row]) if row >= 0 else None
+        out.append(Problem(UNALIGNED, layer, None, int(inference[i]) if inference[i] >= 0 else None,
+                           (int(address[i]), int(length[i])),
+                           {"what": what, "cycle": int(cycle[i]), "line_bytes": line}))  # fmt: skip
+    return out
+
+
+def _check_unaligned_buffers(
+    jobs: Sequence[NpuJob], buffers: Sequence[list[Buffer]], layer_of: list[int | None], line: int
+) -> list[Problem]:
+    """NPU output buffers that do not fill whole cache lines (once per buffer)."""
+    out = []
+    seen: set[tuple[int, int]] = set()
+    for job, bufs, layer in zip(jobs, buffers, layer_of):
+        for b in bufs:
+            if b.role == NPU_WRITES and (b.address % line or b.length % line) and (b.address, b.length) not in seen:
+                seen.add((b.address, b.length))
+                out.append(Problem(UNALIGNED, layer, job.job, job.inference, (b.address, b.length),
+                                   {"what": "NPU output buffer", "line_bytes": line}))  # fmt: skip
+    return out
+
+
+def _check_determinism(timeline: InferenceTimeline) -> list[Problem]:
+    """The same input CRC with different output CRCs across complete inferences."""
+    inf = timeline.inferences
+    ok = inf.complete & (inf.input_crc >= 0) & (inf.output_crc >= 0)
+    if ok.sum() < 2:
+        return []
+    out = []
+    inputs, outputs, numbers = inf.input_crc[ok], inf.output_crc[ok], inf.number[ok]
+    for crc in np.unique(inputs).tolist():
+        mine = inputs == crc
+        distinct = np.unique(outputs[mine])
+        if len(distinct) > 1:
+            out.append(Problem(NONDETERMINISTIC, None, None, None, None, {
+                "input_crc": f"0x{crc:08X}", "inferences": int(mine.sum()), "distinct_outputs": int(len(distinct)),
+                "output_crcs": [f"0x{c:08X}" for c in distinct[:8].tolist()],
+                "inference_numbers": numbers[mine][:20].tolist(),
+            }))  # fmt: skip
+    return out
+
+
+def _check_data_trace(
+    timeline: InferenceTimeline, jobs: Sequence[NpuJob], buffers: Sequence[list[Buffer]], layer_of: list[int | None]
+) -> list[Problem]:
+    """DWT data-trace writes into a buffer while the NPU job that owns it runs."""
+    trace = timeline.extra.get("data_trace") or []
+    writes = [w for w in trace if isinstance(w, dict) and w.get("write") and w.get("address") is not None]
+    if not writes or not jobs:
+        return []
+    starts = [j.start for j in jobs]
+    out = []
+    for w in writes:
+        k = bisect.bisect_right(starts, w["cycle"]) - 1
+        if k < 0 or jobs[k].end is None or not jobs[k].start <= w["cycle"] < jobs[k].end:  # type: ignore[operator]
+            continue
+        mask = (1 << int(w.get("address_bits") or 32)) - 1
+        for b in buffers[k]:
+            if ((w["address"] - b.address) & mask) < b.length:
+                role = "input" if b.role == NPU_READS else "output"
+                out.append(Problem(CPU_WRITE_DURING_JOB, layer_of[k], jobs[k].job, jobs[k].inference,
+                                   (b.address, b.length), {"role": role, "write": w, "job_start": jobs[k].start,
+                                                           "job_end": jobs[k].end}))  # fmt: skip
+                break
+    return out

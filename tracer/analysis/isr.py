@@ -1,0 +1,196 @@
+"""Interrupts per layer: which handlers land in which layer, how often, at what cost.
+
+A slice *lands* in the layer execution (span) during which it starts; its cost there is the part
+of it inside that span (nested handlers included). Statistics per exception are over every slice;
+per layer over every span, complete or not (an interrupt is a fact even in a damaged inference).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from tracer.analysis.layer_stats import CycleStats, cycle_stats
+from tracer.telemetry.columns import LazyRecords
+from tracer.telemetry.model import InferenceTimeline, IsrSlice
+
+MAX_LISTED = 20  # inference numbers listed per entry
+
+
+@dataclasses.dataclass(frozen=True)
+class ExceptionStats:
+    """One exception number over the capture.
+
+    Attributes:
+        exception: Its number (16 + IRQn).
+        name: The firmware's name or the architecture's.
+        count: Slices.
+        repaired: Slices whose exit was lost and inferred.
+        cycles: Statistics of their durations (nested handlers included).
+        in_layers: Slices that started inside a layer.
+    """
+
+    exception: int
+    name: str
+    count: int
+    repaired: int
+    cycles: CycleStats | None
+    in_layers: int
+
+    def to_json(self) -> dict[str, Any]:
+        """As in the report's ``interrupts.by_exception``."""
+        return {"exception": self.exception, "name": self.name, "count": self.count, "repaired": self.repaired,
+                "cycles": self.cycles.to_json() if self.cycles else None, "in_layers": self.in_layers}  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerHits:
+    """Handlers of one exception that landed in one layer.
+
+    Attributes:
+        layer: Layer index.
+        exception: Exception number.
+        name: Its name.
+        hits: Slices that started inside the layer.
+        inferences: Inference numbers of the spans hit, in order.
+        spans: Layer executions (spans) of the layer, all inferences.
+        cycles_total: Handler cycles inside the layer.
+        cycles_max: The largest cost of one slice.
+        cycles_per_hit: Mean cost of a slice.
+    """
+
+    layer: int
+    exception: int
+    name: str
+    hits: int
+    inferences: tuple[int, ...]
+    spans: int
+    cycles_total: int
+    cycles_max: int
+
+    @property
+    def cycles_per_hit(self) -> float:
+        """Mean cost of one slice in the layer."""
+        return self.cycles_total / self.hits if self.hits else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """As in the report's ``interrupts.by_layer``."""
+        return {"layer": self.layer, "exception": self.exception, "name": self.name, "hits": self.hits,
+                "spans": self.spans, "inferences_hit": len(set(self.inferences)),
+                "inferences": sorted(set(self.inferences))[:MAX_LISTED], "cycles_total": self.cycles_total,
+                "cycles_per_hit": round(self.cycles_per_hit, 1), "cycles_max": self.cycles_max}  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class IsrAnalysis:
+    """Interrupts of a capture, per exception and per layer."""
+
+    by_exception: list[ExceptionStats]
+    by_layer: list[LayerHits]
+    slices: int
+
+
+def slice_columns(slices: Any) -> tuple[np.ndarray, ...]:
+    """(start, end, exception, depth, repaired) of slices, as arrays."""
+    if isinstance(slices, LazyRecords):
+        return tuple(slices.column(i) for i in range(5))
+    rows: list[IsrSlice] = list(slices)
+    return (np.array([s.start for s in rows], np.int64), np.array([s.end for s in rows], np.int64),
+            np.array([s.exception for s in rows], np.int64), np.array([s.depth for s in rows], np.int64),
+            np.array([s.repaired for s in rows], bool))  # fmt: skip
+
+
+def slice_names(timeline: InferenceTimeline) -> dict[int, str]:
+    """Exception number to name, as the slices carry them."""
+    names: dict[int, str] = {}
+    for s in timeline.isrs:
+        names.setdefault(s.exception, s.name)
+    return names
+
+
+def span_of(timeline: InferenceTimeline, moments: np.ndarray) -> np.ndarray:
+    """Row of the layer span each moment falls in (``start <= t < end``), or -1."""
+    spans = timeline.spans
+    if not len(spans) or not len(moments):
+        return np.full(len(moments), -1, np.int64)
+    order = np.argsort(spans.start, kind="stable")
+    starts = spans.start[order]
+    j = np.searchsorted(starts, moments, side="right") - 1
+    row = order[np.maximum(j, 0)]
+    inside = (j >= 0) & (moments < spans.end[row]) & (moments >= spans.start[row])
+    return np.where(inside, row, -1)
+
+
+def analyse_isrs(timeline: InferenceTimeline) -> IsrAnalysis:
+    """Interrupt statistics per exception and per layer."""
+    start, end, number, _, repaired = slice_columns(timeline.isrs)
+    names = slice_names(timeline)
+    spans = timeline.spans
+    row = span_of(timeline, start)
+    landed = row >= 0
+    by_exception = []
+    for exc in np.unique(number).tolist():
+        mine = number == exc
+        by_exception.append(ExceptionStats(
+            exc, names.get(exc, str(exc)), int(mine.sum()), int(repaired[mine].sum()),
+            cycle_stats(end[mine] - start[mine]), int((mine & landed).sum()),
+        ))  # fmt: skip
+    by_layer: list[LayerHits] = []
+    if landed.any():
+        rows = row[landed]
+        cost = np.minimum(end[landed], spans.end[rows]) - start[landed]
+        layer = spans.layer[rows].astype(np.int64)
+        exc_of = number[landed]
+        span_count = np.bincount(spans.layer.astype(np.int64))
+        for lay, exc in sorted(set(zip(layer.tolist(), exc_of.tolist()))):
+            pick = (layer == lay) & (exc_of == exc)
+            by_layer.append(LayerHits(
+                lay, exc, names.get(exc, str(exc)), int(pick.sum()), tuple(spans.inference[rows[pick]].tolist()),
+                int(span_count[lay]), int(cost[pick].sum()), int(cost[pick].max()),
+            ))  # fmt: skip
+    return IsrAnalysis(by_exception, by_layer, len(start))
+
+
+def isr_section(timeline: InferenceTimeline) -> dict[str, Any] | None:
+    """The report's ``interrupts`` section, or None when the capture has no interrupt at all."""
+    facts = timeline.extra.get("isr") if isinstance(timeline.extra.get("isr"), dict) else None
+    if not len(timeline.isrs) and not facts:
+        return None
+    analysis = analyse_isrs(timeline)
+    out: dict[str, Any] = {
+        "count": analysis.slices,
+        "time": timeline.labels.get("isr_time", "cycles"),
+        "by_exception": [e.to_json() for e in analysis.by_exception],
+        "by_layer": [h.to_json() for h in analysis.by_layer],
+    }
+    if facts:
+        out["sources"] = facts
+    return out
+
+
+def isr_text(section: dict[str, Any] | None, layer_names: dict[int, str]) -> list[str]:
+    """The ``interrupts`` section as text lines."""
+    if not section:
+        return []
+    lines = [f"interrupts  {section['count']} handler runs" + (f"  ({section['time']})" if section["time"] != "cycles"
+                                                               else "")]  # fmt: skip
+    time = section["time"]
+    unit = "bytes apart" if "byte offsets" in time else ("timestamp ticks" if "timestamp ticks" in time else "cycles")
+    for e in section["by_exception"]:
+        c = e["cycles"] or {}
+        repaired = f", {e['repaired']} with the exit lost and repaired" if e["repaired"] else ""
+        lines.append(f"  {e['name']} (exception {e['exception']}): {e['count']} runs, {unit} min {_n(c.get('min'))} "
+                     f"p50 {_n(c.get('p50'))} max {_n(c.get('max'))}; "
+                     f"{e['in_layers']} inside layers{repaired}")  # fmt: skip
+    for h in section["by_layer"]:
+        label = layer_names.get(h["layer"], "")
+        lines.append(f"  in layer {h['layer']}{f' ({label})' if label else ''}: {h['name']} {h['hits']} times in "
+                     f"{h['inferences_hit']} of {h['spans']} runs, {h['cycles_per_hit']:,.0f} cycles per run "
+                     f"(max {h['cycles_max']:,})")  # fmt: skip
+    return lines
+
+
+def _n(value: Any) -> str:
+    return "-" if value is None else f"{value:,}"
