@@ -1,0 +1,84 @@
+"""SVG snapshots of every view on the shipped demo capture, made by the app itself.
+
+A small fixture on ``App.export_screenshot()`` (pytest-textual-snapshot needs pytest below 9):
+the screen is exported as SVG at a fixed size after the replay has ended (no rates, no wall-clock
+text), Rich's random ``terminal-NNN`` ids are normalised, and the result is compared with
+``tests/__snapshots__/test_tui_snapshots/<name>.svg``. To accept a change after looking at it,
+regenerate with ``TRACER_SNAPSHOT_UPDATE=1`` (or ``--snapshot-update``, once a conftest registers
+that option: ``parser.addoption("--snapshot-update", action="store_true")``)::
+
+    TRACER_SNAPSHOT_UPDATE=1 .venv/bin/pytest tests/test_tui_snapshots.py
+
+On a mismatch the new screenshot is written beside the old one as ``<name>.new.svg``.
+Textual is pinned exactly (pyproject), because its releases may change rendering.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from session_streams import DEMO_BUDGET, DEMO_CAPTURE, ROOT
+
+from tracer.tui.screenshot import screenshot
+
+SNAPSHOTS = Path(__file__).resolve().parent / "__snapshots__" / "test_tui_snapshots"
+SIZE = (160, 48)
+
+
+def normalise(svg: str) -> str:
+    """Remove what changes from run to run (Rich's per-export CSS class prefix)."""
+    return re.sub(r"terminal-\d+", "terminal", svg)
+
+
+def updating(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--snapshot-update", default=False)) or (
+        os.environ.get("TRACER_SNAPSHOT_UPDATE") == "1"
+    )
+
+
+def check(request: pytest.FixtureRequest, name: str, svg: str) -> None:
+    path = SNAPSHOTS / f"{name}.svg"
+    got = normalise(svg)
+    if updating(request) or not path.exists():
+        SNAPSHOTS.mkdir(parents=True, exist_ok=True)
+        path.write_text(got, encoding="utf-8")
+        if not updating(request):
+            pytest.fail(f"no snapshot yet: wrote {path}; look at it, then run again")
+        return
+    if path.read_text(encoding="utf-8") != got:
+        new = path.with_suffix(".new.svg")
+        new.write_text(got, encoding="utf-8")
+        pytest.fail(f"{name} differs from {path}; the new screen is {new} (TRACER_SNAPSHOT_UPDATE=1 accepts it)")
+
+
+def shot(keys: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> str:
+    """Replay the demo capture to its end, press ``keys``, export the screen."""
+    monkeypatch.chdir(ROOT)  # the screen shows the capture's path as given: keep it relative
+    return screenshot(str(DEMO_CAPTURE.relative_to(ROOT)), [str(DEMO_BUDGET.relative_to(ROOT))], keys, SIZE,
+                      title="tracer replay captures/demo.trace")  # fmt: skip
+
+
+VIEWS = {
+    "overview": (),
+    "overview_selected_sorted": ("down", "down", "down", "s"),
+    "timeline": ("2",),
+    "timeline_zoomed": ("2", "left", "left", "right_square_bracket", "right_square_bracket", "full_stop"),
+    "findings": ("3",),
+    "console": ("4",),
+    "help": ("question_mark",),
+}
+
+
+@pytest.mark.parametrize("view", sorted(VIEWS))
+def test_view_snapshot(view: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    check(request, view, shot(VIEWS[view], monkeypatch))
+
+
+def test_docs_screenshot_is_the_overview_snapshot() -> None:
+    """docs/tui.svg is the app's own screenshot of the shipped capture (regenerate both together:
+    ``python -m tracer.tui.screenshot docs/tui.svg``)."""
+    docs = ROOT / "docs" / "tui.svg"
+    assert normalise(docs.read_text(encoding="utf-8")) == (SNAPSHOTS / "overview.svg").read_text(encoding="utf-8")

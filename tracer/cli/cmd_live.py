@@ -1,0 +1,163 @@
+"""``tracer live``: watch a board, an FVP or the QEMU demo run, while recording it."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+from typing import Any
+
+from tracer.sources.registry import source_schemes
+from tracer.units import parse_frequency
+
+HELP = "watch a running target on the live screen (TUI), recording it"
+DESCRIPTION = """\
+Open a source and watch the network run: status (connected, lost, reconnecting, ended; bytes/s,
+packets/s, overflows and lost records, the capture being written), inference latency against
+the budget, the per-layer table (predicted against measured), the selected layer's history and
+distribution, the timeline of one inference, memory (arena and stacks, 75%/90% marks), findings
+and the firmware's console.
+
+Every byte received is written to a capture first (default: live-YYYYMMDD-HHMMSS.trace here;
+-o to choose, --no-record for none), so `tracer replay` shows the same session again later. A
+source that goes away (cable, probe reset, server restart) shows as lost, then reconnecting with
+backoff, and comes back by itself; nothing received is lost. Keys: space holds the screen still
+(recording goes on), left/right previous/next inference, / filter, e export the report JSON,
+? every key, q quit (ctrl+c: exit 130).
+
+sources:
+  demo  the demo network on QEMU mps3-an547 (Cortex-M55; built when needed; --inferences N)
+  {schemes}
+
+examples:
+  tracer live demo --inferences 2000
+  tracer live demo --budget captures/demo_budget.toml -o demo-live.trace
+  tracer live tcp://localhost:3443 --cpu-hz 160M --budget out/kws_per-layer.csv --budget out/kws_summary.csv
+  tracer live "serial:///dev/ttyUSB0?baud=921600" --no-record
+  tracer live "jlink://600012345?device=STM32H743ZI&cpu=480M&swo=2M"
+  tracer live fvp -- FVP_Corstone_SSE-300_Ethos-U55 -a app.axf -C mps3_board.uart0.out_file=-
+""".format(schemes="\n  ".join(source_schemes()))
+
+DEMO_MACHINE = "mps3-an547"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``tracer live``."""
+    from tracer.session.ring import DEFAULT_RING
+    from tracer.session.stats import DEFAULT_WINDOW
+
+    parser.add_argument("source", metavar="SOURCE", help="'demo', a source URL (see below), or 'fvp' then -- and a command")
+    parser.add_argument("command", nargs="*", metavar="-- FVP_COMMAND", help="the FVP command line, after -- (fvp only)")
+    _split_command_line(parser)
+    parser.add_argument(
+        "--budget", metavar="FILE", action="append", default=[],
+        help="predicted budget: Vela CSVs, Glow header, TOML or JSON (repeat for files that belong together)",
+    )  # fmt: skip
+    record = parser.add_argument_group("recording")
+    record.add_argument("-o", "--output", metavar="CAPTURE", help="capture to write (default: live-<date>-<time>.trace)")
+    record.add_argument("--no-record", action="store_true", help="do not write a capture")
+    record.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
+    source = parser.add_argument_group("the source")
+    source.add_argument("--inferences", type=int, default=10_000, metavar="N",
+                        help="demo: inferences the firmware runs before it exits (default: 10000, about 80 s)")  # fmt: skip
+    source.add_argument("--cpu-hz", type=parse_frequency, metavar="HZ",
+                        help="core clock, until the firmware says (e.g. 160M)")  # fmt: skip
+    source.add_argument("--tpiu", choices=("on", "off"), help="whether the stream is TPIU-formatted (default: detect)")
+    source.add_argument("--tpiu-id", type=int, default=1, metavar="N", help="TPIU source ID carrying ITM (default: 1)")
+    source.add_argument("--reconnect-on-end", action="store_true",
+                        help="also reconnect when the source closes cleanly (a trace server that restarts)")  # fmt: skip
+    view = parser.add_argument_group("how much the screen keeps")
+    view.add_argument("--ring", type=int, default=DEFAULT_RING, metavar="N",
+                      help=f"recent inferences kept whole for the timeline (default: {DEFAULT_RING})")  # fmt: skip
+    view.add_argument("--window", type=int, default=DEFAULT_WINDOW, metavar="N",
+                      help=f"recent executions per layer for p50/p99, history, distribution (default: {DEFAULT_WINDOW})")  # fmt: skip
+
+
+def _split_command_line(parser: argparse.ArgumentParser) -> None:
+    """Everything after ``--`` is the FVP's command line (argparse would misplace it)."""
+    parse = parser.parse_known_args
+
+    def parse_known_args(args: Any = None, namespace: Any = None) -> Any:
+        words = list(args) if args is not None else []
+        tail: list[str] = []
+        if "--" in words:
+            at = words.index("--")
+            words, tail = words[:at], words[at + 1 :]
+        namespace, extras = parse(words, namespace)
+        if tail:
+            namespace.command = list(namespace.command or []) + tail
+        return namespace, extras
+
+    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
+
+
+def source_url(args: argparse.Namespace) -> str:
+    """The URL to open: ``demo`` is the QEMU demo."""
+    from tracer.errors import UsageError
+
+    if args.source in ("demo", "qemu-demo"):
+        if args.inferences < 1:
+            raise UsageError(f"--inferences must be at least 1, not {args.inferences}")
+        return f"qemu://{DEMO_MACHINE}?inferences={args.inferences}"
+    return str(args.source)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Open, record, watch."""
+    from tracer.capture.metadata import CaptureMetadata
+    from tracer.capture.writer import CaptureWriter
+    from tracer.decode.tpiu import TpiuMode
+    from tracer.errors import UsageError
+    from tracer.session.engine import Session
+    from tracer.session.feeds import SourceFeed
+    from tracer.sources.fvp import FvpSource, is_fvp_source
+    from tracer.sources.reconnect import ReconnectingSource
+    from tracer.sources.registry import open_source
+    from tracer.tui.runner import load_budget_files, require_terminal, run_app, session_options
+
+    console = args.console
+    options = session_options(args)
+    budget = load_budget_files(args.budget)
+    url = source_url(args)
+    if is_fvp_source(url):
+        command = list(args.command)
+        factory: Any = lambda: FvpSource(url, command)  # noqa: E731
+    elif args.command:
+        raise UsageError(f"unexpected arguments after the source: {' '.join(args.command)} (only 'fvp' takes a command)")
+    else:
+        open_source(url)  # an unknown scheme or a bad URL is a usage error now, not a reconnect loop
+        factory = lambda: open_source(url)  # noqa: E731
+    require_terminal("live")
+    source = ReconnectingSource(factory, reconnect_on_end=args.reconnect_on_end)
+    console.info(f"opening {url}" + (" (building and starting the QEMU demo)" if url.startswith("qemu://") else ""))
+    source.open()
+    writer = None
+    try:
+        hints = source.metadata()
+        meta = CaptureMetadata.from_json({**hints, "source": hints.get("source", url)})
+        meta.cpu_hz = args.cpu_hz or meta.cpu_hz
+        if args.tpiu:
+            meta.tpiu = args.tpiu == "on"
+        meta.tpiu_id = args.tpiu_id
+        if not args.no_record:
+            path = args.output or f"live-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.trace"
+            writer = CaptureWriter(path, meta, overwrite=args.force)
+    except BaseException:
+        source.close()
+        raise
+    tpiu = {None: None, "on": TpiuMode.ON, "off": TpiuMode.OFF}[args.tpiu]
+    session = Session.live(SourceFeed(source, writer), meta, budget=budget, options=options, tpiu=tpiu)
+    code = run_app(session, console, before_close=lambda: _stop_demo(source))
+    if writer is not None:
+        console.info(f"recorded {writer.bytes_received:,} bytes to {writer.path}")
+    return code
+
+
+def _stop_demo(source: Any) -> None:
+    """Do not wait for a still-running QEMU demo to finish its inferences after the user quit.
+
+    ``QemuDemoSource.close`` waits for the firmware to exit (up to 10 s); when the user quits
+    early there is nothing to wait for, so the emulator is stopped here.
+    """
+    process = getattr(getattr(source, "_inner", None), "_process", None)
+    if process is not None and process.poll() is None:
+        process.kill()

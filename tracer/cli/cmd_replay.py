@@ -1,0 +1,73 @@
+"""``tracer replay``: a recorded capture on the live screen, at any speed."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "replay a capture on the live screen (TUI), at any speed"
+DESCRIPTION = """\
+Replay a capture on the same screen as `tracer live`: status, inference latency against the
+budget, per-layer table (predicted against measured, sortable, filterable), the selected layer's
+history and distribution, the timeline of one inference (CPU, NPU, interrupts, NPU jobs, cache
+maintenance), memory (arena and stacks against their sizes, 75%/90% marks), findings with their
+evidence, and the firmware's console.
+
+The bytes are fed at the pace they were recorded (the capture's host arrival times; else the
+target time the telemetry carries; else the SWO byte rate), times --speed. Keys: space pause,
+left/right previous/next inference (paused: step), +/- speed, / filter, e export the report
+JSON, ? every key, q quit.
+
+Cycles are target cycles at the clock the firmware reports, shown with the time they make;
+numbers the capture labels (QEMU: emulated cycles, simulated NPU PMU; FVP: model estimates)
+carry their label on screen.
+
+examples:
+  tracer replay captures/demo.trace --budget captures/demo_budget.toml
+  tracer replay captures/demo.trace --speed 1/4
+  tracer replay bringup.trace --budget out/model_per-layer.csv --budget out/model_summary.csv --speed max
+  tracer replay bringup.trace --paused        # then -> steps inference by inference
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``tracer replay``."""
+    from tracer.session.ring import DEFAULT_RING
+    from tracer.session.stats import DEFAULT_WINDOW
+
+    parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or another tool's raw ITM file")
+    parser.add_argument(
+        "--budget", metavar="FILE", action="append", default=[],
+        help="predicted budget: Vela CSVs, Glow header, TOML or JSON (repeat for files that belong together)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--speed", metavar="X", default="1",
+        help="replay speed: a factor (2, 0.25, 1/4) or 'max' for as fast as possible (default: 1)",
+    )  # fmt: skip
+    parser.add_argument("--paused", action="store_true", help="start paused (right arrow steps one inference)")
+    view = parser.add_argument_group("how much the screen keeps")
+    view.add_argument("--ring", type=int, default=DEFAULT_RING, metavar="N",
+                      help=f"recent inferences kept whole for the timeline (default: {DEFAULT_RING})")  # fmt: skip
+    view.add_argument("--window", type=int, default=DEFAULT_WINDOW, metavar="N",
+                      help=f"recent executions per layer for p50/p99, history, distribution (default: {DEFAULT_WINDOW})")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    """Open the capture, then the screen."""
+    from tracer.tui.runner import load_budget_files, require_terminal, run_app, session_options
+    from tracer.errors import UsageError
+    from tracer.session.engine import Session
+    from tracer.session.pacing import parse_speed
+
+    try:
+        speed = parse_speed(args.speed)
+    except ValueError as exc:
+        raise UsageError(f"--speed: {exc}") from None
+    options = session_options(args, speed, args.paused)
+    budget = load_budget_files(args.budget)
+    session = Session.replay(args.capture, budget=budget, options=options)
+    try:
+        require_terminal("replay")
+    except UsageError:
+        session.close()
+        raise
+    return run_app(session, args.console)

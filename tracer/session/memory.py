@@ -1,0 +1,112 @@
+"""Memory as the firmware reports it: tensor-arena use and each stack's high-water mark."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from tracer.telemetry.columns import LazyRecords
+from tracer.telemetry.model import ArenaSample, StackSample
+
+WARN_FRACTION = 0.75  # the field's thresholds: stacks above 75% are a warning ...
+ALARM_FRACTION = 0.90  # ... and less than 10% of headroom is an alarm
+
+
+@dataclasses.dataclass(frozen=True)
+class StackState:
+    """One stack over the session.
+
+    Attributes:
+        name: As the firmware names it.
+        size: Bytes (last report).
+        high_water: Highest high-water mark reported, in bytes.
+        canary_ok: False once any report saw the canary overwritten.
+        samples: Reports received.
+    """
+
+    name: str
+    size: int
+    high_water: int
+    canary_ok: bool
+    samples: int
+
+    @property
+    def fraction(self) -> float | None:
+        """High-water over size."""
+        return self.high_water / self.size if self.size else None
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryInfo:
+    """Memory now.
+
+    Attributes:
+        arena_used: Arena bytes in use at the last report.
+        arena_peak: Highest arena use reported.
+        arena_size: The arena's size (last report that gave it).
+        arena_planned: The arena the budget planned (None without a budget that says).
+        arena_samples: Arena reports received.
+        stacks: Every stack reported, in the order first seen.
+    """
+
+    arena_used: int | None = None
+    arena_peak: int | None = None
+    arena_size: int | None = None
+    arena_planned: int | None = None
+    arena_samples: int = 0
+    stacks: tuple[StackState, ...] = ()
+
+    @property
+    def arena_fraction(self) -> float | None:
+        """Peak arena use over its size."""
+        if self.arena_peak is None or not self.arena_size:
+            return None
+        return self.arena_peak / self.arena_size
+
+
+class MemoryTracker:
+    """Folds memory reports into :class:`MemoryInfo`, with constant memory."""
+
+    def __init__(self) -> None:
+        self._used: int | None = None
+        self._peak: int | None = None
+        self._size: int | None = None
+        self._arena_samples = 0
+        self._stacks: dict[str, StackState] = {}
+
+    def add_arena(self, samples: LazyRecords[ArenaSample]) -> None:
+        """Add arena reports (columns: cycle, used, size, inference)."""
+        if not len(samples):
+            return
+        used = samples.column(1)
+        size = samples.column(2)
+        self._arena_samples += len(samples)
+        self._used = int(used[-1])
+        peak = int(used.max())
+        self._peak = peak if self._peak is None else max(self._peak, peak)
+        known = size[size > 0]
+        if len(known):
+            self._size = int(known[-1])
+
+    def add_stacks(self, samples: LazyRecords[StackSample]) -> None:
+        """Add stack reports (columns: cycle, id, high water, size, canary ok)."""
+        if not len(samples):
+            return
+        ids = samples.column(1)
+        high, size, ok = samples.column(2), samples.column(3), samples.column(4)
+        for stack_id, at in zip(*(a.tolist() for a in np.unique(ids, return_index=True))):
+            mine = ids == stack_id
+            name = samples[int(at)].stack
+            old = self._stacks.get(name)
+            hw, n = int(high[mine].max()), int(mine.sum())
+            self._stacks[name] = StackState(
+                name=name, size=int(size[mine][-1]),
+                high_water=hw if old is None else max(hw, old.high_water),
+                canary_ok=bool(ok[mine].all()) and (old is None or old.canary_ok),
+                samples=n + (old.samples if old else 0),
+            )  # fmt: skip
+
+    def info(self, planned: int | None = None) -> MemoryInfo:
+        """The state now (``planned``: the budget's arena)."""
+        return MemoryInfo(self._used, self._peak, self._size, planned, self._arena_samples, tuple(self._stacks.values()))

@@ -1,0 +1,120 @@
+"""Exporting a session: the report JSON of ``tracer report`` (the PRODUCT.md contract), to a file.
+
+With a capture on disk (the replayed file, or the one ``tracer live`` is recording) the capture is
+decoded again from the start by the same code as ``tracer report``, so the export is the exact
+report of everything received so far, with the session's budget and the CI gate's findings. Without one
+(``tracer live --no-record``) the report is made from the session's running statistics: the same
+shape, its percentiles taken over the session's window, and it says so in ``capture.notes``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from tracer.analysis.report import SCHEMA_VERSION, CaptureFacts, build_report
+from tracer.errors import UsageError
+from tracer.session.engine import Session
+from tracer.session.snapshot import SessionSnapshot
+
+
+def default_report_path(session: Session, directory: str | os.PathLike[str] | None = None) -> Path:
+    """``<capture stem>-report.json`` (``-2``, ``-3`` ... if taken) in ``directory`` (default: here)."""
+    folder = Path(directory) if directory is not None else Path.cwd()
+    capture = session.capture_file()
+    stem = capture.stem if capture is not None else "live-" + _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = folder / f"{stem}-report.json"
+    n = 2
+    while path.exists():
+        path = folder / f"{stem}-report-{n}.json"
+        n += 1
+    return path
+
+
+def session_report(session: Session) -> dict[str, Any]:
+    """The report object of the session (see the module docstring for which way it is made)."""
+    snapshot = session.snapshot()
+    findings = [f.to_json() for f in snapshot.findings]
+    capture = session.capture_file()
+    if capture is not None and capture.is_file():
+        from tracer.telemetry.capture import decode_capture
+
+        decoded = decode_capture(capture)
+        facts = CaptureFacts(decoded.metadata.source or str(capture), decoded.stream_bytes, decoded.host_seconds,
+                             decoded.warnings, str(capture))  # fmt: skip
+        analyze = _gate_analysis()
+        if analyze is not None:  # the CI gate's findings rules, as `tracer report` and `tracer check` run them
+            budget = session.budget.budget if session.budget is not None else None
+            return analyze(decoded.timeline, facts, budget).report  # type: ignore[no-any-return]
+        view = session.budget.view() if session.budget is not None else None
+        return build_report(decoded.timeline, facts, view, findings)
+    return snapshot_report(snapshot, findings)
+
+
+def _gate_analysis() -> Callable[..., Any] | None:
+    """``tracer.analysis.analyze.analyze`` where the installed tracer has it (budget matching and
+    every findings rule over the whole capture), else None (the report then carries the live
+    findings)."""
+    try:
+        from tracer.analysis.analyze import analyze
+    except ImportError:
+        return None
+    return analyze
+
+
+def snapshot_report(snapshot: SessionSnapshot, findings: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report's shape from running statistics (no capture to decode)."""
+    s = snapshot.status
+    lat = snapshot.latency.stats
+    layers = []
+    for row in snapshot.layers:
+        c = row.cycles
+        layers.append({
+            "index": row.index, "name": row.info.name, "op": row.info.op, "engine": row.info.engine.value,
+            "count": c.count if c else 0, "excluded": row.excluded,
+            "cycles": None if c is None else {"min": c.min, "p50": c.p50, "p99": c.p99, "max": c.max,
+                                              "mean": round(c.mean, 3), "std": round(c.std, 3)},
+            "predicted_cycles": row.predicted, "ratio": None if row.ratio is None else round(row.ratio, 4),
+        })  # fmt: skip
+    m = snapshot.memory
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "capture": {
+            "source": s.source, "path": None, "bytes": s.bytes, "clock_hz": s.clock_hz, "clock_source": s.clock_source,
+            "labels": dict(s.labels), "loss": s.loss.to_json(), "warnings": list(s.warnings),
+            "notes": "made from the live session's running statistics (not recorded): p50/p99 cover the most "
+                     "recent executions of each layer",
+        },  # fmt: skip
+        "inferences": {
+            "count": snapshot.inferences, "complete": snapshot.complete_inferences,
+            "latency_cycles": None if lat is None else {"min": lat.min, "p50": lat.p50, "p99": lat.p99, "max": lat.max,
+                                                        "mean": round(lat.mean, 3), "std": round(lat.std, 3)},
+        },  # fmt: skip
+        "layers": layers,
+        "memory": {
+            "arena": {"used": m.arena_peak, "size": m.arena_size, "planned": m.arena_planned},
+            "stacks": [{"name": st.name, "high_water": st.high_water, "size": st.size, "canary_ok": st.canary_ok}
+                       for st in m.stacks],
+        },  # fmt: skip
+        "findings": findings,
+    }
+
+
+def write_session_report(session: Session, path: str | os.PathLike[str]) -> Path:
+    """Write the report JSON; returns the path.
+
+    Raises:
+        UsageError: The file cannot be written.
+    """
+    report = session_report(session)
+    target = Path(path)
+    try:
+        with open(target, "w", encoding="utf-8") as out:
+            json.dump(report, out, indent=2)
+            out.write("\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror}") from None
+    return target

@@ -1,0 +1,193 @@
+"""What a front end reads from a session: one immutable snapshot per screen refresh."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from tracer.session.findings import LiveFinding
+from tracer.session.memory import MemoryInfo
+from tracer.session.ring import InferenceRecord
+from tracer.session.stats import Summary
+from tracer.telemetry.model import LayerInfo, LossCounters
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerRow:
+    """One layer as the layers table shows it.
+
+    Attributes:
+        info: Index, name, op, engine.
+        cycles: Statistics of its complete executions (None before the first).
+        excluded: Executions left out because their inference lost data.
+        predicted: Predicted cycles in the capture's clock (None without a budget estimate).
+        tolerance_pct: Over-budget tolerance.
+        planned_engine: Engine the budget planned, if it says.
+        isr_hits: Executions an interrupt landed in.
+        pmu_mean: Mean NPU PMU counter values over its complete executions.
+        note: The budget matcher's note.
+    """
+
+    info: LayerInfo
+    cycles: Summary | None
+    excluded: int = 0
+    predicted: float | None = None
+    tolerance_pct: float = 10.0
+    planned_engine: str | None = None
+    isr_hits: int = 0
+    pmu_mean: dict[str, float] = dataclasses.field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def index(self) -> int:
+        """The layer index."""
+        return self.info.index
+
+    @property
+    def ratio(self) -> float | None:
+        """Measured p50 over predicted."""
+        if self.cycles is None or not self.predicted:
+            return None
+        return self.cycles.p50 / self.predicted
+
+    @property
+    def over_budget(self) -> bool:
+        """p50 beyond the prediction plus tolerance."""
+        ratio = self.ratio
+        return ratio is not None and ratio > 1 + self.tolerance_pct / 100
+
+    @property
+    def fallback(self) -> bool:
+        """Planned for the NPU, measured on the CPU."""
+        return self.planned_engine == "npu" and self.info.engine.value == "cpu"
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """Short words for the table's flags column."""
+        out = []
+        if self.over_budget:
+            out.append("over")
+        if self.fallback:
+            out.append("fallback")
+        if self.excluded:
+            out.append(f"lost {self.excluded}")
+        if self.isr_hits:
+            out.append(f"isr {self.isr_hits}")
+        return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class StatusInfo:
+    """The status line.
+
+    Attributes:
+        mode: ``"live"`` or ``"replay"``.
+        source: The source URL or capture path.
+        state: ``"starting"``, ``"connected"``, ``"lost"``, ``"reconnecting"``, ``"playing"``,
+            ``"paused"`` or ``"ended"``.
+        message: Why (loss reason, end of stream, an error).
+        bytes: Stream bytes fed so far.
+        packets: ITM packets decoded so far.
+        records: Telemetry records accepted.
+        bytes_per_s, packets_per_s: Over the last seconds (None until measurable or when ended).
+        loss: Loss counters.
+        firmware_dropped: Records the firmware said it could not send.
+        recording: The capture being written (live), or None.
+        recording_bytes: Its size on disk.
+        position: Fraction of the capture fed (replay).
+        media_seconds: Time into the capture on the pacing clock (replay).
+        duration_seconds: The capture's length on that clock, when known (replay).
+        speed: Replay speed factor (None: as fast as possible).
+        timebase: What paces the replay: ``"host arrival"``, ``"target time"`` or ``"byte rate"``.
+        paused: True while paused (replay: feeding stops; live: the screen holds still).
+        clock_hz: The clock of the cycle counts, when known.
+        clock_source: Where the target's time comes from.
+        labels: Provenance labels (``{"cycles": "emulated ...", "npu_pmu": "simulated"}``).
+        reconnects: Times the source came back after a loss.
+        warnings: Stream problems, newest last.
+    """
+
+    mode: str
+    source: str
+    state: str
+    message: str = ""
+    bytes: int = 0
+    packets: int = 0
+    records: int = 0
+    bytes_per_s: float | None = None
+    packets_per_s: float | None = None
+    loss: LossCounters = dataclasses.field(default_factory=LossCounters)
+    firmware_dropped: int = 0
+    recording: str | None = None
+    recording_bytes: int | None = None
+    position: float | None = None
+    media_seconds: float | None = None
+    duration_seconds: float | None = None
+    speed: float | None = 1.0
+    timebase: str = ""
+    paused: bool = False
+    clock_hz: int | None = None
+    clock_source: str = "unknown"
+    labels: dict[str, str] = dataclasses.field(default_factory=dict)
+    reconnects: int = 0
+    warnings: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class LatencyInfo:
+    """Recent inference latencies for the plot.
+
+    Attributes:
+        numbers: Inference numbers, oldest first.
+        cycles: Latency of each (-1 when unknown).
+        complete: Whether each is complete.
+        stats: Statistics over complete inferences (exact count/min/max/mean/std; p50/p99 windowed).
+        budget_cycles: Predicted inference cycles (capture clock), if a budget says.
+    """
+
+    numbers: np.ndarray
+    cycles: np.ndarray
+    complete: np.ndarray
+    stats: Summary | None
+    budget_cycles: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionSnapshot:
+    """Everything a screen shows, consistent at one moment.
+
+    Attributes:
+        version: Increases whenever anything changed.
+        status: The status line.
+        latency: Recent latencies and their statistics.
+        layers: One row per layer, by index.
+        memory: Arena and stacks.
+        findings: What looks wrong, with evidence.
+        ring: The most recent inferences, oldest first, with their spans and events.
+        inferences: Inferences seen (complete or not).
+        complete_inferences: Of those, complete.
+        spans: Layer executions seen.
+        console_seq: Sequence number after the newest console line.
+        budget_name: The budget's model name ("" without a budget).
+        extra: Other facts (marker cost, NPU kind).
+    """
+
+    version: int
+    status: StatusInfo
+    latency: LatencyInfo
+    layers: tuple[LayerRow, ...]
+    memory: MemoryInfo
+    findings: tuple[LiveFinding, ...]
+    ring: tuple[InferenceRecord, ...]
+    inferences: int
+    complete_inferences: int
+    spans: int
+    console_seq: int
+    budget_name: str = ""
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def layer(self, index: int) -> LayerRow | None:
+        """The row of layer ``index``."""
+        return next((row for row in self.layers if row.index == index), None)

@@ -1,0 +1,105 @@
+"""The help screen: every key and mouse action, from the same table the bindings are made of."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+
+from tracer.tui import palette as pal
+from tracer.tui.keys import KEYS, MOUSE_HELP
+
+GROUPS = (("playback", "Playback"), ("layers", "Layers"), ("timeline", "Timeline"), ("views", "Views"),
+          ("general", "General"))  # fmt: skip
+
+
+def help_rows() -> list[tuple[str, str, str]]:
+    """(key, what it does, kind) rows: kind is ``group``, ``key``, ``mouse`` or ``gap``."""
+    rows: list[tuple[str, str, str]] = []
+    for n, (group, title) in enumerate(GROUPS):
+        if n:
+            rows.append(("", "", "gap"))
+        rows.append((title, "", "group"))
+        rows += [(key.display, key.help, "key") for key in KEYS if key.group == group]
+    rows += [("ctrl+p", "command palette: every action above by name", "key"),
+             ("ctrl+c", "quit as an interrupt (exit code 130)", "key"), ("", "", "gap"), ("Mouse", "", "group")]  # fmt: skip
+    rows += [(what, does, "mouse") for what, does in MOUSE_HELP]
+    return rows
+
+
+def help_text() -> Text:
+    """The help as styled text (drawn once: cheaper than a table each time it opens)."""
+    rows = help_rows()
+    width = max(len(key) for key, _does, kind in rows if kind in ("key", "mouse"))
+    text = Text(no_wrap=True)
+    for key, does, kind in rows:
+        if kind == "group":
+            text.append(f"{key}\n", style=f"bold {pal.INFO}")
+        elif kind == "gap":
+            text.append("\n")
+        else:
+            text.append(f"{key:>{width}}  ", style=f"bold {pal.ACCENT}")
+            text.append(f"{does}\n", style=pal.TEXT)
+    text.rstrip()
+    return text
+
+
+class HelpPanel(VerticalScroll):
+    """Every key, grouped, floating over the screen; escape, ? or q closes it.
+
+    An overlay on the main screen rather than a screen of its own: opening and closing it repaints
+    only what it covers, so it answers at once even while data streams in.
+    """
+
+    DEFAULT_CSS = """
+    HelpPanel {
+        layer: overlay; position: absolute; display: none;
+        width: 118; max-width: 95%; height: auto; max-height: 95%;
+        border: round $primary; background: $surface; padding: 1 2;
+        border-title-color: $text; border-subtitle-color: $text-muted;
+    }
+    """
+    BINDINGS = [
+        Binding("escape,question_mark,q", "close", "Close"),
+    ]
+
+    class Closed(Message):
+        """The panel was closed."""
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.border_title = "tracer · keys"
+        self.border_subtitle = "escape, ? or q to close"
+
+    def compose(self) -> ComposeResult:
+        """The table."""
+        yield Static(help_text(), id="help-table")
+
+    @property
+    def is_open(self) -> bool:
+        """True while shown."""
+        return bool(self.display)
+
+    def open(self) -> None:
+        """Show it centred, and take the keys."""
+        self._centre()
+        self.display = True
+        self.focus()
+
+    def _centre(self) -> None:
+        screen = self.screen.size
+        width = min(118, int(screen.width * 0.95))
+        self.styles.offset = (max(0, (screen.width - width) // 2), 1)
+
+    def on_resize(self) -> None:
+        """Stay centred."""
+        if self.display:
+            self._centre()
+
+    def action_close(self) -> None:
+        """Hide it."""
+        self.display = False
+        self.post_message(self.Closed())

@@ -1,0 +1,79 @@
+"""What ``tracer live`` and ``tracer replay`` share: checks before the screen opens, and running it.
+
+Textual is imported only when the screen opens, so the CLI parser stays light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Callable
+
+from tracer.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from tracer.budget.model import Budget
+    from tracer.cli.output import Console
+    from tracer.session.engine import Session, SessionOptions
+
+
+def require_terminal(verb: str) -> None:
+    """The screen needs a terminal on both ends.
+
+    Raises:
+        UsageError: stdin or stdout is not a terminal.
+    """
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(
+            f"tracer {verb} draws a screen and needs a terminal; for a report of a capture use "
+            "'tracer report CAPTURE' (or 'tracer check' in CI)"
+        )
+
+
+def load_budget_files(paths: list[str]) -> Budget | None:
+    """The budget given with ``--budget`` (None without one)."""
+    if not paths:
+        return None
+    from tracer.budget import load_budget
+
+    return load_budget(paths)
+
+
+def session_options(args: argparse.Namespace, speed: float | None = 1.0, paused: bool = False) -> SessionOptions:
+    """Ring and window sizes from the command line."""
+    from tracer.session.engine import SessionOptions
+
+    if args.ring < 1:
+        raise UsageError(f"--ring must be at least 1, not {args.ring}")
+    if args.window < 1:
+        raise UsageError(f"--window must be at least 1, not {args.window}")
+    return SessionOptions(ring=args.ring, window=args.window, speed=speed, paused=paused)
+
+
+def run_app(session: Session, console: Console, before_close: Callable[[], None] | None = None) -> int:
+    """Run the screen until the user quits; then stop the worker and release the session.
+
+    Args:
+        session: What to show.
+        console: For messages after the screen closed.
+        before_close: Called after the screen closed and before the session's feed is closed.
+    """
+    from tracer.tui.app import TracerApp
+
+    app = TracerApp(session)
+    try:
+        result = app.run()
+    finally:
+        session.stop()
+        if before_close is not None:
+            before_close()
+        session.wait_done(5.0)
+        session.close()
+    if app.last_export is not None:
+        console.info(f"report written to {os.fspath(app.last_export)}")
+    snapshot = app.snapshot
+    if snapshot is not None and snapshot.status.state == "error":
+        console.error(snapshot.status.message)
+        return int(ExitCode.CAPTURE_UNREADABLE if session.mode == "replay" else ExitCode.SOURCE_UNAVAILABLE)
+    return int(result) if result is not None else int(ExitCode.OK)

@@ -1,0 +1,80 @@
+"""An SVG screenshot of the screen, made by the app itself (the README's picture, the snapshot tests).
+
+The capture is replayed as fast as possible to its end, keys are pressed, and the screen is
+exported at a fixed size. Nothing on it depends on the wall clock, so the same capture gives the
+same picture::
+
+    python -m tracer.tui.screenshot docs/tui.svg
+    python -m tracer.tui.screenshot timeline.svg --keys 2 --size 160x48
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from tracer.session.engine import Session, SessionOptions
+
+DEFAULT_CAPTURE = "captures/demo.trace"
+DEFAULT_BUDGET = "captures/demo_budget.toml"
+
+
+def screenshot(
+    capture: str, budget: Sequence[str] = (), keys: Sequence[str] = (), size: tuple[int, int] = (160, 48),
+    title: str | None = None,
+) -> str:  # fmt: skip
+    """Replay ``capture`` to its end, press ``keys``, return the screen as SVG."""
+    from tracer.budget import load_budget
+    from tracer.tui.app import TracerApp
+
+    session = Session.replay(capture, budget=load_budget(list(budget)) if budget else None,
+                             options=SessionOptions(speed=None))  # fmt: skip
+    app = TracerApp(session)
+    app.animation_level = "none"
+
+    async def run() -> str:
+        async with app.run_test(size=size) as pilot:
+            for _ in range(3000):
+                if session.ended:
+                    break
+                await pilot.pause(0.01)
+            app.refresh_views(force=True)
+            await pilot.pause()
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+            app.refresh_views(force=True)
+            await pilot.pause()
+            await pilot.wait_for_scheduled_animations()
+            return app.export_screenshot(title=title or f"tracer replay {capture}")
+
+    try:
+        return asyncio.run(run())
+    finally:
+        session.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tracer.tui.screenshot OUT.svg [--capture ...] [--budget ...] [--keys ...]``."""
+    parser = argparse.ArgumentParser(prog="python -m tracer.tui.screenshot", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("output", metavar="OUT.svg", help="where to write the SVG")
+    parser.add_argument("--capture", default=DEFAULT_CAPTURE, metavar="CAPTURE", help=f"default: {DEFAULT_CAPTURE}")
+    parser.add_argument("--budget", action="append", metavar="FILE", help=f"default: {DEFAULT_BUDGET}")
+    parser.add_argument("--keys", nargs="*", default=[], metavar="KEY", help="keys to press first (Textual names)")
+    parser.add_argument("--size", default="160x48", metavar="WxH", help="terminal size (default: 160x48)")
+    args = parser.parse_args(argv)
+    width, _, height = args.size.partition("x")
+    budget = args.budget if args.budget is not None else ([DEFAULT_BUDGET] if os.path.exists(DEFAULT_BUDGET) else [])
+    svg = screenshot(args.capture, budget, args.keys, (int(width), int(height)))
+    Path(args.output).write_text(svg, encoding="utf-8")
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

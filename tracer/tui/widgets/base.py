@@ -1,0 +1,54 @@
+"""Views refresh from snapshots, and only while visible."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from tracer.session.snapshot import SessionSnapshot
+    from tracer.tui.state import UiState
+
+
+class View:
+    """Mixin for widgets that show part of a snapshot.
+
+    Textual sends ``Show``/``Hide`` when a widget enters or leaves the screen (another tab, a
+    scroll); the app's refresh timer skips views that are not shown, and a view coming back asks
+    for a refresh so it is never stale.
+    """
+
+    shown: bool = False
+    draws: int = 0  # snapshots drawn (tests check hidden views are skipped)
+    last_draw: float = float("-inf")
+    drawn_version: int = -1  # the snapshot version last drawn
+    interval: float = 0.0  # least seconds between redraws for new data: numbers changing faster are unreadable
+    depends: frozenset[str] = frozenset()  # the on-screen choices (UiState fields) it shows
+
+    def on_show(self) -> None:
+        """Visible again: ask for a refresh now."""
+        self.shown = True
+        request = getattr(getattr(self, "app", None), "request_refresh", None)
+        if request is not None:
+            request(view=self)
+
+    def on_resize(self) -> None:
+        """A new size: draw again (views lay their text out for their size)."""
+        request = getattr(getattr(self, "app", None), "request_refresh", None)
+        if request is not None and self.shown:
+            request(view=self)
+
+    def on_hide(self) -> None:
+        """Hidden: the refresh timer skips it."""
+        self.shown = False
+
+    def update_if_changed(self, text: Text) -> None:
+        """``Static.update`` only when the text differs (an unchanged panel is not repainted)."""
+        if text != getattr(self, "_last_text", None):
+            self._last_text = text
+            self.update(text)  # type: ignore[attr-defined]
+
+    def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
+        """Draw ``snapshot`` (called from the app's refresh, inside a batch update)."""
+        raise NotImplementedError

@@ -1,0 +1,120 @@
+"""The layers table: per layer, predicted against measured, coloured by how far off budget."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from tracer.session.snapshot import LayerRow, SessionSnapshot
+from tracer.tui import format as fmt
+from tracer.tui import palette as pal
+from tracer.tui.state import UiState
+from tracer.tui.widgets.base import View
+from tracer.tui.widgets.line_table import Cell, Column, LineTable
+
+COLUMNS = (
+    Column("index", "#", right=True),
+    Column("name", "layer", min_width=10),
+    Column("op", "op"),
+    Column("engine", "engine"),
+    Column("predicted", "predicted", right=True),
+    Column("p50", "p50", right=True),
+    Column("p99", "p99", right=True),
+    Column("max", "max", right=True),
+    Column("time", "p50 time", right=True),
+    Column("ratio", "ratio", right=True),
+    Column("jitter", "jitter", right=True),
+    Column("flags", "flags", min_width=8),
+)
+SORT_OF_COLUMN = {"index": "index", "name": "name", "p50": "p50", "p99": "p99", "max": "max", "ratio": "ratio",
+                  "jitter": "jitter"}  # fmt: skip
+
+SORTERS: dict[str, Callable[[LayerRow], tuple]] = {
+    "index": lambda r: (r.index,),
+    "p50": lambda r: (r.cycles.p50 if r.cycles else -1, r.index),
+    "p99": lambda r: (r.cycles.p99 if r.cycles else -1, r.index),
+    "max": lambda r: (r.cycles.max if r.cycles else -1, r.index),
+    "ratio": lambda r: (r.ratio if r.ratio is not None else -1.0, r.index),
+    "jitter": lambda r: (r.cycles.cv if r.cycles else -1.0, r.index),
+    "name": lambda r: (r.info.label.lower(), r.index),
+}
+DESCENDING = {"p50", "p99", "max", "ratio", "jitter"}  # "the slowest first" is what people sort for
+
+
+def matches(row: LayerRow, text: str) -> bool:
+    """Whether a layer passes the filter (words must all appear in its name, op, engine or index)."""
+    haystack = f"{row.index} {row.info.label} {row.info.op} {row.info.engine.value} {' '.join(row.flags)}".lower()
+    return all(word in haystack for word in text.lower().split())
+
+
+def cells(row: LayerRow, clock_hz: int | None) -> tuple[Cell, ...]:
+    """The cells of one layer, in column order."""
+    c = row.cycles
+    info = row.info
+    ratio = row.ratio
+    engine_colour = pal.NPU[0] if info.engine.value == "npu" else pal.CPU[0]
+    return (
+        (str(row.index), pal.MUTED),
+        (info.name or info.label, "bold" if info.name else pal.MUTED),
+        (info.op or "-", pal.TEXT if info.op else pal.MUTED),
+        (info.engine.value.upper(), f"bold {engine_colour}"),
+        (fmt.cycles(row.predicted), pal.MUTED if row.predicted is None else pal.TEXT),
+        (fmt.cycles(c.p50) if c else "-", f"bold {pal.BRIGHT}"),
+        (fmt.cycles(c.p99) if c else "-", pal.TEXT),
+        (fmt.cycles(c.max) if c else "-", pal.TEXT),
+        (fmt.cycle_time(c.p50, clock_hz) if c else "-", pal.MUTED),
+        (f"{ratio:.2f}" if ratio is not None else "-", f"bold {pal.ratio_colour(ratio, row.tolerance_pct)}"),
+        (f"±{c.cv:.1%}" if c is not None else "-", pal.WARN if c is not None and c.cv > 0.05 else pal.TEXT),
+        (" ".join(row.flags), pal.BAD if row.over_budget or row.fallback else pal.WARN),
+    )
+
+
+class LayersTable(View, LineTable):
+    """One row per layer; the cursor row is the selected layer. Left/right stay the app's keys."""
+
+    interval = 0.5
+    depends = frozenset({"filter", "sort"})
+    COLUMNS = COLUMNS
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.border_title = "Layers"
+
+    @property
+    def order(self) -> list[int]:
+        """Layer indices in display order."""
+        return [int(k) for k in self.keys]
+
+    def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
+        """Show the layers of ``snapshot``, filtered and sorted as the user chose."""
+        rows = [r for r in snapshot.layers if not ui.filter or matches(r, ui.filter)]
+        rows.sort(key=SORTERS.get(ui.sort, SORTERS["index"]), reverse=(ui.sort in DESCENDING) != ui.reverse)
+        clock = snapshot.status.clock_hz
+        self.set_headers([c.header + self._arrow(c.key, ui) for c in COLUMNS])
+        self.set_rows([(str(r.index), cells(r, clock)) for r in rows])
+        self.select_layer(ui.layer)
+
+    @staticmethod
+    def _arrow(column: str, ui: UiState) -> str:
+        if SORT_OF_COLUMN.get(column) != ui.sort:
+            return ""
+        return " ▲" if (ui.sort in DESCENDING) == ui.reverse else " ▼"
+
+    def select_layer(self, index: int | None) -> None:
+        """Put the cursor on layer ``index`` (if it is shown)."""
+        if index is not None and str(index) in self.keys:
+            self.move_cursor(self.keys.index(str(index)), announce=False)
+
+    def layer_at_cursor(self) -> int | None:
+        """The layer under the cursor."""
+        keys = self.keys
+        if not keys or not 0 <= self.cursor_row < len(keys):
+            return None
+        return int(keys[self.cursor_row])
+
+    def header_sort_key(self, column_key: str) -> str | None:
+        """The sort key of a column header, if it sorts."""
+        return SORT_OF_COLUMN.get(column_key)
+
+    def cell_text(self, layer: int, column: str) -> str:
+        """What a cell shows (tests)."""
+        return self.cell(str(layer), column)

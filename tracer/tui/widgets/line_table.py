@@ -1,0 +1,261 @@
+"""A table on Textual's line API: a fixed header, rows drawn as cached strips, one cursor row.
+
+Textual's ``DataTable`` renders every cell through Rich again whenever any cell changes; fed new
+numbers several times a second that costs more than the rest of the screen together. Here a row's
+strip is rebuilt only when its text changes, and drawing a row is joining segments.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tracer.tui import palette as pal
+
+ZEBRA = Style(bgcolor="#1A1F24")
+CURSOR = Style(bgcolor="#0F5C9E")
+CURSOR_UNFOCUSED = Style(bgcolor="#23384A")
+HEADER = Style(color=pal.MUTED, bold=True, bgcolor="#1E1E1E")
+
+Cell = tuple[str, str]  # text, Rich style
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """A column: its key, header text, alignment and least width."""
+
+    key: str
+    header: str
+    right: bool = False
+    min_width: int = 0
+
+
+def _style(text: str) -> Style:
+    return Style.parse(text) if text else Style()
+
+
+class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
+    """Rows of cells with a fixed header and a cursor row.
+
+    Subclasses set :attr:`COLUMNS` and call :meth:`set_rows`.
+    """
+
+    COLUMNS: tuple[Column, ...] = ()
+    DEFAULT_CSS = """
+    LineTable { height: auto; max-height: 100%; scrollbar-size-vertical: 1; overflow-x: hidden; }
+    """
+    BINDINGS = [
+        Binding("up", "cursor_up", "Up", show=False),
+        Binding("down", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+    ]
+
+    class RowHighlighted(Message):
+        """The cursor moved to the row with this key."""
+
+        def __init__(self, table: LineTable, key: str) -> None:
+            super().__init__()
+            self.table = table
+            self.key = key
+
+        @property
+        def control(self) -> LineTable:
+            """The table (for ``@on`` selectors)."""
+            return self.table
+
+    class HeaderClicked(Message):
+        """A column header was clicked."""
+
+        def __init__(self, table: LineTable, column: str) -> None:
+            super().__init__()
+            self.table = table
+            self.column = column
+
+        @property
+        def control(self) -> LineTable:
+            """The table (for ``@on`` selectors)."""
+            return self.table
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._keys: list[str] = []
+        self._cells: list[tuple[Cell, ...]] = []
+        self._strips: dict[tuple, Strip] = {}
+        self._widths: list[int] = [max(len(c.header), c.min_width) for c in self.COLUMNS]
+        self._headers: list[str] = [c.header for c in self.COLUMNS]
+        self.cursor_row = 0
+
+    # -- data ------------------------------------------------------------------------------------
+    @property
+    def row_count(self) -> int:
+        """Rows shown."""
+        return len(self._keys)
+
+    @property
+    def keys(self) -> list[str]:
+        """Row keys in display order."""
+        return list(self._keys)
+
+    def set_headers(self, headers: Sequence[str]) -> None:
+        """Change header texts (a sort arrow)."""
+        if list(headers) != self._headers:
+            self._headers = list(headers)
+            self._fit()
+            self.refresh()
+
+    def set_rows(self, rows: Sequence[tuple[str, tuple[Cell, ...]]]) -> None:
+        """Show ``rows`` (key, cells) in this order; only rows whose text changed are redrawn."""
+        keys = [key for key, _cells in rows]
+        cells = [c for _key, c in rows]
+        if keys == self._keys and cells == self._cells:
+            return
+        changed = [i for i, c in enumerate(cells) if i >= len(self._cells) or self._cells[i] != c or keys[i] != self._keys[i]]
+        self._keys, self._cells = keys, cells
+        widths_before = list(self._widths)
+        self._fit()
+        self.virtual_size = Size(self.size.width, len(keys) + 1)
+        if self.cursor_row >= len(keys):
+            self.cursor_row = max(0, len(keys) - 1)
+        if self._widths != widths_before or len(changed) > len(keys) // 2:
+            self.refresh()
+        else:
+            for i in changed:
+                self._refresh_row(i)
+
+    def _fit(self) -> None:
+        widths = [max(len(h), c.min_width) for h, c in zip(self._headers, self.COLUMNS)]
+        for row in self._cells:
+            for j, (text, _style) in enumerate(row):
+                if len(text) > widths[j]:
+                    widths[j] = len(text)
+        if widths != self._widths:
+            self._widths = widths
+            self._strips.clear()
+
+    def cell(self, key: str, column: str) -> str:
+        """A cell's text."""
+        j = next(i for i, c in enumerate(self.COLUMNS) if c.key == column)
+        return self._cells[self._keys.index(key)][j][0]
+
+    def column_x(self, column: str) -> int:
+        """Where a column starts, in cells from the table's left edge (inside its border)."""
+        x = 1
+        for c, width in zip(self.COLUMNS, self._widths):
+            if c.key == column:
+                return x
+            x += width + 2
+        raise KeyError(column)
+
+    # -- cursor ----------------------------------------------------------------------------------
+    def move_cursor(self, row: int, announce: bool = True) -> None:
+        """Put the cursor on ``row``, scrolled into view."""
+        if not self._keys:
+            return
+        row = max(0, min(len(self._keys) - 1, row))
+        if row != self.cursor_row:
+            old, self.cursor_row = self.cursor_row, row
+            self._refresh_row(old)
+            self._refresh_row(row)
+            if announce:
+                self.post_message(self.RowHighlighted(self, self._keys[row]))
+        visible = max(1, self.size.height - 1)
+        if row < self.scroll_y:
+            self.scroll_to(y=row, animate=False, immediate=True)
+        elif row >= self.scroll_y + visible:
+            self.scroll_to(y=row - visible + 1, animate=False, immediate=True)
+
+    def action_cursor_up(self) -> None:
+        """Up a row."""
+        self.move_cursor(self.cursor_row - 1)
+
+    def action_cursor_down(self) -> None:
+        """Down a row."""
+        self.move_cursor(self.cursor_row + 1)
+
+    def action_page_up(self) -> None:
+        """Up a page."""
+        self.move_cursor(self.cursor_row - max(1, self.size.height - 2))
+
+    def action_page_down(self) -> None:
+        """Down a page."""
+        self.move_cursor(self.cursor_row + max(1, self.size.height - 2))
+
+    def action_first(self) -> None:
+        """The first row."""
+        self.move_cursor(0)
+
+    def action_last(self) -> None:
+        """The last row."""
+        self.move_cursor(len(self._keys) - 1)
+
+    def on_click(self, event: Click) -> None:
+        """A header sorts; a row moves the cursor."""
+        y = event.y - self.styles.gutter.top
+        x = event.x - self.styles.gutter.left
+        if y == 0:
+            at = 0
+            for column, width in zip(self.COLUMNS, self._widths):
+                if at <= x < at + width + 2:
+                    self.post_message(self.HeaderClicked(self, column.key))
+                    return
+                at += width + 2
+            return
+        row = int(self.scroll_y) + y - 1
+        if 0 <= row < len(self._keys):
+            self.move_cursor(row)
+
+    def on_focus(self) -> None:
+        """The cursor colour says where the keys go."""
+        self._strips.clear()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        """See :meth:`on_focus`."""
+        self._strips.clear()
+        self.refresh()
+
+    # -- drawing ---------------------------------------------------------------------------------
+    def _refresh_row(self, row: int) -> None:
+        y = row - int(self.scroll_y) + 1
+        if 1 <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
+
+    def render_line(self, y: int) -> Strip:
+        """The header (always on top), else a row."""
+        width = self.size.width
+        if y == 0:
+            return self._row_strip([(h, "") for h in self._headers], HEADER, width)
+        row = int(self.scroll_y) + y - 1
+        if not 0 <= row < len(self._keys):
+            return Strip.blank(width)
+        if row == self.cursor_row:
+            base = CURSOR if self.has_focus else CURSOR_UNFOCUSED
+        else:
+            base = ZEBRA if row % 2 else Style()
+        key = (self._cells[row], base, width)
+        strip = self._strips.get(key)
+        if strip is None:
+            if len(self._strips) > 4 * max(64, len(self._keys)):
+                self._strips.clear()
+            strip = self._strips[key] = self._row_strip(list(self._cells[row]), base, width)
+        return strip
+
+    def _row_strip(self, cells: list[Cell], base: Style, width: int) -> Strip:
+        segments = [Segment(" ", base)]
+        for (text, style), column, w in zip(cells, self.COLUMNS, self._widths):
+            body = text.rjust(w) if column.right else text.ljust(w)
+            segments.append(Segment(body[:w], base + _style(style)))
+            segments.append(Segment("  ", base))
+        return Strip(segments).adjust_cell_length(width, base)

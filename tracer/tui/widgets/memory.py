@@ -1,0 +1,95 @@
+"""Memory: the tensor arena and each stack as bars, with the 75% and 90% thresholds marked on them."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import Static
+
+from tracer.session.memory import ALARM_FRACTION, WARN_FRACTION
+from tracer.session.snapshot import SessionSnapshot
+from tracer.tui import format as fmt
+from tracer.tui import palette as pal
+from tracer.tui.state import UiState
+from tracer.tui.widgets.base import View
+
+PARTIAL = " ▏▎▍▌▋▊▉"
+
+
+def bar(fraction: float | None, width: int, marker: float | None = None) -> Text:
+    """A bar ``width`` cells wide, filled to ``fraction``; ticks at 75% (amber) and 90% (red).
+
+    ``marker`` puts a ``▼``-coloured tick (the budget's plan) at that fraction.
+    """
+    frac = 0.0 if fraction is None else max(0.0, min(1.0, fraction))
+    colour = pal.fill_colour(fraction)
+    filled = frac * width
+    full = int(filled)
+    ticks = {round(WARN_FRACTION * width): pal.WARN, round(ALARM_FRACTION * width): pal.BAD}
+    if marker is not None and 0 <= marker <= 1:
+        ticks[min(width - 1, round(marker * width))] = pal.INFO
+    text = Text()
+    for i in range(width):
+        if i < full:
+            background, char, fg = colour, " ", colour
+        elif i == full and filled - full >= 1 / 16:
+            background, char, fg = pal.BAR_EMPTY, PARTIAL[max(1, int((filled - full) * 8))], colour
+        else:
+            background, char, fg = pal.BAR_EMPTY, " ", pal.MUTED
+        if i in ticks and char == " ":
+            char, fg = "│", ticks[i] if i >= full else pal.BAR_TRACK
+        text.append(char, style=Style(color=fg, bgcolor=background))
+    return text
+
+
+class MemoryView(View, Static):
+    """Arena used/peak against its size and plan; every stack's high-water mark against its size."""
+
+    interval = 1.0
+
+    DEFAULT_CSS = """
+    MemoryView { border: round $primary-darken-2; border-title-color: $text; border-subtitle-color: $text-muted; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.border_title = "Memory"
+        self.border_subtitle = "ticks at 75% and 90%"
+
+    def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
+        """Draw the memory of ``snapshot``."""
+        m = snapshot.memory
+        width = max(20, self.content_size.width)
+        name_width = max([5] + [len(s.name) + 1 for s in m.stacks])
+        name_width = min(name_width, 12)
+        bar_width = max(8, width - name_width - 22)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{'arena':<{name_width}}", style="bold")
+        if m.arena_peak is None:
+            text.append("no arena report yet\n", style=pal.MUTED)
+        else:
+            planned = m.arena_planned / m.arena_size if m.arena_planned and m.arena_size else None
+            text.append_text(bar(m.arena_fraction, bar_width, planned))
+            text.append(f" {fmt.percent(m.arena_fraction):>4}", style=f"bold {pal.fill_colour(m.arena_fraction)}")
+            text.append("\n")
+            text.append(" " * name_width)
+            text.append(f"peak {m.arena_peak:,} of {fmt.cycles(m.arena_size)} B", style=pal.TEXT)
+            if m.arena_used is not None and m.arena_used != m.arena_peak:
+                text.append(f" · now {m.arena_used:,}", style=pal.MUTED)
+            if m.arena_planned:
+                text.append(f" · planned {m.arena_planned:,}", style=pal.INFO)
+            text.append("\n")
+        if not m.stacks:
+            text.append(f"{'stacks':<{name_width}}", style="bold")
+            text.append("no stack report yet", style=pal.MUTED)
+        for stack in m.stacks:
+            text.append(f"{stack.name[: name_width - 1]:<{name_width}}", style="bold")
+            text.append_text(bar(stack.fraction, bar_width))
+            text.append(f" {fmt.percent(stack.fraction):>4}", style=f"bold {pal.fill_colour(stack.fraction)}")
+            text.append("\n")
+            text.append(" " * name_width)
+            text.append(f"high water {stack.high_water:,} of {stack.size:,} B", style=pal.TEXT)
+            if not stack.canary_ok:
+                text.append("  CANARY OVERWRITTEN", style=f"bold {pal.BAD}")
+            text.append("\n")
+        self.update_if_changed(text)
