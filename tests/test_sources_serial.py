@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 from pathlib import Path
 
 from tracer.capture.metadata import CaptureMetadata

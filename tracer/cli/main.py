@@ -20,8 +20,14 @@ exit codes: 0 ok; 1 a check failed; 2 usage or configuration error; 3 capture un
 undecodable; 4 source or probe unavailable; 130 interrupted.
 
 examples:
-  tracer decode captures/demo.trace --format stats
-  tracer record tcp://localhost:3443 -o bringup.trace --duration 10
+  tracer report captures/demo.trace --budget captures/demo_budget.toml
+  tracer replay captures/demo.trace --budget captures/demo_budget.toml
+  tracer check run.trace --budget out/model_per-layer.csv out/model_summary_*.csv --format junit -o junit.xml
+  tracer record tcp://localhost:3443 -o bringup.trace --cpu-hz 160M
+  tracer live 'jlink://600012345?device=STM32H743ZI&cpu=480M&swo=2M'
+  tracer demo --inferences 20 -o demo.trace
+
+'tracer COMMAND --help' explains each command, with examples.
 """
 
 

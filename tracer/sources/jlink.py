@@ -29,7 +29,7 @@ from typing import Any, Callable
 from tracer.errors import SourceUnavailable, UsageError
 from tracer.sources.base import SourceLost
 from tracer.sources.polling import MemoryPoller
-from tracer.sources.probe_options import RTT_SEARCH_SECONDS, ProbeOptions, choose_swo_speed, swo_metadata
+from tracer.sources.probe_options import RTT_SEARCH_SECONDS, ProbeOptions, choose_swo_speed, transport_metadata
 from tracer.sources.url import SourceUrl
 
 SPEED_CANDIDATES = 64  # how many speeds to ask the DLL for; it lists them fastest first
@@ -163,13 +163,8 @@ class JLinkSource:
 
     def metadata(self) -> dict[str, Any]:
         """What the capture header records about this probe."""
-        meta: dict[str, Any] = {"source": self.url, "probe": "jlink", "device": self.device, "transport": self.options.mode}
-        if self.options.mode == "swo":
-            meta.update(swo_metadata(self.cpu_hz, self.swo_hz))
-        else:
-            meta["cpu_hz"] = self.cpu_hz
-        if self.options.mode == "rtt":
-            meta["rtt_buffer"] = self.options.rtt_buffer
+        meta: dict[str, Any] = {"source": self.url, "probe": "jlink", "device": self.device}
+        meta.update(transport_metadata(self.options, self.cpu_hz, self.swo_hz))
         return meta
 
     def drain_events(self) -> list[dict[str, Any]]:

@@ -120,3 +120,15 @@ def swo_metadata(cpu_hz: int | None, swo_hz: int | None) -> dict[str, Any]:
         "ts_prescaler": 1,
         "ts_clock": "cpu",
     }
+
+
+def transport_metadata(options: ProbeOptions, cpu_hz: int | None, swo_hz: int | None) -> dict[str, Any]:
+    """Capture metadata for what a probe reads: SWO, RTT or polled memory."""
+    meta: dict[str, Any] = {"transport": options.mode}
+    if options.mode == "swo":
+        meta.update(swo_metadata(cpu_hz, swo_hz))
+    else:
+        meta["cpu_hz"] = cpu_hz
+    if options.mode == "rtt":
+        meta["rtt_buffer"] = options.rtt_buffer
+    return meta

@@ -28,7 +28,7 @@ from typing import Any, Callable
 from tracer.errors import SourceUnavailable, UsageError
 from tracer.sources.base import SourceLost
 from tracer.sources.polling import MemoryPoller
-from tracer.sources.probe_options import ProbeOptions, swo_metadata
+from tracer.sources.probe_options import ProbeOptions, transport_metadata
 from tracer.sources.url import SourceUrl
 from tracer.units import parse_frequency
 
@@ -169,14 +169,8 @@ class PyocdSource:
 
     def metadata(self) -> dict[str, Any]:
         """What the capture header records."""
-        meta: dict[str, Any] = {"source": self.url, "probe": f"pyocd {self.probe_name}".strip(),
-                                "target": self.target_name, "transport": self.options.mode}  # fmt: skip
-        if self.options.mode == "swo":
-            meta.update(swo_metadata(self.cpu_hz, self.swo_hz))
-        else:
-            meta["cpu_hz"] = self.cpu_hz
-        if self.options.mode == "rtt":
-            meta["rtt_buffer"] = self.options.rtt_buffer
+        meta: dict[str, Any] = {"source": self.url, "probe": f"pyocd {self.probe_name}".strip(), "target": self.target_name}
+        meta.update(transport_metadata(self.options, self.cpu_hz, self.swo_hz))
         return meta
 
     def drain_events(self) -> list[dict[str, Any]]:
