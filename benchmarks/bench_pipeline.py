@@ -5,9 +5,9 @@ One command::
     .venv/bin/python benchmarks/bench_pipeline.py            # 100 MB
     .venv/bin/python benchmarks/bench_pipeline.py --mb 20
 
-It writes a synthetic capture of firmware_snippets telemetry (a 30-layer model, 18 layers on the
-NPU with cache maintenance, NPU job marks and PMU snapshots, input/output CRCs and two stack
-reports per inference), made by our own encoder, then times in the same run:
+It writes a synthetic capture of firmware_snippets telemetry (:mod:`workload`: a 30-layer model, 18
+layers on the NPU with cache maintenance, NPU job marks and PMU snapshots, input/output CRCs and
+two stack reports per inference), made by our own encoder, then times in the same run:
 
   reference  read the capture and decode its ITM packets (what ``tracer decode --format stats``
              does), nothing else;
@@ -39,36 +39,16 @@ from tracer.decode.stream import decode_reader  # noqa: E402
 from tracer.decode.tpiu import TpiuMode  # noqa: E402
 from tracer.telemetry.encoder import SlotSpec, encode_inferences  # noqa: E402
 from tracer.telemetry.wire import RecordType as R  # noqa: E402
+from workload import LAYERS, inference_slots  # noqa: E402
 
 TARGET_MB_S = 50.0
-LAYERS = 30
 
 
 def template() -> list[SlotSpec]:
-    """One inference: what an instrumented TFLM + Ethos-U application emits."""
-    slots = [SlotSpec(R.INFERENCE_BEGIN, 0, ("hi", "inference")), SlotSpec(R.BUFFER_CRC, 900, (0, 0x1234ABCD, 3072))]
-    t = 2000
-    for layer in range(LAYERS):
-        npu = layer % 5 < 3
-        slots.append(SlotSpec(R.LAYER_BEGIN, t, (layer | (int(npu) << 16),)))
-        length = 4000 + 300 * layer
-        if npu:
-            slots += [
-                SlotSpec(R.CACHE_OP, t + 40, (1, 0x31000000, 4096)),
-                SlotSpec(R.NPU_JOB_BEGIN, t + 60, ("inference",)),
-                SlotSpec(R.PMU_SNAPSHOT, t + length - 80, (4 | (1 << 8), 1200 + layer, 0, 1100, 384, 256, 31)),
-                SlotSpec(R.NPU_JOB_END, t + length - 60, ("inference", 0)),
-                SlotSpec(R.CACHE_OP, t + length - 40, (2, 0x31001000, 2048)),
-            ]
-        slots.append(SlotSpec(R.LAYER_END, t + length, (layer,), jitter=37 * (layer % 4)))
-        t += length + 200
-    slots += [
-        SlotSpec(R.BUFFER_CRC, t + 100, (1, 0x55AA55AA, 10)),
-        SlotSpec(R.INFERENCE_END, t + 300, ("inference", 0)),
-        SlotSpec(R.STACK, t + 900, (0 | (1 << 8) | (4 << 16), 16384, 2048, int.from_bytes(b"main", "little"))),
-        SlotSpec(R.STACK, t + 1100, (1 | (1 << 8) | (7 << 16), 4096, 256, int.from_bytes(b"han", "little"),
-                                     int.from_bytes(b"dler", "little"))),  # fmt: skip
-    ]
+    """One inference (:mod:`workload`) with a second stack's report at its end."""
+    slots, t = inference_slots()
+    slots.append(SlotSpec(R.STACK, t + 1100, (1 | (1 << 8) | (7 << 16), 4096, 256, int.from_bytes(b"han", "little"),
+                                              int.from_bytes(b"dler", "little"))))  # fmt: skip
     return slots
 
 

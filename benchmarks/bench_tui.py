@@ -5,8 +5,8 @@ One command::
     .venv/bin/python benchmarks/bench_tui.py                 # one minute at 100,000 records/s
     .venv/bin/python benchmarks/bench_tui.py --seconds 10    # a short run
 
-A synthetic device (our own telemetry encoder: a 30-layer model, 18 layers on the NPU with cache
-maintenance, NPU jobs and PMU snapshots, CRCs, stack reports) streams records at ``--rate`` into
+A synthetic device (our own telemetry encoder, :mod:`workload`: a 30-layer model, 18 layers on the
+NPU with cache maintenance, NPU jobs and PMU snapshots, CRCs, stack and arena reports) streams records at ``--rate`` into
 ``tracer live``'s real path: a :class:`SourceFeed` recording into a capture, the session's worker
 thread decoding (ITM packets, telemetry records), folding into the ring and the statistics, and
 the Textual app (headless, 160x48) refreshing ten times a second. Meanwhile a second thread, like
@@ -15,7 +15,8 @@ resume ...) and measures how long until the key's action has run and the screen 
 after it. The same is measured on the idle app (no data) in the same run as the reference.
 
 Printed: key response p50/p99/max (busy and idle, target < 100 ms), resident memory over time
-(should stay flat), the achieved record rate, and records/inferences/layer executions sent
+(should stay flat), the achieved record rate, how often the session ran ``tracer check``'s
+findings rules on its window (about once a second), and records/inferences/layer executions sent
 against those the app shows (must be equal: nothing dropped by the UI).
 """
 
@@ -50,37 +51,17 @@ from tracer.telemetry.encoder import SlotSpec, TelemetryEncoder, encode_inferenc
 from tracer.telemetry.wire import RecordType as R  # noqa: E402
 from tracer.telemetry.wire import TimeSource  # noqa: E402
 from tracer.tui.app import TracerApp  # noqa: E402
+from workload import LAYERS, inference_slots, is_npu  # noqa: E402
 
-LAYERS = 30
 CLOCK_HZ = 480_000_000
 TARGET_MS = 100.0
 KEYS = ("s", "down", "2", "left", "right", "f", "1", "space", "space", "S", "up", "3", "1", "question_mark", "escape")
 
 
 def template() -> list[SlotSpec]:
-    """One inference of an instrumented TFLM + Ethos-U application."""
-    slots = [SlotSpec(R.INFERENCE_BEGIN, 0, ("hi", "inference")), SlotSpec(R.BUFFER_CRC, 900, (0, 0x1234ABCD, 3072))]
-    t = 2000
-    for layer in range(LAYERS):
-        npu = layer % 5 < 3
-        slots.append(SlotSpec(R.LAYER_BEGIN, t, (layer | (int(npu) << 16),)))
-        length = 4000 + 300 * layer
-        if npu:
-            slots += [
-                SlotSpec(R.CACHE_OP, t + 40, (1, 0x31000000, 4096)),
-                SlotSpec(R.NPU_JOB_BEGIN, t + 60, ("inference",)),
-                SlotSpec(R.PMU_SNAPSHOT, t + length - 80, (4 | (1 << 8), 1200 + layer, 0, 1100, 384, 256, 31)),
-                SlotSpec(R.NPU_JOB_END, t + length - 60, ("inference", 0)),
-                SlotSpec(R.CACHE_OP, t + length - 40, (2, 0x31001000, 2048)),
-            ]
-        slots.append(SlotSpec(R.LAYER_END, t + length, (layer,), jitter=37 * (layer % 4)))
-        t += length + 200
-    slots += [
-        SlotSpec(R.BUFFER_CRC, t + 100, (1, 0x55AA55AA, 10)),
-        SlotSpec(R.INFERENCE_END, t + 300, ("inference", 0)),
-        SlotSpec(R.STACK, t + 900, (0 | (1 << 8) | (4 << 16), 16384, 2048, int.from_bytes(b"main", "little"))),
-        SlotSpec(R.ARENA, t + 1000, (100_000, 131_072)),
-    ]
+    """One inference (:mod:`workload`) with the arena's report at its end."""
+    slots, t = inference_slots()
+    slots.append(SlotSpec(R.ARENA, t + 1000, (100_000, 131_072)))
     return slots
 
 
@@ -89,7 +70,7 @@ def prologue() -> tuple[bytes, int]:
     enc = TelemetryEncoder()
     enc.target_info(0, CLOCK_HZ, TimeSource.DWT, marker_cost_q4=16 * 12)
     for layer in range(LAYERS):
-        enc.layer_info(1 + layer, layer, int(layer % 5 < 3), "CONV_2D" if layer % 5 < 3 else "ADD", f"layer{layer:02d}")
+        enc.layer_info(1 + layer, layer, int(is_npu(layer)), "CONV_2D" if is_npu(layer) else "ADD", f"layer{layer:02d}")
     return bytes(enc.out), len(enc.records)
 
 
@@ -255,6 +236,7 @@ def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[st
     if child is not None:
         result["sent"] = results.get(timeout=30)
         child.join(10)
+    result["analyses"] = session.analyses
     result["latencies"] = latencies
     result["keys"] = keys
     result["rss"] = rss
@@ -333,6 +315,9 @@ def main() -> int:
           f"{late - early:+.1f} MB)")  # fmt: skip
     print(f"backlog    received, not yet decoded: max {max(b for _t, _mb, b in samples):.2f} MB, at the end "
           f"{samples[-1][2]:.2f} MB (the decoder keeps up when this stays near zero)")  # fmt: skip
+    diagnosis = shown.diagnosis
+    print(f"findings   tracer check's rules ran {busy['analyses']} times on the window ({diagnosis.scope} at the end): "
+          f"{len(diagnosis.findings)} finding(s)")  # fmt: skip
     same = (status.records == sent["records"] and shown.inferences == sent["inferences"]
             and shown.spans == spans_sent)  # fmt: skip
     print(f"counts     records sent {sent['records']:,} / shown {status.records:,}; inferences {sent['inferences']:,} / "

@@ -15,6 +15,18 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--snapshot-update``: accept the new SVG screens of the TUI snapshot tests (as the
+    environment variable ``TRACER_SNAPSHOT_UPDATE=1`` does)."""
+    try:
+        parser.addoption(
+            "--snapshot-update", action="store_true", default=False,
+            help="write the TUI snapshot tests' SVG screens as the new reference (look at them first)",
+        )  # fmt: skip
+    except ValueError:  # a snapshot plugin registered the same option: its value is read all the same
+        pass
+
+
 @dataclass
 class CliResult:
     """What a ``tracer`` run returned and printed."""

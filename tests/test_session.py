@@ -23,17 +23,15 @@ from tracer.decode.tpiu import TpiuMode
 from tracer.errors import CaptureError, SourceUnavailable
 from tracer.session.engine import Session, SessionOptions
 from tracer.session.feeds import SourceFeed
-from tracer.session.findings import live_findings
-from tracer.session.memory import MemoryInfo, StackState
 from tracer.session.pacing import SPEEDS, Pacer, parse_speed, speed_label
 from tracer.session.report import session_report, snapshot_report
 from tracer.session.rolling import RollingDecoder
-from tracer.session.snapshot import LayerRow
 from tracer.session.stats import RunningStats, exact_square_sum, histogram
 from tracer.sources.base import SourceEnded, SourceLost
 from tracer.sources.reconnect import Backoff, ReconnectingSource
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.model import Engine, LayerInfo, LossCounters
+from tracer.telemetry.isr import exception_name
+from tracer.telemetry.model import Engine
 
 
 class FakeClock:
@@ -178,6 +176,36 @@ def test_rolling_decoder_matches_on_damaged_streams(data: st.DataObject) -> None
     assert decoder.loss == timeline.loss
 
 
+@pytest.mark.parametrize("piece", [13, 700])
+def test_the_decoder_forgets_only_what_it_handed_out(piece: int) -> None:
+    """Bytes decoded between a take and a discard are not lost: take, feed, discard, feed, take ...
+    hands out every inference, span and event once, as a decoder that keeps everything has them."""
+    data = build_stream(inferences=30).data
+    trace = TraceDecoder(TpiuMode.OFF, 1, hold_timestamps=False)
+    decoder = TelemetryDecoder(clock_hz=CLOCK_HZ)
+    got: dict[str, list] = {k: [] for k in ("inf", "spans", "arena", "stacks", "cache_ops", "npu_jobs", "console",
+                                             "marks", "records")}  # fmt: skip
+
+    def take() -> None:
+        rows = decoder.take()
+        got["inf"].append(rows.inferences)
+        got["spans"].append(rows.spans)
+        for name in ("arena", "stacks", "cache_ops", "npu_jobs", "console", "marks", "records"):
+            got[name] += list(getattr(rows, name))
+
+    for n, at in enumerate(range(0, len(data), piece)):
+        decoder.feed(trace.feed(data[at : at + piece]))
+        if n % 2:
+            decoder.discard_taken()
+        else:
+            take()
+    decoder.feed(trace.finish())
+    decoder.finish()
+    take()
+    assert_same(got, plain_timeline(data))
+    assert decoder.held_rows["spans"] <= 12
+
+
 def test_decoder_tables_stay_small_whatever_the_stream_length() -> None:
     """Memory is flat: the decoder's tables hold about one inference, after 50 or 1,000."""
     short = rolled(build_stream(inferences=50).data, 2048)[2]
@@ -220,9 +248,11 @@ def test_replay_counts_every_record_and_keeps_a_bounded_ring(synthetic) -> None:
     assert snap.layer(0).info.engine is Engine.NPU and snap.layer(1).info.engine is Engine.CPU
     last = snap.ring[-1]
     assert [s.layer for s in last.inference.layers] == list(range(6))
-    assert len(last.cache_ops) == 3 and len(last.npu_jobs) == 3 and len(last.marks) == 1
+    events = snap.events_of(last)
+    assert len(events.cache_ops) == 3 and len(events.npu_jobs) == 3 and len(events.marks) == 1
     isr_record = next(r for r in snap.ring if r.number % 5 == 0)
-    assert len(isr_record.isrs) == 1 and isr_record.isrs[0].exception == 7
+    isrs = snap.events_of(isr_record).isrs
+    assert len(isrs) == 1 and isrs[0].exception == 7 and isrs[0].name == exception_name(7) == "SecureFault"
     assert snap.memory.arena_peak == 4_000 + truth.inferences - 1 and snap.memory.stacks[0].name == "main"
     lines, seq = session.console_since(0)
     assert [line.text for line in lines] == ["boot ok", *truth.console] and seq == len(lines)
@@ -231,8 +261,8 @@ def test_replay_counts_every_record_and_keeps_a_bounded_ring(synthetic) -> None:
 
 
 def test_a_long_replay_keeps_the_same_state_size(tmp_path: Path) -> None:
-    """Ring, latency history, console and decoder tables are bounded: 2,000 inferences hold no
-    more than 200 do."""
+    """Ring, latency history, console, the events and interrupt slices beside the ring, and decoder
+    tables are bounded: 2,000 inferences hold no more than 200 do."""
 
     def sizes(n: int) -> tuple[int, ...]:
         path = write_capture(tmp_path / f"{n}.trace", build_stream(inferences=n).data)
@@ -240,13 +270,16 @@ def test_a_long_replay_keeps_the_same_state_size(tmp_path: Path) -> None:
         run_to_end(session)
         snap = session.snapshot()
         assert snap.inferences == n
-        return (len(snap.ring), len(snap.latency.cycles), len(session._console), *session.decoder.table_rows.values())  # noqa: SLF001
+        held = (len(snap.ring), len(snap.latency.cycles), len(session._console), len(snap.events.isrs),  # noqa: SLF001
+                session._events.rows)  # noqa: SLF001
+        return (*held, *session.decoder.table_rows.values())
 
     small, large = sizes(200), sizes(2000)
     assert large[0] == small[0] == 16
     assert large[1] == 1024 and small[1] == 200
     assert large[2] == 2000  # the console keeps its last 2,000 lines
-    assert large[3:] == small[3:]
+    assert large[3] <= small[3] <= 5 and large[4] <= small[4] + 20  # interrupts and events of the ring's inferences
+    assert large[5:] == small[5:]
 
 
 def test_session_statistics_equal_the_report_on_the_demo_capture() -> None:
@@ -498,34 +531,3 @@ def test_live_pause_holds_the_picture_while_decoding_goes_on() -> None:
         assert session.snapshot().inferences == 10
     finally:
         session.stop()
-
-
-# -- findings -----------------------------------------------------------------------------------
-
-
-def test_findings_name_what_is_wrong_with_its_evidence() -> None:
-    from tracer.session.stats import Summary
-
-    def row(index: int, p50: int, engine: Engine, predicted: float | None, planned: str | None) -> LayerRow:
-        summary = Summary(10, p50, p50, float(p50), 0.0, p50, p50, 10)
-        return LayerRow(LayerInfo(index, f"l{index}", "CONV_2D", engine), summary, predicted=predicted,
-                        tolerance_pct=10.0, planned_engine=planned)  # fmt: skip
-
-    rows = [
-        row(0, 1200, Engine.NPU, 1000.0, "npu"),  # 20% over a 10% tolerance
-        row(1, 1050, Engine.NPU, 1000.0, "npu"),  # within tolerance
-        row(2, 500, Engine.CPU, 400.0, "npu"),  # fallback (and over)
-    ]
-    memory = MemoryInfo(arena_used=15_000, arena_peak=15_000, arena_size=16_000, arena_planned=14_000,
-                        stacks=(StackState("main", 1000, 800, True, 3), StackState("irq", 512, 100, False, 3)))  # fmt: skip
-    found = live_findings(rows, memory, LossCounters(overflows=2), inferences=10, complete=8)
-    ids = [(f.id, f.layer) for f in found]
-    assert ("layer-over-budget", 0) in ids and ("layer-over-budget", 1) not in ids
-    assert ("cpu-fallback", 2) in ids
-    assert ("arena-headroom", None) in ids and ("arena-over-plan", None) in ids
-    assert ("stack-high-water", None) in ids and ("stack-canary", None) in ids
-    assert ("capture-loss", None) in ids
-    assert found[0].severity == "error"  # the canary comes first
-    over = next(f for f in found if f.id == "layer-over-budget")
-    assert over.evidence["ratio"] == 1.2 and over.evidence["predicted"] == 1000
-    assert json.dumps([f.to_json() for f in found])

@@ -6,6 +6,7 @@ import argparse
 import datetime as _dt
 from typing import Any
 
+from tracer.cli.source_setup import split_command_line
 from tracer.sources.registry import source_schemes
 from tracer.units import parse_frequency
 
@@ -42,12 +43,11 @@ DEMO_MACHINE = "mps3-an547"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer live``."""
-    from tracer.session.ring import DEFAULT_RING
-    from tracer.session.stats import DEFAULT_WINDOW
+    from tracer.tui.runner import add_screen_arguments
 
     parser.add_argument("source", metavar="SOURCE", help="'demo', a source URL (see below), or 'fvp' then -- and a command")
     parser.add_argument("command", nargs="*", metavar="-- FVP_COMMAND", help="the FVP command line, after -- (fvp only)")
-    _split_command_line(parser)
+    split_command_line(parser)
     parser.add_argument(
         "--budget", metavar="FILE", action="append", default=[],
         help="predicted budget: Vela CSVs, Glow header, TOML or JSON (repeat for files that belong together)",
@@ -65,29 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--tpiu-id", type=int, default=1, metavar="N", help="TPIU source ID carrying ITM (default: 1)")
     source.add_argument("--reconnect-on-end", action="store_true",
                         help="also reconnect when the source closes cleanly (a trace server that restarts)")  # fmt: skip
-    view = parser.add_argument_group("how much the screen keeps")
-    view.add_argument("--ring", type=int, default=DEFAULT_RING, metavar="N",
-                      help=f"recent inferences kept whole for the timeline (default: {DEFAULT_RING})")  # fmt: skip
-    view.add_argument("--window", type=int, default=DEFAULT_WINDOW, metavar="N",
-                      help=f"recent executions per layer for p50/p99, history, distribution (default: {DEFAULT_WINDOW})")  # fmt: skip
-
-
-def _split_command_line(parser: argparse.ArgumentParser) -> None:
-    """Everything after ``--`` is the FVP's command line (argparse would misplace it)."""
-    parse = parser.parse_known_args
-
-    def parse_known_args(args: Any = None, namespace: Any = None) -> Any:
-        words = list(args) if args is not None else []
-        tail: list[str] = []
-        if "--" in words:
-            at = words.index("--")
-            words, tail = words[:at], words[at + 1 :]
-        namespace, extras = parse(words, namespace)
-        if tail:
-            namespace.command = list(namespace.command or []) + tail
-        return namespace, extras
-
-    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
+    add_screen_arguments(parser)
 
 
 def source_url(args: argparse.Namespace) -> str:
@@ -103,41 +81,32 @@ def source_url(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Open, record, watch."""
-    from tracer.capture.metadata import CaptureMetadata
     from tracer.capture.writer import CaptureWriter
+    from tracer.cli.source_setup import capture_metadata, source_factory
     from tracer.decode.tpiu import TpiuMode
-    from tracer.errors import UsageError
     from tracer.session.engine import Session
     from tracer.session.feeds import SourceFeed
-    from tracer.sources.fvp import FvpSource, is_fvp_source
     from tracer.sources.reconnect import ReconnectingSource
-    from tracer.sources.registry import open_source
     from tracer.tui.runner import load_budget_files, require_terminal, run_app, session_options
 
     console = args.console
     options = session_options(args)
     budget = load_budget_files(args.budget)
     url = source_url(args)
-    if is_fvp_source(url):
-        command = list(args.command)
-        factory: Any = lambda: FvpSource(url, command)  # noqa: E731
-    elif args.command:
-        raise UsageError(f"unexpected arguments after the source: {' '.join(args.command)} (only 'fvp' takes a command)")
-    else:
-        open_source(url)  # an unknown scheme or a bad URL is a usage error now, not a reconnect loop
-        factory = lambda: open_source(url)  # noqa: E731
+    build = source_factory(url, args.command)  # a bad URL is a usage error now, not a reconnect loop
     require_terminal("live")
+    built: list[Any] = []  # the source of the current connection (the QEMU demo is stopped on quit)
+
+    def factory() -> Any:
+        built[:] = [build()]
+        return built[0]
+
     source = ReconnectingSource(factory, reconnect_on_end=args.reconnect_on_end)
     console.info(f"opening {url}" + (" (building and starting the QEMU demo)" if url.startswith("qemu://") else ""))
     source.open()
     writer = None
     try:
-        hints = source.metadata()
-        meta = CaptureMetadata.from_json({**hints, "source": hints.get("source", url)})
-        meta.cpu_hz = args.cpu_hz or meta.cpu_hz
-        if args.tpiu:
-            meta.tpiu = args.tpiu == "on"
-        meta.tpiu_id = args.tpiu_id
+        meta = capture_metadata(source, url, args)
         if not args.no_record:
             path = args.output or f"live-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.trace"
             writer = CaptureWriter(path, meta, overwrite=args.force)
@@ -146,18 +115,19 @@ def run(args: argparse.Namespace) -> int:
         raise
     tpiu = {None: None, "on": TpiuMode.ON, "off": TpiuMode.OFF}[args.tpiu]
     session = Session.live(SourceFeed(source, writer), meta, budget=budget, options=options, tpiu=tpiu)
-    code = run_app(session, console, before_close=lambda: _stop_demo(source))
+    code = run_app(session, console, before_close=lambda: _stop_emulator(built))
     if writer is not None:
         console.info(f"recorded {writer.bytes_received:,} bytes to {writer.path}")
     return code
 
 
-def _stop_demo(source: Any) -> None:
+def _stop_emulator(built: list[Any]) -> None:
     """Do not wait for a still-running QEMU demo to finish its inferences after the user quit.
 
-    ``QemuDemoSource.close`` waits for the firmware to exit (up to 10 s); when the user quits
-    early there is nothing to wait for, so the emulator is stopped here.
+    ``QemuDemoSource.close`` waits for the firmware to exit; when the user quits early there is
+    nothing to wait for, so the emulator is stopped here (``terminate``).
     """
-    process = getattr(getattr(source, "_inner", None), "_process", None)
-    if process is not None and process.poll() is None:
-        process.kill()
+    for source in built:
+        terminate = getattr(source, "terminate", None)
+        if terminate is not None:
+            terminate()

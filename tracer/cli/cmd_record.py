@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracer.cli.source_setup import split_command_line
 from tracer.sources.registry import source_schemes
 from tracer.units import parse_frequency
 
@@ -55,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "command", nargs="*", metavar="-- FVP_COMMAND", help="the FVP command line to run, after -- (fvp only)"
     )
-    _split_command_line(parser)
+    split_command_line(parser)
     parser.add_argument("-o", "--output", metavar="CAPTURE", required=True, help="capture file to create (.trace)")
     parser.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until the end)")
     parser.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
@@ -99,44 +100,16 @@ def _ctrl_c_sets(stop: threading.Event) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _split_command_line(parser: argparse.ArgumentParser) -> None:
-    """Everything after ``--`` is the FVP's command line, wherever the options stand.
-
-    argparse would bind the optional positional before ``-o`` is seen and then reject the tail,
-    so the tail is cut off before parsing and put back as ``args.command``.
-    """
-    parse = parser.parse_known_args
-
-    def parse_known_args(args: Any = None, namespace: Any = None) -> Any:
-        words = list(args) if args is not None else []
-        tail: list[str] = []
-        if "--" in words:
-            at = words.index("--")
-            words, tail = words[:at], words[at + 1 :]
-        namespace, extras = parse(words, namespace)
-        if tail:
-            namespace.command = list(namespace.command or []) + tail
-        return namespace, extras
-
-    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
-
-
 def run(args: argparse.Namespace) -> int:
     """Record until the end, the duration, or Ctrl-C."""
-    from tracer.capture.metadata import CaptureMetadata
     from tracer.capture.recorder import record
     from tracer.capture.writer import CaptureWriter
+    from tracer.cli.source_setup import capture_metadata, source_factory
     from tracer.errors import ExitCode, UsageError
-    from tracer.sources.fvp import FvpSource, is_fvp_source
-    from tracer.sources.registry import open_source
+    from tracer.sources.fvp import FvpSource
 
     console = args.console
-    if is_fvp_source(args.source):
-        source: Any = FvpSource(args.source, args.command)
-    elif args.command:
-        raise UsageError(f"unexpected arguments after the source: {' '.join(args.command)} (only 'fvp' takes a command)")
-    else:
-        source = open_source(args.source)
+    source: Any = source_factory(args.source, args.command)()
     if args.debug_db and not isinstance(source, FvpSource):
         raise UsageError("--debug-db maps an FVP's PMU trace to layers: use it with the fvp source")
     image = None
@@ -148,13 +121,7 @@ def run(args: argparse.Namespace) -> int:
             source.attach_elf(image)
     source.open()
     try:
-        hints = source.metadata()
-        meta = CaptureMetadata.from_json({**hints, "source": hints.get("source", args.source)})
-        meta.cpu_hz = args.cpu_hz or meta.cpu_hz
-        meta.swo_hz = args.swo_hz or meta.swo_hz
-        if args.tpiu:
-            meta.tpiu = args.tpiu == "on"
-        meta.tpiu_id = args.tpiu_id
+        meta = capture_metadata(source, args.source, args)
         if args.ts_prescaler is not None:
             meta.ts_prescaler = args.ts_prescaler
         meta.notes = args.notes

@@ -31,8 +31,7 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer replay``."""
-    from tracer.session.ring import DEFAULT_RING
-    from tracer.session.stats import DEFAULT_WINDOW
+    from tracer.tui.runner import add_screen_arguments
 
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or another tool's raw ITM file")
     parser.add_argument(
@@ -44,19 +43,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replay speed: a factor (2, 0.25, 1/4) or 'max' for as fast as possible (default: 1)",
     )  # fmt: skip
     parser.add_argument("--paused", action="store_true", help="start paused (right arrow steps one inference)")
-    view = parser.add_argument_group("how much the screen keeps")
-    view.add_argument("--ring", type=int, default=DEFAULT_RING, metavar="N",
-                      help=f"recent inferences kept whole for the timeline (default: {DEFAULT_RING})")  # fmt: skip
-    view.add_argument("--window", type=int, default=DEFAULT_WINDOW, metavar="N",
-                      help=f"recent executions per layer for p50/p99, history, distribution (default: {DEFAULT_WINDOW})")  # fmt: skip
+    add_screen_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Open the capture, then the screen."""
-    from tracer.tui.runner import load_budget_files, require_terminal, run_app, session_options
     from tracer.errors import UsageError
     from tracer.session.engine import Session
     from tracer.session.pacing import parse_speed
+    from tracer.tui.runner import load_budget_files, require_terminal, run_app, session_options
 
     try:
         speed = parse_speed(args.speed)

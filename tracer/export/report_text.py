@@ -168,8 +168,9 @@ def _memory(memory: dict[str, Any]) -> list[str]:
                      f"{share}, {canary}")  # fmt: skip
     sram = memory.get("sram") or {}
     if sram.get("planned_peak") is not None or sram.get("available") is not None:
-        lines.append(f"sram        compiler's peak {_n(sram.get('planned_peak'))} bytes, available on the part "
-                     f"{_n(sram.get('available'))} bytes")  # fmt: skip
+        parts = [f"{label} {_n(sram[key])} bytes" for key, label in
+                 (("planned_peak", "compiler's peak"), ("available", "available on the part")) if sram.get(key) is not None]
+        lines.append("sram        " + ", ".join(parts))  # fmt: skip
     for failure in memory.get("allocation_failures", []):
         where = f" (line {failure['line']})" if failure.get("line") else ""
         lines.append(f"allocation  FAILED {failure['kind']}: requested {_n(failure['requested'])}, available "

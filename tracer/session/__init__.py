@@ -17,7 +17,7 @@ _EXPORTS = {
     "CaptureFeed": "tracer.session.feeds",
     "SourceFeed": "tracer.session.feeds",
     "Piece": "tracer.session.feeds",
-    "LiveFinding": "tracer.session.findings",
+    "Diagnosis": "tracer.session.findings",
     "LatencyInfo": "tracer.session.snapshot",
     "LayerRow": "tracer.session.snapshot",
     "SessionSnapshot": "tracer.session.snapshot",

@@ -1,39 +1,22 @@
-"""The budget a session compares against: matched to the layers as they appear, in capture cycles."""
+"""The budget a session compares against: matched to the layers as they appear, in capture cycles.
+
+The matching is the CI gate's (:func:`tracer.analysis.budget_view.compare_budget`: names, NPU
+subgraphs, indices, operator order; Vela's cycles converted to the capture's clock; each layer's
+tolerance from the budget, else 10 %), run again whenever the session learns new layers or its
+clock, so the layers table compares with the same predictions as ``tracer check``.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Mapping
 
-from tracer.analysis.report import BudgetView
-from tracer.budget.matching import LayerMatch, Matching, match_layers
+from tracer.analysis.budget_view import BudgetComparison, LayerPlan, compare_budget
 from tracer.budget.model import Budget
-from tracer.telemetry.model import LayerInfo
-
-DEFAULT_TOLERANCE_PCT = 10.0
-
-
-@dataclasses.dataclass(frozen=True)
-class LayerPlan:
-    """What the budget says about one measured layer.
-
-    Attributes:
-        predicted_cycles: In the capture's clock (None: no estimate, or no conversion possible).
-        tolerance_pct: How far over the prediction is still within budget.
-        planned_engine: ``npu``/``cpu`` when the budget says.
-        how: How it was matched (``name``, ``index``, ... or ``unmatched``).
-        note: What a reader should know (engine differs, clock unknown).
-    """
-
-    predicted_cycles: float | None
-    tolerance_pct: float
-    planned_engine: str | None
-    how: str
-    note: str
+from tracer.telemetry.model import InferenceTimeline, LayerInfo
 
 
 class SessionBudget:
-    """A loaded budget, re-matched whenever the session learns new layers or its clock.
+    """A loaded budget, matched again whenever the session learns new layers or its clock.
 
     Args:
         budget: The normalized budget (``tracer.budget.load_budget``).
@@ -42,7 +25,7 @@ class SessionBudget:
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
         self._key: tuple[tuple[tuple[int, str, str, str], ...], int | None] | None = None
-        self.matching: Matching | None = None
+        self.comparison: BudgetComparison | None = None
         self.plans: dict[int, LayerPlan] = {}
 
     @property
@@ -56,38 +39,16 @@ class SessionBudget:
         if key == self._key:
             return False
         self._key = key
-        self.matching = match_layers(layers.values(), self.budget, clock_hz)
-        self.plans = {m.measured.index: _plan(m, self.budget.model.tolerance_pct) for m in self.matching.matches}
+        self.comparison = compare_budget(InferenceTimeline(clock_hz=clock_hz, layers=dict(layers)), self.budget)
+        self.plans = dict(self.comparison.plans)
         return True
 
     @property
     def inference_cycles(self) -> float | None:
         """Predicted cycles of one inference in the capture's clock (the model total, else the layers' sum)."""
-        if self.matching is None or self.matching.scale is None:
-            return None
-        total = self.budget.model.cycles_total
-        if total is None:
-            total = self.budget.layer_cycles_total
-        return None if total is None else total * self.matching.scale
+        return self.comparison.predicted_total if self.comparison is not None else None
 
     @property
     def arena_bytes(self) -> int | None:
         """The planned tensor arena."""
         return self.budget.model.arena_bytes
-
-    def view(self) -> BudgetView:
-        """What the report needs."""
-        cycles = {i: p.predicted_cycles for i, p in self.plans.items() if p.predicted_cycles is not None}
-        return BudgetView(cycles, self.arena_bytes, self.name)
-
-
-def _plan(match: LayerMatch, default_tolerance: float | None) -> LayerPlan:
-    engines = {b.engine.value for b in match.budget if b.engine is not None}
-    tolerance = match.tolerance_pct if match.tolerance_pct is not None else default_tolerance
-    return LayerPlan(
-        predicted_cycles=match.predicted_cycles,
-        tolerance_pct=DEFAULT_TOLERANCE_PCT if tolerance is None else float(tolerance),
-        planned_engine=engines.pop() if len(engines) == 1 else None,
-        how=match.how.value,
-        note=match.note,
-    )

@@ -3,10 +3,13 @@
 A :class:`Session` runs in a worker thread (:meth:`Session.run`): it takes pieces of bytes from its
 feed (a capture being replayed at a speed, or a live source being recorded), decodes them
 (:class:`~tracer.session.rolling.RollingDecoder`), and folds what is new into bounded state:
-a ring of recent inferences, running per-layer and latency statistics, memory, console lines,
-findings, loss counters and rates. A front end calls :meth:`Session.snapshot` on its own timer
-and gets one consistent, immutable picture. Every record that arrives is counted in the
-statistics; the ring only bounds how many whole inferences are kept for viewing.
+a ring of recent inferences, the events around them and the decoder's interrupt slices
+(:class:`~tracer.session.window.EventWindow`), running per-layer and latency statistics, memory,
+console lines, loss counters and rates. About once a second, when new inferences arrived, it
+runs the CI gate's findings rules on that window (:mod:`tracer.session.findings`). A front end
+calls :meth:`Session.snapshot` on its own timer and gets one consistent, immutable picture.
+Every record that arrives is counted in the statistics; the ring only bounds how many whole
+inferences are kept for viewing.
 
 Controls (any thread): :meth:`pause`, :meth:`resume`, :meth:`faster`, :meth:`slower`,
 :meth:`step` (replay: release bytes until the next inference closes), :meth:`stop`.
@@ -19,7 +22,7 @@ import dataclasses
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -28,18 +31,20 @@ from tracer.capture.metadata import CaptureMetadata
 from tracer.decode.tpiu import TpiuMode
 from tracer.errors import TracerError
 from tracer.session.budget import SessionBudget
-from tracer.session.events import PendingEvents
 from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, Piece, SourceFeed
-from tracer.session.findings import LiveFinding, live_findings
-from tracer.session.isr import IsrTracker
+from tracer.session.findings import INTERVAL_S, Diagnosis, describe_scope, gate_findings, whole_capture_findings
 from tracer.session.memory import MemoryTracker
 from tracer.session.pacing import Pacer, RateMeter
 from tracer.session.ring import DEFAULT_RING, InferenceBlock, InferenceRing
 from tracer.session.rolling import DecodedDelta, RollingDecoder
 from tracer.session.snapshot import LatencyInfo, LayerRow, SessionSnapshot, StatusInfo
 from tracer.session.stats import DEFAULT_WINDOW, RunningMean, RunningStats, Summary
+from tracer.session.window import EventWindow, window_timeline
 from tracer.sources.base import SourceEnded, SourceLost
-from tracer.telemetry.model import ConsoleLine, Engine, LayerInfo
+from tracer.telemetry.model import ConsoleLine, Engine, InferenceTimeline, IsrSlice, LayerInfo
+
+if TYPE_CHECKING:
+    from tracer.analysis.report import CaptureFacts
 
 LATENCY_HISTORY = 1024
 CONSOLE_LINES = 2000
@@ -47,6 +52,7 @@ SNAPSHOT_WAIT_S = 0.005  # a screen waits at most this long for the decoder befo
 STEP_SLICE = 128  # bytes decoded at a time while stepping, so a step stops right after one inference
 NO_TELEMETRY_BYTES = 64 * 1024  # a replay paced by target time falls back to bytes if none is seen by then
 EMULATED = "emulated: QEMU counts instructions, not real CPU cycles"
+MAX_ISRS = 65_536  # interrupt slices kept at most when no inference closes to set a horizon
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,7 +118,8 @@ class Session:
         self.capture_path = capture_path
         self._feed = feed
         self._clock = clock
-        self._decoder = RollingDecoder(metadata.cpu_hz, source, tpiu, metadata.tpiu_id)
+        # Named as `tracer report` names a capture's decoder (the findings read the same).
+        self._decoder = RollingDecoder(metadata.cpu_hz, metadata.source or source, tpiu, metadata.tpiu_id)
         self._budget = SessionBudget(budget) if budget is not None else None
         self._pacer = Pacer(self.options.speed, self.options.paused, clock)
         self._rates = RateMeter(clock=clock)
@@ -133,8 +140,11 @@ class Session:
         self._version = 0
         # state folded from the stream
         self._ring = InferenceRing(self.options.ring)
-        self._pending = PendingEvents()
-        self._isrs = IsrTracker()
+        self._events = EventWindow()
+        self._isr_slices: Sequence[IsrSlice] = ()
+        self._isrs_forgotten = False
+        self._isr_cap = MAX_ISRS
+        self._horizon_applied: int | None = None
         self._memory = MemoryTracker()
         self._layer_stats: dict[int, RunningStats] = {}
         self._excluded: dict[int, int] = collections.defaultdict(int)
@@ -154,6 +164,12 @@ class Session:
         self._rows_cache: dict[int, LayerRow] = {}
         self._dirty_layers: set[int] = set()
         self._warnings: list[str] = []
+        # the CI gate's findings on the window (worker thread)
+        self._diagnosis = Diagnosis()
+        self._layer_flags: dict[int, tuple[tuple[str, str], ...]] = {}
+        self._analysed: tuple[Any, ...] | None = None
+        self._analysed_at = float("-inf")
+        self.analyses = 0  # times the rules ran (tests, benchmarks)
 
     # -- construction ----------------------------------------------------------------------------
     @classmethod
@@ -348,13 +364,16 @@ class Session:
                 return
             except SourceLost as exc:
                 self._fold(self._decoder.finish())
+                self._diagnose(final=True)
                 self._set_state("lost", f"{exc}; every byte received is in the capture" if self.capture_path else str(exc))
                 return
             if piece is None:
                 self._heartbeat()
+                self._diagnose()
                 continue
             if self.mode == "live":
                 self._fold(self._decoder.feed(piece.data, piece.lost_before))
+                self._diagnose()
                 continue
             media = None
             if self._timebase != "target time":
@@ -372,6 +391,7 @@ class Session:
                 self._pacer.release(media)
                 if self._steps > 0 and len(delta.inferences):
                     self._steps -= 1
+            self._diagnose()
 
     def hold_for_ui(self, seconds: float = 0.1) -> None:
         """Let the screen answer a key first: the decoder waits (at most ``seconds``).
@@ -458,6 +478,7 @@ class Session:
 
     def _finish(self, message: str) -> None:
         self._fold(self._decoder.finish())
+        self._diagnose(final=True)
         with self._lock:
             self._steps = 0
         self._set_state("ended", message)
@@ -484,10 +505,12 @@ class Session:
     # -- folding ---------------------------------------------------------------------------------
     def _fold(self, delta: DecodedDelta) -> None:
         """Apply what one feed produced (under the lock: snapshots see all of it or none)."""
-        isrs = self._isrs.feed(delta.records)
         with self._lock:
             self._rates.add(delta.bytes, delta.packets)
-            self._fold_inferences(delta, isrs)
+            self._fold_inferences(delta)
+            self._events.add(delta.cache_ops, delta.npu_jobs, delta.marks, delta.crcs, delta.records)
+            self._isr_slices = self._decoder.telemetry.isr_slices()
+            self._forget_old()
             self._memory.add_arena(delta.arena)
             self._memory.add_stacks(delta.stacks)
             for line in delta.console:
@@ -501,29 +524,33 @@ class Session:
                     self._warnings.append(warning)
             self._version += 1
 
-    def _fold_inferences(self, delta: DecodedDelta, isrs: list[tuple[int | None, Any]]) -> None:
+    def _fold_inferences(self, delta: DecodedDelta) -> None:
         inf = delta.inferences
-        cache = tuple(delta.cache_ops.column(i) for i in range(5)) if len(delta.cache_ops) else None
-        jobs = tuple(delta.npu_jobs.column(i) for i in range(4)) if len(delta.npu_jobs) else None
-        self._pending.add(cache if cache is not None else _empty(5), jobs if jobs is not None else _empty(4), isrs,
-                          delta.marks)  # fmt: skip
-        n = len(inf)
-        if not n:
+        if not len(inf):
             return
-        for number, end in zip(inf.number.tolist(), inf.end.tolist()):
-            extra = self._isrs.close_inference(number, end if end >= 0 else None)
-            if extra:
-                self._pending.add(_empty(5), _empty(4), extra, [])
-        ends = inf.end[inf.end >= 0]
-        cache_cols, job_cols, block_isrs, marks = self._pending.take(inf.number, int(ends.max()) if len(ends) else None)
-        block = InferenceBlock(inf, delta.spans, delta.span_first, delta.span_end, cache_cols, job_cols,
-                               block_isrs, marks)  # fmt: skip
-        self._ring.add_block(block)
-        self._inferences += n
+        self._ring.add_block(InferenceBlock(inf, delta.spans, delta.span_first, delta.span_end))
+        self._inferences += len(inf)
         self._complete += int(inf.complete.sum())
         self._fold_latency(inf)
         self._fold_spans(delta)
-        self._count_isr_hits(block)
+
+    def _forget_old(self) -> None:
+        """Events and interrupt slices from before the ring's horizon go (memory stays flat)."""
+        horizon = self._ring.horizon
+        telemetry = self._decoder.telemetry
+        if horizon is not None and horizon != self._horizon_applied:
+            self._horizon_applied = horizon
+            self._events.forget_before(horizon)
+            if telemetry.discard_isrs(horizon):
+                self._isrs_forgotten = True
+                self._isr_slices = telemetry.isr_slices()
+        if len(self._isr_slices) > self._isr_cap:  # no inference closes to set a horizon: keep the newest half
+            ends = np.sort(np.array([s.end for s in self._isr_slices[-MAX_ISRS // 2 :]], np.int64))
+            if telemetry.discard_isrs(int(ends[0])):
+                self._isrs_forgotten = True
+                self._isr_slices = telemetry.isr_slices()
+            # Slices timed in timestamp ticks or byte offsets cannot be placed against cycles and stay.
+            self._isr_cap = max(MAX_ISRS, len(self._isr_slices) + MAX_ISRS // 2)
 
     def _fold_latency(self, inf: Any) -> None:
         latency = inf.latency
@@ -549,6 +576,11 @@ class Session:
             for index, count in zip(*(a.tolist() for a in np.unique(layers[~ok], return_counts=True))):
                 self._excluded[index] += count
                 self._dirty_layers.add(index)
+        hit = spans.isr_cycles > 0
+        if hit.any():
+            for index, count in zip(*(a.tolist() for a in np.unique(layers[hit], return_counts=True))):
+                self._isr_hits[index] += count
+                self._dirty_layers.add(index)
         if not ok.any():
             return
         order = np.argsort(layers[ok], kind="stable")  # stable: arrival order within a layer
@@ -571,22 +603,72 @@ class Session:
                         means.setdefault(name, RunningMean()).add(column)
             self._dirty_layers.add(index)
 
-    def _count_isr_hits(self, block: InferenceBlock) -> None:
-        if not block.isrs:
+    # -- the CI gate's findings ------------------------------------------------------------------
+    def _window_whole(self) -> bool:
+        """True while nothing the stream brought has left the window (its timeline is the whole stream's)."""
+        return (self._ring.holds_everything and not self._events.forgot and not self._isrs_forgotten
+                and self._console_seq <= CONSOLE_LINES)  # fmt: skip
+
+    def window_timeline(self) -> InferenceTimeline:
+        """The recent window as a timeline (worker thread only: it reads the decoder)."""
+        from tracer.telemetry.load import merge_console
+
+        with self._lock:
+            records = self._ring.items()
+            view = self._events.view(self._isr_slices)
+            console = [line for _, line in self._console]
+            memory = self._memory.deciding_samples()
+            horizon = self._ring.horizon
+        base = self._decoder.telemetry.timeline()
+        timeline = window_timeline(base, self._decoder.layers, records, view, horizon, memory, console)
+        # As `tracer report` reads a capture: the port-0 text adds what the records do not say.
+        return merge_console(timeline) if timeline.console else timeline
+
+    def _diagnose(self, final: bool = False) -> None:
+        """Run the gate's rules on the window when due (worker thread; see tracer.session.findings)."""
+        key = (self._inferences,) if self._inferences else (self._console_seq, self._memory.reports)
+        now = self._clock()
+        if not final and (key == self._analysed or key in ((0, 0), (0,)) or now - self._analysed_at < INTERVAL_S
+                          or time.monotonic() < self._ui_hold_until):  # fmt: skip
             return
-        numbers = block.inferences.number
-        for owner, isr in block.isrs:
-            rows = np.flatnonzero(numbers == owner)
-            if not len(rows):
-                continue
-            r = int(rows[0])
-            lo, hi = int(block.span_first[r]), int(block.span_end[r])
-            starts, ends = block.spans.start[lo:hi], block.spans.end[lo:hi]
-            inside = np.flatnonzero((starts <= isr.start) & (isr.start < ends))
-            for at in inside.tolist():
-                index = int(block.spans.layer[lo + at])
-                self._isr_hits[index] += 1
-                self._dirty_layers.add(index)
+        self._analysed, self._analysed_at = key, now
+        self.analyses += 1
+        whole = self._window_whole()
+        budget = self._budget.budget if self._budget is not None else None
+        numbers = [record.number for record in self._ring.items()]
+        try:
+            if final and not whole and self.mode == "replay" and self.capture_path:
+                findings = whole_capture_findings(self.capture_path, budget, self._unless_stopped)
+                diagnosis = Diagnosis(tuple(findings), "the whole capture", True, self._inferences)
+            else:
+                findings = gate_findings(self.window_timeline(), self._facts(), budget)
+                diagnosis = Diagnosis(tuple(findings), describe_scope(numbers, whole), whole, self._inferences)
+        except _Stopped:
+            return
+        except Exception as exc:  # noqa: BLE001 - a rule failing must not stop the screen; it says so
+            message = f"the findings rules failed: {type(exc).__name__}: {exc}"
+            with self._lock:
+                if message not in self._warnings:
+                    self._warnings.append(message)
+                self._version += 1
+            return
+        with self._lock:
+            self._diagnosis = diagnosis
+            flags = diagnosis.layer_flags()
+            self._dirty_layers.update(set(flags) | set(self._layer_flags))
+            self._layer_flags = flags
+            self._version += 1
+
+    def _unless_stopped(self, _bytes_read: int) -> None:
+        """Reading a whole capture again: give up as soon as the session is asked to stop."""
+        if self._stop.is_set():
+            raise _Stopped
+
+    def _facts(self) -> CaptureFacts:
+        from tracer.analysis.report import CaptureFacts
+
+        return CaptureFacts(self.metadata.source or self.source, self._decoder.bytes, None, list(self._warnings),
+                            self.capture_path)  # fmt: skip
 
     # -- reading (any thread) --------------------------------------------------------------------
     @property
@@ -617,8 +699,6 @@ class Session:
         layers = self._layer_rows()
         memory = self._memory.info(self._budget.arena_bytes if self._budget else None)
         status = self._status()
-        findings = live_findings(layers, memory, self._decoder.loss, self._inferences, self._complete,
-                                 self._decoder.telemetry.firmware_dropped)  # fmt: skip
         held = self._lat_held
         size = self._lat_numbers.shape[0]
         latency = LatencyInfo(
@@ -634,7 +714,8 @@ class Session:
             extra["npu"] = f"Ethos-U{self._decoder.telemetry.pmu_npu}"
         return SessionSnapshot(
             version=self._version, status=status, latency=latency, layers=layers, memory=memory,
-            findings=tuple(findings), ring=self._ring.items(), inferences=self._inferences,
+            diagnosis=self._diagnosis, ring=self._ring.items(), events=self._events.view(self._isr_slices),
+            inferences=self._inferences,
             complete_inferences=self._complete, spans=self._spans, console_seq=self._console_seq,
             budget_name=self._budget.name if self._budget else "", extra=extra,
         )  # fmt: skip
@@ -665,7 +746,7 @@ class Session:
             tolerance_pct=plan.tolerance_pct if plan else 10.0,
             planned_engine=plan.planned_engine if plan else None,
             isr_hits=self._isr_hits.get(index, 0), pmu_mean=pmu,  # type: ignore[arg-type]
-            note=plan.note if plan else "",
+            note=plan.note if plan else "", findings=self._layer_flags.get(index, ()),
         )  # fmt: skip
 
     def _status(self, paused: bool | None = None) -> StatusInfo:
@@ -730,10 +811,6 @@ class Session:
         """The budget in use."""
         return self._budget
 
-    def live_findings(self) -> list[LiveFinding]:
-        """The findings now."""
-        return list(self.snapshot().findings)
-
     @property
     def decoder(self) -> RollingDecoder:
         """The decoder (tests, benchmarks)."""
@@ -744,5 +821,5 @@ class Session:
         return Path(self.capture_path) if self.capture_path else None
 
 
-def _empty(count: int) -> tuple[np.ndarray, ...]:
-    return tuple(np.zeros(0, np.int64) for _ in range(count))
+class _Stopped(Exception):
+    """The session was asked to stop during a long piece of work."""

@@ -1,4 +1,10 @@
-"""Memory as the firmware reports it: tensor-arena use and each stack's high-water mark."""
+"""Memory as the firmware reports it: tensor-arena use and each stack's high-water mark.
+
+Besides the running state the screen shows, :class:`MemoryTracker` keeps the few reports that
+decide every memory figure of a whole capture (the arena's highest and last report; per stack its
+first, first broken, highest and last), so the findings rules, run on those instead of on every
+report since the start, come to the same verdicts with constant memory.
+"""
 
 from __future__ import annotations
 
@@ -74,6 +80,9 @@ class MemoryTracker:
         self._size: int | None = None
         self._arena_samples = 0
         self._stacks: dict[str, StackState] = {}
+        self._seq = 0  # reports received, for keeping the kept ones in arrival order
+        self._arena_kept: dict[str, tuple[int, ArenaSample]] = {}
+        self._stack_kept: dict[str, dict[str, tuple[int, StackSample]]] = {}
 
     def add_arena(self, samples: LazyRecords[ArenaSample]) -> None:
         """Add arena reports (columns: cycle, used, size, inference)."""
@@ -81,10 +90,16 @@ class MemoryTracker:
             return
         used = samples.column(1)
         size = samples.column(2)
+        seq = self._seq
+        self._seq += len(samples)
         self._arena_samples += len(samples)
         self._used = int(used[-1])
         peak = int(used.max())
+        if self._peak is None or peak > self._peak:
+            at = int(np.argmax(used))
+            self._arena_kept["peak"] = (seq + at, samples[at])
         self._peak = peak if self._peak is None else max(self._peak, peak)
+        self._arena_kept["last"] = (seq + len(samples) - 1, samples[len(samples) - 1])
         known = size[size > 0]
         if len(known):
             self._size = int(known[-1])
@@ -95,10 +110,13 @@ class MemoryTracker:
             return
         ids = samples.column(1)
         high, size, ok = samples.column(2), samples.column(3), samples.column(4)
+        seq = self._seq
+        self._seq += len(samples)
         for stack_id, at in zip(*(a.tolist() for a in np.unique(ids, return_index=True))):
             mine = ids == stack_id
             name = samples[int(at)].stack
             old = self._stacks.get(name)
+            self._keep_stack(name, samples, np.flatnonzero(mine), seq)
             hw, n = int(high[mine].max()), int(mine.sum())
             self._stacks[name] = StackState(
                 name=name, size=int(size[mine][-1]),
@@ -106,6 +124,32 @@ class MemoryTracker:
                 canary_ok=bool(ok[mine].all()) and (old is None or old.canary_ok),
                 samples=n + (old.samples if old else 0),
             )  # fmt: skip
+
+    def _keep_stack(self, name: str, samples: LazyRecords[StackSample], rows: np.ndarray, seq: int) -> None:
+        kept = self._stack_kept.setdefault(name, {})
+        high, ok = samples.column(2)[rows], samples.column(4)[rows]
+        picks = {"last": int(rows[-1])}
+        if "first" not in kept:
+            picks["first"] = int(rows[0])
+        broken = np.flatnonzero(ok == 0)
+        if len(broken) and "broken" not in kept:
+            picks["broken"] = int(rows[broken[0]])
+        top = int(np.argmax(high))
+        if "high" not in kept or int(high[top]) > kept["high"][1].high_water:
+            picks["high"] = int(rows[top])
+        for what, row in picks.items():
+            kept[what] = (seq + row, samples[row])
+
+    @property
+    def reports(self) -> int:
+        """Arena and stack reports received."""
+        return self._seq
+
+    def deciding_samples(self) -> tuple[list[ArenaSample], list[StackSample]]:
+        """The reports every arena and stack figure of the whole stream follows from, in arrival order."""
+        arena = sorted(dict(self._arena_kept.values()).items())
+        stacks = sorted(dict(p for kept in self._stack_kept.values() for p in kept.values()).items())
+        return [sample for _, sample in arena], [sample for _, sample in stacks]
 
     def info(self, planned: int | None = None) -> MemoryInfo:
         """The state now (``planned``: the budget's arena)."""

@@ -1,10 +1,12 @@
 """Exporting a session: the report JSON of ``tracer report`` (the PRODUCT.md contract), to a file.
 
 With a capture on disk (the replayed file, or the one ``tracer live`` is recording) the capture is
-decoded again from the start by the same code as ``tracer report``, so the export is the exact
-report of everything received so far, with the session's budget and the CI gate's findings. Without one
-(``tracer live --no-record``) the report is made from the session's running statistics: the same
-shape, its percentiles taken over the session's window, and it says so in ``capture.notes``.
+read again from the start by the same code as ``tracer report`` (``load_timeline`` and
+``analyze``), so the export is the exact report of everything received so far, with the session's
+budget and the CI gate's findings. Without one (``tracer live --no-record``) the report is made
+from the session's running statistics: the same shape, its percentiles taken over the session's
+window, with the findings on screen (the gate's rules on the recent window), and it says so in
+``capture.notes``.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import datetime as _dt
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from tracer.analysis.report import SCHEMA_VERSION, CaptureFacts, build_report
+from tracer.analysis.report import SCHEMA_VERSION, CaptureFacts
 from tracer.errors import UsageError
 from tracer.session.engine import Session
 from tracer.session.snapshot import SessionSnapshot
@@ -36,33 +38,17 @@ def default_report_path(session: Session, directory: str | os.PathLike[str] | No
 
 def session_report(session: Session) -> dict[str, Any]:
     """The report object of the session (see the module docstring for which way it is made)."""
-    snapshot = session.snapshot()
-    findings = [f.to_json() for f in snapshot.findings]
     capture = session.capture_file()
     if capture is not None and capture.is_file():
-        from tracer.telemetry.capture import decode_capture
-
-        decoded = decode_capture(capture)
-        facts = CaptureFacts(decoded.metadata.source or str(capture), decoded.stream_bytes, decoded.host_seconds,
-                             decoded.warnings, str(capture))  # fmt: skip
-        analyze = _gate_analysis()
-        if analyze is not None:  # the CI gate's findings rules, as `tracer report` and `tracer check` run them
-            budget = session.budget.budget if session.budget is not None else None
-            return analyze(decoded.timeline, facts, budget).report  # type: ignore[no-any-return]
-        view = session.budget.view() if session.budget is not None else None
-        return build_report(decoded.timeline, facts, view, findings)
-    return snapshot_report(snapshot, findings)
-
-
-def _gate_analysis() -> Callable[..., Any] | None:
-    """``tracer.analysis.analyze.analyze`` where the installed tracer has it (budget matching and
-    every findings rule over the whole capture), else None (the report then carries the live
-    findings)."""
-    try:
         from tracer.analysis.analyze import analyze
-    except ImportError:
-        return None
-    return analyze
+        from tracer.telemetry.load import load_timeline
+
+        timeline, source = load_timeline(capture)
+        facts = CaptureFacts(source.source, source.bytes, source.host_seconds, source.warnings, source.path)
+        budget = session.budget.budget if session.budget is not None else None
+        return analyze(timeline, facts, budget).report
+    snapshot = session.snapshot()
+    return snapshot_report(snapshot, [f.to_json() for f in snapshot.findings])
 
 
 def snapshot_report(snapshot: SessionSnapshot, findings: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,8 +1,10 @@
-"""The most recent inferences, kept whole (spans, ISRs, cache operations, NPU jobs, marks), bounded.
+"""The most recent inferences, kept whole (with their layer spans), bounded.
 
 At full rate a thousand inferences close every second and the screen looks at one of them ten
 times a second, so a record keeps the columns of the feed that closed it (an
-:class:`InferenceBlock`) and builds its Python objects only when someone asks.
+:class:`InferenceBlock`) and builds its Python objects only when someone asks. What happened
+during an inference (interrupts, cache operations, NPU jobs, marks) is kept beside the ring, in
+time order, by :class:`~tracer.session.window.EventWindow`.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ import functools
 
 import numpy as np
 
-from tracer.telemetry.model import CacheOp, Inference, Inferences, IsrSlice, LayerSpans, Mark, NpuJob
-from tracer.telemetry.wire import CACHE_OPS
+from tracer.telemetry.model import Inference, Inferences, LayerSpans
 
 DEFAULT_RING = 256
 
@@ -25,26 +26,19 @@ def _opt(value: np.int64) -> int | None:
 
 @dataclasses.dataclass(frozen=True)
 class InferenceBlock:
-    """The inferences one feed closed, as columns, with the events that happened in them.
+    """The inferences one feed closed, as columns.
 
     Attributes:
         inferences: The inference rows.
-        spans: Their layer spans; row ``i``'s are ``span_first[i]:span_end[i]``.
+        spans: Their layer spans; row ``i``'s are ``span_first[i]:span_end[i]`` (consecutive rows
+            have consecutive ranges).
         span_first, span_end: Span ranges per inference row.
-        cache: Cache-operation columns (cycle, op, address, length, inference number).
-        jobs: NPU-job columns (start, end, inference number, job id).
-        isrs: Interrupt slices with the inference number they began in.
-        marks: Marks stamped between an inference's start and end.
     """
 
     inferences: Inferences
     spans: LayerSpans
     span_first: np.ndarray
     span_end: np.ndarray
-    cache: tuple[np.ndarray, ...]
-    jobs: tuple[np.ndarray, ...]
-    isrs: tuple[tuple[int, IsrSlice], ...] = ()
-    marks: tuple[Mark, ...] = ()
 
 
 class InferenceRecord:
@@ -84,42 +78,32 @@ class InferenceRecord:
             input_crc=_opt(inf.input_crc[i]), output_crc=_opt(inf.output_crc[i]),
         )  # fmt: skip
 
-    @functools.cached_property
-    def cache_ops(self) -> tuple[CacheOp, ...]:
-        """Cache maintenance reported in this inference."""
-        cycle, op, address, length, owner = self._block.cache
-        rows = np.flatnonzero(owner == self.number).tolist()
-        return tuple(CacheOp(int(cycle[r]), CACHE_OPS.get(int(op[r]), f"op{int(op[r])}"), int(address[r]),
-                             int(length[r]), self.number) for r in rows)  # fmt: skip
+    @property
+    def block(self) -> InferenceBlock:
+        """The feed's columns this record is a row of."""
+        return self._block
 
-    @functools.cached_property
-    def npu_jobs(self) -> tuple[NpuJob, ...]:
-        """NPU jobs in this inference."""
-        start, end, owner, job = self._block.jobs
-        rows = np.flatnonzero(owner == self.number).tolist()
-        return tuple(NpuJob(int(start[r]), _opt(end[r]), self.number, int(job[r])) for r in rows)
+    @property
+    def row(self) -> int:
+        """Its row in :attr:`block`."""
+        return self._row
 
-    @functools.cached_property
-    def isrs(self) -> tuple[IsrSlice, ...]:
-        """Interrupt slices that began in this inference."""
-        return tuple(s for owner, s in self._block.isrs if owner == self.number)
+    @property
+    def start(self) -> int | None:
+        """Start cycle, if known."""
+        return _opt(self._block.inferences.start[self._row])
 
-    @functools.cached_property
-    def marks(self) -> tuple[Mark, ...]:
-        """Marks stamped inside this inference."""
-        inf = self.inference
-        if inf.start is None or inf.end is None:
-            return ()
-        return tuple(m for m in self._block.marks if inf.start <= m.cycle <= inf.end)
-
-
-def empty_columns(count: int) -> tuple[np.ndarray, ...]:
-    """``count`` empty int64 columns."""
-    return tuple(np.zeros(0, np.int64) for _ in range(count))
+    @property
+    def end(self) -> int | None:
+        """End cycle, if known."""
+        return _opt(self._block.inferences.end[self._row])
 
 
 class InferenceRing:
     """A bounded window of :class:`InferenceRecord`, oldest first.
+
+    ``dropped`` counts the inferences that left it; ``horizon`` is the start cycle of the newest of
+    them (None while none has): events before it belong to inferences no longer kept.
 
     Args:
         size: How many to keep.
@@ -129,6 +113,8 @@ class InferenceRing:
         if size < 1:
             raise ValueError("the ring holds at least one inference")
         self._items: collections.deque[InferenceRecord] = collections.deque(maxlen=size)
+        self.dropped = 0
+        self.horizon: int | None = None
 
     @property
     def size(self) -> int:
@@ -138,11 +124,27 @@ class InferenceRing:
     def add_block(self, block: InferenceBlock) -> None:
         """Add the block's inferences in order (only the newest ``size`` can stay)."""
         n = len(block.inferences)
+        leaving = max(0, len(self._items) + n - self.size)
+        if leaving:
+            # The newest inference to leave: what happened before it is no longer shown.
+            if leaving > len(self._items):
+                last = InferenceRecord(block, leaving - len(self._items) - 1)
+            else:
+                last = self._items[leaving - 1]
+            moment = last.start if last.start is not None else last.end
+            if moment is not None:
+                self.horizon = moment if self.horizon is None else max(self.horizon, moment)
+            self.dropped += leaving
         for row in range(max(0, n - self.size), n):
             self._items.append(InferenceRecord(block, row))
 
     def __len__(self) -> int:
         return len(self._items)
+
+    @property
+    def holds_everything(self) -> bool:
+        """True while no inference has left the ring."""
+        return self.dropped == 0
 
     def items(self) -> tuple[InferenceRecord, ...]:
         """The records, oldest first."""

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tracer.session.findings import LiveFinding
+from tracer.session.findings import Diagnosis
 from tracer.session.memory import MemoryInfo
 from tracer.session.ring import InferenceRecord
 from tracer.session.stats import Summary
+from tracer.session.window import EventView, InferenceEvents
 from tracer.telemetry.model import LayerInfo, LossCounters
+
+if TYPE_CHECKING:
+    from tracer.analysis.findings import Finding
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,6 +32,7 @@ class LayerRow:
         isr_hits: Executions an interrupt landed in.
         pmu_mean: Mean NPU PMU counter values over its complete executions.
         note: The budget matcher's note.
+        findings: (flag word, severity) of each kind of the gate's findings about this layer.
     """
 
     info: LayerInfo
@@ -39,6 +44,7 @@ class LayerRow:
     isr_hits: int = 0
     pmu_mean: dict[str, float] = dataclasses.field(default_factory=dict)
     note: str = ""
+    findings: tuple[tuple[str, str], ...] = ()
 
     @property
     def index(self) -> int:
@@ -53,24 +59,15 @@ class LayerRow:
         return self.cycles.p50 / self.predicted
 
     @property
-    def over_budget(self) -> bool:
-        """p50 beyond the prediction plus tolerance."""
-        ratio = self.ratio
-        return ratio is not None and ratio > 1 + self.tolerance_pct / 100
-
-    @property
-    def fallback(self) -> bool:
-        """Planned for the NPU, measured on the CPU."""
-        return self.planned_engine == "npu" and self.info.engine.value == "cpu"
+    def severity(self) -> str | None:
+        """The worst severity among the findings about this layer (None: none)."""
+        ranks = {"info": 0, "warning": 1, "error": 2}
+        return max((sev for _, sev in self.findings), key=ranks.__getitem__, default=None)
 
     @property
     def flags(self) -> tuple[str, ...]:
-        """Short words for the table's flags column."""
-        out = []
-        if self.over_budget:
-            out.append("over")
-        if self.fallback:
-            out.append("fallback")
+        """Short words for the table's flags column: the findings about it, then what the screen counts."""
+        out = [word for word, _ in self.findings]
         if self.excluded:
             out.append(f"lost {self.excluded}")
         if self.isr_hits:
@@ -164,8 +161,9 @@ class SessionSnapshot:
         latency: Recent latencies and their statistics.
         layers: One row per layer, by index.
         memory: Arena and stacks.
-        findings: What looks wrong, with evidence.
-        ring: The most recent inferences, oldest first, with their spans and events.
+        diagnosis: The CI gate's findings on the session's window, and what they cover.
+        ring: The most recent inferences, oldest first, with their spans.
+        events: What happened around them: interrupts, NPU jobs, cache operations, marks.
         inferences: Inferences seen (complete or not).
         complete_inferences: Of those, complete.
         spans: Layer executions seen.
@@ -179,8 +177,9 @@ class SessionSnapshot:
     latency: LatencyInfo
     layers: tuple[LayerRow, ...]
     memory: MemoryInfo
-    findings: tuple[LiveFinding, ...]
+    diagnosis: Diagnosis
     ring: tuple[InferenceRecord, ...]
+    events: EventView
     inferences: int
     complete_inferences: int
     spans: int
@@ -191,3 +190,12 @@ class SessionSnapshot:
     def layer(self, index: int) -> LayerRow | None:
         """The row of layer ``index``."""
         return next((row for row in self.layers if row.index == index), None)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """The gate's findings, worst first."""
+        return self.diagnosis.findings
+
+    def events_of(self, record: InferenceRecord) -> InferenceEvents:
+        """The interrupts, NPU jobs, cache operations and marks of an inference in the ring."""
+        return self.events.of(record)

@@ -4,7 +4,9 @@ QEMU's Corstone-300 model (Cortex-M55) has no ITM, DWT or NPU, so the demo firmw
 same ITM packet bytes over UART0 and takes time from SysTick. QEMU runs with ``-icount shift=0``
 (one instruction per virtual nanosecond) and the firmware re-zeroes its time base at the host's
 start command, so every run is cycle-for-cycle identical. The UART is a local TCP server
-(``-serial tcp:127.0.0.1:PORT,server=on,wait=on``) read through pyserial's ``socket://``.
+(``-serial tcp:127.0.0.1:PORT,server=on,wait=on``) read as a ``socket://`` serial source
+(:class:`~tracer.sources.serial_port.SerialSource`, which keeps the bytes the guest sends the
+moment we connect and never loses a read at the end of the stream).
 
 Handshake: the firmware prints ``READY`` (ITM port 0 text), the host answers
 ``START <inferences> <scenario>``; at the end the firmware exits through semihosting and QEMU's
@@ -17,19 +19,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import select
 import shutil
 import socket
-import struct
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from tracer.errors import SourceUnavailable, UsageError
-from tracer.sources.base import SourceEnded, SourceLost
+from tracer.sources.base import SourceEnded
+from tracer.sources.serial_port import SerialSource
 from tracer.sources.url import SourceUrl
 
 MACHINE = "mps3-an547"
@@ -139,7 +139,7 @@ class QemuDemoSource:
         self.port: int | None = None
         self.exit_code: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
-        self._serial: Any = None
+        self._serial: SerialSource | None = None
         self._log: Any = None
         self._pending = bytearray()
 
@@ -172,7 +172,7 @@ class QemuDemoSource:
             data = bytes(self._pending[:max_bytes])
             del self._pending[:max_bytes]
             return data
-        return self._receive(max_bytes, timeout)
+        return self._uart().read(max_bytes, timeout)
 
     def close(self) -> None:
         """Disconnect and wait for QEMU to exit (its status is the firmware's)."""
@@ -213,6 +213,11 @@ class QemuDemoSource:
         text = self._log.read().decode("utf-8", "replace").strip()
         return "\n".join(line for line in text.splitlines() if "waiting for connection" not in line)
 
+    def terminate(self) -> None:
+        """Stop the emulator now, if it still runs (the user quit before the firmware finished);
+        :meth:`close` then has nothing to wait for."""
+        self._stop_process()
+
     def wait(self, timeout: float = 10.0) -> int | None:
         """Wait for QEMU to exit; returns its status (None if it is still running)."""
         if self._process is None:
@@ -225,17 +230,20 @@ class QemuDemoSource:
 
     # -- internals -------------------------------------------------------------------------------
     def _connect(self) -> bool:
-        import serial  # noqa: PLC0415 - pyserial is loaded only when a source opens
-
+        """Connect to QEMU's UART server as soon as it listens; False if QEMU exited first."""
+        url = SourceUrl.parse(f"socket://127.0.0.1:{self.port}")
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self._process is not None and self._process.poll() is not None:
                 return False  # QEMU exited: port taken, or a bad command line
+            port = SerialSource(url)
             try:
-                self._serial = serial.serial_for_url(f"socket://127.0.0.1:{self.port}", timeout=0.1)
-                return True
-            except (serial.SerialException, OSError, ValueError):
+                port.open()
+            except SourceUnavailable:
                 time.sleep(0.02)
+                continue
+            self._serial = port
+            return True
         return False
 
     def _handshake(self) -> None:
@@ -252,7 +260,7 @@ class QemuDemoSource:
                     f"(QEMU: {self.qemu_output() or 'no output'})"
                 )
             try:
-                data = self._receive(65536, 0.1)
+                data = self._uart().read(65536, 0.1)
             except SourceEnded:
                 raise SourceUnavailable(
                     f"QEMU exited before the firmware was ready (QEMU: {self.qemu_output() or 'no output'})"
@@ -262,32 +270,12 @@ class QemuDemoSource:
             swit = (batch.kind == PacketKind.SWIT) & (batch.b == 0)
             for value, size in zip(batch.a[swit].tolist(), batch.c[swit].tolist()):
                 text += int(value).to_bytes(8, "little")[:size]
-        self._serial.write(f"START {self.inferences} {self.scenario}\n".encode())
+        self._uart().write(f"START {self.inferences} {self.scenario}\n".encode())
 
-    def _receive(self, max_bytes: int, timeout: float) -> bytes:
-        import serial  # noqa: PLC0415
-
-        port = self._serial
-        if port is None:
+    def _uart(self) -> SerialSource:
+        if self._serial is None:
             raise SourceEnded(self.url)
-        try:
-            fd = port.fileno()
-            ready, _, _ = select.select([fd], [], [], timeout)
-            if not ready:
-                return b""
-            # Ask for exactly what has arrived: pyserial's socket:// read() discards what it
-            # gathered if the peer closes while it waits for more.
-            available = _bytes_waiting(fd)
-            if available == 0:
-                port.read(1)  # end of stream: raises "socket disconnected"
-                raise SourceEnded(self.url)
-            return bytes(port.read(min(available, max_bytes)))
-        except serial.SerialException as exc:
-            if "disconnected" in str(exc).lower():
-                raise SourceEnded(self.url) from None
-            raise SourceLost(f"{self.url}: {exc}") from None
-        except OSError as exc:
-            raise SourceLost(f"{self.url}: {exc}") from None
+        return self._serial
 
     def _stop_process(self) -> None:
         if self._process is not None and self._process.poll() is None:
@@ -295,17 +283,6 @@ class QemuDemoSource:
             self._process.wait(timeout=5)
         if self._process is not None:
             self.exit_code = self._process.returncode
-
-
-def _bytes_waiting(fd: int) -> int:
-    """Bytes readable on a socket now (FIONREAD); 1 where the platform cannot tell."""
-    if sys.platform == "win32":  # pragma: no cover - no FIONREAD ioctl through fcntl there
-        return 1
-    import fcntl  # noqa: PLC0415
-    import termios  # noqa: PLC0415
-
-    raw = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
-    return int(struct.unpack("i", raw)[0])
 
 
 def _sha256(path: Path) -> str:

@@ -12,6 +12,11 @@ or, incomplete, at :meth:`TelemetryDecoder.finish`.
 
 Interrupts come from the DWT exception trace and from the firmware's ISR marks
 (:mod:`tracer.telemetry.isr`); each layer span's ``isr_cycles`` is the handler time inside it.
+
+A stream that never ends (a live session) takes what is new with :meth:`TelemetryDecoder.take`
+and then calls :meth:`TelemetryDecoder.discard_taken` (and :meth:`TelemetryDecoder.discard_isrs`):
+the tables keep only what is still open, so memory stays flat however long the stream runs, and
+the decoder carries on exactly as if nothing had been discarded.
 """
 
 from __future__ import annotations
@@ -99,6 +104,40 @@ def _string(words: list[int], length: int) -> str:
     return struct.pack(f"<{len(words)}I", *words)[:length].decode("utf-8", "replace")
 
 
+def _no_records() -> LazyRecords[Any]:
+    return LazyRecords(lambda: None, [])
+
+
+@dataclasses.dataclass
+class NewRows:
+    """What :meth:`TelemetryDecoder.take` hands out: rows new since the last take (owned copies,
+    safe to keep and to read from another thread).
+
+    Attributes:
+        inferences: The inferences closed since the last take.
+        spans: Their layer spans, in order.
+        span_engines: Engine code of each span (0 CPU, 1 NPU), as its begin record said.
+        span_first, span_end: Per inference, its spans are rows ``span_first:span_end`` of ``spans``.
+        arena, stacks, cache_ops, npu_jobs: Memory samples and per-layer events new since the last take.
+        console: Console lines completed since the last take.
+        marks, crcs, records: Marks, buffer CRCs and other checked records new since the last take.
+    """
+
+    inferences: Inferences = dataclasses.field(default_factory=lambda: Inferences.from_rows([]))
+    spans: LayerSpans = dataclasses.field(default_factory=LayerSpans.empty)
+    span_engines: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    span_first: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    span_end: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    arena: LazyRecords[ArenaSample] = dataclasses.field(default_factory=_no_records)
+    stacks: LazyRecords[StackSample] = dataclasses.field(default_factory=_no_records)
+    cache_ops: LazyRecords[CacheOp] = dataclasses.field(default_factory=_no_records)
+    npu_jobs: LazyRecords[NpuJob] = dataclasses.field(default_factory=_no_records)
+    console: list[ConsoleLine] = dataclasses.field(default_factory=list)
+    marks: list[Mark] = dataclasses.field(default_factory=list)
+    crcs: list[BufferCrc] = dataclasses.field(default_factory=list)
+    records: list[TelemetryRecord] = dataclasses.field(default_factory=list)
+
+
 @dataclasses.dataclass
 class TargetInfo:
     """What the firmware said about itself (TARGET_INFO record)."""
@@ -158,7 +197,12 @@ class TelemetryDecoder:
         self.records: list[TelemetryRecord] = []
         self.console: list[ConsoleLine] = []
         self.warnings: list[str] = []
-        self._taken = 0
+        self._taken = 0  # inference rows handed out (take, take_completed)
+        # What take() handed out: span rows, event rows, and rows of each event list / list.
+        self._spans_taken = 0
+        self._events_taken = 0
+        self._seen = {"arena": 0, "stacks": 0, "cache_ops": 0, "npu_jobs": 0}
+        self._lists_taken = {"console": 0, "marks": 0, "crcs": 0, "records": 0}
         # Interrupts: names the firmware gave, its marks, the DWT's exception and data trace.
         self.isr_names: dict[int, str] = {}
         self._isr_marks = IsrMarks()
@@ -259,6 +303,115 @@ class TelemetryDecoder:
         """Published layer spans from row ``first`` on (cheap: views of the tables)."""
         return self._span_columns(first, self._published_spans())
 
+    # -- taking and discarding (streams that never end) ------------------------------------------
+    def take(self) -> NewRows:
+        """The inferences closed and the events decoded since the last take, as owned copies.
+
+        Rows stay in the tables (and in :meth:`timeline`) until :meth:`discard_taken`.
+        """
+        self._convert()
+        rows = NewRows()
+        first, end = self._taken, self.published_inferences
+        if end > first:
+            span_lo = int(self._infs[k.IN_SPAN_FIRST, first])
+            span_hi = int(self._infs[k.IN_SPAN_END, end - 1])
+            rows.inferences = _own_inferences(self._inference_columns(first, end))
+            rows.spans = _own_spans(self._span_columns(span_lo, span_hi))
+            rows.span_engines = self._spans[k.SP_ENGINE, span_lo:span_hi].copy()
+            rows.span_first = np.clip(self._infs[k.IN_SPAN_FIRST, first:end] - span_lo, 0, span_hi - span_lo)
+            rows.span_end = np.clip(self._infs[k.IN_SPAN_END, first:end] - span_lo, 0, span_hi - span_lo)
+            self._taken = end
+            self._spans_taken = span_hi
+        for name, records in (("arena", self._arena()), ("stacks", self._stacks()),
+                              ("cache_ops", self._cache_ops()), ("npu_jobs", self._npu_jobs())):  # fmt: skip
+            setattr(rows, name, records[self._seen[name] :])
+            self._seen[name] = len(records)
+        self._events_taken = int(self._state[k.S_N_EVENTS])
+        for name in self._lists_taken:
+            items = getattr(self, name)
+            setattr(rows, name, items[self._lists_taken[name] :])
+            self._lists_taken[name] = len(items)
+        return rows
+
+    def discard_taken(self) -> None:
+        """Forget the rows :meth:`take` handed out; keep what is still open (the inference in
+        progress, an NPU job waiting for its end). Decoding carries on exactly as before: sequence
+        numbers, time unwrapping and the open inference are state, not rows.
+        """
+        s = self._state
+        is_open = bool(s[k.S_INF_OPEN])
+        # Spans: only the inference in progress owns rows that were not handed out.
+        span_drop = min(int(s[k.S_INF_FIRST_SPAN]) if is_open else int(s[k.S_N_SPANS]), self._spans_taken)
+        # Inference rows: keep the one before the first untaken row (the kernel reads it when an
+        # inference whose begin was lost learns its number).
+        inf_drop = max(self._taken - 1, 0)
+        # Events: those handed out, except the open inference's own (an NPU job begin awaits its end).
+        n_events = int(s[k.S_N_EVENTS])
+        event_drop = min(n_events, self._events_taken)
+        if is_open and event_drop:
+            number = self._infs[k.IN_NUMBER, int(s[k.S_INF_ROW])]
+            others = np.flatnonzero(self._events[k.EV_INFERENCE, :event_drop] != number)
+            event_drop = int(others[-1]) + 1 if len(others) else 0
+        # An NPU job begin whose end has not come yet stays too (its end may come after damage
+        # has closed its inference).
+        types = self._events[k.EV_TYPE, :event_drop]
+        jobs = np.flatnonzero((types == RecordType.NPU_JOB_BEGIN) | (types == RecordType.NPU_JOB_END))
+        if len(jobs) and types[jobs[-1]] == RecordType.NPU_JOB_BEGIN:
+            event_drop = int(jobs[-1])
+        n_words = int(s[k.S_N_WORDS])
+        word_drop = int(self._events[k.EV_WORDS, event_drop]) if event_drop < n_events else n_words
+        self._forget_seen(event_drop)
+        if span_drop:
+            _shift_columns(self._spans, span_drop, int(s[k.S_N_SPANS]))
+            s[k.S_N_SPANS] -= span_drop
+            s[k.S_INF_FIRST_SPAN] = max(int(s[k.S_INF_FIRST_SPAN]) - span_drop, 0)
+            self._spans_taken -= span_drop
+        n_inf = int(s[k.S_N_INF])
+        if inf_drop:
+            _shift_columns(self._infs, inf_drop, n_inf)
+            n_inf -= inf_drop
+            s[k.S_N_INF] = n_inf
+            s[k.S_INF_ROW] = max(int(s[k.S_INF_ROW]) - inf_drop, 0)
+            self._taken -= inf_drop
+        if span_drop and n_inf:
+            for row in (k.IN_SPAN_FIRST, k.IN_SPAN_END):
+                self._infs[row, :n_inf] = np.maximum(self._infs[row, :n_inf] - span_drop, 0)
+        if event_drop:
+            _shift_columns(self._events, event_drop, n_events)
+            s[k.S_N_EVENTS] = n_events - event_drop
+            self._events_done = max(self._events_done - event_drop, 0)
+            self._events_taken -= event_drop
+        if word_drop:
+            _shift(self._words, word_drop, n_words)
+            s[k.S_N_WORDS] = n_words - word_drop
+            self._events[k.EV_WORDS, : int(s[k.S_N_EVENTS])] -= word_drop
+        if self._text_done:  # text already turned into console lines
+            n_text = int(s[k.S_N_TEXT])
+            _shift(self._text, self._text_done, n_text)
+            _shift(self._text_time, self._text_done, n_text)
+            s[k.S_N_TEXT] = n_text - self._text_done
+            self._text_done = 0
+        for name, count in self._lists_taken.items():
+            del getattr(self, name)[:count]
+            self._lists_taken[name] = 0
+
+    def _forget_seen(self, event_drop: int) -> None:
+        """Event rows ``:event_drop`` are going: count them out of what take() has seen."""
+        if not event_drop:
+            return
+        types = self._events[k.EV_TYPE, :event_drop]
+        self._seen["arena"] -= int(np.count_nonzero(types == RecordType.ARENA))
+        self._seen["stacks"] -= int(np.count_nonzero(types == RecordType.STACK))
+        self._seen["cache_ops"] -= int(np.count_nonzero(types == RecordType.CACHE_OP))
+        self._seen["npu_jobs"] -= len(self._npu_jobs(event_drop))
+
+    @property
+    def held_rows(self) -> dict[str, int]:
+        """Rows held in the tables now (a caller of :meth:`discard_taken` checks they stay bounded)."""
+        s = self._state
+        return {"spans": int(s[k.S_N_SPANS]), "inferences": int(s[k.S_N_INF]), "events": int(s[k.S_N_EVENTS]),
+                "words": int(s[k.S_N_WORDS]), "text": int(s[k.S_N_TEXT])}  # fmt: skip
+
     # -- interrupts ------------------------------------------------------------------------------
     def _isr_slices(self) -> tuple[LazyRecords[IsrSlice], HandlerTime]:
         """Every interrupt slice so far and their union (cached until new slices close)."""
@@ -268,6 +421,15 @@ class TelemetryDecoder:
             slices = merge_slices(self._isr_marks.pairing, self._hardware.pairing, ratio, self.isr_names)
             self._isr_cache = (key, slices, HandlerTime.of(slices))
         return self._isr_cache[1], self._isr_cache[2]
+
+    def isr_slices(self) -> LazyRecords[IsrSlice]:
+        """The interrupt slices held now (all of them, unless :meth:`discard_isrs` dropped some), in
+        start order, named as the firmware named them (``ISR_INFO``), else by the architecture.
+
+        The sequence is built anew whenever a slice closes, never changed afterwards: another
+        thread may keep it.
+        """
+        return self._isr_slices()[0]
 
     def discard_isrs(self, before: int) -> int:
         """Forget interrupt slices that ended before cycle ``before`` (a live session that keeps only
@@ -508,8 +670,8 @@ class TelemetryDecoder:
             self.records.append(TelemetryRecord(rtype, t, inference, tuple(words)))
 
     # -- per-layer records, kept as columns ------------------------------------------------------
-    def _events_of(self, *types: int) -> np.ndarray:
-        n = int(self._state[k.S_N_EVENTS])
+    def _events_of(self, *types: int, limit: int | None = None) -> np.ndarray:
+        n = int(self._state[k.S_N_EVENTS]) if limit is None else limit
         return np.flatnonzero(np.isin(self._events[k.EV_TYPE, :n], types))
 
     def _word(self, rows: np.ndarray, i: int) -> np.ndarray:
@@ -542,9 +704,10 @@ class TelemetryDecoder:
                    ev[k.EV_INFERENCE, rows])  # fmt: skip
         return LazyRecords(_cache_op, columns)
 
-    def _npu_jobs(self) -> LazyRecords[NpuJob]:
-        """Jobs do not nest: an end pairs with the begin just before it, if the job ids agree."""
-        rows = self._events_of(RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END)
+    def _npu_jobs(self, limit: int | None = None) -> LazyRecords[NpuJob]:
+        """Jobs do not nest: an end pairs with the begin just before it, if the job ids agree
+        (``limit``: among the first ``limit`` event rows only)."""
+        rows = self._events_of(RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END, limit=limit)
         ev = self._events
         is_end = ev[k.EV_TYPE, rows] == RecordType.NPU_JOB_END
         job = self._word(rows, 0)
@@ -608,3 +771,31 @@ def _npu_job(start: int, end: int, inference: int, job: int) -> NpuJob:
 
 def _arena_sample(cycle: int, used: int, size: int, inference: int) -> ArenaSample:
     return ArenaSample(cycle, used, size, None if inference < 0 else inference)
+
+
+def _shift_columns(table: np.ndarray, drop: int, used: int) -> None:
+    """Move columns ``drop:used`` of a column-major table to the front."""
+    keep = used - drop
+    if keep > 0:
+        table[:, :keep] = table[:, drop:used].copy()
+
+
+def _shift(array: np.ndarray, drop: int, used: int) -> None:
+    keep = used - drop
+    if keep > 0:
+        array[:keep] = array[drop:used].copy()
+
+
+def _own_inferences(inf: Inferences) -> Inferences:
+    return Inferences(
+        number=inf.number.copy(), start=inf.start.copy(), end=inf.end.copy(), complete=inf.complete.copy(),
+        input_crc=inf.input_crc.copy(), output_crc=inf.output_crc.copy(), problems=list(inf.problems),
+    )  # fmt: skip
+
+
+def _own_spans(spans: LayerSpans) -> LayerSpans:
+    return LayerSpans(
+        inference=spans.inference.copy(), layer=spans.layer.copy(), start=spans.start.copy(),
+        end=spans.end.copy(), complete=spans.complete.copy(), isr_cycles=spans.isr_cycles.copy(),
+        pmu=np.ascontiguousarray(spans.pmu), pmu_names=spans.pmu_names,
+    )  # fmt: skip

@@ -47,7 +47,7 @@ KEYS: tuple[Key, ...] = (
     Key("0", "0", "zoom_reset", "Fit", "timeline: fit the whole inference", False, "timeline"),
     Key("1", "1", "show_tab('overview')", "Overview", "overview: latency, memory, layers, detail, findings, console", False, "views"),
     Key("2", "2", "show_tab('timeline')", "Timeline", "timeline of one inference (Gantt)", False, "views"),
-    Key("3", "3", "show_tab('findings')", "Findings", "findings with their evidence", False, "views"),
+    Key("3", "3", "show_tab('findings')", "Findings", "findings (tracer check's rules) with their evidence and fixes", False, "views"),
     Key("4", "4", "show_tab('console')", "Console", "the firmware's console (ITM port 0 / UART text)", False, "views"),
     Key("e", "e", "export", "Export", "write the report JSON (the tracer report contract) to a file", True, "general"),
     Key("question_mark", "?", "help", "Help", "this help", True, "general"),

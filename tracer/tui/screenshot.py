@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from tracer.errors import TracerError
 from tracer.session.engine import Session, SessionOptions
 
 DEFAULT_CAPTURE = "captures/demo.trace"
@@ -70,7 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     width, _, height = args.size.partition("x")
     budget = args.budget if args.budget is not None else ([DEFAULT_BUDGET] if os.path.exists(DEFAULT_BUDGET) else [])
-    svg = screenshot(args.capture, budget, args.keys, (int(width), int(height)))
+    try:
+        svg = screenshot(args.capture, budget, args.keys, (int(width), int(height)))
+    except TracerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return int(exc.exit_code)
     Path(args.output).write_text(svg, encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)
     return 0

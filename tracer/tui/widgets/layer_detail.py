@@ -75,8 +75,8 @@ class LayerDetail(View, Static):
             ratio = row.ratio
             if ratio is not None:
                 text.append(f"  ratio {ratio:.2f}", style=f"bold {pal.ratio_colour(ratio, row.tolerance_pct)}")
-        if row.fallback:
-            text.append("  planned for the NPU", style=f"bold {pal.BAD}")
+        for word, severity in row.findings:  # the gate's findings about this layer
+            text.append(f"  {word}", style=f"bold {pal.SEVERITY.get(severity, pal.MUTED)}")
         text.append("\n")
         if c is None:
             text.append("no complete execution yet", style=pal.MUTED)

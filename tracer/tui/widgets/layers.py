@@ -64,7 +64,7 @@ def cells(row: LayerRow, clock_hz: int | None) -> tuple[Cell, ...]:
         (fmt.cycle_time(c.p50, clock_hz) if c else "-", pal.MUTED),
         (f"{ratio:.2f}" if ratio is not None else "-", f"bold {pal.ratio_colour(ratio, row.tolerance_pct)}"),
         (f"±{c.cv:.1%}" if c is not None else "-", pal.WARN if c is not None and c.cv > 0.05 else pal.TEXT),
-        (" ".join(row.flags), pal.BAD if row.over_budget or row.fallback else pal.WARN),
+        (" ".join(row.flags), pal.SEVERITY.get(row.severity or "", pal.WARN)),
     )
 
 

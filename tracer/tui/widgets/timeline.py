@@ -1,7 +1,9 @@
 """The timeline of one inference: a Gantt on Textual's line API, zoomable and scrollable.
 
-Lanes: NPU layers, CPU layers, interrupts, NPU jobs, cache maintenance and marks. Bars are
-coloured by engine (alternating shades), red when the layer runs over budget, amber when selected.
+Lanes: NPU layers, CPU layers, interrupts (the decoder's slices, named as the firmware names
+them), NPU jobs, cache maintenance and marks. Bars are coloured by engine (alternating shades), red
+when the layer runs over budget, amber when selected; a layer execution a finding names (a jitter
+outlier, a job that missed its cache clean ...) is underlined and marked ``!``.
 Only the visible part of each lane is cut from a cached full-width strip, so zooming to 1,000x
 on a long inference costs no more than drawing the screen.
 """
@@ -23,6 +25,7 @@ from textual.widgets import Static
 
 from tracer.session.ring import InferenceRecord
 from tracer.session.snapshot import LayerRow, SessionSnapshot
+from tracer.session.window import InferenceEvents
 from tracer.telemetry.model import LayerSpan
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
@@ -46,6 +49,16 @@ def inference_of(snapshot: SessionSnapshot, ui: UiState) -> InferenceRecord | No
             if record.number == ui.inference:
                 return record
     return ring[-1]
+
+
+def flagged_layers(snapshot: SessionSnapshot, number: int) -> dict[int, tuple[str, str]]:
+    """Layers of inference ``number`` the findings name: layer -> (finding ids, worst severity)."""
+    out: dict[int, tuple[str, str]] = {}
+    for (inference, layer), findings in snapshot.diagnosis.instances.items():
+        if inference == number:
+            worst = max(findings, key=lambda f: f.severity.rank)
+            out[layer] = (" ".join(dict.fromkeys(f.id for f in findings)), worst.severity.value)
+    return out
 
 
 def nice_step(span: float, cells: int, min_cells: int = 12) -> float:
@@ -82,6 +95,8 @@ class TimelineView(View, ScrollView, inherit_bindings=False):
         super().__init__(id=id)
         self.zoom = 1.0
         self._record: InferenceRecord | None = None
+        self._events = InferenceEvents()
+        self._flagged: dict[int, tuple[str, str]] = {}
         self._rows: dict[int, LayerRow] = {}
         self._selected: int | None = None
         self._clock: int | None = None
@@ -98,6 +113,8 @@ class TimelineView(View, ScrollView, inherit_bindings=False):
         self._clock = snapshot.status.clock_hz
         self._selected = ui.layer
         self._record = record
+        self._events = snapshot.events_of(record) if record is not None else InferenceEvents()
+        self._flagged = flagged_layers(snapshot, record.number) if record is not None else {}
         self._layout()
 
     def _content_width(self) -> int:
@@ -106,7 +123,8 @@ class TimelineView(View, ScrollView, inherit_bindings=False):
     def _layout(self) -> None:
         record = self._record
         width = self._content_width()
-        key = (record.number if record else None, width, self._selected, id(record), self.size.width)
+        key = (record.number if record else None, width, self._selected, id(record), self.size.width,
+               id(self._events), tuple(self._flagged.items()))  # fmt: skip
         if key != self._key:
             self._key = key
             self._strips = self._build(width)
@@ -201,11 +219,12 @@ class TimelineView(View, ScrollView, inherit_bindings=False):
         cpu = [s for s in spans if self._engine(s) != "npu"]
         lanes.append(self._bars(npu, width, pal.NPU))
         lanes.append(self._bars(cpu, width, pal.CPU))
-        lanes.append(self._intervals([(i.start, i.end, i.name, pal.ISR) for i in record.isrs], width))
+        events = self._events
+        lanes.append(self._intervals([(i.start, i.end, i.name, pal.ISR) for i in events.isrs], width))
         lanes.append(self._intervals([(j.start, j.end if j.end is not None else j.start, f"job {j.job}", pal.JOB)
-                                      for j in record.npu_jobs], width, line=True))  # fmt: skip
-        lanes.append(self._marks([(c.cycle, *CACHE_GLYPH.get(c.op, ("?", pal.MUTED))) for c in record.cache_ops], width))
-        lanes.append(self._marks([(m.cycle, "◆", pal.MARK) for m in record.marks], width))
+                                      for j in events.npu_jobs], width, line=True))  # fmt: skip
+        lanes.append(self._marks([(c.cycle, *CACHE_GLYPH.get(c.op, ("?", pal.MUTED))) for c in events.cache_ops], width))
+        lanes.append(self._marks([(m.cycle, "◆", pal.MARK) for m in events.marks], width))
         return lanes
 
     def _engine(self, span: LayerSpan) -> str:
@@ -259,11 +278,12 @@ class TimelineView(View, ScrollView, inherit_bindings=False):
                 background = pal.BAD
             if not span.complete:
                 background = pal.MUTED
-            style = Style(color=pal.BRIGHT, bgcolor=background)
+            flagged = span.layer in self._flagged
+            style = Style(color=pal.BRIGHT, bgcolor=background, underline=flagged, bold=flagged)
             if span.layer == self._selected:
-                style = Style(color="#101010", bgcolor=pal.SELECTED, bold=True)
+                style = Style(color="#101010", bgcolor=pal.SELECTED, bold=True, underline=flagged)
             name = row.info.label if row is not None else f"#{span.layer}"
-            segments.append(Segment(_fit(name, x1 - x0), style))
+            segments.append(Segment(_fit("!" + name if flagged else name, x1 - x0), style))
             at = x1
         if at < width:
             segments.append(Segment(" " * (width - at)))
@@ -341,8 +361,19 @@ class InferenceHeader(View, Static):
             text.append(f"  {fmt.cycles(inf.latency_cycles)} cycles", style="bold")
             if clock:
                 text.append(f" ({fmt.cycle_time(inf.latency_cycles, clock)})", style=pal.MUTED)
-        text.append(f"  · {len(inf.layers)} layers · {len(record.isrs)} ISRs · {len(record.npu_jobs)} NPU jobs"
-                    f" · {len(record.cache_ops)} cache ops", style=pal.MUTED)  # fmt: skip
+        events = snapshot.events_of(record)
+        counts = ((len(inf.layers), "layer"), (len(events.isrs), "ISR"), (len(events.npu_jobs), "NPU job"),
+                  (len(events.cache_ops), "cache op"))  # fmt: skip
+        text.append("  · " + " · ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in counts), style=pal.MUTED)
+        flagged = flagged_layers(snapshot, inf.number)
+        if flagged:
+            rows = {row.index: row for row in snapshot.layers}
+            text.append("  ! ", style=f"bold {pal.WARN}")
+            for n, (layer, (ids, severity)) in enumerate(sorted(flagged.items())):
+                label = rows[layer].info.label if layer in rows else f"#{layer}"
+                first, *more = ids.split()
+                shown = f"{label}: {first}" + (f" +{len(more)}" if more else "")
+                text.append(("; " if n else "") + shown, style=pal.SEVERITY.get(severity, pal.WARN))
         text.append("\n")
         following = "following the newest" if ui.inference is None else "pinned (f: follow the newest)"
         text.append(f"{position + 1} of the last {len(ring)} kept · {following} · ← → inference  [ ] zoom  , . scroll  0 fit",
@@ -358,7 +389,7 @@ class SpansTable(View, LineTable):
     COLUMNS = (
         Column("index", "#", right=True), Column("name", "layer", min_width=10), Column("engine", "engine"),
         Column("start", "start", right=True), Column("cycles", "cycles", right=True), Column("time", "time", right=True),
-        Column("share", "share", right=True), Column("ratio", "ratio", right=True), Column("flags", "", min_width=4),
+        Column("share", "share", right=True), Column("ratio", "ratio", right=True), Column("flags", "findings", min_width=8),
     )  # fmt: skip
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
@@ -372,8 +403,11 @@ class SpansTable(View, LineTable):
         clock = snapshot.status.clock_hz
         total = inf.latency_cycles or sum(s.cycles for s in inf.layers) or 1
         t0 = inf.start if inf.start is not None else (inf.layers[0].start if inf.layers else 0)
+        flagged = flagged_layers(snapshot, inf.number)
         out = []
         for span in inf.layers:
+            ids, severity = flagged.get(span.layer, ("", ""))
+            flags = " ".join(filter(None, ("" if span.complete else "lost", ids)))
             row = rows.get(span.layer)
             label = row.info.label if row else f"#{span.layer}"
             engine = row.info.engine.value if row else "cpu"
@@ -385,7 +419,7 @@ class SpansTable(View, LineTable):
                 (f"+{fmt.cycles(span.start - t0)}", pal.MUTED), (fmt.cycles(span.cycles), f"bold {pal.BRIGHT}"),
                 (fmt.cycle_time(span.cycles, clock), pal.MUTED), (f"{span.cycles / total:.1%}", pal.TEXT),
                 (f"{ratio:.2f}" if ratio is not None else "-", f"bold {pal.ratio_colour(ratio, tolerance)}"),
-                ("" if span.complete else "lost", pal.WARN),
+                (flags, pal.SEVERITY.get(severity, pal.WARN)),
             )))  # fmt: skip
         self.set_rows(out)
         if ui.layer is not None and str(ui.layer) in self.keys:
