@@ -329,3 +329,21 @@ def test_a_live_session_can_drop_old_slices() -> None:
     assert len(decoder.timeline().isrs) == 10
     assert decoder.discard_isrs(5000) == 5
     assert [s.start for s in decoder.timeline().isrs] == [5100, 6100, 7100, 8100, 9100]
+
+
+def test_discarding_old_isrs_also_forgets_old_data_trace_accesses() -> None:
+    """A live session calls discard_isrs(horizon): data-trace accesses before it go too, so memory
+    stays flat on a long stream with DWT data trace on; later accesses stay."""
+    enc = TelemetryEncoder()
+    for n, t in enumerate((1_000, 50_000)):
+        enc.inference_begin(t)
+        enc.data_address(0, 0x0040, size=2)
+        enc.data_value(0, 0x100 + n, write=True)
+        one_layer(enc, t + 10, t + 500)
+        enc.inference_end(t + 1_000)
+    decoder = TelemetryDecoder()
+    decoder.feed(decode_bytes(bytes(enc)))
+    decoder.finish()
+    assert [a["value"] for a in decoder.timeline().extra["data_trace"]] == [0x100, 0x101]
+    decoder.discard_isrs(10_000)
+    assert [a["value"] for a in decoder.timeline().extra["data_trace"]] == [0x101]

@@ -49,8 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("command", nargs="*", metavar="-- FVP_COMMAND", help="the FVP command line, after -- (fvp only)")
     split_command_line(parser)
     parser.add_argument(
-        "--budget", metavar="FILE", action="append", default=[],
-        help="predicted budget: Vela CSVs, Glow header, TOML or JSON (repeat for files that belong together)",
+        "--budget", metavar="FILE", nargs="+", action="extend", default=[],
+        help="predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow header, or TOML/JSON; "
+             "files of one model combine (repeatable)",
     )  # fmt: skip
     record = parser.add_argument_group("recording")
     record.add_argument("-o", "--output", metavar="CAPTURE", help="capture to write (default: live-<date>-<time>.trace)")

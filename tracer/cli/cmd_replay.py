@@ -35,8 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or another tool's raw ITM file")
     parser.add_argument(
-        "--budget", metavar="FILE", action="append", default=[],
-        help="predicted budget: Vela CSVs, Glow header, TOML or JSON (repeat for files that belong together)",
+        "--budget", metavar="FILE", nargs="+", action="extend", default=[],
+        help="predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow header, or TOML/JSON; "
+             "files of one model combine (repeatable)",
     )  # fmt: skip
     parser.add_argument(
         "--speed", metavar="X", default="1",

@@ -435,9 +435,11 @@ class TelemetryDecoder:
         """Forget interrupt slices that ended before cycle ``before`` (a live session that keeps only
         recent data calls this, so that memory stays flat); returns how many were dropped.
 
+        DWT data-trace accesses from before ``before`` go too (they are not counted in the result).
         Exception-trace slices timed in timestamp ticks or byte offsets (no records) are kept.
         """
         dropped = self._isr_marks.pairing.discard_ended_before(before)
+        self._hardware.discard_accesses_before(before)
         if self._hardware.basis in (BASIS_CYCLES_TS, BASIS_CYCLES_ORDER):
             dropped += self._hardware.pairing.discard_ended_before(before)
         if dropped:

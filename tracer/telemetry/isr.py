@@ -313,6 +313,15 @@ class HardwareEvents:
             return Stamp(offset)
         return None
 
+    def discard_accesses_before(self, before: int) -> int:
+        """Forget data accesses stamped before cycle ``before`` (live sessions keep recent data only)."""
+        if self.basis not in (BASIS_CYCLES_TS, BASIS_CYCLES_ORDER):
+            return 0
+        kept = [row for row in self._access_rows if row[0] >= before]
+        dropped = len(self._access_rows) - len(kept)
+        self._access_rows = kept
+        return dropped
+
     def accesses(self, ratio: float) -> list[DataAccess]:
         """The data accesses so far, times converted at ``ratio``."""
         out = []
