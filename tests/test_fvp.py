@@ -234,7 +234,12 @@ def test_bad_inputs_are_capture_errors(tmp_path: Path) -> None:
                                        "dur": st.integers(-5, 100), "ph": st.sampled_from(["X", "C"])}), max_size=60))  # fmt: skip
 def test_any_trace_joins_without_crashing(events: list[dict[str, object]]) -> None:
     timeline = npu_timeline(parse_trace_events(events), read_debug_db(REGOR_DB))
-    assert len(timeline.spans) >= 0
+    # Whatever the trace, every layer span lies inside the inference it names.
+    inf, spans = timeline.inferences, timeline.spans
+    bounds = {n: (s, e) for n, s, e in zip(inf.number.tolist(), inf.start.tolist(), inf.end.tolist())}
+    for number, start, end in zip(spans.inference.tolist(), spans.start.tolist(), spans.end.tolist()):
+        assert number in bounds
+        assert bounds[number][0] <= start <= end <= bounds[number][1]
 
 
 def test_unopened_stdout_source_ends(tmp_path: Path, app: Path) -> None:

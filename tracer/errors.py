@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
+from typing import Iterator
 
 
 class ExitCode(enum.IntEnum):
@@ -38,3 +40,22 @@ class SourceUnavailable(TracerError):
     """A port, probe, server or launcher cannot be opened or went away."""
 
     exit_code = ExitCode.SOURCE_UNAVAILABLE
+
+
+@contextlib.contextmanager
+def reading_file(name: str, what: str, error: type[TracerError]) -> Iterator[None]:
+    """Turn the OS's errors while opening or reading file ``name`` into ``error``, said in words.
+
+    Args:
+        name: How to name the file in messages.
+        what: What the file should have been, after "is a directory, not" (e.g. ``"a capture"``).
+        error: The error to raise (its class decides the exit code).
+    """
+    try:
+        yield
+    except FileNotFoundError:
+        raise error(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{name}: is a directory, not {what}") from None
+    except OSError as exc:
+        raise error(f"{name}: cannot read: {exc.strerror}") from None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -106,21 +106,10 @@ def lines_of(address: int, length: int, line: int = CACHE_LINE_BYTES) -> tuple[i
     return address // line, -(-(address + length) // line)
 
 
-def _uncovered(first: int, end: int, covers: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Line ranges of ``[first, end)`` not covered by any of ``covers`` (line ranges)."""
-    gaps = []
-    at = first
-    for lo, hi in sorted(covers):
-        if hi <= at:
-            continue
-        if lo > at:
-            gaps.append((at, min(lo, end)))
-        at = max(at, hi)
-        if at >= end:
-            break
-    if at < end:
-        gaps.append((at, end))
-    return [(lo, hi) for lo, hi in gaps if lo < hi]
+def _lines_within(a: Access, first: int, end: int, line: int) -> tuple[int, int]:
+    """The cache lines of ``a`` inside ``[first, end)``, counted from ``first`` (empty when lo >= hi)."""
+    lo, hi = lines_of(a.address, a.length, line)
+    return max(lo, first) - first, min(hi, end) - first
 
 
 def _hex_range(lo_line: int, hi_line: int, line: int) -> str:
@@ -227,25 +216,23 @@ def _check_input(job: NpuJob, buf: Buffer, events: _Events, since: int, layer: i
     write_at: dict[int, Access] = {}
     window = events.between(since, job.start)
     for a in window:
-        lo, hi = lines_of(a.address, a.length, line)
-        lo, hi = max(lo, first), min(hi, end)
+        lo, hi = _lines_within(a, first, end, line)
         if lo >= hi:
             continue
         if a.what == "write":
-            last_write[lo - first : hi - first] = a.cycle
+            last_write[lo:hi] = a.cycle
             write_at[a.cycle] = a
         elif a.what == "npu_write":
-            last_npu[lo - first : hi - first] = a.cycle
+            last_npu[lo:hi] = a.cycle
     needs = (last_write >= 0) & (last_write > last_npu)
     if not needs.any():
         return []
     cleaned = np.zeros(end - first, bool)
     for a in window:
         if a.what in ("clean", "clean_invalidate"):
-            lo, hi = lines_of(a.address, a.length, line)
-            lo, hi = max(lo, first), min(hi, end)
+            lo, hi = _lines_within(a, first, end, line)
             if lo < hi:
-                cleaned[lo - first : hi - first] |= a.cycle > last_write[lo - first : hi - first]
+                cleaned[lo:hi] |= a.cycle > last_write[lo:hi]
     missing = needs & ~cleaned
     if not missing.any():
         return []
@@ -281,10 +268,9 @@ def _check_output(  # noqa: PLR0913
     first_read = np.full(end - first, -1, np.int64)
     for a in window:
         if a.what == "read":
-            lo, hi = lines_of(a.address, a.length, line)
-            lo, hi = max(lo, first), min(hi, end)
+            lo, hi = _lines_within(a, first, end, line)
             if lo < hi:
-                part = first_read[lo - first : hi - first]
+                part = first_read[lo:hi]
                 part[part < 0] = a.cycle
     needs = first_read >= 0
     if not needs.any():
@@ -292,10 +278,9 @@ def _check_output(  # noqa: PLR0913
     valid = np.zeros(end - first, bool)
     for a in window:
         if a.what in ("invalidate", "clean_invalidate"):
-            lo, hi = lines_of(a.address, a.length, line)
-            lo, hi = max(lo, first), min(hi, end)
+            lo, hi = _lines_within(a, first, end, line)
             if lo < hi:
-                valid[lo - first : hi - first] |= a.cycle < first_read[lo - first : hi - first]
+                valid[lo:hi] |= a.cycle < first_read[lo:hi]
     missing = needs & ~valid
     if not missing.any():
         return []

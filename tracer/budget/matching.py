@@ -83,10 +83,6 @@ class Matching:
     scale: float | None
     note: str
 
-    def for_layer(self, index: int) -> LayerMatch | None:
-        """The match of measured layer ``index``."""
-        return next((m for m in self.matches if m.measured.index == index), None)
-
 
 def cycle_scale(budget_hz: int | None, capture_hz: int | None) -> tuple[float | None, str]:
     """Capture cycles per budget cycle, and a sentence saying how it was decided."""

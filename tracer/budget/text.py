@@ -6,7 +6,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from tracer.errors import UsageError
+from tracer.errors import UsageError, reading_file
 
 MAX_BUDGET_BYTES = 64 * 1024 * 1024  # far above any planner output; guards against a wrong path
 
@@ -32,16 +32,10 @@ class BudgetText:
         """
         name = str(path)
         p = Path(path)
-        try:
+        with reading_file(name, "a budget file", UsageError):
             if p.stat().st_size > MAX_BUDGET_BYTES:
                 raise UsageError(f"{name}: {p.stat().st_size} bytes is too large for a budget file")
             blob = p.read_bytes()
-        except FileNotFoundError:
-            raise UsageError(f"{name}: no such file") from None
-        except IsADirectoryError:
-            raise UsageError(f"{name}: is a directory, not a budget file") from None
-        except OSError as exc:
-            raise UsageError(f"{name}: cannot read: {exc.strerror}") from None
         return cls.from_bytes(blob, name)
 
     @classmethod

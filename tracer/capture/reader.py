@@ -28,7 +28,7 @@ from tracer.capture.format import (
     ChunkKind,
 )
 from tracer.capture.metadata import CaptureMetadata
-from tracer.errors import CaptureError
+from tracer.errors import CaptureError, reading_file
 
 RAW_CHUNK = 1 << 20
 
@@ -70,14 +70,8 @@ def open_capture(path: str | os.PathLike[str]) -> CaptureReader:
         CaptureError: The file is missing, a directory, or unreadable.
     """
     p = Path(path)
-    try:
+    with reading_file(str(p), "a capture", CaptureError):
         stream = open(p, "rb")  # noqa: SIM115 - owned by the reader
-    except FileNotFoundError:
-        raise CaptureError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise CaptureError(f"{p}: is a directory, not a capture") from None
-    except OSError as exc:
-        raise CaptureError(f"{p}: cannot read: {exc.strerror}") from None
     return CaptureReader(stream, name=str(p))
 
 
@@ -107,6 +101,7 @@ class CaptureReader:
             self._data_start = self.size
         elif self.is_capture:
             self._data_start = self._read_header()
+        self._header_warnings = len(self.warnings)
         stream.seek(self._data_start)
 
     @classmethod
@@ -130,7 +125,13 @@ class CaptureReader:
         self.close()
 
     def chunks(self) -> Iterator[CaptureChunk]:
-        """Yield the stream's bytes in order; warnings collect in :attr:`warnings` as found."""
+        """Yield the stream's bytes in order; warnings and events collect as found.
+
+        Each pass finds the chunks' damage and events again, so a second pass (a pre-pass for the
+        length, then the read) reports each once; the header's warnings stay.
+        """
+        del self.warnings[self._header_warnings :]
+        self.events.clear()
         self._stream.seek(self._data_start)
         if self.is_capture:
             yield from self._capture_chunks()

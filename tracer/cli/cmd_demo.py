@@ -7,6 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from tracer.cli.source_setup import seconds
+
 HELP = "run the demo network on QEMU mps3-an547 (Cortex-M55), record it and print the report"
 DESCRIPTION = """\
 Build the demo firmware (firmware_snippets/demo: a 10-layer int8 network instrumented with the
@@ -55,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-inference", action="store_true", help="list every inference with every layer")
     parser.add_argument("--build-dir", metavar="DIR", type=Path,
                         help="where make builds the firmware (default: firmware_snippets/build)")  # fmt: skip
-    parser.add_argument("--timeout", type=float, metavar="S",
+    parser.add_argument("--timeout", type=seconds, metavar="S",
                         help="give up after S seconds of running (default: 30 + 0.5 per inference)")  # fmt: skip
 
 

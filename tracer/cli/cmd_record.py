@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracer.cli.source_setup import split_command_line
+from tracer.cli.source_setup import seconds, split_command_line
 from tracer.sources.registry import source_schemes
 from tracer.units import parse_frequency
 
@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     split_command_line(parser)
     parser.add_argument("-o", "--output", metavar="CAPTURE", required=True, help="capture file to create (.trace)")
-    parser.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until the end)")
+    parser.add_argument("--duration", type=seconds, metavar="S", help="stop after S seconds (default: until the end)")
     parser.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
     parser.add_argument(
         "--elf", metavar="PATH",
@@ -155,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | None, console: Console) -> None:
     """Report the FVP's exit status; keep its PMU trace in the capture and summarise its NPU timeline."""
+    import gzip
     import json
 
     from tracer.errors import CaptureError
@@ -174,7 +175,7 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
     try:
         trace = read_pmu_trace(path)
         blob = Path(path).read_bytes()
-        raw = json.loads(blob if blob[:2] != b"\x1f\x8b" else __import__("gzip").decompress(blob))
+        raw = json.loads(blob if blob[:2] != b"\x1f\x8b" else gzip.decompress(blob))
         raw_events = raw["traceEvents"] if isinstance(raw, dict) else raw
     except (CaptureError, ValueError, KeyError, OSError) as exc:
         console.warn(f"PMU trace {path} not kept: {exc}")

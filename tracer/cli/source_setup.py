@@ -11,6 +11,17 @@ if TYPE_CHECKING:
     from tracer.sources.base import ByteSource
 
 
+def seconds(text: str) -> float:
+    """An argparse type: a length of time in seconds, more than zero (``--duration``, ``--timeout``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r} (expected e.g. 30 or 2.5)") from None
+    if not value > 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text!r}")
+    return value
+
+
 def split_command_line(parser: argparse.ArgumentParser) -> None:
     """Everything after ``--`` is the FVP's command line, wherever the options stand.
 

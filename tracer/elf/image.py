@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tracer.elf.exceptions import FIRST_IRQ, exception_label
-from tracer.errors import UsageError
+from tracer.errors import UsageError, reading_file
 
 # Where toolchains and CMSIS startup files put the vector table: symbol names, then section names.
 VECTOR_SYMBOLS = ("__Vectors", "__isr_vector", "g_pfnVectors", "__vector_table", "_vector_table",
@@ -109,12 +109,8 @@ def open_elf(path: str | os.PathLike[str]) -> ElfImage:
         UsageError: The file is missing or not an ELF image.
     """
     p = Path(path)
-    try:
+    with reading_file(f"--elf {p}", "an ELF file", UsageError):
         blob = p.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"--elf {p}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"--elf {p}: cannot read: {exc.strerror}") from None
     return read_elf(io.BytesIO(blob), name=str(p))
 
 

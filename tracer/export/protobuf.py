@@ -79,10 +79,6 @@ class Message:
         self._buf += varint(int(value))
         return self
 
-    def boolean(self, field: int, value: bool) -> Message:
-        """A ``bool`` field."""
-        return self.uint(field, 1 if value else 0)
-
     def double(self, field: int, value: float) -> Message:
         """A ``double`` field (64-bit IEEE 754, little-endian)."""
         self._buf += tag(field, FIXED64)

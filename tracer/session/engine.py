@@ -801,11 +801,6 @@ class Session:
             stats = self._layer_stats.get(index)
             return stats.recent(limit) if stats is not None else np.zeros(0, np.int64)
 
-    def latency_values(self, limit: int | None = None) -> np.ndarray:
-        """Recent latencies of complete inferences, oldest first."""
-        with self._lock:
-            return self._latency.recent(limit)
-
     @property
     def budget(self) -> SessionBudget | None:
         """The budget in use."""

@@ -19,9 +19,9 @@ from tracer.sources.base import ByteSource, SourceEnded
 
 DEFAULT_PIECE = 2048  # replay granularity: small enough for smooth pacing, large enough to be cheap
 FAST_PIECE = 64 * 1024  # replay as fast as possible
-PREPASS_LIMIT = 256 * 1024 * 1024
+PREPASS_LIMIT = 256 * 1024 * 1024  # captures up to this size are measured up front (length, duration)
 COALESCE_BYTES = 128 * 1024  # live: queued reads handed to the decoder at once
-READ_GATHER_S = 0.01  # live: pause after a short read, so reads come in batches  # captures up to this size are measured up front (length, duration)
+READ_GATHER_S = 0.01  # live: pause after a short read, so reads come in batches
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,8 +94,6 @@ class CaptureFeed:
         self.has_host_times = first is not None
         if first is not None and last is not None:
             self.duration_seconds = (last - first) / 1e9
-        self._reader.warnings.clear()  # found again, in order, during the replay
-        self._reader.events.clear()
 
     def _walk(self) -> Iterator[Piece]:
         chunks = self._reader.chunks()

@@ -27,9 +27,14 @@ from types import ModuleType
 from typing import Any, Callable
 
 from tracer.errors import SourceUnavailable, UsageError
-from tracer.sources.base import SourceLost
 from tracer.sources.polling import MemoryPoller
-from tracer.sources.probe_options import RTT_SEARCH_SECONDS, ProbeOptions, choose_swo_speed, transport_metadata
+from tracer.sources.probe_options import (
+    RTT_SEARCH_SECONDS,
+    ProbeOptions,
+    choose_swo_speed,
+    read_within,
+    transport_metadata,
+)
 from tracer.sources.url import SourceUrl
 
 SPEED_CANDIDATES = 64  # how many speeds to ask the DLL for; it lists them fastest first
@@ -97,10 +102,7 @@ class JLinkSource:
         """Open the probe, connect to the target, start SWO or RTT and prepare polling."""
         pylink = self._pylink or _load_pylink()
         self._errors = (pylink.errors.JLinkException,)
-        if self._symbols is None and self.options.elf:
-            from tracer.elf import open_elf  # noqa: PLC0415
-
-            self._symbols = open_elf(self.options.elf)
+        self._symbols = self.options.symbols(self._symbols)
         spec = self.options.poll_spec(self._symbols, self.url)  # validate before touching hardware
         try:
             jlink = pylink.JLink()
@@ -139,16 +141,12 @@ class JLinkSource:
     def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
         """Return SWO or RTT bytes (``b""`` if none within ``timeout``)."""
         assert self._jlink is not None, "open() first"
-        deadline = self._clock() + timeout
-        while True:
-            try:
-                self._poll_memory()
-                data = self._read_once(max_bytes)
-            except self._errors as exc:
-                raise SourceLost(f"{self.url}: {exc}") from None
-            if data or self._clock() >= deadline:
-                return data
-            self._sleep(min(IDLE_SLEEP, max(0.0, deadline - self._clock())))
+
+        def fetch() -> bytes:
+            self._poll_memory()
+            return self._read_once(max_bytes)
+
+        return read_within(fetch, timeout, IDLE_SLEEP, self._errors, self.url, self._clock, self._sleep)
 
     def close(self) -> None:
         """Stop SWO/RTT and close the probe; safe to call twice."""
@@ -196,19 +194,7 @@ class JLinkSource:
         jlink.swo_flush()
 
     def _start_rtt(self, jlink: Any, pylink: Any) -> None:
-        address = None
-        if self.options.rtt_address:
-            text = self.options.rtt_address
-            try:
-                address = int(text, 0)
-            except ValueError:
-                sym = self._symbols.symbol(text) if self._symbols is not None else None
-                if sym is None:
-                    raise UsageError(f"{self.url}: rtt_address {text!r} is neither an address nor a symbol of the ELF") from None
-                address = sym.address
-        elif self._symbols is not None and self._symbols.symbol("_SEGGER_RTT") is not None:
-            address = self._symbols.symbol("_SEGGER_RTT").address
-        jlink.rtt_start(address)
+        jlink.rtt_start(self.options.rtt_control_block(self._symbols, self.url))
         deadline = self._clock() + RTT_SEARCH_SECONDS
         while True:
             try:

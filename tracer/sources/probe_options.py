@@ -10,9 +10,10 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 from tracer.errors import UsageError
+from tracer.sources.base import SourceLost
 from tracer.sources.polling import PollSpec, SymbolTable, parse_poll_spec
 from tracer.sources.url import SourceUrl
 from tracer.units import parse_frequency
@@ -78,6 +79,37 @@ class ProbeOptions:
         """The memory-polling spec (inactive when no arena or stack was asked for)."""
         return parse_poll_spec(self.raw, symbols, where)
 
+    def symbols(self, given: SymbolTable | None) -> SymbolTable | None:
+        """The firmware image for symbol names: the one given (``--elf``), else the URL's ``elf=``.
+
+        Raises:
+            UsageError: The URL's ELF cannot be read.
+        """
+        if given is not None or not self.elf:
+            return given
+        from tracer.elf import open_elf  # noqa: PLC0415 - pyelftools only when an ELF is named
+
+        return open_elf(self.elf)
+
+    def rtt_control_block(self, symbols: SymbolTable | None, where: str) -> int | None:
+        """Where the RTT control block is: ``rtt_address`` (a number or a symbol), else the ELF's
+        ``_SEGGER_RTT``, else None (the probe searches target RAM for it).
+
+        Raises:
+            UsageError: ``rtt_address`` is neither a number nor a symbol of the ELF.
+        """
+        text = self.rtt_address
+        if text:
+            try:
+                return int(text, 0)
+            except ValueError:
+                sym = symbols.symbol(text) if symbols is not None else None
+                if sym is None:
+                    raise UsageError(f"{where}: rtt_address {text!r} is neither an address nor a symbol of the ELF") from None
+                return int(sym.address)
+        sym = symbols.symbol("_SEGGER_RTT") if symbols is not None else None
+        return int(sym.address) if sym is not None else None
+
 
 def choose_swo_speed(cpu_hz: int, wanted: int | None, supported: list[int], where: str = "") -> int:
     """Pick the SWO rate: the fastest the probe supports, not above ``wanted``, that the target
@@ -132,3 +164,28 @@ def transport_metadata(options: ProbeOptions, cpu_hz: int | None, swo_hz: int | 
     if options.mode == "rtt":
         meta["rtt_buffer"] = options.rtt_buffer
     return meta
+
+
+def read_within(
+    fetch: Callable[[], bytes],
+    timeout: float,
+    idle: float,
+    errors: tuple[type[BaseException], ...],
+    where: str,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> bytes:
+    """Call ``fetch`` until it gives bytes or ``timeout`` seconds pass, sleeping ``idle`` between tries.
+
+    Raises:
+        SourceLost: ``fetch`` raised one of the probe library's ``errors`` (the probe went away).
+    """
+    deadline = clock() + timeout
+    while True:
+        try:
+            data = fetch()
+        except errors as exc:
+            raise SourceLost(f"{where}: {exc}") from None
+        if data or clock() >= deadline:
+            return data
+        sleep(min(idle, max(0.0, deadline - clock())))

@@ -26,9 +26,8 @@ import time
 from typing import Any, Callable
 
 from tracer.errors import SourceUnavailable, UsageError
-from tracer.sources.base import SourceLost
 from tracer.sources.polling import MemoryPoller
-from tracer.sources.probe_options import ProbeOptions, transport_metadata
+from tracer.sources.probe_options import ProbeOptions, read_within, transport_metadata
 from tracer.sources.url import SourceUrl
 from tracer.units import parse_frequency
 
@@ -102,10 +101,7 @@ class PyocdSource:
     # -- ByteSource ------------------------------------------------------------------------------
     def open(self) -> None:
         """Open the session and start SWO, RTT or polling."""
-        if self._symbols is None and self.options.elf:
-            from tracer.elf import open_elf  # noqa: PLC0415
-
-            self._symbols = open_elf(self.options.elf)
+        self._symbols = self.options.symbols(self._symbols)
         spec = self.options.poll_spec(self._symbols, self.url)
         session_options: dict[str, Any] = {"connect_mode": self.options.raw.get("connect", "attach")}
         if self.options.raw.get("frequency"):
@@ -138,18 +134,14 @@ class PyocdSource:
     def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
         """Return SWO or RTT bytes (``b""`` if none within ``timeout``)."""
         assert self._session is not None, "open() first"
-        deadline = self._clock() + timeout
-        while True:
-            try:
-                if self._poller is not None and self._poller.due():
-                    self._events.extend(self._poller.poll())
-                data = self._read_once()
-            except self._errors as exc:
-                raise SourceLost(f"{self.url}: {exc}") from None
-            if data or self._clock() >= deadline:
-                # swo_read() and RTT reads take no size: return all they gave, never drop any.
-                return data
-            self._sleep(min(IDLE_SLEEP, max(0.0, deadline - self._clock())))
+
+        def fetch() -> bytes:
+            if self._poller is not None and self._poller.due():
+                self._events.extend(self._poller.poll())
+            # swo_read() and RTT reads take no size: return all they gave, never drop any.
+            return self._read_once()
+
+        return read_within(fetch, timeout, IDLE_SLEEP, self._errors, self.url, self._clock, self._sleep)
 
     def close(self) -> None:
         """Stop SWO and close the session; safe to call twice."""
@@ -218,21 +210,8 @@ class PyocdSource:
     def _start_rtt(self) -> None:
         from pyocd.debug.rtt import RTTControlBlock  # noqa: PLC0415
 
-        target = self._session.target
-        address = None
-        size = None
-        text = self.options.rtt_address
-        if text:
-            try:
-                address = int(text, 0)
-            except ValueError:
-                sym = self._symbols.symbol(text) if self._symbols is not None else None
-                if sym is None:
-                    raise UsageError(f"{self.url}: rtt_address {text!r} is neither an address nor a symbol of the ELF") from None
-                address = sym.address
-        elif self._symbols is not None and self._symbols.symbol("_SEGGER_RTT") is not None:
-            address = self._symbols.symbol("_SEGGER_RTT").address
-        control = RTTControlBlock.from_target(target, address=address, size=size)
+        address = self.options.rtt_control_block(self._symbols, self.url)
+        control = RTTControlBlock.from_target(self._session.target, address=address, size=None)
         control.start()
         if self.options.rtt_buffer >= len(control.up_channels):
             raise UsageError(

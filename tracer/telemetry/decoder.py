@@ -299,10 +299,6 @@ class TelemetryDecoder:
         self._taken = end
         return out
 
-    def layer_spans(self, first: int = 0) -> LayerSpans:
-        """Published layer spans from row ``first`` on (cheap: views of the tables)."""
-        return self._span_columns(first, self._published_spans())
-
     # -- taking and discarding (streams that never end) ------------------------------------------
     def take(self) -> NewRows:
         """The inferences closed and the events decoded since the last take, as owned copies.

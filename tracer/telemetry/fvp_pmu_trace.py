@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
-from tracer.errors import CaptureError
+from tracer.errors import CaptureError, reading_file
 from tracer.telemetry.model import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
 
 QREAD_TRACK = "qread"
@@ -370,12 +370,8 @@ def _read_bytes(source: str | os.PathLike[str] | BinaryIO | bytes, label: str) -
     if isinstance(source, bytes):
         return source
     if isinstance(source, (str, os.PathLike)):
-        try:
+        with reading_file(label, "a PMU trace or debug database", CaptureError):
             return Path(source).read_bytes()
-        except FileNotFoundError:
-            raise CaptureError(f"{label}: no such file") from None
-        except OSError as exc:
-            raise CaptureError(f"{label}: cannot read: {exc.strerror}") from None
     return source.read()
 
 

@@ -6,7 +6,7 @@ import io
 import os
 from typing import IO, Union
 
-from tracer.errors import CaptureError
+from tracer.errors import CaptureError, reading_file
 from tracer.telemetry.logs.reader import LogReader
 from tracer.telemetry.logs.sniff import SNIFF_BYTES, first_binary_position, is_text_log
 from tracer.telemetry.model import InferenceTimeline
@@ -27,15 +27,8 @@ def read_log(source: LogInput, name: str | None = None) -> InferenceTimeline:
     """
     if isinstance(source, (str, os.PathLike)):
         label = name or str(source)
-        try:
-            with open(source, "rb") as handle:
-                return _read_binary(handle, label)
-        except FileNotFoundError:
-            raise CaptureError(f"{label}: no such file") from None
-        except IsADirectoryError:
-            raise CaptureError(f"{label}: is a directory, not a log") from None
-        except OSError as exc:
-            raise CaptureError(f"{label}: cannot read: {exc.strerror}") from None
+        with reading_file(label, "a log", CaptureError), open(source, "rb") as handle:
+            return _read_binary(handle, label)
     label = name or str(getattr(source, "name", "<log>"))
     if isinstance(source, io.TextIOBase):
         return _read_lines(source, label)
