@@ -9,14 +9,14 @@ It writes a synthetic capture of firmware_snippets telemetry (:mod:`workload`: a
 layers on the NPU with cache maintenance, NPU job marks and PMU snapshots, input/output CRCs and
 two stack reports per inference), made by our own encoder, then times in the same run:
 
-  reference  read the capture and decode its ITM packets (what ``tracer decode --format stats``
-             does), nothing else;
+  reference  read the capture and decode it into ITM packet batches (the pipeline's first stage),
+             nothing else;
   pipeline   read, decode, assemble records into inferences and layer spans, build the
              timeline and the per-layer report (``tracer report``), streaming.
 
-and prints MB/s of both, their ratio, the peak resident memory of each (in a fresh process), and whether the pipeline clears the 50 MB/s of
-PRODUCT.md ("Performance"). The first (compiling) pass is excluded; each stage is timed best of
-``--repeat`` runs.
+and prints MB/s of both, their ratio, the peak resident memory of each (in a fresh process), and
+whether the pipeline clears the 50 MB/s target (README, "Benchmarks"). The first (compiling) pass
+is excluded; each stage is timed best of ``--repeat`` runs.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import shutil
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +15,12 @@ from tracer.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+
+
+def require_tools(*tools: str) -> None:
+    """Fail (never skip) when a program a test needs is not on PATH: ``.ci/run`` installs them all."""
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    assert not missing, f"not installed: {', '.join(missing)} (./.ci/run installs the cross compiler and QEMU)"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -62,15 +70,12 @@ def firmware_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``make -C firmware_snippets all`` once per session, into a temporary folder.
 
     Holds the trc library for cortex-m4/m33/m55 (``<cpu>/libtrc.a``) and the QEMU ELFs
-    (``demo/tracer_demo.elf``, ``demo/marker_cost.elf``). Skips when the cross compiler is missing
+    (``demo/tracer_demo.elf``, ``demo/marker_cost.elf``). Fails when the cross compiler is missing
     (CI installs it: ``.ci/run``).
     """
-    import shutil
     import subprocess
 
-    for tool in ("arm-none-eabi-gcc", "make"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed")
+    require_tools("arm-none-eabi-gcc", "make")
     out = tmp_path_factory.mktemp("firmware")
     done = subprocess.run(
         ["make", "-C", str(ROOT / "firmware_snippets"), f"BUILD={out}", "-j2", "all"],
@@ -78,3 +83,16 @@ def firmware_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out
+
+
+@pytest.fixture(scope="session")
+def qemu_build(firmware_build: Path) -> Path:
+    """``firmware_build``, with ``qemu-system-arm`` there to run its demo images."""
+    require_tools("qemu-system-arm")
+    return firmware_build
+
+
+@pytest.fixture(scope="session")
+def demo_budget() -> dict:
+    """The shipped demo budget (``captures/demo_budget.toml``) as plain TOML, read without tracer."""
+    return tomllib.loads((ROOT / "captures" / "demo_budget.toml").read_text())

@@ -17,7 +17,7 @@ import pytest
 
 import tracer
 
-CORE_PACKAGES = ("capture", "decode", "telemetry", "budget", "analysis", "export", "session")
+CORE_PACKAGES = ("capture", "decode", "telemetry", "budget", "analysis", "export", "session", "elf")
 FORBIDDEN = ("textual", "rich", "serial", "pylink", "pyocd", "tracer.tui", "tracer.cli")
 PACKAGE_DIR = Path(tracer.__file__).parent
 

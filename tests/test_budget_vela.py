@@ -138,7 +138,7 @@ def test_without_summary_the_clock_is_unknown_and_said_so() -> None:
     assert any("no Vela summary CSV" in n for n in budget.notes)
 
 
-def test_mismatched_summary_is_reported(tmp_path: Path) -> None:
+def test_mismatched_summary_is_reported() -> None:
     """A per-layer CSV of one run with the summary of another: the sums differ, a note says so."""
     budget = load_budget([U55 / "tiny_int8_per-layer.csv", U65 / U65_SUMMARY])
     assert any("63878" in n and "93588" in n for n in budget.notes)
@@ -210,8 +210,8 @@ def test_two_summaries_with_different_clocks_are_refused() -> None:
 
 
 def test_debug_db_that_does_not_fit_falls_back_with_a_note() -> None:
-    """U65's database with U55's CSV: the names line up but the tables were made for another run?
-    Either the mapping holds row for row, or the reader says why it fell back."""
+    """The regor run's database with the legacy run's CSV: its rows do not map onto the CSV's, so
+    the reader groups the layers from the operation order and says why in a note."""
     budget = load_budget([LEGACY / "tiny_int8_per-layer.csv", LEGACY / U55_SUMMARY, U55 / "tiny_int8_debug.xml"])
     assert any("does not fit" in n for n in budget.notes)
     assert budget.layer_cycles_total == pytest.approx(62279)

@@ -37,8 +37,8 @@ class Clock:
         return self.now
 
 
-def _write(path: Path, data: bytes, piece: int = 100, flush_bytes: int = 256, **meta: object) -> CaptureWriter:
-    metadata = CaptureMetadata(source="tcp://localhost:3443", cpu_hz=160_000_000, **meta)  # type: ignore[arg-type]
+def _write(path: Path, data: bytes, piece: int = 100, flush_bytes: int = 256) -> CaptureWriter:
+    metadata = CaptureMetadata(source="tcp://localhost:3443", cpu_hz=160_000_000)
     with CaptureWriter(path, metadata, flush_bytes=flush_bytes, clock=Clock(), flush_interval=1e9) as writer:
         for i in range(0, len(data), piece):
             writer.write(data[i : i + piece])

@@ -80,7 +80,7 @@ def test_halved_budget_text_names_every_layer_and_its_ratio(run_cli, tmp_path: P
     assert "check FAILED: 10 of" in done.out
 
 
-def test_json_is_the_report_plus_checks(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_json_is_the_report_plus_checks(run_cli, tmp_path: Path, demo_budget: dict) -> None:  # noqa: ANN001
     """JSON: the report object, with predicted cycles and ratios filled, plus checks and passed."""
     done = run_cli("check", DEMO, "--budget", DEMO_BUDGET, "--format", "json")
     assert done.code == 0
@@ -95,7 +95,7 @@ def test_json_is_the_report_plus_checks(run_cli, tmp_path: Path) -> None:  # noq
         assert check["measured"] == layer["cycles"]["p50"]
         assert check["limit"] == pytest.approx(layer["predicted_cycles"] * 1.15, abs=0.001)
         assert layer["ratio"] == pytest.approx(layer["cycles"]["p50"] / layer["predicted_cycles"], abs=1e-4)
-    assert doc["memory"]["arena"]["planned"] == 13312
+    assert doc["memory"]["arena"]["planned"] == demo_budget["model"]["arena_bytes"]
     half = json.loads(run_cli("check", DEMO, "--budget", halved_budget(tmp_path), "--format", "json").out)
     assert half["passed"] is False
     assert sum(not c["passed"] for c in half["checks"]) == 10

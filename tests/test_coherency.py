@@ -10,11 +10,10 @@ from typing import Callable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from telemetry_streams import decode
 from tracer.analysis.coherency import analyse_coherency, lines_of
 from tracer.analysis.findings import AnalysisContext, find_all
 from tracer.analysis.findings.coherency import RULES as COHERENCY_RULES
-from tracer.decode.itm import decode_bytes
-from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.telemetry.encoder import TelemetryEncoder
 from tracer.telemetry.model import InferenceTimeline
 from tracer.telemetry.wire import NPU_READS, NPU_WRITES, TimeSource
@@ -23,7 +22,8 @@ INPUT = 0x31000000
 OUTPUT = 0x31001000
 CLEAN, INVALIDATE = 1, 2
 
-# step(n, enc, t, what): emit the part ``what`` of inference n at time t (or skip it); returns nothing.
+# step(n, enc, t, what): called at the part ``what`` of inference n at time t, may emit records itself;
+# build() emits its own record for a "write", "clean" or "invalidate" part only when it returns True.
 Step = Callable[[int, TelemetryEncoder, int, str], bool]
 
 
@@ -65,10 +65,7 @@ def build(inferences: int = 4, step: Step = correct, input_len: int = 4096, outp
         if crcs:
             enc.buffer_crc(t + 6050, 1, crcs(n)[1], 10)
         enc.inference_end(t + 6100)
-    decoder = TelemetryDecoder()
-    decoder.feed(decode_bytes(bytes(enc)))
-    decoder.finish()
-    return decoder.timeline()
+    return decode(bytes(enc))
 
 
 def coherency_findings(timeline: InferenceTimeline) -> list:
@@ -220,10 +217,7 @@ def test_without_buffer_marks_nothing_is_claimed() -> None:
     enc.npu_job_end(40, 0)
     enc.layer_end(50, 0)
     enc.inference_end(60)
-    decoder = TelemetryDecoder()
-    decoder.feed(decode_bytes(bytes(enc)))
-    decoder.finish()
-    tl = decoder.timeline()
+    tl = decode(bytes(enc))
     analysis = analyse_coherency(tl)
     assert analysis.problems == [] and "not checked" in analysis.notes[0]
     assert coherency_findings(tl) == []
@@ -241,10 +235,7 @@ def test_an_npu_output_read_by_the_next_job_needs_no_clean() -> None:
     enc.npu_job_begin(60, 1)
     enc.npu_job_end(70, 1)
     enc.inference_end(80)
-    decoder = TelemetryDecoder()
-    decoder.feed(decode_bytes(bytes(enc)))
-    decoder.finish()
-    assert analyse_coherency(decoder.timeline()).problems == []
+    assert analyse_coherency(decode(bytes(enc))).problems == []
 
 
 @settings(max_examples=60, deadline=None)
@@ -275,9 +266,6 @@ def test_random_mark_sequences_never_break_the_rules(steps: list[tuple[int, int,
             enc.buffer_crc(t, job % 2, block, length)
     enc.layer_end(t + 1, 0)
     enc.inference_end(t + 2)
-    decoder = TelemetryDecoder()
-    decoder.feed(decode_bytes(bytes(enc)))
-    decoder.finish()
-    for finding in coherency_findings(decoder.timeline()):
+    for finding in coherency_findings(decode(bytes(enc))):
         json.dumps(finding.to_json())
         assert finding.layer in (0, None)

@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -223,6 +222,15 @@ def test_bad_options_exit_2(run_cli) -> None:  # noqa: ANN001
     assert run_cli("decode", QUEUE_DEMO, "--tpiu", "maybe").code == 2
 
 
+@pytest.mark.parametrize("verb", ["record", "live"])
+@pytest.mark.parametrize("bad", ["0", "112", "x"])
+def test_record_and_live_refuse_a_tpiu_id_out_of_range(run_cli, tmp_path: Path, verb: str, bad: str) -> None:  # noqa: ANN001
+    """0 is padding and 0x70 up are reserved: a usage error before any source is opened."""
+    out = tmp_path / "never.trace"
+    done = run_cli(verb, f"file://{QUEUE_DEMO}", "-o", out, "--tpiu-id", bad)
+    assert done.code == 2 and "--tpiu-id" in done.err and not out.exists()
+
+
 def test_decode_help_teaches(run_cli) -> None:  # noqa: ANN001
     result = run_cli("decode", "--help")
     assert result.code == 0
@@ -232,17 +240,15 @@ def test_decode_help_teaches(run_cli) -> None:  # noqa: ANN001
 
 # -- record -----------------------------------------------------------------------------------------
 class TraceServer:
-    """A raw trace server on localhost: accepts one client, sends the data in pieces, closes.
+    """A raw trace server on localhost: accepts one client, sends the data in pieces at once, closes.
 
-    ``delay`` waits after the connection before sending: pyserial's ``socket://`` handler drains
-    whatever already arrived at the end of its ``open()`` (``reset_input_buffer``), so bytes sent
-    at once can be lost before tracer reads anything (reported; see the test below).
+    Sending the moment the client connects checks that pyserial's ``socket://`` handler, which
+    drains what already arrived at the end of its ``open()``, loses nothing (tracer keeps it).
     """
 
-    def __init__(self, data: bytes, piece: int = 1000, delay: float = 0.0) -> None:
+    def __init__(self, data: bytes, piece: int = 1000) -> None:
         self.data = data
         self.piece = piece
-        self.delay = delay
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -250,7 +256,6 @@ class TraceServer:
 
     def _serve(self) -> None:
         conn, _ = self.sock.accept()
-        time.sleep(self.delay)
         with conn:
             for i in range(0, len(self.data), self.piece):
                 conn.sendall(self.data[i : i + self.piece])
@@ -263,7 +268,7 @@ class TraceServer:
 @pytest.mark.parametrize("scheme", ["tcp", "socket"])
 def test_record_network_source_until_end_of_stream(tmp_path: Path, run_cli, scheme: str) -> None:  # noqa: ANN001
     data = QUEUE_DEMO.read_bytes() * 4
-    server = TraceServer(data, delay=0.5 if scheme == "socket" else 0.0)
+    server = TraceServer(data)
     out = tmp_path / f"{scheme}.trace"
     url = f"{scheme}://127.0.0.1:{server.port}"
     result = run_cli("record", url, "-o", out, "--cpu-hz", "48M")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -31,11 +30,9 @@ LAYERS = ["conv0", "dw1", "pw2", "dw3", "pw4", "add5", "pool6", "conv7", "gap8",
 
 
 @pytest.fixture(scope="module")
-def demo_elf(firmware_build: Path) -> Path:
+def demo_elf(qemu_build: Path) -> Path:
     """The demo firmware (built once per session)."""
-    if shutil.which("qemu-system-arm") is None:
-        pytest.skip("qemu-system-arm is not installed")
-    return firmware_build / "demo" / "tracer_demo.elf"
+    return qemu_build / "demo" / "tracer_demo.elf"
 
 
 def run_demo(elf: Path, inferences: int, capture: Path) -> tuple[DecodedCapture, int | None]:
@@ -126,12 +123,10 @@ def test_tracer_demo_then_tracer_report(demo_elf: Path, tmp_path: Path, run_cli,
     assert len(rows) == 2 and all(len(row.split()) == 3 + 10 for row in rows)
 
 
-def test_marker_cost_firmware(firmware_build: Path) -> None:
+def test_marker_cost_firmware(qemu_build: Path) -> None:
     """The marker-cost firmware runs and measures each transport; the UART transport costs more
     than the library alone, which costs more than an empty loop."""
-    if shutil.which("qemu-system-arm") is None:
-        pytest.skip("qemu-system-arm is not installed")
-    elf = firmware_build / "demo" / "marker_cost.elf"
+    elf = qemu_build / "demo" / "marker_cost.elf"
     done = subprocess.run(
         ["qemu-system-arm", "-M", "mps3-an547", "-display", "none", "-monitor", "none", "-no-reboot",
          "-icount", "shift=0", "-semihosting-config", "enable=on,target=native", "-serial", "stdio",

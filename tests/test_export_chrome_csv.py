@@ -45,7 +45,7 @@ def test_chrome_json_of_the_demo(run_cli, tmp_path: Path) -> None:  # noqa: ANN0
     assert doc["otherData"]["clock_hz"] == 32_000_000 and doc["displayTimeUnit"] == "ns"
 
 
-def test_csv_rows_with_budget(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_csv_rows_with_budget(run_cli, tmp_path: Path, demo_budget: dict) -> None:  # noqa: ANN001
     """One row per layer execution with cycles, predicted and ratio."""
     out = tmp_path / "layers.csv"
     done = run_cli("export", DEMO, "--format", "csv", "--budget", DEMO_BUDGET, "-o", out)
@@ -58,7 +58,8 @@ def test_csv_rows_with_budget(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
     for r in rows:
         assert int(r["end"]) - int(r["start"]) == int(r["cycles"]) and r["complete"] == "1"
         assert float(r["ratio"]) == round(int(r["cycles"]) / float(r["predicted"]), 4)
-    assert rows[0]["predicted"] == "33291.0" and rows[0]["engine"] == "npu" and rows[5]["engine"] == "cpu"
+    conv0 = next(la["cycles"] for la in demo_budget["layer"] if la["name"] == "conv0")
+    assert rows[0]["predicted"] == str(float(conv0)) and rows[0]["engine"] == "npu" and rows[5]["engine"] == "cpu"
     assert sorted({int(r["inference"]) for r in rows}) == list(range(20))
 
 

@@ -47,7 +47,7 @@ def export(timeline, predicted=None) -> bytes:  # noqa: ANN001
     return out.getvalue()
 
 
-def test_demo_trace_read_back(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_demo_trace_read_back(run_cli, tmp_path: Path, demo_budget: dict) -> None:  # noqa: ANN001
     """Tracks, slice counts and names, timestamps and args of the shipped capture."""
     path = tmp_path / "demo.pftrace"
     done = run_cli("export", DEMO, "--format", "perfetto", "--budget", DEMO_BUDGET, "-o", path)
@@ -76,12 +76,13 @@ def test_demo_trace_read_back(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
     got = sorted((s.name, s.start, s.end) for s in cpu + npu)
     assert got == expected
     conv0 = min((s for s in npu if s.name == "conv0"), key=lambda s: s.start)
-    # Row 0 of the spans is conv0 of the first inference; 33291 is its budget (demo_budget.toml).
+    # Row 0 of the spans is conv0 of the first inference, predicted in demo_budget.toml.
+    predicted0 = next(la["cycles"] for la in demo_budget["layer"] if la["name"] == "conv0")
     cycles0 = int(spans.end[0] - spans.start[0])
     active0 = int(spans.pmu[0, spans.pmu_names.index("NPU_ACTIVE")])
     assert timeline.layer(int(spans.layer[0])).label == "conv0" and active0 > 0
-    assert conv0.args["cycles"] == cycles0 and conv0.args["predicted_cycles"] == 33291.0
-    assert conv0.args["ratio"] == round(cycles0 / 33291, 4) and conv0.args["npu_pmu"] == "simulated"
+    assert conv0.args["cycles"] == cycles0 and conv0.args["predicted_cycles"] == float(predicted0)
+    assert conv0.args["ratio"] == round(cycles0 / predicted0, 4) and conv0.args["npu_pmu"] == "simulated"
     assert conv0.args["pmu.NPU_ACTIVE"] == active0 and conv0.args["op"] == "CONV_2D"
     assert trace.timestamps == sorted(trace.timestamps)
     inf = timeline.inferences

@@ -36,7 +36,7 @@ def budget(toml: str):  # noqa: ANN201
 
 
 def findings(tl, b=None, tolerance=None):  # noqa: ANN001, ANN201
-    """(id, severity, layer) of every finding."""
+    """Every finding of the analysis."""
     return analyze(tl, FACTS, b, tolerance).findings
 
 
@@ -107,6 +107,14 @@ def test_whole_inference_budget() -> None:
     assert [(x.id, x.severity.value) for x in f] == [("latency-over-budget", "error")]
     assert f[0].evidence["p50"] == 1104 and f[0].evidence["predicted"] == 900
     assert findings(tl, budget("[model]\ncycles_total = 1050\n")) == []
+
+
+def test_whole_inference_budget_with_zero_tolerance() -> None:
+    """``--tolerance 0`` means no slack at all, not the 10% default: 1104 against 1050 fails."""
+    tl = timeline([("a", "ADD", Engine.CPU, [500] * 4), ("b", "ADD", Engine.CPU, [600] * 4)])
+    b = budget("[model]\ncycles_total = 1050\n")
+    assert [x.id for x in findings(tl, b, tolerance=0.0)] == ["latency-over-budget"]
+    assert findings(tl, b, tolerance=10.0) == []
 
 
 def test_unmatched_layers_both_ways() -> None:

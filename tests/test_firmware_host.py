@@ -18,8 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tracer.decode.itm import decode_bytes
-from tracer.telemetry.decoder import TelemetryDecoder
+from telemetry_streams import decode
 from tracer.telemetry.encoder import TelemetryEncoder
 from tracer.telemetry.model import Engine
 from tracer.telemetry.wire import INFO_NPU_PMU_SIMULATED, TimeSource
@@ -59,8 +58,7 @@ def _run(command: list[str], cwd: Path | None = None) -> subprocess.CompletedPro
 def host_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``make -C firmware_snippets host`` into a temporary folder: the library built by gcc."""
     for tool in ("gcc", "make"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed")
+        assert shutil.which(tool), f"{tool} is not installed (./.ci/run installs it)"
     out = tmp_path_factory.mktemp("host")
     _run(["make", "-C", str(FIRMWARE), f"BUILD={out}", "host"])
     return out / "host" / "libtrc.a"
@@ -177,10 +175,7 @@ def test_host_library_helpers(harness_run: tuple[bytes, dict[str, str]]) -> None
 def test_decoder_reads_what_the_host_library_wrote(harness_run: tuple[bytes, dict[str, str]]) -> None:
     """The decoded timeline has the values the harness passed, and the refused write shows."""
     data, _ = harness_run
-    decoder = TelemetryDecoder()
-    decoder.feed(decode_bytes(data))
-    decoder.finish()
-    tl = decoder.timeline()
+    tl = decode(data)
     assert tl.clock_hz == 480_000_000 and tl.clock_source == "dwt"
     assert tl.labels["npu_pmu"] == "simulated"
     assert tl.extra["marker_cost_cycles"] == 0x123 / 16 and tl.extra["scenario"] == 3
@@ -213,8 +208,7 @@ def test_tflm_adapter_emits_one_layer_per_operator(host_lib: Path, tmp_path: Pat
 
     The nested operator (ADD inside WHILE) is counted in its parent; "ethos-u" is an NPU layer.
     """
-    if shutil.which("g++") is None:
-        pytest.skip("g++ is not installed")
+    assert shutil.which("g++"), "g++ is not installed (./.ci/run installs it)"
     stub = tmp_path / "stub" / "tensorflow" / "lite" / "micro"
     stub.mkdir(parents=True)
     (stub / "micro_profiler_interface.h").write_text(TFLM_INTERFACE)
@@ -224,10 +218,7 @@ def test_tflm_adapter_emits_one_layer_per_operator(host_lib: Path, tmp_path: Pat
           str(host_lib), "-o", str(exe)])  # fmt: skip
     out = tmp_path / "out.bin"
     _run([str(exe), str(out)])
-    decoder = TelemetryDecoder()
-    decoder.feed(decode_bytes(out.read_bytes()))
-    decoder.finish()
-    tl = decoder.timeline()
+    tl = decode(out.read_bytes())
     assert tl.inferences.complete.tolist() == [True, True]
     assert [(i.op, i.engine) for i in tl.layers.values()] == [
         ("CONV_2D", Engine.CPU), ("ethos-u", Engine.NPU), ("WHILE", Engine.CPU), ("SOFTMAX", Engine.CPU),

@@ -159,10 +159,12 @@ def test_timeline_layers_engines_and_labels() -> None:
     assert [s.layer for s in first.layers] == [0, 1, 2, 3, 4, 5, 7, 8]
     assert timeline.layer(0).name == "conv/Relu" and timeline.layer(0).engine is Engine.NPU
     assert timeline.layer(4).op == "L2Norm" and timeline.layer(4).engine is Engine.CPU
-    l2norm = next(s for s in first.layers if s.layer == 4)
-    assert l2norm.cycles == 5000  # the CPU gap the schedule left between the two command streams
     expected = json.loads(EXPECTED.read_text())
-    conv = [e for e in expected if e["inference"] == 0 and e["stream"] == 1][0]
+    stream1, stream2 = ([e for e in expected if e["inference"] == 0 and e["stream"] == s] for s in (1, 2))
+    l2norm = next(s for s in first.layers if s.layer == 4)
+    # The CPU gap the schedule left between the two command streams.
+    assert l2norm.cycles == stream2[0]["start"] - stream1[-1]["end"]
+    conv = stream1[0]
     assert first.layers[0].start == conv["start"] and first.layers[0].pmu["axi_enabled_cycles"] == conv["axi"]
     assert [(j.job, j.inference) for j in timeline.npu_jobs] == [(1, 0), (2, 0), (1, 1), (2, 1), (1, 2), (2, 2)]
 

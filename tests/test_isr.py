@@ -127,7 +127,7 @@ def test_wrap_of_the_32_bit_counter_inside_a_layer_and_inside_an_isr() -> None:
     assert tl.inferences.complete.all()
 
 
-def _exception_stream(with_timestamps: bool = True, prescale: int = 1) -> tuple[bytes, dict[str, int]]:
+def _exception_stream(with_timestamps: bool = True, prescale: int = 1) -> bytes:
     """Records and DWT exception packets: a layer with a nested pair of handlers, then one whose
     exit is lost to an overflow. With timestamps, the packets of each moment are followed by a
     local timestamp (as the ITM sends them; ticks of ``prescale`` cycles)."""
@@ -168,13 +168,13 @@ def _exception_stream(with_timestamps: bool = True, prescale: int = 1) -> tuple[
     stamp(9000)
     enc.inference_end(10000)
     stamp(10000)
-    return bytes(enc), now
+    return bytes(enc)
 
 
 def test_exception_trace_with_timestamps_nesting_and_a_repaired_exit() -> None:
     """Exact cycles from the local timestamps; nesting; the lost exit closed at the return and
     marked repaired; the layer split into own and handler time."""
-    data, _ = _exception_stream()
+    data = _exception_stream()
     tl = decode(data)
     assert sorted(slices(tl)) == [
         (2500, 3800, 20, 0, False), (2900, 3200, 21, 1, False), (7000, 7800, 44, 0, True),
@@ -190,7 +190,7 @@ def test_exception_trace_with_timestamps_nesting_and_a_repaired_exit() -> None:
 
 def test_timestamp_prescale_is_measured_between_records() -> None:
     """Timestamp ticks of 4 cycles (ITM_TCR.TSPrescale): the ratio is found from the records."""
-    data, _ = _exception_stream(prescale=4)
+    data = _exception_stream(prescale=4)
     tl = decode(data)
     assert sorted(slices(tl))[0] == (2500, 3800, 20, 0, False)
     assert tl.extra["isr"]["exception_trace"]["cycles_per_timestamp_tick"] == 4.0
@@ -198,7 +198,7 @@ def test_timestamp_prescale_is_measured_between_records() -> None:
 
 def test_without_timestamps_exception_packets_are_placed_by_order() -> None:
     """No local timestamps: each packet at the record before it; the label says so."""
-    data, _ = _exception_stream(with_timestamps=False)
+    data = _exception_stream(with_timestamps=False)
     tl = decode(data)
     assert sorted(slices(tl)) == [(2000, 2000, 20, 0, False), (2000, 2000, 21, 1, False),
                                   (6000, 6000, 44, 0, True)]  # fmt: skip
@@ -209,7 +209,7 @@ def test_without_timestamps_exception_packets_are_placed_by_order() -> None:
 @given(st.lists(st.integers(min_value=1, max_value=400), max_size=12))
 def test_any_split_gives_the_same_slices(cuts: list[int]) -> None:
     """Stamps wait for the next timestamp inside the decoder, so chunk boundaries change nothing."""
-    data, _ = _exception_stream()
+    data = _exception_stream()
     whole = decode(data)
     split = decode_split(data, [c % len(data) for c in cuts])
     assert slices(split) == slices(whole)

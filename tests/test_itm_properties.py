@@ -14,7 +14,7 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from itm_encoder import FULL_SYNC, HALF_SYNC, encode_stream, min_groups, per_source, tpiu_frames
+from itm_encoder import FULL_SYNC, HALF_SYNC, SIZE_CODE, encode_stream, min_groups, per_source, tpiu_frames
 from tracer.decode import ItmDecoder, PacketBatch, TraceDecoder, TpiuMode, decode_bytes
 
 Packet = dict[str, Any]
@@ -90,7 +90,7 @@ def reserved(draw: st.DrawFn) -> Packet:
         return {"type": "reserved", "header": header}
     disc = draw(st.sampled_from([4, 5, 6, 7, *range(24, 32)]))
     size = draw(st.sampled_from([1, 2, 4]))
-    header = disc << 3 | 4 | {1: 1, 2: 2, 4: 3}[size]
+    header = disc << 3 | 4 | SIZE_CODE[size]
     payload = draw(st.binary(min_size=size, max_size=size))
     return {"type": "reserved", "header": header, "raw": bytes([header]) + payload}
 
@@ -126,7 +126,7 @@ def records(batch: PacketBatch) -> list[Packet]:
     return list(batch.records())
 
 
-def feed_split(data: bytes, cuts: list[int], decoder: ItmDecoder | None = None) -> list[Packet]:
+def feed_split(data: bytes, cuts: list[int], decoder: ItmDecoder | TraceDecoder | None = None) -> list[Packet]:
     """Decode ``data`` fed in pieces cut at ``cuts``."""
     decoder = decoder or ItmDecoder()
     out: list[Packet] = []
@@ -310,11 +310,7 @@ def test_tpiu_formatted_stream_decodes_like_raw(
     blob = data.draw(formatted(frames))
     for mode in (TpiuMode.ON, TpiuMode.AUTO):
         decoder = TraceDecoder(mode, tpiu_id=1)
-        got: list[Packet] = []
-        points = sorted({min(c, len(blob)) for c in cuts} | {0, len(blob)})
-        for a, b in zip(points, points[1:]):
-            got += records(decoder.feed(blob[a:b]))
-        got += records(decoder.finish())
+        got = feed_split(blob, cuts, decoder)
         if mode is TpiuMode.AUTO and decoder.deframer is None:
             assert len(frames) < 4  # too short to tell; read as raw
             continue

@@ -39,9 +39,9 @@ def test_list_without_probe_libraries(run_cli, monkeypatch: pytest.MonkeyPatch) 
     done = run_cli("list", "--format", "json")
     assert done.code == 0, done.err
     found = json.loads(done.out)
-    assert found["jlink"] == {"available": False, "message": "pylink-square is not installed: pip install 'tracer[jlink]'",
+    assert found["jlink"] == {"available": False, "message": "pylink-square is not installed: pip install 'pylink-square>=1.2,<2' (tracer's jlink extra)",
                               "probes": [], "ports": []}  # fmt: skip
-    assert not found["pyocd"]["available"] and "pip install 'tracer[pyocd]'" in found["pyocd"]["message"]
+    assert not found["pyocd"]["available"] and "pip install 'pyocd>=0.36,<1' (tracer's pyocd extra)" in found["pyocd"]["message"]
     hide_probe_libraries(monkeypatch)
     text = run_cli("list")
     assert text.code == 0 and "J-Link probes: not available (pylink-square is not installed" in text.out

@@ -279,7 +279,7 @@ def test_probe_lost_mid_capture_keeps_every_byte(tmp_path: Path) -> None:
     src = source("jlink://1?device=X&cpu=480M&swo=2M")
     src.open()
     path = tmp_path / "lost.trace"
-    with CaptureWriter(path, CaptureMetadata(**{"source": src.url})) as writer:
+    with CaptureWriter(path, CaptureMetadata(source=src.url)) as writer:
         result = record(src, writer)
     src.close()
     assert result.ended == "lost" and "not connected" in result.message

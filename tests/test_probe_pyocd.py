@@ -199,7 +199,7 @@ def test_target_without_swo_uart() -> None:
 
 
 def test_swo_rate_the_core_cannot_make() -> None:
-    src, _, _ = make("pyocd://?target=x&cpu=64M&swo=1.7M", FakeProbe(), FakeTarget())  # 64/37=1.73, 64/38=1.68: ok?
+    src, _, _ = make("pyocd://?target=x&cpu=64M&swo=1.7M", FakeProbe(), FakeTarget())
     src.open()  # 64M//1.7M = 37 -> 1.7297 MHz, 1.7% off: accepted
     src.close()
     src, _, _ = make("pyocd://?target=x&cpu=10M&swo=4M", FakeProbe(), FakeTarget())  # 10/2 = 5 MHz: 25% off
@@ -236,7 +236,7 @@ def test_rtt_through_pyocds_control_block_search() -> None:
     assert src.read(65536, 0.0) == b""
     # pyOCD moved the read offset to the write offset, as the firmware expects.
     wr, rd = struct.unpack("<II", target.raw(desc1 + 12, 8))
-    assert wr == rd == (40 + 50) % 64
+    assert wr == rd == (40 + len(payload)) % 64
     assert src.metadata()["rtt_buffer"] == 1
     src.close()
 

@@ -8,23 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from check_streams import write_capture
 from telemetry_streams import build_stream, cut
-from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
-from tracer.capture.writer import CaptureWriter
 from tracer.telemetry.wire import RecordType
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "captures" / "demo.trace"
 LAYERS = ["conv0", "dw1", "pw2", "dw3", "pw4", "add5", "pool6", "conv7", "gap8", "fc9"]
 STATS = {"min", "p50", "p99", "max", "mean", "std"}
-
-
-def write_capture(path: Path, data: bytes) -> Path:
-    """A .trace capture of ``data`` (ITM bytes, not TPIU-formatted)."""
-    with CaptureWriter(path, CaptureMetadata(source="test://stream", tpiu=False), flush_bytes=512) as writer:
-        writer.write(data)
-    return path
 
 
 def test_json_report_of_the_shipped_capture_has_the_contract_shape(run_cli) -> None:  # noqa: ANN001

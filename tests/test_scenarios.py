@@ -1,11 +1,10 @@
 """The demo's fault scenarios on QEMU mps3-an547: each one recorded (a few inferences), then
 ``tracer check --fail-on warning`` names its fault with the right layer and its evidence and exits
-1; the clean scenario exits 0. The firmware is built once per session (``firmware_build``)."""
+1; the clean scenario exits 0. The firmware is built once per session (``qemu_build``)."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +23,12 @@ FRAME0_OUTPUT_CRC = 0x785B7D52  # the network's correct output for input frame 0
 
 
 @pytest.fixture(scope="module")
-def captures(firmware_build: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def captures(qemu_build: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Every scenario recorded once (about a second each)."""
-    if shutil.which("qemu-system-arm") is None:
-        pytest.skip("qemu-system-arm is not installed")
     out = {}
     tmp = tmp_path_factory.mktemp("scenarios")
     for scenario in ("clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small"):
-        source = QemuDemoSource(firmware_build / "demo" / "tracer_demo.elf", INFERENCES, scenario)
+        source = QemuDemoSource(qemu_build / "demo" / "tracer_demo.elf", INFERENCES, scenario)
         path = tmp / f"{scenario}.trace"
         source.open()
         try:

@@ -44,7 +44,7 @@ class FakeClock:
         return self.now
 
 
-def run_to_end(session: Session, timeout: float = 30.0) -> None:
+def run_to_end(session: Session) -> None:
     session.run()
     assert session.ended, session.snapshot().status
 
@@ -108,6 +108,10 @@ def test_histogram_counts_every_value() -> None:
 # -- the rolling decoder ------------------------------------------------------------------------
 
 
+# The event tables a decoder hands out beside the inferences and spans.
+EVENTS = ("arena", "stacks", "cache_ops", "npu_jobs", "console", "marks", "records")
+
+
 def plain_timeline(data: bytes):  # noqa: ANN201
     trace = TraceDecoder(TpiuMode.OFF, 1, hold_timestamps=False)
     decoder = TelemetryDecoder(clock_hz=CLOCK_HZ)
@@ -119,22 +123,22 @@ def plain_timeline(data: bytes):  # noqa: ANN201
 
 def rolled(data: bytes, piece: int) -> tuple[dict[str, list], RollingDecoder, dict[str, int]]:
     decoder = RollingDecoder(CLOCK_HZ, tpiu=TpiuMode.OFF)
-    got: dict[str, list] = {k: [] for k in ("inf", "spans", "arena", "stacks", "cache_ops", "npu_jobs", "console",
-                                             "marks", "records")}  # fmt: skip
+    got: dict[str, list] = {k: [] for k in ("inf", "spans", *EVENTS)}
     most: dict[str, int] = {}
-
-    def take(delta) -> None:  # noqa: ANN001
-        got["inf"].append(delta.inferences)
-        got["spans"].append(delta.spans)
-        for name in ("arena", "stacks", "cache_ops", "npu_jobs", "console", "marks", "records"):
-            got[name] += list(getattr(delta, name))
-
     for at in range(0, len(data), piece):
-        take(decoder.feed(data[at : at + piece]))
+        collect(got, decoder.feed(data[at : at + piece]))
         for name, rows in decoder.table_rows.items():
             most[name] = max(most.get(name, 0), rows)
-    take(decoder.finish())
+    collect(got, decoder.finish())
     return got, decoder, most
+
+
+def collect(got: dict[str, list], rows) -> None:  # noqa: ANN001
+    """Append what a decoder handed out (inferences, spans, events) to ``got``."""
+    got["inf"].append(rows.inferences)
+    got["spans"].append(rows.spans)
+    for name in EVENTS:
+        got[name] += list(getattr(rows, name))
 
 
 def assert_same(got: dict[str, list], timeline) -> None:  # noqa: ANN001
@@ -145,7 +149,7 @@ def assert_same(got: dict[str, list], timeline) -> None:  # noqa: ANN001
     for column in ("inference", "layer", "start", "end", "complete"):
         joined = np.concatenate([getattr(x, column) for x in got["spans"]])
         assert (joined == getattr(timeline.spans, column)).all(), column
-    for name in ("arena", "stacks", "cache_ops", "npu_jobs", "console", "marks", "records"):
+    for name in EVENTS:
         assert got[name] == list(getattr(timeline, name)), name
 
 
@@ -183,25 +187,16 @@ def test_the_decoder_forgets_only_what_it_handed_out(piece: int) -> None:
     data = build_stream(inferences=30).data
     trace = TraceDecoder(TpiuMode.OFF, 1, hold_timestamps=False)
     decoder = TelemetryDecoder(clock_hz=CLOCK_HZ)
-    got: dict[str, list] = {k: [] for k in ("inf", "spans", "arena", "stacks", "cache_ops", "npu_jobs", "console",
-                                             "marks", "records")}  # fmt: skip
-
-    def take() -> None:
-        rows = decoder.take()
-        got["inf"].append(rows.inferences)
-        got["spans"].append(rows.spans)
-        for name in ("arena", "stacks", "cache_ops", "npu_jobs", "console", "marks", "records"):
-            got[name] += list(getattr(rows, name))
-
+    got: dict[str, list] = {k: [] for k in ("inf", "spans", *EVENTS)}
     for n, at in enumerate(range(0, len(data), piece)):
         decoder.feed(trace.feed(data[at : at + piece]))
         if n % 2:
             decoder.discard_taken()
         else:
-            take()
+            collect(got, decoder.take())
     decoder.feed(trace.finish())
     decoder.finish()
-    take()
+    collect(got, decoder.take())
     assert_same(got, plain_timeline(data))
     assert decoder.held_rows["spans"] <= 12
 
@@ -488,7 +483,7 @@ def test_live_session_records_everything_and_survives_a_reconnection(tmp_path: P
     assert session.decoder.records == truth.records
 
 
-def test_live_session_without_recording(tmp_path: Path) -> None:
+def test_live_session_without_recording() -> None:
     truth = build_stream(inferences=5)
     source = ScriptedSource([truth.data], [])
     source.open()

@@ -145,3 +145,37 @@ def test_first_open_failure_is_reported() -> None:
     src = ReconnectingSource(lambda: Flaky(["refuse"]))
     with pytest.raises(SourceUnavailable):
         src.open()
+
+
+class Noting(Flaky):
+    """A :class:`Flaky` source that also reports capture notes of its own (as probes do)."""
+
+    def __init__(self, plan: list[str], notes: list[dict[str, str]]) -> None:
+        super().__init__(plan)
+        self.notes = notes
+
+    def drain_events(self) -> list[dict[str, str]]:
+        notes, self.notes = self.notes, []
+        return notes
+
+
+def test_the_inner_sources_notes_reach_the_capture_in_order() -> None:
+    """Notes of the wrapped source (memory polls, probe overflows) are drained with the source's
+    own state changes, including those of a connection that was just lost."""
+    now = [0.0]
+    sources = iter([Noting(["ok", "a", "lost"], [{"kind": "poll", "n": "1"}]),
+                    Noting(["ok", "b", "end"], [{"kind": "poll", "n": "2"}])])  # fmt: skip
+    src = ReconnectingSource(
+        lambda: next(sources), backoff=Backoff(0.1, 1.0, 0.1), clock=lambda: now[0],
+        sleep=lambda s: now.__setitem__(0, now[0] + s),
+    )  # fmt: skip
+    src.open()
+    with pytest.raises(SourceEnded):
+        for _ in range(50):
+            src.read(timeout=0.5)
+    notes = src.drain_events()
+    polls = [n["n"] for n in notes if n.get("kind") == "poll"]
+    states = [n.get("state") for n in notes]
+    assert polls == ["1", "2"]
+    assert notes.index({"kind": "poll", "n": "1"}) < states.index("lost")
+    assert src.drain_events() == []

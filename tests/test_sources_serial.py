@@ -21,7 +21,7 @@ def test_loop_port_bytes_are_recorded_exactly(tmp_path: Path) -> None:
     payload = os.urandom(40_000)
     port = src._port  # noqa: SLF001 - the loopback's other end is the same pyserial object
     out = tmp_path / "loop.trace"
-    with CaptureWriter(out, CaptureMetadata(**{"source": src.url})) as writer:
+    with CaptureWriter(out, CaptureMetadata(source=src.url)) as writer:
         for at in range(0, len(payload), 1024):
             # pyserial's loopback holds at most 4096 bytes and blocks the writer beyond that:
             # drain each piece before writing the next.

@@ -89,7 +89,7 @@ def test_32_bit_wrap_and_long_idle_between_inferences() -> None:
     enc = TelemetryEncoder()
     enc.target_info((1 << 32) - 500, CLOCK_HZ, TimeSource.DWT)
     starts = [(1 << 32) - 300, (5 << 32) + 123, (5 << 32) + 0xFFFF_FF00]
-    for n, t in enumerate(starts):
+    for t in starts:
         enc.inference_begin(t)
         enc.layer_begin(t + 50, 0)
         enc.layer_end(t + 50 + 700, 0)  # crosses a 2^32 boundary for the first and last

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Awaitable, Callable
 
 import pytest
-from session_streams import DEMO_BUDGET, DEMO_CAPTURE, build_stream, write_capture
+from session_streams import DEMO_BUDGET, DEMO_CAPTURE, ROOT, build_stream, write_capture
 
 from tracer.budget import load_budget
 from tracer.errors import ExitCode
@@ -119,7 +119,7 @@ def test_every_view_catches_up_after_a_real_time_replay_ends() -> None:
 
 
 def test_the_docs_list_every_key() -> None:
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "tui.md").read_text(encoding="utf-8")
+    docs = (ROOT / "docs" / "tui.md").read_text(encoding="utf-8")
     for key in KEYS:
         assert f"`{key.display}`" in docs, key.display
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +29,9 @@ INFERENCES = 8
 
 
 @pytest.fixture(scope="module")
-def jitter_capture(firmware_build: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("qemu-system-arm") is None:
-        pytest.skip("qemu-system-arm is not installed")
+def jitter_capture(qemu_build: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("tui-findings") / "isr-jitter.trace"
-    source = QemuDemoSource(firmware_build / "demo" / "tracer_demo.elf", INFERENCES, "isr-jitter")
+    source = QemuDemoSource(qemu_build / "demo" / "tracer_demo.elf", INFERENCES, "isr-jitter")
     source.open()
     try:
         with CaptureWriter(path, CaptureMetadata.from_json(source.metadata())) as writer:

@@ -20,7 +20,7 @@ from tracer.sources.registry import open_source
 from tracer.telemetry.capture import decode_capture
 from tracer.tui.app import TracerApp
 
-INFERENCES = 40
+INFERENCES = 200  # a few seconds of arrivals, so the screen sees them come in even on a busy machine
 
 
 @pytest.mark.qemu

@@ -4,8 +4,8 @@ A small fixture on ``App.export_screenshot()`` (pytest-textual-snapshot needs py
 the screen is exported as SVG at a fixed size after the replay has ended (no rates, no wall-clock
 text), Rich's random ``terminal-NNN`` ids are normalised, and the result is compared with
 ``tests/__snapshots__/test_tui_snapshots/<name>.svg``. To accept a change after looking at it,
-regenerate with ``TRACER_SNAPSHOT_UPDATE=1`` (or ``--snapshot-update``, once a conftest registers
-that option: ``parser.addoption("--snapshot-update", action="store_true")``)::
+regenerate with ``TRACER_SNAPSHOT_UPDATE=1`` (or pytest's ``--snapshot-update``, registered in
+conftest.py)::
 
     TRACER_SNAPSHOT_UPDATE=1 .venv/bin/pytest tests/test_tui_snapshots.py
 

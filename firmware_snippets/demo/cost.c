@@ -52,7 +52,6 @@ int main(void)
 {
     trc_use_writer(uart_write, 0);
     trc_time_systick_init(BOARD_CPU_HZ);
-    trc_time_systick_rezero();
 
     report("loop", time_pairs(PAIRS, 0));
 

@@ -32,7 +32,7 @@ typedef struct net_layer {
 #define NET_INPUT_BYTES (32u * 32u * 3u)
 #define NET_OUTPUT_BYTES 10u
 #define NET_ARENA_BYTES 16384u
-#define NET_ARENA_PLANNED 13312u /* peak of the plan below */
+#define NET_ARENA_PLANNED 13312u /* peak of the plan in net.c */
 
 extern const net_layer g_net[NET_LAYERS];
 

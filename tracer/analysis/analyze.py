@@ -10,7 +10,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tracer.analysis.budget_view import BudgetComparison, compare_budget
+from tracer.analysis.budget_view import (
+    DEFAULT_TOLERANCE_PCT,
+    BudgetComparison,
+    compare_budget,
+)
 from tracer.analysis.findings import AnalysisContext, Finding, find_all
 from tracer.analysis.report import CaptureFacts, build_report
 from tracer.budget.model import Budget
@@ -61,7 +65,7 @@ def analyze(
         timeline=timeline,
         budget=budget,
         matching=comparison.matching if comparison else None,
-        tolerance_pct=10.0 if tolerance_pct is None else tolerance_pct,
+        tolerance_pct=DEFAULT_TOLERANCE_PCT if tolerance_pct is None else tolerance_pct,
         options={**(options or {}), "tolerance_option": tolerance_pct, "budget_comparison": comparison},
     )
     findings = find_all(context)

@@ -151,8 +151,8 @@ def _memory_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severi
     timeline = analysis.timeline
     options = analysis.context.options
     out = []
-    used = max((a.used for a in timeline.arena), default=None)
-    size = next((a.size for a in reversed(timeline.arena) if a.size is not None), None)
+    memory = analysis.report["memory"]  # arena use and stacks, as the report summed them up
+    used, size = memory["arena"]["used"], memory["arena"]["size"]
     held = _take(remaining, lambda f: f.id in ARENA_KINDS)
     if used is not None or held or timeline.allocation_failures:
         headroom = float(options.get("arena_headroom", ARENA_HEADROOM))
@@ -167,7 +167,7 @@ def _memory_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severi
             message = f"{used:,} bytes used (arena size not reported)"
         out.append(_with(Check("tensor arena", MEMORY, True, used, limit, "bytes", message), held, fail_on))
     stack_limit = float(options.get("stack_fraction", STACK_FRACTION))
-    for stack in _stacks(timeline):
+    for stack in memory["stacks"]:
         held = _take(remaining, lambda f, s=stack["name"]: f.id in STACK_KINDS and f.evidence.get("stack") == s)
         size = stack["size"]
         canary = "canary intact" if stack["canary_ok"] else "canary OVERWRITTEN"
@@ -194,16 +194,6 @@ def _with(check: Check, held: list[Finding], fail_on: Severity) -> Check:
     check.findings = held
     check.passed = not _fails(held, fail_on)
     return check
-
-
-def _stacks(timeline: Any) -> list[dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for sample in timeline.stacks:
-        row = out.setdefault(sample.stack, {"name": sample.stack, "high_water": 0, "size": sample.size, "canary_ok": True})
-        row["high_water"] = max(row["high_water"], sample.high_water)
-        row["size"] = sample.size
-        row["canary_ok"] = row["canary_ok"] and sample.canary_ok
-    return list(out.values())
 
 
 def _finding_checks(remaining: list[Finding], fail_on: Severity) -> list[Check]:

@@ -216,6 +216,8 @@ def _check_input(job: NpuJob, buf: Buffer, events: _Events, since: int, layer: i
     write_at: dict[int, Access] = {}
     window = events.between(since, job.start)
     for a in window:
+        if a.what not in ("write", "npu_write"):
+            continue
         lo, hi = _lines_within(a, first, end, line)
         if lo >= hi:
             continue

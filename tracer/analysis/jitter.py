@@ -90,10 +90,11 @@ class LayerJitter:
         cv: Coefficient of variation (std / mean) of cycles.
         own_p50, own_cv: The same for its own time (handler time taken out).
         histogram: (bin edges, counts) of cycles.
-        outliers: Number of outliers, and per cause.
+        outliers: Number of outliers.
+        causes: Number of outliers per cause (the causes found).
         listed: The first outliers, in inference order (up to :data:`MAX_LISTED`).
-        first: Cycles of its first complete execution, and the steady-state median (the median of
-            the executions after the warm-up run).
+        warm_up_runs: Outliers put down to warm-up.
+        steady_p50: The steady-state median (of the executions outside the warm-up run).
     """
 
     index: int

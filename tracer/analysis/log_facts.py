@@ -16,17 +16,19 @@ from typing import Any
 from tracer.telemetry.model import InferenceTimeline
 
 
+def log_extra(timeline: InferenceTimeline) -> dict[str, Any]:
+    """The facts of a firmware text log (a log's ``extra``, or the port-0 text of a capture)."""
+    extra = timeline.extra
+    if "lines" in extra:  # read by the log readers: the whole of extra is the log's
+        return extra
+    console = extra.get("console_log")
+    return console if isinstance(console, dict) else {}
+
+
 def log_facts(timeline: InferenceTimeline) -> dict[str, Any] | None:
     """The facts of a text log (``extra`` of a log's timeline, or ``extra["console_log"]`` of a
     capture whose firmware printed text), JSON-ready; None when there are none."""
-    extra = timeline.extra
-    if "lines" in extra:  # read by the log readers: the whole of extra is the log's
-        facts = {k: v for k, v in extra.items()}
-    elif isinstance(extra.get("console_log"), dict):
-        facts = dict(extra["console_log"])
-    else:
-        return None
-    return jsonable(facts) or None
+    return jsonable(log_extra(timeline)) or None
 
 
 def jsonable(value: Any) -> Any:

@@ -76,11 +76,10 @@ def _per_inference(timeline: InferenceTimeline) -> list[dict[str, Any]]:
     names, columns = _span_sums(timeline)
     numbers = inf.number.tolist()
     complete = inf.complete.tolist()
-    aligned = columns  # one list per counter, aligned with the inference rows
     totals = timeline.pmu_totals
     out = []
     for i, number in enumerate(numbers):
-        counters = {name: column[i] for name, column in zip(names, aligned) if column[i] is not None}
+        counters = {name: column[i] for name, column in zip(names, columns) if column[i] is not None}
         for name, value in totals.get(number, {}).items():
             counters.setdefault(name, int(value))
         if counters:

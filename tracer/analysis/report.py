@@ -9,7 +9,7 @@ findings come as JSON objects (``id``, ``severity``, ``layer``, ``message``, ``e
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from tracer.analysis.log_facts import log_facts
 from tracer.analysis.pmu_summary import pmu_section
 from tracer.telemetry.columns import LazyRecords
 from tracer.telemetry.model import InferenceTimeline, StackSample
+
+if TYPE_CHECKING:
+    from tracer.telemetry.load import SourceFacts
 
 SCHEMA_VERSION = 1
 
@@ -41,6 +44,11 @@ class CaptureFacts:
     host_seconds: float | None = None
     warnings: list[str] = dataclasses.field(default_factory=list)
     path: str | None = None
+
+    @classmethod
+    def of(cls, read: SourceFacts) -> CaptureFacts:
+        """The facts of an input :func:`tracer.telemetry.load.load_timeline` read."""
+        return cls(read.source, read.bytes, read.host_seconds, read.warnings, read.path)
 
 
 @dataclasses.dataclass
@@ -237,12 +245,12 @@ def inference_listing(timeline: InferenceTimeline) -> list[dict[str, Any]]:
     start = spans.start[order].tolist()
     cycles = spans.cycles[order].tolist()
     pmu = spans.pmu[order] if spans.pmu.shape[1] else None
+
+    def opt(value: np.int64) -> int | None:
+        return None if value < 0 else int(value)
+
     out = []
     for i in range(len(inf)):
-
-        def opt(value: np.int64) -> int | None:
-            return None if value < 0 else int(value)
-
         rows = []
         for r in range(int(bounds_lo[i]), int(bounds_hi[i])):
             row: dict[str, Any] = {"index": layer[r], "start": start[r], "cycles": cycles[r]}

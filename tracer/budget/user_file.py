@@ -378,7 +378,7 @@ class _TomlLines:
 def _json_lines(text: str) -> dict[tuple[Any, ...], int]:
     """Line of every key and list element of a JSON text, by path (``("layers", 3, "cycles")``)."""
     positions: dict[tuple[Any, ...], int] = {}
-    stack: list[list[Any]] = []  # [kind, path, key or index, expecting_value]
+    stack: list[list[Any]] = []  # [kind "obj"/"arr", path, index of the array's current element]
     line = 1
     i = 0
     n = len(text)

@@ -114,8 +114,7 @@ def read_debug_db(source: BudgetText) -> DebugDb:
         (num("queue", r, "cmdstream_id", k), num("queue", r, "offset", k), num("queue", r, "optimised_id", k))
         for k, r in enumerate(rows("queue"))
     ]
-    streams = sorted({c for c, _, _ in queue_rows})
-    queue = [(c, o) for c, _, o in sorted(queue_rows, key=lambda q: (streams.index(q[0]), q[1]))]
+    queue = [(c, o) for c, _, o in sorted(queue_rows, key=lambda q: (q[0], q[1]))]  # by stream, then offset
     return DebugDb(sources, perf, optimised, queue, source)
 
 

@@ -64,8 +64,7 @@ def load_input(args: argparse.Namespace) -> Loaded:
         console.warn(
             f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)"
         )
-    facts = CaptureFacts(source.source, source.bytes, source.host_seconds, source.warnings, source.path)
-    return Loaded(timeline, facts, budget, source.kind)
+    return Loaded(timeline, CaptureFacts.of(source), budget, source.kind)
 
 
 def _percent(text: str) -> float:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from tracer.budget import Budget, load_budget
-from tracer.budget.model import json_number
+if TYPE_CHECKING:
+    from tracer.budget import Budget
 
 HELP = "show the normalized budget read from Vela, Glow or TOML/JSON files"
 DESCRIPTION = """\
@@ -45,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load and print."""
+    from tracer.budget import load_budget
     from tracer.cli.output import open_output
 
     budget = load_budget(args.files)
@@ -117,5 +118,7 @@ def write_text(budget: Budget, out: IO[str], parts: bool = False) -> None:
 
 
 def _num(value: float) -> str:
+    from tracer.budget.model import json_number
+
     v = json_number(round(value, 3))
     return f"{v}" if isinstance(v, int) else f"{v:g}"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import IO, Any
 
 HELP = "CI gate: fail (exit 1) when a layer is over budget or a finding reaches --fail-on"
@@ -62,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from tracer.cli.output import open_output
     from tracer.errors import ExitCode
     from tracer.export.junit import write_junit
+    from tracer.export.report_json import write_report_json
 
     loaded = load_input(args)
     analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, args.tolerance)
@@ -75,8 +75,7 @@ def run(args: argparse.Namespace) -> int:
             document["checks"] = [c.to_json() for c in result.checks]
             document["passed"] = result.passed
             document["fail_on"] = args.fail_on
-            json.dump(document, out, indent=2)
-            out.write("\n")
+            write_report_json(document, out)
         elif args.format == "junit":
             write_junit(result, out, str(args.capture), properties)
         else:

@@ -6,10 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from tracer.capture.reader import open_capture
-from tracer.decode.stream import decode_reader
-from tracer.decode.tpiu import TpiuMode
-from tracer.export.packets_text import write_packets
+from tracer.cli.source_setup import tpiu_id
 
 if TYPE_CHECKING:
     from tracer.cli.output import Console
@@ -39,11 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or a raw ITM/TPIU file")
     parser.add_argument("--format", choices=("text", "ndjson", "stats"), default="text", help="output format (default: text)")
     parser.add_argument(
-        "--tpiu", choices=[m.value for m in TpiuMode], default="auto",
+        "--tpiu", choices=("auto", "on", "off"), default="auto",  # TpiuMode's values (tracer.decode loads numba)
         help="TPIU formatter: detect (auto, default), force on, or off",
     )  # fmt: skip
     parser.add_argument(
-        "--tpiu-id", type=_tpiu_id, default=None, metavar="N",
+        "--tpiu-id", type=tpiu_id, default=None, metavar="N",
         help="TPIU source ID carrying ITM, 1..111 (default: the capture's, else 1)",
     )  # fmt: skip
     parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
@@ -54,20 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def _tpiu_id(text: str) -> int:
-    """``--tpiu-id``: a trace source ID (0 is padding, 0x70 and up are reserved)."""
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
-    if not 1 <= value <= 0x6F:
-        raise argparse.ArgumentTypeError(f"a TPIU source ID is 1..111 (0x6F), not {value}")
-    return value
-
-
 def run(args: argparse.Namespace) -> int:
     """Decode and print."""
+    from tracer.capture.reader import open_capture
     from tracer.cli.output import open_output
+    from tracer.decode.stream import decode_reader
+    from tracer.decode.tpiu import TpiuMode
+    from tracer.export.packets_text import write_packets
 
     console = args.console
     symbols = _symbols(args.elf) if args.elf else None

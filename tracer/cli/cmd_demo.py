@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import tempfile
 from pathlib import Path
@@ -111,11 +112,11 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
         console.error(f"lost the connection to QEMU: {result.message}")
         return ExitCode.SOURCE_UNAVAILABLE
     console.info(f"recorded {result.bytes:,} bytes in {result.seconds:.2f} s to {capture}; QEMU exit status {status}")
-    timeline, source = load_timeline(capture)
-    for warning in source.warnings:
+    timeline, read = load_timeline(capture)
+    for warning in read.warnings:
         console.warn(warning)
-    facts = CaptureFacts(source.source, source.bytes, source.host_seconds, source.warnings,
-                         os.fspath(capture) if args.output else None)  # fmt: skip
+    # The report names the capture file only when the user asked to keep it (-o).
+    facts = dataclasses.replace(CaptureFacts.of(read), path=os.fspath(capture) if args.output else None)
     # The report with its findings, as 'tracer report' makes it (the scenarios' faults show there).
     report = analyze(timeline, facts, per_inference=args.per_inference).report
     if args.format == "json":

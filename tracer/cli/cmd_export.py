@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from tracer.capture.reader import open_capture
-
 HELP = "export a capture: Perfetto trace, Chrome JSON, CSV of layer executions, or raw bytes"
 DESCRIPTION = """\
 Write a capture (or a firmware text log) in another tool's format.
@@ -49,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     from tracer.cli.output import open_output
 
     if args.format == "raw":
+        from tracer.capture.reader import open_capture
+
         with open_capture(args.capture) as reader, open_output(args.output, binary=True) as out:
             for chunk in reader.chunks():
                 out.write(chunk.data)

@@ -78,7 +78,9 @@ def list_jlink() -> dict[str, Any]:
     try:
         import pylink
     except ImportError:
-        raise BackendMissing("pylink-square is not installed: pip install 'tracer[jlink]'") from None
+        raise BackendMissing(
+            "pylink-square is not installed: pip install 'pylink-square>=1.2,<2' (tracer's jlink extra)"
+        ) from None
     try:
         jlink = pylink.JLink()
     except TypeError:
@@ -103,7 +105,7 @@ def list_pyocd() -> dict[str, Any]:
     try:
         from pyocd.core.helpers import ConnectHelper
     except ImportError:
-        raise BackendMissing("pyOCD is not installed: pip install 'tracer[pyocd]'") from None
+        raise BackendMissing("pyOCD is not installed: pip install 'pyocd>=0.36,<1' (tracer's pyocd extra)") from None
     with _quiet("pyocd"):
         try:
             found = ConnectHelper.get_all_connected_probes(blocking=False, print_wait_message=False)

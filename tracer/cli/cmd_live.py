@@ -6,7 +6,7 @@ import argparse
 import datetime as _dt
 from typing import Any
 
-from tracer.cli.source_setup import split_command_line
+from tracer.cli.source_setup import split_command_line, tpiu_id
 from tracer.sources.registry import source_schemes
 from tracer.units import parse_frequency
 
@@ -63,7 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--cpu-hz", type=parse_frequency, metavar="HZ",
                         help="core clock, until the firmware says (e.g. 160M)")  # fmt: skip
     source.add_argument("--tpiu", choices=("on", "off"), help="whether the stream is TPIU-formatted (default: detect)")
-    source.add_argument("--tpiu-id", type=int, default=1, metavar="N", help="TPIU source ID carrying ITM (default: 1)")
+    source.add_argument("--tpiu-id", type=tpiu_id, default=1, metavar="N",
+                        help="TPIU source ID carrying ITM (default: 1)")  # fmt: skip
     source.add_argument("--reconnect-on-end", action="store_true",
                         help="also reconnect when the source closes cleanly (a trace server that restarts)")  # fmt: skip
     add_screen_arguments(parser)

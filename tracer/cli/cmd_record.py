@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracer.cli.source_setup import seconds, split_command_line
+from tracer.cli.source_setup import seconds, split_command_line, tpiu_id
 from tracer.sources.registry import source_schemes
 from tracer.units import parse_frequency
 
@@ -72,7 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     meta.add_argument("--cpu-hz", type=parse_frequency, metavar="HZ", help="core clock, e.g. 160M")
     meta.add_argument("--swo-hz", type=parse_frequency, metavar="HZ", help="SWO bit rate, e.g. 2M")
     meta.add_argument("--tpiu", choices=("on", "off"), help="whether the stream is TPIU-formatted (default: detect)")
-    meta.add_argument("--tpiu-id", type=int, default=1, metavar="N", help="TPIU source ID carrying ITM (default: 1)")
+    meta.add_argument("--tpiu-id", type=tpiu_id, default=1, metavar="N",
+                      help="TPIU source ID carrying ITM (default: 1)")  # fmt: skip
     meta.add_argument("--ts-prescaler", type=int, choices=(1, 4, 16, 64), default=None, help="ITM timestamp prescaler")
     meta.add_argument("--notes", default="", help="free text stored in the header")
 
@@ -158,7 +159,7 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
     import gzip
     import json
 
-    from tracer.errors import CaptureError
+    from tracer.errors import CaptureError, reading_file
     from tracer.telemetry.fvp_pmu_trace import npu_timeline, pmu_trace_note, read_debug_db, read_pmu_trace
 
     code = source.wait(timeout=30)  # the FVP writes the trace as it exits
@@ -173,8 +174,9 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
         console.warn(f"the FVP wrote no PMU trace at {path}")
         return
     try:
-        trace = read_pmu_trace(path)
-        blob = Path(path).read_bytes()
+        with reading_file(str(path), "a PMU trace", CaptureError):
+            blob = Path(path).read_bytes()
+        trace = read_pmu_trace(blob, str(path))
         raw = json.loads(blob if blob[:2] != b"\x1f\x8b" else gzip.decompress(blob))
         raw_events = raw["traceEvents"] if isinstance(raw, dict) else raw
     except (CaptureError, ValueError, KeyError, OSError) as exc:

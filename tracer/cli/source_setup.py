@@ -1,5 +1,6 @@
 """What ``tracer record`` and ``tracer live`` share: the FVP command line after ``--``, building the
-source a URL names, and the capture header from what the source says and the options given."""
+source a URL names, the capture header from what the source says and the options given, and the
+argparse types of their options (``--tpiu-id`` also serves ``tracer decode``)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,17 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r} (expected e.g. 30 or 2.5)") from None
     if not value > 0:  # also refuses nan
         raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text!r}")
+    return value
+
+
+def tpiu_id(text: str) -> int:
+    """An argparse type: ``--tpiu-id``, a trace source ID (0 is padding, 0x70 and up are reserved)."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if not 1 <= value <= 0x6F:
+        raise argparse.ArgumentTypeError(f"a TPIU source ID is 1..111 (0x6F), not {value}")
     return value
 
 

@@ -35,7 +35,6 @@ from tracer.decode.packets import (
     FLAG_PROHIBITED,
     FLAG_WRAP,
     FLAG_WRITE,
-    KIND_COUNT,
     PacketKind,
 )
 
@@ -219,8 +218,9 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
         counts: Packets per kind, incremented here.
         final: No bytes follow ``buf`` (end of stream or a gap): resolve what waits for them.
 
-    The ``out_*`` arrays need room for ``len(buf)`` packets. Timestamps: each local timestamp stamps every packet since the previous one, itself included;
-    packets after the last one in this buffer keep ``NO_TS``.
+    The ``out_*`` arrays need room for ``len(buf)`` packets. Timestamps: each local timestamp
+    stamps every packet since the previous one, itself included; packets after the last one in
+    this buffer keep ``NO_TS``.
 
     Returns:
         (packets written, bytes consumed, index of the first unstamped packet,
@@ -523,6 +523,3 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
     state[S_PADDING] = padding
     state[S_DAMAGED] = damaged
     return n, i, unstamped, first_stamp
-
-
-COUNTS_SIZE = KIND_COUNT

@@ -32,6 +32,9 @@ class TraceDecoder:
         self._decided = tpiu is TpiuMode.OFF
         self.input_bytes = 0
         self.warnings: list[str] = []
+        # Host arrival times of the first and last chunk read by decode_reader (captures only).
+        self.first_host_ns: int | None = None
+        self.last_host_ns: int | None = None
 
     @property
     def formatted(self) -> bool:
@@ -165,6 +168,10 @@ def decode_reader(
 
     def batches() -> Iterator[PacketBatch]:
         for chunk in reader.chunks():
+            if chunk.host_ns is not None:
+                if decoder.first_host_ns is None:
+                    decoder.first_host_ns = chunk.host_ns
+                decoder.last_host_ns = chunk.host_ns
             batch = decoder.feed(chunk.data, chunk.lost_before)
             if len(batch):
                 yield batch

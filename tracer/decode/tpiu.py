@@ -8,6 +8,7 @@ import enum
 import numpy as np
 
 from tracer.decode import tpiu_kernel
+from tracer.decode.itm import ItmDecoder
 
 FULL_SYNC = b"\xff\xff\xff\x7f"
 FRAME = 16
@@ -53,15 +54,16 @@ class TpiuStats:
 def frame_alignment(sample: bytes, source_id: int = 1, min_frames: int = MIN_FRAMES) -> int | None:
     """Return where the first whole frame starts in ``sample``, or None if it is not TPIU.
 
-    A full sync (``FF FF FF 7F``) marks a frame boundary for sure, once the frames after it hold
-    up as TPIU (it never occurs inside valid frames: it would need an ID byte of 0x7F). Without one, each of the 16 alignments is tried by deframing the sample from there.
-    A formatted stream read at its true alignment changes to a few valid IDs, at least one of them
-    a real source, and never to the ID already current; raw ITM read as frames fails one of these.
-    ID bytes sit at even offsets, so the parity of the start comes first: the parity whose starts
-    see the most ID changes. Starts an even number of bytes apart see the same ID bytes; among them
-    the one whose ``source_id`` bytes decode as ITM with the fewest reserved or malformed packets
-    wins, then more ID changes, then fewer IDs, then the earliest. Fewer than ``min_frames``
-    whole frames are never taken for TPIU.
+    A full sync (``FF FF FF 7F``) marks a frame boundary for sure, once the frames after it hold up
+    as TPIU (it never occurs inside valid frames: it would need an ID byte of 0x7F). Without one,
+    each of the 16 alignments is tried by deframing the sample from there. A formatted stream read
+    at its true alignment changes to a few valid IDs, at least one of them a real source, and never
+    to the ID already current; raw ITM read as frames fails one of these. ID bytes sit at even
+    offsets, so the parity of the start comes first: the parity whose starts see the most ID
+    changes. Starts an even number of bytes apart see the same ID bytes; among them the one whose
+    ``source_id`` bytes decode as ITM with the fewest reserved or malformed packets wins, then more
+    ID changes, then fewer IDs, then the earliest. Fewer than ``min_frames`` whole frames are never
+    taken for TPIU.
     """
     at = sample.find(FULL_SYNC)
     for _ in range(MAX_SYNC_TRIES):
@@ -69,7 +71,7 @@ def frame_alignment(sample: bytes, source_id: int = 1, min_frames: int = MIN_FRA
             break
         # Every frame after the sync must hold up; one is enough (raw ITM that happens to
         # contain the sync pattern fails on the frames that follow it in a longer sample).
-        if _score(sample, at, source_id, 1) is not None:
+        if frame_plausible(sample, at, source_id):
             return at
         at = sample.find(FULL_SYNC, at + 1)
     by_parity: dict[int, list[tuple[float, int, int, int]]] = {0: [], 1: []}
@@ -77,7 +79,7 @@ def frame_alignment(sample: bytes, source_id: int = 1, min_frames: int = MIN_FRA
         score = _score(sample, start, source_id, min_frames)
         if score is not None:
             by_parity[start % 2].append(score)
-    ranked = [(-max(-s[1] for s in scores), min(scores)) for scores in by_parity.values() if scores]
+    ranked = [(min(s[1] for s in scores), min(scores)) for scores in by_parity.values() if scores]
     if not ranked:
         return None
     return min(ranked)[1][3]
@@ -90,8 +92,6 @@ def frame_plausible(sample: bytes, start: int, source_id: int = 1) -> bool:
 
 def _score(sample: bytes, start: int, source_id: int, min_frames: int) -> tuple[float, int, int, int] | None:
     """Rank of a candidate start (lower is better), or None if frames from there are not TPIU."""
-    from tracer.decode.itm import ItmDecoder  # noqa: PLC0415 - itm imports nothing of ours back
-
     deframer = TpiuDeframer(source_id, start)
     itm_bytes = deframer.feed(sample)
     if deframer.stats.frames < min_frames:

@@ -111,7 +111,7 @@ def open_elf(path: str | os.PathLike[str]) -> ElfImage:
     p = Path(path)
     with reading_file(f"--elf {p}", "an ELF file", UsageError):
         blob = p.read_bytes()
-    return read_elf(io.BytesIO(blob), name=str(p))
+    return read_elf(blob, name=str(p))
 
 
 def read_elf(stream: BinaryIO | bytes, name: str = "<elf>") -> ElfImage:

@@ -26,11 +26,10 @@ slice's begin, so back-to-back layers nest correctly.
 
 from __future__ import annotations
 
+import struct
 from typing import IO, Any, Iterator, Mapping
 
 from tracer.export.perfetto_layout import TraceLayout, layout
-import struct
-
 from tracer.export.protobuf import FIXED64, Message, length_delimited, tag, varint_field
 from tracer.telemetry.model import InferenceTimeline
 
@@ -49,9 +48,9 @@ def perfetto_packets(timeline: InferenceTimeline, predicted: Mapping[int, float]
     """The encoded ``TracePacket`` messages, in order."""
     laid = layout(timeline, predicted, title)
     uuids = {track.name: PROCESS_UUID + 1 + k for k, track in enumerate(laid.tracks)}
-    yield _descriptor_packet(laid, None, first=True)
+    yield _descriptor_packet(laid, None, PROCESS_UUID, first=True)
     for track in laid.tracks:
-        yield _descriptor_packet(laid, track)
+        yield _descriptor_packet(laid, track, uuids[track.name])
     for _, _, _, packet in sorted(_events(laid, uuids), key=lambda e: e[:3]):
         yield packet
 
@@ -68,12 +67,11 @@ def write_perfetto(out: IO[bytes], timeline: InferenceTimeline, predicted: Mappi
     return total
 
 
-def _descriptor_packet(laid: TraceLayout, track: Any, first: bool = False) -> bytes:
+def _descriptor_packet(laid: TraceLayout, track: Any, uuid: int, first: bool = False) -> bytes:
     descriptor = Message()
     if track is None:
-        descriptor.uint(1, PROCESS_UUID).message(3, Message().uint(1, PID).string(6, laid.title))
+        descriptor.uint(1, uuid).message(3, Message().uint(1, PID).string(6, laid.title))
     else:
-        uuid = PROCESS_UUID + 1 + laid.tracks.index(track)
         descriptor.uint(1, uuid).string(2, track.name).uint(5, PROCESS_UUID)
         if track.counter:
             descriptor.message(8, Message().uint(3, UNIT_SIZE_BYTES if track.unit == "bytes" else UNIT_COUNT))

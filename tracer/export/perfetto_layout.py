@@ -208,23 +208,21 @@ def _layers(
             args["ratio"] = round(cycles / guess, 4)
         if engine is Engine.CPU and estimate:
             args["timing"] = MODEL_ESTIMATE
-        counters = {}
-        if pmu.shape[1]:
-            counters = {spans.pmu_names[j]: int(v) for j, v in enumerate(pmu[r].tolist()) if v >= 0}
-            for counter, value in counters.items():
-                args[f"pmu.{counter}"] = value
-            if counters and simulated:
-                args["npu_pmu"] = "simulated"
+        row = pmu[r].tolist() if pmu.shape[1] else []
+        counters = {spans.pmu_names[j]: int(v) for j, v in enumerate(row) if v >= 0}
+        for counter, value in counters.items():
+            args[f"pmu.{counter}"] = value
+        if counters and simulated:
+            args["npu_pmu"] = "simulated"
         label = info.label + ("" if complete else " (incomplete)")
         if end > start:
             out.slices.append(Slice(name_of_track, clock.ns(start), clock.ns(end), label, "layer", args))
         else:
             out.instants.append(Instant(name_of_track, clock.ns(start), label, "layer", args))
-        for j, counter in enumerate(spans.pmu_names):
-            value = int(pmu[r, j]) if pmu.shape[1] else -1
+        for j, value in enumerate(row):
             if value >= 0 and end > start:
                 counter_track = track(pmu_tracks[j] + (" (simulated)" if simulated else ""), True, "count")
-                out.counters.append(CounterValue(counter_track, clock.ns(start), value))
+                out.counters.append(CounterValue(counter_track, clock.ns(start), int(value)))
                 out.counters.append(CounterValue(counter_track, clock.ns(end), 0))
 
 

@@ -85,12 +85,6 @@ class Message:
         self._buf += struct.pack("<d", float(value))
         return self
 
-    def fixed64(self, field: int, value: int) -> Message:
-        """A ``fixed64`` field."""
-        self._buf += tag(field, FIXED64)
-        self._buf += struct.pack("<Q", value & _UINT64_MASK)
-        return self
-
     def raw(self, field: int, data: bytes) -> Message:
         """A length-delimited field holding ``data`` as it is (``bytes`` or an encoded message)."""
         self._buf += tag(field, LENGTH_DELIMITED)

@@ -240,14 +240,17 @@ def _findings(findings: list[dict[str, Any]]) -> list[str]:
 def _per_inference(listing: list[dict[str, Any]], layers: list[dict[str, Any]]) -> list[str]:
     indices = [layer["index"] for layer in layers]
     lines = ["per inference: cycles of every layer (layer index in the header)"]
+    cycles: list[dict[int, int]] = []  # per inference: layer index -> its cycles (summed over executions)
+    for inf in listing:
+        by_layer: dict[int, int] = {}
+        for span in inf["layers"]:
+            by_layer[span["index"]] = by_layer.get(span["index"], 0) + span["cycles"]
+        cycles.append(by_layer)
     for block in range(0, max(len(indices), 1), LAYERS_PER_BLOCK):
         cols = indices[block : block + LAYERS_PER_BLOCK]
         headers = ["inference", "status", "latency", *[f"L{i}" for i in cols]]
         rows = []
-        for inf in listing:
-            by_layer: dict[int, int] = {}
-            for span in inf["layers"]:
-                by_layer[span["index"]] = by_layer.get(span["index"], 0) + span["cycles"]
+        for inf, by_layer in zip(listing, cycles):
             status = "ok" if inf["complete"] else "INCOMPLETE"
             rows.append([str(inf["number"]), status, _n(inf["latency_cycles"]), *[_n(by_layer.get(i)) for i in cols]])
         if block:

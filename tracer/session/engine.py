@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from tracer.analysis.budget_view import DEFAULT_TOLERANCE_PCT
 from tracer.budget.model import Budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.decode.tpiu import TpiuMode
 from tracer.errors import TracerError
 from tracer.session.budget import SessionBudget
 from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, Piece, SourceFeed
-from tracer.session.findings import INTERVAL_S, Diagnosis, describe_scope, gate_findings, whole_capture_findings
+from tracer.session.findings import INTERVAL_S, Diagnosis, capture_analysis, describe_scope, gate_findings
 from tracer.session.memory import MemoryTracker
 from tracer.session.pacing import Pacer, RateMeter
 from tracer.session.ring import DEFAULT_RING, InferenceBlock, InferenceRing
@@ -41,7 +42,13 @@ from tracer.session.snapshot import LatencyInfo, LayerRow, SessionSnapshot, Stat
 from tracer.session.stats import DEFAULT_WINDOW, RunningMean, RunningStats, Summary
 from tracer.session.window import EventWindow, window_timeline
 from tracer.sources.base import SourceEnded, SourceLost
-from tracer.telemetry.model import ConsoleLine, Engine, InferenceTimeline, IsrSlice, LayerInfo
+from tracer.telemetry.model import (
+    ConsoleLine,
+    Engine,
+    InferenceTimeline,
+    IsrSlice,
+    LayerInfo,
+)
 
 if TYPE_CHECKING:
     from tracer.analysis.report import CaptureFacts
@@ -545,8 +552,8 @@ class Session:
                 self._isrs_forgotten = True
                 self._isr_slices = telemetry.isr_slices()
         if len(self._isr_slices) > self._isr_cap:  # no inference closes to set a horizon: keep the newest half
-            ends = np.sort(np.array([s.end for s in self._isr_slices[-MAX_ISRS // 2 :]], np.int64))
-            if telemetry.discard_isrs(int(ends[0])):
+            oldest_kept = min(s.end for s in self._isr_slices[-MAX_ISRS // 2 :])
+            if telemetry.discard_isrs(oldest_kept):
                 self._isrs_forgotten = True
                 self._isr_slices = telemetry.isr_slices()
             # Slices timed in timestamp ticks or byte offsets cannot be placed against cycles and stay.
@@ -628,7 +635,7 @@ class Session:
         """Run the gate's rules on the window when due (worker thread; see tracer.session.findings)."""
         key = (self._inferences,) if self._inferences else (self._console_seq, self._memory.reports)
         now = self._clock()
-        if not final and (key == self._analysed or key in ((0, 0), (0,)) or now - self._analysed_at < INTERVAL_S
+        if not final and (key in (self._analysed, (0, 0)) or now - self._analysed_at < INTERVAL_S
                           or time.monotonic() < self._ui_hold_until):  # fmt: skip
             return
         self._analysed, self._analysed_at = key, now
@@ -638,7 +645,7 @@ class Session:
         numbers = [record.number for record in self._ring.items()]
         try:
             if final and not whole and self.mode == "replay" and self.capture_path:
-                findings = whole_capture_findings(self.capture_path, budget, self._unless_stopped)
+                findings = capture_analysis(self.capture_path, budget, self._unless_stopped).findings
                 diagnosis = Diagnosis(tuple(findings), "the whole capture", True, self._inferences)
             else:
                 findings = gate_findings(self.window_timeline(), self._facts(), budget)
@@ -743,7 +750,7 @@ class Session:
         return LayerRow(
             info=info, cycles=summary, excluded=self._excluded.get(index, 0),
             predicted=plan.predicted_cycles if plan else None,
-            tolerance_pct=plan.tolerance_pct if plan else 10.0,
+            tolerance_pct=plan.tolerance_pct if plan else DEFAULT_TOLERANCE_PCT,
             planned_engine=plan.planned_engine if plan else None,
             isr_hits=self._isr_hits.get(index, 0), pmu_mean=pmu,  # type: ignore[arg-type]
             note=plan.note if plan else "", findings=self._layer_flags.get(index, ()),

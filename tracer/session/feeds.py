@@ -69,11 +69,6 @@ class CaptureFeed:
         return self._reader.is_capture
 
     @property
-    def source(self) -> str:
-        """The URL the capture was recorded from (or its path)."""
-        return self.metadata.source or self.path
-
-    @property
     def warnings(self) -> list[str]:
         """Damage found in the file so far."""
         return [str(w) for w in self._reader.warnings]
@@ -81,8 +76,7 @@ class CaptureFeed:
     def _measure(self) -> None:
         """Length and host duration, from a pass over the chunks (small enough captures only)."""
         if self._reader.size > PREPASS_LIMIT:
-            self.has_host_times = self._reader.is_capture
-            return
+            return  # has_host_times stays: a capture's chunks are stamped
         first = last = None
         total = 0
         for chunk in self._reader.chunks():

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
     from tracer.analysis.findings import Finding
     from tracer.analysis.report import CaptureFacts
     from tracer.budget.model import Budget
@@ -101,10 +103,10 @@ def gate_findings(timeline: InferenceTimeline, facts: CaptureFacts, budget: Budg
     return analyze(timeline, facts, budget).findings
 
 
-def whole_capture_findings(
-    path: str, budget: Budget | None, on_progress: Callable[[int], None] | None = None
-) -> list[Finding]:
-    """What ``tracer check CAPTURE`` finds: the capture read again from the start, by its code.
+def capture_analysis(
+    path: str | os.PathLike[str], budget: Budget | None, on_progress: Callable[[int], None] | None = None
+) -> Analysis:
+    """What ``tracer check CAPTURE`` makes of it: the capture read again from the start, by its code.
 
     Args:
         path: The capture.
@@ -114,12 +116,12 @@ def whole_capture_findings(
     Raises:
         CaptureError: The capture cannot be read.
     """
+    from tracer.analysis.analyze import analyze
     from tracer.analysis.report import CaptureFacts
     from tracer.telemetry.load import load_timeline
 
     timeline, source = load_timeline(path, on_progress=on_progress)
-    facts = CaptureFacts(source.source, source.bytes, source.host_seconds, source.warnings, source.path)
-    return gate_findings(timeline, facts, budget)
+    return analyze(timeline, CaptureFacts.of(source), budget)
 
 
 def describe_scope(numbers: Any, whole: bool) -> str:

@@ -34,13 +34,17 @@ def parse_speed(text: str) -> float | None:
     text = text.strip().lower().lstrip("x×")
     if text in ("max", "inf", "fastest"):
         return None
-    if "/" in text:
-        num, _, den = text.partition("/")
-        value = float(num) / float(den)
-    else:
-        value = float(text)
+    problem = f"speed must be a positive number (2, 0.5, 1/4) or 'max', not {text!r}"
+    try:
+        if "/" in text:
+            num, _, den = text.partition("/")
+            value = float(num) / float(den)
+        else:
+            value = float(text)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(problem) from None
     if not value > 0 or value == float("inf"):
-        raise ValueError(f"speed must be a positive number or 'max', not {text!r}")
+        raise ValueError(problem)
     return value
 
 

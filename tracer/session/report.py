@@ -17,10 +17,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tracer.analysis.report import SCHEMA_VERSION, CaptureFacts
+from tracer.analysis.report import SCHEMA_VERSION
 from tracer.errors import UsageError
 from tracer.session.engine import Session
+from tracer.session.findings import capture_analysis
 from tracer.session.snapshot import SessionSnapshot
+from tracer.session.stats import Summary
 
 
 def default_report_path(session: Session, directory: str | os.PathLike[str] | None = None) -> Path:
@@ -40,13 +42,8 @@ def session_report(session: Session) -> dict[str, Any]:
     """The report object of the session (see the module docstring for which way it is made)."""
     capture = session.capture_file()
     if capture is not None and capture.is_file():
-        from tracer.analysis.analyze import analyze
-        from tracer.telemetry.load import load_timeline
-
-        timeline, source = load_timeline(capture)
-        facts = CaptureFacts(source.source, source.bytes, source.host_seconds, source.warnings, source.path)
         budget = session.budget.budget if session.budget is not None else None
-        return analyze(timeline, facts, budget).report
+        return capture_analysis(capture, budget).report
     snapshot = session.snapshot()
     return snapshot_report(snapshot, [f.to_json() for f in snapshot.findings])
 
@@ -61,8 +58,7 @@ def snapshot_report(snapshot: SessionSnapshot, findings: list[dict[str, Any]]) -
         layers.append({
             "index": row.index, "name": row.info.name, "op": row.info.op, "engine": row.info.engine.value,
             "count": c.count if c else 0, "excluded": row.excluded,
-            "cycles": None if c is None else {"min": c.min, "p50": c.p50, "p99": c.p99, "max": c.max,
-                                              "mean": round(c.mean, 3), "std": round(c.std, 3)},
+            "cycles": _cycles_json(c),
             "predicted_cycles": row.predicted, "ratio": None if row.ratio is None else round(row.ratio, 4),
         })  # fmt: skip
     m = snapshot.memory
@@ -76,8 +72,7 @@ def snapshot_report(snapshot: SessionSnapshot, findings: list[dict[str, Any]]) -
         },  # fmt: skip
         "inferences": {
             "count": snapshot.inferences, "complete": snapshot.complete_inferences,
-            "latency_cycles": None if lat is None else {"min": lat.min, "p50": lat.p50, "p99": lat.p99, "max": lat.max,
-                                                        "mean": round(lat.mean, 3), "std": round(lat.std, 3)},
+            "latency_cycles": _cycles_json(lat),
         },  # fmt: skip
         "layers": layers,
         "memory": {
@@ -87,6 +82,14 @@ def snapshot_report(snapshot: SessionSnapshot, findings: list[dict[str, Any]]) -
         },  # fmt: skip
         "findings": findings,
     }
+
+
+def _cycles_json(summary: Summary | None) -> dict[str, int | float] | None:
+    """``{min, p50, p99, max, mean, std}`` as in the report contract (None before the first value)."""
+    if summary is None:
+        return None
+    return {"min": summary.min, "p50": summary.p50, "p99": summary.p99, "max": summary.max,
+            "mean": round(summary.mean, 3), "std": round(summary.std, 3)}  # fmt: skip
 
 
 def write_session_report(session: Session, path: str | os.PathLike[str]) -> Path:

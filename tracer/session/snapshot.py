@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tracer.analysis.budget_view import DEFAULT_TOLERANCE_PCT
 from tracer.session.findings import Diagnosis
 from tracer.session.memory import MemoryInfo
 from tracer.session.ring import InferenceRecord
@@ -39,7 +40,7 @@ class LayerRow:
     cycles: Summary | None
     excluded: int = 0
     predicted: float | None = None
-    tolerance_pct: float = 10.0
+    tolerance_pct: float = DEFAULT_TOLERANCE_PCT
     planned_engine: str | None = None
     isr_hits: int = 0
     pmu_mean: dict[str, float] = dataclasses.field(default_factory=dict)

@@ -41,11 +41,6 @@ def exact_square_sum(values: np.ndarray) -> int:
     return sum(v * v for v in values.tolist())
 
 
-def nearest_rank(ordered: np.ndarray, q: float) -> int:
-    """The nearest-rank ``q`` quantile of sorted values (the convention of ``tracer report``)."""
-    return int(ordered[max(math.ceil(q * ordered.shape[0]), 1) - 1])
-
-
 @dataclasses.dataclass(frozen=True)
 class Summary:
     """What :class:`RunningStats` knows at a moment.

@@ -258,13 +258,12 @@ def ring_columns(records: Sequence[InferenceRecord]) -> tuple[Inferences, LayerS
     span_parts = []
     for block, r0, r1 in groups:
         inf = block.inferences
-        parts.append(inf)
         lo, hi = int(block.span_first[r0]), int(block.span_end[r1])
         span_parts.append((block.spans, lo, hi))
-        parts[-1] = Inferences(
+        parts.append(Inferences(
             inf.number[r0 : r1 + 1], inf.start[r0 : r1 + 1], inf.end[r0 : r1 + 1], inf.complete[r0 : r1 + 1],
             inf.input_crc[r0 : r1 + 1], inf.output_crc[r0 : r1 + 1], list(inf.problems[r0 : r1 + 1]),
-        )  # fmt: skip
+        ))  # fmt: skip
     if not parts:
         return Inferences.from_rows([]), LayerSpans.empty()
     inferences = Inferences(

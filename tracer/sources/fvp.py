@@ -18,6 +18,7 @@ it after the run. CPU timings from an FVP are model estimates: the capture says 
 
 from __future__ import annotations
 
+import collections
 import os
 import queue
 import re
@@ -103,7 +104,7 @@ class FvpSource:
         self._sock: socket.socket | None = None
         self._chunks: queue.Queue[bytes | None] = queue.Queue()
         self._banner: queue.Queue[tuple[int, int]] = queue.Queue()
-        self._lines: list[str] = []
+        self._lines: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)  # for output_tail
         self._notes: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._telnet_state = 0
@@ -193,7 +194,7 @@ class FvpSource:
     def output_tail(self) -> str:
         """The FVP's last lines of its own output, for error messages."""
         with self._lock:
-            return "\n".join(self._lines[-TAIL_LINES:])
+            return "\n".join(self._lines)
 
     # -- internals -------------------------------------------------------------------------------
     def _spawn(self, target: Callable[[IO[bytes]], None], stream: IO[bytes]) -> None:

@@ -45,7 +45,9 @@ def _load_pylink() -> ModuleType:
     try:
         import pylink  # noqa: PLC0415 - optional backend, imported when opened
     except ImportError:
-        raise SourceUnavailable("jlink:// needs pylink-square: pip install 'tracer[jlink]'") from None
+        raise SourceUnavailable(
+            "jlink:// needs pylink-square: pip install 'pylink-square>=1.2,<2' (tracer's jlink extra)"
+        ) from None
     return pylink
 
 

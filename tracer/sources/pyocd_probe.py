@@ -45,7 +45,7 @@ def _pyocd_session(unique_id: str | None, target: str | None, options: dict[str,
         from pyocd.core.helpers import ConnectHelper  # noqa: PLC0415 - optional backend
         from pyocd.core.session import Session  # noqa: PLC0415
     except ImportError:
-        raise SourceUnavailable("pyocd:// needs pyOCD: pip install 'tracer[pyocd]'") from None
+        raise SourceUnavailable("pyocd:// needs pyOCD: pip install 'pyocd>=0.36,<1' (tracer's pyocd extra)") from None
     probes = ConnectHelper.get_all_connected_probes(blocking=False, unique_id=unique_id, print_wait_message=False)
     if not probes:
         which = f"with a unique ID containing {unique_id!r}" if unique_id else "at all"

@@ -164,7 +164,12 @@ class QemuDemoSource:
             self._stop_process()
             if attempt == 2:
                 raise SourceUnavailable(f"QEMU did not start: {self.qemu_output() or 'no output'}")
-        self._handshake()
+        try:
+            self._handshake()
+        except BaseException:  # no READY, QEMU gone, Ctrl-C: do not leave the emulator running
+            self.terminate()
+            self.close()
+            raise
 
     def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
         """Return UART bytes; raises :class:`SourceEnded` when the firmware has exited."""

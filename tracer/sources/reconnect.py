@@ -4,7 +4,8 @@
 probe that is unplugged or a trace server that restarts shows as "lost", then "reconnecting",
 then "connected" again, while every byte received before the loss stays in the capture. Events
 reach listeners (the TUI's status bar) as they happen and are also queued for
-:meth:`ReconnectingSource.drain_events`, which the recorder writes into the capture as notes.
+:meth:`ReconnectingSource.drain_events`, which the recorder writes into the capture as notes,
+together with the inner source's own events (polled memory, probe overflows, damaged frames).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class ReconnectingSource:
         self._attempt = 0
         self._next_try = 0.0
         self._listeners: list[Callable[[SourceEvent], None]] = []
-        self._pending: list[SourceEvent] = []
+        self._pending: list[dict[str, Any]] = []  # capture notes not yet drained: ours and the inner source's
         self._last_metadata: dict[str, Any] = {}
         self.bytes_received = 0
         self.state = "idle"
@@ -109,14 +110,21 @@ class ReconnectingSource:
         self._listeners.append(listener)
 
     def drain_events(self) -> list[dict[str, Any]]:
-        """Events since the last call, as capture notes."""
-        events, self._pending = self._pending, []
-        return [e.to_json() for e in events]
+        """Events since the last call, as capture notes, in order: ours and the inner source's."""
+        self._take_inner_events()
+        notes, self._pending = self._pending, []
+        return notes
+
+    def _take_inner_events(self) -> None:
+        drain = getattr(self._inner, "drain_events", None)
+        if drain is not None:
+            self._pending.extend(drain())
 
     def _emit(self, state: str, delay: float = 0.0, message: str = "") -> None:
         self.state = state
         event = SourceEvent(state, self._attempt, delay, message, self.bytes_received, self._wall())
-        self._pending.append(event)
+        self._take_inner_events()
+        self._pending.append(event.to_json())
         for listener in self._listeners:
             listener(event)
 
@@ -190,6 +198,7 @@ class ReconnectingSource:
 
     def _drop_inner(self) -> None:
         if self._inner is not None:
+            self._take_inner_events()  # what it reported before it went away
             try:
                 self._inner.close()
             except OSError:

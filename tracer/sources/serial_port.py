@@ -98,9 +98,18 @@ class SerialSource:
             raise SourceLost(f"{self.url}: {exc}") from None
 
     def write(self, data: bytes) -> None:
-        """Send bytes to the target (commands to a demo firmware)."""
+        """Send bytes to the target (commands to a demo firmware).
+
+        Raises:
+            SourceLost: The port or connection went away.
+        """
+        import serial  # noqa: PLC0415
+
         assert self._port is not None, "open() first"
-        self._port.write(data)
+        try:
+            self._port.write(data)
+        except (serial.SerialException, OSError) as exc:
+            raise SourceLost(f"{self.url}: {exc}") from None
 
     def close(self) -> None:
         """Close the port."""

@@ -48,25 +48,13 @@ def decode_capture(
         meta = reader.metadata
         decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name, expected_bytes=reader.size)
         itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
-        first_ns: int | None = None
-        last_ns: int | None = None
         for batch in batches:
             decoder.feed(batch)
             if on_progress is not None:
                 on_progress(itm.input_bytes)
         decoder.finish()
-        for chunk_ns in _host_times(reader):
-            first_ns = chunk_ns if first_ns is None else first_ns
-            last_ns = chunk_ns
+        first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
         warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
         host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
         return DecodedCapture(decoder.timeline(), meta, itm.input_bytes, host_seconds, warnings,
                               decoder.records_accepted)  # fmt: skip
-
-
-def _host_times(reader: CaptureReader) -> list[int]:
-    """Host arrival times of the first and last chunk (a second, cheap pass over chunk heads)."""
-    if not reader.is_capture:
-        return []
-    times = [chunk.host_ns for chunk in reader.chunks() if chunk.host_ns is not None]
-    return times[:1] + times[-1:]

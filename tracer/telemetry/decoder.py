@@ -206,7 +206,7 @@ class TelemetryDecoder:
         # Interrupts: names the firmware gave, its marks, the DWT's exception and data trace.
         self.isr_names: dict[int, str] = {}
         self._isr_marks = IsrMarks()
-        self._hardware = HardwareEvents(self.isr_names)
+        self._hardware = HardwareEvents()
         self._isr_cache: tuple[tuple[int, int, float], LazyRecords[IsrSlice], HandlerTime] | None = None
 
     # -- feeding ---------------------------------------------------------------------------------

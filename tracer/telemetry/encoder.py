@@ -289,6 +289,8 @@ def encode_inferences(
     numbers = (n + np.uint64(first_number)) & np.uint64(0xFFFFFFFF)
     base = np.uint64(start) + n * np.uint64(period)
     per_inference = len(template)
+    table = np.array(CRC16_TABLE, np.uint64)
+    mask = np.uint64(0xFFFFFFFF)
     parts: list[np.ndarray] = []
     if sync:
         parts.append(np.broadcast_to(np.frombuffer(SYNC_BYTES, np.uint8), (count, len(SYNC_BYTES))))
@@ -306,11 +308,9 @@ def encode_inferences(
         seq = (np.uint64(first_sequence) + n * np.uint64(per_inference) + np.uint64(s)) & np.uint64(0xFF)
         head20 = np.uint64((slot.type & 0x3F) | (len(words) << 6)) | (seq << np.uint64(12))
         acc = head20.copy()
-        mask = np.uint64(0xFFFFFFFF)
         for w in words:
             acc = (((acc << np.uint64(5)) | (acc >> np.uint64(27))) & mask) ^ (w & mask)
         crc = np.full(count, 0xFFFF, np.uint64)
-        table = np.array(CRC16_TABLE, np.uint64)
         for i in range(4):
             index = ((crc >> np.uint64(8)) ^ (acc >> np.uint64(8 * i))) & np.uint64(0xFF)
             crc = ((crc << np.uint64(8)) ^ table[index.astype(np.intp)]) & np.uint64(0xFFFF)

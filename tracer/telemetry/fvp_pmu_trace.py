@@ -17,6 +17,7 @@ measured and CPU gaps between NPU jobs are labelled "model estimate".
 
 from __future__ import annotations
 
+import bisect
 import csv
 import dataclasses
 import gzip
@@ -281,9 +282,10 @@ def npu_timeline(trace: PmuTrace, db: VelaDebugDb, clock_hz: int | None = None, 
     )
     counters = _counters_by_op(trace, ops)
     streams = len(db.streams)
-    inferences = sorted({op.inference for op in ops})
-    for number in inferences:
-        mine = [op for op in ops if op.inference == number]
+    by_inference: dict[int, list[NpuOperation]] = {}
+    for op in ops:
+        by_inference.setdefault(op.inference, []).append(op)
+    for number, mine in sorted(by_inference.items()):
         jobs = sorted({op.job for op in mine})
         complete = len(jobs) == streams and all(op.complete for op in mine)
         issues = () if complete else ("NPU trace incomplete for this inference",)
@@ -303,16 +305,15 @@ def npu_timeline(trace: PmuTrace, db: VelaDebugDb, clock_hz: int | None = None, 
 
 
 def _add_layer_spans(builder: TimelineBuilder, number: int, ops: list[NpuOperation], counters: dict[int, dict[str, int]]) -> None:
-    by_layer: dict[int, list[tuple[int, NpuOperation]]] = {}
-    for i, op in enumerate(ops):
+    by_layer: dict[int, list[NpuOperation]] = {}
+    for op in ops:
         if op.layer is not None:
-            by_layer.setdefault(op.layer, []).append((i, op))
-    for layer, pairs in sorted(by_layer.items()):
+            by_layer.setdefault(op.layer, []).append(op)
+    for layer, span_ops in sorted(by_layer.items()):
         pmu: dict[str, int] = {}
-        for i, _op in pairs:
-            for key, value in counters.get(id(ops[i]), {}).items():
+        for op in span_ops:
+            for key, value in counters.get(id(op), {}).items():
                 pmu[key] = pmu.get(key, 0) + value
-        span_ops = [op for _i, op in pairs]
         builder.add_span(
             LayerSpan(number, layer, min(o.start for o in span_ops), max(o.end for o in span_ops),
                       all(o.complete for o in span_ops), 0, pmu)
@@ -341,8 +342,6 @@ def _counters_by_op(trace: PmuTrace, ops: list[NpuOperation]) -> dict[int, dict[
     """Sum the durations of complete (``X``) events per operation they start in."""
     starts = sorted((op.start, op.end, id(op)) for op in ops)
     out: dict[int, dict[str, int]] = {}
-    import bisect  # noqa: PLC0415 - used only here
-
     keys = [s for s, _e, _i in starts]
     for event in trace.events:
         if event.dur <= 0 or event.track == QREAD_TRACK:

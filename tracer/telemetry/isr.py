@@ -31,15 +31,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from tracer.decode.packets import FLAG_WRITE, PacketKind
+from tracer.elf.exceptions import ARCHITECTURAL, FIRST_IRQ
 from tracer.telemetry import kernel as k
 from tracer.telemetry.columns import LazyRecords
 from tracer.telemetry.model import IsrSlice
-
-# Exception numbers below 16 (Armv7-M/Armv8-M); 16 + n is external interrupt n.
-EXCEPTION_NAMES = {
-    1: "Reset", 2: "NMI", 3: "HardFault", 4: "MemManage", 5: "BusFault", 6: "UsageFault",
-    7: "SecureFault", 11: "SVCall", 12: "DebugMonitor", 14: "PendSV", 15: "SysTick",
-}  # fmt: skip
 
 ACTION_ENTER = 1
 ACTION_EXIT = 2
@@ -58,9 +53,9 @@ def exception_name(number: int, names: dict[int, str] | None = None) -> str:
     """The firmware's name for an exception number, else the architecture's (``IRQ3`` = 19)."""
     if names and number in names:
         return names[number]
-    if number >= 16:
-        return f"IRQ{number - 16}"
-    return EXCEPTION_NAMES.get(number, f"exception {number}")
+    if number >= FIRST_IRQ:
+        return f"IRQ{number - FIRST_IRQ}"
+    return ARCHITECTURAL.get(number, f"exception {number}")
 
 
 @dataclasses.dataclass
@@ -243,14 +238,9 @@ class DataAccess:
 
 
 class HardwareEvents:
-    """Consumes the kernel's DWT table rows in order: exception trace and data trace.
+    """Consumes the kernel's DWT table rows in order: exception trace and data trace."""
 
-    Args:
-        names: Exception names the firmware gave (``ISR_INFO`` records), shared with the marks.
-    """
-
-    def __init__(self, names: dict[int, str]) -> None:
-        self.names = names
+    def __init__(self) -> None:
         self.pairing = SlicePairing()
         self.basis: str | None = None
         self.before_first_record = 0  # hardware events before any record, in a record stream

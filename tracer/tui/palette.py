@@ -6,6 +6,8 @@ orange an interrupt. Nothing else gets a colour of its own, so colour always say
 
 from __future__ import annotations
 
+from tracer.session.memory import ALARM_FRACTION, WARN_FRACTION
+
 GOOD = "#4EBF71"
 WARN = "#FEA62B"
 BAD = "#E5566C"
@@ -46,8 +48,8 @@ def fill_colour(fraction: float | None) -> str:
     """Memory bars: green below 75%, amber to 90%, red above."""
     if fraction is None:
         return MUTED
-    if fraction > 0.9:
+    if fraction > ALARM_FRACTION:
         return BAD
-    if fraction > 0.75:
+    if fraction > WARN_FRACTION:
         return WARN
     return GOOD

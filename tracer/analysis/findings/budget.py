@@ -93,7 +93,8 @@ def latency_over_budget(context: AnalysisContext) -> Iterable[Finding]:
     if model.tolerance_pct is not None:
         tolerance = model.tolerance_pct
     else:
-        tolerance = context.options.get("tolerance_option", context.tolerance_pct) or DEFAULT_TOLERANCE_PCT
+        option = context.options.get("tolerance_option", context.tolerance_pct)
+        tolerance = DEFAULT_TOLERANCE_PCT if option is None else option  # --tolerance 0 means 0
     limit = predicted * (1 + tolerance / 100)
     if lat.p50 <= limit:
         return

@@ -1,9 +1,7 @@
-"""What several rule modules look up the same way: layer statistics, the budget comparison, the
-facts a firmware log gave, and how numbers are written in messages."""
+"""What several rule modules look up the same way: layer statistics, the budget comparison, and
+how numbers are written in messages (a firmware log's facts: :func:`tracer.analysis.log_facts.log_extra`)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from tracer.analysis.budget_view import BudgetComparison, compare_budget
 from tracer.analysis.findings.base import AnalysisContext
@@ -33,15 +31,6 @@ def comparison(context: AnalysisContext) -> BudgetComparison | None:
         )
         context.options["budget_comparison"] = found
     return found
-
-
-def log_extra(timeline: InferenceTimeline) -> dict[str, Any]:
-    """The facts of a firmware text log (a log's ``extra``, or the port-0 text of a capture)."""
-    extra = timeline.extra
-    if "lines" in extra:
-        return extra
-    console = extra.get("console_log")
-    return console if isinstance(console, dict) else {}
 
 
 def describe(timeline: InferenceTimeline, index: int) -> str:

@@ -15,7 +15,7 @@ import re
 from typing import Any, Iterable
 
 from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
-from tracer.analysis.findings.common import log_extra
+from tracer.analysis.log_facts import log_extra
 
 KINDS = ("missing-operator-kernel", "firmware-error")
 MAX_LISTED = 20

@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Iterable
 
 from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
-from tracer.analysis.findings.common import log_extra
+from tracer.analysis.log_facts import log_extra
 
 KINDS = ("capture-loss", "no-measurements")
 MAX_LISTED = 50

@@ -20,7 +20,8 @@ import math
 from typing import Any, Iterable
 
 from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
-from tracer.analysis.findings.common import log_extra, n
+from tracer.analysis.findings.common import n
+from tracer.analysis.log_facts import log_extra
 from tracer.telemetry.model import AllocationFailure, StackSample
 
 KINDS = ("arena-too-small", "arena-headroom", "arena-over-plan", "stack-canary", "stack-high-water", "sram-peak-high")

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
-from tracer.analysis.findings.common import describe, layer_stats, log_extra, n
+from tracer.analysis.findings.common import describe, layer_stats, n
+from tracer.analysis.log_facts import log_extra
 from tracer.analysis.pmu_summary import npu_utilization, pmu_section
 from tracer.telemetry.model import Engine
 

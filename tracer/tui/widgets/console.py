@@ -7,12 +7,13 @@ from typing import Callable
 from textual.binding import Binding
 from textual.widgets import Log
 
+from tracer.session.engine import CONSOLE_LINES
 from tracer.session.snapshot import SessionSnapshot
 from tracer.telemetry.model import ConsoleLine
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 
-MAX_LINES = 2000
+MAX_LINES = CONSOLE_LINES  # as many as the session keeps
 
 
 def console_text(line: ConsoleLine, clock_hz: int | None) -> str:

@@ -125,4 +125,3 @@ class LayerDetail(View, Static):
             text.append(f"{fmt.cycles(lo):>{label_width}} ", style=pal.MUTED)
             text.append(f"{bar:<{bar_width}}", style=pal.INFO)
             text.append(f" {count:,}\n", style=pal.MUTED)
-        text.append_text(Text(""))

@@ -23,6 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
+from tracer.analysis.budget_view import DEFAULT_TOLERANCE_PCT
 from tracer.session.ring import InferenceRecord
 from tracer.session.snapshot import LayerRow, SessionSnapshot
 from tracer.session.window import InferenceEvents
@@ -412,7 +413,7 @@ class SpansTable(View, LineTable):
             label = row.info.label if row else f"#{span.layer}"
             engine = row.info.engine.value if row else "cpu"
             ratio = span.cycles / row.predicted if row is not None and row.predicted else None
-            tolerance = row.tolerance_pct if row else 10.0
+            tolerance = row.tolerance_pct if row else DEFAULT_TOLERANCE_PCT
             out.append((str(span.layer), (
                 (str(span.layer), pal.MUTED), (label, "bold" if span.layer == ui.layer else pal.TEXT),
                 (engine.upper(), f"bold {pal.NPU[0] if engine == 'npu' else pal.CPU[0]}"),
