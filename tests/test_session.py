@@ -350,8 +350,8 @@ def test_speed_ladder_and_parsing() -> None:
     assert pacer.slower() == SPEEDS[0]
     assert parse_speed("1/4") == 0.25 and parse_speed("max") is None and parse_speed("x2") == 2.0
     assert speed_label(0.25) == "×1/4" and speed_label(None) == "max" and speed_label(2.0) == "×2"
-    for bad in ("0", "-1", "fast", "1/0x"):
-        with pytest.raises(ValueError):
+    for bad in ("0", "-1", "fast", "1/0x", "1/0"):
+        with pytest.raises(ValueError, match="positive number .* or 'max'"):  # said in words, not Python's
             parse_speed(bad)
 
 
