@@ -35,7 +35,7 @@ from tracer.analysis.report import CaptureFacts, build_report  # noqa: E402
 from tracer.capture.metadata import CaptureMetadata  # noqa: E402
 from tracer.capture.reader import open_capture  # noqa: E402
 from tracer.capture.writer import CaptureWriter  # noqa: E402
-from tracer.decode.stream import decode_reader  # noqa: E402
+from tracer.pipeline.capture import decode_reader  # noqa: E402
 from tracer.decode.tpiu import TpiuMode  # noqa: E402
 from tracer.telemetry.encoder import SlotSpec, encode_inferences  # noqa: E402
 from tracer.telemetry.wire import RecordType as R  # noqa: E402
@@ -83,7 +83,7 @@ def reference(path: Path) -> int:
 
 def pipeline(path: Path) -> tuple[int, dict]:
     """Capture to report."""
-    from tracer.telemetry.capture import decode_capture
+    from tracer.pipeline.capture import decode_capture
 
     decoded = decode_capture(path)
     facts = CaptureFacts(decoded.metadata.source, decoded.stream_bytes, decoded.host_seconds, decoded.warnings)

@@ -8,7 +8,7 @@ import random
 from tracer.decode.itm import ItmDecoder
 from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.telemetry.encoder import EncodedRecord, TelemetryEncoder
-from tracer.telemetry.model import InferenceTimeline
+from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import TimeSource
 
 CLOCK_HZ = 100_000_000

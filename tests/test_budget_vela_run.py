@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tracer.budget import load_budget
-from tracer.telemetry.model import Engine
+from tracer.base.timeline import Engine
 
 MODEL = Path(__file__).parent / "data" / "vela" / "tiny_int8.tflite"
 # The flags of the team's research run (vela_samples/run_vela.sh), per configuration.

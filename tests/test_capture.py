@@ -11,7 +11,8 @@ import pytest
 
 from tracer.capture import CaptureMetadata, CaptureReader, CaptureWriter, open_capture
 from tracer.capture.format import CHUNK_HEAD, HEADER_PREFIX, MAGIC
-from tracer.decode import PacketBatch, PacketKind, decode_reader
+from tracer.decode import PacketBatch, PacketKind
+from tracer.pipeline.capture import decode_reader
 from tracer.errors import CaptureError
 
 from itm_encoder import encode_stream

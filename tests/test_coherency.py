@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from telemetry_streams import decode
 from tracer.analysis.coherency import analyse_coherency, lines_of
-from tracer.analysis.findings import AnalysisContext, find_all
+from analysis_helpers import findings_of
 from tracer.analysis.findings.coherency import RULES as COHERENCY_RULES
 from tracer.telemetry.encoder import TelemetryEncoder
-from tracer.telemetry.model import InferenceTimeline
+from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import NPU_READS, NPU_WRITES, TimeSource
 
 INPUT = 0x31000000
@@ -69,7 +69,7 @@ def build(inferences: int = 4, step: Step = correct, input_len: int = 4096, outp
 
 
 def coherency_findings(timeline: InferenceTimeline) -> list:
-    return find_all(AnalysisContext(timeline), COHERENCY_RULES)
+    return findings_of(timeline, COHERENCY_RULES)
 
 
 def test_a_correct_sequence_finds_nothing() -> None:

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from tracer.capture.metadata import CaptureMetadata
-from tracer.capture.recorder import record
+from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.decode.itm import decode_bytes
 from tracer.decode.packets import PacketKind
 from tracer.sources.qemu import CPU_HZ, QemuDemoSource
-from tracer.telemetry.capture import DecodedCapture, decode_capture
-from tracer.telemetry.model import Engine
+from tracer.pipeline.capture import DecodedCapture, decode_capture
+from tracer.base.timeline import Engine
 
 pytestmark = pytest.mark.qemu
 
@@ -99,7 +99,7 @@ def test_the_capture_says_what_the_target_is(demo_elf: Path, tmp_path: Path) -> 
     assert tl.inferences.input_crc[0] != tl.inferences.input_crc[1]  # different input images
     npu = tl.spans.where(tl.spans.layer == 0)
     assert (npu.pmu[:, 1] > 0).all()  # NPU_ACTIVE (simulated)
-    assert tl.extra["marker_cost_cycles"] > 0 and tl.extra["calibration_pairs"] == 256
+    assert tl.target.marker_cost_cycles > 0 and tl.stream.calibration_pairs == 256
     assert "EXIT 0" in [c.text for c in tl.console]
 
 

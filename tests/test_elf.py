@@ -18,7 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracer.capture.reader import open_capture
-from tracer.elf import SymbolResolver, exception_label, open_elf
+from tracer.base.exceptions import exception_label
+from tracer.elf import open_elf
+from tracer.export.packet_symbols import SymbolResolver
 from tracer.elf.image import read_elf
 from tracer.errors import UsageError
 

@@ -9,7 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from check_streams import LayerSpec, encode_model, write_capture
-from tracer.telemetry.load import load_timeline
+from tracer.pipeline.load import load_timeline
 from tracer.telemetry.wire import RecordType
 
 ROOT = Path(__file__).resolve().parent.parent

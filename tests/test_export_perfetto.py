@@ -14,11 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
+from analysis_helpers import analyse
 from perfetto_reader import read_trace
+from tracer.budget.model import Budget, BudgetLayer, ModelBudget
 from tracer.export.perfetto import perfetto_packets, write_perfetto
 from tracer.export.protobuf import Message, varint
-from tracer.telemetry.load import load_timeline
-from tracer.telemetry.model import (
+from tracer.pipeline.load import load_timeline
+from tracer.base.timeline import (
     Engine,
     Inference,
     IsrSlice,
@@ -38,12 +40,12 @@ def ns(cycles: int, hz: int) -> int:
     return math.floor(Fraction(cycles * 10**9, hz) + Fraction(1, 2))
 
 
-def export(timeline, predicted=None) -> bytes:  # noqa: ANN001
-    """The trace bytes (as write_perfetto writes them)."""
+def export(timeline, budget=None) -> bytes:  # noqa: ANN001
+    """The trace bytes (as write_perfetto writes them) of the timeline analysed against ``budget``."""
     import io
 
     out = io.BytesIO()
-    write_perfetto(out, timeline, predicted)
+    write_perfetto(out, analyse(timeline, budget))
     return out.getvalue()
 
 
@@ -111,7 +113,8 @@ def test_isr_tracks_and_overlaps_and_labels() -> None:
     timeline = b.build()
     timeline.isrs = [IsrSlice(120, 130, 15, "SysTick"), IsrSlice(140, 160, 16, "", depth=1, repaired=True),
                      IsrSlice(200, 215, 15, "SysTick")]  # fmt: skip
-    trace = read_trace(export(timeline, {0: 150.0}))
+    conv_budget = Budget(ModelBudget(clock_hz=1_000_000), [BudgetLayer(0, 0, "conv", "CONV_2D", Engine.CPU, 150.0)])
+    trace = read_trace(export(timeline, conv_budget))
     names = set(trace.tracks.values())
     assert {"CPU (model estimate)", "CPU (model estimate) #2", "ISR SysTick", "ISR exception 16"} <= names
     first, second = trace.slices_on("CPU (model estimate)"), trace.slices_on("CPU (model estimate) #2")
@@ -145,7 +148,7 @@ def test_back_to_back_layers_nest_correctly() -> None:
     timeline = b.build()
     trace = read_trace(export(timeline))
     assert [(s.name, s.start, s.end) for s in trace.slices_on("NPU")] == [("l0", 0, 10), ("l1", 10, 20), ("l2", 20, 30)]
-    packets = [pb.TracePacket.FromString(p) for p in perfetto_packets(timeline)]
+    packets = [pb.TracePacket.FromString(p) for p in perfetto_packets(analyse(timeline))]
     kinds = [(p.timestamp, p.track_event.type) for p in packets if p.HasField("track_event")]
     assert kinds == [(0, 1), (10, 2), (10, 1), (20, 2), (20, 1), (30, 2)]
 

@@ -4,12 +4,14 @@ whole-inference budgets, unmatched layers, clocks that cannot be converted, CPU 
 from __future__ import annotations
 
 from tracer.analysis.analyze import analyze
-from tracer.analysis.report import CaptureFacts
+from tracer.analysis.settings import AnalysisSettings
+from tracer.base.facts import InputFacts
+from tracer.export.report_json import report_object
 from tracer.budget.loader import load_budget_texts
 from tracer.budget.text import BudgetText
-from tracer.telemetry.model import Engine, Inference, LayerInfo, LayerSpan, TimelineBuilder
+from tracer.base.timeline import Engine, Inference, LayerInfo, LayerSpan, TimelineBuilder
 
-FACTS = CaptureFacts("test://", 0)
+FACTS = InputFacts("capture", "test://", None, 0)
 
 
 def timeline(layers: list[tuple[str, str, Engine, list[int]]], clock_hz: int | None = 100_000_000,
@@ -37,7 +39,7 @@ def budget(toml: str):  # noqa: ANN201
 
 def findings(tl, b=None, tolerance=None):  # noqa: ANN001, ANN201
     """Every finding of the analysis."""
-    return analyze(tl, FACTS, b, tolerance).findings
+    return list(analyze(tl, FACTS, b, AnalysisSettings(tolerance_pct=tolerance)).findings)
 
 
 def test_layer_over_budget_names_the_layer_and_the_inferences() -> None:
@@ -76,7 +78,7 @@ def test_tolerance_order_layer_model_option_default() -> None:
     assert over(findings(tl, budget(layers))) == [1]  # a: own 20%; b: default 10%
     assert over(findings(tl, budget(layers), tolerance=16)) == []  # b: --tolerance 16
     assert over(findings(tl, budget("[model]\ntolerance_pct = 12\n" + layers), tolerance=30)) == [1]  # model wins
-    plans = analyze(tl, FACTS, budget(layers), 16).comparison.plans  # type: ignore[union-attr]
+    plans = analyze(tl, FACTS, budget(layers), AnalysisSettings(tolerance_pct=16)).comparison.plans  # type: ignore[union-attr]
     assert (plans[0].tolerance_from, plans[1].tolerance_from) == ("layer", "option")
 
 
@@ -85,10 +87,11 @@ def test_clock_conversion_and_ratio_in_the_report() -> None:
     tl = timeline([("conv", "CONV_2D", Engine.NPU, [2000] * 3)])
     b = budget('[model]\nclock_hz = 500000000\n[[layer]]\nname = "conv"\ncycles = 9000\n')
     a = analyze(tl, FACTS, b)
-    layer = a.report["layers"][0]
+    report = report_object(a)
+    layer = report["layers"][0]
     assert layer["predicted_cycles"] == 1800 and layer["ratio"] == round(2000 / 1800, 4)
     assert layer["budget"]["matched_by"] == "name" and layer["budget"]["budget_cycles"] == 9000
-    assert a.report["budget"]["scale"] == 0.2
+    assert report["budget"]["scale"] == 0.2
     assert [f.id for f in a.findings] == ["layer-over-budget"]
 
 

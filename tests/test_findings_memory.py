@@ -6,11 +6,12 @@ from pathlib import Path
 
 from check_streams import LayerSpec, encode_model, write_capture
 from tracer.analysis.analyze import analyze
-from tracer.analysis.report import CaptureFacts
+from tracer.analysis.settings import AnalysisSettings
+from tracer.base.facts import InputFacts
 from tracer.budget.loader import load_budget_texts
 from tracer.budget.text import BudgetText
-from tracer.telemetry.load import load_timeline
-from tracer.telemetry.model import (
+from tracer.pipeline.load import load_timeline
+from tracer.base.timeline import (
     AllocationFailure,
     ArenaSample,
     Engine,
@@ -23,12 +24,12 @@ from tracer.telemetry.model import (
 )
 from tracer.telemetry.wire import RecordType
 
-FACTS = CaptureFacts("test://", 0)
+FACTS = InputFacts("capture", "test://", None, 0)
 
 
 def ids(timeline: InferenceTimeline, budget=None, **options) -> list[tuple[str, str]]:  # noqa: ANN001
     """(id, severity) of every finding."""
-    return [(f.id, f.severity.value) for f in analyze(timeline, FACTS, budget, options=options).findings]
+    return [(f.id, f.severity.value) for f in analyze(timeline, FACTS, budget, AnalysisSettings(**options)).findings]
 
 
 def one(timeline: InferenceTimeline, kind: str, budget=None):  # noqa: ANN001, ANN201
@@ -62,12 +63,12 @@ def test_arena_over_plan_is_information() -> None:
 def test_allocation_failure_fix_follows_the_npu() -> None:
     """U55: the linker-script fix; U65: Dedicated_Sram; the arena size needed when it is known."""
     tl = InferenceTimeline(allocation_failures=[AllocationFailure("resize buffer", 49_152, 47_544, 1_608, None, 2)],
-                           arena=[ArenaSample(None, 40_000, 50_000)], extra={"npu": "Ethos-U55"})  # fmt: skip
+                           arena=[ArenaSample(None, 40_000, 50_000)], npu="Ethos-U55")  # fmt: skip
     f = one(tl, "arena-too-small")
     assert f.evidence["needed"] == 51_608 and "51,608" in f.message
     assert f.evidence["recommended_min"] == 56_784 and f.evidence["recommended_max"] == 59_360  # +10%, +15%, to 16 B
     assert "linker script" in (f.fix or "") and "Dedicated_Sram" not in (f.fix or "") and "0x0000DDD0" in (f.fix or "")
-    tl.extra = {"lines": 3, "npu": {"arch": "Ethos-U65"}}
+    tl.npu, tl.log = None, {"lines": 3, "npu": {"arch": "Ethos-U65"}}  # as a log gives it
     f65 = one(tl, "arena-too-small")
     assert "--memory-mode=Dedicated_Sram" in (f65.fix or "") and "linker script" not in (f65.fix or "")
 

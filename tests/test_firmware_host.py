@@ -20,7 +20,7 @@ import pytest
 
 from telemetry_streams import decode
 from tracer.telemetry.encoder import TelemetryEncoder
-from tracer.telemetry.model import Engine
+from tracer.base.timeline import Engine
 from tracer.telemetry.wire import INFO_NPU_PMU_SIMULATED, TimeSource
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,7 +178,7 @@ def test_decoder_reads_what_the_host_library_wrote(harness_run: tuple[bytes, dic
     tl = decode(data)
     assert tl.clock_hz == 480_000_000 and tl.clock_source == "dwt"
     assert tl.labels["npu_pmu"] == "simulated"
-    assert tl.extra["marker_cost_cycles"] == 0x123 / 16 and tl.extra["scenario"] == 3
+    assert tl.target.marker_cost_cycles == 0x123 / 16 and tl.target.scenario == 3
     assert tl.layers[0].op == "CONV_2D" and tl.layers[0].name == "conv0" and tl.layers[0].engine is Engine.NPU
     assert tl.layers[1].op == "IGNORED"  # described again by trc_layer_info_once: the last description wins
     inf = tl.inferences
@@ -186,7 +186,7 @@ def test_decoder_reads_what_the_host_library_wrote(harness_run: tuple[bytes, dic
     assert inf.complete.tolist() == [True, False, False, True]
     assert "1 record(s) lost (sequence gap)" in inf.problems[1]
     assert "the firmware reported status 5" in inf.problems[2]
-    assert tl.loss.lost_records == 1 and tl.extra["firmware_dropped_records"] == 1
+    assert tl.loss.lost_records == 1 and tl.stream.firmware_dropped_records == 1
     assert inf.input_crc[0] == zlib.crc32(b"0123456789abcdef") and inf.output_crc[0] == zlib.crc32(b"89abcdef")
     # Every record is one clock step apart, so spans have exact lengths (across the 2^32 wrap).
     spans = tl.spans

@@ -32,7 +32,7 @@ from tracer.telemetry.fvp_pmu_trace import (
     read_debug_db,
     read_pmu_trace,
 )
-from tracer.telemetry.model import Engine
+from tracer.base.timeline import Engine
 
 DATA = Path(__file__).parent / "data" / "fvp"
 FAKE = [sys.executable, str(DATA / "fake_fvp.py")]
@@ -208,7 +208,7 @@ def test_truncated_trace_marks_the_last_inference_incomplete() -> None:
     cut = raw[: len(raw) - 40]
     timeline = npu_timeline(parse_trace_events(cut), read_debug_db(REGOR_DB))
     assert list(timeline.inferences.complete) == [True, True, False]
-    assert timeline.extra["fvp_pmu_trace"]["problems"]
+    assert timeline.log["fvp_pmu_trace"]["problems"]
 
 
 def test_bad_inputs_are_capture_errors(tmp_path: Path) -> None:

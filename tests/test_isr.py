@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracer.decode.itm import ItmDecoder, decode_bytes
-from tracer.telemetry.capture import decode_capture
+from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.telemetry.encoder import TelemetryEncoder
 from tracer.telemetry.isr import BASIS_OFFSET, HandlerTime, exception_name
-from tracer.telemetry.model import InferenceTimeline, IsrSlice
+from tracer.base.timeline import InferenceTimeline, IsrSlice
 from tracer.telemetry.wire import RecordType, TimeSource
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus" / "sigrok_stm32f105"
@@ -75,7 +75,7 @@ def test_marks_give_slices_and_split_the_layer_time() -> None:
     assert (span.cycles, span.isr_cycles, span.own_cycles) == (4000, 1200, 2800)
     # The marks stay available as records (the live session pairs them itself).
     assert [r.type for r in tl.records if r.type in (RecordType.ISR_ENTER, RecordType.ISR_EXIT)] == [0x28, 0x29]
-    assert tl.extra["isr"]["names"] == {"18": "S32K_TIMER"}
+    assert tl.isr_sources.names == {18: "S32K_TIMER"}
 
 
 def test_nested_marks_count_once_in_the_layer() -> None:
@@ -106,8 +106,8 @@ def test_mark_exit_records_lost_are_counted_not_guessed() -> None:
     enc.inference_end(1000)
     tl = decode(bytes(enc))
     assert len(tl.isrs) == 0 and tl.spans.isr_cycles.tolist() == [0]
-    assert tl.extra["isr"]["marks"]["unmatched_exits"] == 1
-    assert tl.extra["isr"]["marks"]["dropped_open"] == 1
+    assert tl.isr_sources.marks.counters.unmatched_exits == 1
+    assert tl.isr_sources.marks.counters.dropped_open == 1
 
 
 def test_wrap_of_the_32_bit_counter_inside_a_layer_and_inside_an_isr() -> None:
@@ -180,7 +180,7 @@ def test_exception_trace_with_timestamps_nesting_and_a_repaired_exit() -> None:
         (2500, 3800, 20, 0, False), (2900, 3200, 21, 1, False), (7000, 7800, 44, 0, True),
     ]  # fmt: skip
     assert tl.spans.isr_cycles.tolist() == [1300, 800]
-    facts = tl.extra["isr"]["exception_trace"]
+    facts = tl.isr_sources.exception_trace.to_json()
     assert facts["repaired"] == 1 and facts["repaired_after_overflow"] == 1 and facts["packets"] == 8
     assert "isr_time" not in tl.labels  # cycles, from timestamps
     assert {s.name for s in tl.isrs} == {"IRQ4", "IRQ5", "IRQ28"}
@@ -193,7 +193,7 @@ def test_timestamp_prescale_is_measured_between_records() -> None:
     data = _exception_stream(prescale=4)
     tl = decode(data)
     assert sorted(slices(tl))[0] == (2500, 3800, 20, 0, False)
-    assert tl.extra["isr"]["exception_trace"]["cycles_per_timestamp_tick"] == 4.0
+    assert tl.isr_sources.exception_trace.cycles_per_timestamp_tick == 4.0
 
 
 def test_without_timestamps_exception_packets_are_placed_by_order() -> None:
@@ -253,7 +253,7 @@ def test_gap_drops_open_handlers_and_unmatched_exits_are_counted() -> None:
     decoder.finish()
     tl = decoder.timeline()
     assert len(tl.isrs) == 0
-    facts = tl.extra["isr"]["exception_trace"]
+    facts = tl.isr_sources.exception_trace.to_json()
     assert facts["dropped_open"] == 1 and facts["unmatched_exits"] == 1
 
 
@@ -266,10 +266,10 @@ def test_stm32f105_capture_repairs_the_exits_lost_to_overflows() -> None:
     assert {(s.exception, s.name, s.depth, s.repaired) for s in tl.isrs} == {(44, "IRQ28", 0, True)}
     assert tl.isrs[0].start == 217 and tl.isrs[0].end == 275  # the enter and return packets' offsets
     assert BASIS_OFFSET in tl.labels["isr_time"]
-    facts = tl.extra["isr"]["exception_trace"]
+    facts = tl.isr_sources.exception_trace.to_json()
     assert facts["repaired"] == 8 and facts["repaired_after_overflow"] == 8 and facts["unmatched_exits"] == 0
     # Its DWT data trace: comparator 0 watches 0x1010 (address offset packets), writes of 0x100.
-    first = tl.extra["data_trace"][0]
+    first = tl.data_trace[0].to_json()
     assert (first["comparator"], first["address"], first["address_bits"], first["value"], first["write"]) == (
         0, 0x1010, 16, 0x100, True)  # fmt: skip
     # The same slices from the TPIU payload alone.
@@ -344,6 +344,6 @@ def test_discarding_old_isrs_also_forgets_old_data_trace_accesses() -> None:
     decoder = TelemetryDecoder()
     decoder.feed(decode_bytes(bytes(enc)))
     decoder.finish()
-    assert [a["value"] for a in decoder.timeline().extra["data_trace"]] == [0x100, 0x101]
+    assert [a.value for a in decoder.timeline().data_trace] == [0x100, 0x101]
     decoder.discard_isrs(10_000)
-    assert [a["value"] for a in decoder.timeline().extra["data_trace"]] == [0x101]
+    assert [a.value for a in decoder.timeline().data_trace] == [0x101]

@@ -8,15 +8,15 @@ from typing import Callable
 
 import numpy as np
 
-from tracer.analysis.findings import AnalysisContext, find_all
+from analysis_helpers import analyse, findings_of
 from tracer.analysis.findings.jitter import RULES as JITTER_RULES
 from tracer.analysis.jitter import CONTENTION, MORE_WORK, PREEMPTION, WARM_UP, analyse_jitter
-from tracer.analysis.report import CaptureFacts, build_report
+from tracer.export.report_json import report_object
 from tracer.decode.itm import decode_bytes
 from tracer.export.report_text import render_report
 from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.telemetry.encoder import TelemetryEncoder
-from tracer.telemetry.model import InferenceTimeline
+from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import TimeSource
 
 PERIOD = 100_000
@@ -67,7 +67,7 @@ def timer_in_layer(layer: int, every: int, first: int, cycles: int) -> Extra:
 
 
 def findings(timeline: InferenceTimeline) -> list:
-    return find_all(AnalysisContext(timeline), JITTER_RULES)
+    return findings_of(timeline, JITTER_RULES)
 
 
 def test_preemption_names_the_layer_the_interrupt_and_its_cost() -> None:
@@ -95,7 +95,8 @@ def test_distribution_histogram_percentiles_and_cv() -> None:
     tl = build(20, [1000, 2000], timer_in_layer(1, 4, 1, 500))
     layer = analyse_jitter(tl).layers[1]
     edges, counts = layer.histogram
-    assert sum(counts) == 20 and edges[0] == 2000 and edges[-1] == 2500
+    assert sum(counts) == 20 and edges[0] == 2000 and edges[-1] == 2501  # the last edge is past the maximum
+    assert counts[0] == 15 and counts[-1] == 5
     assert (layer.p50, layer.p99, layer.max) == (2000, 2500, 2500)
     values = np.array([2500 if n % 4 == 1 else 2000 for n in range(20)], float)
     assert abs(layer.cv - values.std() / values.mean()) < 1e-9
@@ -189,7 +190,7 @@ def test_wrap_of_the_32_bit_counter_is_no_outlier() -> None:
 def test_report_has_interrupt_and_jitter_sections() -> None:
     """JSON sections and their text rendering carry the same content."""
     tl = build(8, [5000, 9000], timer_in_layer(1, 4, 1, 7000))
-    report = build_report(tl, CaptureFacts("synthetic", 0))
+    report = report_object(analyse(tl))
     json.dumps(report)  # JSON-ready
     interrupts, jitter = report["interrupts"], report["jitter"]
     assert interrupts["count"] == 2 and interrupts["by_exception"][0]["name"] == "TIMER0"

@@ -14,7 +14,7 @@ from check_streams import LayerSpec, encode_model, write_capture
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import CaptureError
-from tracer.telemetry.load import load_timeline
+from tracer.pipeline.load import load_timeline
 
 LOGS = Path(__file__).resolve().parent / "data" / "logs"
 MODEL = [LayerSpec("conv", "CONV_2D", True, 900), LayerSpec("add", "ADD", False, 100)]
@@ -65,7 +65,7 @@ def test_port_zero_profiles_that_do_not_pair_are_kept_aside(tmp_path: Path) -> N
     enc = encode_model(MODEL, inferences=3, text_after=PROFILE.format(a=800, t=810))
     timeline, _ = load_timeline(write_capture(tmp_path / "c.trace", bytes(enc.out)))
     assert timeline.pmu_totals == {}
-    facts = timeline.extra["console_log"]
+    facts = timeline.log
     assert facts["pmu_totals"] == {"0": {"NPU_ACTIVE": 800, "NPU_IDLE": 10, "CYCLE": 810}}
     assert "not matched" in facts["pmu_totals_note"]
 
@@ -107,7 +107,6 @@ def test_any_bytes_load_analyse_and_export(tmp_path: Path, blob: bytes) -> None:
 
     from tracer.analysis.analyze import analyze
     from tracer.analysis.checks import run_checks
-    from tracer.analysis.report import CaptureFacts
     from tracer.export.chrome_json import chrome_trace
     from tracer.export.csv_export import write_csv
     from tracer.export.perfetto import write_perfetto
@@ -115,11 +114,11 @@ def test_any_bytes_load_analyse_and_export(tmp_path: Path, blob: bytes) -> None:
     path = tmp_path / "any.bin"
     path.write_bytes(blob)
     timeline, facts = load_timeline(path)
-    analysis = analyze(timeline, CaptureFacts(facts.source, facts.bytes))
+    analysis = analyze(timeline, facts)
     run_checks(analysis)
-    write_perfetto(io.BytesIO(), timeline)
-    chrome_trace(timeline)
-    write_csv(io.StringIO(), timeline)
+    write_perfetto(io.BytesIO(), analysis)
+    chrome_trace(analysis)
+    write_csv(io.StringIO(), analysis)
 
 
 STREAM = bytes(encode_model(MODEL, inferences=4, text_after=PROFILE.format(a=800, t=810)).out)
@@ -134,7 +133,7 @@ def test_damaged_captures_still_give_valid_traces(tmp_path: Path, cuts: list[tup
 
     from perfetto_reader import read_trace
     from tracer.analysis.analyze import analyze
-    from tracer.analysis.report import CaptureFacts
+    from tracer.export.report_json import report_object
     from tracer.export.perfetto import write_perfetto
 
     data = STREAM
@@ -143,9 +142,10 @@ def test_damaged_captures_still_give_valid_traces(tmp_path: Path, cuts: list[tup
     path = tmp_path / "cut.trace"
     path.unlink(missing_ok=True)
     timeline, facts = load_timeline(write_capture(path, data))
-    report = analyze(timeline, CaptureFacts(facts.source, facts.bytes)).report
+    analysis = analyze(timeline, facts)
+    report = report_object(analysis)
     assert report["inferences"]["complete"] <= 4
     out = io.BytesIO()
-    write_perfetto(out, timeline)
+    write_perfetto(out, analysis)
     trace = read_trace(out.getvalue())
     assert len(trace.slices_on("NPU")) + len(trace.slices_on("CPU")) <= len(timeline.spans)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tracer.telemetry.logs import is_text_log, read_log
-from tracer.telemetry.model import AllocationFailure, Engine
+from tracer.base.timeline import AllocationFailure, Engine
 
 LOGS = Path(__file__).parent / "data" / "logs"
 LOG_FILES = sorted(p for p in LOGS.rglob("*") if p.suffix in (".log", ".txt"))
@@ -31,7 +31,7 @@ def test_fixtures_are_text_and_read_without_damage(path: Path) -> None:
     assert is_text_log(path.read_bytes()[:65536])
     timeline = read_log(path)
     assert timeline.loss.damaged_records == 0
-    assert len(timeline.console) == timeline.extra["lines"] == len(path.read_text().splitlines())
+    assert len(timeline.console) == timeline.log["lines"] == len(path.read_text().splitlines())
     assert timeline.source == str(path)
 
 
@@ -68,13 +68,13 @@ def test_mlek_fpga_cpu_profile_extras() -> None:
 
 def test_mlek_img_class_reports_one_inference() -> None:
     timeline = read_log(LOGS / "mlek_img_class_fvp_profile.log")
-    assert timeline.extra["inferences_reported"] == 1 and len(timeline.inferences) == 1
+    assert timeline.log["inferences_reported"] == 1 and len(timeline.inferences) == 1
 
 
 def test_mlek_model_info() -> None:
     timeline = read_log(LOGS / "mlek_img_class_model_info.log")
     assert [(s.used, s.size) for s in timeline.arena] == [(1510004, None)]
-    model = timeline.extra["model"]
+    model = timeline.log["model"]
     assert model["input_tensor_bytes"] == [150528] and model["output_tensor_bytes"] == [1001]
     assert model["operator_count"] == 1 and model["operators"] == ["ethos-u"]
     assert timeline.layers[0].op == "ethos-u" and timeline.layers[0].engine is Engine.NPU
@@ -83,18 +83,18 @@ def test_mlek_model_info() -> None:
 def test_mlek_startup_banner() -> None:
     timeline = read_log(LOGS / "mlek_startup_ethosu_version.log")
     assert timeline.clock_hz == 32_000_000 and timeline.clock_source == "log"
-    assert timeline.extra["cpu"] == {"clock_hz": 32000000, "id": "0x410fd220", "name": "Cortex-M55 r0p0"}
-    assert timeline.extra["npu"] == {"initialised": True, "arch": "v1.0.6", "driver": "v0.16.0", "macs_per_cc": 128, "cmd_stream": "v0"}
-    assert timeline.extra["target"] == "Arm Corstone-300 - AN552"
+    assert timeline.log["cpu"] == {"clock_hz": 32000000, "id": "0x410fd220", "name": "Cortex-M55 r0p0"}
+    assert timeline.log["npu"] == {"initialised": True, "arch": "v1.0.6", "driver": "v0.16.0", "macs_per_cc": 128, "cmd_stream": "v0"}
+    assert timeline.log["target"] == "Arm Corstone-300 - AN552"
 
 
 def test_mlek_npu_config_mismatch() -> None:
     timeline = read_log(LOGS / "mlek_npu_config_mismatch.log")
-    assert timeline.extra["npu_config_mismatch"] == [
+    assert timeline.log["npu_config_mismatch"] == [
         {"field": "macs_per_cc", "npu": 8, "optimizer": 7, "line": 1},
         {"field": "shram_size", "npu": 48, "optimizer": 24, "line": 2},
     ]
-    assert [e["text"] for e in timeline.extra["errors"]][2:] == ["Invoke failed.", "Inference failed."]
+    assert [e["text"] for e in timeline.log["errors"]][2:] == ["Invoke failed.", "Inference failed."]
 
 
 def test_mlia_metrics_line() -> None:
@@ -119,13 +119,13 @@ def test_executorch_pmu_report() -> None:
     }  # fmt: skip
     assert timeline.pmu_units["CPU_WAIT_FOR_NPU"] == "CPU cycles" and timeline.pmu_units["NPU_IDLE"] == "cycles"
     assert timeline.pmu_units["EXT0_RD_DATA_BEAT_RECEIVED"] == "beats"
-    et = timeline.extra["executorch"]
+    et = timeline.log["executorch"]
     assert et["npu_inferences"] == 1 and et["operators_total_cycles"] == 1498202
     assert et["cpu_ratio_pct"] == 99.99 and et["npu_ratio_pct"] == 0.01
     assert et["method_allocator_planned_bytes"] == 752640 and et["model_pte_bytes"] == 4425968
     assert et["temp_allocator_used"] == {"used": 0, "size": 1048576, "free": 1048576}
     assert [(s.used, s.size) for s in timeline.arena] == [(1355722, 62914560)]
-    assert timeline.extra["per_inference"][0]["operators_total_cycles"] == 1498202
+    assert timeline.log["per_inference"][0]["operators_total_cycles"] == 1498202
 
 
 def test_tflm_generic_benchmark() -> None:
@@ -140,17 +140,17 @@ def test_tflm_generic_benchmark() -> None:
     assert all(la.engine is Engine.CPU for la in timeline.layers.values())
     assert (inference.input_crc, inference.output_crc) == (0x14F6A510, 0xA4A6A6BE)
     assert inference.start is None  # no runtime line: no latency is invented
-    setup, ops = timeline.extra["tflm_ticks_per_tag"]
+    setup, ops = timeline.log["tflm_ticks_per_tag"]
     assert setup["tags"]["tflite::MicroInterpreter::AllocateTensors"] == 363531 and setup["total"] == 371724
     assert ops["tags"] == {"DEPTHWISE_CONV_2D": 1009435, "CONV_2D": 1817013, "AVERAGE_POOL_2D": 2269, "RESHAPE": 87, "SOFTMAX": 363694}
     assert ops["total"] == 2820774 == sum(ticks)
-    assert timeline.extra["arena"] == {"total_bytes": 84436, "head_bytes": 55296, "tail_bytes": 29140}
+    assert timeline.log["arena"] == {"total_bytes": 84436, "head_bytes": 55296, "tail_bytes": 29140}
     assert [s.used for s in timeline.arena] == [84436]
-    allocations = timeline.extra["arena_allocations"]
+    allocations = timeline.log["arena_allocations"]
     assert allocations["Persistent buffer data"] == {"used_bytes": 25872, "requested_bytes": 25704, "count": 90}
     assert len(allocations) == 7
-    assert timeline.extra["exit_code"] == 0
-    fvp = timeline.extra["fvp"]
+    assert timeline.log["exit_code"] == 0
+    fvp = timeline.log["fvp"]
     assert fvp["model"] == "FVP_MPS3_Corstone_SSE_300" and fvp["simulated_time"] == 2.958458
     assert fvp["cpu0"] == {"mips": 36.57, "instructions": 73961463} and fvp["memory_highwater_mark"] == 0x11935000
     assert "model estimate" in timeline.labels["cpu_cycles"] and "reconstructed" in timeline.labels["time"]
@@ -158,9 +158,9 @@ def test_tflm_generic_benchmark() -> None:
 
 def test_tflm_recording_allocator() -> None:
     timeline = read_log(LOGS / "tflm_recording_allocator_print_allocations.log")
-    assert timeline.extra["arena"] == {"total_bytes": 9568, "head_bytes": 7744, "tail_bytes": 1824}
+    assert timeline.log["arena"] == {"total_bytes": 9568, "head_bytes": 7744, "tail_bytes": 1824}
     assert [s.used for s in timeline.arena] == [9568]
-    allocations = timeline.extra["arena_allocations"]
+    allocations = timeline.log["arena_allocations"]
     assert allocations["TfLiteEvalTensor data"] == {"used_bytes": 360, "requested_bytes": 360, "count": 15, "unit": "allocations"}
     assert allocations["Operator runtime data"] == {"used_bytes": 136, "requested_bytes": 136, "count": 5, "unit": "OpData structs"}
     assert allocations["NodeAndRegistration struct"]["count"] == 7 and len(allocations) == 6
@@ -168,8 +168,8 @@ def test_tflm_recording_allocator() -> None:
 
 def test_tflm_host_ok_arena() -> None:
     timeline = read_log(LOGS / "tflm_host" / "ok_arena_128k.txt")
-    assert timeline.extra["arena"] == {"total_bytes": 51824, "head_bytes": 49152, "tail_bytes": 2672}
-    assert timeline.extra["arena_allocations"]["Persistent buffer data"]["used_bytes"] == 772
+    assert timeline.log["arena"] == {"total_bytes": 51824, "head_bytes": 49152, "tail_bytes": 2672}
+    assert timeline.log["arena_allocations"]["Persistent buffer data"]["used_bytes"] == 772
 
 
 @pytest.mark.parametrize(
@@ -190,17 +190,17 @@ def test_cfu_playground_tail_memory_failures() -> None:
     assert [(f.kind, f.requested, f.available, f.missing, f.line) for f in timeline.allocation_failures] == [
         ("tail memory", 40, 0, 40, 3), ("tail memory", 12, 0, 12, 3),
     ]  # fmt: skip
-    texts = [e["text"] for e in timeline.extra["errors"]]
+    texts = [e["text"] for e in timeline.log["errors"]]
     assert texts[-1] == "AllocateTensors() failed" and len(texts) == 3
 
 
 def test_missing_ethos_u_kernel() -> None:
     timeline = read_log(LOGS / "tflm_host" / "vela_model_no_ethosu_kernel.txt")
-    assert timeline.extra["errors"] == [{"line": 2, "text": "Failed to get registration from op code CUSTOM"}]
+    assert timeline.log["errors"] == [{"line": 2, "text": "Failed to get registration from op code CUSTOM"}]
 
 
 def test_fvp_banner() -> None:
     timeline = read_log(LOGS / "fvp_telnet_banner.log")
-    assert timeline.extra["fvp"] == {"telnetterminal0_port": 5000, "telnetterminal1_port": 5001,
+    assert timeline.log["fvp"] == {"telnetterminal0_port": 5000, "telnetterminal1_port": 5001,
                                      "telnetterminal2_port": 5002, "telnetterminal5_port": 5003}  # fmt: skip
     assert "model estimate" in timeline.labels["cpu_cycles"] and len(timeline.inferences) == 0

@@ -27,9 +27,9 @@ def _check(blob: bytes) -> None:
     except CaptureError as exc:
         assert re.search(r"line \d+", str(exc)), str(exc)
         return
-    assert timeline.extra["lines"] == len(timeline.console)
+    assert timeline.log["lines"] == len(timeline.console)
     # Everything found is plain JSON (no NaN or infinity), ready for the report.
-    json.dumps([timeline.extra, timeline.pmu_totals, timeline.pmu_units, [vars(f) if hasattr(f, "__dict__") else repr(f)
+    json.dumps([timeline.log, timeline.pmu_totals, timeline.pmu_units, [vars(f) if hasattr(f, "__dict__") else repr(f)
                 for f in timeline.allocation_failures]], allow_nan=False)  # fmt: skip
     for i in range(len(timeline.inferences)):
         timeline.inference(i)  # every view can be built
@@ -77,5 +77,5 @@ def test_a_line_of_one_format_inside_another_formats_block() -> None:
     """Found by the fuzzer: a garbled mismatch line inside the FVP statistics block."""
     text = "--- FVP_MPS3_Corstone_SSE_300 statistics: -----\nNPU config mismatch: npu.macs_per_cc= optimizer.macs_per_cc=7\n"
     timeline = read_log(io.BytesIO(text.encode()))
-    assert timeline.extra["fvp"]["npu_config_mismatch"] == "npu.macs_per_cc= optimizer.macs_per_cc=7"
-    assert "npu_config_mismatch" not in timeline.extra
+    assert timeline.log["fvp"]["npu_config_mismatch"] == "npu.macs_per_cc= optimizer.macs_per_cc=7"
+    assert "npu_config_mismatch" not in timeline.log

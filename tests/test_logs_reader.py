@@ -17,7 +17,7 @@ from tracer.capture.writer import CaptureWriter
 from tracer.errors import CaptureError
 from tracer.telemetry.logs import LogReader, is_text_log, read_log, split_inferences
 from tracer.telemetry.logs.lines import LineSplitter, strip_prefix
-from tracer.telemetry.model import CounterStat, Engine, InferenceTimeline
+from tracer.base.timeline import CounterStat, Engine, InferenceTimeline
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
@@ -82,7 +82,7 @@ def test_log_csv_blocks() -> None:
 def test_negative_csv_ticks_are_damage_not_numbers() -> None:
     timeline = _read('"Event","Tag","Ticks"\n0,CONV_2D,-5\n1,ADD,3\n')
     assert timeline.loss.damaged_records == 1
-    assert timeline.extra["warnings"] == [{"line": 2, "text": "negative tick count -5 for CONV_2D"}]
+    assert timeline.log["warnings"] == [{"line": 2, "text": "negative tick count -5 for CONV_2D"}]
     assert _ops(timeline, 0) == [("ADD", 3)]
     assert timeline.inference(0).problems == ("damaged operator line(s) 2: a layer is missing",)
 
@@ -106,7 +106,7 @@ INFO - CPU TOTAL cycles: 5000
         "NPU_ACTIVE": CounterStat("NPU_ACTIVE", "cycles", 3, 99435, 33145.0, 33100, 33190),
         "CYCLE": CounterStat("CYCLE", "cycles", 3, 102534, 34178.0, 34100, 34250),
     }
-    assert timeline.extra["profiles"] == {"pre-processing": {"CPU_TOTAL": 5000}}
+    assert timeline.log["profiles"] == {"pre-processing": {"CPU_TOTAL": 5000}}
 
 
 def test_two_profile_blocks_are_two_inferences_and_case_is_ignored() -> None:
@@ -129,7 +129,7 @@ def test_metrics_with_several_samples_and_u85_names() -> None:
 
 def test_damaged_metrics_line_is_counted_with_its_line() -> None:
     timeline = _read("a\nb\n<metrics>not base64!</metrics>\n")
-    assert timeline.loss.damaged_records == 1 and timeline.extra["warnings"][0]["line"] == 3
+    assert timeline.loss.damaged_records == 1 and timeline.log["warnings"][0]["line"] == 3
     assert len(timeline.inferences) == 0
 
 
@@ -179,7 +179,7 @@ def test_newer_executorch_suffixes_and_prefixes() -> None:
     timeline = _read(text)
     assert timeline.pmu_totals == {0: {"CYCLE": 900, "NPU_ACTIVE": 10}}
     assert _ops(timeline, 0) == [("ethos-u", 1000)]
-    assert timeline.extra["errors"] == [{"line": 6, "text": "Something broke"}]
+    assert timeline.log["errors"] == [{"line": 6, "text": "Something broke"}]
 
 
 def test_feed_line_keeps_the_itm_cycle() -> None:
@@ -205,7 +205,7 @@ def test_any_split_of_the_text_gives_the_same_timeline(cuts: list[int]) -> None:
     whole = read_log(DATA / "logs" / "tflm_generic_benchmark_corstone300_fvp.log")
     assert [c.text for c in split.console] == [c.text for c in whole.console]
     assert split.spans.cycles.tolist() == whole.spans.cycles.tolist()
-    assert split.extra["arena"] == whole.extra["arena"]
+    assert split.log["arena"] == whole.log["arena"]
 
 
 def test_text_and_binary_streams() -> None:
@@ -303,4 +303,4 @@ def test_the_same_events_printed_by_log_and_log_csv_count_once() -> None:
     csv = ['"Event","Tag","Ticks"', "0,CONV_2D,7", "1,ADD,3"]
     timeline = _read("\n".join(log + csv + log))
     assert len(timeline.inferences) == 2  # Log(), LogCsv() of the same events, then the next Log()
-    assert timeline.extra["reprinted_runs"] == [{"line": 4, "style": "csv"}]
+    assert timeline.log["reprinted_runs"] == [{"line": 4, "style": "csv"}]

@@ -19,7 +19,7 @@ import pylink
 import pytest
 
 from tracer.capture.reader import open_capture
-from tracer.capture.recorder import record
+from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.capture.metadata import CaptureMetadata
 from tracer.errors import SourceUnavailable, UsageError

@@ -26,7 +26,7 @@ from pyocd.probe.debug_probe import DebugProbe
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
-from tracer.capture.recorder import record
+from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import SourceUnavailable, UsageError
 from tracer.sources.polling import samples_from_notes

@@ -15,7 +15,7 @@ import pytest
 from check_streams import LayerSpec, encode_model, write_capture
 from tracer.budget import load_budget
 from tracer.budget.model import Budget
-from tracer.telemetry.model import Engine
+from tracer.base.timeline import Engine
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "captures" / "demo.trace"

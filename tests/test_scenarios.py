@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from tracer.capture.metadata import CaptureMetadata
-from tracer.capture.recorder import record
+from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.sources.qemu import QemuDemoSource
-from tracer.telemetry.capture import decode_capture
+from tracer.pipeline.capture import decode_capture
 
 pytestmark = pytest.mark.qemu
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import json
 import threading
 import time
@@ -13,7 +15,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from session_streams import CLOCK_HZ, DEMO_BUDGET, DEMO_CAPTURE, build_stream, write_capture
 
-from tracer.analysis.layer_stats import nearest_rank as report_nearest_rank
 from tracer.budget import load_budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
@@ -24,14 +25,14 @@ from tracer.errors import CaptureError, SourceUnavailable
 from tracer.session.engine import Session, SessionOptions
 from tracer.session.feeds import SourceFeed
 from tracer.session.pacing import SPEEDS, Pacer, parse_speed, speed_label
-from tracer.session.report import session_report, snapshot_report
+from tracer.session.report import session_report
 from tracer.session.rolling import RollingDecoder
-from tracer.session.stats import RunningStats, exact_square_sum, histogram
+from tracer.analysis.statistics import RunningStats, exact_square_sum, histogram
 from tracer.sources.base import SourceEnded, SourceLost
 from tracer.sources.reconnect import Backoff, ReconnectingSource
 from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.telemetry.isr import exception_name
-from tracer.telemetry.model import Engine
+from tracer.base.timeline import Engine
 
 
 class FakeClock:
@@ -83,8 +84,8 @@ def test_running_stats_are_exact_against_numpy(chunks: list[list[int]], window: 
     assert summary.mean == pytest.approx(exact_mean, rel=1e-15, abs=1e-9)
     assert summary.std == pytest.approx(float(np.std(values.astype(np.float64))), rel=1e-9, abs=1e-6)
     recent = np.sort(values[-window:])
-    assert summary.p50 == report_nearest_rank(recent, 0.5)
-    assert summary.p99 == report_nearest_rank(recent, 0.99)
+    assert summary.p50 == _nearest_rank(recent, 0.5)
+    assert summary.p99 == _nearest_rank(recent, 0.99)
     assert list(stats.recent()) == list(values[-window:])
 
 
@@ -100,9 +101,10 @@ def test_std_stays_exact_where_floating_point_sums_cancel() -> None:
 
 def test_histogram_counts_every_value() -> None:
     values = np.array([5, 5, 6, 9, 12, 12, 12], np.int64)
-    counts, edges = histogram(values, 3)
-    assert counts.sum() == len(values)
-    assert edges[0] == 5 and edges[-1] == 13
+    edges, counts = histogram(values, 3)
+    assert sum(counts) == len(values) and counts == [3, 1, 3] and edges == [5, 7, 10, 13]
+    assert histogram(np.array([7, 7], np.int64)) == ([7, 8], [2])
+    assert histogram(np.array([7, 8, 8], np.int64)) == ([7, 8, 9], [1, 2])  # one cycle apart: two bins
 
 
 # -- the rolling decoder ------------------------------------------------------------------------
@@ -236,7 +238,7 @@ def test_replay_counts_every_record_and_keeps_a_bounded_ring(synthetic) -> None:
         assert c.mean == pytest.approx(expected.mean(), rel=1e-12)
         assert c.std == pytest.approx(expected.std(), rel=1e-9)
         recent = np.sort(expected[-64:])
-        assert (c.p50, c.p99) == (report_nearest_rank(recent, 0.5), report_nearest_rank(recent, 0.99))
+        assert (c.p50, c.p99) == (_nearest_rank(recent, 0.5), _nearest_rank(recent, 0.99))
     lat = snap.latency.stats
     assert (lat.count, lat.min, lat.max) == (truth.inferences, min(truth.latencies), max(truth.latencies))
     assert snap.layer(3).isr_hits == truth.isr_layers[3]
@@ -279,14 +281,15 @@ def test_a_long_replay_keeps_the_same_state_size(tmp_path: Path) -> None:
 
 def test_session_statistics_equal_the_report_on_the_demo_capture() -> None:
     """The screen's numbers for the shipped capture are the numbers of ``tracer report``."""
-    from tracer.analysis.report import CaptureFacts, build_report
-    from tracer.telemetry.capture import decode_capture
+    from analysis_helpers import analyse
+    from tracer.export.report_json import report_object
+    from tracer.pipeline.capture import decode_capture
 
     session = Session.replay(str(DEMO_CAPTURE), budget=load_budget([DEMO_BUDGET]), options=SessionOptions(speed=None))
     run_to_end(session)
     snap = session.snapshot()
     decoded = decode_capture(DEMO_CAPTURE)
-    report = build_report(decoded.timeline, CaptureFacts("", decoded.stream_bytes))
+    report = report_object(analyse(decoded.timeline))
     assert snap.inferences == report["inferences"]["count"] and snap.complete_inferences == report["inferences"]["complete"]
     for layer in report["layers"]:
         row = snap.layer(layer["index"])
@@ -313,9 +316,10 @@ def test_export_is_the_report_of_the_capture(synthetic, run_cli) -> None:  # noq
     expected = json.loads(printed.out)
     for section in ("inferences", "layers", "memory", "findings"):
         assert report[section] == expected[section], section
-    shaped = snapshot_report(session.snapshot(), [])  # --no-record: the same shape from running statistics
-    assert set(shaped) <= set(report)
-    assert [la["cycles"]["max"] for la in shaped["layers"]] == [la["cycles"]["max"] for la in report["layers"]]
+    session.capture_path = None  # as under --no-record: the window's analysis, by the same code
+    shaped = session_report(session)
+    assert set(shaped) == set(report) and "notes" in shaped["capture"]
+    assert shaped["layers"] == report["layers"] and shaped["findings"] == report["findings"]
     json.dumps(shaped)
 
 
@@ -494,7 +498,7 @@ def test_live_session_without_recording() -> None:
     assert snap.inferences == 5 and snap.status.recording is None and snap.status.state == "ended"
     assert session.capture_file() is None
     report = session_report(session)
-    assert report["inferences"]["count"] == 5 and "running statistics" in report["capture"]["notes"]
+    assert report["inferences"]["count"] == 5 and "recent window" in report["capture"]["notes"]
 
 
 def test_live_pause_holds_the_picture_while_decoding_goes_on() -> None:
@@ -526,3 +530,8 @@ def test_live_pause_holds_the_picture_while_decoding_goes_on() -> None:
         assert session.snapshot().inferences == 10
     finally:
         session.stop()
+
+
+def _nearest_rank(ordered: np.ndarray, q: float) -> int:
+    """The nearest-rank quantile by its definition (the oracle of these tests)."""
+    return int(ordered[max(math.ceil(q * len(ordered)), 1) - 1])

@@ -13,15 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from session_streams import DEMO_BUDGET, DEMO_CAPTURE, build_stream, write_capture
 
-from tracer.analysis.findings import AnalysisContext, find_all
+from analysis_helpers import analyse, findings_of
 from tracer.analysis.findings import memory as memory_rules
-from tracer.analysis.report import CaptureFacts, build_report
 from tracer.budget import load_budget
 from tracer.session.engine import Session, SessionOptions
 from tracer.session.memory import MemoryTracker
-from tracer.telemetry.capture import decode_capture
-from tracer.telemetry.columns import LazyRecords
-from tracer.telemetry.model import ArenaSample, InferenceTimeline, StackSample
+from tracer.pipeline.capture import decode_capture
+from tracer.base.columns import LazyRecords
+from tracer.base.timeline import ArenaSample, InferenceTimeline, StackSample
 
 
 class FrozenClock:
@@ -159,8 +158,8 @@ def test_the_deciding_memory_reports_give_the_whole_streams_verdicts(rows: list,
     kept = InferenceTimeline(arena=kept_arena, stacks=kept_stacks)
 
     def verdicts(timeline: InferenceTimeline) -> tuple:
-        found = find_all(AnalysisContext(timeline=timeline), memory_rules.RULES)
-        return [f.to_json() for f in found], build_report(timeline, CaptureFacts("", 0))["memory"]
+        found = findings_of(timeline, memory_rules.RULES)
+        return [f.to_json() for f in found], analyse(timeline).memory.to_json()
 
     assert verdicts(kept) == verdicts(everything)
 

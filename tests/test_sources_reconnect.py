@@ -12,7 +12,7 @@ import pytest
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
-from tracer.capture.recorder import record
+from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import SourceUnavailable
 from tracer.sources.base import SourceEnded, SourceLost

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
-from tracer.capture.recorder import record
+from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.sources.registry import open_source
 

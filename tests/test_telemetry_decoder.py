@@ -11,7 +11,7 @@ from telemetry_streams import CLOCK_HZ, build_stream, complete_and_exact, decode
 from tracer.decode.itm import ItmDecoder, decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.telemetry.encoder import SlotSpec, TelemetryEncoder, encode_inferences
-from tracer.telemetry.model import Engine
+from tracer.base.timeline import Engine
 from tracer.telemetry.wire import RecordType, TimeSource, header_word
 
 
@@ -34,7 +34,7 @@ def test_clean_stream_decodes_exactly() -> None:
     assert [s.high_water for s in tl.stacks] == [1000, 1001, 1002, 1003, 1004]
     assert len(tl.npu_jobs) == 10 and all(j.end > j.start for j in tl.npu_jobs)
     assert [c.text for c in tl.console] == ["boot", "done"]
-    assert tl.extra["marker_cost_cycles"] == 12.0
+    assert tl.target.marker_cost_cycles == 12.0
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -98,7 +98,7 @@ def test_32_bit_wrap_and_long_idle_between_inferences() -> None:
     assert tl.inferences.start.tolist() == starts
     assert tl.inferences.latency.tolist() == [800, 800, 800]
     assert tl.spans.cycles.tolist() == [700, 700, 700]
-    assert tl.extra["time_reanchored"] == 1  # the idle time of more than 2^32 cycles
+    assert tl.stream.time_reanchored == 1  # the idle time of more than 2^32 cycles
 
 
 def test_firmware_restart_keeps_inference_numbers_unique() -> None:
@@ -121,7 +121,7 @@ def test_calibration_pairs_and_reserved_mark_ids_are_not_layers() -> None:
     enc.mark(201, 42)
     tl = decode(bytes(enc))
     assert len(tl.spans) == 0 and len(tl.inferences) == 0
-    assert tl.extra["calibration_pairs"] == 5
+    assert tl.stream.calibration_pairs == 5
     assert [m.id for m in tl.marks] == [42]
 
 

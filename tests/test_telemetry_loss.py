@@ -21,9 +21,9 @@ from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import CaptureReader
 from tracer.capture.writer import CaptureWriter
 from tracer.decode.packets import PacketBatch
-from tracer.telemetry.capture import decode_capture
+from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.model import InferenceTimeline
+from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import RecordType
 
 OVERFLOW = b"\x70"

@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from tracer.capture.metadata import CaptureMetadata
-from tracer.capture.recorder import record
+from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.session.engine import Session, SessionOptions
 from tracer.sources.qemu import QemuDemoSource

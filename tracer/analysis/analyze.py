@@ -1,73 +1,105 @@
-"""Everything ``report``, ``check`` and ``export`` compute from one timeline, in one call.
+"""One analysis per timeline, computed once: every view (report, check, export, screen) reads it.
 
-``analyze(timeline, facts, budget, tolerance_pct)`` lines the budget up with the capture, runs
-every findings rule, and builds the report object; the results travel together in
-:class:`Analysis` so each front end renders the same numbers.
+``analyze(timeline, facts, budget, settings)`` computes, in this order and once each: the budget
+lined up with the capture, per-layer statistics, inference latency, jitter, interrupts, NPU PMU
+counters, memory and cache coherency; then every findings rule reads those and the findings are
+added. The report JSON and text (:mod:`tracer.export.report_json`), the gate's checks
+(:mod:`tracer.analysis.checks`) and the live screen (on its window of the stream) are views of the
+:class:`Analysis`; none of them computes a statistic again.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Mapping
 
-from tracer.analysis.budget_view import (
-    DEFAULT_TOLERANCE_PCT,
-    BudgetComparison,
-    compare_budget,
-)
-from tracer.analysis.findings import AnalysisContext, Finding, find_all
-from tracer.analysis.report import CaptureFacts, build_report
+from tracer.analysis.budget_view import BudgetComparison, compare_budget
+from tracer.analysis.coherency import CoherencyAnalysis, analyse_coherency
+from tracer.analysis.isr import IsrAnalysis, analyse_isrs
+from tracer.analysis.jitter import JitterAnalysis, analyse_jitter
+from tracer.analysis.layer_stats import LayerStats, latency, per_layer
+from tracer.analysis.memory import MemorySummary, summarize_memory
+from tracer.analysis.pmu import PmuSummary, summarize_pmu
+from tracer.analysis.settings import AnalysisSettings
+from tracer.analysis.statistics import CycleSummary
+from tracer.base.facts import InputFacts
+from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget
-from tracer.telemetry.model import InferenceTimeline
+from tracer.analysis.findings.base import Finding
+from tracer.analysis.findings.rules import find_all
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Analysis:
-    """One capture analysed.
+    """One capture, log or window analysed.
 
     Attributes:
-        timeline: The decoded capture or log.
-        facts: Facts about the input file.
-        comparison: The budget matched to the capture (None without a budget).
-        context: What the rules saw (thresholds, the tolerance given).
+        timeline: What was measured.
+        facts: Facts about the input itself.
+        settings: The thresholds used.
+        comparison: The budget lined up with the capture (None without a budget).
+        layers: Per-layer statistics over the complete inferences, by layer index.
+        latency: Latency of the complete inferences (None: none).
+        jitter: Per-layer distributions, outliers and their causes.
+        interrupts: Handlers per exception and per layer.
+        pmu: NPU PMU counters per inference and in total.
+        memory: Arena, stacks and the plan.
+        coherency: Cache-maintenance problems around NPU jobs (None: no NPU job or inference).
         findings: Every finding, worst first.
-        report: The report object (``tracer report --format json``).
     """
 
     timeline: InferenceTimeline
-    facts: CaptureFacts
+    facts: InputFacts
+    settings: AnalysisSettings
     comparison: BudgetComparison | None
-    context: AnalysisContext
-    findings: list[Finding]
-    report: dict[str, Any]
+    layers: Mapping[int, LayerStats]
+    latency: CycleSummary | None
+    jitter: JitterAnalysis
+    interrupts: IsrAnalysis
+    pmu: PmuSummary
+    memory: MemorySummary
+    coherency: CoherencyAnalysis | None
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def budget(self) -> Budget | None:
+        """The budget given, or None."""
+        return self.comparison.budget if self.comparison is not None else None
 
 
 def analyze(
     timeline: InferenceTimeline,
-    facts: CaptureFacts,
+    facts: InputFacts,
     budget: Budget | None = None,
-    tolerance_pct: float | None = None,
-    per_inference: bool = False,
-    options: dict[str, Any] | None = None,
+    settings: AnalysisSettings | None = None,
 ) -> Analysis:
-    """Match the budget, run the findings rules and build the report.
+    """Analyse a timeline against its budget and run every findings rule.
 
     Args:
-        timeline: The capture or log.
-        facts: Facts about the input file.
+        timeline: The capture, log or window.
+        facts: Facts about the input.
         budget: The normalized budget, or None.
-        tolerance_pct: ``--tolerance`` (None when not given: the budget's own, else 10 %).
-        per_inference: Add the ``per_inference`` listing to the report.
-        options: Rule thresholds by name (see the rule modules).
+        settings: Thresholds (defaults: :class:`AnalysisSettings`).
     """
-    comparison = compare_budget(timeline, budget, tolerance_pct) if budget is not None else None
-    context = AnalysisContext(
+    settings = settings or AnalysisSettings()
+    comparison = compare_budget(timeline, budget, settings.tolerance_pct) if budget is not None else None
+    model = budget.model if budget is not None else None
+    has_jobs = len(timeline.npu_jobs) > 0 or len(timeline.inferences) > 0
+    analysis = Analysis(
         timeline=timeline,
-        budget=budget,
-        matching=comparison.matching if comparison else None,
-        tolerance_pct=DEFAULT_TOLERANCE_PCT if tolerance_pct is None else tolerance_pct,
-        options={**(options or {}), "tolerance_option": tolerance_pct, "budget_comparison": comparison},
+        facts=facts,
+        settings=settings,
+        comparison=comparison,
+        layers=per_layer(timeline.spans),
+        latency=latency(timeline.inferences),
+        jitter=analyse_jitter(timeline, settings.jitter_threshold_pct),
+        interrupts=analyse_isrs(timeline),
+        pmu=summarize_pmu(timeline),
+        memory=summarize_memory(
+            timeline,
+            model.arena_bytes if model is not None else None,
+            (model.sram_bytes, model.sram_available_bytes) if model is not None else None,
+        ),
+        coherency=analyse_coherency(timeline, settings.cache_line_bytes) if has_jobs else None,
     )
-    findings = find_all(context)
-    report = build_report(timeline, facts, comparison.view() if comparison else None, findings, per_inference)
-    return Analysis(timeline, facts, comparison, context, findings, report)
+    return dataclasses.replace(analysis, findings=tuple(find_all(analysis)))

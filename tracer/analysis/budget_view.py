@@ -17,12 +17,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tracer.analysis.report import BudgetView
 from tracer.budget.matching import LayerMatch, Matching, match_layers
+from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
 from tracer.budget.model import Budget, json_number
-from tracer.telemetry.model import Engine, InferenceTimeline
+from tracer.base.timeline import Engine, InferenceTimeline
 
-DEFAULT_TOLERANCE_PCT = 10.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +88,11 @@ class BudgetComparison:
     tolerance_pct: float | None = None
 
     @property
+    def predicted_cycles(self) -> dict[int, float]:
+        """Predicted cycles per measured layer index, in the capture's clock (layers with a prediction)."""
+        return {i: p.predicted_cycles for i, p in self.plans.items() if p.predicted_cycles is not None}
+
+    @property
     def predicted_total(self) -> float | None:
         """Predicted cycles of one inference in the capture's clock (the model total, else the layers' sum)."""
         total = self.budget.model.cycles_total
@@ -97,18 +101,6 @@ class BudgetComparison:
         if total is None or self.matching.scale is None:
             return None
         return total * self.matching.scale
-
-    def view(self) -> BudgetView:
-        """What the report builder needs."""
-        model = self.budget.model
-        return BudgetView(
-            layer_cycles={i: p.predicted_cycles for i, p in self.plans.items() if p.predicted_cycles is not None},
-            arena_bytes=model.arena_bytes,
-            name=model.name,
-            layers={i: p.to_json() for i, p in self.plans.items()},
-            memory={"planned_peak": model.sram_bytes, "available": model.sram_available_bytes},
-            summary=self.to_json(),
-        )
 
     def to_json(self) -> dict[str, Any]:
         """The report's ``budget`` section."""

@@ -19,14 +19,11 @@ layer could not be measured at all. The gate passes when every check passes.
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import pkgutil
 from typing import Any, Iterable
 
 from tracer.analysis.analyze import Analysis
 from tracer.analysis.findings import Finding, Severity
-from tracer.analysis.findings.common import layer_stats
-from tracer.analysis.findings.memory import ARENA_HEADROOM, SRAM_FRACTION, STACK_FRACTION
+from tracer.analysis.findings.rules import declared_kinds
 
 LAYERS, MEMORY, FINDINGS = "layers", "memory", "findings"
 LAYER_KINDS = frozenset({"layer-over-budget", "layer-p99-over-budget"})
@@ -122,7 +119,7 @@ def _layer_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severit
     if comparison is None:
         return []
     timeline = analysis.timeline
-    stats = layer_stats(analysis.context)
+    stats = analysis.layers
     out = []
     for index, plan in sorted(comparison.plans.items()):
         if plan.predicted_cycles is None:
@@ -135,7 +132,7 @@ def _layer_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severit
         limit = plan.limit_cycles
         seconds = p50 / timeline.clock_hz if p50 is not None and timeline.clock_hz else None
         if p50 is None:
-            message = "not measured: no complete execution of this layer (see capture-loss)"
+            message = f"not measured: {_why_not_measured(analysis, index)}"
             passed = False
         else:
             ratio = p50 / plan.predicted_cycles if plan.predicted_cycles else 0.0
@@ -148,17 +145,16 @@ def _layer_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severit
 
 
 def _memory_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severity) -> list[Check]:
-    timeline = analysis.timeline
-    options = analysis.context.options
+    settings = analysis.settings
     out = []
-    memory = analysis.report["memory"]  # arena use and stacks, as the report summed them up
-    used, size = memory["arena"]["used"], memory["arena"]["size"]
+    memory = analysis.memory
+    used, size = memory.arena_used, memory.arena_size
     held = _take(remaining, lambda f: f.id in ARENA_KINDS)
-    if used is not None or held or timeline.allocation_failures:
-        headroom = float(options.get("arena_headroom", ARENA_HEADROOM))
+    if used is not None or held or memory.allocation_failures:
+        headroom = settings.arena_headroom
         limit = size * (1 - headroom) if size else None
-        if timeline.allocation_failures:
-            message = f"the runtime's memory plan did not fit ({len(timeline.allocation_failures)} allocation failure(s))"
+        if memory.allocation_failures:
+            message = f"the runtime's memory plan did not fit ({len(memory.allocation_failures)} allocation failure(s))"
         elif used is None:
             message = "arena use not reported"
         elif size:
@@ -166,20 +162,20 @@ def _memory_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severi
         else:
             message = f"{used:,} bytes used (arena size not reported)"
         out.append(_with(Check("tensor arena", MEMORY, True, used, limit, "bytes", message), held, fail_on))
-    stack_limit = float(options.get("stack_fraction", STACK_FRACTION))
-    for stack in memory["stacks"]:
-        held = _take(remaining, lambda f, s=stack["name"]: f.id in STACK_KINDS and f.evidence.get("stack") == s)
-        size = stack["size"]
-        canary = "canary intact" if stack["canary_ok"] else "canary OVERWRITTEN"
-        share = f" ({stack['high_water'] / size:.1%})" if size else ""
-        message = f"high-water {stack['high_water']:,} of {size:,} bytes{share}, {canary}"
-        check = Check(f"stack {stack['name']}", MEMORY, True, stack["high_water"], size * stack_limit if size else None,
+    stack_limit = settings.stack_fraction
+    for stack in memory.stacks:
+        held = _take(remaining, lambda f, s=stack.name: f.id in STACK_KINDS and f.evidence.get("stack") == s)
+        size = stack.size
+        canary = "canary intact" if stack.canary_ok else "canary OVERWRITTEN"
+        share = f" ({stack.high_water / size:.1%})" if size else ""
+        message = f"high-water {stack.high_water:,} of {size:,} bytes{share}, {canary}"
+        check = Check(f"stack {stack.name}", MEMORY, True, stack.high_water, size * stack_limit if size else None,
                       "bytes", message)  # fmt: skip
         out.append(_with(check, held, fail_on))
-    budget = analysis.context.budget
+    budget = analysis.budget
     held = _take(remaining, lambda f: f.id in SRAM_KINDS)
     if budget is not None and budget.model.sram_bytes and budget.model.sram_available_bytes:
-        fraction = float(options.get("sram_fraction", SRAM_FRACTION))
+        fraction = settings.sram_fraction
         peak, available = budget.model.sram_bytes, budget.model.sram_available_bytes
         message = (f"compiler's SRAM peak {peak:,} of {available:,} bytes ({peak / available:.1%}; at most "
                    f"{fraction:.0%} passes)")  # fmt: skip
@@ -213,17 +209,15 @@ def _finding_checks(remaining: list[Finding], fail_on: Severity) -> list[Check]:
     return out
 
 
-def declared_kinds() -> list[str]:
-    """Every finding kind a rule module of ``tracer.analysis.findings`` declares (its ``KINDS``)."""
-    import tracer.analysis.findings as package
-
-    kinds: list[str] = []
-    for module in pkgutil.iter_modules(package.__path__):
-        mod = importlib.import_module(f"{package.__name__}.{module.name}")
-        for kind in getattr(mod, "KINDS", ()):
-            if kind not in kinds:
-                kinds.append(kind)
-    return kinds
+def _why_not_measured(analysis: Analysis, index: int) -> str:
+    """Why a layer the budget predicts has no complete execution, in words (loss named only if any)."""
+    timeline = analysis.timeline
+    if not len(timeline.inferences) and not len(timeline.spans):
+        return "no inference ran in this input"
+    if not (timeline.spans.layer == index).any():
+        return "this layer never ran"
+    lost = timeline.loss.any or not timeline.inferences.complete.all()
+    return "no complete execution of this layer" + (" (see capture-loss)" if lost else "")
 
 
 def _num(value: float | int | None) -> float | int | None:

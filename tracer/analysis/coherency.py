@@ -29,11 +29,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from tracer.analysis.isr import span_of
-from tracer.telemetry.columns import LazyRecords
-from tracer.telemetry.model import InferenceTimeline, NpuJob
+from tracer.base.columns import LazyRecords
+from tracer.analysis.settings import CACHE_LINE_BYTES  # Cortex-M7, M55, M85 data cache lines
+from tracer.base.timeline import InferenceTimeline, NpuJob
 from tracer.telemetry.wire import CACHE_OPS, NPU_READS, NPU_WRITES, RecordType
 
-CACHE_LINE_BYTES = 32  # Cortex-M7, M55, M85 data cache lines
 
 MISSING_CLEAN = "missing-clean"
 MISSING_INVALIDATE = "missing-invalidate"
@@ -376,22 +376,23 @@ def _check_data_trace(
     timeline: InferenceTimeline, jobs: Sequence[NpuJob], buffers: Sequence[list[Buffer]], layer_of: list[int | None]
 ) -> list[Problem]:
     """DWT data-trace writes into a buffer while the NPU job that owns it runs."""
-    trace = timeline.extra.get("data_trace") or []
-    writes = [w for w in trace if isinstance(w, dict) and w.get("write") and w.get("address") is not None]
+    writes = [w for w in timeline.data_trace if w.write and w.address is not None]
     if not writes or not jobs:
         return []
     starts = [j.start for j in jobs]
     out = []
     for w in writes:
-        k = bisect.bisect_right(starts, w["cycle"]) - 1
-        if k < 0 or jobs[k].end is None or not jobs[k].start <= w["cycle"] < jobs[k].end:  # type: ignore[operator]
+        k = bisect.bisect_right(starts, w.cycle) - 1
+        end = jobs[k].end if k >= 0 else None
+        if end is None or not jobs[k].start <= w.cycle < end:
             continue
-        mask = (1 << int(w.get("address_bits") or 32)) - 1
+        mask = (1 << (w.address_bits or 32)) - 1
+        address = w.address or 0  # writes without an address were filtered out above
         for b in buffers[k]:
-            if ((w["address"] - b.address) & mask) < b.length:
+            if ((address - b.address) & mask) < b.length:
                 role = "input" if b.role == NPU_READS else "output"
                 out.append(Problem(CPU_WRITE_DURING_JOB, layer_of[k], jobs[k].job, jobs[k].inference,
-                                   (b.address, b.length), {"role": role, "write": w, "job_start": jobs[k].start,
+                                   (b.address, b.length), {"role": role, "write": w.to_json(), "job_start": jobs[k].start,
                                                            "job_end": jobs[k].end}))  # fmt: skip
                 break
     return out

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from tracer.analysis.layer_stats import CycleStats, cycle_stats
-from tracer.telemetry.columns import LazyRecords
-from tracer.telemetry.model import InferenceTimeline, IsrSlice
+from tracer.analysis.statistics import CycleSummary, summarize
+from tracer.base.columns import LazyRecords
+from tracer.base.timeline import InferenceTimeline, IsrSlice
 
 MAX_LISTED = 20  # inference numbers listed per entry
 
@@ -36,7 +36,7 @@ class ExceptionStats:
     name: str
     count: int
     repaired: int
-    cycles: CycleStats | None
+    cycles: CycleSummary | None
     in_layers: int
 
     def to_json(self) -> dict[str, Any]:
@@ -135,7 +135,7 @@ def analyse_isrs(timeline: InferenceTimeline) -> IsrAnalysis:
         mine = number == exc
         by_exception.append(ExceptionStats(
             exc, names.get(exc, str(exc)), int(mine.sum()), int(repaired[mine].sum()),
-            cycle_stats(end[mine] - start[mine]), int((mine & landed).sum()),
+            summarize(end[mine] - start[mine]), int((mine & landed).sum()),
         ))  # fmt: skip
     by_layer: list[LayerHits] = []
     if landed.any():
@@ -151,46 +151,3 @@ def analyse_isrs(timeline: InferenceTimeline) -> IsrAnalysis:
                 int(span_count[lay]), int(cost[pick].sum()), int(cost[pick].max()),
             ))  # fmt: skip
     return IsrAnalysis(by_exception, by_layer, len(start))
-
-
-def isr_section(timeline: InferenceTimeline) -> dict[str, Any] | None:
-    """The report's ``interrupts`` section, or None when the capture has no interrupt at all."""
-    facts = timeline.extra.get("isr") if isinstance(timeline.extra.get("isr"), dict) else None
-    if not len(timeline.isrs) and not facts:
-        return None
-    analysis = analyse_isrs(timeline)
-    out: dict[str, Any] = {
-        "count": analysis.slices,
-        "time": timeline.labels.get("isr_time", "cycles"),
-        "by_exception": [e.to_json() for e in analysis.by_exception],
-        "by_layer": [h.to_json() for h in analysis.by_layer],
-    }
-    if facts:
-        out["sources"] = facts
-    return out
-
-
-def isr_text(section: dict[str, Any] | None, layer_names: dict[int, str]) -> list[str]:
-    """The ``interrupts`` section as text lines."""
-    if not section:
-        return []
-    lines = [f"interrupts  {section['count']} handler runs" + (f"  ({section['time']})" if section["time"] != "cycles"
-                                                               else "")]  # fmt: skip
-    time = section["time"]
-    unit = "bytes apart" if "byte offsets" in time else ("timestamp ticks" if "timestamp ticks" in time else "cycles")
-    for e in section["by_exception"]:
-        c = e["cycles"] or {}
-        repaired = f", {e['repaired']} with the exit lost and repaired" if e["repaired"] else ""
-        lines.append(f"  {e['name']} (exception {e['exception']}): {e['count']} runs, {unit} min {_n(c.get('min'))} "
-                     f"p50 {_n(c.get('p50'))} max {_n(c.get('max'))}; "
-                     f"{e['in_layers']} inside layers{repaired}")  # fmt: skip
-    for h in section["by_layer"]:
-        label = layer_names.get(h["layer"], "")
-        lines.append(f"  in layer {h['layer']}{f' ({label})' if label else ''}: {h['name']} {h['hits']} times in "
-                     f"{h['inferences_hit']} of {h['spans']} runs, {h['cycles_per_hit']:,.0f} cycles per run "
-                     f"(max {h['cycles_max']:,})")  # fmt: skip
-    return lines
-
-
-def _n(value: Any) -> str:
-    return "-" if value is None else f"{value:,}"

@@ -23,19 +23,18 @@ a layer or a handler changes nothing here.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import numpy as np
 
 from tracer.analysis.isr import slice_columns, slice_names, span_of
-from tracer.telemetry.model import Engine, InferenceTimeline
+from tracer.analysis.settings import JITTER_THRESHOLD_PCT
+from tracer.analysis.statistics import coefficient_of_variation, histogram, nearest_rank
+from tracer.base.timeline import Engine, InferenceTimeline
 from tracer.telemetry.pmu_events import CYCLE_COUNTER
 
-DEFAULT_THRESHOLD_PCT = 20.0
 ROBUST_SIGMAS = 3.0
 SAME_WORK = 0.05  # PMU work counters within 5 % of the median: the same work
-HISTOGRAM_BINS = 10
 MAX_LISTED = 20  # outliers listed per layer (all are counted)
 
 PREEMPTION = "preemption"
@@ -138,32 +137,13 @@ class JitterAnalysis:
     layers: list[LayerJitter]
     latency: dict[str, Any]
 
-
-def _cv(values: np.ndarray) -> float:
-    mean = float(values.mean()) if len(values) else 0.0
-    return float(values.std()) / mean if mean else 0.0
-
-
-def _histogram(values: np.ndarray) -> tuple[list[int], list[int]]:
-    lo, hi = int(values.min()), int(values.max())
-    if lo == hi:
-        return [lo, hi], [int(len(values))]
-    bins = min(HISTOGRAM_BINS, hi - lo)
-    counts, edges = np.histogram(values, bins=bins, range=(lo, hi))
-    return [int(round(e)) for e in edges.tolist()], counts.astype(int).tolist()
-
-
-def _rank(values: np.ndarray, q: float) -> int:
-    """Nearest-rank quantile without a full sort (a measured value, as :func:`nearest_rank`)."""
-    n = len(values)
-    if not n:
-        return 0
-    k = max(math.ceil(q * n), 1) - 1
-    return int(np.partition(values, k)[k])
+    def layer(self, index: int) -> LayerJitter | None:
+        """The jitter of layer ``index`` (None: no complete execution)."""
+        return next((layer for layer in self.layers if layer.index == index), None)
 
 
 def _median(values: np.ndarray) -> int:
-    return _rank(values, 0.5)
+    return nearest_rank(values, 0.5) if len(values) else 0
 
 
 def _pmu_roles(names: tuple[str, ...]) -> tuple[list[int], list[int], int | None, int | None]:
@@ -183,7 +163,7 @@ def _pmu_roles(names: tuple[str, ...]) -> tuple[list[int], list[int], int | None
     return work, wait, cycles, active
 
 
-def analyse_jitter(timeline: InferenceTimeline, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> JitterAnalysis:
+def analyse_jitter(timeline: InferenceTimeline, threshold_pct: float = JITTER_THRESHOLD_PCT) -> JitterAnalysis:
     """Distributions, outliers and their causes, per layer and per inference."""
     spans = timeline.spans
     complete = np.flatnonzero(spans.complete)
@@ -240,7 +220,7 @@ def _layer(  # noqa: PLR0913
     isr = spans.isr_cycles[rows]
     own = cycles - isr
     n = len(rows)
-    median = _rank(cycles, 0.5)
+    median = _median(cycles)
     mad = _median(np.abs(cycles - median))
     excess = cycles - median
     outlier = (excess > median * threshold_pct / 100.0) & (excess > ROBUST_SIGMAS * 1.4826 * mad) & (excess > 1)
@@ -269,8 +249,8 @@ def _layer(  # noqa: PLR0913
                               str(cause[j]), info))  # fmt: skip
     causes = {c: int((cause[outlier] == c).sum()) for c in CAUSES if (cause[outlier] == c).any()}
     return LayerJitter(
-        index=index, count=n, p50=median, p99=_rank(cycles, 0.99), max=int(cycles.max()), cv=_cv(cycles),
-        own_p50=_median(own), own_cv=_cv(own), histogram=_histogram(cycles),
+        index=index, count=n, p50=median, p99=nearest_rank(cycles, 0.99), max=int(cycles.max()), cv=coefficient_of_variation(cycles),
+        own_p50=_median(own), own_cv=coefficient_of_variation(own), histogram=histogram(cycles),
         outliers=int(outlier.sum()), causes=causes, listed=listed, warm_up_runs=int(warm.sum()),
         steady_p50=_median(steady),
     ), rows[outlier]  # fmt: skip
@@ -348,40 +328,6 @@ def _latency(timeline: InferenceTimeline, threshold_pct: float, flagged_rows: np
         number = int(numbers[j])
         outliers.append({"number": number, "latency_cycles": int(latency[j]), "ratio": round(latency[j] / median, 3),
                          "layers": sorted(set(flagged_layer[flagged_inf == number].tolist()))})  # fmt: skip
-    return {"p50": median, "p99": _rank(latency, 0.99), "max": int(latency.max()), "cv": round(_cv(latency), 5),
+    return {"p50": median, "p99": nearest_rank(latency, 0.99), "max": int(latency.max()),
+            "cv": round(coefficient_of_variation(latency), 5),
             "outliers": int(len(slow)), "listed": outliers}  # fmt: skip
-
-
-def jitter_section(timeline: InferenceTimeline, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> dict[str, Any] | None:
-    """The report's ``jitter`` section (None when no layer has a complete execution)."""
-    analysis = analyse_jitter(timeline, threshold_pct)
-    if not analysis.layers:
-        return None
-    return {
-        "threshold_pct": threshold_pct,
-        "latency": analysis.latency,
-        "layers": [layer.to_json(timeline.layer(layer.index).name) for layer in analysis.layers],
-    }
-
-
-def jitter_text(section: dict[str, Any] | None) -> list[str]:
-    """The ``jitter`` section as text lines: per layer spread, and the outliers with their causes."""
-    if not section:
-        return []
-    lat = section.get("latency") or {}
-    lines = [f"jitter      outliers: more than {section['threshold_pct']:g}% above the median"
-             + (f"; latency cv {lat['cv']:.4f}, {lat['outliers']} slow inference(s)" if lat else "")]  # fmt: skip
-    for layer in section["layers"]:
-        label = f"layer {layer['index']}" + (f" ({layer['name']})" if layer["name"] else "")
-        head = f"  {label}: cv {layer['cv']:.4f}, p50 {layer['p50']:,} p99 {layer['p99']:,} max {layer['max']:,}"
-        if not layer["outliers"]:
-            continue
-        causes = ", ".join(f"{n} {c}" for c, n in layer["causes"].items())
-        lines.append(f"{head}; {layer['outliers']} outlier(s): {causes}")
-        for o in layer["listed"][:5]:
-            isrs = ", ".join(f"{i['name']} {i['cycles']:,} cycles" for i in o.get("isrs", []))
-            lines.append(f"      inference {o['inference']}: {o['cycles']:,} cycles ({o['ratio']:.2f}x), {o['cause']}"
-                         + (f" ({isrs})" if isrs else ""))  # fmt: skip
-    if len(lines) == 1:
-        lines.append("  no layer has outliers")
-    return lines

@@ -1,54 +1,18 @@
-"""Statistics of cycle counts, per layer and per inference, vectorised over numpy columns.
+"""Per-layer and per-inference statistics of a timeline, vectorised over numpy columns.
 
 Only complete rows count: a layer span of an inference that lost data is left out (and counted
-as excluded), never averaged in. Percentiles are nearest-rank, so every reported value is a
-value that was measured.
+as excluded), never averaged in. Summaries and percentiles are :mod:`tracer.analysis.statistics`'.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
-from tracer.telemetry.model import Inferences, LayerSpans
+from tracer.analysis.statistics import CycleSummary, summarize, summarize_sorted
 
-
-@dataclasses.dataclass(frozen=True)
-class CycleStats:
-    """Summary of a set of cycle counts."""
-
-    count: int
-    min: int
-    p50: int
-    p99: int
-    max: int
-    mean: float
-    std: float
-
-    def to_json(self) -> dict[str, int | float]:
-        """``{min, p50, p99, max, mean, std}`` as in the report contract."""
-        return {"min": self.min, "p50": self.p50, "p99": self.p99, "max": self.max,
-                "mean": round(self.mean, 3), "std": round(self.std, 3)}  # fmt: skip
-
-
-def nearest_rank(sorted_values: np.ndarray, q: float) -> int:
-    """The nearest-rank ``q`` quantile of sorted values (q in (0, 1])."""
-    n = sorted_values.shape[0]
-    return int(sorted_values[max(math.ceil(q * n), 1) - 1])
-
-
-def cycle_stats(values: np.ndarray) -> CycleStats | None:
-    """Statistics of ``values``; None when there are none."""
-    if values.shape[0] == 0:
-        return None
-    ordered = np.sort(values)
-    return CycleStats(
-        count=int(ordered.shape[0]), min=int(ordered[0]), p50=nearest_rank(ordered, 0.5),
-        p99=nearest_rank(ordered, 0.99), max=int(ordered[-1]), mean=float(ordered.mean()),
-        std=float(ordered.std()),
-    )  # fmt: skip
+from tracer.base.timeline import Inferences, LayerSpans
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +27,7 @@ class LayerStats:
     """
 
     index: int
-    cycles: CycleStats | None
+    cycles: CycleSummary | None
     excluded: int
     pmu_mean: dict[str, float]
 
@@ -87,11 +51,7 @@ def per_layer(spans: LayerSpans) -> dict[int, LayerStats]:
     indices, starts, counts = np.unique(sorted_layers, return_index=True, return_counts=True)
     sums = np.add.reduceat(sorted_cycles, starts) if len(starts) else np.zeros(0, np.int64)
     for index, start, count, total in zip(indices.tolist(), starts.tolist(), counts.tolist(), sums.tolist()):
-        group = sorted_cycles[start : start + count]
-        mean = total / count
-        std = float(np.sqrt(np.mean((group - mean) ** 2)))
-        stats = CycleStats(count, int(group[0]), nearest_rank(group, 0.5), nearest_rank(group, 0.99),
-                           int(group[-1]), float(mean), std)  # fmt: skip
+        stats = summarize_sorted(sorted_cycles[start : start + count], total)
         pmu_mean: dict[str, float] = {}
         if ok_pmu.shape[1]:
             rows = ok_pmu[order[start : start + count]]
@@ -108,7 +68,7 @@ def per_layer(spans: LayerSpans) -> dict[int, LayerStats]:
     return dict(sorted(out.items()))
 
 
-def latency(inferences: Inferences) -> CycleStats | None:
+def latency(inferences: Inferences) -> CycleSummary | None:
     """Statistics of the latency of complete inferences."""
     ok = inferences.complete & (inferences.start >= 0) & (inferences.end >= 0)
-    return cycle_stats((inferences.end - inferences.start)[ok])
+    return summarize((inferences.end - inferences.start)[ok])

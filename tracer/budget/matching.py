@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 
 from tracer.budget.model import Budget, BudgetLayer
 from tracer.budget.ops import is_npu_custom_op, normalize_op, same_op
-from tracer.telemetry.model import Engine, LayerInfo
+from tracer.base.timeline import Engine, LayerInfo
 
 
 class MatchKind(str, enum.Enum):

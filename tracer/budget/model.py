@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from tracer.telemetry.model import Engine
+from tracer.base.timeline import Engine
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

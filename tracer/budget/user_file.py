@@ -35,7 +35,7 @@ from typing import Any
 from tracer.budget.model import Budget, BudgetLayer, BudgetPart, Compiler, ModelBudget
 from tracer.budget.text import BudgetText
 from tracer.errors import UsageError
-from tracer.telemetry.model import Engine
+from tracer.base.timeline import Engine
 from tracer.units import parse_frequency
 
 MODEL_KEYS = {

@@ -10,7 +10,7 @@ from tracer.budget.model import Budget, BudgetLayer, Compiler, ModelBudget
 from tracer.budget.ops import normalize_op
 from tracer.budget.vela_csv import VelaLayerTable, VelaRow, VelaSummary
 from tracer.budget.vela_debugdb import DebugDb, map_rows
-from tracer.telemetry.model import Engine
+from tracer.base.timeline import Engine
 
 # Memory modes whose SRAM peak is the tensor arena (Dedicated_Sram keeps the arena in DRAM and uses
 # SRAM as a cache; its size then says nothing about the arena).

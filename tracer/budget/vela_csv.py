@@ -21,7 +21,7 @@ import math
 
 from tracer.budget.model import BudgetPart
 from tracer.budget.text import BudgetText
-from tracer.telemetry.model import Engine
+from tracer.base.timeline import Engine
 
 REGOR_FIRST = "Original Operator"
 LEGACY_FIRST = "TFLite_operator"

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING
+
+from tracer.analysis.settings import AnalysisSettings
+
+if TYPE_CHECKING:
+    from tracer.base.facts import InputFacts
+    from tracer.base.timeline import InferenceTimeline
+    from tracer.budget.model import Budget
 
 INPUT_HELP = "a .trace capture, a raw ITM/SWO file, or a firmware text log (UART dump, FVP stdout)"
 
@@ -38,17 +45,20 @@ class Loaded:
         kind: ``capture``, ``raw-itm``, ``text-log`` or ``capture-text``.
     """
 
-    timeline: Any
-    facts: Any
-    budget: Any
+    timeline: InferenceTimeline
+    facts: InputFacts
+    budget: Budget | None
     kind: str
+
+    def settings(self, args: argparse.Namespace) -> AnalysisSettings:
+        """The analysis thresholds the command line sets."""
+        return AnalysisSettings(tolerance_pct=getattr(args, "tolerance", None))
 
 
 def load_input(args: argparse.Namespace) -> Loaded:
     """Load the budget (exit 2 on a bad file) then the input (exit 3 if unreadable); warnings to stderr."""
-    from tracer.analysis.report import CaptureFacts
     from tracer.budget import load_budget
-    from tracer.telemetry.load import load_timeline
+    from tracer.pipeline.load import load_timeline
 
     console = args.console
     budget = None
@@ -64,7 +74,7 @@ def load_input(args: argparse.Namespace) -> Loaded:
         console.warn(
             f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)"
         )
-    return Loaded(timeline, CaptureFacts.of(source), budget, source.kind)
+    return Loaded(timeline, source, budget, source.kind)
 
 
 def _percent(text: str) -> float:

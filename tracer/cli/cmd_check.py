@@ -61,17 +61,17 @@ def run(args: argparse.Namespace) -> int:
     from tracer.cli.output import open_output
     from tracer.errors import ExitCode
     from tracer.export.junit import write_junit
-    from tracer.export.report_json import write_report_json
+    from tracer.export.report_json import report_object, write_report_json
 
     loaded = load_input(args)
-    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, args.tolerance)
+    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args))
     result = run_checks(analysis, Severity(args.fail_on))
     properties: dict[str, Any] = {"budget": " ".join(args.budget) or "none", "fail_on": args.fail_on}
     if args.tolerance is not None:
         properties["tolerance_pct"] = args.tolerance
     with open_output(args.output) as out:
         if args.format == "json":
-            document = dict(analysis.report)
+            document = report_object(analysis)
             document["checks"] = [c.to_json() for c in result.checks]
             document["passed"] = result.passed
             document["fail_on"] = args.fail_on

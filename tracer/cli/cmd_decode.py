@@ -10,7 +10,8 @@ from tracer.cli.source_setup import tpiu_id
 
 if TYPE_CHECKING:
     from tracer.cli.output import Console
-    from tracer.elf import ElfImage, SymbolResolver
+    from tracer.elf import ElfImage
+    from tracer.export.packet_symbols import SymbolResolver
 
 HELP = "print the ITM/DWT packets of a capture or raw trace file"
 DESCRIPTION = """\
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     """Decode and print."""
     from tracer.capture.reader import open_capture
     from tracer.cli.output import open_output
-    from tracer.decode.stream import decode_reader
+    from tracer.pipeline.capture import decode_reader
     from tracer.decode.tpiu import TpiuMode
     from tracer.export.packets_text import write_packets
 
@@ -84,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _symbols(path: str) -> SymbolResolver:
-    from tracer.elf import SymbolResolver, open_elf
+    from tracer.elf import open_elf
+    from tracer.export.packet_symbols import SymbolResolver
 
     return SymbolResolver(open_elf(path))
 

@@ -79,15 +79,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, capture: Path) -> int:
     from tracer.analysis.analyze import analyze
-    from tracer.analysis.report import CaptureFacts
     from tracer.capture.metadata import CaptureMetadata
-    from tracer.capture.recorder import record
+    from tracer.pipeline.record import record
     from tracer.capture.writer import CaptureWriter
     from tracer.errors import ExitCode
-    from tracer.export.report_json import write_report_json
+    from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
     from tracer.sources.qemu import QemuDemoSource, check_tools, demo_elf
-    from tracer.telemetry.load import load_timeline
+    from tracer.pipeline.load import load_timeline
 
     console = args.console
     check_tools(build=True)
@@ -116,9 +115,9 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     for warning in read.warnings:
         console.warn(warning)
     # The report names the capture file only when the user asked to keep it (-o).
-    facts = dataclasses.replace(CaptureFacts.of(read), path=os.fspath(capture) if args.output else None)
+    facts = dataclasses.replace(read, path=os.fspath(capture) if args.output else None)
     # The report with its findings, as 'tracer report' makes it (the scenarios' faults show there).
-    report = analyze(timeline, facts, per_inference=args.per_inference).report
+    report = report_object(analyze(timeline, facts), args.per_inference)
     if args.format == "json":
         write_report_json(report, _stdout())
     else:

@@ -55,32 +55,28 @@ def run(args: argparse.Namespace) -> int:
             for warning in reader.warnings:
                 args.console.warn(str(warning))
         return 0
-    from tracer.analysis.budget_view import compare_budget
+    from tracer.analysis.analyze import analyze
     from tracer.cli.analysis_input import load_input
 
     loaded = load_input(args)
-    predicted: dict[int, float] = {}
-    title = ""
-    if loaded.budget is not None:
-        comparison = compare_budget(loaded.timeline, loaded.budget, args.tolerance)
-        predicted = dict(comparison.view().layer_cycles)
-        title = loaded.budget.model.name
-    title = title or str(loaded.timeline.source or args.capture)
+    if not loaded.timeline.source:
+        loaded.timeline.source = str(args.capture)
+    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args))
     if args.format == "perfetto":
         from tracer.export.perfetto import write_perfetto
 
         with open_output(args.output, binary=True) as out:
-            size = write_perfetto(out, loaded.timeline, predicted, title)
+            size = write_perfetto(out, analysis)
         args.console.info(f"wrote {size:,} bytes of Perfetto trace: open it in ui.perfetto.dev")
     elif args.format == "chrome-json":
         from tracer.export.chrome_json import write_chrome_json
 
         with open_output(args.output) as out:
-            write_chrome_json(out, loaded.timeline, predicted, title)
+            write_chrome_json(out, analysis)
     else:
         from tracer.export.csv_export import write_csv
 
         with open_output(args.output) as out:
-            rows = write_csv(out, loaded.timeline, predicted)
+            rows = write_csv(out, analysis)
         args.console.info(f"wrote {rows:,} layer executions")
     return 0

@@ -103,7 +103,7 @@ def _ctrl_c_sets(stop: threading.Event) -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     """Record until the end, the duration, or Ctrl-C."""
-    from tracer.capture.recorder import record
+    from tracer.pipeline.record import record
     from tracer.capture.writer import CaptureWriter
     from tracer.cli.source_setup import capture_metadata, source_factory
     from tracer.errors import ExitCode, UsageError
@@ -191,7 +191,7 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
     if not debug_db:
         return
     timeline = npu_timeline(trace, read_debug_db(debug_db), source=str(path))
-    for problem in timeline.extra["fvp_pmu_trace"]["problems"]:  # type: ignore[index]
+    for problem in timeline.log["fvp_pmu_trace"]["problems"]:
         console.warn(problem)
     console.info(
         f"NPU timeline: {len(timeline.inferences)} inferences, {len(timeline.npu_jobs)} NPU jobs, "

@@ -55,11 +55,12 @@ def run(args: argparse.Namespace) -> int:
     from tracer.analysis.analyze import analyze
     from tracer.cli.analysis_input import load_input
     from tracer.cli.output import open_output
-    from tracer.export.report_json import write_report_json
+    from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
 
     loaded = load_input(args)
-    report = analyze(loaded.timeline, loaded.facts, loaded.budget, args.tolerance, args.per_inference).report
+    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args))
+    report = report_object(analysis, args.per_inference)
     with open_output(args.output) as out:
         if args.format == "json":
             write_report_json(report, out)

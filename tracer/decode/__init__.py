@@ -2,7 +2,7 @@
 
 from tracer.decode.itm import ItmDecoder, ItmStats, decode_bytes
 from tracer.decode.packets import PacketBatch, PacketKind
-from tracer.decode.stream import TraceDecoder, decode_reader
+from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuDeframer, TpiuMode
 
 __all__ = [
@@ -14,5 +14,4 @@ __all__ = [
     "TpiuMode",
     "TraceDecoder",
     "decode_bytes",
-    "decode_reader",
 ]

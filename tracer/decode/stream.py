@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
-from tracer.capture.reader import CaptureReader
 from tracer.decode.itm import ItmDecoder
 from tracer.decode.packets import PacketBatch
 from tracer.decode.tpiu import DETECT_WINDOW, FULL_SYNC, TpiuDeframer, TpiuMode, frame_alignment, frame_plausible
@@ -32,7 +31,7 @@ class TraceDecoder:
         self._decided = tpiu is TpiuMode.OFF
         self.input_bytes = 0
         self.warnings: list[str] = []
-        # Host arrival times of the first and last chunk read by decode_reader (captures only).
+        # Host arrival times of the first and last chunk fed (captures only: see tracer.pipeline.capture).
         self.first_host_ns: int | None = None
         self.last_host_ns: int | None = None
 
@@ -136,47 +135,3 @@ class TraceDecoder:
             self.mode = TpiuMode.ON
         parts.append(self.itm.gap(lost))
         return PacketBatch.concat(parts)
-
-
-def decode_reader(
-    reader: CaptureReader,
-    tpiu: TpiuMode = TpiuMode.AUTO,
-    tpiu_id: int | None = None,
-    hold_timestamps: bool = True,
-    *,
-    packets: bool = True,
-) -> tuple[TraceDecoder, Iterator[PacketBatch]]:
-    """Decode a whole capture, streaming.
-
-    ``tpiu`` AUTO defers to the capture's metadata when it says whether the stream is formatted.
-    ``packets=False`` only counts (the batches are empty; read ``decoder.stats_json()``).
-
-    Returns:
-        The decoder (stats and warnings fill in as batches are consumed) and the batches.
-    """
-    meta = reader.metadata
-    if tpiu is TpiuMode.AUTO and isinstance(meta.tpiu, bool) and reader.is_capture:
-        tpiu = TpiuMode.ON if meta.tpiu else TpiuMode.OFF
-    warnings: list[str] = []
-    if tpiu_id is None:
-        tpiu_id = meta.tpiu_id
-        if not isinstance(tpiu_id, int) or not 0 < tpiu_id < 0x70:
-            warnings.append(f"capture header names TPIU source {tpiu_id!r}, not 1..111; using 1")
-            tpiu_id = 1
-    decoder = TraceDecoder(tpiu, tpiu_id, hold_timestamps, packets=packets)
-    decoder.warnings.extend(warnings)
-
-    def batches() -> Iterator[PacketBatch]:
-        for chunk in reader.chunks():
-            if chunk.host_ns is not None:
-                if decoder.first_host_ns is None:
-                    decoder.first_host_ns = chunk.host_ns
-                decoder.last_host_ns = chunk.host_ns
-            batch = decoder.feed(chunk.data, chunk.lost_before)
-            if len(batch):
-                yield batch
-        last = decoder.finish()
-        if len(last):
-            yield last
-
-    return decoder, batches()

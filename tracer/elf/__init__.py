@@ -4,8 +4,6 @@ Used to name what the trace shows (PC samples, exceptions) and to find what a pr
 (tensor arena, stacks). pyelftools is imported here only, when an ELF file is opened.
 """
 
-from tracer.elf.exceptions import exception_label
 from tracer.elf.image import ElfImage, ElfSymbol, open_elf
-from tracer.elf.resolver import SymbolResolver
 
-__all__ = ["ElfImage", "ElfSymbol", "SymbolResolver", "exception_label", "open_elf"]
+__all__ = ["ElfImage", "ElfSymbol", "open_elf"]

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
-from tracer.elf.exceptions import FIRST_IRQ, exception_label
+from tracer.base.exceptions import FIRST_IRQ, exception_label
 from tracer.errors import UsageError, reading_file
 
 # Where toolchains and CMSIS startup files put the vector table: symbol names, then section names.

@@ -14,14 +14,15 @@ import json
 from typing import IO, Any, Mapping
 
 from tracer.export.perfetto_layout import layout
-from tracer.telemetry.model import InferenceTimeline
+from tracer.analysis.analyze import Analysis
 
 PID = 1
 
 
-def chrome_trace(timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None, title: str = "") -> dict[str, Any]:
+def chrome_trace(analysis: Analysis) -> dict[str, Any]:
     """The ``{"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}`` object."""
-    laid = layout(timeline, predicted, title)
+    timeline = analysis.timeline
+    laid = layout(analysis)
     tids = {t.name: k + 1 for k, t in enumerate(tr for tr in laid.tracks if not tr.counter)}
     events: list[dict[str, Any]] = [{"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": laid.title}}]
     for name, tid in tids.items():
@@ -43,10 +44,9 @@ def chrome_trace(timeline: InferenceTimeline, predicted: Mapping[int, float] | N
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": other}
 
 
-def write_chrome_json(out: IO[str], timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None,
-                      title: str = "") -> None:  # fmt: skip
+def write_chrome_json(out: IO[str], analysis: Analysis) -> None:
     """Write the JSON trace."""
-    json.dump(chrome_trace(timeline, predicted, title), out, separators=(",", ":"))
+    json.dump(chrome_trace(analysis), out, separators=(",", ":"))
     out.write("\n")
 
 

@@ -14,17 +14,18 @@ from typing import IO, Mapping
 
 import numpy as np
 
-from tracer.telemetry.model import InferenceTimeline
+from tracer.analysis.analyze import Analysis
 
 COLUMNS = ("inference", "layer", "name", "op", "engine", "start", "end", "cycles", "complete", "predicted", "ratio")
 
 
-def write_csv(out: IO[str], timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None) -> int:
+def write_csv(out: IO[str], analysis: Analysis) -> int:
     """Write the rows; return how many."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
+    timeline = analysis.timeline
     spans = timeline.spans
-    predicted = predicted or {}
+    predicted = analysis.comparison.predicted_cycles if analysis.comparison is not None else {}
     order = np.lexsort((spans.start, spans.inference))
     infos = {i: timeline.layer(i) for i in set(spans.layer.tolist())}
     inference, layer = spans.inference[order].tolist(), spans.layer[order].tolist()

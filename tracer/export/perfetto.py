@@ -31,7 +31,7 @@ from typing import IO, Any, Iterator, Mapping
 
 from tracer.export.perfetto_layout import TraceLayout, layout
 from tracer.export.protobuf import FIXED64, Message, length_delimited, tag, varint_field
-from tracer.telemetry.model import InferenceTimeline
+from tracer.analysis.analyze import Analysis
 
 SEQUENCE_ID = 1
 PID = 1
@@ -43,10 +43,9 @@ UNIT_COUNT, UNIT_SIZE_BYTES = 2, 3
 _RANK_END, _RANK_COUNTER, _RANK_BEGIN, _RANK_INSTANT = 0, 1, 2, 3
 
 
-def perfetto_packets(timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None,
-                     title: str = "") -> Iterator[bytes]:  # fmt: skip
+def perfetto_packets(analysis: Analysis) -> Iterator[bytes]:
     """The encoded ``TracePacket`` messages, in order."""
-    laid = layout(timeline, predicted, title)
+    laid = layout(analysis)
     uuids = {track.name: PROCESS_UUID + 1 + k for k, track in enumerate(laid.tracks)}
     yield _descriptor_packet(laid, None, PROCESS_UUID, first=True)
     for track in laid.tracks:
@@ -55,11 +54,10 @@ def perfetto_packets(timeline: InferenceTimeline, predicted: Mapping[int, float]
         yield packet
 
 
-def write_perfetto(out: IO[bytes], timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None,
-                   title: str = "") -> int:  # fmt: skip
+def write_perfetto(out: IO[bytes], analysis: Analysis) -> int:
     """Write the trace (a serialized ``Trace`` message); return the bytes written."""
     total = 0
-    for packet in perfetto_packets(timeline, predicted, title):
+    for packet in perfetto_packets(analysis):
         # Trace.packet (field 1): the Trace message is just its packets, each length-delimited.
         data = length_delimited(1, packet)
         out.write(data)

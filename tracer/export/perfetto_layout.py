@@ -25,7 +25,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from tracer.telemetry.model import Engine, InferenceTimeline
+from tracer.analysis.analyze import Analysis
+from tracer.base.timeline import Engine, InferenceTimeline
 
 INFERENCES = "Inferences"
 NPU_JOBS = "NPU jobs"
@@ -115,16 +116,17 @@ class CycleClock:
         return (int(cycles) * 1_000_000_000 + self.hz // 2) // self.hz
 
 
-def layout(timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None, title: str = "") -> TraceLayout:
-    """Lay the timeline out in tracks (see the module docstring).
+def layout(analysis: Analysis) -> TraceLayout:
+    """Lay an analysed timeline out in tracks (see the module docstring).
 
-    Args:
-        timeline: The decoded capture or log.
-        predicted: Predicted cycles per layer index in the capture's clock (from a budget).
-        title: The process name (default: the timeline's source).
+    The process is named after the budget's model (else the timeline's source); layer slices carry
+    the budget's predicted cycles in the capture's clock.
     """
+    timeline = analysis.timeline
+    comparison = analysis.comparison
+    predicted = comparison.predicted_cycles if comparison is not None else {}
     clock = CycleClock(timeline.clock_hz)
-    name = title or timeline.source or "capture"
+    name = (comparison.budget.model.name if comparison is not None else "") or timeline.source or "capture"
     if clock.hz is None:
         name += " (clock unknown: 1 cycle drawn as 1 ns)"
     if "cycles" in timeline.labels:
@@ -139,7 +141,7 @@ def layout(timeline: InferenceTimeline, predicted: Mapping[int, float] | None = 
         return track_name
 
     _inferences(timeline, clock, out, track)
-    _layers(timeline, clock, predicted or {}, out, track)
+    _layers(timeline, clock, predicted, out, track)
     _isrs(timeline, clock, out, track)
     _npu_jobs(timeline, clock, out, track)
     _moments(timeline, clock, out, track)

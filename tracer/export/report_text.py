@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from tracer.analysis.isr import isr_text
-from tracer.analysis.jitter import jitter_text
-
 LAYERS_PER_BLOCK = 10  # columns of the per-inference table before it wraps
 
 
@@ -58,10 +55,10 @@ def render_report(report: dict[str, Any]) -> str:
         out += _pmu(report["pmu"])
         out.append("")
     if report.get("interrupts"):
-        out += isr_text(report["interrupts"], {layer["index"]: layer["name"] for layer in report["layers"]})
+        out += _interrupts(report["interrupts"], {layer["index"]: layer["name"] for layer in report["layers"]})
         out.append("")
     if report.get("jitter"):
-        out += jitter_text(report["jitter"])
+        out += _jitter(report["jitter"])
         out.append("")
     if report.get("log"):
         out += _log(report["log"])
@@ -256,4 +253,49 @@ def _per_inference(listing: list[dict[str, Any]], layers: list[dict[str, Any]]) 
         if block:
             lines.append("")
         lines += ["  " + row for row in _table(headers, rows, right={0, *range(2, 3 + len(cols))})]
+    return lines
+
+
+def _interrupts(section: dict[str, Any] | None, layer_names: dict[int, str]) -> list[str]:
+    """The ``interrupts`` section as text lines."""
+    if not section:
+        return []
+    lines = [f"interrupts  {section['count']} handler runs" + (f"  ({section['time']})" if section["time"] != "cycles"
+                                                               else "")]  # fmt: skip
+    time = section["time"]
+    unit = "bytes apart" if "byte offsets" in time else ("timestamp ticks" if "timestamp ticks" in time else "cycles")
+    for e in section["by_exception"]:
+        c = e["cycles"] or {}
+        repaired = f", {e['repaired']} with the exit lost and repaired" if e["repaired"] else ""
+        lines.append(f"  {e['name']} (exception {e['exception']}): {e['count']} runs, {unit} min {_n(c.get('min'))} "
+                     f"p50 {_n(c.get('p50'))} max {_n(c.get('max'))}; "
+                     f"{e['in_layers']} inside layers{repaired}")  # fmt: skip
+    for h in section["by_layer"]:
+        label = layer_names.get(h["layer"], "")
+        lines.append(f"  in layer {h['layer']}{f' ({label})' if label else ''}: {h['name']} {h['hits']} times in "
+                     f"{h['inferences_hit']} of {h['spans']} runs, {h['cycles_per_hit']:,.0f} cycles per run "
+                     f"(max {h['cycles_max']:,})")  # fmt: skip
+    return lines
+
+
+def _jitter(section: dict[str, Any] | None) -> list[str]:
+    """The ``jitter`` section as text lines: per layer spread, and the outliers with their causes."""
+    if not section:
+        return []
+    lat = section.get("latency") or {}
+    lines = [f"jitter      outliers: more than {section['threshold_pct']:g}% above the median"
+             + (f"; latency cv {lat['cv']:.4f}, {lat['outliers']} slow inference(s)" if lat else "")]  # fmt: skip
+    for layer in section["layers"]:
+        label = f"layer {layer['index']}" + (f" ({layer['name']})" if layer["name"] else "")
+        head = f"  {label}: cv {layer['cv']:.4f}, p50 {layer['p50']:,} p99 {layer['p99']:,} max {layer['max']:,}"
+        if not layer["outliers"]:
+            continue
+        causes = ", ".join(f"{n} {c}" for c, n in layer["causes"].items())
+        lines.append(f"{head}; {layer['outliers']} outlier(s): {causes}")
+        for o in layer["listed"][:5]:
+            isrs = ", ".join(f"{i['name']} {i['cycles']:,} cycles" for i in o.get("isrs", []))
+            lines.append(f"      inference {o['inference']}: {o['cycles']:,} cycles ({o['ratio']:.2f}x), {o['cause']}"
+                         + (f" ({isrs})" if isrs else ""))  # fmt: skip
+    if len(lines) == 1:
+        lines.append("  no layer has outliers")
     return lines

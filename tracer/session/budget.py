@@ -12,7 +12,7 @@ from typing import Mapping
 
 from tracer.analysis.budget_view import BudgetComparison, LayerPlan, compare_budget
 from tracer.budget.model import Budget
-from tracer.telemetry.model import InferenceTimeline, LayerInfo
+from tracer.base.timeline import InferenceTimeline, LayerInfo
 
 
 class SessionBudget:

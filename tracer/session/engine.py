@@ -26,23 +26,23 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from tracer.analysis.budget_view import DEFAULT_TOLERANCE_PCT
+from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
 from tracer.budget.model import Budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.decode.tpiu import TpiuMode
 from tracer.errors import TracerError
 from tracer.session.budget import SessionBudget
 from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, Piece, SourceFeed
-from tracer.session.findings import INTERVAL_S, Diagnosis, capture_analysis, describe_scope, gate_findings
+from tracer.session.findings import INTERVAL_S, Diagnosis, capture_analysis, describe_scope, window_analysis
 from tracer.session.memory import MemoryTracker
 from tracer.session.pacing import Pacer, RateMeter
 from tracer.session.ring import DEFAULT_RING, InferenceBlock, InferenceRing
 from tracer.session.rolling import DecodedDelta, RollingDecoder
 from tracer.session.snapshot import LatencyInfo, LayerRow, SessionSnapshot, StatusInfo
-from tracer.session.stats import DEFAULT_WINDOW, RunningMean, RunningStats, Summary
+from tracer.analysis.statistics import DEFAULT_WINDOW, CycleSummary, RunningMean, RunningStats
 from tracer.session.window import EventWindow, window_timeline
 from tracer.sources.base import SourceEnded, SourceLost
-from tracer.telemetry.model import (
+from tracer.base.timeline import (
     ConsoleLine,
     Engine,
     InferenceTimeline,
@@ -51,7 +51,7 @@ from tracer.telemetry.model import (
 )
 
 if TYPE_CHECKING:
-    from tracer.analysis.report import CaptureFacts
+    from tracer.base.facts import InputFacts
 
 LATENCY_HISTORY = 1024
 CONSOLE_LINES = 2000
@@ -618,7 +618,7 @@ class Session:
 
     def window_timeline(self) -> InferenceTimeline:
         """The recent window as a timeline (worker thread only: it reads the decoder)."""
-        from tracer.telemetry.load import merge_console
+        from tracer.telemetry.console_text import merge_console
 
         with self._lock:
             records = self._ring.items()
@@ -645,11 +645,12 @@ class Session:
         numbers = [record.number for record in self._ring.items()]
         try:
             if final and not whole and self.mode == "replay" and self.capture_path:
-                findings = capture_analysis(self.capture_path, budget, self._unless_stopped).findings
-                diagnosis = Diagnosis(tuple(findings), "the whole capture", True, self._inferences)
+                analysis = capture_analysis(self.capture_path, budget, self._unless_stopped)
+                diagnosis = Diagnosis(analysis.findings, analysis, "the whole capture", True, self._inferences)
             else:
-                findings = gate_findings(self.window_timeline(), self._facts(), budget)
-                diagnosis = Diagnosis(tuple(findings), describe_scope(numbers, whole), whole, self._inferences)
+                analysis = window_analysis(self.window_timeline(), self._facts(), budget)
+                scope = describe_scope(numbers, whole)
+                diagnosis = Diagnosis(analysis.findings, analysis, scope, whole, self._inferences)
         except _Stopped:
             return
         except Exception as exc:  # noqa: BLE001 - a rule failing must not stop the screen; it says so
@@ -671,11 +672,12 @@ class Session:
         if self._stop.is_set():
             raise _Stopped
 
-    def _facts(self) -> CaptureFacts:
-        from tracer.analysis.report import CaptureFacts
+    def _facts(self) -> InputFacts:
+        from tracer.base.facts import InputFacts
 
-        return CaptureFacts(self.metadata.source or self.source, self._decoder.bytes, None, list(self._warnings),
-                            self.capture_path)  # fmt: skip
+        kind = "capture" if self.capture_path else "live"
+        return InputFacts(kind, self.metadata.source or self.source, self.capture_path, self._decoder.bytes,
+                          warnings=list(self._warnings))  # fmt: skip
 
     # -- reading (any thread) --------------------------------------------------------------------
     @property
@@ -744,7 +746,7 @@ class Session:
     def _layer_row(self, info: LayerInfo) -> LayerRow:
         index = info.index
         stats = self._layer_stats.get(index)
-        summary: Summary | None = stats.summary() if stats is not None else None
+        summary: CycleSummary | None = stats.summary() if stats is not None else None
         plan = self._budget.plans.get(index) if self._budget else None
         pmu = {name: mean.mean for name, mean in self._pmu.get(index, {}).items() if mean.mean is not None}
         return LayerRow(

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 if TYPE_CHECKING:
     from tracer.analysis.analyze import Analysis
     from tracer.analysis.findings import Finding
-    from tracer.analysis.report import CaptureFacts
+    from tracer.base.facts import InputFacts
     from tracer.budget.model import Budget
-    from tracer.telemetry.model import InferenceTimeline
+    from tracer.base.timeline import InferenceTimeline
 
 INTERVAL_S = 1.0  # least seconds between two runs of the rules while data flows
 
@@ -57,6 +57,7 @@ class Diagnosis:
 
     Attributes:
         findings: Every finding, worst first (:class:`tracer.analysis.findings.Finding`).
+        analysis: The analysis they came from (None before the rules ran).
         scope: What the rules looked at, in words (``all 20 inferences``, ``the last 256
             inferences (#9744-#9999)``, ``the whole capture``).
         whole: True when that is everything the stream held (the findings are ``tracer check``'s).
@@ -64,6 +65,7 @@ class Diagnosis:
     """
 
     findings: tuple[Finding, ...] = ()
+    analysis: Analysis | None = dataclasses.field(default=None, compare=False, repr=False)
     scope: str = ""
     whole: bool = True
     inferences: int = 0
@@ -96,11 +98,11 @@ class Diagnosis:
         return {key: tuple(found) for key, found in out.items()}
 
 
-def gate_findings(timeline: InferenceTimeline, facts: CaptureFacts, budget: Budget | None) -> list[Finding]:
-    """The findings ``tracer check`` makes of ``timeline`` with ``budget`` (no ``--tolerance``)."""
+def window_analysis(timeline: InferenceTimeline, facts: InputFacts, budget: Budget | None) -> Analysis:
+    """What ``tracer check`` makes of ``timeline`` with ``budget`` (no ``--tolerance``)."""
     from tracer.analysis.analyze import analyze
 
-    return analyze(timeline, facts, budget).findings
+    return analyze(timeline, facts, budget)
 
 
 def capture_analysis(
@@ -117,11 +119,10 @@ def capture_analysis(
         CaptureError: The capture cannot be read.
     """
     from tracer.analysis.analyze import analyze
-    from tracer.analysis.report import CaptureFacts
-    from tracer.telemetry.load import load_timeline
+    from tracer.pipeline.load import load_timeline
 
     timeline, source = load_timeline(path, on_progress=on_progress)
-    return analyze(timeline, CaptureFacts.of(source), budget)
+    return analyze(timeline, source, budget)
 
 
 def describe_scope(numbers: Any, whole: bool) -> str:

@@ -12,8 +12,8 @@ import dataclasses
 
 import numpy as np
 
-from tracer.telemetry.columns import LazyRecords
-from tracer.telemetry.model import ArenaSample, StackSample
+from tracer.base.columns import LazyRecords
+from tracer.base.timeline import ArenaSample, StackSample
 
 WARN_FRACTION = 0.75  # the field's thresholds: stacks above 75% are a warning ...
 ALARM_FRACTION = 0.90  # ... and less than 10% of headroom is an alarm

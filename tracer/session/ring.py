@@ -15,7 +15,7 @@ import functools
 
 import numpy as np
 
-from tracer.telemetry.model import Inference, Inferences, LayerSpans
+from tracer.base.timeline import Inference, Inferences, LayerSpans
 
 DEFAULT_RING = 256
 

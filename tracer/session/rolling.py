@@ -18,7 +18,7 @@ import numpy as np
 from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
 from tracer.telemetry.decoder import NewRows, TargetInfo, TelemetryDecoder
-from tracer.telemetry.model import Engine, LayerInfo, LossCounters
+from tracer.base.timeline import Engine, LayerInfo, LossCounters
 
 
 @dataclasses.dataclass

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tracer.analysis.budget_view import DEFAULT_TOLERANCE_PCT
+from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
 from tracer.session.findings import Diagnosis
 from tracer.session.memory import MemoryInfo
 from tracer.session.ring import InferenceRecord
-from tracer.session.stats import Summary
+from tracer.analysis.statistics import CycleSummary
 from tracer.session.window import EventView, InferenceEvents
-from tracer.telemetry.model import LayerInfo, LossCounters
+from tracer.base.timeline import LayerInfo, LossCounters
 
 if TYPE_CHECKING:
     from tracer.analysis.findings import Finding
@@ -37,7 +37,7 @@ class LayerRow:
     """
 
     info: LayerInfo
-    cycles: Summary | None
+    cycles: CycleSummary | None
     excluded: int = 0
     predicted: float | None = None
     tolerance_pct: float = DEFAULT_TOLERANCE_PCT
@@ -148,7 +148,7 @@ class LatencyInfo:
     numbers: np.ndarray
     cycles: np.ndarray
     complete: np.ndarray
-    stats: Summary | None
+    stats: CycleSummary | None
     budget_cycles: float | None
 
 

@@ -7,7 +7,7 @@ the newest inference that left the ring), and never holds more than :data:`MAX_R
 memory stays flat. A front end reads it through an immutable :class:`EventView`: the interrupts,
 jobs, cache operations and marks of one inference for the timeline.
 
-:func:`window_timeline` builds an :class:`~tracer.telemetry.model.InferenceTimeline` of the
+:func:`window_timeline` builds an :class:`~tracer.base.timeline.InferenceTimeline` of the
 recent window (the ring's inferences and spans, these events, the decoder's interrupt slices,
 the memory reports that decide every memory figure, the console, the loss counters, labels and
 clock), which the CI gate's rules (:func:`tracer.analysis.analyze.analyze`) run on unchanged.
@@ -24,9 +24,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from tracer.session.ring import InferenceBlock, InferenceRecord
-from tracer.telemetry.columns import LazyRecords
+from tracer.base.columns import LazyRecords
 from tracer.telemetry.isr import HandlerTime
-from tracer.telemetry.model import (
+from tracer.base.timeline import (
     ArenaSample,
     BufferCrc,
     CacheOp,

@@ -29,7 +29,7 @@ import time
 from typing import Any, Callable, Iterable
 
 from tracer.errors import UsageError
-from tracer.telemetry.model import ArenaSample, StackSample
+from tracer.base.timeline import ArenaSample, StackSample
 
 DWT_CYCCNT = 0xE0001004
 DEFAULT_PAINT = 0xDEADBEEF

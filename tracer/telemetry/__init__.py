@@ -1,43 +1,5 @@
-"""Telemetry: records from the firmware snippets and text logs, assembled into inferences and layers."""
+"""Telemetry: records from the firmware snippets and text logs, assembled into an :class:`InferenceTimeline`.
 
-from tracer.telemetry.model import (
-    ArenaSample,
-    BufferCrc,
-    CacheOp,
-    ConsoleLine,
-    Engine,
-    Inference,
-    Inferences,
-    InferenceTimeline,
-    IsrSlice,
-    LayerInfo,
-    LayerSpan,
-    LayerSpans,
-    LossCounters,
-    Mark,
-    NpuJob,
-    StackSample,
-    TelemetryRecord,
-    TimelineBuilder,
-)
-
-__all__ = [
-    "ArenaSample",
-    "BufferCrc",
-    "CacheOp",
-    "ConsoleLine",
-    "Engine",
-    "Inference",
-    "InferenceTimeline",
-    "Inferences",
-    "IsrSlice",
-    "LayerInfo",
-    "LayerSpan",
-    "LayerSpans",
-    "LossCounters",
-    "Mark",
-    "NpuJob",
-    "StackSample",
-    "TelemetryRecord",
-    "TimelineBuilder",
-]
+The timeline's types live in :mod:`tracer.base` (every layer reads them); this package makes them:
+:mod:`tracer.telemetry.decoder` from ITM packets, :mod:`tracer.telemetry.logs` from text logs.
+"""

@@ -29,7 +29,8 @@ import numpy as np
 
 from tracer.decode.packets import PacketBatch
 from tracer.telemetry import kernel as k
-from tracer.telemetry.columns import LazyRecords
+from tracer.base.columns import LazyRecords
+from tracer.base.facts import ExceptionTraceFacts, IsrMarkFacts, IsrSources, StreamFacts, TargetFacts
 from tracer.telemetry.isr import (
     BASIS_CYCLES_ORDER,
     BASIS_CYCLES_TS,
@@ -39,7 +40,7 @@ from tracer.telemetry.isr import (
     cycles_per_tick,
     merge_slices,
 )
-from tracer.telemetry.model import (
+from tracer.base.timeline import (
     ArenaSample,
     BufferCrc,
     CacheOp,
@@ -158,7 +159,7 @@ class TelemetryDecoder:
     Not thread-safe: feed it and read from it on one thread (a live front end's worker), and hand
     the timelines or inference views it returns to other threads; those never change afterwards.
     Per-layer records (cache operations, NPU jobs, arena and stack samples) come back as
-    :class:`~tracer.telemetry.columns.LazyRecords`: read-only sequences built on access.
+    :class:`~tracer.base.columns.LazyRecords`: read-only sequences built on access.
 
     Args:
         clock_hz: The clock of the timestamps, used until the firmware's target-info record says.
@@ -284,7 +285,11 @@ class TelemetryDecoder:
             pmu_events=self._pmu_event_names(),
             loss=self.loss,
             source=self.source,
-            extra=self._extra(),
+            target=self._target_facts(),
+            stream=self._stream_facts(),
+            npu=f"Ethos-U{self.pmu_npu}" if self.pmu_event_ids else None,
+            isr_sources=self._isr_sources(),
+            data_trace=self._hardware.accesses(cycles_per_tick(self._state)),
             pmu_units={name: event_unit(name) for name in self._pmu_names()},
             crcs=list(self.crcs),
             records=list(self.records),
@@ -442,22 +447,19 @@ class TelemetryDecoder:
             self._isr_cache = None
         return dropped
 
-    def _isr_facts(self) -> dict[str, Any]:
-        """Where interrupt slices came from and what pairing could not do (the ``isr`` extra)."""
+    def _isr_sources(self) -> IsrSources:
+        """Where interrupt slices came from and what pairing could not do."""
         hw, marks = self._hardware, self._isr_marks
-        facts: dict[str, Any] = {}
+        mark_facts = None
         if len(marks.pairing) or any(marks.pairing.counters.to_json().values()):
-            facts["marks"] = {"slices": len(marks.pairing), **marks.pairing.counters.to_json()}
+            mark_facts = IsrMarkFacts(len(marks.pairing), dataclasses.replace(marks.pairing.counters))
+        trace = None
         if hw.exception_packets:
-            facts["exception_trace"] = {
-                "packets": hw.exception_packets, "slices": len(hw.pairing), "time_basis": hw.basis,
-                "cycles_per_timestamp_tick": cycles_per_tick(self._state), **hw.pairing.counters.to_json(),
-            }  # fmt: skip
-            if hw.before_first_record:
-                facts["exception_trace"]["dropped_before_first_record"] = hw.before_first_record
-        if self.isr_names:
-            facts["names"] = {str(n): name for n, name in sorted(self.isr_names.items())}
-        return facts
+            trace = ExceptionTraceFacts(
+                hw.exception_packets, len(hw.pairing), hw.basis, cycles_per_tick(self._state),
+                dataclasses.replace(hw.pairing.counters), hw.before_first_record,
+            )  # fmt: skip
+        return IsrSources(mark_facts, trace, dict(sorted(self.isr_names.items())))
 
     # -- tables -> model -------------------------------------------------------------------------
     def _pmu_names(self) -> tuple[str, ...]:
@@ -543,29 +545,21 @@ class TelemetryDecoder:
             labels["isr_time"] = f"exception-trace slices in {basis}"
         return labels
 
-    def _extra(self) -> dict[str, Any]:
+    def _target_facts(self) -> TargetFacts | None:
+        info = self.target
+        if info is None:
+            return None
+        return TargetFacts(info.marker_cost_cycles, info.wire_version, info.scenario, info.cpuid)
+
+    def _stream_facts(self) -> StreamFacts:
         s = self._state
-        extra: dict[str, Any] = {
-            "records": int(s[k.S_RECORDS]),
-            "calibration_pairs": int(s[k.S_CALIBRATION]),
-            "inferences_lost_without_row": int(s[k.S_LOST_UNROWED]),
-            "time_reanchored": int(s[k.S_TIME_JUMPS]),
-            "firmware_dropped_records": self.firmware_dropped,
-        }
-        if self.target is not None:
-            extra["marker_cost_cycles"] = self.target.marker_cost_cycles
-            extra["wire_version"] = self.target.wire_version
-            extra["scenario"] = self.target.scenario
-            extra["cpuid"] = self.target.cpuid
-        if self.pmu_event_ids:
-            extra["npu"] = f"Ethos-U{self.pmu_npu}"
-        isr = self._isr_facts()
-        if isr:
-            extra["isr"] = isr
-        accesses = self._hardware.accesses(cycles_per_tick(self._state))
-        if accesses:
-            extra["data_trace"] = [a.to_json() for a in accesses]
-        return extra
+        return StreamFacts(
+            records=int(s[k.S_RECORDS]),
+            calibration_pairs=int(s[k.S_CALIBRATION]),
+            inferences_lost_without_row=int(s[k.S_LOST_UNROWED]),
+            time_reanchored=int(s[k.S_TIME_JUMPS]),
+            firmware_dropped_records=self.firmware_dropped,
+        )
 
     # -- rare records ----------------------------------------------------------------------------
     def _convert(self) -> None:

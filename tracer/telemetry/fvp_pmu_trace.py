@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
 from tracer.errors import CaptureError, reading_file
-from tracer.telemetry.model import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
+from tracer.base.timeline import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
 
 QREAD_TRACK = "qread"
 # After its last operation a command stream holds only NPU_OP_STOP and perhaps a few waits; a
@@ -300,7 +300,7 @@ def npu_timeline(trace: PmuTrace, db: VelaDebugDb, clock_hz: int | None = None, 
             Inference(number, min(o.start for o in mine), max(o.end for o in mine), complete, issues, ())
         )
     timeline = builder.build()
-    timeline.extra["fvp_pmu_trace"] = {"npu_jobs": len(timeline.npu_jobs), "operations": len(ops), "problems": problems}
+    timeline.log["fvp_pmu_trace"] = {"npu_jobs": len(timeline.npu_jobs), "operations": len(ops), "problems": problems}
     return timeline
 
 

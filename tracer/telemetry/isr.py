@@ -1,6 +1,6 @@
 """Interrupts and CPU data accesses seen by the DWT, and interrupts the firmware marks itself.
 
-Two sources give :class:`~tracer.telemetry.model.IsrSlice` objects:
+Two sources give :class:`~tracer.base.timeline.IsrSlice` objects:
 
 - **DWT exception trace** (SWO with ``DWT_CTRL.EXCTRCENA``): packets "entered N", "exited N",
   "returned to N". Handlers nest; an exit lost to an ITM overflow (a full FIFO drops packets, and
@@ -31,10 +31,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from tracer.decode.packets import FLAG_WRITE, PacketKind
-from tracer.elf.exceptions import ARCHITECTURAL, FIRST_IRQ
+from tracer.base.exceptions import ARCHITECTURAL, FIRST_IRQ
+from tracer.base.facts import DataAccess, IsrCounters
 from tracer.telemetry import kernel as k
-from tracer.telemetry.columns import LazyRecords
-from tracer.telemetry.model import IsrSlice
+from tracer.base.columns import LazyRecords
+from tracer.base.timeline import IsrSlice
 
 ACTION_ENTER = 1
 ACTION_EXIT = 2
@@ -76,20 +77,6 @@ class _Open:
     start: Stamp
     depth: int
     overflowed: bool = False  # an ITM overflow happened while it was open
-
-
-@dataclasses.dataclass
-class IsrCounters:
-    """What pairing could not do cleanly, counted."""
-
-    repaired: int = 0  # exits lost (overflow) and inferred from the return packet
-    repaired_after_overflow: int = 0
-    unmatched_exits: int = 0  # exits whose entry was never seen
-    dropped_open: int = 0  # entries whose end is unknown (gap, lost exit record, end of capture)
-
-    def to_json(self) -> dict[str, int]:
-        """As a JSON object."""
-        return dataclasses.asdict(self)
 
 
 class _SliceStore:
@@ -203,38 +190,6 @@ def _time(base: np.ndarray, delta: np.ndarray, ratio: float) -> np.ndarray:
     if ratio == 1.0:
         return base + delta
     return base + np.rint(delta * ratio).astype(np.int64)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class DataAccess:
-    """A CPU access a DWT comparator traced.
-
-    Attributes:
-        cycle: When (the timeline's time base, see the ``isr_time`` label).
-        comparator: The DWT comparator (0..3 on most cores).
-        address: The address, or None if only the PC was traced.
-        address_bits: How many low bits of the address the packet gave (16 for an Armv7-M
-            address-offset packet, else 32).
-        pc: The PC of the accessing instruction, if traced.
-        value: The value read or written.
-        size: Bytes accessed.
-        write: True for a write.
-        inference: The inference in progress, if any.
-    """
-
-    cycle: int
-    comparator: int
-    address: int | None
-    address_bits: int
-    pc: int | None
-    value: int
-    size: int
-    write: bool
-    inference: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        """As a JSON object."""
-        return dataclasses.asdict(self)
 
 
 class HardwareEvents:

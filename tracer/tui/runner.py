@@ -43,7 +43,7 @@ def load_budget_files(paths: list[str]) -> Budget | None:
 def add_screen_arguments(parser: argparse.ArgumentParser) -> None:
     """``--ring`` and ``--window``: how much the screen keeps (``live`` and ``replay``)."""
     from tracer.session.ring import DEFAULT_RING
-    from tracer.session.stats import DEFAULT_WINDOW
+    from tracer.analysis.statistics import DEFAULT_WINDOW
 
     view = parser.add_argument_group("how much the screen keeps")
     view.add_argument("--ring", type=int, default=DEFAULT_RING, metavar="N",

@@ -1,12 +1,13 @@
-"""The finding record and what every rule receives."""
+"""The finding record, its severity, and the shape of a rule."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from tracer.telemetry.model import InferenceTimeline
+if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
 
 
 class Severity(str, enum.Enum):
@@ -65,24 +66,5 @@ class Finding:
         return out
 
 
-@dataclasses.dataclass
-class AnalysisContext:
-    """What a rule may look at.
-
-    Attributes:
-        timeline: The decoded capture or log.
-        budget: The budget (``tracer.budget.model.Budget``) or None.
-        matching: The measured-to-budget layer matching (``tracer.budget.matching.Matching``) or None.
-        tolerance_pct: Allowed excess over a layer's predicted cycles (``--tolerance``), unless the
-            budget sets its own per layer.
-        options: Further knobs rules may read (thresholds), by name.
-    """
-
-    timeline: InferenceTimeline
-    budget: Any = None
-    matching: Any = None
-    tolerance_pct: float = 10.0
-    options: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-
-Rule = Callable[[AnalysisContext], Iterable[Finding]]
+Rule = Callable[["Analysis"], Iterable[Finding]]
+"""A findings rule: reads an :class:`~tracer.analysis.analyze.Analysis`, yields findings."""

@@ -14,15 +14,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from typing import Iterable
 
 import numpy as np
 
-from tracer.analysis.budget_view import DEFAULT_TOLERANCE_PCT, LayerPlan
-from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
-from tracer.analysis.findings.common import FVP_CPU_NOTE, clock_text, comparison, describe, fvp_cpu, layer_stats, n
-from tracer.analysis.layer_stats import latency
-from tracer.telemetry.model import Engine, InferenceTimeline
+from tracer.analysis.budget_view import LayerPlan
+from tracer.analysis.findings.base import Finding, Severity
+from tracer.analysis.findings.common import FVP_CPU_NOTE, clock_text, describe, fvp_cpu, n
+from tracer.base.timeline import Engine, InferenceTimeline
+
+if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
 
 KINDS = ("layer-over-budget", "layer-p99-over-budget", "latency-over-budget", "budget-layer-not-measured",
          "layer-without-budget", "budget-clock-unknown")  # fmt: skip
@@ -41,13 +45,13 @@ CPU_FIX = (
 )
 
 
-def layers_over_budget(context: AnalysisContext) -> Iterable[Finding]:
+def layers_over_budget(analysis: Analysis) -> Iterable[Finding]:
     """``layer-over-budget`` and ``layer-p99-over-budget`` per layer with a prediction."""
-    budget = comparison(context)
+    budget = analysis.comparison
     if budget is None:
         return
-    stats = layer_stats(context)
-    timeline = context.timeline
+    stats = analysis.layers
+    timeline = analysis.timeline
     for index, plan in sorted(budget.plans.items()):
         st = stats.get(index)
         limit = plan.limit_cycles
@@ -80,26 +84,25 @@ def layers_over_budget(context: AnalysisContext) -> Iterable[Finding]:
             )  # fmt: skip
 
 
-def latency_over_budget(context: AnalysisContext) -> Iterable[Finding]:
+def latency_over_budget(analysis: Analysis) -> Iterable[Finding]:
     """``latency-over-budget`` when the budget predicts only whole inferences."""
-    budget = comparison(context)
+    budget = analysis.comparison
     if budget is None or any(p.predicted_cycles for p in budget.plans.values()):
         return
     predicted = budget.predicted_total
-    lat = latency(context.timeline.inferences)
+    lat = analysis.latency
     if not predicted or lat is None:
         return
     model = budget.budget.model
     if model.tolerance_pct is not None:
         tolerance = model.tolerance_pct
     else:
-        option = context.options.get("tolerance_option", context.tolerance_pct)
-        tolerance = DEFAULT_TOLERANCE_PCT if option is None else option  # --tolerance 0 means 0
+        tolerance = analysis.settings.default_tolerance_pct  # --tolerance 0 means 0
     limit = predicted * (1 + tolerance / 100)
     if lat.p50 <= limit:
         return
     ratio = lat.p50 / predicted
-    timeline = context.timeline
+    timeline = analysis.timeline
     yield Finding(
         "latency-over-budget", Severity.ERROR, None,
         f"an inference takes {n(lat.p50)} cycles at p50{clock_text(timeline, lat.p50)} against {n(predicted)} "
@@ -110,13 +113,13 @@ def latency_over_budget(context: AnalysisContext) -> Iterable[Finding]:
     )  # fmt: skip
 
 
-def unmatched_layers(context: AnalysisContext) -> Iterable[Finding]:
+def unmatched_layers(analysis: Analysis) -> Iterable[Finding]:
     """``budget-layer-not-measured`` and ``layer-without-budget``."""
-    budget = comparison(context)
+    budget = analysis.comparison
     if budget is None:
         return
     missing = [b for b in budget.matching.unmatched_budget if b.predicted_cycles]
-    if missing and len(context.timeline.spans):
+    if missing and len(analysis.timeline.spans):
         names = ", ".join(b.label for b in missing[:10]) + (" ..." if len(missing) > 10 else "")
         # None matched at all: the gate compared nothing, which must not pass as "within budget".
         none = len(missing) == sum(1 for b in budget.budget.layers if b.predicted_cycles)
@@ -130,10 +133,10 @@ def unmatched_layers(context: AnalysisContext) -> Iterable[Finding]:
             "Mark every layer in the firmware (trc_layer_begin/end or the TFLM profiler adapter) with the "
             "model's names or indices, or give the budget the same layer names.",
         )  # fmt: skip
-    stats = layer_stats(context)
+    stats = analysis.layers
     bare = [i for i, p in sorted(budget.plans.items()) if p.predicted_cycles is None and i in stats]
     if bare and budget.budget.layers and budget.matching.scale is not None:
-        timeline = context.timeline
+        timeline = analysis.timeline
         yield Finding(
             "layer-without-budget", Severity.INFO, None,
             f"{len(bare)} measured layer(s) have no prediction in the budget: "
@@ -142,9 +145,9 @@ def unmatched_layers(context: AnalysisContext) -> Iterable[Finding]:
         )  # fmt: skip
 
 
-def clock_unknown(context: AnalysisContext) -> Iterable[Finding]:
+def clock_unknown(analysis: Analysis) -> Iterable[Finding]:
     """``budget-clock-unknown``."""
-    budget = comparison(context)
+    budget = analysis.comparison
     if budget is None or budget.matching.scale is not None:
         return
     yield Finding(

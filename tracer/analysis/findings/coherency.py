@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from typing import Any, Iterable
 
 from tracer.analysis.coherency import (
@@ -12,11 +14,13 @@ from tracer.analysis.coherency import (
     NONDETERMINISTIC,
     UNALIGNED,
     Problem,
-    analyse_coherency,
 )
-from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
+from tracer.analysis.findings.base import Finding, Severity
 from tracer.analysis.findings.isr import layer_label
-from tracer.telemetry.model import InferenceTimeline
+from tracer.base.timeline import InferenceTimeline
+
+if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
 
 MAX_EXAMPLES = 5
 
@@ -48,17 +52,17 @@ def _times(problems: list[Problem], total: int) -> str:
     return f"in {n} of {total} inferences" if total else f"{len(problems)} time(s)"
 
 
-def coherency(context: AnalysisContext) -> Iterable[Finding]:
+def coherency(analysis: Analysis) -> Iterable[Finding]:
     """Missing cleans and invalidates, unaligned maintenance, nondeterministic outputs, CPU writes
     into buffers the NPU owns."""
-    timeline = context.timeline
-    if not len(timeline.npu_jobs) and not len(timeline.inferences):
+    timeline = analysis.timeline
+    found = analysis.coherency
+    if found is None:
         return
-    line = int(context.options.get("cache_line_bytes", CACHE_LINE_BYTES))
-    analysis = analyse_coherency(timeline, line)
+    line = analysis.settings.cache_line_bytes
     total = int(timeline.inferences.complete.sum()) if len(timeline.inferences) else 0
-    groups = _grouped(analysis.problems)
-    suspects = [p for p in analysis.problems if p.kind in (MISSING_CLEAN, MISSING_INVALIDATE, CPU_WRITE_DURING_JOB)]
+    groups = _grouped(found.problems)
+    suspects = [p for p in found.problems if p.kind in (MISSING_CLEAN, MISSING_INVALIDATE, CPU_WRITE_DURING_JOB)]
     for (kind, _, _), problems in groups.items():
         first = problems[0]
         evidence: dict[str, Any] = {"occurrences": len(problems),

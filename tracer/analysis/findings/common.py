@@ -1,36 +1,10 @@
-"""What several rule modules look up the same way: layer statistics, the budget comparison, and
-how numbers are written in messages (a firmware log's facts: :func:`tracer.analysis.log_facts.log_extra`)."""
+"""How several rule modules say things the same way: a layer's description, numbers and times."""
 
 from __future__ import annotations
 
-from tracer.analysis.budget_view import BudgetComparison, compare_budget
-from tracer.analysis.findings.base import AnalysisContext
-from tracer.analysis.layer_stats import LayerStats, per_layer
-from tracer.telemetry.model import InferenceTimeline
+from tracer.base.timeline import InferenceTimeline
 
 FVP_CPU_NOTE = "CPU cycles from an FVP are a model estimate (the FVP is not cycle-accurate for the CPU): confirm on hardware"
-
-
-def layer_stats(context: AnalysisContext) -> dict[int, LayerStats]:
-    """Per-layer statistics of the context's timeline (computed once per context)."""
-    cached = context.options.get("layer_stats")
-    if cached is None:
-        cached = per_layer(context.timeline.spans)
-        context.options["layer_stats"] = cached
-    return cached
-
-
-def comparison(context: AnalysisContext) -> BudgetComparison | None:
-    """The budget lined up with the capture, or None without a budget."""
-    if context.budget is None:
-        return None
-    found = context.options.get("budget_comparison")
-    if found is None:
-        found = compare_budget(
-            context.timeline, context.budget, context.options.get("tolerance_option", context.tolerance_pct)
-        )
-        context.options["budget_comparison"] = found
-    return found
 
 
 def describe(timeline: InferenceTimeline, index: int) -> str:

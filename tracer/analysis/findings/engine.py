@@ -9,11 +9,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from typing import Iterable
 
-from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
-from tracer.analysis.findings.common import comparison, describe, layer_stats, n
-from tracer.telemetry.model import Engine
+from tracer.analysis.findings.base import Finding, Severity
+from tracer.analysis.findings.common import describe, n
+from tracer.base.timeline import Engine
+
+if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
 
 KINDS = ("cpu-fallback", "cpu-operators")
 
@@ -30,11 +35,11 @@ COMPILER_FIX = (
 )
 
 
-def cpu_fallback(context: AnalysisContext) -> Iterable[Finding]:
+def cpu_fallback(analysis: Analysis) -> Iterable[Finding]:
     """``cpu-fallback`` and ``cpu-operators`` (see the module docstring)."""
-    timeline = context.timeline
-    stats = layer_stats(context)
-    budget = comparison(context)
+    timeline = analysis.timeline
+    stats = analysis.layers
+    budget = analysis.comparison
     compiler = budget.budget.model.compiler.name if budget and budget.budget.model.compiler else ""
     budget_has_npu = bool(budget) and any(b.engine is Engine.NPU for b in budget.budget.layers)  # type: ignore[union-attr]
     has_npu = budget_has_npu or any(la.engine is Engine.NPU for la in timeline.layers.values())

@@ -11,11 +11,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 from typing import Any, Iterable
 
-from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
-from tracer.analysis.log_facts import log_extra
+from tracer.analysis.findings.base import Finding, Severity
+
+if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
 
 KINDS = ("missing-operator-kernel", "firmware-error")
 MAX_LISTED = 20
@@ -32,13 +36,13 @@ ETHOSU_FIX = (
 BUILTIN_FIX = "Register the operator's kernel in the firmware's op resolver (MicroMutableOpResolver::Add<Op>())."
 
 
-def firmware_errors(context: AnalysisContext) -> Iterable[Finding]:
+def firmware_errors(analysis: Analysis) -> Iterable[Finding]:
     """``missing-operator-kernel`` and ``firmware-error``."""
-    facts = log_extra(context.timeline)
+    facts = analysis.timeline.log
     errors = [e for e in facts.get("errors") or [] if isinstance(e, dict)]
     if not errors:
         return
-    explained = {f.line for f in context.timeline.allocation_failures if f.line is not None}
+    explained = {f.line for f in analysis.timeline.allocation_failures if f.line is not None}
     explained |= {r.get("line") for r in facts.get("npu_config_mismatch") or [] if isinstance(r, dict)}
     explained.discard(None)
     kernels: set[int] = set()

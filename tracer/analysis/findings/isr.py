@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from typing import Any, Iterable
 
-import numpy as np
+from tracer.analysis.findings.base import Finding, Severity
+from tracer.base.timeline import InferenceTimeline
 
-from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
-from tracer.analysis.isr import analyse_isrs
-from tracer.analysis.layer_stats import nearest_rank
-from tracer.telemetry.model import InferenceTimeline
+if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
 
 
 def layer_label(timeline: InferenceTimeline, index: int) -> str:
@@ -18,22 +19,14 @@ def layer_label(timeline: InferenceTimeline, index: int) -> str:
     return f"layer {index} ({name})" if name else f"layer {index}"
 
 
-def own_median(timeline: InferenceTimeline, index: int) -> int | None:
-    """Median own time (handler time taken out) of a layer over complete inferences."""
-    spans = timeline.spans
-    mine = spans.complete & (spans.layer == index)
-    if not mine.any():
-        return None
-    return nearest_rank(np.sort((spans.cycles - spans.isr_cycles)[mine]), 0.5)
-
-
-def isrs_in_layers(context: AnalysisContext) -> Iterable[Finding]:
+def isrs_in_layers(analysis: Analysis) -> Iterable[Finding]:
     """Each interrupt that ran inside a layer: how often and at what cost (info)."""
-    timeline = context.timeline
+    timeline = analysis.timeline
     if not len(timeline.isrs) or not len(timeline.spans):
         return
-    for hit in analyse_isrs(timeline).by_layer:
-        own = own_median(timeline, hit.layer)
+    for hit in analysis.interrupts.by_layer:
+        jitter = analysis.jitter.layer(hit.layer)
+        own = jitter.own_p50 if jitter is not None else None
         share = f", {hit.cycles_per_hit / own:.0%} of the layer's own time" if own else ""
         inferences = sorted(set(hit.inferences))
         evidence: dict[str, Any] = {**hit.to_json(), "layer_own_cycles_p50": own}
@@ -49,31 +42,34 @@ def isrs_in_layers(context: AnalysisContext) -> Iterable[Finding]:
         )  # fmt: skip
 
 
-def repaired_exits(context: AnalysisContext) -> Iterable[Finding]:
+def repaired_exits(analysis: Analysis) -> Iterable[Finding]:
     """Exception exits the trace lost (ITM overflow) and that were inferred (warning)."""
-    facts = (context.timeline.extra.get("isr") or {}).get("exception_trace") or {}
-    repaired = int(facts.get("repaired", 0))
-    if not repaired:
+    trace = analysis.timeline.isr_sources.exception_trace
+    repaired = trace.counters.repaired if trace is not None else 0
+    if trace is None or not repaired:
         return
-    after_overflow = int(facts.get("repaired_after_overflow", 0))
+    after_overflow = trace.counters.repaired_after_overflow
     cause = (f"{after_overflow} of them right after an ITM overflow" if after_overflow
              else "their exit packets are missing")  # fmt: skip
     yield Finding(
         id="isr-exit-repaired", severity=Severity.WARNING, layer=None,
         message=(f"{repaired} interrupt exit(s) were lost from the exception trace ({cause}); each handler was "
                  f"closed at the next \"returned to\" packet, so its duration is an upper bound"),
-        evidence=dict(facts),
+        evidence=trace.to_json(),
         fix="lower the trace load (fewer stimulus ports, no PC sampling, a larger DWT sampling interval), raise "
             "the SWO clock, or on Armv8-M let the ITM stall the core instead of dropping (ITM_TCR.STALLENA)",
     )  # fmt: skip
 
 
-def unpaired(context: AnalysisContext) -> Iterable[Finding]:
+def unpaired(analysis: Analysis) -> Iterable[Finding]:
     """Exits without entries and entries without ends, from either source (info)."""
-    isr = context.timeline.extra.get("isr") or {}
-    for source, label in (("exception_trace", "exception trace"), ("marks", "ISR marks")):
-        facts = isr.get(source) or {}
-        unmatched, dropped = int(facts.get("unmatched_exits", 0)), int(facts.get("dropped_open", 0))
+    sources = analysis.timeline.isr_sources
+    trace, marks = sources.exception_trace, sources.marks
+    for source, label, counters in (("exception_trace", "exception trace", trace.counters if trace else None),
+                                    ("marks", "ISR marks", marks.counters if marks else None)):
+        if counters is None:
+            continue
+        unmatched, dropped = counters.unmatched_exits, counters.dropped_open
         if unmatched or dropped:
             yield Finding(
                 id="isr-unpaired", severity=Severity.INFO, layer=None,

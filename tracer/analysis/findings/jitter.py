@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from typing import Any, Iterable
 
-from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
+from tracer.analysis.findings.base import Finding, Severity
 from tracer.analysis.findings.isr import layer_label
 from tracer.analysis.jitter import (
     CONTENTION,
-    DEFAULT_THRESHOLD_PCT,
     MORE_WORK,
     PREEMPTION,
     UNEXPLAINED,
     WARM_UP,
     LayerJitter,
     Outlier,
-    analyse_jitter,
 )
-from tracer.telemetry.model import Engine, InferenceTimeline
+from tracer.base.timeline import Engine, InferenceTimeline
+
+if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
 
 FIX = {
     PREEMPTION: "lower the interrupt's priority below the inference's (or mask it, or hold its timer, around the "
@@ -84,12 +87,11 @@ def _message(timeline: InferenceTimeline, layer: LayerJitter, cause: str, outlie
     return f"{head}, with no interrupt inside and no PMU evidence of contention"
 
 
-def jitter_outliers(context: AnalysisContext) -> Iterable[Finding]:
+def jitter_outliers(analysis: Analysis) -> Iterable[Finding]:
     """One finding per layer and cause of its outliers."""
-    timeline = context.timeline
-    threshold = float(context.options.get("jitter_threshold_pct", DEFAULT_THRESHOLD_PCT))
-    analysis = analyse_jitter(timeline, threshold)
-    for layer in analysis.layers:
+    timeline = analysis.timeline
+    threshold = analysis.jitter.threshold_pct
+    for layer in analysis.jitter.layers:
         for cause, count in layer.causes.items():
             outliers = [o for o in layer.listed if o.cause == cause]
             if not outliers:

@@ -9,11 +9,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections import Counter
 from typing import Iterable
 
-from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
-from tracer.analysis.log_facts import log_extra
+from tracer.analysis.findings.base import Finding, Severity
+
+if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
 
 KINDS = ("capture-loss", "no-measurements")
 MAX_LISTED = 50
@@ -26,12 +30,12 @@ LOSS_FIX = (
 )
 
 
-def loss(context: AnalysisContext) -> Iterable[Finding]:
+def loss(analysis: Analysis) -> Iterable[Finding]:
     """``capture-loss``."""
-    timeline = context.timeline
+    timeline = analysis.timeline
     inf = timeline.inferences
     counters = timeline.loss.to_json()
-    dropped = int(timeline.extra.get("firmware_dropped_records", 0) or 0)
+    dropped = timeline.stream.firmware_dropped_records if timeline.stream is not None else 0
     incomplete = [i for i in range(len(inf)) if not inf.complete[i]]
     if not (timeline.loss.any or incomplete or dropped):
         return
@@ -60,22 +64,23 @@ def loss(context: AnalysisContext) -> Iterable[Finding]:
     )  # fmt: skip
 
 
-def nothing_measured(context: AnalysisContext) -> Iterable[Finding]:
+def nothing_measured(analysis: Analysis) -> Iterable[Finding]:
     """``no-measurements``."""
-    t = context.timeline
-    facts = log_extra(t)
+    t = analysis.timeline
+    facts = t.log
     measured = (
         len(t.inferences) or len(t.spans) or t.pmu_totals or t.pmu_stats or t.arena or len(t.stacks)
         or t.allocation_failures or facts.get("errors") or facts.get("npu_config_mismatch")
     )  # fmt: skip
     if measured:
         return
-    predicted = context.budget is not None and any(la.predicted_cycles for la in context.budget.layers)
+    predicted = analysis.budget is not None and any(la.predicted_cycles for la in analysis.budget.layers)
     yield Finding(
         "no-measurements", Severity.ERROR if predicted else Severity.WARNING, None,
         "the input holds no layer, inference, PMU counter or memory figure: nothing could be measured"
         + (" or checked against the budget" if predicted else ""),
-        {"records": t.extra.get("records"), "lines": t.extra.get("lines"), "console_lines": len(t.console)},
+        {"records": t.stream.records if t.stream is not None else None, "lines": t.log.get("lines"),
+         "console_lines": len(t.console)},
         "Check that the firmware emits telemetry (firmware_snippets trc records on ITM ports 24/25, or a "
         "profiler's text log) and that the capture covers an inference.",
     )  # fmt: skip

@@ -10,45 +10,45 @@
 * ``stack-high-water`` (warning): a stack's high-water mark above 75 % of its size;
 * ``sram-peak-high`` (warning): the compiler's SRAM peak above 75 % of the SRAM on the part.
 
-Thresholds can be changed through ``AnalysisContext.options``: ``arena_headroom`` (0.10),
+Thresholds come from :class:`~tracer.analysis.settings.AnalysisSettings`: ``arena_headroom`` (0.10),
 ``stack_fraction`` (0.75), ``sram_fraction`` (0.75).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 from typing import Any, Iterable
 
-from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
-from tracer.analysis.findings.common import n
-from tracer.analysis.log_facts import log_extra
-from tracer.telemetry.model import AllocationFailure, StackSample
+from tracer.analysis.findings.base import Finding, Severity
+from tracer.analysis.findings.common import describe, n
+from tracer.base.timeline import AllocationFailure
+
+if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
 
 KINDS = ("arena-too-small", "arena-headroom", "arena-over-plan", "stack-canary", "stack-high-water", "sram-peak-high")
-ARENA_HEADROOM = 0.10
-STACK_FRACTION = 0.75
-SRAM_FRACTION = 0.75
 HEADROOM_LOW, HEADROOM_HIGH = 0.10, 0.15  # what the field adds over the size that just fits
 
 
-def arena(context: AnalysisContext) -> Iterable[Finding]:
+def arena(analysis: Analysis) -> Iterable[Finding]:
     """``arena-too-small``, ``arena-headroom`` and ``arena-over-plan``."""
-    timeline = context.timeline
-    used = max((a.used for a in timeline.arena), default=None)
-    size = next((a.size for a in reversed(timeline.arena) if a.size is not None), None)
-    if timeline.allocation_failures:
-        yield _allocation_failed(context, list(timeline.allocation_failures), size)
+    memory = analysis.memory
+    used, size = memory.arena_used, memory.arena_size
+    if memory.allocation_failures:
+        yield _allocation_failed(analysis, list(memory.allocation_failures), size)
     elif used is not None and size and used > size:
         needed = used
         yield Finding(
             "arena-too-small", Severity.ERROR, None,
             f"the tensor arena overran: {n(used)} bytes used of a {n(size)}-byte arena",
             {"used": used, "size": size, "missing": used - size, **_sizes(needed)},
-            _arena_fix(context, needed),
+            _arena_fix(analysis, needed),
         )  # fmt: skip
     elif used is not None and size:
         headroom = 1 - used / size
-        limit = float(context.options.get("arena_headroom", ARENA_HEADROOM))
+        limit = analysis.settings.arena_headroom
         if headroom < limit:
             yield Finding(
                 "arena-headroom", Severity.WARNING, None,
@@ -56,9 +56,9 @@ def arena(context: AnalysisContext) -> Iterable[Finding]:
                 f"{headroom:.1%} headroom, below {limit:.0%}; the next model change may fail with "
                 "'Failed to resize buffer'",
                 {"used": used, "size": size, "headroom": round(headroom, 4), "limit": limit, **_sizes(used)},
-                _arena_fix(context, used, grow=True),
+                _arena_fix(analysis, used, grow=True),
             )  # fmt: skip
-    planned = context.budget.model.arena_bytes if context.budget is not None else None
+    planned = analysis.budget.model.arena_bytes if analysis.budget is not None else None
     if planned and used is not None and used > planned:
         yield Finding(
             "arena-over-plan", Severity.INFO, None,
@@ -69,23 +69,28 @@ def arena(context: AnalysisContext) -> Iterable[Finding]:
         )  # fmt: skip
 
 
-def stacks(context: AnalysisContext) -> Iterable[Finding]:
+def stacks(analysis: Analysis) -> Iterable[Finding]:
     """``stack-canary`` and ``stack-high-water`` per stack."""
-    limit = float(context.options.get("stack_fraction", STACK_FRACTION))
-    for stack in _stack_summaries(context.timeline.stacks):
-        name, size, high = stack["name"], stack["size"], stack["high_water"]
+    limit = analysis.settings.stack_fraction
+    for stack in analysis.memory.stacks:
+        name, size, high = stack.name, stack.size, stack.high_water
         evidence = {"stack": name, "size": size, "high_water": high,
                     "fraction": round(high / size, 4) if size else None}  # fmt: skip
-        if not stack["canary_ok"]:
-            first = stack["first_broken_cycle"]
+        if not stack.canary_ok:
+            first = stack.first_broken_cycle
             where = f" (first seen at cycle {n(first)})" if first is not None else ""
+            if stack.first_broken_layer is not None:
+                where += f" in {describe(analysis.timeline, stack.first_broken_layer)}"
+                if stack.first_broken_inference is not None:
+                    where += f" of inference {stack.first_broken_inference}"
             yield Finding(
-                "stack-canary", Severity.ERROR, None,
+                "stack-canary", Severity.ERROR, stack.first_broken_layer,
                 f"stack '{name}' overflowed: its canary was overwritten{where}; high-water {n(high)} of {n(size)} bytes",
-                {**evidence, "first_broken_cycle": first},
+                {**evidence, "first_broken_cycle": first, "first_broken_inference": stack.first_broken_inference},
                 "Enlarge the stack (linker script __STACK_SIZE or the RTOS task's stack) by at least the "
                 "overflow plus 25%, and look for deep recursion or large local buffers in the code that "
                 "ran last before the report (kernels' scratch buffers, printf).",
+                (stack.first_broken_inference,) if stack.first_broken_inference is not None else (),
             )  # fmt: skip
         elif size and high / size > limit:
             yield Finding(
@@ -98,13 +103,13 @@ def stacks(context: AnalysisContext) -> Iterable[Finding]:
             )  # fmt: skip
 
 
-def sram_peak(context: AnalysisContext) -> Iterable[Finding]:
+def sram_peak(analysis: Analysis) -> Iterable[Finding]:
     """``sram-peak-high`` from the budget's SRAM peak and the SRAM on the part."""
-    if context.budget is None:
+    if analysis.budget is None:
         return
-    model = context.budget.model
+    model = analysis.budget.model
     peak, available = model.sram_bytes, model.sram_available_bytes
-    limit = float(context.options.get("sram_fraction", SRAM_FRACTION))
+    limit = analysis.settings.sram_fraction
     if not peak or not available or peak / available <= limit:
         return
     mode = (model.compiler.config.get("memory_mode") if model.compiler else None) or ""
@@ -120,7 +125,7 @@ def sram_peak(context: AnalysisContext) -> Iterable[Finding]:
     )  # fmt: skip
 
 
-def _allocation_failed(context: AnalysisContext, failures: list[AllocationFailure], size: int | None) -> Finding:
+def _allocation_failed(analysis: Analysis, failures: list[AllocationFailure], size: int | None) -> Finding:
     first = failures[0]
     missing = sum(f.missing for f in failures if f.kind == first.kind) if first.kind == "tail memory" else first.missing
     where = f" (line {first.line})" if first.line else ""
@@ -145,7 +150,7 @@ def _allocation_failed(context: AnalysisContext, failures: list[AllocationFailur
         **sizes,
     }  # fmt: skip
     return Finding("arena-too-small", Severity.ERROR, None, f"the tensor arena is too small: {what}{tail}", evidence,
-                   _arena_fix(context, needed, missing=missing))  # fmt: skip
+                   _arena_fix(analysis, needed, missing=missing))  # fmt: skip
 
 
 def _failure_json(f: AllocationFailure) -> dict[str, Any]:
@@ -163,15 +168,15 @@ def _round_up(value: float, to: int = 16) -> int:
     return int(math.ceil(value / to) * to)
 
 
-def _npu_family(context: AnalysisContext) -> str:
+def _npu_family(analysis: Analysis) -> str:
     """``U55``, ``U65``, ``U85`` or ``""``, from the budget's accelerator or what the firmware printed."""
     texts: list[str] = []
-    if context.budget is not None and context.budget.model.compiler is not None:
-        texts.extend(str(v) for v in context.budget.model.compiler.config.values())
-    npu = log_extra(context.timeline).get("npu")
+    if analysis.budget is not None and analysis.budget.model.compiler is not None:
+        texts.extend(str(v) for v in analysis.budget.model.compiler.config.values())
+    npu = analysis.timeline.log.get("npu")
     if isinstance(npu, dict):
         texts.extend(str(v) for v in npu.values())
-    texts.append(str(context.timeline.extra.get("npu", "")))
+    texts.append(analysis.timeline.npu or "")
     joined = " ".join(texts).upper().replace("-", "").replace("_", "")
     for family in ("U55", "U65", "U85"):
         if f"ETHOS{family}" in joined or f" {family}" in f" {joined}":
@@ -179,7 +184,7 @@ def _npu_family(context: AnalysisContext) -> str:
     return ""
 
 
-def _arena_fix(context: AnalysisContext, needed: int | None, missing: int | None = None, grow: bool = False) -> str:
+def _arena_fix(analysis: Analysis, needed: int | None, missing: int | None = None, grow: bool = False) -> str:
     if needed:
         lo, hi = _round_up(needed * (1 + HEADROOM_LOW)), _round_up(needed * (1 + HEADROOM_HIGH))
         size = f"Make the tensor arena {n(lo)}-{n(hi)} bytes ({n(needed)} that fit, plus 10-15% headroom)"
@@ -190,7 +195,7 @@ def _arena_fix(context: AnalysisContext, needed: int | None, missing: int | None
         hex_size = "<new size>"
     if grow:
         size = size.replace("Make", "Before it fails, make")
-    family = _npu_family(context)
+    family = _npu_family(analysis)
     fixes = [f"{size}: with the ML Embedded Evaluation Kit, -D<use_case>_ACTIVATION_BUF_SZ={hex_size} "
              "(e.g. -Dimg_class_ACTIVATION_BUF_SZ); in your own firmware, the arena array's size."]  # fmt: skip
     if family in ("U65", "U85", ""):
@@ -200,21 +205,6 @@ def _arena_fix(context: AnalysisContext, needed: int | None, missing: int | None
         fixes.append("On Ethos-U55 (Shared_Sram) move the activation buffer to DDR in the linker script "
                      "(.bss.NoInit.activation_buf_dram instead of activation_buf_sram) if SRAM cannot grow.")  # fmt: skip
     return " ".join(fixes)
-
-
-def _stack_summaries(samples: Any) -> list[dict[str, Any]]:
-    """Per stack: the highest high-water mark, the last size, whether the canary held, when it broke."""
-    out: dict[str, dict[str, Any]] = {}
-    sample: StackSample
-    for sample in samples:
-        row = out.setdefault(sample.stack, {"name": sample.stack, "high_water": 0, "size": sample.size,
-                                            "canary_ok": True, "first_broken_cycle": None})  # fmt: skip
-        row["high_water"] = max(row["high_water"], sample.high_water)
-        row["size"] = sample.size
-        if not sample.canary_ok and row["canary_ok"]:
-            row["canary_ok"] = False
-            row["first_broken_cycle"] = sample.cycle
-    return list(out.values())
 
 
 RULES = (arena, stacks, sram_peak)

@@ -11,16 +11,19 @@ compiled for.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from typing import Any, Iterable
 
-from tracer.analysis.findings.base import AnalysisContext, Finding, Severity
-from tracer.analysis.findings.common import describe, layer_stats, n
-from tracer.analysis.log_facts import log_extra
-from tracer.analysis.pmu_summary import npu_utilization, pmu_section
-from tracer.telemetry.model import Engine
+from tracer.analysis.findings.base import Finding, Severity
+from tracer.analysis.findings.common import describe, n
+from tracer.analysis.pmu import npu_utilization
+from tracer.base.timeline import Engine
+
+if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
 
 KINDS = ("npu-utilization-low", "npu-config-mismatch")
-MIN_UTILIZATION = 0.80
 
 UTILIZATION_FIX = (
     "The NPU is waiting: look at its AXI traffic (weights read over AXI1/EXT from flash or DRAM: move "
@@ -32,45 +35,45 @@ UTILIZATION_FIX = (
 ACCELERATORS = {"U55": (32, 64, 128, 256), "U65": (256, 512), "U85": (128, 256, 512, 1024, 2048)}
 
 
-def utilization(context: AnalysisContext) -> Iterable[Finding]:
+def utilization(analysis: Analysis) -> Iterable[Finding]:
     """``npu-utilization-low`` per NPU layer, else per inference."""
-    timeline = context.timeline
-    minimum = float(context.options.get("npu_utilization", MIN_UTILIZATION))
+    timeline = analysis.timeline
+    minimum = analysis.settings.npu_utilization
     simulated = timeline.labels.get("npu_pmu") == "simulated"
     label = " [NPU PMU values simulated: no real NPU]" if simulated else ""
     found_layer = False
-    for index, st in layer_stats(context).items():
+    for index, st in analysis.layers.items():
         if timeline.layer(index).engine is not Engine.NPU or not st.pmu_mean:
             continue
         use = npu_utilization({k: round(v) for k, v in st.pmu_mean.items()})
-        if use is None or use["ratio"] >= minimum:
+        if use is None or use.ratio >= minimum:
             continue
         found_layer = True
         yield Finding(
             "npu-utilization-low", Severity.WARNING, index,
-            f"{describe(timeline, index)}: the NPU is active {use['ratio']:.1%} of its cycles (NPU_ACTIVE "
-            f"{n(use['active'])} of {n(use['total'])}, idle {n(use['idle'])} per execution), below {minimum:.0%}{label}",
-            {**use, "limit": minimum, "simulated": simulated, "per": "layer execution (mean)"},
+            f"{describe(timeline, index)}: the NPU is active {use.ratio:.1%} of its cycles (NPU_ACTIVE "
+            f"{n(use.active)} of {n(use.total)}, idle {n(use.idle)} per execution), below {minimum:.0%}{label}",
+            {**use.to_json(), "limit": minimum, "simulated": simulated, "per": "layer execution (mean)"},
             UTILIZATION_FIX,
         )  # fmt: skip
     if found_layer:
         return
-    for row in pmu_section(timeline)["per_inference"]:
-        use = npu_utilization(row["counters"])
-        if use is None or use["ratio"] >= minimum:
+    for row in analysis.pmu.per_inference:
+        use = npu_utilization(row.counters)
+        if use is None or use.ratio >= minimum:
             continue
         yield Finding(
             "npu-utilization-low", Severity.WARNING, None,
-            f"inference {row['number']}: the NPU is active {use['ratio']:.1%} of its cycles (NPU ACTIVE "
-            f"{n(use['active'])}, IDLE {n(use['idle'])}, TOTAL {n(use['total'])}), below {minimum:.0%}{label}",
-            {**use, "limit": minimum, "simulated": simulated, "inference": row["number"], "per": "inference"},
-            UTILIZATION_FIX, (row["number"],),
+            f"inference {row.number}: the NPU is active {use.ratio:.1%} of its cycles (NPU ACTIVE "
+            f"{n(use.active)}, IDLE {n(use.idle)}, TOTAL {n(use.total)}), below {minimum:.0%}{label}",
+            {**use.to_json(), "limit": minimum, "simulated": simulated, "inference": row.number, "per": "inference"},
+            UTILIZATION_FIX, (row.number,),
         )  # fmt: skip
 
 
-def config_mismatch(context: AnalysisContext) -> Iterable[Finding]:
+def config_mismatch(analysis: Analysis) -> Iterable[Finding]:
     """``npu-config-mismatch`` from the driver's lines."""
-    rows = log_extra(context.timeline).get("npu_config_mismatch") or []
+    rows = analysis.timeline.log.get("npu_config_mismatch") or []
     if not rows:
         return
     fields: dict[str, dict[str, Any]] = {str(r.get("field")): r for r in rows if isinstance(r, dict)}

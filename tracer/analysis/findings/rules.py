@@ -1,29 +1,33 @@
-"""The list of rules ``tracer report`` and ``tracer check`` run, in the order findings are shown."""
+"""The one registry of findings rules: which run, in which order, and which finding kinds exist.
+
+Each rule module exports ``RULES`` (its rule functions) and ``KINDS`` (the finding ids it can
+give). :data:`MODULES` lists the modules once, in the order findings are shown; ``tracer report``,
+``tracer check`` and the live screen run :data:`RULES`, and the gate lists :func:`declared_kinds`.
+"""
 
 from __future__ import annotations
 
-from tracer.analysis.findings import budget, engine, firmware, loss, memory, npu
-from tracer.analysis.findings import coherency, isr, jitter
-from tracer.analysis.findings.base import AnalysisContext, Finding, Rule
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-# Each rule module exports a tuple RULES of its rule functions; import the module above and
-# splice its tuple in here. The tuple is built once at import and never changed afterwards.
-RULES: tuple[Rule, ...] = (
-    *budget.RULES,
-    *engine.RULES,
-    *npu.RULES,
-    *memory.RULES,
-    *loss.RULES,
-    *firmware.RULES,
-    *isr.RULES,
-    *jitter.RULES,
-    *coherency.RULES,
-)
+from tracer.analysis.findings import budget, coherency, engine, firmware, isr, jitter, loss, memory, npu
+from tracer.analysis.findings.base import Finding, Rule
+
+if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
+
+MODULES: tuple[ModuleType, ...] = (budget, engine, npu, memory, loss, firmware, isr, jitter, coherency)
+RULES: tuple[Rule, ...] = tuple(rule for module in MODULES for rule in module.RULES)
 
 
-def find_all(context: AnalysisContext, rules: tuple[Rule, ...] | None = None) -> list[Finding]:
-    """Run every rule and return the findings, worst first, then in rule order."""
+def declared_kinds() -> list[str]:
+    """Every finding kind the rule modules declare, in registry order."""
+    return list(dict.fromkeys(kind for module in MODULES for kind in getattr(module, "KINDS", ())))
+
+
+def find_all(analysis: Analysis, rules: tuple[Rule, ...] = RULES) -> list[Finding]:
+    """Run the rules and return the findings, worst first, then in rule order."""
     found: list[Finding] = []
-    for rule in RULES if rules is None else rules:
-        found.extend(rule(context))
+    for rule in rules:
+        found.extend(rule(analysis))
     return sorted(found, key=lambda f: -f.severity.rank)

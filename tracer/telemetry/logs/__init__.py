@@ -1,7 +1,7 @@
 """Firmware text logs (UART dumps, FVP stdout, text on ITM port 0) read as timelines.
 
 * :func:`is_text_log` tells a text log from a binary trace by its first bytes;
-* :func:`read_log` reads a whole log into an :class:`~tracer.telemetry.model.InferenceTimeline`;
+* :func:`read_log` reads a whole log into an :class:`~tracer.base.timeline.InferenceTimeline`;
 * :class:`LogReader` takes text line by line (``feed_line(text, cycle)``), in pieces
   (``feed_text``) or as raw bytes (``feed_bytes``: ITM port 0 payloads), for text that arrives
   while a capture runs; ``finish()`` gives the timeline.

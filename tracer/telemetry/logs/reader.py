@@ -62,7 +62,7 @@ from tracer.telemetry.logs.records import (
     TagTicks,
     TagTotal,
 )
-from tracer.telemetry.model import (
+from tracer.base.timeline import (
     AllocationFailure,
     ArenaSample,
     ConsoleLine,
@@ -599,7 +599,7 @@ class LogReader:
         if per_inference:
             extra["per_inference"] = per_inference
         extra["lines"] = self.line_no
-        timeline.extra = extra
+        timeline.log = extra
         return timeline
 
 

@@ -9,7 +9,7 @@ from textual.widgets import Log
 
 from tracer.session.engine import CONSOLE_LINES
 from tracer.session.snapshot import SessionSnapshot
-from tracer.telemetry.model import ConsoleLine
+from tracer.base.timeline import ConsoleLine
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 

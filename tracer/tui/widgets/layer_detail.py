@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tracer.session.snapshot import LayerRow, SessionSnapshot
-from tracer.session.stats import histogram
+from tracer.analysis.statistics import histogram
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
 from tracer.tui.state import UiState
@@ -112,13 +112,13 @@ class LayerDetail(View, Static):
         return text
 
     def _distribution(self, text: Text, values: np.ndarray, rows: int, width: int) -> None:
-        counts, edges = histogram(values, rows)
-        if not len(counts):
+        if not len(values):
             return
-        label_width = max(len(fmt.cycles(int(e))) for e in edges[:-1])
+        edges, counts = histogram(values, rows)
+        label_width = max(len(fmt.cycles(e)) for e in edges[:-1])
         bar_width = max(1, width - label_width - 10)
-        peak = int(counts.max()) or 1
-        for count, lo in zip(counts.tolist(), edges[:-1].tolist()):
+        peak = max(counts) or 1
+        for count, lo in zip(counts, edges[:-1]):
             filled = count * bar_width / peak
             full = int(filled)
             bar = "█" * full + (SPARK[int((filled - full) * 8) - 1] if filled - full >= 0.125 else "")

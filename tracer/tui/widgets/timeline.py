@@ -23,11 +23,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from tracer.analysis.budget_view import DEFAULT_TOLERANCE_PCT
+from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
 from tracer.session.ring import InferenceRecord
 from tracer.session.snapshot import LayerRow, SessionSnapshot
 from tracer.session.window import InferenceEvents
-from tracer.telemetry.model import LayerSpan
+from tracer.base.timeline import LayerSpan
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
 from tracer.tui.state import UiState

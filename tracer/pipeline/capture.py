@@ -1,17 +1,22 @@
-"""Decoding a whole capture into a timeline, streaming: the path of ``tracer report`` and ``demo``."""
+"""A capture through the decoders, streaming: packets for ``tracer decode``, a timeline for ``report``.
+
+The decode layer takes bytes and knows nothing of capture files; this module reads a capture's
+chunks (with their host arrival times and gaps) into it, and the packets into the telemetry decoder.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Callable
+from typing import Any, Callable, Iterator
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import CaptureReader, open_capture
-from tracer.decode.stream import decode_reader
+from tracer.decode.packets import PacketBatch
+from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.model import InferenceTimeline
+from tracer.base.timeline import InferenceTimeline
 
 
 @dataclasses.dataclass
@@ -58,3 +63,47 @@ def decode_capture(
         host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
         return DecodedCapture(decoder.timeline(), meta, itm.input_bytes, host_seconds, warnings,
                               decoder.records_accepted)  # fmt: skip
+
+
+def decode_reader(
+    reader: CaptureReader,
+    tpiu: TpiuMode = TpiuMode.AUTO,
+    tpiu_id: int | None = None,
+    hold_timestamps: bool = True,
+    *,
+    packets: bool = True,
+) -> tuple[TraceDecoder, Iterator[PacketBatch]]:
+    """Decode a whole capture, streaming.
+
+    ``tpiu`` AUTO defers to the capture's metadata when it says whether the stream is formatted.
+    ``packets=False`` only counts (the batches are empty; read ``decoder.stats_json()``).
+
+    Returns:
+        The decoder (stats and warnings fill in as batches are consumed) and the batches.
+    """
+    meta = reader.metadata
+    if tpiu is TpiuMode.AUTO and isinstance(meta.tpiu, bool) and reader.is_capture:
+        tpiu = TpiuMode.ON if meta.tpiu else TpiuMode.OFF
+    warnings: list[str] = []
+    if tpiu_id is None:
+        tpiu_id = meta.tpiu_id
+        if not isinstance(tpiu_id, int) or not 0 < tpiu_id < 0x70:
+            warnings.append(f"capture header names TPIU source {tpiu_id!r}, not 1..111; using 1")
+            tpiu_id = 1
+    decoder = TraceDecoder(tpiu, tpiu_id, hold_timestamps, packets=packets)
+    decoder.warnings.extend(warnings)
+
+    def batches() -> Iterator[PacketBatch]:
+        for chunk in reader.chunks():
+            if chunk.host_ns is not None:
+                if decoder.first_host_ns is None:
+                    decoder.first_host_ns = chunk.host_ns
+                decoder.last_host_ns = chunk.host_ns
+            batch = decoder.feed(chunk.data, chunk.lost_before)
+            if len(batch):
+                yield batch
+        last = decoder.finish()
+        if len(last):
+            yield last
+
+    return decoder, batches()

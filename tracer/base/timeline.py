@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
+
+from tracer.base.facts import DataAccess, IsrSources, StreamFacts, TargetFacts
 
 
 class Engine(str, enum.Enum):
@@ -398,7 +400,15 @@ class InferenceTimeline:
         pmu_totals: Per-inference PMU counters when only totals are known (logs), by inference.
         loss: Loss counters.
         source: Where the data came from (capture path, log path).
-        extra: Other facts a reader found (model name, NPU config, log lines).
+        target: What the firmware said about itself (records streams; None for logs).
+        stream: What the telemetry decoder counted (records streams; None for logs).
+        npu: The NPU the PMU configuration names (``Ethos-U55``), if any.
+        isr_sources: Where the interrupt slices came from.
+        data_trace: CPU accesses the DWT data trace saw, in order.
+        log: Every fact a firmware text log or a tool's output file gave (the log's own, the port-0
+            text of a capture, an FVP PMU trace), JSON-ready: ``lines``, ``model``, ``npu``,
+            ``arena``, ``profiles``, ``errors``, ``warnings``, ``fvp_pmu_trace`` ... (the report's
+            ``log`` section).
         allocation_failures: Memory plans that did not fit (arena too small), in order.
         pmu_units: Unit of each counter in ``pmu_totals`` / ``pmu_stats`` (``cycles``, ``beats``).
         pmu_stats: Counters the firmware summarised over several inferences (totals, mean, min,
@@ -424,7 +434,12 @@ class InferenceTimeline:
     pmu_totals: dict[int, dict[str, int]] = dataclasses.field(default_factory=dict)
     loss: LossCounters = dataclasses.field(default_factory=LossCounters)
     source: str = ""
-    extra: dict[str, object] = dataclasses.field(default_factory=dict)
+    target: TargetFacts | None = None
+    stream: StreamFacts | None = None
+    npu: str | None = None
+    isr_sources: IsrSources = dataclasses.field(default_factory=IsrSources)
+    data_trace: list[DataAccess] = dataclasses.field(default_factory=list)
+    log: dict[str, Any] = dataclasses.field(default_factory=dict)
     allocation_failures: list[AllocationFailure] = dataclasses.field(default_factory=list)
     pmu_units: dict[str, str] = dataclasses.field(default_factory=dict)
     pmu_stats: dict[str, CounterStat] = dataclasses.field(default_factory=dict)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tracer.decode.packets import PacketKind
-from tracer.elf.image import ElfImage
+from tracer.elf import ElfImage
 
 
 class SymbolResolver:

@@ -1,0 +1,110 @@
+"""One entry point for every input ``report``, ``check`` and ``export`` read: ``load_timeline``.
+
+What a file is comes from its content, never its name:
+
+* a tracer capture (``.trace``, starts with the capture magic) whose stream is ITM packets, or
+  another tool's raw ITM/SWO file: decoded by the telemetry decoder;
+* a plain text log (a UART dump, an FVP's stdout; see :func:`~tracer.telemetry.logs.is_text_log`),
+  or a capture whose stream is text (a UART recorded by ``tracer record``): read by the log readers.
+
+Text the firmware writes on ITM port 0 next to its telemetry records (console lines) also goes
+through the log readers, so MLEK, TFLite Micro or ethos-u-core-software lines it prints add their
+numbers (how the two merge: :func:`tracer.telemetry.console_text.merge_console`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from tracer.base.facts import InputFacts
+from tracer.capture.reader import open_capture
+from tracer.pipeline.capture import decode_capture
+from tracer.telemetry.console_text import log_warnings, merge_console
+from tracer.telemetry.logs import LogReader, is_text_log, read_log
+from tracer.telemetry.logs.sniff import SNIFF_BYTES
+from tracer.base.timeline import InferenceTimeline
+
+CAPTURE = "capture"
+RAW_ITM = "raw-itm"
+TEXT_LOG = "text-log"
+CAPTURE_TEXT = "capture-text"
+
+
+def load_timeline(
+    path: str | os.PathLike[str],
+    on_progress: Callable[[int], None] | None = None,
+    clock_hz: int | None = None,
+) -> tuple[InferenceTimeline, InputFacts]:
+    """Read a capture, a raw ITM file or a text log into a timeline.
+
+    Args:
+        path: The file.
+        on_progress: Called with the stream bytes read so far (captures).
+        clock_hz: The clock the input's cycles count, used when the input does not say
+            (``--clock``); a clock the input gives wins.
+
+    Raises:
+        CaptureError: The file is missing or unreadable (exit code 3).
+    """
+    label = str(path)
+    with open_capture(path) as reader:
+        meta = reader.metadata
+        is_capture = reader.is_capture
+        head = _stream_head(reader)
+        stream_size = reader.size
+    text = meta.encoding == "text" or is_text_log(head)
+    if text and not is_capture:
+        timeline = read_log(path, name=label)
+        facts = InputFacts(TEXT_LOG, label, label, stream_size, records=int(timeline.log.get("lines", 0) or 0))
+        log_warnings(timeline, label, facts.warnings)
+    elif text:
+        timeline, facts = _capture_text(path, label)
+    else:
+        decoded = decode_capture(path, on_progress=on_progress)
+        timeline = decoded.timeline
+        facts = InputFacts(
+            CAPTURE if is_capture else RAW_ITM, decoded.metadata.source or label, label, decoded.stream_bytes,
+            decoded.host_seconds, list(decoded.warnings), decoded.records,
+        )  # fmt: skip
+        if timeline.console:
+            facts.console_lines = len(timeline.console)
+            timeline = merge_console(timeline, facts.warnings)
+    if timeline.clock_hz is None and clock_hz:
+        timeline.clock_hz = clock_hz
+        timeline.clock_source = "given (--clock)"
+    return timeline, facts
+
+
+def _stream_head(reader: Any) -> bytes:
+    """The first stream bytes (up to the sniffing size), across chunks."""
+    head = bytearray()
+    for chunk in reader.chunks():
+        head += chunk.data
+        if len(head) >= SNIFF_BYTES:
+            break
+    return bytes(head[:SNIFF_BYTES])
+
+
+def _capture_text(path: str | os.PathLike[str], label: str) -> tuple[InferenceTimeline, InputFacts]:
+    """A .trace capture of a text stream (a UART log recorded by ``tracer record``)."""
+    reader = LogReader(label)
+    total = 0
+    first_ns = last_ns = None
+    with open_capture(path) as capture:
+        for chunk in capture.chunks():
+            reader.feed_bytes(chunk.data)
+            total += len(chunk.data)
+            if chunk.host_ns is not None:
+                first_ns = chunk.host_ns if first_ns is None else first_ns
+                last_ns = chunk.host_ns
+        warnings = [str(w) for w in capture.warnings]
+        source = capture.metadata.source or label
+    timeline = reader.finish()
+    host = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
+    facts = InputFacts(CAPTURE_TEXT, source, label, total, host, warnings, int(timeline.log.get("lines", 0) or 0))
+    log_warnings(timeline, label, facts.warnings)
+    if warnings:
+        # Bytes lost in the capture: the text around them may be cut (counted, never hidden).
+        timeline.loss.gaps += len(warnings)
+    return timeline, facts
