@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_budget_vela_run import CONFIGS, MODEL, _vela
+from test_budget_vela_run import CONFIGS, MODEL, _vela
 from tracer.budget import load_budget
 from tracer.budget.loader import file_kind
 from tracer.budget.text import BudgetText

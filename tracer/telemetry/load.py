@@ -5,7 +5,9 @@ What a file is comes from its content, never its name:
 * a tracer capture (``.trace``, starts with the capture magic) whose stream is ITM packets, or
   another tool's raw ITM/SWO file: decoded by the telemetry decoder;
 * a plain text log (a UART dump, an FVP's stdout; see :func:`~tracer.telemetry.logs.is_text_log`),
-  or a capture whose stream is text (a UART recorded by ``tracer record``): read by the log readers.
+  or a capture whose stream is text (a UART recorded by ``tracer record``): read by the log readers;
+* an ExecuTorch ETDump (``.etdp``, flatbuffer identifier ``ED00``): read by
+  :func:`~tracer.telemetry.etdump.read_etdump`.
 
 Text the firmware writes on ITM port 0 next to its telemetry records (console lines) also goes
 through the log readers, so MLEK, TFLite Micro or ethos-u-core-software lines it prints add their
@@ -24,6 +26,7 @@ from typing import Any, Callable
 
 from tracer.capture.reader import open_capture
 from tracer.telemetry.capture import decode_capture
+from tracer.telemetry.etdump import is_etdump, read_etdump
 from tracer.telemetry.logs import LogReader, is_text_log, read_log
 from tracer.telemetry.logs.sniff import SNIFF_BYTES
 from tracer.telemetry.model import InferenceTimeline
@@ -32,6 +35,7 @@ CAPTURE = "capture"
 RAW_ITM = "raw-itm"
 TEXT_LOG = "text-log"
 CAPTURE_TEXT = "capture-text"
+ETDUMP = "etdump"
 
 
 @dataclasses.dataclass
@@ -40,7 +44,8 @@ class SourceFacts:
 
     Attributes:
         kind: ``capture`` (a .trace of ITM packets), ``raw-itm`` (another tool's raw trace file),
-            ``text-log`` (a plain text log) or ``capture-text`` (a .trace whose stream is text).
+            ``text-log`` (a plain text log), ``capture-text`` (a .trace whose stream is text) or
+            ``etdump`` (an ExecuTorch ETDump).
         source: The source URL it was recorded from, else the path.
         path: The file.
         bytes: Stream bytes (the whole file for raw files and logs).
@@ -83,7 +88,10 @@ def load_timeline(
         head = _stream_head(reader)
         stream_size = reader.size
     text = meta.encoding == "text" or is_text_log(head)
-    if text and not is_capture:
+    if not is_capture and is_etdump(head):
+        timeline = read_etdump(path, name=label)
+        facts = SourceFacts(ETDUMP, label, label, stream_size, records=len(timeline.spans) + len(timeline.inferences))
+    elif text and not is_capture:
         timeline = read_log(path, name=label)
         facts = SourceFacts(TEXT_LOG, label, label, stream_size, records=int(timeline.extra.get("lines", 0) or 0))
         _warnings_of_log(timeline, label, facts.warnings)
