@@ -61,6 +61,7 @@ def test_report_reads_it_by_content(run_cli, tmp_path: Path) -> None:  # noqa: A
     report = json.loads(done.out)
     assert report["inferences"]["count"] == 2 and report["inferences"]["latency_cycles"]["max"] == 510_000
     assert [la["cycles"]["max"] for la in report["layers"]] == [10_200, 490_000, 9_500]
+    assert report["log"]["etdump"]["allocations"]["method allocator"]["bytes"] == 1_801_216
 
 
 def test_not_prefixed_buffer() -> None:

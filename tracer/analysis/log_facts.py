@@ -19,7 +19,7 @@ from tracer.telemetry.model import InferenceTimeline
 def log_extra(timeline: InferenceTimeline) -> dict[str, Any]:
     """The facts of a firmware text log (a log's ``extra``, or the port-0 text of a capture)."""
     extra = timeline.extra
-    if "lines" in extra:  # read by the log readers: the whole of extra is the log's
+    if "lines" in extra or "etdump" in extra:  # a log's or an ETDump's reader: all of extra is its facts
         return extra
     console = extra.get("console_log")
     return console if isinstance(console, dict) else {}
