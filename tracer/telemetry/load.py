@@ -88,7 +88,7 @@ def load_timeline(
         head = _stream_head(reader)
         stream_size = reader.size
     text = meta.encoding == "text" or is_text_log(head)
-    if not is_capture and is_etdump(head):
+    if not text and not is_capture and is_etdump(head):
         timeline = read_etdump(path, name=label)
         facts = SourceFacts(ETDUMP, label, label, stream_size, records=len(timeline.spans) + len(timeline.inferences))
     elif text and not is_capture:

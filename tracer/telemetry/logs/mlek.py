@@ -84,7 +84,7 @@ _OPS_COUNT = re.compile(r"^Number of operators:\s*(\d+)\s*$")
 _OP = re.compile(r"^Operator (\d+):\s*(\S.*?)\s*$")
 _RUNNING = re.compile(r"^Running inference on (\S.*?)\s*$")
 _RUNNING_MODEL = re.compile(r"^Running (?P<model>\w+) inference on (?P<what>\S.*?)\s*$")
-_MARK = re.compile(r"^Inference (?P<k>\d+)\s*/\s*(?P<n>\d+)\s*$")
+_MARK = re.compile(r"^Inference (?P<k>\d{1,18})\s*/\s*(?P<n>\d{1,18})\s*$")  # 19+ digits: no count
 # Boot banners that give the core clock: "CPU: Cortex-M55 @ 50MHz", "CPU: ... @ 32 MHz".
 _CPU_AT_CLOCK = re.compile(r"^CPU:\s*(?P<name>\S.*?)\s*@\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>[kMG]?)Hz\s*$", re.I)
 _CLOCK_UNITS = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
