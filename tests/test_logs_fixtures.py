@@ -22,6 +22,8 @@ def test_every_fixture_is_covered() -> None:
         "tflm_arena_too_small_cfu_playground.log", "tflm_generic_benchmark_corstone300_fvp.log",
         "tflm_recording_allocator_print_allocations.log", "arena_50000_too_small.txt", "arena_default_too_small.txt",
         "ok_arena_128k.txt", "vela_model_no_ethosu_kernel.txt",
+        # tests/test_logs_real_formats.py:
+        "ethosu_core_platform_mobilenet_v2_fvp.log", "mlek_noise_reduction_fvp.log", "mlek_kws_asr_fvp.log",
     }  # fmt: skip
     assert {p.name for p in LOG_FILES} == covered
 

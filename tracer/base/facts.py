@@ -179,8 +179,8 @@ class InputFacts:
 
     Attributes:
         kind: ``capture`` (a .trace of ITM packets), ``raw-itm`` (another tool's raw trace file),
-            ``text-log`` (a plain text log), ``capture-text`` (a .trace whose stream is text) or
-            ``live`` (a session's stream with no file behind it).
+            ``text-log`` (a plain text log), ``capture-text`` (a .trace whose stream is text),
+            ``etdump`` (an ExecuTorch ETDump) or ``live`` (a session's stream with no file behind it).
         source: The source URL it was recorded from, else the path.
         path: The file (None for a live stream not recorded).
         bytes: Stream bytes (the whole file for raw files and logs).

@@ -328,14 +328,14 @@ class CounterStat:
         name: Counter name (``NPU_ACTIVE``, ``CYCLE`` ...).
         unit: Its unit (``cycles``, ``beats``).
         samples: Number of inferences summarised (None if not printed).
-        total: Sum over the samples.
+        total: Sum over the samples (None if not printed: MLEK's plain profile prints the mean only).
         mean, min, max: As printed (None if not printed).
     """
 
     name: str
     unit: str
     samples: int | None
-    total: int
+    total: int | None
     mean: float | None = None
     min: int | None = None
     max: int | None = None

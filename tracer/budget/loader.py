@@ -1,7 +1,8 @@
 """``load_budget(paths)``: recognise each file by its content and combine them into one budget.
 
 Files that belong together are combined: a Vela per-layer CSV, its summary CSV and its debug
-database form one Vela budget; a Glow header adds memory sizes; a TOML or JSON file adds (and
+database form one Vela budget (Vela's saved console output gives the summary, and with
+``--verbose-performance`` the per-layer table, in one file); a Glow header adds memory sizes; a TOML or JSON file adds (and
 overrides) model fields, or gives the layers itself, or, when its layers have no ``cycles``,
 overlays per-layer settings (tolerance) on the layers another file predicts.
 """
@@ -26,11 +27,13 @@ from tracer.budget.vela_csv import (
     read_summary,
 )
 from tracer.budget.vela_debugdb import DebugDb, is_debug_db, read_debug_db
+from tracer.budget.vela_stdout import is_vela_stdout, read_vela_stdout
 from tracer.errors import UsageError
 
 EXPECTED = (
     "expected a Vela per-layer CSV (header 'Original Operator,...' or 'TFLite_operator,...'), a Vela "
-    "summary CSV (header 'experiment,network,...'), a Vela debug database (XML), a Glow bundle header "
+    "summary CSV (header 'experiment,network,...'), a Vela debug database (XML), Vela's console output "
+    "('Network summary for ...'), a Glow bundle header "
     "(#define <NAME>_CONSTANT_MEM_SIZE ...), or a TOML/JSON budget ([model] and [[layer]] tables)"
 )
 _MODEL_NUMBERS = (
@@ -41,7 +44,7 @@ _MODEL_NUMBERS = (
 
 def file_kind(source: BudgetText) -> str:
     """What a file is, from its content: ``vela-per-layer``, ``vela-summary``, ``vela-debug-db``,
-    ``glow``, ``toml`` or ``json``.
+    ``vela-stdout``, ``glow``, ``toml`` or ``json``.
 
     Raises:
         UsageError: None of those.
@@ -53,6 +56,8 @@ def file_kind(source: BudgetText) -> str:
         return "vela-summary"
     if is_debug_db(text):
         return "vela-debug-db"
+    if is_vela_stdout(text):
+        return "vela-stdout"
     if is_glow_header(text):
         return "glow"
     if looks_like_json_budget(text):
@@ -93,13 +98,19 @@ def load_budget_texts(texts: Sequence[BudgetText]) -> Budget:
             summaries.append(read_summary(source))
         elif kind == "vela-debug-db":
             dbs.append(read_debug_db(source))
+        elif kind == "vela-stdout":
+            table, summary = read_vela_stdout(source)
+            summaries.append(summary)
+            if table is not None:
+                tables.append(table)
         elif kind == "glow":
             others.append(read_glow_header(source))
         elif kind == "json":
             users.append(read_json(source))
         else:
             users.append(read_toml(source))
-    for group, what in ((tables, "Vela per-layer CSVs"), (summaries, "Vela summary CSVs"), (dbs, "Vela debug databases")):
+    groups = ((tables, "Vela per-layer CSVs/tables"), (summaries, "Vela summary CSVs/network summaries"), (dbs, "Vela debug databases"))
+    for group, what in groups:
         if len(group) > 1:
             names = " and ".join(g.source.path for g in group)  # type: ignore[attr-defined]
             raise UsageError(f"two {what} given ({names}): give one model's files per budget")

@@ -92,16 +92,19 @@ class VelaSummary:
     Attributes:
         network: The network name.
         clock_hz: The NPU core clock.
-        cycles_total: Estimated cycles per inference.
+        cycles_total: Estimated cycles per inference (None: Vela's console output without
+            ``--verbose-performance`` prints none).
         values: Every column, numbers converted (KiB columns to bytes, with ``_bytes`` names).
         source: The file.
+        printed: True when read from Vela's console output (sizes rounded to 0.01 KiB there).
     """
 
     network: str
     clock_hz: int
-    cycles_total: float
+    cycles_total: float | None
     values: dict[str, float | str]
     source: BudgetText
+    printed: bool = False
 
 
 def is_per_layer_csv(text: str) -> bool:
@@ -124,26 +127,41 @@ def read_per_layer(source: BudgetText) -> VelaLayerTable:
     lines = source.lines
     first_no = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
     header = _split(source, lines[first_no], first_no + 1)
+    body: list[tuple[int, list[str]]] = []
+    for i in range(first_no + 1, len(lines)):
+        if lines[i].strip():
+            body.append((i + 1, _split(source, lines[i], i + 1)))
+    return layer_table(source, header, first_no + 1, body, "comma-separated fields", "CSV ")
+
+
+def layer_table(
+    source: BudgetText,
+    header: list[str],
+    header_line: int,
+    body: list[tuple[int, list[str]]],
+    what: str,
+    kind: str = "",
+) -> VelaLayerTable:
+    """The rows of a per-layer table given as fields (from the CSV, or from the table Vela prints
+    with ``--verbose-performance``): ``body`` is ``(line, fields)`` in order; a row equal to the
+    header starts a new block (the legacy core repeats it per NPU subgraph).
+
+    Raises:
+        UsageError: As :func:`read_per_layer`.
+    """
     dialect = "regor" if header[0] == REGOR_FIRST else "legacy"
-    columns = _column_map(source, header, first_no + 1)
+    columns = _column_map(source, header, header_line)
     rows: list[VelaRow] = []
     block = 0
     subgraph = -1
     last_engine: Engine | None = None
-    for i in range(first_no + 1, len(lines)):
-        raw = lines[i]
-        line = i + 1
-        if not raw.strip():
-            continue
-        fields = _split(source, raw, line)
+    for line, fields in body:
         if fields == header:  # legacy: a new NPU subgraph starts
             block += 1
             last_engine = None
             continue
         if len(fields) != len(header):
-            raise source.error(
-                line, f"expected {len(header)} comma-separated fields as in the header, got {len(fields)}"
-            )
+            raise source.error(line, f"expected {len(header)} {what} as in the header, got {len(fields)}")
         engine = Engine.NPU
         if "Target" in columns:
             target = fields[columns["Target"]].strip().upper()
@@ -174,7 +192,7 @@ def read_per_layer(source: BudgetText) -> VelaLayerTable:
         )
         rows.append(VelaRow(fields[0].strip(), part, subgraph if engine is Engine.NPU else None, block, line))
     if not rows:
-        raise source.error(len(lines) or 1, "a Vela per-layer CSV header but no rows")
+        raise source.error(body[-1][0] if body else header_line, f"a Vela per-layer {kind}header but no rows")
     return VelaLayerTable(dialect, tuple(rows), source)
 
 

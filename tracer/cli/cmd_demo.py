@@ -23,6 +23,8 @@ are simulated. The capture and the report say so.
 
 Needs qemu-system-arm and, to build, arm-none-eabi-gcc and make (Debian/Ubuntu:
 apt-get install --no-install-recommends qemu-system-arm gcc-arm-none-eabi make); exit 4 if missing.
+The firmware sources come with the package; TRACER_FIRMWARE_DIR=DIR builds from another
+firmware_snippets folder (your own copy, edited) instead.
 
 scenarios (--scenario; the fault is in the capture, the demo itself exits 0):
   clean            nothing wrong: 'tracer check --fail-on warning' passes
@@ -57,7 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
     parser.add_argument("--per-inference", action="store_true", help="list every inference with every layer")
     parser.add_argument("--build-dir", metavar="DIR", type=Path,
-                        help="where make builds the firmware (default: firmware_snippets/build)")  # fmt: skip
+                        help="where make builds the firmware (default: firmware_snippets/build in a checkout, "
+                             "else ~/.cache/tracer/firmware-build-VERSION)")  # fmt: skip
     parser.add_argument("--timeout", type=seconds, metavar="S",
                         help="give up after S seconds of running (default: 30 + 0.5 per inference)")  # fmt: skip
 

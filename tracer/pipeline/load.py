@@ -5,7 +5,9 @@ What a file is comes from its content, never its name:
 * a tracer capture (``.trace``, starts with the capture magic) whose stream is ITM packets, or
   another tool's raw ITM/SWO file: decoded by the telemetry decoder;
 * a plain text log (a UART dump, an FVP's stdout; see :func:`~tracer.telemetry.logs.is_text_log`),
-  or a capture whose stream is text (a UART recorded by ``tracer record``): read by the log readers.
+  or a capture whose stream is text (a UART recorded by ``tracer record``): read by the log readers;
+* an ExecuTorch ETDump (``.etdp``, flatbuffer identifier ``ED00``): read by
+  :func:`~tracer.telemetry.etdump.read_etdump`.
 
 Text the firmware writes on ITM port 0 next to its telemetry records (console lines) also goes
 through the log readers, so MLEK, TFLite Micro or ethos-u-core-software lines it prints add their
@@ -21,6 +23,7 @@ from tracer.base.facts import InputFacts
 from tracer.capture.reader import open_capture
 from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.console_text import log_warnings, merge_console
+from tracer.telemetry.etdump import is_etdump, read_etdump
 from tracer.telemetry.logs import LogReader, is_text_log, read_log
 from tracer.telemetry.logs.sniff import SNIFF_BYTES
 from tracer.base.timeline import InferenceTimeline
@@ -29,6 +32,7 @@ CAPTURE = "capture"
 RAW_ITM = "raw-itm"
 TEXT_LOG = "text-log"
 CAPTURE_TEXT = "capture-text"
+ETDUMP = "etdump"
 
 
 def load_timeline(
@@ -54,7 +58,10 @@ def load_timeline(
         head = _stream_head(reader)
         stream_size = reader.size
     text = meta.encoding == "text" or is_text_log(head)
-    if text and not is_capture:
+    if not text and not is_capture and is_etdump(head):
+        timeline = read_etdump(path, name=label)
+        facts = InputFacts(ETDUMP, label, label, stream_size, records=len(timeline.spans) + len(timeline.inferences))
+    elif text and not is_capture:
         timeline = read_log(path, name=label)
         facts = InputFacts(TEXT_LOG, label, label, stream_size, records=int(timeline.log.get("lines", 0) or 0))
         log_warnings(timeline, label, facts.warnings)

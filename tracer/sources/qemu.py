@@ -48,19 +48,39 @@ INSTALL_HINT = {
 
 
 def firmware_dir() -> Path:
-    """The ``firmware_snippets`` folder (``$TRACER_FIRMWARE_DIR`` or the checkout beside the package).
+    """The demo firmware sources: ``$TRACER_FIRMWARE_DIR`` if set, else the copy installed with the
+    package (``tracer/firmware``; in a checkout, a link to ``firmware_snippets``).
 
     Raises:
-        SourceUnavailable: It cannot be found.
+        SourceUnavailable: They cannot be found.
     """
     env = os.environ.get(FIRMWARE_DIR_ENV)
-    path = Path(env) if env else Path(__file__).resolve().parent.parent.parent / "firmware_snippets"
+    path = Path(env) if env else Path(__file__).resolve().parent.parent / "firmware"
     if not (path / "Makefile").is_file():
+        where = f"{FIRMWARE_DIR_ENV}={env}" if env else "the installed package"
         raise SourceUnavailable(
-            f"the demo firmware sources are not at {path}; run tracer from a checkout of the project "
-            f"or set {FIRMWARE_DIR_ENV} to its firmware_snippets folder"
+            f"the demo firmware sources (a firmware_snippets folder with its Makefile) are not at {path} "
+            f"({where}); set {FIRMWARE_DIR_ENV} to a firmware_snippets folder"
         )
-    return path
+    return path.resolve()
+
+
+def default_build_dir(source: Path) -> Path:
+    """Where ``make`` builds when no folder is given: ``firmware_snippets/build`` in a checkout, else
+    a folder of the user's cache (an installed package's folder is no place for build output)."""
+    if (source.parent / "pyproject.toml").is_file() and (source.parent / "tracer").is_dir():
+        return source / "build"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "tracer" / f"firmware-build-{_version()}"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tracer")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def check_tools(build: bool = True) -> None:
@@ -79,7 +99,7 @@ def build_firmware(build_dir: Path | None = None, target: str = DEMO_TARGET) -> 
         SourceUnavailable: The build failed (the compiler's last lines are in the message).
     """
     source = firmware_dir()
-    out = (build_dir or source / "build").resolve()
+    out = (build_dir or default_build_dir(source)).resolve()
     command = ["make", "-C", str(source), f"BUILD={out}", target]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
@@ -94,6 +114,14 @@ def build_firmware(build_dir: Path | None = None, target: str = DEMO_TARGET) -> 
 def demo_elf(build_dir: Path | None = None) -> Path:
     """Build the demo firmware if needed and return its ELF."""
     return build_firmware(build_dir, DEMO_TARGET) / DEMO_ELF
+
+
+def _decoder_ready() -> None:
+    """Load the ITM decoder (and compile it, on a fresh install) before QEMU starts, so that the
+    READY timeout measures the firmware, not the first compilation."""
+    from tracer.decode.itm import ItmDecoder  # noqa: PLC0415
+
+    ItmDecoder(hold_timestamps=False).feed(b"\x00")
 
 
 def free_port() -> int:
@@ -149,6 +177,7 @@ class QemuDemoSource:
         if not self.elf.is_file():
             raise SourceUnavailable(f"{self.elf}: no such firmware image")
         check_tools(build=False)
+        _decoder_ready()
         for attempt in range(3):
             self.port = free_port()
             self._log = tempfile.TemporaryFile()

@@ -8,7 +8,9 @@ and ``ethosu_pmu_cntr`` lines::
     ethosu_pmu_cntr2 : 503                     EthosUMonitor sample / ExecuTorch PMU report
     arena_used_bytes : 51824
     Inference runtime: 6925114 cycles          (ExecuTorch: "... CPU cycles total")
-    Running inference job: <name>  /  Finished running job: <name>
+    Running inference job: <name>  /  Finished running job: <name>   one inference each pair
+
+(``ethosu_log.h`` puts ``I: `` / ``E: `` in front of some of them; that prefix is taken off first.)
 
 Newer runners append ``(N per inference)`` to some values; the first number is the one read.
 """
@@ -58,8 +60,8 @@ def recognise(text: str) -> list[Record] | None:
         return [Runtime(int(m.group(1)))]
     m = _JOB_START.match(text)
     if m:
-        return [Boundary(f"job {m.group(1)}")]
+        return [Boundary(f"job {m.group(1)}", name=m.group(1))]
     m = _JOB_END.match(text)
     if m:
-        return [Boundary(f"job {m.group(1)}", start=False)]
+        return [Boundary(f"job {m.group(1)}", start=False, name=m.group(1))]
     return None

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 
-# MLEK ("INFO - "), ExecuTorch ("I [executorch:file.cpp:120] "), Zephyr-style ("<inf> name: ")
-# and bracketed timestamps ("[00:00:01.234,567] ", "[   12.345] ").
+# MLEK ("INFO - "), ExecuTorch ("I [executorch:file.cpp:120] "), ethos-u-core-software's
+# ethosu_log.h ("I: ", "W: ", "E: ", "D: function(): "), Zephyr-style ("<inf> name: ") and bracketed
+# timestamps ("[00:00:01.234,567] ", "[   12.345] ").
 _PREFIXES = (
     re.compile(r"^(?P<level>INFO|WARN|WARNING|ERROR|DEBUG|TRACE) - ?"),
     re.compile(r"^(?P<level>[DIWEF]) \[executorch:[^\]]*\]\s?"),
+    re.compile(r"^(?P<level>[IWED]): (?:\w+\(\): )?"),
     re.compile(r"^\[[0-9:.,\s]+\]\s*(?:<(?P<level>inf|wrn|err|dbg)>\s*[\w.]*:\s*)?"),
 )
 _LEVELS = {"E": "error", "ERROR": "error", "err": "error", "F": "error", "W": "warning", "WARN": "warning",

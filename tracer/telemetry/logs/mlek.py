@@ -10,9 +10,12 @@ PMU profile, three formats seen in MLEK releases::
     NPU ACTIVE cycles: 66290/ 33145 / 33145 / 33145
     <metrics>BASE64</metrics>                 26.03 inference runner: JSON profiling groups
 
-and the boot banner (core clock, CPU, ``Ethos-U version info``), the model info (input/output
-tensor sizes, ``Activation buffer (a.k.a tensor arena) size used``, operators) and the driver's
-``NPU config mismatch`` error.
+the boot banner (core clock, CPU, ``CPU: <name> @ 50MHz``, ``Ethos-U version info``), the model
+info (input/output tensor sizes, ``Activation buffer (a.k.a tensor arena) size used``, operators),
+the driver's ``NPU config mismatch`` error, and the inference loop of the audio use cases::
+
+    Running KWS inference on audio clip 0 => yes_no_go_stop.wav      names the model that runs next
+    Inference 1/7                                                    inference k of a run of N
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ from tracer.telemetry.logs.records import (
     EnterMode,
     ErrorLine,
     Fact,
+    InferenceMark,
     Metrics,
     Mode,
+    ModelName,
     Neutral,
     Record,
     SampleCount,
@@ -78,6 +83,11 @@ _TENSOR_DETAIL = re.compile(r"^(tensor type is|Quant dimension|Scale\[|ZeroPoint
 _OPS_COUNT = re.compile(r"^Number of operators:\s*(\d+)\s*$")
 _OP = re.compile(r"^Operator (\d+):\s*(\S.*?)\s*$")
 _RUNNING = re.compile(r"^Running inference on (\S.*?)\s*$")
+_RUNNING_MODEL = re.compile(r"^Running (?P<model>\w+) inference on (?P<what>\S.*?)\s*$")
+_MARK = re.compile(r"^Inference (?P<k>\d{1,18})\s*/\s*(?P<n>\d{1,18})\s*$")  # 19+ digits: no count
+# Boot banners that give the core clock: "CPU: Cortex-M55 @ 50MHz", "CPU: ... @ 32 MHz".
+_CPU_AT_CLOCK = re.compile(r"^CPU:\s*(?P<name>\S.*?)\s*@\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>[kMG]?)Hz\s*$", re.I)
+_CLOCK_UNITS = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 _INFERENCES = re.compile(r"^Total number of inferences:\s*(\d+)\s*$")
 _FAILED = re.compile(r"^(Invoke failed|Inference failed)\.?$")
 
@@ -137,6 +147,9 @@ def _single(text: str) -> list[Record] | None:
     m = _CPU_ID.match(text)
     if m:
         return [Fact("cpu", "id", m.group(1))]
+    m = _CPU_AT_CLOCK.match(text)
+    if m:
+        return [Fact("cpu", "name", m.group("name")), Fact("cpu", "clock_hz", _hz(m.group("value"), m.group("unit")))]
     m = _CPU.match(text)
     if m:
         return [Fact("cpu", "name", m.group(1))]
@@ -178,6 +191,12 @@ def _single(text: str) -> list[Record] | None:
     m = _RUNNING.match(text)
     if m:
         return [Boundary(f"Running inference on {m.group(1)}")]
+    m = _RUNNING_MODEL.match(text)
+    if m:
+        return [ModelName(m.group("model"))]
+    m = _MARK.match(text)
+    if m:
+        return [InferenceMark(int(m.group("k")), int(m.group("n")))]
     m = _INFERENCES.match(text)
     if m:
         return [Fact("", "inferences_reported", int(m.group(1)))]
@@ -195,6 +214,12 @@ def _metrics(payload: str) -> Record:
     if not isinstance(data, list) or not all(isinstance(g, dict) for g in data):
         return Damaged("<metrics> JSON is not a list of profiling groups")
     return Metrics(data)
+
+
+def _hz(value: str, unit: str) -> int | float:
+    """A clock in Hz; a fraction of a hertz stays a float (and is refused as a clock later)."""
+    hz = float(value) * _CLOCK_UNITS[unit.lower()]
+    return int(hz) if hz.is_integer() else hz
 
 
 def _unit(unit: str) -> str:

@@ -11,7 +11,8 @@ from tracer.telemetry.logs.records import EnterMode, Fact, Mode, Record
 _TELNET = re.compile(r"^telnetterminal(\d+): Listening for serial connection on port (\d+)\s*$")
 _STATS = re.compile(r"^--- (\S+) statistics: -+\s*$")
 _STATS_END = re.compile(r"^-{20,}\s*$")
-_STATS_ROW = re.compile(r"^(?P<key>[A-Za-z][\w ]*?)\s*:\s*(?P<value>\S.*?)\s*$")
+# Keys are words ("Simulated time") or component instance paths ("FVP_MPS3_Corstone_SSE_300.cpu0").
+_STATS_ROW = re.compile(r"^(?P<key>[A-Za-z][\w .\-\[\]]*?)\s*:\s*(?P<value>\S.*?)\s*$")
 _STOPPED = re.compile(r"Simulation stopped by user|/OSCI/SystemC")
 
 

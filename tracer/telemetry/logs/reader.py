@@ -9,7 +9,19 @@ software, ExecuTorch, FVP); what they find is assembled into inferences:
   invokes) is split where the operator sequence repeats (the model's own operator list, when the
   log printed it, else the shortest repeating sequence); a run cut short is an incomplete inference;
 * a PMU profile, ``Inference runtime``, CRCs and counters join the inference being assembled; a
-  second value of the same kind starts the next one; ``Running inference ...`` lines start one.
+  second value of the same kind starts the next one;
+* lines that open an inference (ethos-u-core-software ``Running inference job: X``, MLEK
+  ``Running inference on ...`` and ``Inference k/N``) start one even when no number follows; a job
+  ends at its ``Finished running job: X``. An inference the log ends inside (a job never finished,
+  a run with no results after its last ``Inference k/N``, a PMU block cut short) is incomplete,
+  with the reason; ``Inference k/N`` lines missing from a run (k jumps) are counted as lost;
+* a ``Profile for Inference`` block printed after a run of several ``Inference k/N`` holds MLEK's
+  mean over those inferences: it becomes a summary (``pmu_stats``), never one inference's counters;
+* a line naming the model (MLEK ``Running KWS inference on ...``) names the run that follows. When a
+  log holds more than one model, every counter name is prefixed with its model (``KWS/NPU_ACTIVE``)
+  so that no total or statistic ever adds two models together; ``extra["models"]`` lists them;
+* a ``LogTicksPerTagCsv()`` block with no per-operator lines before it becomes one entry whose layers
+  are the operator types with their summed ticks (labelled so in ``labels["layers"]``).
 
 A text log has no timestamps: layer spans are laid end to end from their durations (labelled so
 in ``labels``), and an inference has a start and end only when the log gave its runtime. Every
@@ -24,7 +36,7 @@ input/output tensor bytes), ``arena`` (total/head/tail bytes), ``arena_allocatio
 ``profiles`` (profile groups other than the inference), ``pmu_event_names``, ``per_inference``
 (facts per inference number, with the line it starts at), ``reprinted_runs`` (operator blocks
 printed twice, by ``Log()`` and ``LogCsv()``, counted once), ``inferences_reported``,
-``exit_code``, ``errors``, ``warnings`` (each with its line), ``lines``.
+``exit_code``, ``errors``, ``warnings`` (each with its line), ``models``, ``lines``.
 """
 
 from __future__ import annotations
@@ -50,8 +62,10 @@ from tracer.telemetry.logs.records import (
     EnterMode,
     ErrorLine,
     Fact,
+    InferenceMark,
     Metrics,
     Mode,
+    ModelName,
     Neutral,
     OpCounter,
     OpTicks,
@@ -82,6 +96,9 @@ MAX_WARNINGS = 1000  # beyond this only the count grows
 # as a JSON number and far from overflowing the int64 columns when summed.
 MAX_VALUE = 2**53
 MAX_CURSOR = 2**62
+# Inferences a jump in ``Inference k/N`` may stand for as placeholder rows; beyond, only counted.
+MAX_MISSING_ROWS = 10_000
+TAG_LABEL = "per operator type: LogTicksPerTagCsv totals (every event of a tag summed; one or more invokes)"
 
 
 @dataclasses.dataclass
@@ -104,10 +121,14 @@ class _Pending:
     problems: list[str] = dataclasses.field(default_factory=list)
     facts: dict[str, Any] = dataclasses.field(default_factory=dict)
     first_line: int | None = None
+    opened: str = ""  # the line that opened it (a job, "Inference k/N"), if one did
+    job: str = ""  # the ethos-u-core-software job it runs, until its "Finished running job"
+    mark: tuple[int, int] | None = None  # MLEK "Inference k/N"
+    model: str | None = None  # the model the log named for it
 
     @property
     def has_data(self) -> bool:
-        return bool(self.layers or self.counters or self.runtime is not None)
+        return bool(self.layers or self.counters or self.runtime is not None or self.opened)
 
 
 class LogReader:
@@ -146,6 +167,17 @@ class LogReader:
         self.damaged = 0
         self.clock_hz: int | None = None
         self._last_cycle: int | None = None
+        self.lost = 0  # inferences a run announced whose lines are not in the log
+        self._next_model: str | None = None  # named by a line, for the run that follows
+        self._run_model: str | None = None  # the model of the inferences being read
+        self._run_open = False  # "Inference k/N" seen and no profile printed after it yet
+        self._run_marks = 0  # inferences opened by "Inference k/N" since the last profile
+        self._mark_run: tuple[int, int] | None = None  # (N, last k) of the current run
+        self._mean_over = 0  # the profile block being read is MLEK's mean over this many
+        self._block_counters: list[str] = []  # counters of the profile block being read
+        self._last_block: list[str] = []  # counters of the previous complete profile block
+        self._stats_models: dict[str, str | None] = {}
+        self._ops_since_tags = 0  # operator lines since the last LogTicksPerTagCsv block
 
     # -- input ------------------------------------------------------------------------------
 
@@ -190,7 +222,9 @@ class LogReader:
         for line in self._splitter.finish():
             self.feed_line(line, self._last_cycle)
         self._flush_run()
+        self._check_cut_block()
         self._leave_mode()
+        self._check_cut_inference()
         self._close()
         return self._build()
 
@@ -246,13 +280,19 @@ class LogReader:
             self.arena.append(ArenaSample(self._last_cycle, record.used, record.size, None))
             report = {"what": record.what, "used": record.used, "size": record.size, "line": self.line_no}
             self.extra.setdefault("arena_reports", []).append(report)
+            if self._cur.opened:
+                self._cur.facts["arena_used_bytes"] = record.used
         elif isinstance(record, Runtime):
             if self._cur.runtime is not None:
                 self._close()
             self._cur.runtime = record.cycles
             self._mark_start()
         elif isinstance(record, Boundary):
-            self._close()
+            self._boundary(record)
+        elif isinstance(record, InferenceMark):
+            self._inference_mark(record)
+        elif isinstance(record, ModelName):
+            self._next_model = record.name
         elif isinstance(record, Crc):
             self._crc(record)
         elif isinstance(record, Fact):
@@ -277,8 +317,14 @@ class LogReader:
         if record.mode is Mode.MLEK_PROFILE:
             self._profile_group = record.label
             self._samples = None
-            if self._is_inference_profile() and self._cur.counters:
-                self._close()
+            self._block_counters = []
+            if self._is_inference_profile():
+                # After several "Inference k/N", MLEK prints the mean over them (Profiler.cc).
+                self._mean_over = self._run_marks if self._run_marks > 1 else 0
+                self._run_marks = 0
+                self._run_open = False
+                if self._cur.counters or self._mean_over:
+                    self._close()
         elif record.mode is Mode.TFLM_TAGS:
             self._tag_block = {}
         return True
@@ -286,6 +332,9 @@ class LogReader:
     def _leave_mode(self) -> None:
         if self._mode is Mode.TFLM_TAGS and self._tag_block:
             self._tag_total(None)
+        if self._mode is Mode.MLEK_PROFILE and self._block_counters:
+            self._last_block = self._block_counters
+            self._block_counters = []
         self._mode = Mode.NONE
         self._mode_label = ""
 
@@ -300,6 +349,7 @@ class LogReader:
             self._flush_run()  # another format, or LogCsv numbering restarted: a new Log call
         self._run_style = record.style
         self._run.append(_Op(record.op, record.ticks, self.line_no))
+        self._ops_since_tags += 1
 
     def _op_counter(self, record: OpCounter) -> None:
         if self._run and self._run[-1].op == record.op:
@@ -361,13 +411,20 @@ class LogReader:
             group = self.extra.setdefault("profiles", {}).setdefault(self._profile_group, {})
             group[name] = record.total if isinstance(record, CounterSummary) else record.value
             return
+        if in_profile:
+            self._block_counters.append(name)
         if isinstance(record, CounterSummary):
             if self._samples not in (None, 1):
                 self.stats[name] = CounterStat(name, unit, self._samples, record.total, record.mean, record.min, record.max)
+                self._stats_models[name] = self._run_model
                 return
             value = record.total
         else:
             value = record.value
+            if in_profile and self._mean_over:
+                self.stats[name] = CounterStat(name, unit, self._mean_over, None, float(value))
+                self._stats_models[name] = self._run_model
+                return
         if name in self._cur.counters:
             self._close()
         self._cur.counters[name] = value
@@ -455,6 +512,18 @@ class LogReader:
         self._tag_block = None
         if self._mode is Mode.TFLM_TAGS:
             self._mode = Mode.NONE
+        # Setup phases are tagged with their C++ scope ("tflite::MicroInterpreter::AllocateTensors");
+        # operators with their TFLite name. Totals of operators logged one by one just before are
+        # a summary of those lines; without such lines the totals are the only per-layer numbers.
+        ops = {tag: ticks for tag, ticks in block.items() if "::" not in tag}
+        if ops and not self._ops_since_tags:
+            self._close()
+            self._cur.layers = [_Op(tag, ticks, self.line_no) for tag, ticks in ops.items()]
+            self._cur.opened = "LogTicksPerTagCsv"
+            self._cur.facts["per_tag_totals"] = True
+            self._mark_start()
+            self._close()
+        self._ops_since_tags = 0
 
     # other ------------------------------------------------------------------------------------
 
@@ -531,10 +600,105 @@ class LogReader:
     def _close(self) -> None:
         """Finish the inference being assembled (if it has data)."""
         if self._cur.has_data:
+            if self._cur.model is None:
+                self._cur.model = self._run_model
             self._done.append(self._cur)
         elif self._cur.input_crc is not None or self._cur.output_crc is not None:
             self._warn("a CRC line with no inference data around it")
         self._cur = _Pending()
+
+    def _open(self, label: str) -> None:
+        """Start an inference at a line that says one starts."""
+        self._close()
+        self._cur.opened = label
+        self._cur.model = self._run_model
+        self._mark_start()
+
+    # boundaries -------------------------------------------------------------------------------
+
+    def _boundary(self, record: Boundary) -> None:
+        if record.start:
+            if self._cur.job:
+                self._cur.problems.append(
+                    f"job {self._cur.job!r} did not finish (no 'Finished running job' line before line {self.line_no})"
+                )
+            if self._next_model is not None:
+                self._run_model, self._next_model = self._next_model, None
+            self._open(record.label)
+            if record.name:
+                self._cur.job = record.name
+                self._cur.facts["job"] = record.name
+            return
+        if not self._cur.job:
+            # The log starts inside the job (or its start line was lost): what came before is it.
+            self._cur.problems.append(f"no 'Running inference job' line for job {record.name!r} before line {self.line_no}")
+            self._cur.opened = self._cur.opened or record.label
+            self._cur.facts["job"] = record.name
+            self._mark_start()
+        elif self._cur.job != record.name:
+            self._cur.problems.append(
+                f"job {self._cur.job!r} ends with 'Finished running job: {record.name}' at line {self.line_no}"
+            )
+        self._cur.job = ""
+        self._close()
+
+    def _inference_mark(self, record: InferenceMark) -> None:
+        k, n = record.k, record.n
+        if not 1 <= k <= n:
+            self._damaged(f"'Inference {k}/{n}': not a position in a run")
+            return
+        run = self._mark_run
+        if run is None or k == 1 or n != run[0] or k <= run[1]:
+            self._run_model, self._next_model = self._next_model, None
+            last = 0
+        else:
+            last = run[1]
+        if self._cur.opened and not self._cur.job and self._cur.mark is None and not _has_numbers(self._cur):
+            self._cur = _Pending()  # "Running inference on <clip>" announced this run, not one more inference
+        missing = k - last - 1
+        if missing:
+            self.lost += missing
+            self._warn(f"inference(s) {last + 1}-{k - 1} of {n}: their 'Inference k/{n}' lines are not in the log")
+            if missing <= MAX_MISSING_ROWS:
+                for j in range(last + 1, k):
+                    self._open(f"Inference {j}/{n}")
+                    self._cur.mark = (j, n)
+                    self._cur.facts["inference_of_run"] = f"{j}/{n}"
+                    self._cur.problems.append(f"its 'Inference {j}/{n}' line is not in the log")
+                self._run_marks += missing
+        self._open(f"Inference {k}/{n}")
+        self._cur.mark = (k, n)
+        self._cur.facts["inference_of_run"] = f"{k}/{n}"
+        self._mark_run = (n, k)
+        self._run_marks += 1
+        self._run_open = True
+
+    def _check_cut_inference(self) -> None:
+        """At the end of the log: is the inference being assembled cut short?"""
+        cur = self._cur
+        if cur.job:
+            cur.problems.append(f"the log ends inside job {cur.job!r} (no 'Finished running job' line)")
+        elif self._run_open and cur.mark is not None:
+            k, n = cur.mark
+            cur.problems.append(f"the log ends during inference {k} of {n} (no results or profile after it)")
+        elif cur.opened and not _has_numbers(cur):
+            cur.problems.append(f"the log ends before any result of the inference opened at line {cur.first_line}")
+
+    def _check_cut_block(self) -> None:
+        """At the end of the log: was the last PMU profile block cut short?"""
+        if self._mode is not Mode.MLEK_PROFILE or not self._block_counters or not self._is_inference_profile():
+            return
+        expected = self._last_block or ["CYCLE"]  # MLEK ends each block with "NPU TOTAL"
+        missing = [name for name in expected if name not in self._block_counters]
+        if not missing:
+            return
+        reason = f"the log ends inside a PMU profile block (no {', '.join(missing)})"
+        if self._mean_over:
+            self._warn(reason)
+            for name in self._block_counters:
+                self.stats.pop(name, None)
+        else:
+            self._cur.problems.append(reason)
 
     # -- output ----------------------------------------------------------------------------------
 
@@ -544,6 +708,9 @@ class LogReader:
             labels["time"] = TIME_LABEL
         if self._fvp:
             labels["cpu_cycles"] = FVP_LABEL
+        if any(p.facts.get("per_tag_totals") for p in self._done):
+            labels["layers"] = TAG_LABEL
+        models = _model_labels([p.model for p in self._done] + list(self._stats_models.values()))
         builder = TimelineBuilder(
             clock_hz=self.clock_hz,
             clock_source="log" if self.clock_hz else "unknown",
@@ -579,8 +746,11 @@ class LogReader:
                           pending.input_crc, pending.output_crc, dict(pending.counters))  # fmt: skip
             )
             if pending.counters:
-                builder.timeline.pmu_totals[number] = dict(pending.counters)
+                builder.timeline.pmu_totals[number] = _qualified(pending.counters, models.get(pending.model))
             facts = dict(pending.facts)
+            if models:
+                facts["model"] = models[pending.model]
+                self.extra.setdefault("models", {}).setdefault(models[pending.model], []).append(number)
             if pending.first_line is not None:
                 facts["line"] = pending.first_line
             per_inference[number] = facts
@@ -591,7 +761,16 @@ class LogReader:
         timeline.pmu_units = {k: v for k, v in self.units.items()}
         timeline.pmu_stats = self.stats
         timeline.pmu_events = tuple(self.pmu_events)
+        if models:
+            # Every counter named per model: no consumer can add two models' numbers together.
+            timeline.pmu_units = {f"{label}/{k}": v for label in models.values() for k, v in self.units.items()}
+            timeline.pmu_stats = {}
+            for name, stat in self.stats.items():
+                qualified = f"{models[self._stats_models.get(name)]}/{name}"
+                timeline.pmu_stats[qualified] = dataclasses.replace(stat, name=qualified)
+            timeline.pmu_events = tuple(f"{label}/{k}" for label in models.values() for k in self.pmu_events)
         timeline.loss.damaged_records = self.damaged
+        timeline.loss.lost_records = self.lost
         extra = dict(self.extra)
         if "model" in extra and "operators" in extra["model"]:
             ops = extra["model"]["operators"]
@@ -625,8 +804,24 @@ def split_inferences(ops: list[str], known: list[str] | None) -> list[tuple[int,
     return [(s, min(s + period, n), s + period <= n) for s in range(0, n, period)]
 
 
+def _has_numbers(pending: _Pending) -> bool:
+    return bool(pending.layers or pending.counters or pending.runtime is not None)
+
+
+def _model_labels(models: list[str | None]) -> dict[str | None, str]:
+    """Labels of the models a log ran, in order of appearance; empty when it ran one model only."""
+    distinct = list(dict.fromkeys(models))
+    if len(distinct) < 2:
+        return {}
+    return {m: (m if m is not None else "unnamed") for m in distinct}
+
+
+def _qualified(counters: dict[str, int], model: str | None) -> dict[str, int]:
+    return {f"{model}/{k}" if model else k: v for k, v in counters.items()}
+
+
 def _out_of_range(record: Record) -> bool:
-    if isinstance(record, (Fact, Metrics, PmuEventNames, Damaged, EnterMode, Neutral, ErrorLine, Boundary)):
+    if isinstance(record, (Fact, Metrics, PmuEventNames, Damaged, EnterMode, Neutral, ErrorLine, Boundary, ModelName)):
         return False
     for value in (getattr(record, f.name) for f in dataclasses.fields(record)):
         if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= MAX_VALUE:

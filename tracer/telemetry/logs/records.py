@@ -157,10 +157,30 @@ class Runtime:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Boundary:
-    """A line that starts (``start=True``) or ends an inference."""
+    """A line that starts (``start=True``) or ends an inference.
+
+    ``name``: what the line names (an ethos-u-core-software job), so an end can be matched to its
+    start; ``""`` when the line names nothing of the kind.
+    """
 
     label: str
     start: bool = True
+    name: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class InferenceMark:
+    """MLEK's ``Inference k/N``: inference ``k`` of a run of ``n`` starts."""
+
+    k: int
+    n: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ModelName:
+    """A line naming the model the inferences that follow run (MLEK ``Running KWS inference on``)."""
+
+    name: str
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -207,5 +227,5 @@ class Damaged:
 Record = (
     OpTicks | OpCounter | EnterMode | Counter | CounterSummary | SampleCount | Metrics | PmuEventNames
     | TagTicks | TagTotal | ArenaPart | Allocation | AllocFailure | ArenaUsed | Runtime | Boundary | Crc
-    | Fact | ErrorLine | Neutral | Damaged
+    | Fact | ErrorLine | Neutral | Damaged | InferenceMark | ModelName
 )  # fmt: skip
