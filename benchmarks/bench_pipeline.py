@@ -30,14 +30,17 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the telemetry encoder (a test oracle)
 
-from tracer.analysis.report import CaptureFacts, build_report  # noqa: E402
+from tracer.analysis.analyze import analyze  # noqa: E402
+from tracer.export.report_json import report_object  # noqa: E402
+from tracer.base.facts import InputFacts  # noqa: E402
 from tracer.capture.metadata import CaptureMetadata  # noqa: E402
 from tracer.capture.reader import open_capture  # noqa: E402
 from tracer.capture.writer import CaptureWriter  # noqa: E402
 from tracer.pipeline.capture import decode_reader  # noqa: E402
 from tracer.decode.tpiu import TpiuMode  # noqa: E402
-from tracer.telemetry.encoder import SlotSpec, encode_inferences  # noqa: E402
+from telemetry_encoder import SlotSpec, encode_inferences  # noqa: E402
 from tracer.telemetry.wire import RecordType as R  # noqa: E402
 from workload import LAYERS, inference_slots  # noqa: E402
 
@@ -86,8 +89,9 @@ def pipeline(path: Path) -> tuple[int, dict]:
     from tracer.pipeline.capture import decode_capture
 
     decoded = decode_capture(path)
-    facts = CaptureFacts(decoded.metadata.source, decoded.stream_bytes, decoded.host_seconds, decoded.warnings)
-    return decoded.stream_bytes, build_report(decoded.timeline, facts)
+    facts = InputFacts("capture", decoded.metadata.source, str(path), decoded.stream_bytes, decoded.host_seconds,
+                       decoded.warnings)
+    return decoded.stream_bytes, report_object(analyze(decoded.timeline, facts))
 
 
 def child_peak_rss(stage: str, path: Path) -> int:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from telemetry_streams import decode
-from tracer.telemetry.encoder import TelemetryEncoder
+from telemetry_encoder import TelemetryEncoder
 from tracer.base.timeline import Engine
 from tracer.telemetry.wire import INFO_NPU_PMU_SIMULATED, TimeSource
 

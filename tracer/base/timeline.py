@@ -446,33 +446,6 @@ class InferenceTimeline:
     crcs: list[BufferCrc] = dataclasses.field(default_factory=list)
     records: list[TelemetryRecord] = dataclasses.field(default_factory=list)
 
-    def inference(self, i: int) -> Inference:
-        """The ``i``-th inference (row order) with its layer spans."""
-        inf = self.inferences
-        number = int(inf.number[i])
-        rows = np.flatnonzero(self.spans.inference == number)
-        order = rows[np.argsort(self.spans.start[rows], kind="stable")]
-
-        def opt(v: np.int64) -> int | None:
-            return None if v < 0 else int(v)
-
-        return Inference(
-            number=number,
-            start=opt(inf.start[i]),
-            end=opt(inf.end[i]),
-            complete=bool(inf.complete[i]),
-            problems=inf.problems[i],
-            layers=tuple(self.spans.row(int(r)) for r in order),
-            input_crc=opt(inf.input_crc[i]),
-            output_crc=opt(inf.output_crc[i]),
-            pmu=self.pmu_totals.get(number, {}),
-        )
-
-    def iter_inferences(self) -> Iterator[Inference]:
-        """Every inference as a view (small captures, reports, the TUI's ring)."""
-        for i in range(len(self.inferences)):
-            yield self.inference(i)
-
     def layer(self, index: int) -> LayerInfo:
         """The description of layer ``index`` (a placeholder if the firmware never named it)."""
         return self.layers.get(index, LayerInfo(index, "", "", Engine.CPU))

@@ -159,6 +159,8 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
     import gzip
     import json
 
+    import numpy as np
+
     from tracer.errors import CaptureError, reading_file
     from tracer.telemetry.fvp_pmu_trace import npu_timeline, pmu_trace_note, read_debug_db, read_pmu_trace
 
@@ -198,8 +200,10 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
         f"{len(timeline.spans)} layer spans (NPU measured; CPU gaps are model estimates)"
     )
     if len(timeline.inferences):
-        first = timeline.inference(0)
-        for span in first.layers:
-            info = timeline.layer(span.layer)
+        spans = timeline.spans
+        rows = np.flatnonzero(spans.inference == timeline.inferences.number[0])
+        for row in rows[np.argsort(spans.start[rows], kind="stable")].tolist():
+            info = timeline.layer(int(spans.layer[row]))
             note = "  (model estimate)" if info.engine.value == "cpu" else ""
-            console.info(f"  layer {span.layer:>3} {info.label:<24} {info.engine.value}  {span.cycles:>10} cycles{note}")
+            cycles = int(spans.end[row] - spans.start[row])
+            console.info(f"  layer {info.index:>3} {info.label:<24} {info.engine.value}  {cycles:>10} cycles{note}")
