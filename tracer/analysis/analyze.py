@@ -17,7 +17,9 @@ from tracer.analysis.budget_view import (
 )
 from tracer.analysis.findings import AnalysisContext, Finding, find_all
 from tracer.analysis.report import CaptureFacts, build_report
+from tracer.analysis.sampling import SamplingAnalysis, sampling_analysis
 from tracer.budget.model import Budget
+from tracer.elf.inlines import CodeLocator
 from tracer.telemetry.model import InferenceTimeline
 
 
@@ -32,6 +34,8 @@ class Analysis:
         context: What the rules saw (thresholds, the tolerance given).
         findings: Every finding, worst first.
         report: The report object (``tracer report --format json``).
+        sampling: Per-operator NPU time and CPU hot spots from the sampler's records (None when
+            the capture has none).
     """
 
     timeline: InferenceTimeline
@@ -40,6 +44,7 @@ class Analysis:
     context: AnalysisContext
     findings: list[Finding]
     report: dict[str, Any]
+    sampling: SamplingAnalysis | None = None
 
 
 def analyze(
@@ -49,6 +54,7 @@ def analyze(
     tolerance_pct: float | None = None,
     per_inference: bool = False,
     options: dict[str, Any] | None = None,
+    locator: CodeLocator | None = None,
 ) -> Analysis:
     """Match the budget, run the findings rules and build the report.
 
@@ -59,6 +65,7 @@ def analyze(
         tolerance_pct: ``--tolerance`` (None when not given: the budget's own, else 10 %).
         per_inference: Add the ``per_inference`` listing to the report.
         options: Rule thresholds by name (see the rule modules).
+        locator: The firmware ELF's symbols and inlined code (``--elf``), for CPU hot spots.
     """
     comparison = compare_budget(timeline, budget, tolerance_pct) if budget is not None else None
     context = AnalysisContext(
@@ -70,4 +77,7 @@ def analyze(
     )
     findings = find_all(context)
     report = build_report(timeline, facts, comparison.view() if comparison else None, findings, per_inference)
-    return Analysis(timeline, facts, comparison, context, findings, report)
+    sampling = sampling_analysis(timeline, budget, locator)  # issue 15: QREAD and PC samples
+    if sampling is not None:
+        report.update(sampling.report_sections(per_inference))
+    return Analysis(timeline, facts, comparison, context, findings, report, sampling)

@@ -27,6 +27,14 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def add_elf_argument(parser: argparse.ArgumentParser) -> None:
+    """``--elf PATH``: the firmware image, to name the CPU hot spots of PC samples."""
+    parser.add_argument(
+        "--elf", metavar="PATH",
+        help="the firmware ELF: names the functions of PC samples (CPU hot spots per layer), inlined ones included",
+    )  # fmt: skip
+
+
 @dataclasses.dataclass
 class Loaded:
     """An input read and its budget.
@@ -36,12 +44,14 @@ class Loaded:
         facts: For the report's ``capture`` section.
         budget: The normalized budget, or None.
         kind: ``capture``, ``raw-itm``, ``text-log`` or ``capture-text``.
+        locator: The ``--elf`` image's symbols and inlined code, or None.
     """
 
     timeline: Any
     facts: Any
     budget: Any
     kind: str
+    locator: Any = None
 
 
 def load_input(args: argparse.Namespace) -> Loaded:
@@ -64,7 +74,12 @@ def load_input(args: argparse.Namespace) -> Loaded:
         console.warn(
             f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)"
         )
-    return Loaded(timeline, CaptureFacts.of(source), budget, source.kind)
+    locator = None
+    if getattr(args, "elf", None):
+        from tracer.elf.inlines import open_locator
+
+        locator = open_locator(args.elf)
+    return Loaded(timeline, CaptureFacts.of(source), budget, source.kind, locator)
 
 
 def _percent(text: str) -> float:

@@ -38,10 +38,11 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer report``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument
 
     parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     add_budget_arguments(parser)
+    add_elf_argument(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument(
         "--per-inference", action="store_true",
@@ -59,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     from tracer.export.report_text import write_report_text
 
     loaded = load_input(args)
-    report = analyze(loaded.timeline, loaded.facts, loaded.budget, args.tolerance, args.per_inference).report
+    report = analyze(
+        loaded.timeline, loaded.facts, loaded.budget, args.tolerance, args.per_inference, locator=loaded.locator
+    ).report
     with open_output(args.output) as out:
         if args.format == "json":
             write_report_json(report, out)

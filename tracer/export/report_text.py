@@ -6,6 +6,7 @@ from typing import IO, Any
 
 from tracer.analysis.isr import isr_text
 from tracer.analysis.jitter import jitter_text
+from tracer.export.sampling_text import sampling_text
 
 LAYERS_PER_BLOCK = 10  # columns of the per-inference table before it wraps
 
@@ -62,6 +63,9 @@ def render_report(report: dict[str, Any]) -> str:
         out.append("")
     if report.get("jitter"):
         out += jitter_text(report["jitter"])
+        out.append("")
+    if report.get("sampling"):  # issue 15: per-operator NPU time, CPU hot spots
+        out += sampling_text(report, _table)
         out.append("")
     if report.get("log"):
         out += _log(report["log"])
