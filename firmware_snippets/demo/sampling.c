@@ -93,10 +93,13 @@ void sampling_stop(void)
     TIMER0_CTL = 0u;
 }
 
-/* What the CPU does while the NPU runs the job: polls for its end. */
+/* What the CPU does while the NPU runs the job: polls for its end now and then (the delay
+ * between polls keeps QEMU from emulating a device read every few instructions, which is slow). */
 __attribute__((noinline)) static void wait_for_npu(void)
 {
     while (sim_npu_busy(trc_time_systick_now64())) {
+        for (volatile uint32_t i = 0; i < 128u; i++) {
+        }
     }
 }
 
