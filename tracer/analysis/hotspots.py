@@ -94,6 +94,8 @@ class CpuHotSpots:
         in_handlers: Of which interrupted an exception handler (they count to the layer too).
         layers: Per layer with samples, in layer order.
         message: What limits the result (no ELF ...), or None.
+        names: (function, inlined function) of every sampled PC value (for views that draw each
+            sample).
     """
 
     source: str
@@ -104,6 +106,7 @@ class CpuHotSpots:
     in_handlers: int
     layers: tuple[LayerHotSpots, ...]
     message: str | None
+    names: dict[int, tuple[str | None, str | None]] = dataclasses.field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The report's ``cpu_hotspots`` section."""
@@ -146,7 +149,7 @@ def cpu_hot_spots(
     return CpuHotSpots(
         source=source, symbolised=locator is not None, inlines=bool(locator and locator.has_inlines),
         samples=len(cycle), outside_layers=int((layer_of < 0).sum()), in_handlers=int((exc > 0).sum()),
-        layers=tuple(layers), message=message,
+        layers=tuple(layers), message=message, names=names,
     )  # fmt: skip
 
 

@@ -62,6 +62,41 @@ class SamplingAnalysis:
         return out
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class LayerBreakdown:
+    """What the samples say inside one layer, for a compact view (the TUI's layer detail).
+
+    Attributes:
+        kind: ``npu operators`` (Vela operations of an NPU job) or ``cpu hot spots``.
+        samples: Samples it rests on.
+        parts: (name, share) pairs, largest first; shares add up to 1 (or less, for an NPU job
+            whose NPU was idle part of the time).
+        simulated: The NPU is simulated.
+    """
+
+    kind: str
+    samples: int
+    parts: tuple[tuple[str, float], ...]
+    simulated: bool = False
+
+
+def layer_breakdowns(sampling: SamplingAnalysis | None) -> dict[int, LayerBreakdown]:
+    """Per layer index: the NPU operators of a mapped NPU job, else the CPU hot spots (if any)."""
+    out: dict[int, LayerBreakdown] = {}
+    if sampling is None:
+        return out
+    if sampling.hotspots is not None:
+        for layer in sampling.hotspots.layers:
+            parts = tuple((f.label, f.share) for f in layer.functions)
+            out[layer.layer] = LayerBreakdown("cpu hot spots", layer.samples, parts)
+    if sampling.npu is not None and sampling.npu.mapped:
+        for job in sampling.npu.jobs:
+            ops = sorted(job.operators, key=lambda op: -op.share)
+            out[job.layer] = LayerBreakdown("npu operators", job.samples, tuple((op.name, op.share) for op in ops),
+                                            sampling.npu.simulated)  # fmt: skip
+    return out
+
+
 def sampling_analysis(
     timeline: InferenceTimeline, budget: Budget | None = None, locator: CodeLocator | None = None
 ) -> SamplingAnalysis | None:

@@ -34,12 +34,13 @@ FORMATS = ("perfetto", "chrome-json", "csv", "raw")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer export``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument
 
     parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     parser.add_argument("--format", choices=FORMATS, required=True, help="output format")
     parser.add_argument("-o", "--output", metavar="PATH", required=True, help="output file ('-' for stdout)")
     add_budget_arguments(parser)
+    add_elf_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,17 +67,20 @@ def run(args: argparse.Namespace) -> int:
         predicted = dict(comparison.view().layer_cycles)
         title = loaded.budget.model.name
     title = title or str(loaded.timeline.source or args.capture)
+    from tracer.analysis.sampling import sampling_analysis
+
+    sampling = sampling_analysis(loaded.timeline, loaded.budget, loaded.locator)  # issue 15: sampled tracks
     if args.format == "perfetto":
         from tracer.export.perfetto import write_perfetto
 
         with open_output(args.output, binary=True) as out:
-            size = write_perfetto(out, loaded.timeline, predicted, title)
+            size = write_perfetto(out, loaded.timeline, predicted, title, sampling)
         args.console.info(f"wrote {size:,} bytes of Perfetto trace: open it in ui.perfetto.dev")
     elif args.format == "chrome-json":
         from tracer.export.chrome_json import write_chrome_json
 
         with open_output(args.output) as out:
-            write_chrome_json(out, loaded.timeline, predicted, title)
+            write_chrome_json(out, loaded.timeline, predicted, title, sampling)
     else:
         from tracer.export.csv_export import write_csv
 

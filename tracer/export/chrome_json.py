@@ -11,17 +11,21 @@ already moved to lanes of their own): the format does not allow it.
 from __future__ import annotations
 
 import json
-from typing import IO, Any, Mapping
+from typing import IO, TYPE_CHECKING, Any, Mapping
 
 from tracer.export.perfetto_layout import layout
 from tracer.telemetry.model import InferenceTimeline
 
+if TYPE_CHECKING:
+    from tracer.analysis.sampling import SamplingAnalysis
+
 PID = 1
 
 
-def chrome_trace(timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None, title: str = "") -> dict[str, Any]:
+def chrome_trace(timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None, title: str = "",
+                 sampling: SamplingAnalysis | None = None) -> dict[str, Any]:  # fmt: skip
     """The ``{"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}`` object."""
-    laid = layout(timeline, predicted, title)
+    laid = layout(timeline, predicted, title, sampling)
     tids = {t.name: k + 1 for k, t in enumerate(tr for tr in laid.tracks if not tr.counter)}
     events: list[dict[str, Any]] = [{"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": laid.title}}]
     for name, tid in tids.items():
@@ -44,9 +48,9 @@ def chrome_trace(timeline: InferenceTimeline, predicted: Mapping[int, float] | N
 
 
 def write_chrome_json(out: IO[str], timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None,
-                      title: str = "") -> None:  # fmt: skip
+                      title: str = "", sampling: SamplingAnalysis | None = None) -> None:  # fmt: skip
     """Write the JSON trace."""
-    json.dump(chrome_trace(timeline, predicted, title), out, separators=(",", ":"))
+    json.dump(chrome_trace(timeline, predicted, title, sampling), out, separators=(",", ":"))
     out.write("\n")
 
 

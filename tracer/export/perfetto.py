@@ -27,11 +27,14 @@ slice's begin, so back-to-back layers nest correctly.
 from __future__ import annotations
 
 import struct
-from typing import IO, Any, Iterator, Mapping
+from typing import IO, TYPE_CHECKING, Any, Iterator, Mapping
 
 from tracer.export.perfetto_layout import TraceLayout, layout
 from tracer.export.protobuf import FIXED64, Message, length_delimited, tag, varint_field
 from tracer.telemetry.model import InferenceTimeline
+
+if TYPE_CHECKING:
+    from tracer.analysis.sampling import SamplingAnalysis
 
 SEQUENCE_ID = 1
 PID = 1
@@ -44,9 +47,9 @@ _RANK_END, _RANK_COUNTER, _RANK_BEGIN, _RANK_INSTANT = 0, 1, 2, 3
 
 
 def perfetto_packets(timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None,
-                     title: str = "") -> Iterator[bytes]:  # fmt: skip
+                     title: str = "", sampling: SamplingAnalysis | None = None) -> Iterator[bytes]:  # fmt: skip
     """The encoded ``TracePacket`` messages, in order."""
-    laid = layout(timeline, predicted, title)
+    laid = layout(timeline, predicted, title, sampling)
     uuids = {track.name: PROCESS_UUID + 1 + k for k, track in enumerate(laid.tracks)}
     yield _descriptor_packet(laid, None, PROCESS_UUID, first=True)
     for track in laid.tracks:
@@ -56,10 +59,10 @@ def perfetto_packets(timeline: InferenceTimeline, predicted: Mapping[int, float]
 
 
 def write_perfetto(out: IO[bytes], timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None,
-                   title: str = "") -> int:  # fmt: skip
+                   title: str = "", sampling: SamplingAnalysis | None = None) -> int:  # fmt: skip
     """Write the trace (a serialized ``Trace`` message); return the bytes written."""
     total = 0
-    for packet in perfetto_packets(timeline, predicted, title):
+    for packet in perfetto_packets(timeline, predicted, title, sampling):
         # Trace.packet (field 1): the Trace message is just its packets, each length-delimited.
         data = length_delimited(1, packet)
         out.write(data)

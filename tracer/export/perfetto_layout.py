@@ -21,11 +21,14 @@ timings an FVP produced carry "model estimate" in the CPU track's name and in ea
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
 from tracer.telemetry.model import Engine, InferenceTimeline
+
+if TYPE_CHECKING:
+    from tracer.analysis.sampling import SamplingAnalysis
 
 INFERENCES = "Inferences"
 NPU_JOBS = "NPU jobs"
@@ -115,13 +118,17 @@ class CycleClock:
         return (int(cycles) * 1_000_000_000 + self.hz // 2) // self.hz
 
 
-def layout(timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None, title: str = "") -> TraceLayout:
+def layout(
+    timeline: InferenceTimeline, predicted: Mapping[int, float] | None = None, title: str = "",
+    sampling: SamplingAnalysis | None = None,
+) -> TraceLayout:  # fmt: skip
     """Lay the timeline out in tracks (see the module docstring).
 
     Args:
         timeline: The decoded capture or log.
         predicted: Predicted cycles per layer index in the capture's clock (from a budget).
         title: The process name (default: the timeline's source).
+        sampling: The sampler's results: adds the tracks of :mod:`tracer.export.sampling_layout`.
     """
     clock = CycleClock(timeline.clock_hz)
     name = title or timeline.source or "capture"
@@ -144,6 +151,10 @@ def layout(timeline: InferenceTimeline, predicted: Mapping[int, float] | None = 
     _npu_jobs(timeline, clock, out, track)
     _moments(timeline, clock, out, track)
     _memory(timeline, clock, out, track)
+    if sampling is not None:  # issue 15: NPU operators inside the job, QREAD, PC samples
+        from tracer.export.sampling_layout import add_sampling_tracks
+
+        add_sampling_tracks(out, timeline, sampling, clock, track)
     out.tracks.sort(key=lambda t: t.counter)  # lanes first, counters below them (stable)
     return out
 

@@ -33,7 +33,7 @@ from tracer.decode.tpiu import TpiuMode
 from tracer.errors import TracerError
 from tracer.session.budget import SessionBudget
 from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, Piece, SourceFeed
-from tracer.session.findings import INTERVAL_S, Diagnosis, capture_analysis, describe_scope, gate_findings
+from tracer.session.findings import INTERVAL_S, Diagnosis, capture_analysis, describe_scope, gate_analysis
 from tracer.session.memory import MemoryTracker
 from tracer.session.pacing import Pacer, RateMeter
 from tracer.session.ring import DEFAULT_RING, InferenceBlock, InferenceRing
@@ -173,6 +173,7 @@ class Session:
         self._warnings: list[str] = []
         # the CI gate's findings on the window (worker thread)
         self._diagnosis = Diagnosis()
+        self._sampling: dict[int, Any] = {}  # issue 15: per-layer sampled breakdowns (layer detail)
         self._layer_flags: dict[int, tuple[tuple[str, str], ...]] = {}
         self._analysed: tuple[Any, ...] | None = None
         self._analysed_at = float("-inf")
@@ -645,11 +646,11 @@ class Session:
         numbers = [record.number for record in self._ring.items()]
         try:
             if final and not whole and self.mode == "replay" and self.capture_path:
-                findings = capture_analysis(self.capture_path, budget, self._unless_stopped).findings
-                diagnosis = Diagnosis(tuple(findings), "the whole capture", True, self._inferences)
+                analysis = capture_analysis(self.capture_path, budget, self._unless_stopped)
+                diagnosis = Diagnosis(tuple(analysis.findings), "the whole capture", True, self._inferences)
             else:
-                findings = gate_findings(self.window_timeline(), self._facts(), budget)
-                diagnosis = Diagnosis(tuple(findings), describe_scope(numbers, whole), whole, self._inferences)
+                analysis = gate_analysis(self.window_timeline(), self._facts(), budget)
+                diagnosis = Diagnosis(tuple(analysis.findings), describe_scope(numbers, whole), whole, self._inferences)
         except _Stopped:
             return
         except Exception as exc:  # noqa: BLE001 - a rule failing must not stop the screen; it says so
@@ -659,8 +660,12 @@ class Session:
                     self._warnings.append(message)
                 self._version += 1
             return
+        from tracer.analysis.sampling import layer_breakdowns
+
+        sampling = layer_breakdowns(analysis.sampling)
         with self._lock:
             self._diagnosis = diagnosis
+            self._sampling = sampling
             flags = diagnosis.layer_flags()
             self._dirty_layers.update(set(flags) | set(self._layer_flags))
             self._layer_flags = flags
@@ -719,6 +724,8 @@ class Session:
             extra["marker_cost_cycles"] = target.marker_cost_cycles
         if self._decoder.telemetry.pmu_event_ids:
             extra["npu"] = f"Ethos-U{self._decoder.telemetry.pmu_npu}"
+        if self._sampling:
+            extra["sampling"] = self._sampling
         return SessionSnapshot(
             version=self._version, status=status, latency=latency, layers=layers, memory=memory,
             diagnosis=self._diagnosis, ring=self._ring.items(), events=self._events.view(self._isr_slices),

@@ -98,9 +98,14 @@ class Diagnosis:
 
 def gate_findings(timeline: InferenceTimeline, facts: CaptureFacts, budget: Budget | None) -> list[Finding]:
     """The findings ``tracer check`` makes of ``timeline`` with ``budget`` (no ``--tolerance``)."""
+    return gate_analysis(timeline, facts, budget).findings
+
+
+def gate_analysis(timeline: InferenceTimeline, facts: CaptureFacts, budget: Budget | None) -> Analysis:
+    """:func:`gate_findings` with everything else the analysis computed (the sampling results)."""
     from tracer.analysis.analyze import analyze
 
-    return analyze(timeline, facts, budget).findings
+    return analyze(timeline, facts, budget)
 
 
 def capture_analysis(
