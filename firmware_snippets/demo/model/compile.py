@@ -22,7 +22,9 @@ plan (one slower, one faster) so that a comparison with Vela has something to fi
 counters grow per operation by amounts derived from Vela's access-cycle estimates
 (:func:`simulated_counters`). All of it is simulation, labelled so wherever it is shown.
 
-``--no-vela`` skips step 2 and regenerates the header from the committed Vela outputs.
+``--no-vela`` skips step 2 and regenerates the header from the committed Vela outputs;
+``--out DIR`` writes everything to DIR instead (the tests regenerate into a temporary folder and
+compare with what is committed).
 """
 
 from __future__ import annotations
@@ -184,15 +186,22 @@ def header(stream: bytes, ops: list[dict[str, object]], setup: int) -> str:
     return "\n".join(lines)
 
 
-def run_vela() -> None:
-    vela = shutil.which("vela")
-    if vela is None:
+def find_vela() -> str:
+    """The ``vela`` command: beside this Python first (a virtual environment), else on PATH."""
+    beside = Path(sys.executable).with_name("vela")
+    found = str(beside) if beside.exists() else shutil.which("vela")
+    if found is None:
         raise SystemExit("vela not found: pip install 'ethos-u-vela>=5.2,<6' (or pass --no-vela)")
-    out = HERE / OUT
+    return found
+
+
+def run_vela(where: Path) -> None:
+    """Vela on ``where/sampling_net.tflite`` into ``where/vela`` (relative paths: the debug
+    database records its source path)."""
+    out = where / OUT
     if out.exists():
         shutil.rmtree(out)
-    # Relative paths: the debug database records its source path.
-    done = subprocess.run([vela, *VELA_ARGS], cwd=HERE, capture_output=True, text=True, check=False)
+    done = subprocess.run([find_vela(), *VELA_ARGS], cwd=where, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"vela failed:\n{done.stdout}{done.stderr}")
     listing = "$ vela " + " ".join(VELA_ARGS) + "\n" + done.stdout
@@ -203,13 +212,16 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(HERE))
     import make_model  # noqa: PLC0415
 
+    where = Path(argv[argv.index("--out") + 1]) if "--out" in argv else HERE
+    where.mkdir(parents=True, exist_ok=True)
     if "--no-vela" not in argv:
-        (HERE / f"{MODEL}.tflite").write_bytes(make_model.build_model())
-        run_vela()
-    stream = command_stream(HERE / OUT / f"{MODEL}_vela.tflite")
-    ops = operations(stream, debug_tables(HERE / OUT / f"{MODEL}_debug.xml"))
+        (where / f"{MODEL}.tflite").write_bytes(make_model.build_model())
+        run_vela(where)
+    vela_dir = (where if "--no-vela" not in argv else HERE) / OUT
+    stream = command_stream(vela_dir / f"{MODEL}_vela.tflite")
+    ops = operations(stream, debug_tables(vela_dir / f"{MODEL}_debug.xml"))
     setup = int(ops[0]["npu_cycles"]) // SETUP_SHARE  # type: ignore[call-overload]
-    (HERE / "sampling_stream.h").write_text(header(stream, ops, setup))
+    (where / "sampling_stream.h").write_text(header(stream, ops, setup))
     truth = {
         "model": f"{MODEL}.tflite",
         "stream_bytes": len(stream),
@@ -219,7 +231,7 @@ def main(argv: list[str]) -> int:
         "operations": ops,
         "total_npu_cycles": sum(int(op["npu_cycles"]) for op in ops),  # type: ignore[call-overload]
     }
-    (HERE / "sampling_stream.json").write_text(json.dumps(truth, indent=2) + "\n")
+    (where / "sampling_stream.json").write_text(json.dumps(truth, indent=2) + "\n")
     print(f"{len(ops)} operations, stream {len(stream)} bytes, {truth['total_npu_cycles']} simulated NPU cycles")
     return 0
 
