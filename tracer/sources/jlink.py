@@ -7,6 +7,8 @@ Examples::
     jlink://?device=Cortex-M55&rtt=1&rtt_buffer=1&elf=app.elf   the only J-Link, RTT buffer 1
     jlink://600012345?device=...&arena=arena_used_bytes&stack=main@main_stack&elf=app.elf
                                                                  poll memory only (10 Hz)
+    jlink://?device=Cortex-M55&swo=2M&cpu=32M&npu=0x48102000&npu_hz=2k
+                                                                 SWO, and sample the Ethos-U
 
 Further options: ``speed=KHZ`` (interface speed, default auto), ``iface=swd|jtag``,
 ``ports=0x...`` (ITM stimulus ports J-Link enables, default all), ``rtt_address=ADDR|SYMBOL``.
@@ -27,6 +29,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from tracer.errors import SourceUnavailable, UsageError
+from tracer.sources.npu_polling import NpuPoller, NpuPollSummary
 from tracer.sources.polling import MemoryPoller
 from tracer.sources.probe_options import (
     RTT_SEARCH_SECONDS,
@@ -90,6 +93,7 @@ class JLinkSource:
         self._errors: tuple[type[BaseException], ...] = (Exception,)
         self._symbols: Any = None
         self._poller: MemoryPoller | None = None
+        self._npu: NpuPoller | None = None
         self._events: list[dict[str, Any]] = []
         self._rtt_overflows = 0
         self.swo_hz: int | None = None
@@ -106,6 +110,7 @@ class JLinkSource:
         self._errors = (pylink.errors.JLinkException,)
         self._symbols = self.options.symbols(self._symbols)
         spec = self.options.poll_spec(self._symbols, self.url)  # validate before touching hardware
+        npu = self.options.npu_spec(self._symbols, self.url)
         try:
             jlink = pylink.JLink()
         except TypeError:
@@ -139,6 +144,13 @@ class JLinkSource:
             raise
         if spec.active:
             self._poller = MemoryPoller(spec, self._read_words, clock=self._clock)
+        if npu is not None:
+            self._npu = NpuPoller(npu, self._read_words, clock=self._clock)
+
+    @property
+    def npu_sampling(self) -> NpuPollSummary | None:
+        """The NPU polling's rate asked for and achieved (None when not sampling the NPU)."""
+        return self._npu.summary if self._npu is not None else None
 
     def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
         """Return SWO or RTT bytes (``b""`` if none within ``timeout``)."""
@@ -148,7 +160,8 @@ class JLinkSource:
             self._poll_memory()
             return self._read_once(max_bytes)
 
-        return read_within(fetch, timeout, IDLE_SLEEP, self._errors, self.url, self._clock, self._sleep)
+        idle = min(IDLE_SLEEP, self._npu.period) if self._npu is not None else IDLE_SLEEP
+        return read_within(fetch, timeout, idle, self._errors, self.url, self._clock, self._sleep)
 
     def close(self) -> None:
         """Stop SWO/RTT and close the probe; safe to call twice."""
@@ -168,9 +181,9 @@ class JLinkSource:
         return meta
 
     def drain_events(self) -> list[dict[str, Any]]:
-        """Polled memory samples and RTT overflow reports since the last call."""
+        """Polled memory and NPU samples and RTT overflow reports since the last call."""
         events, self._events = self._events, []
-        return events
+        return events + (self._npu.drain() if self._npu is not None else [])
 
     # -- internals -------------------------------------------------------------------------------
     def _speed(self) -> Any:
@@ -236,6 +249,8 @@ class JLinkSource:
     def _poll_memory(self) -> None:
         if self._poller is not None and self._poller.due():
             self._events.extend(self._poller.poll())
+        if self._npu is not None and self._npu.due():
+            self._npu.poll()
 
     def _read_words(self, address: int, count: int) -> list[int]:
         return [int(w) for w in self._jlink.memory_read32(address, count)]

@@ -12,6 +12,7 @@ from tracer.decode.stream import decode_reader
 from tracer.decode.tpiu import TpiuMode
 from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.telemetry.model import InferenceTimeline
+from tracer.telemetry.probe_samples import probe_npu_records
 
 
 @dataclasses.dataclass
@@ -56,5 +57,9 @@ def decode_capture(
         first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
         warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
         host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
-        return DecodedCapture(decoder.timeline(), meta, itm.input_bytes, host_seconds, warnings,
-                              decoder.records_accepted)  # fmt: skip
+        timeline = decoder.timeline()
+        # A probe's NPU samples (capture notes) join the firmware's records when CYCCNT places them.
+        polled, why = probe_npu_records((event for _, event in reader.events), timeline)
+        timeline.records.extend(polled)
+        warnings += [f"{reader.name}: {w}" for w in why]
+        return DecodedCapture(timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted)
