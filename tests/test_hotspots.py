@@ -174,3 +174,47 @@ def test_incomplete_inferences_do_not_count() -> None:
 def test_no_pc_samples_no_section() -> None:
     tl = pcs_timeline({}, [])
     assert cpu_hot_spots(tl, read_samples(tl).pc, None) is None
+
+
+def test_dwt_pc_samples_over_swo_go_to_the_span_they_arrived_in(tmp_path: Path) -> None:
+    """DWT PC sample packets between the records: each counts to the layer whose begin and end
+    records bracket it; a layer whose end record is damaged gets none (its samples stay outside)."""
+    from tracer.telemetry.capture import decode_capture
+    from tracer.telemetry.encoder import TelemetryEncoder
+    from tracer.analysis.sampling import sampling_analysis
+
+    enc = TelemetryEncoder()
+    enc.target_info(0, CLOCK_HZ, TimeSource.DWT)
+    enc.layer_info(1, 0, 0, "ADD", "a")
+    enc.layer_info(2, 1, 0, "MUL", "b")
+    damaged_at = 0
+    t = 1_000
+    for n in range(3):
+        enc.inference_begin(t)
+        enc.layer_begin(t + 10, 0)
+        for pc in (0x100, 0x100, 0x104):
+            enc.dwt_pc_sample(pc)
+        enc.dwt_pc_sample(None)  # sleeping: not a PC
+        enc.layer_end(t + 500, 0)
+        enc.dwt_pc_sample(0x900)  # between layers
+        enc.layer_begin(t + 510, 1)
+        for pc in (0x200,) * 4:
+            enc.dwt_pc_sample(pc)
+        if n == 1:
+            damaged_at = len(enc.out)
+        enc.layer_end(t + 900, 1)
+        enc.inference_end(t + 910)
+        t += 2_000
+    data = bytearray(bytes(enc))
+    data[damaged_at + 3] ^= 0x40  # a bit flip in the header of inference 1's layer-1 end record
+    raw = tmp_path / "swo.bin"
+    raw.write_bytes(bytes(data))
+    timeline = decode_capture(raw).timeline
+    analysis = sampling_analysis(timeline)
+    assert analysis is not None and analysis.hotspots is not None
+    spots = analysis.hotspots
+    assert spots.source == "DWT PC sampling (SWO) PC samples"
+    by_layer = {layer.layer: layer for layer in spots.layers}
+    assert by_layer[0].samples == 6 and {f.name: f.samples for f in by_layer[0].functions} == {"0x00000100": 4, "0x00000104": 2}
+    assert by_layer[1].samples == 8  # inferences 0 and 2; inference 1 lost its layer-1 end
+    assert spots.samples == 3 * 8 and spots.outside_layers == 3 * 8 - 14

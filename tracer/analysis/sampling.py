@@ -112,7 +112,8 @@ def sampling_analysis(
         return None
     streams = budget.command_streams if budget is not None else ()
     npu = npu_operator_profile(timeline, samples.npu, streams, budget.model.clock_hz if budget else None)
-    hotspots = cpu_hot_spots(timeline, samples.pc, locator)
+    pc_source = next((f"{info.how} PC samples" for info in samples.info if info.pc), "PC samples")
+    hotspots = cpu_hot_spots(timeline, samples.pc, locator, pc_source)
     return SamplingAnalysis(samples, npu, hotspots, _overhead(samples))
 
 

@@ -269,6 +269,13 @@ class TelemetryEncoder:
         """DWT data trace data value, read or write."""
         self._hardware(16 | (comparator & 3) << 1 | int(write), size, value)
 
+    def dwt_pc_sample(self, pc: int | None) -> None:
+        """DWT periodic PC sample (``None``: the core was sleeping, a 1-byte packet)."""
+        if pc is None:
+            self._hardware(2, 1, 0)
+        else:
+            self._hardware(2, 4, pc)
+
     def _hardware(self, discriminator: int, size: int, payload: int) -> None:
         code = {1: 1, 2: 2, 4: 3}[size]
         self.out.append((discriminator << 3) | 0x04 | code)

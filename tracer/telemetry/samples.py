@@ -36,7 +36,7 @@ from tracer.telemetry.wire import (
 
 NO_VALUE = -1
 MAX_COUNTERS = 8
-SOURCE_NAMES = {1: "timer interrupt", 2: "probe"}
+SOURCE_NAMES = {1: "timer interrupt", 2: "probe", 3: "DWT PC sampling (SWO)"}
 
 
 @dataclasses.dataclass(frozen=True)
