@@ -12,7 +12,8 @@ formats:
   perfetto     native Perfetto protobuf trace: open it in ui.perfetto.dev. One track per engine
                (CPU, NPU) with a slice per layer execution (args: cycles, predicted, ratio, PMU
                counters), inferences, a track per interrupt, NPU jobs, cache maintenance and
-               console lines, counter tracks for arena use, stack high-water and NPU PMU counters
+               console lines, counter tracks for arena use, stack high-water and NPU PMU counters;
+               sampled captures add NPU operators inside the job, QREAD and PC samples (--elf)
   chrome-json  legacy Chrome trace-event JSON (chrome://tracing); the same tracks, ts/dur in us
   csv          one row per layer execution: inference, layer, name, op, engine, start, end,
                cycles, complete, predicted, ratio (cycles at the capture's clock)
