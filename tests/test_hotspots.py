@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from telemetry_streams import CLOCK_HZ, decode
+from sample_streams import TelemetryEncoder, dwt_pc_sample, pc_sample
 from tracer.analysis.hotspots import OTHER, cpu_hot_spots
 from tracer.elf.inlines import open_locator
 from tracer.errors import UsageError
-from tracer.telemetry.encoder import TelemetryEncoder
 from tracer.telemetry.model import InferenceTimeline
 from tracer.telemetry.samples import read_samples
 from tracer.telemetry.wire import TimeSource
@@ -114,16 +114,16 @@ def pcs_timeline(per_layer: dict[int, list[int]], outside: list[int], handler_pc
         enc.inference_begin(t)
         for pc in outside:
             t += 5
-            enc.pc_sample(t, pc)
+            pc_sample(enc, t, pc)
         for layer in (0, 1):
             t += 10
             enc.layer_begin(t, layer, layer)
             for pc in per_layer.get(layer, []):
                 t += 5
-                enc.pc_sample(t, pc)
+                pc_sample(enc, t, pc)
             for pc in handler_pcs if layer == 0 else []:
                 t += 5
-                enc.pc_sample(t, pc, exception=15)
+                pc_sample(enc, t, pc, exception=15)
             t += 10
             enc.layer_end(t, layer)
         t += 10
@@ -179,9 +179,8 @@ def test_no_pc_samples_no_section() -> None:
 def test_dwt_pc_samples_over_swo_go_to_the_span_they_arrived_in(tmp_path: Path) -> None:
     """DWT PC sample packets between the records: each counts to the layer whose begin and end
     records bracket it; a layer whose end record is damaged gets none (its samples stay outside)."""
-    from tracer.telemetry.capture import decode_capture
-    from tracer.telemetry.encoder import TelemetryEncoder
     from tracer.analysis.sampling import sampling_analysis
+    from tracer.telemetry.capture import decode_capture
 
     enc = TelemetryEncoder()
     enc.target_info(0, CLOCK_HZ, TimeSource.DWT)
@@ -193,13 +192,13 @@ def test_dwt_pc_samples_over_swo_go_to_the_span_they_arrived_in(tmp_path: Path) 
         enc.inference_begin(t)
         enc.layer_begin(t + 10, 0)
         for pc in (0x100, 0x100, 0x104):
-            enc.dwt_pc_sample(pc)
-        enc.dwt_pc_sample(None)  # sleeping: not a PC
+            dwt_pc_sample(enc, pc)
+        dwt_pc_sample(enc, None)  # sleeping: not a PC
         enc.layer_end(t + 500, 0)
-        enc.dwt_pc_sample(0x900)  # between layers
+        dwt_pc_sample(enc, 0x900)  # between layers
         enc.layer_begin(t + 510, 1)
         for pc in (0x200,) * 4:
-            enc.dwt_pc_sample(pc)
+            dwt_pc_sample(enc, pc)
         if n == 1:
             damaged_at = len(enc.out)
         enc.layer_end(t + 900, 1)

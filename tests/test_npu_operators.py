@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 
 from telemetry_streams import CLOCK_HZ, decode
+from sample_streams import TelemetryEncoder, npu_sample, pc_sample, sampler_info
 from tracer.analysis.npu_operators import npu_operator_profile, wilson
 from tracer.analysis.sampling import layer_breakdowns, sampling_analysis
 from tracer.budget.loader import load_budget
 from tracer.budget.text import BudgetText
 from tracer.budget.vela_debugdb import CommandStream, StreamOperation, read_debug_db
-from tracer.telemetry.encoder import TelemetryEncoder
 from tracer.telemetry.model import InferenceTimeline
 from tracer.telemetry.samples import read_samples
 from tracer.telemetry.wire import TimeSource
@@ -67,13 +67,13 @@ def build(inferences: int = 4, step: int = 50, qbase: int | list[int] = QBASE, q
     enc.target_info(t, CLOCK_HZ, TimeSource.DWT)
     enc.layer_info(t + 1, 0, 0, "ADD", "pre")
     enc.layer_info(t + 2, 1, 1, "ethos-u", "job")
-    enc.sampler_info(t + 3, 0x103, step, 0, 16 * 20)
+    sampler_info(enc, t + 3, 0x103, step, 0, 16 * 20)
     bases = qbase if isinstance(qbase, list) else [qbase]
     for n in range(inferences):
         t += 10_000
         enc.inference_begin(t)
         enc.layer_begin(t + 10, 0)
-        enc.pc_sample(t + 20, 0x10000100)
+        pc_sample(enc, t + 20, 0x10000100)
         enc.layer_end(t + 500, 0)
         start = t + 1_000
         enc.layer_begin(start, 1, 1)
@@ -83,7 +83,7 @@ def build(inferences: int = 4, step: int = 50, qbase: int | list[int] = QBASE, q
         while s < npu_start + JOB + 150:
             elapsed = s - npu_start
             running = 0 <= elapsed < JOB
-            enc.npu_sample(s, qread_at(elapsed) if running else (0 if elapsed < 0 else QSIZE), 1 if running else 0x22,
+            npu_sample(enc, s, qread_at(elapsed) if running else (0 if elapsed < 0 else QSIZE), 1 if running else 0x22,
                            bases[n % len(bases)], qsize, pmu_cycles=max(0, min(elapsed, JOB)), counters=[elapsed])  # fmt: skip
             s += step
         end = npu_start + JOB + 200
@@ -119,7 +119,7 @@ def test_mapping_rule_at_the_edges() -> None:
     enc.layer_begin(110, 0, 1)
     values = [0, 96, 100, 104, 200, 204, 296, 300, 304, 304]
     for k, q in enumerate(values):
-        enc.npu_sample(120 + k, q, 1, QBASE, QSIZE)
+        npu_sample(enc, 120 + k, q, 1, QBASE, QSIZE)
     enc.layer_end(200, 0)
     enc.inference_end(210)
     tl = decode(bytes(enc))

@@ -22,6 +22,7 @@ import pytest
 from pyocd.core.soc_target import SoCTarget
 
 from telemetry_streams import decode
+from sample_streams import TelemetryEncoder
 from test_probe_jlink import FAKE_PYLINK, FakeClock, FakeJLink, source
 from test_probe_pyocd import FakeProbe, FakeTarget, make
 from tracer.analysis.npu_operators import npu_operator_profile
@@ -32,7 +33,6 @@ from tracer.capture.recorder import record
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import UsageError
 from tracer.sources.npu_polling import NpuPoller, parse_npu_spec
-from tracer.telemetry.encoder import TelemetryEncoder
 from tracer.telemetry.probe_samples import probe_npu_records
 from tracer.telemetry.samples import samples_from_records
 from tracer.telemetry.wire import TimeSource

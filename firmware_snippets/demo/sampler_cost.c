@@ -11,6 +11,7 @@
  * and return of a real interrupt (and the handler trampoline's 5 instructions) are not included.
  */
 #include "board.h"
+#include "cost_report.h"
 #include "trc.h"
 #include "trc_sampler.h"
 
@@ -19,14 +20,6 @@
 static uint32_t g_regs[0x400u / 4u];
 static trc_npu_sampler g_npu;
 static const uint32_t g_frame[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0x10000400u, 0x01000000u};
-
-static int null_write(void *ctx, const uint8_t *bytes, uint32_t length)
-{
-    (void)ctx;
-    (void)bytes;
-    (void)length;
-    return 0;
-}
 
 enum what { LOOP, NPU, PC, BOTH };
 
@@ -45,24 +38,14 @@ static uint32_t time_rounds(enum what what)
     return trc_time_systick_now32() - start;
 }
 
-static void report(const char *name, uint32_t ticks)
-{
-    trc_use_writer(uart_write, 0);
-    trc_print("COST ");
-    trc_print(name);
-    trc_print(" rounds=");
-    trc_print_u32(ROUNDS);
-    trc_print(" ticks=");
-    trc_print_u32(ticks);
-    trc_print("\n");
-}
+static void report(const char *name, uint32_t ticks) { cost_report(name, "rounds", ROUNDS, ticks); }
 
 static void measure(const char *transport, const char *const names[3])
 {
     static const enum what whats[3] = {NPU, PC, BOTH};
     for (uint32_t k = 0; k < 3u; k++) {
         if (transport[0] == 'n') {
-            trc_use_writer(null_write, 0);
+            trc_use_writer(cost_null_write, 0);
         } else if (transport[0] == 'u') {
             trc_use_writer(uart_write, 0);
         } else {

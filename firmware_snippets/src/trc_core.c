@@ -543,7 +543,7 @@ uint32_t trc_record(uint32_t type, uint32_t *words, uint32_t count)
     if (count == 0u || count > TRC_MAX_WORDS) {
         return 0u;
     }
-    return trc_emit(type, words, count, 0u);
+    return trc_emit(type & 0x3Fu, words, count, 0u);
 }
 
 /* ---- text and sync ------------------------------------------------------------------------ */

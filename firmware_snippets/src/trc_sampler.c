@@ -38,6 +38,8 @@ uint32_t trc_npu_sample(const trc_npu_sampler *sampler)
     w[4] = TRC_SAMPLER_REG(base, TRC_NPU_QSIZE);
     w[5] = sampler->counters | g_trc_sample_flags;
     uintptr_t pmu = base + (sampler->npu == 85u ? TRC_SAMPLER_U85_PMU : 0u);
+    /* The PMU is read here rather than by trc_ethosu_pmu_read(): in an interrupt taken thousands
+     * of times a second, the ~50 instructions of that call and its copy matter. */
     if (sampler->cycles) {
         uint32_t hi;
         uint32_t lo;

@@ -202,26 +202,6 @@ class TelemetryEncoder:
         name_b = name.encode()[:31]
         self.record(RecordType.ISR_INFO, t, [(exception & 0x1FF) | (len(name_b) << 16), *_pack_text(name_b)])
 
-    def npu_sample(
-        self, t: int, qread: int, status: int, qbase: int, qsize: int, pmu_cycles: int | None = None,
-        counters: Sequence[int] = (), calibration: bool = False,
-    ) -> None:  # fmt: skip
-        """NPU_SAMPLE: QREAD, STATUS, QBASE, QSIZE, flags | PMCCNTR high, [PMCCNTR low], counters."""
-        flags = len(counters[:8]) | (0x100 if calibration else 0)
-        words = [qread, status, qbase, qsize, flags]
-        if pmu_cycles is not None:
-            words[4] |= 0x10 | (((pmu_cycles >> 32) & 0xFFFF) << 16)
-            words.append(pmu_cycles & 0xFFFFFFFF)
-        self.record(RecordType.NPU_SAMPLE, t, words + list(counters[:8]))
-
-    def pc_sample(self, t: int, pc: int, exception: int = 0, calibration: bool = False) -> None:
-        """PC_SAMPLE: the interrupted PC, the exception active then."""
-        self.record(RecordType.PC_SAMPLE, t, [pc, (exception & 0x1FF) | ((1 << 16) if calibration else 0)])
-
-    def sampler_info(self, t: int, what: int, period: int, dither: int, cost_q4: int = 0xFFFFFFFF) -> None:
-        """SAMPLER_INFO: what is sampled (bits), period and dither in ticks, cost in 1/16 ticks."""
-        self.record(RecordType.SAMPLER_INFO, t, [what, period, dither, cost_q4])
-
     def npu_buffer(self, t: int, job: int, role: int, address: int, length: int) -> None:
         """NPU_BUFFER: job ``job`` reads (role 0) or writes (role 1) ``length`` bytes at ``address``."""
         self.record(RecordType.NPU_BUFFER, t, [job, role, address, length])
@@ -268,13 +248,6 @@ class TelemetryEncoder:
     def data_value(self, comparator: int, value: int, write: bool, size: int = 4) -> None:
         """DWT data trace data value, read or write."""
         self._hardware(16 | (comparator & 3) << 1 | int(write), size, value)
-
-    def dwt_pc_sample(self, pc: int | None) -> None:
-        """DWT periodic PC sample (``None``: the core was sleeping, a 1-byte packet)."""
-        if pc is None:
-            self._hardware(2, 1, 0)
-        else:
-            self._hardware(2, 4, pc)
 
     def _hardware(self, discriminator: int, size: int, payload: int) -> None:
         code = {1: 1, 2: 2, 4: 3}[size]
