@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from tracer.errors import SourceUnavailable, UsageError
-from tracer.sources.npu_polling import NpuPoller, NpuPollSummary
+from tracer.sources.npu_polling import NpuSampling
 from tracer.sources.polling import MemoryPoller
 from tracer.sources.probe_options import (
     RTT_SEARCH_SECONDS,
@@ -54,7 +54,7 @@ def _load_pylink() -> ModuleType:
     return pylink
 
 
-class JLinkSource:
+class JLinkSource(NpuSampling):
     """SWO, RTT or polled memory from a J-Link.
 
     Args:
@@ -93,7 +93,6 @@ class JLinkSource:
         self._errors: tuple[type[BaseException], ...] = (Exception,)
         self._symbols: Any = None
         self._poller: MemoryPoller | None = None
-        self._npu: NpuPoller | None = None
         self._events: list[dict[str, Any]] = []
         self._rtt_overflows = 0
         self.swo_hz: int | None = None
@@ -144,13 +143,7 @@ class JLinkSource:
             raise
         if spec.active:
             self._poller = MemoryPoller(spec, self._read_words, clock=self._clock)
-        if npu is not None:
-            self._npu = NpuPoller(npu, self._read_words, clock=self._clock)
-
-    @property
-    def npu_sampling(self) -> NpuPollSummary | None:
-        """The NPU polling's rate asked for and achieved (None when not sampling the NPU)."""
-        return self._npu.summary if self._npu is not None else None
+        self._start_npu(npu, self._read_words, self._clock)
 
     def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
         """Return SWO or RTT bytes (``b""`` if none within ``timeout``)."""
@@ -160,8 +153,7 @@ class JLinkSource:
             self._poll_memory()
             return self._read_once(max_bytes)
 
-        idle = min(IDLE_SLEEP, self._npu.period) if self._npu is not None else IDLE_SLEEP
-        return read_within(fetch, timeout, idle, self._errors, self.url, self._clock, self._sleep)
+        return read_within(fetch, timeout, self._idle(IDLE_SLEEP), self._errors, self.url, self._clock, self._sleep)
 
     def close(self) -> None:
         """Stop SWO/RTT and close the probe; safe to call twice."""
@@ -183,7 +175,7 @@ class JLinkSource:
     def drain_events(self) -> list[dict[str, Any]]:
         """Polled memory and NPU samples and RTT overflow reports since the last call."""
         events, self._events = self._events, []
-        return events + (self._npu.drain() if self._npu is not None else [])
+        return events + self._npu_notes()
 
     # -- internals -------------------------------------------------------------------------------
     def _speed(self) -> Any:
@@ -249,8 +241,7 @@ class JLinkSource:
     def _poll_memory(self) -> None:
         if self._poller is not None and self._poller.due():
             self._events.extend(self._poller.poll())
-        if self._npu is not None and self._npu.due():
-            self._npu.poll()
+        self._poll_npu()
 
     def _read_words(self, address: int, count: int) -> list[int]:
         return [int(w) for w in self._jlink.memory_read32(address, count)]

@@ -27,7 +27,7 @@ import time
 from typing import Any, Callable
 
 from tracer.errors import SourceUnavailable, UsageError
-from tracer.sources.npu_polling import NpuPoller, NpuPollSummary
+from tracer.sources.npu_polling import NpuSampling
 from tracer.sources.polling import MemoryPoller
 from tracer.sources.probe_options import ProbeOptions, read_within, transport_metadata
 from tracer.sources.url import SourceUrl
@@ -60,7 +60,7 @@ def _pyocd_session(unique_id: str | None, target: str | None, options: dict[str,
     return Session(probes[0], auto_open=False, options=options)
 
 
-class PyocdSource:
+class PyocdSource(NpuSampling):
     """SWO, RTT or polled memory through a pyOCD session.
 
     Args:
@@ -89,7 +89,6 @@ class PyocdSource:
         self._channel: Any = None
         self._symbols: Any = None
         self._poller: MemoryPoller | None = None
-        self._npu: NpuPoller | None = None
         self._events: list[dict[str, Any]] = []
         self._errors: tuple[type[BaseException], ...] = (Exception,)
         self._swo_started = False
@@ -133,13 +132,7 @@ class PyocdSource:
             raise
         if spec.active:
             self._poller = MemoryPoller(spec, self._read_words, clock=self._clock)
-        if npu is not None:
-            self._npu = NpuPoller(npu, self._read_words, clock=self._clock)
-
-    @property
-    def npu_sampling(self) -> NpuPollSummary | None:
-        """The NPU polling's rate asked for and achieved (None when not sampling the NPU)."""
-        return self._npu.summary if self._npu is not None else None
+        self._start_npu(npu, self._read_words, self._clock)
 
     def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
         """Return SWO or RTT bytes (``b""`` if none within ``timeout``)."""
@@ -148,13 +141,11 @@ class PyocdSource:
         def fetch() -> bytes:
             if self._poller is not None and self._poller.due():
                 self._events.extend(self._poller.poll())
-            if self._npu is not None and self._npu.due():
-                self._npu.poll()
+            self._poll_npu()
             # swo_read() and RTT reads take no size: return all they gave, never drop any.
             return self._read_once()
 
-        idle = min(IDLE_SLEEP, self._npu.period) if self._npu is not None else IDLE_SLEEP
-        return read_within(fetch, timeout, idle, self._errors, self.url, self._clock, self._sleep)
+        return read_within(fetch, timeout, self._idle(IDLE_SLEEP), self._errors, self.url, self._clock, self._sleep)
 
     def close(self) -> None:
         """Stop SWO and close the session; safe to call twice."""
@@ -181,7 +172,7 @@ class PyocdSource:
     def drain_events(self) -> list[dict[str, Any]]:
         """Polled memory and NPU samples since the last call."""
         events, self._events = self._events, []
-        return events + (self._npu.drain() if self._npu is not None else [])
+        return events + self._npu_notes()
 
     # -- internals -------------------------------------------------------------------------------
     def _start_swo(self) -> None:
