@@ -219,7 +219,6 @@ def npu_operator_profile(
     npu: NpuSamples,
     streams: Sequence[CommandStream] = (),
     budget_clock_hz: int | None = None,
-    debug_db_given: bool = False,
 ) -> NpuOperatorProfile | None:
     """Fold NPU samples into per-operator time (None when the capture has no NPU sample).
 
@@ -228,7 +227,6 @@ def npu_operator_profile(
         npu: Its NPU samples.
         streams: Vela's command streams (from a debug database), in id order; empty without one.
         budget_clock_hz: Vela's NPU clock (from its summary CSV), to convert its cycles.
-        debug_db_given: A debug database was given (it may hold no stream).
     """
     if not len(npu):
         return None
@@ -241,7 +239,7 @@ def npu_operator_profile(
     if not jobs:
         return NpuOperatorProfile((), False, "no NPU sample fell inside an NPU layer of a complete inference",
                                   (), len(npu), len(npu), CONFIDENCE, None, simulated)  # fmt: skip
-    message = _mapping_problem(jobs, npu, streams, debug_db_given)
+    message = _mapping_problem(jobs, npu, streams)
     mapped = message is None
     if mapped:
         notes.append(SETUP_NOTE)
@@ -284,15 +282,11 @@ def _sampled_jobs(timeline: InferenceTimeline, npu: NpuSamples) -> list[_Job]:
     return jobs
 
 
-def _mapping_problem(
-    jobs: list[_Job], npu: NpuSamples, streams: Sequence[CommandStream], debug_db_given: bool
-) -> str | None:
+def _mapping_problem(jobs: list[_Job], npu: NpuSamples, streams: Sequence[CommandStream]) -> str | None:
     """Why the samples cannot be split into operations, or None."""
     if not streams:
-        if debug_db_given:
-            return "the Vela debug database has no command stream (queue table): NPU jobs are shown whole"
-        return ("no Vela debug database given (vela --enable-debug-db writes <model>_debug.xml; pass it with "
-                "--budget): NPU jobs are shown whole")  # fmt: skip
+        return ("no Vela debug database with command streams given (vela --enable-debug-db writes "
+                "<model>_debug.xml; pass it with --budget): NPU jobs are shown whole")  # fmt: skip
     if len(streams) != len(jobs):
         return (f"{streams[0].source}: {len(streams)} command stream(s), but the capture has {len(jobs)} sampled "
                 "NPU layer(s) per inference: the database is from another compile; NPU jobs are shown whole")  # fmt: skip

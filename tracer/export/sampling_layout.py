@@ -65,6 +65,8 @@ def add_sampling_tracks(out: Any, timeline: InferenceTimeline, sampling: Samplin
     if len(pc) and sampling.hotspots is not None:
         names = sampling.hotspots.names
         for cycle, value, exc in zip(pc.cycle.tolist(), pc.pc.tolist(), pc.exception.tolist()):
+            if cycle < 0:  # a DWT PC sample outside every identified layer span: no time known
+                continue
             function, inlined = names.get(value, (None, None))
             label = inlined or function or f"{value:#010x}"
             args = {"pc": f"{value:#010x}", "function": function, "inlined": inlined, "exception": exc or None}
