@@ -10,17 +10,10 @@
  * instructions = ticks * 31.25.
  */
 #include "board.h"
+#include "cost_report.h"
 #include "trc.h"
 
 #define PAIRS 2000u
-
-static int null_write(void *ctx, const uint8_t *bytes, uint32_t length)
-{
-    (void)ctx;
-    (void)bytes;
-    (void)length;
-    return 0;
-}
 
 static uint32_t time_pairs(uint32_t pairs, int markers)
 {
@@ -36,17 +29,7 @@ static uint32_t time_pairs(uint32_t pairs, int markers)
     return trc_time_systick_now32() - start;
 }
 
-static void report(const char *name, uint32_t ticks)
-{
-    trc_use_writer(uart_write, 0);
-    trc_print("COST ");
-    trc_print(name);
-    trc_print(" pairs=");
-    trc_print_u32(PAIRS);
-    trc_print(" ticks=");
-    trc_print_u32(ticks);
-    trc_print("\n");
-}
+static void report(const char *name, uint32_t ticks) { cost_report(name, "pairs", PAIRS, ticks); }
 
 int main(void)
 {
@@ -55,7 +38,7 @@ int main(void)
 
     report("loop", time_pairs(PAIRS, 0));
 
-    trc_use_writer(null_write, 0);
+    trc_use_writer(cost_null_write, 0);
     uint32_t ticks = time_pairs(PAIRS, 1);
     report("null", ticks);
 

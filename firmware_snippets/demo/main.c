@@ -24,6 +24,9 @@
  *                    layer and reported (STACK record) inside the layer that broke it
  *   arena-too-small  a 12 KiB arena for a 13 KiB plan: the allocation fails as in TFLite Micro
  *                    ("Failed to resize buffer. Requested: ..., available ..."), no inference
+ *   npu-sampling     "START <n> npu-sampling <Hz>": after the ten layers, a Vela-compiled model
+ *                    runs as one NPU job (layer 10) on the simulated NPU while a timer samples
+ *                    QREAD/STATUS/PMU and the interrupted PC at <Hz> (sampling.h)
  *
  * Time is SysTick on the processor clock extended to 64 bits, re-zeroed at START so that runs
  * under `qemu-system-arm -icount shift=0` are identical.
@@ -31,6 +34,7 @@
 #include "board.h"
 #include "net.h"
 #include "npu_sim.h"
+#include "sampling.h"
 #include "trc.h"
 
 #define CALIBRATION_PAIRS 256u
@@ -61,7 +65,8 @@ enum scenario_id {
     SCENARIO_ISR_JITTER = 1,
     SCENARIO_MISSING_CLEAN = 2,
     SCENARIO_STACK_OVERFLOW = 3,
-    SCENARIO_ARENA_TOO_SMALL = 4
+    SCENARIO_ARENA_TOO_SMALL = 4,
+    SCENARIO_NPU_SAMPLING = 5
 };
 
 typedef struct scenario {
@@ -75,12 +80,14 @@ static const scenario k_scenarios[] = {
     {"missing-clean", SCENARIO_MISSING_CLEAN},
     {"stack-overflow", SCENARIO_STACK_OVERFLOW},
     {"arena-too-small", SCENARIO_ARENA_TOO_SMALL},
+    {"npu-sampling", SCENARIO_NPU_SAMPLING},
 };
 
 static uint64_t g_layer_cycles[NET_LAYERS];
 static uint32_t g_layer_count[NET_LAYERS];
 static uint32_t g_npu_job;
 static uint32_t g_scenario;
+static uint32_t g_scenario_arg; /* the number after the scenario's name, 0 if none */
 static uint32_t g_canary_reported;
 static volatile uint32_t g_sensor_sum;
 
@@ -93,7 +100,16 @@ static int text_equal(const char *a, const char *b)
     return *a == *b;
 }
 
-/* Reads "START <n> [<scenario>]"; returns 0 and fills the values, or -1. */
+static uint32_t parse_u32(const char *text)
+{
+    uint32_t n = 0u;
+    while (*text >= '0' && *text <= '9') {
+        n = n * 10u + (uint32_t)(*text++ - '0');
+    }
+    return n;
+}
+
+/* Reads "START <n> [<scenario> [<number>]]"; returns 0 and fills the values, or -1. */
 static int read_start(uint32_t *inferences, uint32_t *scenario_id)
 {
     char line[64];
@@ -130,6 +146,13 @@ static int read_start(uint32_t *inferences, uint32_t *scenario_id)
     *scenario_id = 0u;
     if (line[i] == '\0') {
         return 0;
+    }
+    for (uint32_t end = i; line[end] != '\0'; end++) {
+        if (line[end] == ' ') {
+            line[end] = '\0';
+            g_scenario_arg = parse_u32(&line[end + 1u]);
+            break;
+        }
     }
     for (uint32_t s = 0; s < sizeof k_scenarios / sizeof k_scenarios[0]; s++) {
         if (text_equal(&line[i], k_scenarios[s].name)) {
@@ -374,6 +397,9 @@ int main(void)
     } else {
         trc_arena(NET_ARENA_PLANNED, NET_ARENA_BYTES);
     }
+    if (g_scenario == SCENARIO_NPU_SAMPLING && sampling_start(g_scenario_arg) != 0) {
+        inferences = 0u;
+    }
     trc_print("running ");
     trc_print_u32(inferences);
     trc_print(" inferences\n");
@@ -385,10 +411,16 @@ int main(void)
         for (uint32_t i = 0; i < NET_LAYERS; i++) {
             run_layer(i, n);
         }
+        if (g_scenario == SCENARIO_NPU_SAMPLING) {
+            sampling_npu_job(g_npu_job++);
+        }
         trc_buffer_crc(TRC_BUFFER_OUTPUT, &g_arena[g_net[NET_LAYERS - 1u].out_off], NET_OUTPUT_BYTES);
         trc_inference_end(0u);
         trc_stack_report(&g_stack_main);
         trc_stack_report(&g_stack_handler);
+    }
+    if (g_scenario == SCENARIO_NPU_SAMPLING) {
+        sampling_stop();
     }
     print_totals();
     trc_print("records emitted=");

@@ -40,7 +40,7 @@ extern "C" {
 
 #define TRC_MAX_WORDS 24u   /* largest payload this library emits, in 32-bit words (the wire allows 63) */
 
-/* Record types (6 bits). 0x00 is never valid. Reserved for later: 0x2E-0x2F, 0x30-0x3F. */
+/* Record types (6 bits). 0x00 is never valid. Reserved for later: 0x2E-0x2F, 0x30-0x37, 0x3B-0x3F. */
 enum trc_record_type {
     TRC_REC_TARGET_INFO = 0x01,
     TRC_REC_TIME_SYNC = 0x02,
@@ -65,7 +65,11 @@ enum trc_record_type {
     TRC_REC_CPU_WRITE = 0x2A,   /* the CPU finished writing a buffer (address, length) */
     TRC_REC_ISR_INFO = 0x2B,    /* the name of an exception number (exception, name) */
     TRC_REC_NPU_BUFFER = 0x2C,  /* an NPU job reads or writes a buffer (job, role, address, length) */
-    TRC_REC_CPU_READ = 0x2D     /* the CPU starts reading a buffer (address, length) */
+    TRC_REC_CPU_READ = 0x2D,    /* the CPU starts reading a buffer (address, length) */
+    /* Sampling from a periodic interrupt (trc_sampler.h). */
+    TRC_REC_NPU_SAMPLE = 0x38,   /* Ethos-U QREAD, STATUS, QBASE, QSIZE, PMU counters */
+    TRC_REC_PC_SAMPLE = 0x39,    /* the interrupted code's PC */
+    TRC_REC_SAMPLER_INFO = 0x3A  /* what is sampled, the period, its cost */
 };
 
 /* Where the timestamps come from (TARGET_INFO word 3, bits 0-7). */
@@ -254,6 +258,10 @@ void trc_sync(void);
 /* Times `pairs` layer begin/end pairs (index TRC_LAYER_CALIBRATION, which the host ignores) and
  * returns the cost of one pair in 1/16 counter ticks (put it in trc_target_info). */
 uint32_t trc_measure_marker_cost(uint32_t pairs);
+
+/* Emit a record of `type` built by another module (trc_sampler.c): words[0] receives the time,
+ * words[1..count-1] are the payload (count <= TRC_MAX_WORDS). Returns the 32-bit time stamped. */
+uint32_t trc_record(uint32_t type, uint32_t *words, uint32_t count);
 
 /* Records the library could not emit (transport refused, ITM not ready). */
 uint32_t trc_dropped(void);

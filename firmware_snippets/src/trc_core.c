@@ -536,6 +536,16 @@ void trc_value(uint32_t id, uint32_t value)
     (void)trc_emit(TRC_REC_VALUE, w, 3u, 0u);
 }
 
+/* ---- records of other modules (trc_sampler.c) -------------------------------------------- */
+
+uint32_t trc_record(uint32_t type, uint32_t *words, uint32_t count)
+{
+    if (count == 0u || count > TRC_MAX_WORDS) {
+        return 0u;
+    }
+    return trc_emit(type & 0x3Fu, words, count, 0u);
+}
+
 /* ---- text and sync ------------------------------------------------------------------------ */
 
 /* Up to 4 characters as one port-0 packet (size 1, 2 or 4; 3 characters go as 2 + 1). */

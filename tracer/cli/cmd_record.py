@@ -146,6 +146,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         source.close()
     console.info(f"recorded {result.bytes} bytes in {result.seconds:.1f} s to {args.output} ({result.ended})")
+    npu = getattr(source, "npu_sampling", None)  # probe sampling of the NPU: the rate it achieved
+    if npu is not None:
+        console.info(npu.sentence())
     if result.ended == "lost":
         console.error(
             f"source lost: {result.message}; every byte received ({result.bytes} bytes) is in {args.output}"

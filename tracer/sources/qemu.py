@@ -9,10 +9,12 @@ start command, so every run is cycle-for-cycle identical. The UART is a local TC
 moment we connect and never loses a read at the end of the stream).
 
 Handshake: the firmware prints ``READY`` (ITM port 0 text), the host answers
-``START <inferences> <scenario>``; at the end the firmware exits through semihosting and QEMU's
-exit status is the firmware's. Scenarios (:data:`SCENARIOS`) make the firmware misbehave in one
-known way each (an interrupt in a layer, a missing cache clean, a stack overflow, an arena too
-small); ``firmware_snippets/demo/main.c`` describes them.
+``START <inferences> <scenario> [<sample Hz>]``; at the end the firmware exits through semihosting
+and QEMU's exit status is the firmware's. Scenarios (:data:`SCENARIOS`) make the firmware misbehave
+in one known way each (an interrupt in a layer, a missing cache clean, a stack overflow, an arena
+too small), or, ``npu-sampling``, run a Vela command stream as one NPU job on the simulated NPU
+while a timer samples it and the CPU at ``sample_hz``; ``firmware_snippets/demo/main.c`` describes
+them.
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ MACHINE = "mps3-an547"
 CPU_HZ = 32_000_000  # the an547 processor clock in QEMU: what SysTick counts
 DEMO_TARGET = "demo"
 DEMO_ELF = Path("demo") / "tracer_demo.elf"
-SCENARIOS = ("clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small")
+SCENARIOS = ("clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small", "npu-sampling")
+SAMPLING_SCENARIO = "npu-sampling"
+SAMPLE_HZ_RANGE = (1, 100_000)  # what the firmware's sampling timer accepts
 FIRMWARE_DIR_ENV = "TRACER_FIRMWARE_DIR"
 READY_MARK = "READY"
 
@@ -149,21 +153,31 @@ class QemuDemoSource:
         scenario: The demo scenario (one of :data:`SCENARIOS`).
         icount_shift: QEMU ``-icount shift`` (0: one instruction per nanosecond).
         ready_timeout: Seconds to wait for QEMU and the firmware's READY.
+        sample_hz: The sampling timer's rate in the ``npu-sampling`` scenario (None: the firmware's
+            default, 1 kHz of emulated time).
     """
 
     def __init__(
-        self, elf: Path, inferences: int, scenario: str = "clean", icount_shift: int = 0, ready_timeout: float = 20.0
-    ) -> None:
+        self, elf: Path, inferences: int, scenario: str = "clean", icount_shift: int = 0, ready_timeout: float = 20.0,
+        sample_hz: int | None = None,
+    ) -> None:  # fmt: skip
         if inferences < 1:
             raise UsageError(f"--inferences must be at least 1, not {inferences}")
         if scenario not in SCENARIOS:
             raise UsageError(f"unknown scenario {scenario!r}: expected one of {', '.join(SCENARIOS)}")
+        if sample_hz is not None and scenario != SAMPLING_SCENARIO:
+            raise UsageError(f"a sample rate applies to the {SAMPLING_SCENARIO} scenario only, not {scenario!r}")
+        if sample_hz is not None and not SAMPLE_HZ_RANGE[0] <= sample_hz <= SAMPLE_HZ_RANGE[1]:
+            raise UsageError(f"sample rate {sample_hz} Hz is outside {SAMPLE_HZ_RANGE[0]}..{SAMPLE_HZ_RANGE[1]} Hz")
+        self.sample_hz = sample_hz
         self.elf = Path(elf)
         self.inferences = inferences
         self.scenario = scenario
         self.icount_shift = icount_shift
         self.ready_timeout = ready_timeout
         self.url = f"qemu://{MACHINE}?inferences={inferences}&scenario={scenario}"
+        if sample_hz is not None:
+            self.url += f"&sample_hz={sample_hz}"
         self.port: int | None = None
         self.exit_code: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -235,6 +249,7 @@ class QemuDemoSource:
             "launcher": {
                 "machine": MACHINE, "firmware": self.elf.name, "inferences": self.inferences,
                 "scenario": self.scenario, "icount_shift": self.icount_shift,
+                **({"sample_hz": self.sample_hz} if self.sample_hz is not None else {}),
             },
         }  # fmt: skip
 
@@ -304,7 +319,8 @@ class QemuDemoSource:
             swit = (batch.kind == PacketKind.SWIT) & (batch.b == 0)
             for value, size in zip(batch.a[swit].tolist(), batch.c[swit].tolist()):
                 text += int(value).to_bytes(8, "little")[:size]
-        self._uart().write(f"START {self.inferences} {self.scenario}\n".encode())
+        rate = f" {self.sample_hz}" if self.sample_hz is not None else ""
+        self._uart().write(f"START {self.inferences} {self.scenario}{rate}\n".encode())
 
     def _uart(self) -> SerialSource:
         if self._serial is None:
@@ -328,12 +344,14 @@ def _sha256(path: Path) -> str:
 
 
 def open_qemu_url(url: SourceUrl) -> QemuDemoSource:
-    """``qemu://mps3-an547?inferences=N&scenario=clean``: build the demo if needed and run it."""
+    """``qemu://mps3-an547?inferences=N&scenario=clean[&sample_hz=HZ]``: build the demo if needed and run it."""
     if url.location not in ("", MACHINE, "demo"):
         raise UsageError(f"{url.text}: the QEMU demo runs on {MACHINE} only")
     try:
         inferences = int(url.option("inferences", "20") or "20")
+        rate = url.option("sample_hz", None)
+        sample_hz = int(rate) if rate else None
     except ValueError:
-        raise UsageError(f"{url.text}: inferences must be a number") from None
+        raise UsageError(f"{url.text}: inferences and sample_hz must be numbers") from None
     check_tools(build=True)
-    return QemuDemoSource(demo_elf(), inferences, url.option("scenario", "clean") or "clean")
+    return QemuDemoSource(demo_elf(), inferences, url.option("scenario", "clean") or "clean", sample_hz=sample_hz)

@@ -70,6 +70,11 @@ class RecordType(enum.IntEnum):
     ISR_INFO = 0x2B  # an exception number's name: exception | name length << 16, name
     NPU_BUFFER = 0x2C  # an NPU job reads (role 0) or writes (role 1) a buffer: job, role, address, length
     CPU_READ = 0x2D  # the CPU starts reading a buffer: address, length
+    # Sampling from a periodic interrupt (firmware_snippets/include/trc_sampler.h); decoded from
+    # the kept records by tracer.telemetry.samples.
+    NPU_SAMPLE = 0x38  # QREAD, STATUS, QBASE, QSIZE, flags | PMCCNTR high << 16, [PMCCNTR low], counters
+    PC_SAMPLE = 0x39  # the interrupted code's PC, exception number | flags
+    SAMPLER_INFO = 0x3A  # what is sampled, period, dither, cost per interrupt (1/16 ticks)
 
 
 # Payload words each type needs at least (word 0, the time, included). More words than this are
@@ -99,6 +104,9 @@ MIN_WORDS: dict[RecordType, int] = {
     RecordType.ISR_INFO: 2,
     RecordType.NPU_BUFFER: 5,
     RecordType.CPU_READ: 3,
+    RecordType.NPU_SAMPLE: 6,
+    RecordType.PC_SAMPLE: 3,
+    RecordType.SAMPLER_INFO: 5,
 }
 
 
@@ -140,6 +148,15 @@ BUFFER_OUTPUT = 1
 
 NPU_READS = 0  # NPU_BUFFER roles
 NPU_WRITES = 1
+
+NPU_SAMPLE_COUNTERS_MASK = 0xF  # NPU_SAMPLE word 5 (word 0 is the time): event counters that follow
+NPU_SAMPLE_CYCLES = 0x10  # ... the PMU cycle counter's low word follows (its bits 32-47 in bits 16-31)
+SAMPLE_CALIBRATION = 0x100  # ... taken to measure the cost, not a sample
+PC_SAMPLE_CALIBRATION = 1 << 16  # PC_SAMPLE word 2: exception number bits 0-8 | this flag
+NPU_STATUS_RUNNING = 1  # Ethos-U STATUS bit 0
+SAMPLER_NPU = 1  # SAMPLER_INFO word 1: NPU samples are taken
+SAMPLER_PC = 2  # ... PC samples are taken
+SAMPLER_TIMER = 1 << 8  # ... from a timer interrupt
 
 
 def _crc16_table() -> tuple[int, ...]:
