@@ -2,7 +2,7 @@
 
 Feed it :class:`~tracer.decode.packets.PacketBatch` after batch (from a capture, or live from a
 worker thread) and ask at any time for the whole timeline or for the inferences completed since
-the last call. Records are assembled by a numba kernel (:mod:`tracer.telemetry.kernel`) into
+the last call. Records are assembled by a compiled kernel (:mod:`tracer.telemetry.kernel`) into
 column tables; only rare records (memory, marks, layer descriptions, console text) become Python
 objects. The wire format and the loss rules are described in :mod:`tracer.telemetry.wire` and in
 the kernel module.
