@@ -17,6 +17,14 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Distinct buffers: a write through one never changes what another points at (so the compiler
+ * keeps state in registers). MSVC spells it __restrict. */
+#if defined(_MSC_VER)
+#define RESTRICT __restrict
+#else
+#define RESTRICT restrict
+#endif
+
 /* Element types of array arguments. */
 enum { A_U8, A_I64, A_U64, A_BOOL };
 

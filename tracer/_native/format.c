@@ -73,7 +73,7 @@ static PyObject *formatter_new(PyTypeObject *type, PyObject *args, PyObject *kwd
     allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
     Formatter *self = (Formatter *)alloc(type, 0);
     if (self == NULL) return NULL;
-    int64_t n_keys, digits[16];
+    int64_t n_keys;
     Py_ssize_t shape[2];
     if (copy_names(consts, "KEY_NAMES", "KEY_LENS", &self->key_names[0][0], self->key_lens, MAX_KEYS, &n_keys) < 0 ||
         copy_names(consts, "TYPE_NAMES", "TYPE_LENS", &self->type_names[0][0], self->type_lens, MAX_TYPES,
@@ -90,7 +90,6 @@ static PyObject *formatter_new(PyTypeObject *type, PyObject *args, PyObject *kwd
             goto fail;
         }
         memcpy(self->digits, raw, 16);
-        (void)digits;
     }
     for (int f = 0; f < F_COUNT; f++) {
         if (const_int(consts, field_names[f], &self->field_key[f]) < 0) goto fail;
@@ -241,7 +240,7 @@ static PyObject *format_packets(PyObject *self_, PyObject *args, PyObject *kwds)
     const uint8_t *c = b ? views_get(&vs, p_c, A_U8, 0, 1, "c", sh[4]) : NULL;
     const uint8_t *flags = c ? views_get(&vs, p_flags, A_U8, 0, 1, "flags", sh[5]) : NULL;
     const int64_t *ts = flags ? views_get(&vs, p_ts, A_I64, 0, 1, "ts", sh[6]) : NULL;
-    uint8_t *out = ts ? views_get(&vs, p_out, A_U8, 1, 1, "out", sh[7]) : NULL;
+    uint8_t *RESTRICT out = ts ? views_get(&vs, p_out, A_U8, 1, 1, "out", sh[7]) : NULL;
     if (out == NULL) {
         views_release(&vs);
         return NULL;

@@ -179,15 +179,15 @@ static PyObject *itm_decode(PyObject *self_, PyObject *args, PyObject *kwds) {
     Views vs = {.count = 0};
     Py_ssize_t sh[10][2];
     const uint8_t *buf = views_get(&vs, p_buf, A_U8, 0, 1, "buf", sh[0]);
-    int64_t *state = buf ? views_get(&vs, p_state, A_I64, 1, 1, "state", sh[1]) : NULL;
-    int64_t *counts = state ? views_get(&vs, p_counts, A_I64, 1, 1, "counts", sh[2]) : NULL;
-    int64_t *o_offset = counts ? views_get(&vs, p_offset, A_I64, 1, 1, "out_offset", sh[3]) : NULL;
-    uint8_t *o_kind = o_offset ? views_get(&vs, p_kind, A_U8, 1, 1, "out_kind", sh[4]) : NULL;
-    uint64_t *o_a = o_kind ? views_get(&vs, p_a, A_U64, 1, 1, "out_a", sh[5]) : NULL;
-    uint64_t *o_b = o_a ? views_get(&vs, p_b, A_U64, 1, 1, "out_b", sh[6]) : NULL;
-    uint8_t *o_c = o_b ? views_get(&vs, p_c, A_U8, 1, 1, "out_c", sh[7]) : NULL;
-    uint8_t *o_flags = o_c ? views_get(&vs, p_flags, A_U8, 1, 1, "out_flags", sh[8]) : NULL;
-    int64_t *o_ts = o_flags ? views_get(&vs, p_ts, A_I64, 1, 1, "out_ts", sh[9]) : NULL;
+    int64_t *RESTRICT state = buf ? views_get(&vs, p_state, A_I64, 1, 1, "state", sh[1]) : NULL;
+    int64_t *RESTRICT counts = state ? views_get(&vs, p_counts, A_I64, 1, 1, "counts", sh[2]) : NULL;
+    int64_t *RESTRICT o_offset = counts ? views_get(&vs, p_offset, A_I64, 1, 1, "out_offset", sh[3]) : NULL;
+    uint8_t *RESTRICT o_kind = o_offset ? views_get(&vs, p_kind, A_U8, 1, 1, "out_kind", sh[4]) : NULL;
+    uint64_t *RESTRICT o_a = o_kind ? views_get(&vs, p_a, A_U64, 1, 1, "out_a", sh[5]) : NULL;
+    uint64_t *RESTRICT o_b = o_a ? views_get(&vs, p_b, A_U64, 1, 1, "out_b", sh[6]) : NULL;
+    uint8_t *RESTRICT o_c = o_b ? views_get(&vs, p_c, A_U8, 1, 1, "out_c", sh[7]) : NULL;
+    uint8_t *RESTRICT o_flags = o_c ? views_get(&vs, p_flags, A_U8, 1, 1, "out_flags", sh[8]) : NULL;
+    int64_t *RESTRICT o_ts = o_flags ? views_get(&vs, p_ts, A_I64, 1, 1, "out_ts", sh[9]) : NULL;
     if (o_ts == NULL) {
         views_release(&vs);
         return NULL;

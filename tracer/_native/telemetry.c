@@ -130,11 +130,12 @@ static void telemetry_dealloc(PyObject *self) {
 }
 
 /* The tables of one call. Tables are column-major: row ``col`` of a table holds one column. */
+/* The arrays are distinct buffers (RESTRICT: a write to a table never changes the state). */
 typedef struct {
     const TelemetryKernel *K;
-    int64_t *st, *pend, *pmu;
-    int64_t *spans, *infs, *events, *words, *text_time, *dwt;
-    uint8_t *text;
+    int64_t *RESTRICT st, *RESTRICT pend, *RESTRICT pmu;
+    int64_t *RESTRICT spans, *RESTRICT infs, *RESTRICT events, *RESTRICT words, *RESTRICT text_time, *RESTRICT dwt;
+    uint8_t *RESTRICT text;
     int64_t cap_spans, cap_inf, cap_events, cap_words, cap_text, cap_dwt;
 } Tables;
 

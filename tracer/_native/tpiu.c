@@ -52,11 +52,11 @@ static PyObject *tpiu_deframe(PyObject *self, PyObject *args, PyObject *kwds) {
     Views vs = {.count = 0};
     Py_ssize_t sh_buf[2], sh_state[2], sh_frame[2], sh_out[2], sh_idb[2], sh_idc[2];
     const uint8_t *buf = views_get(&vs, o_buf, A_U8, 0, 1, "buf", sh_buf);
-    int64_t *state = buf ? views_get(&vs, o_state, A_I64, 1, 1, "state", sh_state) : NULL;
-    uint8_t *frame = state ? views_get(&vs, o_frame, A_U8, 1, 1, "frame", sh_frame) : NULL;
-    uint8_t *out = frame ? views_get(&vs, o_out, A_U8, 1, 1, "out", sh_out) : NULL;
-    int64_t *id_bytes = out ? views_get(&vs, o_idb, A_I64, 1, 1, "id_bytes", sh_idb) : NULL;
-    int64_t *id_changes = id_bytes ? views_get(&vs, o_idc, A_I64, 1, 1, "id_changes", sh_idc) : NULL;
+    int64_t *RESTRICT state = buf ? views_get(&vs, o_state, A_I64, 1, 1, "state", sh_state) : NULL;
+    uint8_t *RESTRICT frame = state ? views_get(&vs, o_frame, A_U8, 1, 1, "frame", sh_frame) : NULL;
+    uint8_t *RESTRICT out = frame ? views_get(&vs, o_out, A_U8, 1, 1, "out", sh_out) : NULL;
+    int64_t *RESTRICT id_bytes = out ? views_get(&vs, o_idb, A_I64, 1, 1, "id_bytes", sh_idb) : NULL;
+    int64_t *RESTRICT id_changes = id_bytes ? views_get(&vs, o_idc, A_I64, 1, 1, "id_changes", sh_idc) : NULL;
     if (id_changes == NULL) goto fail;
     int64_t length = sh_buf[0] - (sh_buf[0] & 1);
     if (sh_state[0] < STATE_SIZE || sh_frame[0] < FRAME_BYTES || sh_idb[0] < ID_COUNT || sh_idc[0] < ID_COUNT) {
