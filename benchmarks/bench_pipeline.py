@@ -15,8 +15,9 @@ two stack reports per inference), made by our own encoder, then times in the sam
              timeline and the per-layer report (``tracer report``), streaming.
 
 and prints MB/s of both, their ratio, the peak resident memory of each (in a fresh process), and
-whether the pipeline clears the 50 MB/s target (README, "Benchmarks"). The first (compiling) pass
-is excluded; each stage is timed best of ``--repeat`` runs.
+whether the pipeline runs at least half as fast as decoding alone, in the same run (README,
+"Benchmarks"; absolute MB/s vary 2-3x between machines, the ratio does not). A first pass on a
+small capture (imports, first allocations) is excluded; each stage is timed best of ``--repeat``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from tracer.telemetry.encoder import SlotSpec, encode_inferences  # noqa: E402
 from tracer.telemetry.wire import RecordType as R  # noqa: E402
 from workload import LAYERS, inference_slots  # noqa: E402
 
-TARGET_MB_S = 50.0
+TARGET_RATIO = 0.5  # pipeline MB/s over decode-only MB/s
 
 
 def template() -> list[SlotSpec]:
@@ -132,7 +133,7 @@ def main() -> int:
         small = Path(tmp) / "warm.trace"
         write_capture(small, 0.2)
         reference(small)
-        pipeline(small)  # compile / load numba caches outside the timing
+        pipeline(small)  # imports and first allocations outside the timing
 
         ref_s, _ = best_of(args.repeat, reference, path)
         pipe_s, (decoded_bytes, report) = best_of(args.repeat, pipeline, path)
@@ -149,8 +150,10 @@ def main() -> int:
           f"{len(report['layers'])} layers, loss {report['capture']['loss']}")  # fmt: skip
     print(f"memory     peak RSS of a fresh process: reference {ref_rss / 1e6:.0f} MB, pipeline {pipe_rss / 1e6:.0f} MB "
           f"({(pipe_rss - ref_rss) / (inferences * LAYERS):.0f} bytes more per layer span)")  # fmt: skip
-    ok = pipe_rate >= TARGET_MB_S and complete == inferences and decoded_bytes == stream_bytes
-    print(f"target     pipeline >= {TARGET_MB_S:.0f} MB/s: {'yes' if ok else 'NO'}")
+    fast = pipe_rate / ref_rate >= TARGET_RATIO
+    ok = fast and complete == inferences and decoded_bytes == stream_bytes
+    print(f"target     pipeline / reference >= {TARGET_RATIO}: {'PASS' if fast else 'MISS'}; every inference "
+          f"complete: {'yes' if complete == inferences else 'NO'} (load average {os.getloadavg()[0]:.2f})")
     return 0 if ok else 1
 
 

@@ -9,6 +9,7 @@ Totals add up the complete inferences only; incomplete ones are listed but never
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -24,12 +25,8 @@ def pmu_section(timeline: InferenceTimeline) -> dict[str, Any]:
     """``{simulated, note, units, counters, per_inference, totals, totals_over, summaries,
     npu_utilization}`` (see the module docstring)."""
     per_inference = _per_inference(timeline)
-    names: list[str] = []
-    for row in per_inference:
-        names.extend(n for n in row["counters"] if n not in names)
-    for stat in timeline.pmu_stats:
-        if stat not in names:
-            names.append(stat)
+    # Counter names in order of first appearance (rows, then the log's statistics).
+    names = list(dict.fromkeys(itertools.chain(*(row["counters"] for row in per_inference), timeline.pmu_stats)))
     totals: dict[str, int] = {}
     complete = [row for row in per_inference if row["complete"]]
     for row in complete:
@@ -78,12 +75,15 @@ def _per_inference(timeline: InferenceTimeline) -> list[dict[str, Any]]:
     complete = inf.complete.tolist()
     totals = timeline.pmu_totals
     out = []
-    for i, number in enumerate(numbers):
-        counters = {name: column[i] for name, column in zip(names, columns) if column[i] is not None}
-        for name, value in totals.get(number, {}).items():
-            counters.setdefault(name, int(value))
+    rows = zip(*columns) if columns else itertools.repeat(())
+    for number, done, values in zip(numbers, complete, rows):
+        counters = {name: value for name, value in zip(names, values) if value is not None}
+        logged = totals.get(number)
+        if logged:
+            for name, value in logged.items():
+                counters.setdefault(name, int(value))
         if counters:
-            out.append({"number": number, "complete": complete[i], "counters": counters})
+            out.append({"number": number, "complete": done, "counters": counters})
     return out
 
 
