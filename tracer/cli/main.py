@@ -36,8 +36,10 @@ def _verb_module(verb: str) -> ModuleType:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """Return the parser: every verb's options (tests check every verb's help), or, with ``only``,
-    those of that verb alone (a run loads what its verb needs, not what every verb's options do)."""
+    """Return the parser: every verb with its options (tests check every verb's help), or, with
+    ``only``, that verb alone if it is one (a run loads what its verb needs, not what every verb's
+    options do), else every verb without options (``tracer --help`` lists them; a wrong verb is
+    refused with the list)."""
     parser = argparse.ArgumentParser(
         prog="tracer",
         description="Telemetry and trace analyzer for microcontrollers running neural networks.",
@@ -46,7 +48,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tracer {tracer.__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
-    for verb in VERBS:
+    for verb in [only] if only in VERBS else VERBS:
         module = _verb_module(verb)
         verb_parser = sub.add_parser(
             verb,
