@@ -386,3 +386,33 @@ def test_without_the_extension_the_python_kernels_run_and_say_so_once(tmp_path: 
     assert len(notices) == 1 and "tracer._kernels is not built" in notices[0]
     assert "pure-Python" not in compiled.stderr
     assert json.loads(fallback.stdout) == json.loads(compiled.stdout)
+
+
+def test_the_compiled_kernels_release_the_gil() -> None:
+    """While a long kernel call runs in one thread, another keeps running Python code (a live
+    screen stays responsive): its longest pause is far shorter than the call. Held, the GIL would
+    stop it for the whole call."""
+    import threading
+    import time
+
+    frame = bytes([0x03]) + bytes(range(1, 15)) + b"\x00"  # ID 1, then data
+    buf = np.frombuffer(frame * (4 << 20), np.uint8)  # 64 MiB
+    out = np.empty(buf.shape[0] + 16, np.uint8)
+    call = {}
+
+    def work() -> None:
+        args = (tpiu_kernel.new_state(), np.zeros(16, np.uint8), 1, out, np.zeros(128, np.int64),
+                np.zeros(128, np.int64))  # fmt: skip
+        time.sleep(0.05)  # the other thread is spinning by now
+        start = time.perf_counter()
+        tpiu_kernel.deframe_native(buf, *args)
+        call["seconds"] = time.perf_counter() - start
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    longest, last = 0.0, time.perf_counter()
+    while worker.is_alive():
+        now = time.perf_counter()
+        longest, last = max(longest, now - last), now
+    worker.join()
+    assert longest < call["seconds"] / 2, (longest, call)
