@@ -63,6 +63,9 @@ static inline int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_
 static inline int64_t wrap_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
 static inline int64_t wrap_shl(int64_t a, int s) { return (int64_t)((uint64_t)a << s); }
 
+/* Deallocation of a kernel object (a heap type: it holds a reference to its type). */
+void kernel_dealloc(PyObject *self);
+
 /* Kernel types, created by the module. */
 PyObject *tpiu_type(PyObject *module);
 PyObject *itm_type(PyObject *module);

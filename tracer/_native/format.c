@@ -130,13 +130,6 @@ fail:
     return NULL;
 }
 
-static void formatter_dealloc(PyObject *self) {
-    PyTypeObject *type = Py_TYPE(self);
-    freefunc free_ = (freefunc)PyType_GetSlot(type, Py_tp_free);
-    free_(self);
-    Py_DECREF(type);
-}
-
 static inline int64_t put_bytes(uint8_t *out, int64_t pos, const uint8_t *src, int64_t len) {
     memcpy(out + pos, src, (size_t)len);
     return pos + len;
@@ -398,7 +391,7 @@ static PyMethodDef formatter_methods[] = {
 
 static PyType_Slot formatter_slots[] = {
     {Py_tp_new, formatter_new},
-    {Py_tp_dealloc, formatter_dealloc},
+    {Py_tp_dealloc, kernel_dealloc},
     {Py_tp_methods, formatter_methods},
     {Py_tp_doc, "PacketFormatter(constants): packet listings; constants are tracer.export.packets_text's."},
     {0, NULL},

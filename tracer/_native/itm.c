@@ -96,13 +96,6 @@ fail:
     return NULL;
 }
 
-static void itm_dealloc(PyObject *self) {
-    PyTypeObject *type = Py_TYPE(self);
-    freefunc free_ = (freefunc)PyType_GetSlot(type, Py_tp_free);
-    free_(self);
-    Py_DECREF(type);
-}
-
 /* Whether the zeros ending the packet buf[start:end] begin a sync packet: the position of the
  * first of those zeros if so, -1 if the buffer ends too early to tell (never when final), -2 if not. */
 static inline int64_t hidden_sync(const uint8_t *buf, int64_t start, int64_t end, int64_t length, int final) {
@@ -491,7 +484,7 @@ static PyMethodDef itm_methods[] = {
 
 static PyType_Slot itm_slots[] = {
     {Py_tp_new, itm_new},
-    {Py_tp_dealloc, itm_dealloc},
+    {Py_tp_dealloc, kernel_dealloc},
     {Py_tp_methods, itm_methods},
     {Py_tp_doc, "ItmKernel(constants): the ITM/DWT decoder; constants are tracer.decode.itm_kernel's."},
     {0, NULL},

@@ -116,6 +116,13 @@ int const_array(PyObject *consts, const char *name, int type, int ndim, void *de
     return 0;
 }
 
+void kernel_dealloc(PyObject *self) {
+    PyTypeObject *type = Py_TYPE(self);
+    freefunc free_ = (freefunc)PyType_GetSlot(type, Py_tp_free);
+    free_(self);
+    Py_DECREF(type);
+}
+
 static int add_type(PyObject *module, const char *name, PyObject *type) {
     if (type == NULL) return -1;
     int rc = PyModule_AddObjectRef(module, name, type);

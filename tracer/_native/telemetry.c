@@ -122,13 +122,6 @@ fail:
     return NULL;
 }
 
-static void telemetry_dealloc(PyObject *self) {
-    PyTypeObject *type = Py_TYPE(self);
-    freefunc free_ = (freefunc)PyType_GetSlot(type, Py_tp_free);
-    free_(self);
-    Py_DECREF(type);
-}
-
 /* The tables of one call. Tables are column-major: row ``col`` of a table holds one column. */
 /* The arrays are distinct buffers (RESTRICT: a write to a table never changes the state). */
 typedef struct {
@@ -724,7 +717,7 @@ static PyMethodDef telemetry_methods[] = {
 
 static PyType_Slot telemetry_slots[] = {
     {Py_tp_new, telemetry_new},
-    {Py_tp_dealloc, telemetry_dealloc},
+    {Py_tp_dealloc, kernel_dealloc},
     {Py_tp_methods, telemetry_methods},
     {Py_tp_doc, "TelemetryKernel(constants): records -> inferences and spans; constants are "
                 "tracer.telemetry.kernel's."},

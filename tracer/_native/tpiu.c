@@ -23,13 +23,6 @@ static PyObject *tpiu_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     return alloc(type, 0);
 }
 
-static void tpiu_dealloc(PyObject *self) {
-    PyTypeObject *type = Py_TYPE(self);
-    freefunc free_ = (freefunc)PyType_GetSlot(type, Py_tp_free);
-    free_(self);
-    Py_DECREF(type);
-}
-
 #define EMIT(source, byte)                                                                                            \
     do {                                                                                                              \
         if ((source) >= 0) {                                                                                          \
@@ -145,7 +138,7 @@ static PyMethodDef tpiu_methods[] = {
 
 static PyType_Slot tpiu_slots[] = {
     {Py_tp_new, tpiu_new},
-    {Py_tp_dealloc, tpiu_dealloc},
+    {Py_tp_dealloc, kernel_dealloc},
     {Py_tp_methods, tpiu_methods},
     {Py_tp_doc, "TpiuKernel(constants): the TPIU deframer; constants are tracer.decode.tpiu_kernel's."},
     {0, NULL},
