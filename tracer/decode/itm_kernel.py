@@ -107,7 +107,7 @@ T_EXC = 8  # 1 for exception packets: column ``b`` = function (payload bits 13:1
 
 def _header_table() -> np.ndarray:
     """Classify every header byte once (Armv7-M D4.2, Armv8-M F1.2)."""
-    tab = np.zeros((256, 9), np.int64)
+    tab = [[0] * 9 for _ in range(256)]  # lists while filling: numpy item assignment is slow at import
     for h in range(256):
         row = tab[h]
         low = h & 0x0F
@@ -166,7 +166,7 @@ def _header_table() -> np.ndarray:
             row[T_B] = b
             row[T_FLAGS] = flags
             row[T_SPECIAL] = special
-    return tab
+    return np.array(tab, np.int64)
 
 
 HEADERS = _header_table()
