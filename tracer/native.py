@@ -75,7 +75,7 @@ def compiled(kernel: str, constants: dict[str, Any]) -> Any:
 
 
 def active() -> dict[str, str]:
-    """Which implementation each kernel uses: ``"native"`` or ``"python"`` (for tests and ``--version``)."""
+    """Which implementation each kernel uses now: ``"native"`` or ``"python"`` (tests, the wheel smoke test)."""
     out = {}
     for module_name, name in KERNELS:
         module = importlib.import_module(module_name)
