@@ -28,7 +28,7 @@ from itm_encoder import FULL_SYNC, encode_stream, tpiu_frames
 from test_itm_properties import packets as packet_lists
 from tracer import native
 from tracer.capture.reader import open_capture
-from tracer.decode import ItmDecoder, PacketBatch, PacketKind, TpiuDeframer, TpiuMode, TraceDecoder, decode_reader
+from tracer.decode import ItmDecoder, PacketBatch, PacketKind, TpiuDeframer, TpiuMode, TraceDecoder
 from tracer.decode import itm_kernel, tpiu_kernel
 from tracer.decode.packets import KIND_COUNT
 from tracer.export import packets_text
@@ -259,12 +259,14 @@ def test_generated_telemetry_streams(calls: Calls) -> None:
 def test_real_streams(calls: Calls, path: Path) -> None:
     """Captures from real targets and the demo: packets, listings, records, all through both kernels
     (the raw traces' first 24 KB: the pure-Python kernels take about 10 µs a byte)."""
+    trace = TraceDecoder(TpiuMode.AUTO, hold_timestamps=False)
     with open_capture(path) as reader:
-        if reader.is_capture:
-            trace, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
+        if reader.is_capture:  # its chunks, as recorded (the demo: raw ITM, says its header)
+            assert reader.metadata.tpiu is False
+            trace = TraceDecoder(TpiuMode.OFF, hold_timestamps=False)
+            batches = [*(trace.feed(chunk.data, chunk.lost_before) for chunk in reader.chunks()), trace.finish()]
         else:
             data = path.read_bytes()[:24_000]
-            trace = TraceDecoder(TpiuMode.AUTO, hold_timestamps=False)
             batches = [*(trace.feed(data[i : i + 4096]) for i in range(0, len(data), 4096)), trace.finish()]
         telemetry = TelemetryDecoder()
         for batch in batches:

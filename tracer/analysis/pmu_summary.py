@@ -9,8 +9,6 @@ Totals add up the complete inferences only; incomplete ones are listed but never
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
 from typing import Any
 
 import numpy as np
@@ -25,19 +23,18 @@ SIMULATED_NOTE = "simulated: no real NPU; the firmware computed these values fro
 def pmu_section(timeline: InferenceTimeline) -> dict[str, Any]:
     """``{simulated, note, units, counters, per_inference, totals, totals_over, summaries,
     npu_utilization}`` (see the module docstring)."""
-    sums = _span_sums(timeline)
-    per_inference = _per_inference(timeline, sums)
-    if timeline.pmu_totals:  # a log's totals fill in: add up the rows as they are
-        names = list(dict.fromkeys(itertools.chain(*(row["counters"] for row in per_inference))))
-        totals: dict[str, int] = {}
-        for row in per_inference:
-            if row["complete"]:
-                for name, value in row["counters"].items():
-                    totals[name] = totals.get(name, 0) + value
-    else:  # span sums only: the same, by column
-        names, totals = sums.names_and_totals(timeline.inferences.complete)
-    names.extend(stat for stat in timeline.pmu_stats if stat not in names)
-    complete = sum(1 for row in per_inference if row["complete"])
+    per_inference = _per_inference(timeline)
+    names: list[str] = []
+    for row in per_inference:
+        names.extend(n for n in row["counters"] if n not in names)
+    for stat in timeline.pmu_stats:
+        if stat not in names:
+            names.append(stat)
+    totals: dict[str, int] = {}
+    complete = [row for row in per_inference if row["complete"]]
+    for row in complete:
+        for name, value in row["counters"].items():
+            totals[name] = totals.get(name, 0) + value
     simulated = timeline.labels.get("npu_pmu") == "simulated"
     units = {n: timeline.pmu_units.get(n) or _unit(n) for n in names}
     return {
@@ -47,8 +44,8 @@ def pmu_section(timeline: InferenceTimeline) -> dict[str, Any]:
         "counters": names,
         "per_inference": per_inference,
         "totals": totals,
-        "totals_over": complete,
-        "excluded": len(per_inference) - complete,
+        "totals_over": len(complete),
+        "excluded": len(per_inference) - len(complete),
         "summaries": {
             name: {"unit": stat.unit, "samples": stat.samples, "total": stat.total, "mean": stat.mean,
                    "min": stat.min, "max": stat.max}
@@ -74,85 +71,55 @@ def npu_utilization(counters: dict[str, int]) -> dict[str, Any] | None:
             "ratio": round(active / total, 6)}  # fmt: skip
 
 
-def _per_inference(timeline: InferenceTimeline, sums: _SpanSums) -> list[dict[str, Any]]:
+def _per_inference(timeline: InferenceTimeline) -> list[dict[str, Any]]:
     inf = timeline.inferences
+    names, columns = _span_sums(timeline)
+    numbers = inf.number.tolist()
+    complete = inf.complete.tolist()
     totals = timeline.pmu_totals
     out = []
-    rows = zip(sums.values.tolist(), sums.present.tolist()) if sums.names else itertools.repeat(((), ()))
-    for number, done, (values, present) in zip(inf.number.tolist(), inf.complete.tolist(), rows):
-        counters = {name: value for name, value, have in zip(sums.names, values, present) if have}
-        logged = totals.get(number)
-        if logged:
-            for name, value in logged.items():
-                counters.setdefault(name, int(value))
+    for i, number in enumerate(numbers):
+        counters = {name: column[i] for name, column in zip(names, columns) if column[i] is not None}
+        for name, value in totals.get(number, {}).items():
+            counters.setdefault(name, int(value))
         if counters:
-            out.append({"number": number, "complete": done, "counters": counters})
+            out.append({"number": number, "complete": complete[i], "counters": counters})
     return out
 
 
-@dataclasses.dataclass
-class _SpanSums:
-    """Per inference row and counter, the sum over the inference's spans that measured it.
-
-    Attributes:
-        names: The counters some span measured.
-        values: Rows x counters, the sums (0 where ``present`` is False).
-        present: Whether a span of the inference measured the counter.
-    """
-
-    names: list[str]
-    values: np.ndarray
-    present: np.ndarray
-
-    def names_and_totals(self, complete: np.ndarray) -> tuple[list[str], dict[str, int]]:
-        """The counters in order of first appearance over the rows, and their totals over the
-        complete inferences (in order of first appearance over those), as the rows give them."""
-        names = [self.names[j] for j in _first_seen(self.present)]
-        counted = self.present & complete[:, None]
-        totals = {self.names[j]: sum(self.values[counted[:, j], j].tolist()) for j in _first_seen(counted)}
-        return names, totals
-
-
-def _first_seen(present: np.ndarray) -> list[int]:
-    """Columns with a True, by the first row that has one, then by column."""
-    seen = np.flatnonzero(present.any(axis=0))
-    if not len(seen):
-        return []
-    first = present[:, seen].argmax(axis=0)
-    return seen[np.lexsort((seen, first))].tolist()
-
-
-def _span_sums(timeline: InferenceTimeline) -> _SpanSums:
-    """Per counter, the sum over each inference's spans that measured it, aligned with the
-    inference rows."""
+def _span_sums(timeline: InferenceTimeline) -> tuple[list[str], list[list[int | None]]]:
+    """Per counter, the sum over each inference's spans that measured it, as a list aligned with the
+    inference rows (None where no span of the inference measured it)."""
     spans = timeline.spans
     inf = timeline.inferences
     n = len(inf)
+    if not len(spans) or not spans.pmu.shape[1] or not n:
+        return [], []
+    order = np.argsort(inf.number, kind="stable")
+    sorted_numbers = inf.number[order]
+    pos = np.minimum(np.searchsorted(sorted_numbers, spans.inference), n - 1)
+    known = sorted_numbers[pos] == spans.inference  # spans of an inference without a row are left out
+    row = order[pos]
     names: list[str] = []
-    values: list[np.ndarray] = []
-    present: list[np.ndarray] = []
-    if len(spans) and spans.pmu.shape[1] and n:
-        order = np.argsort(inf.number, kind="stable")
-        sorted_numbers = inf.number[order]
-        pos = np.minimum(np.searchsorted(sorted_numbers, spans.inference), n - 1)
-        known = sorted_numbers[pos] == spans.inference  # spans of an inference without a row are left out
-        row = order[pos]
-        for j, name in enumerate(spans.pmu_names):
-            column = spans.pmu[:, j]
-            have = (column >= 0) & known
-            if not have.any():
-                continue
-            rows, counts = row[have], column[have]
-            by_row = np.argsort(rows, kind="stable")
-            rows, counts = rows[by_row], counts[by_row]
-            firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-            total = np.zeros(n, np.int64)
-            total[rows[firsts]] = np.add.reduceat(counts, firsts)
-            measured = np.zeros(n, bool)
-            measured[rows[firsts]] = True
-            names.append(name)
-            values.append(total)
-            present.append(measured)
-    if not names:
-        return _SpanSums([], np.zeros((n, 0), np.int64), np.zeros((n, 0), bool))
-    return _SpanSums(names, np.stack(values, axis=1), np.stack(present, axis=1))
+    columns: list[list[int | None]] = []
+    for j, name in enumerate(spans.pmu_names):
+        column = spans.pmu[:, j]
+        have = (column >= 0) & known
+        if not have.any():
+            continue
+        rows, values = row[have], column[have]
+        by_row = np.argsort(rows, kind="stable")
+        rows, values = rows[by_row], values[by_row]
+        firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        aligned: list[int | None] = [None] * n
+        for index, total in zip(rows[firsts].tolist(), np.add.reduceat(values, firsts).tolist()):
+            aligned[index] = total
+        names.append(name)
+        columns.append(aligned)
+    return names, columns
+
+
+def _unit(name: str) -> str:
+    if "BEAT" in name:
+        return "beats"
+    return "cycles"
