@@ -366,6 +366,16 @@ def test_kernels_refuse_wrong_arrays() -> None:
                                      out[2].view(np.int64), *out[3:])  # fmt: skip
     with pytest.raises(TypeError, match="state"):
         itm_kernel.decode_itm_native(b"\x01\x02", 0, state.astype(np.int32), counts, False, *out)
+    k = telemetry_kernel
+    tel_state, pend, pmu = k.new_state()
+    tel_state[k.S_PEND_TYPE], tel_state[k.S_PEND_GOT], tel_state[k.S_PEND_COUNT] = 1, 5, 3  # not a decoder's
+    batch = PacketBatch.empty(1)
+    tables = (np.zeros((k.SP_COLS, 8), np.int64), np.zeros((k.IN_COLS, 2 * k.NEED_INF), np.int64),
+              np.zeros((k.EV_COLS, 8), np.int64), np.zeros(128, np.int64), np.zeros(8, np.uint8), np.zeros(8, np.int64),
+              k.new_dwt_table(8))  # fmt: skip
+    with pytest.raises(ValueError, match="does not fit"):
+        k.decode_records_native(batch.kind, batch.a, batch.b, batch.c, batch.flags, batch.ts, batch.offset, 0,
+                                tel_state, pend, pmu, *tables)  # fmt: skip
     with pytest.raises(ValueError, match="too small"):
         tpiu_kernel.deframe_native(np.zeros(64, np.uint8), tpiu_kernel.new_state(), np.zeros(16, np.uint8), 1,
                                    np.zeros(8, np.uint8), np.zeros(128, np.int64), np.zeros(128, np.int64))  # fmt: skip

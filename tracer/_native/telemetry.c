@@ -467,6 +467,7 @@ static int state_fits(const Tables *x) {
            st[S_N_DWT] <= x->cap_dwt && st[S_DWT_STAMP_FROM] >= 0 && st[S_DWT_STAMP_FROM] <= st[S_N_DWT] &&
            st[S_INF_FIRST_SPAN] >= 0 && st[S_INF_FIRST_SPAN] <= st[S_N_SPANS] && st[S_PEND_GOT] >= 0 &&
            st[S_PEND_GOT] < PEND_WORDS && st[S_PEND_COUNT] < PEND_WORDS && st[S_PEND_TYPE] < RECORD_TYPES &&
+           (st[S_PEND_TYPE] < 0 || st[S_PEND_GOT] < st[S_PEND_COUNT]) &&
            (!st[S_INF_OPEN] || (st[S_INF_ROW] >= 0 && st[S_INF_ROW] < st[S_N_INF]));
 }
 
