@@ -285,7 +285,7 @@ def main() -> int:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        run_app(2_000.0, 1.0, None)  # warm the numba caches and Textual outside the timing
+        run_app(2_000.0, 1.0, None)  # imports and Textual's first start outside the timing
         idle = run_app(None, args.idle_seconds, None)
         capture = None if args.no_record else Path(tmp) / "bench_tui.trace"
         busy = run_app(args.rate, args.seconds, capture)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.decode.itm import decode_bytes
 from tracer.decode.packets import PacketKind
+from tracer.sources import qemu
 from tracer.sources.qemu import CPU_HZ, QemuDemoSource
 from tracer.pipeline.capture import DecodedCapture, decode_capture
 from tracer.base.timeline import Engine
@@ -46,6 +48,36 @@ def run_demo(elf: Path, inferences: int, capture: Path) -> tuple[DecodedCapture,
         source.close()
     assert result.ended == "end of stream", result
     return decode_capture(capture), source.exit_code
+
+
+def test_host_work_never_counts_against_the_ready_timeout(demo_elf: Path, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """Setting up the decoder (2 s) and decoding the first bytes (5 s) are slow here, as a JIT
+    compile of the kernels once was: the READY timeout (4 s) counts only the wait for QEMU."""
+    init, feed = qemu._ReadyWatcher.__init__, qemu._ReadyWatcher.feed
+    slow_calls: list[str] = []
+
+    def slow_init(self: qemu._ReadyWatcher) -> None:
+        slow_calls.append("init")
+        time.sleep(2)
+        init(self)
+
+    def slow_feed(self: qemu._ReadyWatcher, data: bytes) -> None:
+        if "feed" not in slow_calls:
+            slow_calls.append("feed")
+            time.sleep(5)
+        feed(self, data)
+
+    monkeypatch.setattr(qemu._ReadyWatcher, "__init__", slow_init)
+    monkeypatch.setattr(qemu._ReadyWatcher, "feed", slow_feed)
+    source = QemuDemoSource(demo_elf, 1, ready_timeout=4.0)
+    source.open()
+    try:
+        with CaptureWriter(tmp_path / "slow.trace", CaptureMetadata.from_json(source.metadata())) as writer:
+            result = record(source, writer, duration=60)
+    finally:
+        source.close()
+    assert slow_calls == ["init", "feed"]
+    assert result.ended == "end of stream" and source.exit_code == 0
 
 
 def firmware_totals(decoded: DecodedCapture) -> dict[int, tuple[int, int]]:

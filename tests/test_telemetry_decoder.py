@@ -14,6 +14,9 @@ from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences
 from tracer.base.timeline import Engine
 from tracer.telemetry.wire import RecordType, TimeSource, header_word
 
+# Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
+pytestmark = pytest.mark.usefixtures("kernels")
+
 
 def test_clean_stream_decodes_exactly() -> None:
     """Every inference complete, every span and time as encoded; descriptions, PMU and memory too."""
