@@ -34,7 +34,7 @@ from tracer.decode.packets import KIND_COUNT
 from tracer.export import packets_text
 from tracer.telemetry import kernel as telemetry_kernel
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.encoder import TelemetryEncoder
+from telemetry_encoder import TelemetryEncoder
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
