@@ -395,6 +395,10 @@ int main(void)
     trc_print_u32(trc_emitted());
     trc_print(" dropped=");
     trc_print_u32(trc_dropped());
-    trc_print("\nEXIT 0\n");
+    trc_print("\n");
+#ifdef DEMO_MASKED
+    masked_report();
+#endif
+    trc_print("EXIT 0\n");
     return 0;
 }
