@@ -58,6 +58,7 @@ from tracer.telemetry.model import (
     TelemetryRecord,
 )
 from tracer.telemetry.pmu_events import CYCLE_COUNTER, event_name, event_unit
+from tracer.telemetry.span_facts import attach as attach_span_facts
 from tracer.telemetry.wire import (
     CACHE_OPS,
     INFO_EMULATED,
@@ -289,6 +290,8 @@ class TelemetryDecoder:
             crcs=list(self.crcs),
             records=list(self.records),
         )
+        end_time = int(self._state[k.S_TIME]) if self._state[k.S_HAVE_TIME] else None
+        attach_span_facts(timeline, end_time, self._isr_slices()[1])  # tasks, work, CPU counters
         return timeline
 
     def take_completed(self) -> list[Inference]:

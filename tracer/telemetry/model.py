@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tracer.telemetry.span_facts import SpanFacts
+    from tracer.telemetry.tasks import TaskSlice
 
 
 class Engine(str, enum.Enum):
@@ -405,6 +409,9 @@ class InferenceTimeline:
             max as printed), by name.
         crcs: Buffer CRCs other than an inference's input and output.
         records: Checked telemetry records no stage assembled (ISR marks ...), kept as they are.
+        tasks: RTOS task slices (the task lane), in time order; task_names: names by task id.
+        span_facts: Work counts, CPU counters and task preemption per layer span, or None
+            (:mod:`tracer.telemetry.span_facts`).
     """
 
     clock_hz: int | None = None
@@ -430,6 +437,9 @@ class InferenceTimeline:
     pmu_stats: dict[str, CounterStat] = dataclasses.field(default_factory=dict)
     crcs: list[BufferCrc] = dataclasses.field(default_factory=list)
     records: list[TelemetryRecord] = dataclasses.field(default_factory=list)
+    tasks: list[TaskSlice] = dataclasses.field(default_factory=list)
+    task_names: dict[int, str] = dataclasses.field(default_factory=dict)
+    span_facts: SpanFacts | None = None
 
     def inference(self, i: int) -> Inference:
         """The ``i``-th inference (row order) with its layer spans."""
