@@ -18,7 +18,8 @@ void masked_note(uint32_t site, uint32_t begin, uint32_t end);
 #define TRC_MASKED_PROBE_BEGIN() DEMO_SYST_CVR
 #define TRC_MASKED_PROBE_END(site, begin) masked_note((site), (begin), DEMO_SYST_CVR)
 
-/* Measures an empty section (the probe's own span) and prints every site's longest span. */
+/* Drops records on purpose (a full ring), measures an empty section (the probe's own span) and
+ * prints every site's longest span. */
 void masked_report(void);
 
 #endif

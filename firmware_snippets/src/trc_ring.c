@@ -59,7 +59,6 @@ void trc_ring_commit(uint32_t pos, uint32_t bytes)
 {
     uint32_t end;
     int send;
-    int kick;
     {
         TRC_ENTER();
         end = trc_g.committed;
@@ -67,9 +66,9 @@ void trc_ring_commit(uint32_t pos, uint32_t bytes)
             end = trc_g.head;
             trc_g.committed = end;
         }
-        /* Draining on emit: take the drain right here (one masked section less per record). */
-        kick = trc_g.tx_busy == 0u && end != trc_g.tail;
-        send = kick && trc_g.send_on_commit;
+        /* Draining on emit: take the drain right here (one masked section less per record; if
+         * nothing is left to send, the drain just gives it back). */
+        send = trc_g.send_on_commit && trc_g.tx_busy == 0u;
         if (send) {
             trc_g.tx_busy = 1u;
         }
@@ -86,8 +85,8 @@ void trc_ring_commit(uint32_t pos, uint32_t bytes)
         } else {
             trc_send(end);
         }
-    } else if (kick && trc_g.drain == TRC_DRAIN_ON_EMIT) {
-        trc_drain(); /* a consumer of the user's own: kick it */
+    } else if (trc_g.out == TRC_OUT_CONSUMER && trc_g.drain == TRC_DRAIN_ON_EMIT) {
+        trc_drain(); /* a consumer of the user's own: kick it if it is idle */
     }
 }
 

@@ -35,6 +35,15 @@ scenarios (--scenario; the fault is in the capture, the demo itself exits 0):
                    64 bytes past the main stack's canary
   arena-too-small  a 12 KiB arena for a 13 KiB plan: the allocation fails as in TensorFlow Lite
                    Micro ("Failed to resize buffer. Requested: ..."), no inference runs
+  task-preemption  a second task (sensor) preempts layer 2 (pw2) in every 4th inference (2, 6,
+                   10 ...): a timer interrupt wakes it, PendSV switches to it, it runs about half
+                   as long as the layer; the capture has the task lane
+  data-dependent   a detection post-process runs after the network as layer 10 (detect10);
+                   frames 2, 5, 8 ... have an object, so more candidates: more work by design,
+                   which the firmware reports with trc_layer_work()
+
+The firmware runs two tasks in every scenario (inference and sensor) and drains its records
+between layers (trc_flush), so that a layer's span holds only the records' reservations.
 
 examples:
   tracer demo

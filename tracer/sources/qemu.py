@@ -12,7 +12,8 @@ Handshake: the firmware prints ``READY`` (ITM port 0 text), the host answers
 ``START <inferences> <scenario>``; at the end the firmware exits through semihosting and QEMU's
 exit status is the firmware's. Scenarios (:data:`SCENARIOS`) make the firmware misbehave in one
 known way each (an interrupt in a layer, a missing cache clean, a stack overflow, an arena too
-small); ``firmware_snippets/demo/main.c`` describes them.
+small, another task preempting a layer) or show a layer whose work depends on its input by
+design; ``firmware_snippets/demo/main.c`` describes them.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ MACHINE = "mps3-an547"
 CPU_HZ = 32_000_000  # the an547 processor clock in QEMU: what SysTick counts
 DEMO_TARGET = "demo"
 DEMO_ELF = Path("demo") / "tracer_demo.elf"
-SCENARIOS = ("clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small")
+SCENARIOS = (
+    "clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small", "task-preemption", "data-dependent",
+)  # fmt: skip
 FIRMWARE_DIR_ENV = "TRACER_FIRMWARE_DIR"
 READY_MARK = "READY"
 
