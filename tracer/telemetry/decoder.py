@@ -58,7 +58,7 @@ from tracer.telemetry.model import (
     TelemetryRecord,
 )
 from tracer.telemetry.pmu_events import CYCLE_COUNTER, event_name, event_unit
-from tracer.telemetry.span_facts import attach as attach_span_facts
+from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.wire import (
     CACHE_OPS,
     INFO_EMULATED,
@@ -209,11 +209,13 @@ class TelemetryDecoder:
         self._isr_marks = IsrMarks()
         self._hardware = HardwareEvents()
         self._isr_cache: tuple[tuple[int, int, float], LazyRecords[IsrSlice], HandlerTime] | None = None
+        self._facts = TimelineFacts()  # task lane, work counts, CPU counters
 
     # -- feeding ---------------------------------------------------------------------------------
     def feed(self, batch: PacketBatch) -> None:
         """Decode the records in ``batch`` (packets in stream order)."""
         n = len(batch)
+        self._facts.feed(batch)
         self._reserve(n)
         i = 0
         while i < n:
@@ -291,7 +293,7 @@ class TelemetryDecoder:
             records=list(self.records),
         )
         end_time = int(self._state[k.S_TIME]) if self._state[k.S_HAVE_TIME] else None
-        attach_span_facts(timeline, end_time, self._isr_slices()[1])  # tasks, work, CPU counters
+        self._facts.attach(timeline, end_time, self._isr_slices()[1])
         return timeline
 
     def take_completed(self) -> list[Inference]:

@@ -16,6 +16,8 @@ import dataclasses
 
 import numpy as np
 
+from tracer.decode.packets import PacketBatch
+from tracer.telemetry.freertos_itm import TIME_LABEL, FreeRtosItmReader
 from tracer.telemetry.isr import HandlerTime
 from tracer.telemetry.model import InferenceTimeline, LayerSpans
 from tracer.telemetry.tasks import cpu_share, mark_loss, preemption, task_slices
@@ -85,14 +87,34 @@ class SpanFacts:
         return self.counters[:, self.counter_names.index(name)]
 
 
-def attach(timeline: InferenceTimeline, end_time: int | None, handlers: HandlerTime | None = None) -> None:
-    """Decode the task, work and counter records of ``timeline.records`` onto the timeline.
+class TimelineFacts:
+    """The task lane and per-span facts of one stream (kept by the telemetry decoder)."""
 
-    Args:
-        timeline: A timeline whose spans, inferences, loss and records are final.
-        end_time: Time of the capture's last record (ends the last task slice).
-        handlers: Interrupt time (left out of the time tasks take from spans).
-    """
+    def __init__(self) -> None:
+        self.freertos_itm = FreeRtosItmReader()
+
+    def feed(self, batch: PacketBatch) -> None:
+        """See a packet batch (in stream order)."""
+        self.freertos_itm.feed(batch)
+
+    def attach(self, timeline: InferenceTimeline, end_time: int | None, handlers: HandlerTime | None = None) -> None:
+        """Put the task lane and the per-span facts on ``timeline``.
+
+        Args:
+            timeline: A timeline whose spans, inferences, loss and records are final.
+            end_time: Time of the stream's last record (ends the last task slice).
+            handlers: Interrupt time (left out of the time tasks take from spans).
+        """
+        attach(timeline, end_time, handlers)
+        if not timeline.tasks and self.freertos_itm.records:
+            timeline.tasks, timeline.task_names = self.freertos_itm.slices()
+            if timeline.tasks:
+                timeline.labels["tasks"] = TIME_LABEL
+                _share_extra(timeline)
+
+
+def attach(timeline: InferenceTimeline, end_time: int | None, handlers: HandlerTime | None = None) -> None:
+    """Decode the task, work and counter records of ``timeline.records`` onto the timeline."""
     records = [r for r in timeline.records if r.type in _TYPES]
     if not records:
         return
@@ -107,6 +129,11 @@ def attach(timeline: InferenceTimeline, end_time: int | None, handlers: HandlerT
         work=span_work(spans, records), counter_names=counter_names, counters=counters, task=own, task_ids=ids,
         preempted=took, malformed=malformed,
     )  # fmt: skip
+    _share_extra(timeline)
+
+
+def _share_extra(timeline: InferenceTimeline) -> None:
+    """Each task's CPU share, for reports (``extra["tasks"]``)."""
     if timeline.tasks:
         timeline.extra["tasks"] = [
             {"task": s.task, "name": s.name, "cycles": s.cycles, "share": round(s.share, 6)}
