@@ -76,10 +76,6 @@ static uint32_t trc_check(uint32_t head20, const uint32_t *words, uint32_t count
 }
 
 /* A 4-byte SWIT packet: the header byte, then the value little-endian. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
-    (defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__i386__))
-#define TRC_UNALIGNED_LE 1 /* one unaligned word store */
-#endif
 
 static void trc_put_packet(uint8_t *out, uint8_t header, uint32_t value)
 {

@@ -32,6 +32,13 @@
 #define TRC_SYNC_BYTES 10u
 #define TRC_DESCRIBED_MAX 256u
 
+/* Little-endian cores that load and store unaligned words (Armv7-M and later, x86 hosts): a
+ * packet's value is one word access instead of four byte accesses. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    (defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__i386__))
+#define TRC_UNALIGNED_LE 1
+#endif
+
 enum trc_out { TRC_OUT_NONE = 0, TRC_OUT_WRITER = 1, TRC_OUT_ITM = 2, TRC_OUT_CONSUMER = 3 };
 
 typedef void (*trc_counters_begin_fn)(void);

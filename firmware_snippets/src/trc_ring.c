@@ -122,6 +122,14 @@ static uint8_t trc_ring_at(uint32_t pos) { return trc_g.ring[pos & TRC_RING_MASK
 
 static uint32_t trc_ring_word(uint32_t pos)
 {
+#ifdef TRC_UNALIGNED_LE
+    uint32_t at = pos & TRC_RING_MASK;
+    if (at + 4u <= TRC_RING_BYTES) {
+        uint32_t word;
+        __builtin_memcpy(&word, &trc_g.ring[at], 4u);
+        return word;
+    }
+#endif
     return (uint32_t)trc_ring_at(pos) | ((uint32_t)trc_ring_at(pos + 1u) << 8) |
            ((uint32_t)trc_ring_at(pos + 2u) << 16) | ((uint32_t)trc_ring_at(pos + 3u) << 24);
 }
