@@ -15,12 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tracer.capture.metadata import CaptureMetadata
-from tracer.capture.recorder import record
-from tracer.capture.writer import CaptureWriter
+from demo_runs import record_demo
 from tracer.decode.itm import decode_bytes
 from tracer.decode.packets import PacketKind
-from tracer.sources.qemu import CPU_HZ, QemuDemoSource
+from tracer.sources.qemu import CPU_HZ
 from tracer.telemetry.capture import DecodedCapture, decode_capture
 from tracer.telemetry.model import Engine
 
@@ -37,15 +35,8 @@ def demo_elf(qemu_build: Path) -> Path:
 
 def run_demo(elf: Path, inferences: int, capture: Path) -> tuple[DecodedCapture, int | None]:
     """Run the demo on QEMU, record it, decode it; returns (decoded capture, QEMU exit status)."""
-    source = QemuDemoSource(elf, inferences)
-    source.open()
-    try:
-        with CaptureWriter(capture, CaptureMetadata.from_json(source.metadata())) as writer:
-            result = record(source, writer, duration=60)
-    finally:
-        source.close()
-    assert result.ended == "end of stream", result
-    return decode_capture(capture), source.exit_code
+    status = record_demo(elf, inferences, "clean", capture)
+    return decode_capture(capture), status
 
 
 def firmware_totals(decoded: DecodedCapture) -> dict[int, tuple[int, int]]:

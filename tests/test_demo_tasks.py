@@ -16,10 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tracer.capture.metadata import CaptureMetadata
-from tracer.capture.recorder import record
-from tracer.capture.writer import CaptureWriter
-from tracer.sources.qemu import QemuDemoSource
+from demo_runs import record_demo
 from tracer.telemetry.capture import decode_capture
 from tracer.telemetry.model import InferenceTimeline
 from tracer.telemetry.tasks import cpu_share
@@ -32,14 +29,7 @@ MASKED_TARGET = 50  # instructions with interrupts masked per record, at most
 
 
 def _record(elf: Path, scenario: str, path: Path, inferences: int = INFERENCES, shift: int = 0) -> InferenceTimeline:
-    source = QemuDemoSource(elf, inferences, scenario, icount_shift=shift)
-    source.open()
-    try:
-        with CaptureWriter(path, CaptureMetadata.from_json(source.metadata())) as writer:
-            result = record(source, writer, duration=120)
-    finally:
-        source.close()
-    assert result.ended == "end of stream" and source.exit_code == 0, result
+    assert record_demo(elf, inferences, scenario, path, icount_shift=shift) == 0
     return decode_capture(path).timeline
 
 

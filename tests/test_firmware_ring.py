@@ -10,43 +10,29 @@ arrays laid out as the architecture's.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from firmware_host import FIRMWARE, HARNESS, build_host_lib, run
 from telemetry_streams import decode
 from tracer.telemetry.model import InferenceTimeline
 from tracer.telemetry.tasks import cpu_share
 
-ROOT = Path(__file__).resolve().parent.parent
-FIRMWARE = ROOT / "firmware_snippets"
-HARNESS = Path(__file__).resolve().parent / "firmware_harness"
 RING_BYTES = 1024  # the library's default TRC_RING_BYTES
 MASK32 = 0xFFFFFFFF
 
 
-def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, f"{' '.join(command)}\n{done.stdout}\n{done.stderr}"
-    return done
-
-
 @pytest.fixture(scope="module")
 def host_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``make -C firmware_snippets host``: the library built by gcc."""
-    for tool in ("gcc", "make"):
-        assert shutil.which(tool), f"{tool} is not installed (./.ci/run installs it)"
-    out = tmp_path_factory.mktemp("host")
-    _run(["make", "-C", str(FIRMWARE), f"BUILD={out}", "host"])
-    return out / "host" / "libtrc.a"
+    """``make -C firmware_snippets host`` into a temporary folder: the library built by gcc."""
+    return build_host_lib(tmp_path_factory.mktemp("host"))
 
 
 def _build(host_lib: Path, out: Path, *sources: str) -> Path:
     exe = out / Path(sources[0]).stem
-    _run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE / 'include'}", f"-I{HARNESS / 'stubs'}",
+    run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE / 'include'}", f"-I{HARNESS / 'stubs'}",
           *(str(HARNESS / s) for s in sources), str(host_lib), "-o", str(exe)])  # fmt: skip
     return exe
 
@@ -61,12 +47,12 @@ def ring(host_lib: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN
     tmp = tmp_path_factory.mktemp("ring")
     exe = _build(host_lib, tmp, "harness_ring.c")
 
-    def run(mode: str) -> tuple[bytes, dict[str, str]]:
+    def run_mode(mode: str) -> tuple[bytes, dict[str, str]]:
         out = tmp / f"{mode}.bin"
-        done = _run([str(exe), mode, str(out)])
+        done = run([str(exe), mode, str(out)])
         return out.read_bytes(), _facts(done.stdout)
 
-    return run
+    return run_mode
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +61,7 @@ def records(host_lib: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[I
     tmp = tmp_path_factory.mktemp("records")
     exe = _build(host_lib, tmp, "harness_records.c", "zephyr_hooks.c")
     out = tmp / "records.bin"
-    done = _run([str(exe), str(out)])
+    done = run([str(exe), str(out)])
     return decode(out.read_bytes()), _facts(done.stdout)
 
 

@@ -52,6 +52,18 @@ static void trc_counters_config(uint32_t source, const uint16_t *events, uint32_
     trc_emit_counters(TRC_REC_CPU_COUNTER_CONFIG, w, 2u + (count + 1u) / 2u);
 }
 
+/* Start emitting: say what the values count (CPU_COUNTER_CONFIG), then hook the layer markers. */
+static uint32_t trc_counters_install(uintptr_t base, uint32_t source, const uint16_t *events, uint32_t count,
+                                     trc_counters_begin_fn begin, trc_counters_end_fn end)
+{
+    g_trc_counters.base = base;
+    g_trc_counters.count = count;
+    trc_counters_config(source, events, count);
+    trc_g.counters_begin = begin;
+    trc_g.counters_end = end;
+    return count;
+}
+
 /* ---- Armv8.1-M PMU ------------------------------------------------------------------------- */
 
 /* Event i's count: counter i, or with 16-bit counters the pair 2i (low) and 2i+1 (CHAIN, high). */
@@ -120,13 +132,8 @@ uint32_t trc_cpu_pmu_init_at(uintptr_t pmu_base, const uint16_t *more_events, ui
     TRC_REG(pmu_base, TRC_PMU_OVSCLR) = 0xFFFFFFFFu;
     TRC_REG(pmu_base, TRC_PMU_CNTENSET) = enable;
     TRC_REG(pmu_base, TRC_PMU_CTRL) = TRC_PMU_CTRL_ENABLE | TRC_PMU_CTRL_EVENT_RESET;
-    g_trc_counters.base = pmu_base;
-    g_trc_counters.count = n;
     g_trc_counters.width = width;
-    trc_counters_config(TRC_COUNTERS_PMU, events, n);
-    trc_g.counters_begin = trc_pmu_begin;
-    trc_g.counters_end = trc_pmu_end;
-    return n;
+    return trc_counters_install(pmu_base, TRC_COUNTERS_PMU, events, n, trc_pmu_begin, trc_pmu_end);
 }
 
 /* ---- DWT profiling counters ---------------------------------------------------------------- */
@@ -165,12 +172,7 @@ uint32_t trc_cpu_dwt_counters_init_at(uintptr_t dwt_base)
     for (uint32_t i = 0; i < TRC_DWT_COUNTERS; i++) {
         TRC_REG(dwt_base, TRC_DWT_CPICNT + 4u * i) = 0u;
     }
-    g_trc_counters.base = dwt_base;
-    g_trc_counters.count = TRC_DWT_COUNTERS;
-    trc_counters_config(TRC_COUNTERS_DWT, ids, TRC_DWT_COUNTERS);
-    trc_g.counters_begin = trc_dwt_begin;
-    trc_g.counters_end = trc_dwt_end;
-    return TRC_DWT_COUNTERS;
+    return trc_counters_install(dwt_base, TRC_COUNTERS_DWT, ids, TRC_DWT_COUNTERS, trc_dwt_begin, trc_dwt_end);
 }
 
 /* ---- the fixed addresses ------------------------------------------------------------------- */
