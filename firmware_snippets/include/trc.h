@@ -362,7 +362,10 @@ void trc_print_u64(uint64_t value);
 void trc_sync(void);
 
 /* Times `pairs` layer begin/end pairs (index TRC_LAYER_CALIBRATION, which the host ignores) and
- * returns the cost of one pair in 1/16 counter ticks (put it in trc_target_info). */
+ * returns the cost of one pair in 1/16 counter ticks (put it in trc_target_info). With a deferred
+ * drain the pairs are timed in batches that fit the ring, drained (untimed) in between: the cost
+ * is what markers add inside a layer. Returns TRC_MARKER_COST_UNKNOWN if the ring never empties
+ * (a consumer that takes no spans). */
 uint32_t trc_measure_marker_cost(uint32_t pairs);
 
 /* Records the library could not emit (ring full, transport refused, ITM not enabled). */

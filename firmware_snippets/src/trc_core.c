@@ -545,13 +545,15 @@ uint32_t trc_measure_marker_cost(uint32_t pairs)
     if (pairs == 0u) {
         return TRC_MARKER_COST_UNKNOWN;
     }
-    /* Deferred drain: time batches that fit the ring and drain between them, untimed: the cost
-     * is what markers add inside a layer. On emit, the send is part of each marker's cost. */
+    /* Unless a writer sends on emit (then the send is part of each marker's cost), time batches
+     * that fit the ring and drain between them, untimed: with a deferred drain the cost is what
+     * markers add inside a layer, and a slow ITM port or consumer never makes the ring drop. */
+    const int batched = trc_g.drain == TRC_DRAIN_DEFERRED || trc_g.out != TRC_OUT_WRITER;
     uint32_t ticks = 0u;
     uint32_t left = pairs;
     while (left != 0u) {
         uint32_t batch = left;
-        if (trc_g.drain == TRC_DRAIN_DEFERRED) {
+        if (batched) {
             if (!trc_ring_make_room(TRC_RING_BYTES)) {
                 return TRC_MARKER_COST_UNKNOWN;
             }
@@ -566,7 +568,7 @@ uint32_t trc_measure_marker_cost(uint32_t pairs)
         ticks += trc_g.now32() - start;
         left -= batch;
     }
-    if (trc_g.drain == TRC_DRAIN_DEFERRED) {
+    if (batched) {
         (void)trc_flush();
     }
     trc_g.next_layer = 0u;
