@@ -95,6 +95,13 @@ def test_more_than_255_drops_in_a_row_still_show_a_gap(ring) -> None:  # noqa: A
     assert [m.id for m in tl.marks] == list(range(RING_BYTES // 15))
 
 
+def test_console_text_that_finds_the_ring_full_is_counted(ring) -> None:  # noqa: ANN001
+    """Text has no sequence number: when even a drain cannot make room, its bytes are counted."""
+    _, facts = ring("text_full")
+    assert facts["text_dropped"] == "5"  # one 4-character packet: header byte + 4
+    assert int(facts["dropped"]) == 100 - RING_BYTES // 15
+
+
 def test_a_consumer_taking_spans_sends_exactly_what_the_writer_sends(ring) -> None:  # noqa: ANN001
     """A DMA or TX-empty interrupt taking the ring in spans of at most 7 bytes (records cut
     anywhere, one span sent only in part and offered again, one span out at a time) puts the

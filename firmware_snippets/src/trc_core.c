@@ -484,10 +484,10 @@ void trc_value(uint32_t id, uint32_t value) { trc_emit_values(TRC_REC_VALUE, id,
 static void trc_put_raw(const uint8_t *bytes, uint32_t length)
 {
     uint32_t pos;
-    if (!trc_ring_reserve_raw(length, &pos)) {
-        if (trc_g.drain != TRC_DRAIN_DEFERRED || trc_flush() + length > TRC_RING_BYTES ||
-            !trc_ring_reserve_raw(length, &pos)) {
-            trc_g.text_dropped += length;
+    const int retry = trc_g.drain == TRC_DRAIN_DEFERRED;
+    if (!trc_ring_reserve_raw(length, &pos, !retry)) {
+        (void)trc_flush();
+        if (!retry || !trc_ring_reserve_raw(length, &pos, 1)) {
             return;
         }
     }

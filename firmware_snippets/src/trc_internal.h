@@ -95,8 +95,9 @@ extern trc_state trc_g;
     TRC_MASKED_PROBE_END((site), trc_probe_); \
     TRC_UNLOCK()
 
-/* Reserve `bytes` of raw ring space (console text, synchronisation); 0 if it does not fit. */
-int trc_ring_reserve_raw(uint32_t bytes, uint32_t *pos);
+/* Reserve `bytes` of raw ring space (console text, synchronisation); 0 if it does not fit (then
+ * counted as dropped text if `count_drop`). */
+int trc_ring_reserve_raw(uint32_t bytes, uint32_t *pos, int count_drop);
 /* Copy `n` bytes into the ring at counter position `pos` (wrapping). */
 void trc_ring_copy(uint32_t pos, const uint8_t *bytes, uint32_t n);
 /* The reservation [pos, pos + bytes) is written: publish it, then drain if the drain mode says so. */

@@ -21,7 +21,7 @@ trc_state trc_g = {
 
 /* ---- the ring ------------------------------------------------------------------------------ */
 
-int trc_ring_reserve_raw(uint32_t bytes, uint32_t *pos)
+int trc_ring_reserve_raw(uint32_t bytes, uint32_t *pos, int count_drop)
 {
     int ok;
     TRC_ENTER();
@@ -31,6 +31,8 @@ int trc_ring_reserve_raw(uint32_t bytes, uint32_t *pos)
         trc_g.head = head + bytes;
         trc_g.writers++;
         *pos = head;
+    } else if (count_drop) {
+        trc_g.text_dropped += bytes;
     }
     TRC_LEAVE(TRC_SITE_RAW);
     return ok;

@@ -11,6 +11,8 @@
  *   consumer   the same sequence taken by a consumer in spans of at most 7 bytes, one span
  *              partly sent; the kick is counted
  *   nested     on emit, with a record emitted from inside the writer and from inside the clock
+ *   text_full  a consumer that takes nothing: records fill the ring, then console text is dropped
+ *              and counted (text has no sequence number)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +146,13 @@ int main(int argc, char **argv)
         g_nest_in_clock = 1;
         trc_layer_end(1u);
         trc_inference_end(0u);
+    } else if (strcmp(mode, "text_full") == 0) {
+        trc_use_consumer(0, 0);
+        trc_set_drain(TRC_DRAIN_DEFERRED);
+        for (uint32_t i = 0; i < 100u; i++) {
+            trc_mark(i);
+        }
+        trc_print("lost");
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;
