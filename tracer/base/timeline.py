@@ -19,6 +19,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from tracer.base.facts import DataAccess, IsrSources, StreamFacts, TargetFacts
+from tracer.base.span_facts import SpanFacts
+from tracer.base.tasks import TaskSlice
 
 
 class Engine(str, enum.Enum):
@@ -415,6 +417,9 @@ class InferenceTimeline:
             max as printed), by name.
         crcs: Buffer CRCs other than an inference's input and output.
         records: Checked telemetry records no stage assembled (ISR marks ...), kept as they are.
+        tasks: RTOS task slices (the task lane), in time order; task_names: names by task id.
+        span_facts: Work counts, CPU counters and task preemption per layer span, or None
+            (:mod:`tracer.telemetry.span_facts`).
     """
 
     clock_hz: int | None = None
@@ -445,6 +450,9 @@ class InferenceTimeline:
     pmu_stats: dict[str, CounterStat] = dataclasses.field(default_factory=dict)
     crcs: list[BufferCrc] = dataclasses.field(default_factory=list)
     records: list[TelemetryRecord] = dataclasses.field(default_factory=list)
+    tasks: list[TaskSlice] = dataclasses.field(default_factory=list)
+    task_names: dict[int, str] = dataclasses.field(default_factory=dict)
+    span_facts: SpanFacts | None = None
 
     def layer(self, index: int) -> LayerInfo:
         """The description of layer ``index`` (a placeholder if the firmware never named it)."""

@@ -37,11 +37,21 @@ scenarios (--scenario; the fault is in the capture, the demo itself exits 0):
                    64 bytes past the main stack's canary
   arena-too-small  a 12 KiB arena for a 13 KiB plan: the allocation fails as in TensorFlow Lite
                    Micro ("Failed to resize buffer. Requested: ..."), no inference runs
+  task-preemption  a second task (sensor) preempts layer 2 (pw2) in every 4th inference (2, 6,
+                   10 ...): a timer interrupt wakes it, PendSV switches to it, it runs about half
+                   as long as the layer; the capture has the task lane
+  data-dependent   a detection post-process runs after the network as layer 10 (detect10);
+                   frames 2, 5, 8 ... have an object, so more candidates: more work by design,
+                   which the firmware reports with trc_layer_work()
+
   npu-sampling     after the ten layers, a Vela-compiled model (firmware_snippets/demo/model) runs
                    as one NPU job (layer 10) on a simulated NPU that walks its real command stream,
                    while a timer samples QREAD/STATUS/PMU and the interrupted PC at --sample-hz;
                    the report splits the job into Vela's operations (its debug database is read
                    from the model folder) and names the CPU hot spots of every layer from the ELF
+
+The firmware runs two tasks in every scenario (inference and sensor) and drains its records
+between layers (trc_flush), so that a layer's span holds only the records' reservations.
 
 examples:
   tracer demo

@@ -12,7 +12,8 @@ Handshake: the firmware prints ``READY`` (ITM port 0 text), the host answers
 ``START <inferences> <scenario> [<sample Hz>]``; at the end the firmware exits through semihosting
 and QEMU's exit status is the firmware's. Scenarios (:data:`SCENARIOS`) make the firmware misbehave
 in one known way each (an interrupt in a layer, a missing cache clean, a stack overflow, an arena
-too small), or, ``npu-sampling``, run a Vela command stream as one NPU job on the simulated NPU
+too small, another task preempting a layer), show a layer whose work depends on its input by
+design, or, ``npu-sampling``, run a Vela command stream as one NPU job on the simulated NPU
 while a timer samples it and the CPU at ``sample_hz``; ``firmware_snippets/demo/main.c`` describes
 them.
 """
@@ -38,7 +39,10 @@ MACHINE = "mps3-an547"
 CPU_HZ = 32_000_000  # the an547 processor clock in QEMU: what SysTick counts
 DEMO_TARGET = "demo"
 DEMO_ELF = Path("demo") / "tracer_demo.elf"
-SCENARIOS = ("clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small", "npu-sampling")
+SCENARIOS = (
+    "clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small", "task-preemption", "data-dependent",
+    "npu-sampling",
+)  # fmt: skip
 SAMPLING_SCENARIO = "npu-sampling"
 SAMPLE_HZ_RANGE = (1, 100_000)  # what the firmware's sampling timer accepts
 FIRMWARE_DIR_ENV = "TRACER_FIRMWARE_DIR"

@@ -59,6 +59,7 @@ from tracer.base.timeline import (
     TelemetryRecord,
 )
 from tracer.telemetry.pmu_events import CYCLE_COUNTER, event_name, event_unit
+from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.wire import (
     CACHE_OPS,
     INFO_EMULATED,
@@ -211,11 +212,13 @@ class TelemetryDecoder:
         self._isr_marks = IsrMarks()
         self._hardware = HardwareEvents()
         self._isr_cache: tuple[tuple[int, int, float], LazyRecords[IsrSlice], HandlerTime] | None = None
+        self._facts = TimelineFacts()  # task lane, work counts, CPU counters
 
     # -- feeding ---------------------------------------------------------------------------------
     def feed(self, batch: PacketBatch) -> None:
         """Decode the records in ``batch`` (packets in stream order)."""
         n = len(batch)
+        self._facts.feed(batch)
         self._reserve(n)
         i = 0
         while i < n:
@@ -296,6 +299,8 @@ class TelemetryDecoder:
             crcs=list(self.crcs),
             records=list(self.records),
         )
+        end_time = int(self._state[k.S_TIME]) if self._state[k.S_HAVE_TIME] else None
+        self._facts.attach(timeline, end_time, self._isr_slices()[1])
         return timeline
 
     def take_completed(self) -> list[Inference]:
