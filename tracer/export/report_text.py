@@ -233,10 +233,45 @@ def _findings(findings: list[dict[str, Any]]) -> list[str]:
         where = f" layer {f['layer']}" if f.get("layer") is not None else ""
         lines.append(f"  [{f.get('severity', 'info')}] {f.get('id', '')}{where}: {f.get('message', '')}")
         if f.get("evidence"):
-            lines.append(f"      evidence: {f['evidence']}")
+            lines += _evidence(f["evidence"])
         if f.get("fix"):
             lines.append(f"      fix: {f['fix']}")
     return lines
+
+
+def _evidence(evidence: dict[str, Any]) -> list[str]:
+    """The numbers behind a finding, ``name value`` pairs wrapped at about 100 columns; nested
+    lists and objects are counted (every value is in ``--format json``)."""
+    parts = [f"{key.replace('_', ' ')} {_evidence_value(value)}" for key, value in evidence.items()]
+    lines, line = [], "      evidence:"
+    for part in parts:
+        if len(line) + len(part) + 3 > 100 and not line.endswith(":"):
+            lines.append(line)
+            line = "               "
+        line += (" " if line.endswith(":") or not line.strip() else " · ") + part
+    lines.append(line)
+    return lines
+
+
+def _evidence_value(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return f"{int(value):,}"
+    if isinstance(value, int):
+        return _n(value)
+    if isinstance(value, float):
+        return f"{value:,.2f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in value):
+            shown = ", ".join(_evidence_value(v) for v in value[:10])
+            return f"[{shown}{f', ... {len(value) - 10} more' if len(value) > 10 else ''}]"
+        return f"{len(value)} (in --format json)"
+    if isinstance(value, dict):
+        return f"{len(value)} values (in --format json)"
+    return str(value)
 
 
 def _per_inference(listing: list[dict[str, Any]], layers: list[dict[str, Any]]) -> list[str]:
