@@ -166,7 +166,7 @@ def test_cpu_layer_slower_with_no_interrupt_is_contention() -> None:
     tl = build(10, [1000, 2000], slow)
     (finding,) = findings(tl)
     assert finding.id == "jitter-contention" and finding.layer == 1 and finding.inferences == (6,)
-    assert "with no interrupt inside" in finding.message and "1.4x" in finding.message
+    assert "with no interrupt or task inside" in finding.message and "1.4x" in finding.message
 
 
 def test_small_noise_is_not_an_outlier() -> None:
