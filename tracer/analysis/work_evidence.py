@@ -162,7 +162,7 @@ class LayerWork:
         if measured:
             evidence["work"] = {m.name: int(m.values[j]) for m, _ in measured}
             evidence["work_median"] = {m.name: m.median for m, _ in measured}
-            evidence["own_ratio"] = round(own_ratio, 3)
+            evidence["own_ratio"] = round(float(own_ratio), 3)
         evidence.update(self._dwt(j))
         if not measured:
             return WorkComparison(UNMEASURED, None, evidence)

@@ -71,7 +71,10 @@ def _amount(cycles: list[int]) -> str:
 
 
 def _each(found: int, outliers: list[Outlier]) -> str:
-    return "in each" if found == len(outliers) else f"in {found} of them"
+    """``in each, `` / ``in 2 of them, `` / nothing (a single outlier)."""
+    if len(outliers) == 1:
+        return ""
+    return "in each, " if found == len(outliers) else f"in {found} of them, "
 
 
 def _handlers(outliers: list[Outlier], also: bool = False) -> str:
@@ -84,7 +87,7 @@ def _handlers(outliers: list[Outlier], also: bool = False) -> str:
             names[isr["exception"]] = isr["name"]
     parts = []
     for exc, cycles in sorted(by_exc.items(), key=lambda kv: -sum(kv[1])):
-        parts.append(f"{_each(len(cycles), outliers)}, the {names[exc]} interrupt (exception {exc}) "
+        parts.append(f"{_each(len(cycles), outliers)}the {names[exc]} interrupt (exception {exc}) "
                      f"{'also ' if also else ''}ran inside it for {_amount(cycles)}")  # fmt: skip
     return "; ".join(parts)
 
@@ -99,7 +102,7 @@ def _tasks(outliers: list[Outlier], also: bool = False) -> str:
             names[task["task"]] = task["name"]
     parts = []
     for task, cycles in sorted(by_task.items(), key=lambda kv: -sum(kv[1])):
-        parts.append(f"{_each(len(cycles), outliers)}, it was {'also ' if also else ''}preempted by task {names[task]} "
+        parts.append(f"{_each(len(cycles), outliers)}it was {'also ' if also else ''}preempted by task {names[task]} "
                      f"for {_amount(cycles)}")  # fmt: skip
     return "; ".join(parts)
 
@@ -123,10 +126,11 @@ def _message(timeline: InferenceTimeline, layer: LayerJitter, cause: str, outlie
     worst_outlier = max(outliers, key=lambda o: o.ratio)
     head = (f"{label} took up to {worst:.1f}x its median ({layer.p50:,} cycles) in {count} of {total} inferences "
             f"({_numbers(outliers, count)})")  # fmt: skip
-    if cause == PREEMPTION:
-        return f"{head}; " + "; ".join(p for p in (_handlers(outliers), _tasks(outliers, also=True)) if p)
-    if cause == TASK_PREEMPTION:
-        return f"{head}; " + "; ".join(p for p in (_tasks(outliers), _handlers(outliers, also=True)) if p)
+    if cause in (PREEMPTION, TASK_PREEMPTION):
+        first, then = (_handlers(outliers), _tasks(outliers, also=True)) if cause == PREEMPTION else (
+            _tasks(outliers), _handlers(outliers, also=True))  # fmt: skip
+        fallback = "interrupt handlers ran inside it" if cause == PREEMPTION else "other tasks ran inside it"
+        return f"{head}; " + ("; ".join(p for p in (first, then) if p) or fallback)
     if cause == WARM_UP:
         return (f"{label} took up to {worst:.1f}x its steady-state median ({layer.steady_p50:,} cycles) in the first "
                 f"{count} inference(s) ({_numbers(outliers, count)}): cold caches, lazy initialisation or first-time "
@@ -136,9 +140,11 @@ def _message(timeline: InferenceTimeline, layer: LayerJitter, cause: str, outlie
         if timeline.layer(layer.index).engine is Engine.NPU and "pmu_cycles" in d:
             idle = (f", idle {d['idle_cycles']:,} NPU cycles instead of {d['idle_cycles_median']:,}"
                     if "idle_cycles" in d else "")  # fmt: skip
-            return (f"{head} on the NPU with the same work (its PMU work counters within 5% of usual) but "
-                    f"{d['pmu_cycles']:,} NPU cycles instead of {d['pmu_cycles_median']:,}{idle}: the NPU waited for "
-                    f"memory, another bus master competed for it")  # fmt: skip
+            work = ("with the same work (its PMU work counters within 5% of usual)" if "work_ratio" not in d
+                    else f"with more work than usual but not enough to explain it ({_work(worst_outlier)})")  # fmt: skip
+            return (f"{head} on the NPU {work} but {d['pmu_cycles']:,} NPU cycles instead of "
+                    f"{d['pmu_cycles_median']:,}{idle}: the NPU waited for memory, another bus master competed for "
+                    f"it")  # fmt: skip
         work = _work(worst_outlier)
         note = d.get("note", "")
         return f"{head} with no interrupt or task inside" + (f" ({work})" if work else "") + (f": {note}" if note else "")
