@@ -385,3 +385,12 @@ def test_the_gate_lists_every_jitter_kind() -> None:
     assert "jitter-task-preemption" in KINDS and set(KINDS) <= set(declared_kinds())
     assert {"jitter-preemption", "jitter-contention", "jitter-more-work", "jitter-warm-up",
             "jitter-unexplained"} <= set(KINDS)  # fmt: skip
+
+
+def test_tracer_budget_shows_the_jitter_settings(tmp_path: Path, run_cli: Any) -> None:
+    """`tracer budget` prints the model's jitter thresholds and the data-dependent layers."""
+    path = tmp_path / "b.toml"
+    path.write_text("[model]\njitter_threshold_pct = 25\n\n" + DATA_DEPENDENT_BUDGET.replace("index = 1\n", 'index = 1\nname = "detect"\n'))
+    done = run_cli("budget", path)
+    assert done.code == 0 and "jitter: threshold 25%\n" in done.out
+    assert "data-dependent (their jitter is information): detect\n" in done.out
