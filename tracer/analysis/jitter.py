@@ -224,7 +224,7 @@ def analyse_jitter(
         out.append(layer)
         outlier_rows.append(rows_out)
     flagged = np.concatenate(outlier_rows) if outlier_rows else np.zeros(0, np.int64)
-    return JitterAnalysis(settings, out, _latency(timeline, settings.threshold_pct, flagged))
+    return JitterAnalysis(settings, out, _latency(context, flagged))
 
 
 class _SliceIndex:
@@ -267,7 +267,9 @@ class _Context:
             self.task_cycles = np.zeros(n, np.int64)
         inf = timeline.inferences
         ok = inf.complete & (inf.start >= 0) & (inf.end >= 0)
-        self.latency_p50 = _median((inf.end - inf.start)[ok]) if ok.any() else 0
+        self.latency = (inf.end - inf.start)[ok]  # of the complete inferences, and their numbers
+        self.latency_numbers = inf.number[ok]
+        self.latency_p50 = _median(self.latency)
 
     def tasks_inside(self, row: int) -> list[dict[str, Any]]:
         """The tasks that took cycles from span ``row``, most first."""
@@ -399,16 +401,12 @@ def _contention(  # noqa: PLR0913
         detail[j] = {**detail.get(j, {}), **info}
 
 
-def _latency(timeline: InferenceTimeline, threshold_pct: float, flagged_rows: np.ndarray) -> dict[str, Any]:
-    inf = timeline.inferences
-    ok = inf.complete & (inf.start >= 0) & (inf.end >= 0)
-    latency = (inf.end - inf.start)[ok]
-    numbers = inf.number[ok]
+def _latency(context: _Context, flagged_rows: np.ndarray) -> dict[str, Any]:
+    latency, numbers, median = context.latency, context.latency_numbers, context.latency_p50
     if not len(latency):
         return {}
-    median = _median(latency)
-    slow = np.flatnonzero(latency - median > median * threshold_pct / 100.0)
-    spans = timeline.spans
+    slow = np.flatnonzero(latency - median > median * context.settings.threshold_pct / 100.0)
+    spans = context.timeline.spans
     flagged_inf = spans.inference[flagged_rows]
     flagged_layer = spans.layer[flagged_rows]
     outliers = []

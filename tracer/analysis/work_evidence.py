@@ -144,9 +144,6 @@ class LayerWork:
             for name in facts.counter_names:
                 if name.endswith(DWT_SUFFIX):
                     self.dwt[name] = np.where(exact, column(facts.counter(name)), -1)
-            self.dwt_wrapped = int((~exact & have).sum()) if self.dwt else 0
-        else:
-            self.dwt_wrapped = 0
         if spans.pmu.shape[1]:
             for c in roles.work:
                 self._add(spans.pmu_names[c], spans.pmu[rows, c])

@@ -292,7 +292,7 @@ def _tasks(section: dict[str, Any], layer_names: dict[int, str]) -> list[str]:
     unit = "cycles" if time == "cycles" else "ticks"
     lost = (f"; {section['incomplete']} may hide a lost switch ({section['incomplete_cycles']:,} {unit}), left out "
             "of the shares" if section["incomplete"] else "")  # fmt: skip
-    lines = [f"tasks       {section['slices']} task slice(s){lost}" + (f"  ({time})" if time != "cycles" else "")]
+    lines = [f"tasks       {section['slices']} task slice(s){lost}" + (f"; {time}" if time != "cycles" else "")]
     for t in section["by_task"]:
         lines.append(f"  {t['name']}: {t['share']:.2%} of the CPU, {t['cycles']:,} {unit} in {t['slices']} slices")
     for h in section["by_layer"]:
