@@ -77,38 +77,33 @@ def _each(found: int, outliers: list[Outlier]) -> str:
     return "in each, " if found == len(outliers) else f"in {found} of them, "
 
 
+def _by_source(outliers: list[Outlier], key: str, ident: str) -> list[tuple[dict[str, Any], list[int]]]:
+    """What ran inside the outliers (``isrs`` by ``exception``, ``tasks`` by ``task``): one entry
+    per source with its cycles in each outlier it ran in, the most cycles first."""
+    cycles: dict[int, list[int]] = {}
+    first: dict[int, dict[str, Any]] = {}
+    for o in outliers:
+        for item in o.detail.get(key, []):
+            cycles.setdefault(item[ident], []).append(item["cycles"])
+            first.setdefault(item[ident], item)
+    return [(first[k], c) for k, c in sorted(cycles.items(), key=lambda kv: -sum(kv[1]))]
+
+
 def _handlers(outliers: list[Outlier], also: bool = False) -> str:
     """``in each, the S32K_TIMER interrupt (exception 18) ran inside it for 23,049 cycles``."""
-    by_exc: dict[int, list[int]] = {}
-    names: dict[int, str] = {}
-    for o in outliers:
-        for isr in o.detail.get("isrs", []):
-            by_exc.setdefault(isr["exception"], []).append(isr["cycles"])
-            names[isr["exception"]] = isr["name"]
-    parts = []
-    for exc, cycles in sorted(by_exc.items(), key=lambda kv: -sum(kv[1])):
-        parts.append(f"{_each(len(cycles), outliers)}the {names[exc]} interrupt (exception {exc}) "
-                     f"{'also ' if also else ''}ran inside it for {_amount(cycles)}")  # fmt: skip
-    return "; ".join(parts)
+    return "; ".join(f"{_each(len(c), outliers)}the {isr['name']} interrupt (exception {isr['exception']}) "
+                     f"{'also ' if also else ''}ran inside it for {_amount(c)}"
+                     for isr, c in _by_source(outliers, "isrs", "exception"))  # fmt: skip
 
 
 def _tasks(outliers: list[Outlier], also: bool = False) -> str:
     """``in each, it was preempted by task sensor for 12,813 cycles``."""
-    by_task: dict[int, list[int]] = {}
-    names: dict[int, str] = {}
-    for o in outliers:
-        for task in o.detail.get("tasks", []):
-            by_task.setdefault(task["task"], []).append(task["cycles"])
-            names[task["task"]] = task["name"]
-    parts = []
-    for task, cycles in sorted(by_task.items(), key=lambda kv: -sum(kv[1])):
-        parts.append(f"{_each(len(cycles), outliers)}it was {'also ' if also else ''}preempted by task {names[task]} "
-                     f"for {_amount(cycles)}")  # fmt: skip
-    return "; ".join(parts)
+    return "; ".join(f"{_each(len(c), outliers)}it was {'also ' if also else ''}preempted by task {task['name']} "
+                     f"for {_amount(c)}" for task, c in _by_source(outliers, "tasks", "task"))  # fmt: skip
 
 
 def _work(outlier: Outlier) -> str:
-    """``its work count (trc_layer_work) 11 instead of 3 (3.7x) while its own time grew 2.4x``."""
+    """``its work count (trc_layer_work) 11 instead of 3 (3.7x), its own time 2.4x``."""
     d = outlier.detail
     name = d.get("explained_by") or next(iter(d.get("work", {})), None)
     if name is None:
