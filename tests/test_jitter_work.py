@@ -77,6 +77,17 @@ def test_more_work_by_the_work_count_is_information_never_contention() -> None:
     assert listed["explained_by"] == "work_count" and listed["work_ratio"] == 3.0
 
 
+def test_work_where_there_usually_is_none_is_more_work() -> None:
+    """Usually no candidate at all, five on one frame: more work (the ratio is infinite, so the
+    evidence gives none and the report stays valid JSON)."""
+    tl = build(12, [5000, 300, 4000], work_in_layer(1, lambda n: 5 if n == 8 else 0, 60))
+    (finding,) = jitter_findings(tl)
+    assert finding.id == "jitter-more-work" and finding.inferences == (8,)
+    assert "its work count (trc_layer_work) 5 instead of 0, its own time 2.0x" in finding.message
+    assert finding.evidence["listed"][0]["work_ratio"] is None
+    json.dumps(report_object(analyse(tl)), allow_nan=False)
+
+
 def test_more_instructions_explain_a_slow_run_without_a_work_count() -> None:
     """No work count, but INST_RETIRED doubled with the time: more work."""
 

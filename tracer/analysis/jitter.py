@@ -354,7 +354,7 @@ CPU_NOTES = {
     SAME: "it did the same work (its work measures within 5% of usual) in more cycles: it waited (bus or memory "
           "contention: DMA, the NPU on a shared bus; cache misses)",
     OTHER: "its work changed, but its own time grew far more than its work: something else slowed it (bus or "
-             "memory contention, cache misses)",
+           "memory contention, cache misses)",
 }  # fmt: skip
 
 

@@ -159,19 +159,19 @@ class LayerWork:
         if measured:
             evidence["work"] = {m.name: int(m.values[j]) for m, _ in measured}
             evidence["work_median"] = {m.name: m.median for m, _ in measured}
-            evidence["own_ratio"] = round(float(own_ratio), 3)
+            evidence["own_ratio"] = _finite(own_ratio)
         evidence.update(self._dwt(j))
         if not measured:
             return WorkComparison(UNMEASURED, None, evidence)
         for m, r in measured:
             if r > 1 + SAME_WORK and own_ratio <= r * (1 + threshold_pct / 100.0):
-                evidence["work_ratio"] = round(r, 3) if np.isfinite(r) else None
+                evidence["work_ratio"] = _finite(r)
                 evidence["explained_by"] = m.name
                 return WorkComparison(MORE, m.name, evidence)
         if all(abs(r - 1) <= SAME_WORK for _, r in measured):
             return WorkComparison(SAME, None, evidence)
         m, r = max(measured, key=lambda mr: abs(mr[1] - 1))
-        evidence["work_ratio"] = round(r, 3) if np.isfinite(r) else None
+        evidence["work_ratio"] = _finite(r)
         return WorkComparison(OTHER, m.name, evidence)
 
     def _dwt(self, j: int) -> dict[str, Any]:
@@ -182,3 +182,8 @@ class LayerWork:
             return {"dwt_not_used": "the span is 256 CPU cycles or longer (or the time base is not the CPU's): "
                                     "its DWT counters' change is known modulo 256 only"}  # fmt: skip
         return {"dwt": exact, "dwt_median": {name: median_measured(values) for name, values in self.dwt.items()}}
+
+
+def _finite(ratio: float) -> float | None:
+    """A ratio for the JSON evidence: rounded, None when infinite (a median of 0)."""
+    return round(float(ratio), 3) if np.isfinite(ratio) else None

@@ -109,9 +109,10 @@ def _work(outlier: Outlier) -> str:
     if name is None:
         return ""
     words = MEASURE_WORDS.get(name, f"its NPU PMU counter {name}")
-    ratio = d.get("work_ratio")
+    ratio, own = d.get("work_ratio"), d.get("own_ratio")
     times = f" ({ratio:.1f}x)" if ratio is not None else ""
-    return f"{words} {d['work'][name]:,} instead of {d['work_median'][name]:,}{times}, its own time {d['own_ratio']:.1f}x"
+    own_times = f", its own time {own:.1f}x" if own is not None else ""
+    return f"{words} {d['work'][name]:,} instead of {d['work_median'][name]:,}{times}{own_times}"
 
 
 def _message(timeline: InferenceTimeline, layer: LayerJitter, cause: str, outliers: list[Outlier], count: int,
@@ -136,7 +137,7 @@ def _message(timeline: InferenceTimeline, layer: LayerJitter, cause: str, outlie
             idle = (f", idle {d['idle_cycles']:,} NPU cycles instead of {d['idle_cycles_median']:,}"
                     if "idle_cycles" in d else "")  # fmt: skip
             work = ("with the same work (its PMU work counters within 5% of usual)" if "work_ratio" not in d
-                    else f"with more work than usual but not enough to explain it ({_work(worst_outlier)})")  # fmt: skip
+                    else f"with work that does not explain it ({_work(worst_outlier)})")  # fmt: skip
             return (f"{head} on the NPU {work} but {d['pmu_cycles']:,} NPU cycles instead of "
                     f"{d['pmu_cycles_median']:,}{idle}: the NPU waited for memory, another bus master competed for "
                     f"it")  # fmt: skip
