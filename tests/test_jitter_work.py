@@ -405,3 +405,24 @@ def test_tracer_budget_shows_the_jitter_settings(tmp_path: Path, run_cli: Any) -
     done = run_cli("budget", path)
     assert done.code == 0 and "jitter: threshold 25%\n" in done.out
     assert "data-dependent (their jitter is information): detect\n" in done.out
+
+
+def test_report_tasks_section_of_a_freertos_itm_trace(run_cli: Any) -> None:
+    """A recorded FreeRTOS trace of another firmware (the Novakov corpus): the report's tasks
+    section gives every task's share, which add up to 1, in the trace's own time unit, with the
+    slice count of the lane; the text says the unit."""
+    from tracer.pipeline.capture import decode_capture
+
+    path = Path(__file__).resolve().parent / "data" / "corpus" / "novakov_rtos_trace" / "mutex_demo.trace"
+    tl = decode_capture(path).timeline
+    report = json.loads(run_cli("report", path, "--format", "json").out)
+    tasks = report["tasks"]
+    assert tasks["slices"] == len(tl.tasks) and tasks["incomplete"] == 0 and tasks["by_layer"] == []
+    assert tasks["time"] == tl.labels["tasks"] and "local-timestamp ticks" in tasks["time"]
+    assert {t["name"] for t in tasks["by_task"]} == set(tl.task_names.values())
+    assert sum(t["share"] for t in tasks["by_task"]) == pytest.approx(1.0, abs=1e-5)
+    assert sum(t["slices"] for t in tasks["by_task"]) == len(tl.tasks)
+    assert tasks["by_task"][0]["name"] == "IDLE"
+    text = run_cli("report", path).out
+    assert f"tasks       {len(tl.tasks)} task slice(s); task times are ITM local-timestamp ticks" in text
+    assert "ticks in" in text
