@@ -140,10 +140,12 @@ def test_a_little_more_work_does_not_explain_much_more_time() -> None:
 
 
 def test_no_work_measure_stays_contention_and_says_how_to_tell() -> None:
-    """A CPU layer slower with no work measure at all: contention, naming trc_layer_work()."""
+    """A CPU layer slower with no work measure at all: contention; the fix names trc_layer_work()
+    and the budget's data_dependent."""
     tl = build(12, LENGTHS, slow_once(1, 5, 1800))
     (finding,) = jitter_findings(tl)
-    assert finding.id == "jitter-contention" and "report the layer's work with trc_layer_work()" in finding.message
+    assert finding.id == "jitter-contention" and "no work count or instruction count tells them apart" in finding.message
+    assert "report it with trc_layer_work() or mark the layer data_dependent in the budget" in (finding.fix or "")
 
 
 def test_npu_beats_up_less_than_the_cycles_is_not_more_work() -> None:

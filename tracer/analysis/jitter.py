@@ -348,9 +348,8 @@ def _layer(context: _Context, index: int, rows: np.ndarray, cycles: np.ndarray) 
 
 
 CPU_NOTES = {
-    UNMEASURED: "bus or memory contention (DMA, the NPU on a shared bus), cache misses, or more work on this run "
-                "(no work count or instruction count to tell: report the layer's work with trc_layer_work(), or "
-                "mark it data_dependent in the budget)",
+    UNMEASURED: "bus or memory contention (DMA, the NPU on a shared bus), cache misses, or more work on this run: "
+                "no work count or instruction count tells them apart",
     SAME: "it did the same work (its work measures within 5% of usual) in more cycles: it waited (bus or memory "
           "contention: DMA, the NPU on a shared bus; cache misses)",
     OTHER: "its work changed, but its own time grew far more than its work: something else slowed it (bus or "
