@@ -44,15 +44,20 @@ class SourceUnavailable(TracerError):
 
 @contextlib.contextmanager
 def reading_file(name: str, what: str, error: type[TracerError]) -> Iterator[None]:
-    """Turn the OS's errors while opening or reading file ``name`` into ``error``, said in words.
+    """Turn the OS's errors while opening or reading file ``name`` into ``error``, said in words;
+    so too a file larger than :func:`tracer.limits.read_limited` allows.
 
     Args:
         name: How to name the file in messages.
         what: What the file should have been, after "is a directory, not" (e.g. ``"a capture"``).
         error: The error to raise (its class decides the exit code).
     """
+    from tracer.limits import InputError  # noqa: PLC0415 - errors.py stays importable on its own
+
     try:
         yield
+    except InputError as exc:  # read_limited: the file is larger than its kind may be
+        raise error(f"{name}: {exc.message}") from None
     except FileNotFoundError:
         raise error(f"{name}: no such file") from None
     except IsADirectoryError:
