@@ -86,8 +86,14 @@ _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?')  # an unterminated one r
 _JSON_TOKEN = re.compile(_JSON_STRING.pattern + r"|[\[\]{}]", re.DOTALL)
 
 
-def parse_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+def parse_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH, nonfinite: bool = False) -> Any:
     """``json.loads`` with bounds: nesting depth, length of numbers, finite numbers only.
+
+    Args:
+        text: The JSON text (bytes are decoded as UTF-8).
+        max_depth: Deepest nesting of arrays and objects accepted.
+        nonfinite: Accept Python's ``NaN``, ``Infinity`` and numbers beyond a double (as NaN and
+            infinities) for the caller to check: what ``json.dumps`` writes for them.
 
     Raises:
         InputError: Not JSON, nested deeper than ``max_depth``, a number longer than
@@ -101,8 +107,9 @@ def parse_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     if _json_depth(text) > max_depth:
         _raise_too_deep(text, max_depth)
     try:
-        return json.loads(text, parse_int=_NumberHook(text, int), parse_float=_NumberHook(text, float),
-                          parse_constant=_NumberHook(text, None))  # fmt: skip
+        return json.loads(text, parse_int=_NumberHook(text, int, nonfinite),
+                          parse_float=_NumberHook(text, float, nonfinite),
+                          parse_constant=_NumberHook(text, None, nonfinite))  # fmt: skip
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", exc.lineno, exc.colno, exc.pos) from None
     except RecursionError:  # not reached: the depth is checked above
@@ -143,17 +150,20 @@ def _raise_too_deep(text: str, max_depth: int) -> None:
 class _NumberHook:
     """A ``json.loads`` number hook that refuses long, infinite and not-a-number literals."""
 
-    def __init__(self, text: str, convert: Any) -> None:
+    def __init__(self, text: str, convert: Any, nonfinite: bool) -> None:
         self.text = text
         self.convert = convert
+        self.nonfinite = nonfinite
 
     def __call__(self, token: str) -> Any:
         if self.convert is None:  # NaN, Infinity, -Infinity
+            if self.nonfinite:
+                return float(token)
             raise self._error(token, f"{token} is not a number JSON allows")
         if len(token) > MAX_NUMBER_CHARS:
             raise self._error(token, f"a number of {len(token)} characters (at most {MAX_NUMBER_CHARS})")
         value = self.convert(token)
-        if isinstance(value, float) and not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value) and not self.nonfinite:
             raise self._error(token, f"{token} is beyond the range of a number (about 1.8e308)")
         return value
 

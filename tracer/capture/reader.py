@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import os
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from tracer.capture.format import (
     CHUNK_HEAD,
@@ -28,7 +27,9 @@ from tracer.capture.format import (
     ChunkKind,
 )
 from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.order import DataChunk, Ordered, StreamOrder
 from tracer.errors import CaptureError, reading_file
+from tracer.limits import InputError, parse_json
 
 RAW_CHUNK = 1 << 20
 
@@ -181,17 +182,24 @@ class CaptureReader:
             # The length may be the damaged part: find the first chunk by its own checksum.
             self._warn(body_at, f"capture header at byte {body_at} fails its checksum; metadata ignored")
             return self._resync(body_at)
-        try:
-            self.metadata = CaptureMetadata.from_json(json.loads(body))
-        except (ValueError, TypeError) as exc:
-            self._warn(body_at, f"capture header at byte {body_at} is not valid metadata ({exc}); ignored")
+        header = self._json(body, body_at, f"capture header at byte {body_at}", "metadata ignored")
+        if header is not None:
+            self.metadata, problems = CaptureMetadata.checked(header)
+            for problem in problems:
+                self._warn(body_at, f"capture header at byte {body_at}: {problem}")
         if version > 1:
             self._warn(base, f"capture format version {version} is newer than this tracer knows (1)")
         return end
 
     def _capture_chunks(self) -> Iterator[CaptureChunk]:
+        order = StreamOrder(self._warn, self.size)
+        for item in self._chunks_in_file(order):
+            yield from (_given(o) for o in order.add(item))
+        yield from (_given(o) for o in order.finish())
+
+    def _chunks_in_file(self, order: StreamOrder) -> Iterator[DataChunk]:
+        """The data chunks in file order; events and metadata patches applied, damage said."""
         pos = self._data_start
-        expected = 0  # next stream offset
         while True:
             self._stream.seek(pos)
             head = self._stream.read(CHUNK_HEAD.size)
@@ -204,12 +212,20 @@ class CaptureReader:
             if fields is None:
                 nxt = self._resync(pos + 1)
                 self._warn(pos, f"corrupt chunk at byte {pos}: bad chunk header checksum; skipped {nxt - pos} bytes")
+                order.skipped(nxt - pos)
                 pos = nxt
                 continue
             kind, _stream_id, host_ns, offset, length, payload_crc = fields
-            payload = self._stream.read(length)
             body_at = pos + CHUNK_HEAD.size
-            lost = max(0, offset - expected)  # stream bytes of skipped chunks before this one
+            if kind not in _KINDS:
+                self._warn(
+                    pos,
+                    f"chunk at byte {pos} is of kind {kind}, which this tracer does not know (written by a newer "
+                    f"one?); its {length} bytes skipped",
+                )
+                pos = body_at + length
+                continue
+            payload = self._stream.read(length)
             if len(payload) < length:
                 self._warn(
                     body_at + len(payload),
@@ -217,7 +233,7 @@ class CaptureReader:
                     f"{len(payload)} of {length} bytes; those bytes are kept unverified",
                 )
                 if kind == ChunkKind.DATA and payload:
-                    yield CaptureChunk(offset, payload, host_ns, lost, verified=False)
+                    yield DataChunk(pos, offset, payload, host_ns, verified=False)
                 return
             pos = body_at + length
             if zlib.crc32(payload) != payload_crc:
@@ -226,20 +242,34 @@ class CaptureReader:
                     f"corrupt chunk at byte {body_at}: checksum mismatch; stream bytes "
                     f"{offset}..{offset + length} skipped",
                 )
+                if kind == ChunkKind.DATA:
+                    order.damaged(offset, length)
                 continue
             if kind == ChunkKind.DATA:
-                if offset < expected:
-                    self._warn(pos, f"chunk at byte {body_at} repeats stream bytes from {offset}; overlap dropped")
-                    payload = payload[expected - offset :]
-                    offset = expected
-                if payload:
-                    yield CaptureChunk(offset, payload, host_ns, lost)
-                    expected = offset + len(payload)
+                yield DataChunk(pos - length - CHUNK_HEAD.size, offset, payload, host_ns)
             elif kind == ChunkKind.EVENT:
-                self.events.append((offset, _json_or_note(payload)))
-            elif kind == ChunkKind.METADATA:
-                patch = _json_or_note(payload)
-                self.metadata = self.metadata.merged(patch)
+                event = self._json(payload, body_at, f"event chunk at byte {pos - length - CHUNK_HEAD.size}", "ignored")
+                if event is not None:
+                    self.events.append((offset, event))
+            else:
+                where = pos - length - CHUNK_HEAD.size
+                patch = self._json(payload, body_at, f"metadata chunk at byte {where}", "ignored")
+                if patch is not None:
+                    self.metadata, problems = self.metadata.merged_checked(patch)
+                    for problem in problems:
+                        self._warn(where, f"metadata chunk at byte {where}: {problem}")
+
+    def _json(self, blob: bytes, at: int, what: str, consequence: str) -> dict[str, Any] | None:
+        """A JSON object from the file, or None with a warning saying why not."""
+        try:
+            value = parse_json(blob, nonfinite=True)
+        except InputError as exc:
+            self._warn(at, f"{what} is not usable JSON ({exc.message}, at byte {at + exc.offset}); {consequence}")
+            return None
+        if not isinstance(value, dict):
+            self._warn(at, f"{what} is {_shape(value)}, not a JSON object; {consequence}")
+            return None
+        return value
 
     def _resync(self, start: int) -> int:
         """Return the file position of the next valid chunk head at or after ``start``."""
@@ -260,21 +290,32 @@ class CaptureReader:
         return self.size
 
 
+_KINDS = frozenset(ChunkKind)
+
+
 def _parse_head(head: bytes) -> tuple[int, int, int, int, int, int] | None:
+    """The fields of a chunk head whose checksum holds (whatever its kind), else None."""
     marker, kind, stream_id, _res, host_ns, offset, length, payload_crc, head_crc = CHUNK_HEAD.unpack(head)
     if marker != CHUNK_MARKER or zlib.crc32(head[:HEAD_CRC_SPAN]) != head_crc:
         return None
-    if length > MAX_CHUNK_PAYLOAD or kind not in ChunkKind._value2member_map_:
+    if length > MAX_CHUNK_PAYLOAD:
         return None
     return kind, stream_id, host_ns, offset, length, payload_crc
 
 
-def _json_or_note(payload: bytes) -> dict[str, object]:
-    try:
-        value = json.loads(payload)
-    except ValueError:
-        return {"note": payload.decode("utf-8", "replace")}
-    return value if isinstance(value, dict) else {"note": value}
+def _given(item: Ordered) -> CaptureChunk:
+    chunk = item.chunk
+    return CaptureChunk(item.offset, chunk.data, chunk.host_ns, item.lost_before, chunk.verified)
+
+
+def _shape(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a list" if isinstance(value, list) else "a string"
 
 
 def _size_of(stream: BinaryIO) -> int:

@@ -15,9 +15,9 @@ from tracer.capture.format import (
     CHUNK_MARKER,
     CRC,
     HEAD_CRC_SPAN,
+    DATA_CHUNK_BYTES,
     HEADER_PREFIX,
     MAGIC,
-    MAX_CHUNK_PAYLOAD,
     VERSION,
     ChunkKind,
 )
@@ -52,7 +52,8 @@ class CaptureWriter:
         path: Where to write. Refused if it exists, unless ``overwrite``.
         metadata: The header.
         overwrite: Replace an existing file.
-        flush_bytes: Largest chunk payload.
+        flush_bytes: Largest data chunk payload, at most ``DATA_CHUNK_BYTES`` (16 KiB): a damaged
+            chunk loses its bytes, so chunks stay small.
         flush_interval: Longest time a received byte waits in memory, in seconds.
         sync_interval: Seconds between fsyncs.
         clock: Host clock in nanoseconds (injectable for tests).
@@ -64,11 +65,13 @@ class CaptureWriter:
         metadata: CaptureMetadata,
         *,
         overwrite: bool = False,
-        flush_bytes: int = 256 * 1024,
+        flush_bytes: int = DATA_CHUNK_BYTES,
         flush_interval: float = 0.1,
         sync_interval: float = 1.0,
         clock: Callable[[], int] = time.time_ns,
     ) -> None:
+        if not 0 < flush_bytes <= DATA_CHUNK_BYTES:
+            raise ValueError(f"flush_bytes must be 1..{DATA_CHUNK_BYTES}, not {flush_bytes}")
         self.path = Path(path)
         flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
         try:
@@ -79,7 +82,7 @@ class CaptureWriter:
             raise UsageError(f"cannot create {self.path}: {exc.strerror}") from None
         self.metadata = metadata.stamped()
         self._clock = clock
-        self._flush_bytes = min(flush_bytes, MAX_CHUNK_PAYLOAD)
+        self._flush_bytes = flush_bytes
         self._flush_ns = int(flush_interval * 1e9)
         self._sync_ns = int(sync_interval * 1e9)
         self._pending = bytearray()
