@@ -36,6 +36,17 @@ class CaptureError(TracerError):
     exit_code = ExitCode.CAPTURE_UNREADABLE
 
 
+class OutputError(TracerError):
+    """An output cannot be written: ``-o PATH``, a capture being recorded, or stdout (a full disk,
+    ``/dev/full``, a pipe nobody reads). Exit 2, as for an output path that cannot be opened: the
+    place the user chose does not take the output (docs/limits.md, "Outputs")."""
+
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, name: str, exc: OSError) -> None:
+        super().__init__(f"cannot write {name}: {exc.strerror or exc}")
+
+
 class SourceUnavailable(TracerError):
     """A port, probe, server or launcher cannot be opened or went away."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -22,7 +23,7 @@ from tracer.capture.format import (
     ChunkKind,
 )
 from tracer.capture.metadata import CaptureMetadata
-from tracer.errors import UsageError
+from tracer.errors import OutputError, UsageError
 
 
 def encode_chunk(kind: ChunkKind, payload: bytes, host_ns: int, stream_offset: int, stream: int = 0) -> bytes:
@@ -91,7 +92,7 @@ class CaptureWriter:
         self.stream_offset = 0
         self.file_size = 0
         self._append(encode_header(self.metadata))
-        os.fsync(self._fd)
+        self._fsync()
 
     # -- writing ---------------------------------------------------------------------------------
     def write(self, data: bytes, host_ns: int | None = None) -> None:
@@ -125,7 +126,7 @@ class CaptureWriter:
         if self._pending_since is not None and now - self._pending_since >= self._flush_ns:
             self.flush()
         if now - self._last_sync >= self._sync_ns and self._fd is not None:
-            os.fsync(self._fd)
+            self._fsync()
             self._last_sync = now
 
     def flush(self) -> None:
@@ -139,10 +140,13 @@ class CaptureWriter:
             return
         try:
             self.flush()
-            os.fsync(self._fd)
+            self._fsync()
         finally:
-            os.close(self._fd)
-            self._fd = None
+            fd, self._fd = self._fd, None
+            try:
+                os.close(fd)
+            except OSError as exc:
+                raise OutputError(str(self.path), exc) from None
 
     @property
     def bytes_received(self) -> int:
@@ -162,10 +166,21 @@ class CaptureWriter:
         if self._fd is None:
             raise ValueError("capture is closed")
         view = memoryview(blob)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as exc:  # a full disk, /dev/full: say which file and why (exit 2)
+            raise OutputError(str(self.path), exc) from None
         self.file_size += len(blob)
+
+    def _fsync(self) -> None:
+        assert self._fd is not None
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.EROFS):  # a device or pipe that cannot sync
+                raise OutputError(str(self.path), exc) from None
 
     def __enter__(self) -> CaptureWriter:
         return self

@@ -83,6 +83,7 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     from tracer.capture.metadata import CaptureMetadata
     from tracer.capture.recorder import record
     from tracer.capture.writer import CaptureWriter
+    from tracer.cli.output import open_output
     from tracer.errors import ExitCode
     from tracer.export.report_json import write_report_json
     from tracer.export.report_text import write_report_text
@@ -119,18 +120,13 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     facts = dataclasses.replace(CaptureFacts.of(read), path=os.fspath(capture) if args.output else None)
     # The report with its findings, as 'tracer report' makes it (the scenarios' faults show there).
     report = analyze(timeline, facts, per_inference=args.per_inference).report
-    if args.format == "json":
-        write_report_json(report, _stdout())
-    else:
-        write_report_text(report, _stdout())
+    with open_output(None) as out:
+        if args.format == "json":
+            write_report_json(report, out)
+        else:
+            write_report_text(report, out)
     if status != 0:
         output = source.qemu_output()
         console.error(f"the demo firmware exited with status {status}" + (f" (QEMU: {output})" if output else ""))
         return ExitCode.SOURCE_UNAVAILABLE
     return ExitCode.OK
-
-
-def _stdout():  # noqa: ANN202 - sys.stdout, looked up at call time (tests replace it)
-    import sys
-
-    return sys.stdout

@@ -24,7 +24,8 @@ HELP = "record a source into a .trace capture"
 DESCRIPTION = """\
 Record the bytes of a source, exactly as received, into a capture. The capture is crash-safe: a
 killed process or a pulled cable keeps every byte flushed so far (at most 0.1 s is at risk).
-Recording ends at the end of the stream, after --duration, or on Ctrl-C (exit 130). A source that
+Recording ends at the end of the stream, after --duration, or on Ctrl-C, SIGTERM or SIGHUP (exit 130;
+the capture keeps every byte received). A source that
 goes away mid-capture (cable pulled, probe reset, connection reset) ends the recording with exit 4;
 every byte received before is in the capture.
 
@@ -78,12 +79,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     meta.add_argument("--notes", default="", help="free text stored in the header")
 
 
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")  # Ctrl-C, a service manager's stop, a closed terminal
+
+
 @contextmanager
-def _ctrl_c_sets(stop: threading.Event) -> Iterator[None]:
-    """Ctrl-C (SIGINT) sets ``stop`` instead of raising inside a write; a second one raises.
+def _stop_signals_set(stop: threading.Event, caught: list[str]) -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP set ``stop`` instead of raising inside a write; a second one raises.
 
     A KeyboardInterrupt landing between two steps of appending a chunk could leave the writer's
-    bookkeeping behind the file; stopping at the top of the recording loop cannot.
+    bookkeeping behind the file; stopping at the top of the recording loop cannot. All three end
+    the recording the same way: the tail is flushed and the capture closed. ``caught`` gets the
+    name of the signal that stopped it.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -92,13 +98,18 @@ def _ctrl_c_sets(stop: threading.Event) -> Iterator[None]:
     def handler(signum: int, frame: object) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
+        caught.append(signal.Signals(signum).name)
         stop.set()
 
-    previous = signal.signal(signal.SIGINT, handler)
+    previous = {}
+    for name in STOP_SIGNALS:
+        if hasattr(signal, name):  # SIGHUP: not on Windows
+            previous[name] = signal.signal(getattr(signal, name), handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for name, old in previous.items():
+            signal.signal(getattr(signal, name), old)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,14 +143,16 @@ def run(args: argparse.Namespace) -> int:
                 console.warn(f"{image.name} has no build ID (link with -Wl,--build-id); its content hash is recorded instead")
         with CaptureWriter(args.output, meta, overwrite=args.force) as writer:
             stop = threading.Event()
-            with console.progress(f"recording {args.source}") as bar, _ctrl_c_sets(stop):
+            caught: list[str] = []
+            with console.progress(f"recording {args.source}") as bar, _stop_signals_set(stop, caught):
                 try:
                     result = record(source, writer, duration=args.duration, stop=stop, on_tick=bar.update)
-                except KeyboardInterrupt:  # a second Ctrl-C while stopping
+                except KeyboardInterrupt:  # a second signal while stopping
                     result = None
                 if result is None or result.ended == "stopped":
                     writer.close()
-                    console.info(f"interrupted; {args.output} keeps {writer.bytes_received} bytes")
+                    how = "interrupted" if caught[:1] in ([], ["SIGINT"]) else f"stopped by {caught[0]}"
+                    console.info(f"{how}; {args.output} keeps {writer.bytes_received} bytes")
                     return ExitCode.INTERRUPTED
             if isinstance(source, FvpSource):
                 _ingest_pmu_trace(source, writer, args.debug_db, console)
