@@ -79,9 +79,9 @@ def _percent(text: str) -> float:
 
 def _frequency(text: str) -> int:
     from tracer.errors import UsageError
-    from tracer.units import parse_frequency
+    from tracer.units import parse_clock
 
     try:
-        return parse_frequency(text)
+        return parse_clock(text)
     except UsageError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracer.cli.source_setup import seconds, split_command_line, tpiu_id
 from tracer.sources.registry import source_schemes
-from tracer.units import parse_frequency
+from tracer.units import parse_clock
 
 if TYPE_CHECKING:
     from tracer.capture.writer import CaptureWriter
@@ -70,8 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Vela debug database (--enable-debug-db) to map an FVP's PMU trace to layers (fvp only)",
     )  # fmt: skip
     meta = parser.add_argument_group("what the capture header records")
-    meta.add_argument("--cpu-hz", type=parse_frequency, metavar="HZ", help="core clock, e.g. 160M")
-    meta.add_argument("--swo-hz", type=parse_frequency, metavar="HZ", help="SWO bit rate, e.g. 2M")
+    meta.add_argument("--cpu-hz", type=parse_clock, metavar="HZ", help="core clock, e.g. 160M")
+    meta.add_argument("--swo-hz", type=parse_clock, metavar="HZ", help="SWO bit rate, e.g. 2M")
     meta.add_argument("--tpiu", choices=("on", "off"), help="whether the stream is TPIU-formatted (default: detect)")
     meta.add_argument("--tpiu-id", type=tpiu_id, default=1, metavar="N",
                       help="TPIU source ID carrying ITM (default: 1)")  # fmt: skip
