@@ -23,6 +23,7 @@ import os
 from typing import Any, Callable
 
 from tracer.capture.reader import open_capture
+from tracer.limits import CLOCK_RANGE, valid_clock_hz
 from tracer.telemetry.capture import decode_capture
 from tracer.telemetry.logs import LogReader, is_text_log, read_log
 from tracer.telemetry.logs.sniff import SNIFF_BYTES
@@ -99,6 +100,12 @@ def load_timeline(
         if timeline.console:
             facts.console_lines = len(timeline.console)
             timeline = merge_console(timeline, facts.warnings)
+    if timeline.clock_hz is not None and not valid_clock_hz(timeline.clock_hz):
+        facts.warnings.append(
+            f"{label}: the {timeline.clock_source} gives a clock of {timeline.clock_hz} Hz, not {CLOCK_RANGE}; "
+            "clock unknown (give --clock)"
+        )
+        timeline.clock_hz, timeline.clock_source = None, "unknown"
     if timeline.clock_hz is None and clock_hz:
         timeline.clock_hz = clock_hz
         timeline.clock_source = "given (--clock)"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from tracer.limits import MAX_LOG_LINE_CHARS, MAX_NUMBER_DIGITS
+
 # MLEK ("INFO - "), ExecuTorch ("I [executorch:file.cpp:120] "), Zephyr-style ("<inf> name: ")
 # and bracketed timestamps ("[00:00:01.234,567] ", "[   12.345] ").
 _PREFIXES = (
@@ -13,7 +15,7 @@ _PREFIXES = (
 )
 _LEVELS = {"E": "error", "ERROR": "error", "err": "error", "F": "error", "W": "warning", "WARN": "warning",
            "WARNING": "warning", "wrn": "warning"}  # fmt: skip
-MAX_LINE_CHARS = 1 << 20  # longer lines are parsed up to here (a <metrics> line is a few KiB)
+MAX_LINE_CHARS = MAX_LOG_LINE_CHARS  # longer lines are cut here (a <metrics> line is a few KiB)
 
 
 def strip_prefix(line: str) -> tuple[str, str]:
@@ -34,26 +36,69 @@ class LineSplitter:
     """Turns text arriving in pieces (ITM port 0, a UART) into whole lines.
 
     ``\\n``, ``\\r\\n`` and a lone ``\\r`` all end a line; any split of the input gives the same
-    lines.
+    lines. Linear in the input whatever the lines' length: only new text is searched for breaks,
+    and a line is kept up to ``MAX_LOG_LINE_CHARS`` characters (the rest is dropped and counted
+    in ``dropped_chars`` and ``cut_lines``), so one endless line costs neither time nor memory.
     """
 
     def __init__(self) -> None:
-        self._partial = ""
+        self._pieces: list[str] = []  # the line not yet ended, in the pieces it came in
+        self._kept = 0  # characters in those pieces
+        self._cutting = False  # the line not yet ended is longer than it may be
         self._cr = False  # the last piece ended with "\r": a following "\n" belongs to it
+        self.cut_lines = 0
+        self.dropped_chars = 0
 
     def feed(self, text: str) -> list[str]:
         """The lines completed by ``text``."""
         if self._cr and text.startswith("\n"):
             text = text[1:]
-        self._cr = False
-        data = self._partial + text
-        if data.endswith("\r"):
-            self._cr = True
-        parts = re.split(r"\r\n|\r|\n", data)
-        self._partial = parts.pop()
-        return parts
+        self._cr = text.endswith("\r")
+        parts = _LINE_BREAK.split(text)
+        self._add(parts[0])
+        if len(parts) == 1:
+            return []
+        lines = [self._take()]
+        for whole in parts[1:-1]:
+            self._add(whole)
+            lines.append(self._take())
+        self._add(parts[-1])
+        return lines
 
     def finish(self) -> list[str]:
         """The last line, if the text did not end with a line break."""
-        rest, self._partial = self._partial, ""
-        return [rest] if rest else []
+        if not self._pieces and not self._cutting:
+            return []
+        line = self._take()
+        return [line] if line else []
+
+    def _add(self, piece: str) -> None:
+        room = MAX_LOG_LINE_CHARS - self._kept
+        if len(piece) > room:
+            self.dropped_chars += len(piece) - max(room, 0)
+            self._cutting = True
+            piece = piece[: max(room, 0)]
+        if piece:
+            self._pieces.append(piece)
+            self._kept += len(piece)
+
+    def _take(self) -> str:
+        line = "".join(self._pieces)
+        if self._cutting:
+            self.cut_lines += 1
+        self._pieces, self._kept, self._cutting = [], 0, False
+        return line
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LONG_DIGITS = re.compile(r"[0-9]{%d,}" % (MAX_NUMBER_DIGITS + 1))
+_TOO_BIG = "9" * (MAX_NUMBER_DIGITS + 1)
+
+
+def bounded_numbers(text: str) -> str:
+    """``text`` with every run of more than ``MAX_NUMBER_DIGITS`` digits replaced by that many
+    nines plus one: a number no reader takes as a reading (they check ranges; ``int()`` of 4,300
+    digits or more would raise). The text shown to the user keeps the original."""
+    if len(text) <= MAX_NUMBER_DIGITS:
+        return text
+    return _LONG_DIGITS.sub(_TOO_BIG, text)

@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from tracer.telemetry.logs import ethosu_sw, executorch, mlek, platform, tflm
 from tracer.telemetry.logs.counters import canonical_counter, default_unit, is_npu_counter
-from tracer.telemetry.logs.lines import MAX_LINE_CHARS, LineSplitter, strip_prefix
+from tracer.telemetry.logs.lines import MAX_LINE_CHARS, LineSplitter, bounded_numbers, strip_prefix
 from tracer.telemetry.logs.records import (
     AllocFailure,
     Allocation,
@@ -82,6 +82,9 @@ MAX_WARNINGS = 1000  # beyond this only the count grows
 # as a JSON number and far from overflowing the int64 columns when summed.
 MAX_VALUE = 2**53
 MAX_CURSOR = 2**62
+# Console lines kept as text (about 110 bytes each): a screenful of history for the screen and the
+# exports, while a log of millions of short lines stays in bounded memory (docs/limits.md).
+MAX_CONSOLE_LINES = 100_000
 
 
 @dataclasses.dataclass
@@ -162,11 +165,12 @@ class LogReader:
         """Feed one line (without its line break). ``cycle``: when it arrived, if known (ITM)."""
         self.line_no += 1
         self._last_cycle = cycle
-        self.console.append(ConsoleLine(cycle, text))
+        if len(self.console) < MAX_CONSOLE_LINES:
+            self.console.append(ConsoleLine(cycle, text))
         level, body = strip_prefix(text[:MAX_LINE_CHARS])
         if not body:
             return  # blank lines neither end a block nor a run of operator lines
-        records = self._recognise(body)
+        records = self._recognise(bounded_numbers(body))
         if records is None:
             self._end_blocks()
             if level == "error":
@@ -189,6 +193,12 @@ class LogReader:
             self.feed_text(tail, self._last_cycle)
         for line in self._splitter.finish():
             self.feed_line(line, self._last_cycle)
+        if self.line_no > MAX_CONSOLE_LINES:
+            self._warn(f"only the first {MAX_CONSOLE_LINES:,} of {self.line_no:,} lines kept as console text "
+                       "(every line was read)")  # fmt: skip
+        if self._splitter.cut_lines:
+            self._warn(f"{self._splitter.cut_lines} line(s) longer than {MAX_LINE_CHARS:,} characters cut there "
+                       f"({self._splitter.dropped_chars:,} characters dropped)")  # fmt: skip
         self._flush_run()
         self._leave_mode()
         self._close()
