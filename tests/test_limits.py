@@ -104,3 +104,25 @@ def test_overlong_number() -> None:
 )  # fmt: skip
 def test_valid_clock_hz(value: object, ok: bool) -> None:
     assert valid_clock_hz(value) is ok
+
+
+def test_gunzip_limited_stops_a_bomb() -> None:
+    import gzip
+
+    from tracer.limits import gunzip_limited
+
+    bomb = gzip.compress(b"\0" * 10_000_000)
+    assert len(bomb) < 20_000
+    with pytest.raises(InputError, match="more than 1,000,000 bytes once decompressed"):
+        gunzip_limited(bomb, 1_000_000, "a PMU trace")
+    assert gunzip_limited(gzip.compress(b"abc"), 10, "x") == b"abc"
+    with pytest.raises(InputError, match="damaged gzip data"):
+        gunzip_limited(b"\x1f\x8b" + b"\0" * 30, 10, "x")
+
+
+def test_pmu_trace_nested_deep_is_a_capture_error() -> None:
+    from tracer.errors import CaptureError
+    from tracer.telemetry.fvp_pmu_trace import read_pmu_trace
+
+    with pytest.raises(CaptureError, match="nested more than 64 levels deep"):
+        read_pmu_trace(b'{"traceEvents": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "npu.json")

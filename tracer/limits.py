@@ -81,6 +81,24 @@ def read_limited(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
     return data
 
 
+def gunzip_limited(blob: bytes, limit: int, what: str) -> bytes:
+    """Decompress gzip data to at most ``limit`` bytes (a small file may inflate a thousandfold).
+
+    Raises:
+        InputError: Damaged gzip data, or more than ``limit`` bytes once decompressed.
+    """
+    import zlib  # noqa: PLC0415
+
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        data = inflater.decompress(blob, limit + 1)
+    except zlib.error as exc:
+        raise InputError(f"damaged gzip data ({exc})") from None
+    if len(data) > limit:
+        raise InputError(f"more than {limit:,} bytes once decompressed: too large for {what}")
+    return data
+
+
 # -- JSON ----------------------------------------------------------------------------------------
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?')  # an unterminated one runs to the end
 _JSON_TOKEN = re.compile(_JSON_STRING.pattern + r"|[\[\]{}]", re.DOTALL)

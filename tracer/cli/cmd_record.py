@@ -169,10 +169,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | None, console: Console) -> None:
     """Report the FVP's exit status; keep its PMU trace in the capture and summarise its NPU timeline."""
-    import gzip
-    import json
-
     from tracer.errors import CaptureError, reading_file
+    from tracer.limits import MAX_PMU_TRACE_BYTES, InputError, gunzip_limited, parse_json, read_limited
     from tracer.telemetry.fvp_pmu_trace import npu_timeline, pmu_trace_note, read_debug_db, read_pmu_trace
 
     code = source.wait(timeout=30)  # the FVP writes the trace as it exits
@@ -188,11 +186,11 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
         return
     try:
         with reading_file(str(path), "a PMU trace", CaptureError):
-            blob = Path(path).read_bytes()
+            blob = read_limited(Path(path), MAX_PMU_TRACE_BYTES, "a PMU trace")
         trace = read_pmu_trace(blob, str(path))
-        raw = json.loads(blob if blob[:2] != b"\x1f\x8b" else gzip.decompress(blob))
+        raw = parse_json(blob if blob[:2] != b"\x1f\x8b" else gunzip_limited(blob, MAX_PMU_TRACE_BYTES, "a PMU trace"))
         raw_events = raw["traceEvents"] if isinstance(raw, dict) else raw
-    except (CaptureError, ValueError, KeyError, OSError) as exc:
+    except (CaptureError, InputError, KeyError, OSError) as exc:
         console.warn(f"PMU trace {path} not kept: {exc}")
         return
     writer.note(pmu_trace_note(str(path), raw_events))
