@@ -52,7 +52,7 @@ def test_halved_budget_fails_with_one_junit_failure_per_layer(run_cli, tmp_path:
     assert "check FAILED: 10 of" in done.err
     xml = JUnitXml.fromfile(str(out))
     suites = {suite.name.split(" (")[0]: suite for suite in xml}
-    assert set(suites) == {"tracer check: layer budgets", "tracer check: memory", "tracer check: findings"}
+    assert set(suites) == {"tracer check: input", "tracer check: layer budgets", "tracer check: memory", "tracer check: findings"}
     layer_cases = list(suites["tracer check: layer budgets"])
     assert len(layer_cases) == 10
     for case, name in zip(layer_cases, DEMO_LAYERS):
@@ -109,7 +109,7 @@ def test_without_budget_memory_and_findings_are_still_checked(run_cli, tmp_path:
     assert done.code == 0
     doc = json.loads(done.out)
     groups = {c["group"] for c in doc["checks"]}
-    assert groups == {"memory", "findings"}
+    assert groups == {"input", "memory", "findings"}
     names = [c["name"] for c in doc["checks"] if c["group"] == "memory"]
     assert names == ["tensor arena", "stack main", "stack handler"]
     broken = encode_model([LayerSpec("conv", "CONV_2D", False, 500)], stacks=(("main", 4096, 4096, False),))

@@ -36,12 +36,14 @@ class Loaded:
         facts: For the report's ``capture`` section.
         budget: The normalized budget, or None.
         kind: ``capture``, ``raw-itm``, ``text-log`` or ``capture-text``.
+        source: What was learned of the input itself (``SourceFacts``: records, trace doubt).
     """
 
     timeline: Any
     facts: Any
     budget: Any
     kind: str
+    source: Any = None
 
 
 def load_input(args: argparse.Namespace) -> Loaded:
@@ -64,7 +66,7 @@ def load_input(args: argparse.Namespace) -> Loaded:
         console.warn(
             f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)"
         )
-    return Loaded(timeline, CaptureFacts.of(source), budget, source.kind)
+    return Loaded(timeline, CaptureFacts.of(source), budget, source.kind, source)
 
 
 def _percent(text: str) -> float:

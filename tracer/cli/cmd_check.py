@@ -10,6 +10,8 @@ DESCRIPTION = """\
 Check a recorded capture (or a firmware text log) against its budget and the findings rules, with
 no board attached, and exit 1 when a check fails:
 
+  input     the input measured something (inferences, layers, memory or PMU data: nothing
+            measured is not a pass) and, for ITM, looks like trace (almost no reserved headers)
   layers    one check per layer the budget predicts: measured p50 cycles against
             predicted x (1 + tolerance); tolerance: the layer's own in the budget, else the
             budget's, else --tolerance, else 10%
@@ -66,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_input(args)
     analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, args.tolerance)
     result = run_checks(analysis, Severity(args.fail_on))
+    result.checks[:0] = input_checks(loaded)
     properties: dict[str, Any] = {"budget": " ".join(args.budget) or "none", "fail_on": args.fail_on}
     if args.tolerance is not None:
         properties["tolerance_pct"] = args.tolerance
@@ -85,6 +88,44 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK if result.passed else ExitCode.CHECK_FAILED
 
 
+INPUT = "input"
+
+
+def input_checks(loaded: Any) -> list[Any]:
+    """The checks on the input itself: it measured something, and (ITM) it looks like trace.
+
+    Nothing measured is not a pass: an empty file, a capture cut inside its header or bytes that
+    are not trace would otherwise pass every other check for want of anything to check.
+    """
+    from tracer.analysis.checks import Check
+
+    timeline = loaded.timeline
+    counts = [
+        (len(timeline.inferences), "inference(s)"), (len(timeline.spans), "layer execution(s)"),
+        (len(timeline.arena), "arena report(s)"), (len(timeline.stacks), "stack report(s)"),
+        (len(timeline.npu_jobs), "NPU job(s)"), (len(timeline.isrs), "interrupt(s)"),
+        (len(timeline.pmu_totals) + len(timeline.pmu_stats), "PMU profile(s)"),
+        (len(timeline.allocation_failures), "allocation failure(s)"),
+    ]  # fmt: skip
+    seen = [f"{n:,} {what.replace('(s)', 's' if n != 1 else '')}" for n, what in counts if n]
+    size = getattr(loaded.facts, "bytes", 0)
+    measured = Check(
+        "measured", INPUT, bool(seen), sum(n for n, _ in counts), 1, "items",
+        ", ".join(seen) if seen else (
+            f"nothing measured: no inference, layer, memory or PMU data in {size:,} bytes of input "
+            "(an empty or cut capture, the wrong file, or firmware without tracer's records)"
+        ),
+    )  # fmt: skip
+    checks = [measured]
+    if loaded.kind in ("capture", "raw-itm"):
+        doubt = getattr(loaded.source, "trace_doubt", None)
+        checks.append(Check(
+            "input looks like trace", INPUT, doubt is None, None, None, "",
+            doubt or "the packets decode as ITM/DWT trace does (reserved headers: almost none)",
+        ))  # fmt: skip
+    return checks
+
+
 def _verdict(result: Any, fail_on: str) -> str:
     total = len(result.checks)
     if result.passed:
@@ -97,8 +138,9 @@ def _write_text(result: Any, out: IO[str], capture: str, args: argparse.Namespac
 
     budget = " ".join(args.budget) if args.budget else "none (memory and findings only)"
     out.write(f"tracer check {capture}\nbudget: {budget}\n")
-    titles = {LAYERS: "layers (measured p50 against predicted + tolerance)", MEMORY: "memory", FINDINGS: "findings"}
-    for group in (LAYERS, MEMORY, FINDINGS):
+    titles = {INPUT: "input", LAYERS: "layers (measured p50 against predicted + tolerance)", MEMORY: "memory",
+              FINDINGS: "findings"}  # fmt: skip
+    for group in (INPUT, LAYERS, MEMORY, FINDINGS):
         checks = [c for c in result.checks if c.group == group]
         if not checks:
             continue

@@ -25,6 +25,7 @@ class DecodedCapture:
         host_seconds: Host arrival time from the first to the last chunk (None for raw files).
         warnings: Damage found while reading and decoding, with positions.
         records: Telemetry records accepted.
+        trace_doubt: Why the stream does not look like ITM/DWT trace, or None.
     """
 
     timeline: InferenceTimeline
@@ -33,6 +34,7 @@ class DecodedCapture:
     host_seconds: float | None
     warnings: list[str]
     records: int
+    trace_doubt: str | None = None
 
 
 def decode_capture(
@@ -57,4 +59,4 @@ def decode_capture(
         warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
         host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
         return DecodedCapture(decoder.timeline(), meta, itm.input_bytes, host_seconds, warnings,
-                              decoder.records_accepted)  # fmt: skip
+                              decoder.records_accepted, itm.doubt)  # fmt: skip

@@ -49,6 +49,7 @@ class SourceFacts:
         warnings: Damage found while reading, with positions.
         records: Telemetry records accepted (text lines for logs).
         console_lines: Lines of port-0 text that went through the log readers (captures).
+        trace_doubt: Why an ITM input does not look like trace (the decoder's measure), or None.
     """
 
     kind: str
@@ -59,6 +60,7 @@ class SourceFacts:
     warnings: list[str] = dataclasses.field(default_factory=list)
     records: int = 0
     console_lines: int = 0
+    trace_doubt: str | None = None
 
 
 def load_timeline(
@@ -95,7 +97,7 @@ def load_timeline(
         timeline = decoded.timeline
         facts = SourceFacts(
             CAPTURE if is_capture else RAW_ITM, decoded.metadata.source or label, label, decoded.stream_bytes,
-            decoded.host_seconds, list(decoded.warnings), decoded.records,
+            decoded.host_seconds, list(decoded.warnings), decoded.records, trace_doubt=decoded.trace_doubt,
         )  # fmt: skip
         if timeline.console:
             facts.console_lines = len(timeline.console)
