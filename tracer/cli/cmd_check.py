@@ -13,8 +13,9 @@ no board attached, and exit 1 when a check fails:
   input     the input measured something (inferences, layers, memory or PMU data: nothing
             measured is not a pass) and, for ITM, looks like trace (almost no reserved headers)
   layers    one check per layer the budget predicts: measured p50 cycles against
-            predicted x (1 + tolerance); tolerance: the layer's own in the budget, else the
-            budget's, else --tolerance, else 10%
+            predicted x (1 + tolerance); tolerance: --tolerance when given (for every layer;
+            a note says which budget tolerances it replaced), else the layer's own in the
+            budget, else the budget's, else 10%
   memory    tensor arena (at least 10% headroom, no allocation failure), every stack
             (high-water at most 75% of its size, canary intact), the compiler's SRAM peak (at
             most 75% of the SRAM on the part)
@@ -29,8 +30,11 @@ formats:
           limit ...) and "passed"
   junit   JUnit XML: a test case per layer budget, per memory check and per finding kind
 
-exit codes: 0 every check passed; 1 a check failed; 2 bad option or budget file; 3 capture
-unreadable.
+A budget for another model than the capture's (other layer count, other operators, layers that
+match nothing) is refused with what differs (exit 2); --match any pairs the layers anyway.
+
+exit codes: 0 every check passed; 1 a check failed; 2 bad option or budget file, a budget of
+another model, or an output that cannot be written; 3 capture unreadable.
 
 examples:
   tracer check captures/demo.trace --budget captures/demo_budget.toml
