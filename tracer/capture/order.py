@@ -18,9 +18,8 @@ the reader makes of it:
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
-from typing import Callable, Iterator
+from typing import Callable, NamedTuple
 
 from tracer.capture.format import CHUNK_HEAD
 
@@ -29,9 +28,8 @@ HOLD_BYTES = 4 * 1024 * 1024
 MAX_RANGES = 1024  # lost ranges remembered to tell a late chunk from a repeated one
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class DataChunk:
-    """A data chunk as read, before ordering.
+class DataChunk(NamedTuple):
+    """A data chunk as read, before ordering (a tuple: one is made per 16 KiB read).
 
     Attributes:
         position: File position of its head.
@@ -48,8 +46,7 @@ class DataChunk:
     verified: bool = True
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Ordered:
+class Ordered(NamedTuple):
     """A chunk in stream order: ``offset`` is where its bytes go, ``lost_before`` how many bytes
     before it are known lost."""
 
@@ -88,24 +85,31 @@ class StreamOrder:
         if start + length > self.expected:
             self._damaged.append((max(start, self.expected), start + length))
 
-    def add(self, chunk: DataChunk) -> Iterator[Ordered]:
-        """Take one chunk; yield what can now be given in order."""
+    def add(self, chunk: DataChunk) -> list[Ordered]:
+        """Take one chunk; return what can now be given in order."""
         offset = chunk.offset - self._shift
+        if offset == self.expected and not self._held:  # the sound file's every chunk
+            self.expected = offset + len(chunk.data)
+            if self._damaged:
+                self._damaged = [(s, e) for s, e in self._damaged if e > self.expected]
+            self._last_position = chunk.position
+            return [Ordered(chunk, offset, 0)]
         if offset > self.expected:
             _, uncovered = self._gap(offset)
             if uncovered > self._spare:  # not damage the file shows: maybe out of order, wait
                 heapq.heappush(self._held, (chunk.offset, chunk.position, chunk))
                 self._held_bytes += len(chunk.data)
                 if len(self._held) > HOLD_CHUNKS or self._held_bytes > HOLD_BYTES:
-                    yield from self._release_first()
-                return
-        yield from self._give(chunk)
-        yield from self._drain()
+                    return self._release_first()
+                return []
+        return self._give(chunk) + self._drain()
 
-    def finish(self) -> Iterator[Ordered]:
+    def finish(self) -> list[Ordered]:
         """End of file: give everything still held, gaps counted."""
+        out: list[Ordered] = []
         while self._held:
-            yield from self._release_first()
+            out += self._release_first()
+        return out
 
     # -- internals -------------------------------------------------------------------------------
     def _gap(self, offset: int) -> tuple[int, int]:
@@ -119,26 +123,26 @@ class StreamOrder:
                 at = end
         return covered, offset - self.expected - covered
 
-    def _give(self, chunk: DataChunk) -> Iterator[Ordered]:
+    def _give(self, chunk: DataChunk) -> list[Ordered]:
         offset = chunk.offset - self._shift
         end = offset + len(chunk.data)
         if end <= self.expected:
             self._drop(chunk, offset, end)
-            return
+            return []
         if offset < self.expected:  # overlaps what was given: keep the rest
             self._warn(
                 chunk.position,
                 f"chunk at byte {chunk.position} holds stream bytes {offset}..{end}, of which "
                 f"{offset}..{self.expected} were already read; that part dropped, the rest kept",
             )
-            chunk = dataclasses.replace(chunk, data=chunk.data[self.expected - offset :])
+            chunk = chunk._replace(data=chunk.data[self.expected - offset :])
             offset = self.expected
         lost = self._count_lost(chunk, offset) if offset > self.expected else 0
         offset = self.expected + lost
         self.expected = offset + len(chunk.data)
         self._damaged = [(s, e) for s, e in self._damaged if e > self.expected]
         self._last_position = chunk.position
-        yield Ordered(chunk, offset, lost)
+        return [Ordered(chunk, offset, lost)]
 
     def _count_lost(self, chunk: DataChunk, offset: int) -> int:
         """The bytes from the next expected one to ``offset`` are missing: how many to count lost."""
@@ -184,7 +188,7 @@ class StreamOrder:
             offset = self._held[0][0] - self._shift
             _, uncovered = self._gap(offset) if offset > self.expected else (0, 0)
             if uncovered > self._spare:
-                return
+                break
             _, _, chunk = heapq.heappop(self._held)
             self._held_bytes -= len(chunk.data)
             if chunk.position < self._last_position and offset == self.expected:
@@ -193,11 +197,11 @@ class StreamOrder:
                     f"chunk at byte {chunk.position} (stream bytes {offset}..{offset + len(chunk.data)}) came out of "
                     f"order, before the bytes that precede it (at byte {self._last_position}); put back in place",
                 )
-            yield from self._give(chunk)
+            out += self._give(chunk)
+        return out
 
-    def _release_first(self) -> Iterator[Ordered]:
+    def _release_first(self) -> list[Ordered]:
         """The hold window is full, or the file ended: the gap before the first held chunk is lost."""
         _, _, chunk = heapq.heappop(self._held)
         self._held_bytes -= len(chunk.data)
-        yield from self._give(chunk)
-        yield from self._drain()
+        return self._give(chunk) + self._drain()

@@ -27,11 +27,12 @@ from tracer.capture.format import (
     ChunkKind,
 )
 from tracer.capture.metadata import CaptureMetadata
-from tracer.capture.order import DataChunk, Ordered, StreamOrder
+from tracer.capture.order import DataChunk, StreamOrder
 from tracer.errors import CaptureError, reading_file
 from tracer.limits import InputError, parse_json
 
 RAW_CHUNK = 1 << 20
+READ_BUFFER = 1 << 20  # many 16 KiB chunks per read from the OS; seeks within it cost nothing
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -72,7 +73,7 @@ def open_capture(path: str | os.PathLike[str]) -> CaptureReader:
     """
     p = Path(path)
     with reading_file(str(p), "a capture", CaptureError):
-        stream = open(p, "rb")  # noqa: SIM115 - owned by the reader
+        stream = open(p, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - owned by the reader
     return CaptureReader(stream, name=str(p))
 
 
@@ -194,14 +195,20 @@ class CaptureReader:
     def _capture_chunks(self) -> Iterator[CaptureChunk]:
         order = StreamOrder(self._warn, self.size)
         for item in self._chunks_in_file(order):
-            yield from (_given(o) for o in order.add(item))
-        yield from (_given(o) for o in order.finish())
+            for given in order.add(item):
+                chunk = given.chunk
+                yield CaptureChunk(given.offset, chunk.data, chunk.host_ns, given.lost_before, chunk.verified)
+        for given in order.finish():
+            chunk = given.chunk
+            yield CaptureChunk(given.offset, chunk.data, chunk.host_ns, given.lost_before, chunk.verified)
 
     def _chunks_in_file(self, order: StreamOrder) -> Iterator[DataChunk]:
         """The data chunks in file order; events and metadata patches applied, damage said."""
         pos = self._data_start
+        self._stream.seek(pos)
         while True:
-            self._stream.seek(pos)
+            if self._stream.tell() != pos:  # after a skip: the reads below leave it at the next chunk
+                self._stream.seek(pos)
             head = self._stream.read(CHUNK_HEAD.size)
             if not head:
                 return
@@ -301,11 +308,6 @@ def _parse_head(head: bytes) -> tuple[int, int, int, int, int, int] | None:
     if length > MAX_CHUNK_PAYLOAD:
         return None
     return kind, stream_id, host_ns, offset, length, payload_crc
-
-
-def _given(item: Ordered) -> CaptureChunk:
-    chunk = item.chunk
-    return CaptureChunk(item.offset, chunk.data, chunk.host_ns, item.lost_before, chunk.verified)
 
 
 def _shape(value: object) -> str:
