@@ -182,8 +182,9 @@ class StreamOrder:
                 "earlier chunk); dropped",
             )
 
-    def _drain(self) -> Iterator[Ordered]:
+    def _drain(self) -> list[Ordered]:
         """Give held chunks that now follow on."""
+        out: list[Ordered] = []
         while self._held:
             offset = self._held[0][0] - self._shift
             _, uncovered = self._gap(offset) if offset > self.expected else (0, 0)
