@@ -169,3 +169,25 @@ def test_the_demo_budget_still_reads() -> None:
 
     budget = load_budget([ROOT / "captures" / "demo_budget.toml"])
     assert budget.model.clock_hz == 32_000_000 and len(budget.layers) == 10
+
+
+def test_vela_debug_database_with_a_field_past_the_csv_limit_is_refused(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    """Found by the fuzzing campaign: csv's own field limit (131072) raised out of the reader."""
+    source = VELA / "tiny_int8_debug.xml"
+    text = source.read_text()
+    at = text.index("<table name=\"source\">")
+    path = tmp_path / "tiny_int8_debug.xml"
+    path.write_text(text[:at] + text[at:].replace("\n", "\n" + "x" * 200_000, 2))
+    result = run_cli("budget", VELA / "tiny_int8_per-layer.csv", path)
+    assert result.code == 2, result.err
+    assert f"{path}:" in result.err and "table 'source'" in result.err and "Traceback" not in result.err
+
+
+def test_vela_debug_database_ids_are_bounded(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    text = (VELA / "tiny_int8_debug.xml").read_text()
+    m = re.search(r"<table name=\"source\">\s*<!\[CDATA\[\s*([^\n]*)\n([0-9]+),", text)
+    assert m is not None, "the source table's first row"
+    path = tmp_path / "tiny_int8_debug.xml"
+    path.write_text(text[: m.start(2)] + "9" * 4000 + text[m.end(2) :])
+    result = run_cli("budget", VELA / "tiny_int8_per-layer.csv", path)
+    assert result.code == 2 and "expected an integer 'id' from 0 to 2**31" in result.err, result.err
