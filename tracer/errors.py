@@ -8,7 +8,7 @@ from typing import Iterator
 
 
 class ExitCode(enum.IntEnum):
-    """Exit codes of every ``tracer`` command (PRODUCT.md, "Exit codes")."""
+    """Exit codes of every ``tracer`` command (README, "Exit codes"; docs/limits.md for outputs)."""
 
     OK = 0
     CHECK_FAILED = 1
