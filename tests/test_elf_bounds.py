@@ -71,3 +71,29 @@ def test_elf_of_dev_zero_is_refused_without_reading_it_all(run_cli) -> None:  # 
     result = run_cli("decode", demo, "--elf", "/dev/zero")
     assert result.code == 2
     assert "--elf /dev/zero: more than 268,435,456 bytes: too large for an ELF file" in result.err
+
+
+def test_damaged_section_types_are_a_usage_error_or_read(tmp_path) -> None:  # noqa: ANN001
+    """Found by the fuzzing campaign: a .symtab whose type says it is something else."""
+    import struct
+
+    from conftest import require_tools
+    from fuzzing import build_elf
+
+    from tracer.elf.image import read_elf
+
+    require_tools("arm-none-eabi-gcc")
+    elf = build_elf(tmp_path)
+    assert elf is not None
+    blob = bytearray(elf.read_bytes())
+    shoff, = struct.unpack_from("<I", blob, 32)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", blob, 46)
+    names_at = struct.unpack_from("<I", blob, shoff + shstrndx * shentsize + 16)[0]
+    for k in range(shnum):
+        entry = shoff + k * shentsize
+        name_offset, sh_type = struct.unpack_from("<II", blob, entry)
+        name = bytes(blob[names_at + name_offset : names_at + name_offset + 8]).split(b"\0")[0]
+        if name == b".symtab":
+            struct.pack_into("<I", blob, entry + 4, 1)  # SHT_PROGBITS
+    image = read_elf(bytes(blob), "damaged.elf")
+    assert image.symbols == {}  # no symbol table any more, and no traceback

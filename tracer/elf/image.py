@@ -160,7 +160,7 @@ def _build(elf: object, name: str) -> ElfImage:
 def _symbols(elf: object) -> dict[str, ElfSymbol]:
     out: dict[str, ElfSymbol] = {}
     symtab = elf.get_section_by_name(".symtab")  # type: ignore[attr-defined]
-    if symtab is None:
+    if symtab is None or not hasattr(symtab, "iter_symbols"):  # missing, or not a symbol table (damaged type)
         return out
     for sym in symtab.iter_symbols():
         kind_raw = sym["st_info"]["type"]
