@@ -353,6 +353,8 @@ def _rechunk(chunk: bytes, **fields: int) -> bytes:
         if name in fields:
             values[index] = fields[name]
     values[7] = zlib.crc32(payload)
+    values[5] %= 2**64
+    values[6] %= 2**32
     head = CHUNK_HEAD.pack(*values[:-1], 0)[:HEAD_CRC_SPAN]
     return head + CRC.pack(zlib.crc32(head)) + payload
 
@@ -377,7 +379,7 @@ def _capture_structure(rng: random.Random, data: bytes) -> bytes:
             try:
                 merged = {**json.loads(header), **json.loads(choice)}
                 choice = json.dumps(merged).encode()
-            except ValueError:
+            except (ValueError, TypeError, RecursionError):  # the seed's header or the choice is not a shallow object
                 pass
         header = choice
     elif action == 1:  # swap two chunks
