@@ -27,7 +27,6 @@ What it measures:
 from __future__ import annotations
 
 import argparse
-import bisect
 import os
 import re
 import shutil
@@ -38,9 +37,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from tracer.elf.image import ElfSymbol, SymbolIndex, open_elf  # noqa: E402
+from test_elf_bounds import walk_back_reference  # noqa: E402  (the lookup SymbolIndex replaced)
+
+from tracer.elf.image import SymbolIndex, open_elf  # noqa: E402
 from tracer.telemetry.logs.lines import LineSplitter  # noqa: E402
 
 PIECE = 64 * 1024
@@ -153,19 +155,6 @@ def build_elf(labels: int, tmp: Path) -> Path | None:
     return elf
 
 
-def walk_back(starts: list[int], symbols: list[ElfSymbol], address: int) -> tuple[str, int] | None:
-    """The lookup this replaced (reference only): walk back over unsized symbols one by one."""
-    i = bisect.bisect_right(starts, address) - 1
-    while i >= 0:
-        sym = symbols[i]
-        if sym.contains(address):
-            return sym.name, address - sym.address
-        if sym.size:
-            return None
-        i -= 1
-    return None
-
-
 def unsized_symbols(labels: int, packets: int, tmp: Path) -> None:
     print(f"3. an ELF with {labels:,} unsized symbols: PC lookups")
     elf = build_elf(labels, tmp)
@@ -180,10 +169,9 @@ def unsized_symbols(labels: int, packets: int, tmp: Path) -> None:
     start = time.perf_counter()
     now = [index.lookup(pc) for pc in pcs]
     t_new = time.perf_counter() - start
-    starts = [s.address for s in funcs]
     sample = pcs[:: max(1, packets // 500)]
     start = time.perf_counter()
-    old = [walk_back(starts, funcs, pc) for pc in sample]
+    old = [walk_back_reference(funcs, pc) for pc in sample]
     t_old = (time.perf_counter() - start) * len(pcs) / len(sample)
     assert old == [index.lookup(pc) for pc in sample], "the index must agree with the walk"
     assert all(found is not None for found in now)

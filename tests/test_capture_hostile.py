@@ -15,17 +15,9 @@ from tracer.capture import CaptureMetadata, CaptureReader, CaptureWriter
 from tracer.capture.format import CHUNK_HEAD, CRC, HEADER_PREFIX, MAGIC, VERSION, ChunkKind
 from tracer.capture.writer import encode_chunk, encode_header
 
-from itm_encoder import encode_stream
+from test_capture import _stream
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _stream(n: int = 600) -> bytes:
-    pkts = []
-    for i in range(n):
-        pkts.append({"type": "swit", "addr": i % 5, "size": 4, "value": 0x01010101 * (i % 200)})
-        pkts.append({"type": "lts", "delta": 1 + i % 6, "tc": 0, "format": 2})
-    return encode_stream(pkts)[0]
 
 
 def _header(body: bytes) -> bytes:

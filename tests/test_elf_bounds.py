@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 from tracer.elf.image import ElfImage, ElfSymbol, SymbolIndex
 
 
-def _walk_back(symbols: list[ElfSymbol], address: int) -> tuple[str, int] | None:
-    """The reference: the first symbol containing the address, walking back from the last one that
-    starts at or before it, stopping at the first sized symbol that does not (the old lookup)."""
+def walk_back_reference(symbols: list[ElfSymbol], address: int) -> tuple[str, int] | None:
+    """The reference (the lookup SymbolIndex replaced; benchmarks/bench_inputs.py times it too): the
+    first symbol containing the address, walking back from the last one that starts at or before
+    it, stopping at the first sized symbol that does not."""
     starts = [s.address for s in symbols]
     i = bisect.bisect_right(starts, address) - 1
     while i >= 0:
@@ -37,7 +38,7 @@ def test_lookup_agrees_with_walking_back(raw: list[tuple[int, int]], addresses: 
     symbols = sorted((ElfSymbol(f"s{k}", a, size, "func") for k, (a, size) in enumerate(raw)), key=lambda s: s.address)
     index = SymbolIndex(symbols)
     for address in addresses:
-        assert index.lookup(address) == _walk_back(symbols, address)
+        assert index.lookup(address) == walk_back_reference(symbols, address)
 
 
 def test_many_unsized_symbols_do_not_make_lookups_linear() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -79,9 +78,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     meta.add_argument("--notes", default="", help="free text stored in the header")
 
 
-STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")  # Ctrl-C, a service manager's stop, a closed terminal
-
-
 @contextmanager
 def _stop_signals_set(stop: threading.Event, caught: list[str]) -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP set ``stop`` instead of raising inside a write; a second one raises.
@@ -91,25 +87,16 @@ def _stop_signals_set(stop: threading.Event, caught: list[str]) -> Iterator[None
     the recording the same way: the tail is flushed and the capture closed. ``caught`` gets the
     name of the signal that stopped it.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    from tracer.cli.signals import on_stop_signals
 
-    def handler(signum: int, frame: object) -> None:
+    def handler(name: str) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
-        caught.append(signal.Signals(signum).name)
+        caught.append(name)
         stop.set()
 
-    previous = {}
-    for name in STOP_SIGNALS:
-        if hasattr(signal, name):  # SIGHUP: not on Windows
-            previous[name] = signal.signal(getattr(signal, name), handler)
-    try:
+    with on_stop_signals(handler):
         yield
-    finally:
-        for name, old in previous.items():
-            signal.signal(getattr(signal, name), old)
 
 
 def run(args: argparse.Namespace) -> int:

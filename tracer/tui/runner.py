@@ -9,9 +9,7 @@ import argparse
 import asyncio
 import contextlib
 import os
-import signal
 import sys
-import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from tracer.errors import ExitCode, UsageError
@@ -75,27 +73,18 @@ def _signals_quit(app: Any, stopped: list[str]) -> Iterator[None]:
     Raising KeyboardInterrupt inside Textual's event loop would print its traceback; the quit is
     asked of the loop instead. Before the loop runs (or after), the interrupt is raised as usual.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    from tracer.cli.signals import on_stop_signals
 
-    def handler(signum: int, frame: object) -> None:
-        stopped.append(signal.Signals(signum).name)
+    def handler(name: str) -> None:
+        stopped.append(name)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             raise KeyboardInterrupt from None
         loop.call_soon_threadsafe(app.exit, int(ExitCode.INTERRUPTED))
 
-    previous = {}
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):  # SIGHUP: not on Windows
-            previous[name] = signal.signal(getattr(signal, name), handler)
-    try:
+    with on_stop_signals(handler):
         yield
-    finally:
-        for name, old in previous.items():
-            signal.signal(getattr(signal, name), old)
 
 
 def run_app(session: Session, console: Console, before_close: Callable[[], None] | None = None) -> int:
