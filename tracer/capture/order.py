@@ -11,9 +11,11 @@ the reader makes of it:
 * a chunk whose bytes were already given (written twice): dropped, said to be a repeat;
 * a chunk of bytes that were already given up as lost (out of order beyond the hold window):
   dropped, said to be late;
-* an offset that jumps further than the damaged bytes of the file could explain (a head from
-  another writer, or forged): not believed; the offsets are rebased so the stream stays
-  contiguous, and only the file bytes that could have held data are counted as lost.
+* a gap that neither damage nor reordering fills (a chunk cut out of the file): its bytes count as
+  lost, as long as the gap is no larger than the whole file;
+* an offset that jumps further than the whole file is long (a head from another writer, or
+  forged): not believed; the offsets are rebased so the stream stays contiguous, and only the
+  file bytes skipped as unreadable, which could have held data, are counted as lost.
 """
 
 from __future__ import annotations

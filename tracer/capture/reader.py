@@ -27,7 +27,7 @@ from tracer.capture.format import (
     ChunkKind,
 )
 from tracer.capture.metadata import CaptureMetadata
-from tracer.capture.order import DataChunk, StreamOrder
+from tracer.capture.order import DataChunk, Ordered, StreamOrder
 from tracer.errors import CaptureError, reading_file
 from tracer.limits import InputError, parse_json
 
@@ -195,12 +195,8 @@ class CaptureReader:
     def _capture_chunks(self) -> Iterator[CaptureChunk]:
         order = StreamOrder(self._warn, self.size)
         for item in self._chunks_in_file(order):
-            for given in order.add(item):
-                chunk = given.chunk
-                yield CaptureChunk(given.offset, chunk.data, chunk.host_ns, given.lost_before, chunk.verified)
-        for given in order.finish():
-            chunk = given.chunk
-            yield CaptureChunk(given.offset, chunk.data, chunk.host_ns, given.lost_before, chunk.verified)
+            yield from map(_given, order.add(item))
+        yield from map(_given, order.finish())
 
     def _chunks_in_file(self, order: StreamOrder) -> Iterator[DataChunk]:
         """The data chunks in file order; events and metadata patches applied, damage said."""
@@ -209,6 +205,7 @@ class CaptureReader:
         while True:
             if self._stream.tell() != pos:  # after a skip: the reads below leave it at the next chunk
                 self._stream.seek(pos)
+            at = pos
             head = self._stream.read(CHUNK_HEAD.size)
             if not head:
                 return
@@ -253,18 +250,17 @@ class CaptureReader:
                     order.damaged(offset, length)
                 continue
             if kind == ChunkKind.DATA:
-                yield DataChunk(pos - length - CHUNK_HEAD.size, offset, payload, host_ns)
+                yield DataChunk(at, offset, payload, host_ns)
             elif kind == ChunkKind.EVENT:
-                event = self._json(payload, body_at, f"event chunk at byte {pos - length - CHUNK_HEAD.size}", "ignored")
+                event = self._json(payload, body_at, f"event chunk at byte {at}", "ignored")
                 if event is not None:
                     self.events.append((offset, event))
             else:
-                where = pos - length - CHUNK_HEAD.size
-                patch = self._json(payload, body_at, f"metadata chunk at byte {where}", "ignored")
+                patch = self._json(payload, body_at, f"metadata chunk at byte {at}", "ignored")
                 if patch is not None:
                     self.metadata, problems = self.metadata.merged_checked(patch)
                     for problem in problems:
-                        self._warn(where, f"metadata chunk at byte {where}: {problem}")
+                        self._warn(at, f"metadata chunk at byte {at}: {problem}")
 
     def _json(self, blob: bytes, at: int, what: str, consequence: str) -> dict[str, Any] | None:
         """A JSON object from the file, or None with a warning saying why not."""
@@ -308,6 +304,11 @@ def _parse_head(head: bytes) -> tuple[int, int, int, int, int, int] | None:
     if length > MAX_CHUNK_PAYLOAD:
         return None
     return kind, stream_id, host_ns, offset, length, payload_crc
+
+
+def _given(item: Ordered) -> CaptureChunk:
+    chunk = item.chunk
+    return CaptureChunk(item.offset, chunk.data, chunk.host_ns, item.lost_before, chunk.verified)
 
 
 def _shape(value: object) -> str:
