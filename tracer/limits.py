@@ -241,15 +241,16 @@ def _at(text: str, offset: int, message: str) -> InputError:
 
 # -- numbers in text -----------------------------------------------------------------------------
 _LONG_DIGITS = re.compile(r"[0-9]{%d,}" % (MAX_NUMBER_DIGITS + 1))
+_TOO_BIG = "9" * (MAX_NUMBER_DIGITS + 1)
 
 
-def overlong_number(text: str) -> int | None:
-    """The offset of the first run of more than ``MAX_NUMBER_DIGITS`` digits in ``text``, or None.
-
-    Such a run is no reading of any counter (``int()`` of one of 4,300 digits or more even raises).
-    """
-    m = _LONG_DIGITS.search(text)
-    return None if m is None else m.start()
+def bounded_numbers(text: str) -> str:
+    """``text`` with every run of more than ``MAX_NUMBER_DIGITS`` digits replaced by that many
+    nines plus one: a number no reader takes as a reading (they check ranges), where ``int()`` of
+    4,300 digits or more would raise. Readers parse this; the user is shown the original."""
+    if len(text) <= MAX_NUMBER_DIGITS:
+        return text
+    return _LONG_DIGITS.sub(_TOO_BIG, text)
 
 
 def check_range(value: Any, low: float, high: float, integer: bool = False) -> bool:

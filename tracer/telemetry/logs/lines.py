@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tracer.limits import MAX_LOG_LINE_CHARS, MAX_NUMBER_DIGITS
+from tracer.limits import MAX_LOG_LINE_CHARS, bounded_numbers
 
 # MLEK ("INFO - "), ExecuTorch ("I [executorch:file.cpp:120] "), Zephyr-style ("<inf> name: ")
 # and bracketed timestamps ("[00:00:01.234,567] ", "[   12.345] ").
@@ -30,6 +30,11 @@ def strip_prefix(line: str) -> tuple[str, str]:
             text = text[m.end() :].strip()
             break
     return level, text
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+__all__ = ["MAX_LINE_CHARS", "LineSplitter", "bounded_numbers", "strip_prefix"]
 
 
 class LineSplitter:
@@ -88,17 +93,3 @@ class LineSplitter:
             self.cut_lines += 1
         self._pieces, self._kept, self._cutting = [], 0, False
         return line
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_LONG_DIGITS = re.compile(r"[0-9]{%d,}" % (MAX_NUMBER_DIGITS + 1))
-_TOO_BIG = "9" * (MAX_NUMBER_DIGITS + 1)
-
-
-def bounded_numbers(text: str) -> str:
-    """``text`` with every run of more than ``MAX_NUMBER_DIGITS`` digits replaced by that many
-    nines plus one: a number no reader takes as a reading (they check ranges; ``int()`` of 4,300
-    digits or more would raise). The text shown to the user keeps the original."""
-    if len(text) <= MAX_NUMBER_DIGITS:
-        return text
-    return _LONG_DIGITS.sub(_TOO_BIG, text)
