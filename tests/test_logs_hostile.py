@@ -107,3 +107,32 @@ def test_console_text_of_a_log_of_millions_of_lines_is_bounded() -> None:
     assert reader.line_no == total
     texts = [w["text"] for w in timeline.extra["warnings"]]
     assert f"only the first {MAX_CONSOLE_LINES:,} of {total:,} lines kept as console text (every line was read)" in texts
+
+
+def test_a_long_run_of_spaces_does_not_stall_the_readers() -> None:
+    """Found by the fuzzing campaign: 'Profile for <100,000 spaces> Inference :' held a reader's
+    pattern for minutes. The readers parse a bounded view of each line (the console keeps it whole);
+    the alarm turns a stall into a failure instead of a hang."""
+    import signal
+
+    from tracer.telemetry.logs.lines import MAX_PARSED_CHARS, MAX_SPACE_RUN, parse_view
+    from tracer.telemetry.logs.reader import LogReader
+
+    line = "INFO - Profile for" + " " * 100_000 + "Inference :"
+    view = parse_view(line)
+    assert len(view) <= MAX_PARSED_CHARS and " " * (MAX_SPACE_RUN + 1) not in view
+    assert parse_view("NPU ACTIVE cycles:     1234") == "NPU ACTIVE cycles:     1234"  # alignment kept
+
+    def stalled(signum: int, frame: object) -> None:
+        raise TimeoutError("the reader stalled on one line")
+
+    previous = signal.signal(signal.SIGALRM, stalled)
+    signal.alarm(30)
+    try:
+        reader = LogReader("spaces.log")
+        reader.feed_text("INFO - Profile for Inference :\n" + line + "\nINFO - NPU ACTIVE cycles: 1234\n")
+        timeline = reader.finish()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert timeline.console[1].text == line

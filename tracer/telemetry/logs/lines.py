@@ -33,8 +33,22 @@ def strip_prefix(line: str) -> tuple[str, str]:
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# What the readers' patterns are given of a line: enough for every format (a <metrics> line is a
+# few KiB; tables align with a few dozen spaces), little enough that a pattern slow on a long
+# line or a long run of spaces stays quick (a 100,000-space run once made one run for minutes).
+MAX_PARSED_CHARS = 64 * 1024
+MAX_SPACE_RUN = 64
+_SPACE_RUN = re.compile(r"[ \t]{%d,}" % (MAX_SPACE_RUN + 1))
 
-__all__ = ["MAX_LINE_CHARS", "LineSplitter", "bounded_numbers", "strip_prefix"]
+
+def parse_view(text: str) -> str:
+    """The line as the readers parse it: at most ``MAX_PARSED_CHARS`` characters, runs of spaces
+    and tabs cut to ``MAX_SPACE_RUN``, digit runs bounded (:func:`tracer.limits.bounded_numbers`).
+    The console keeps the line as it came."""
+    text = text[:MAX_PARSED_CHARS]
+    if len(text) > MAX_SPACE_RUN:
+        text = _SPACE_RUN.sub(" " * MAX_SPACE_RUN, text)
+    return bounded_numbers(text)
 
 
 class LineSplitter:

@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from tracer.telemetry.logs import ethosu_sw, executorch, mlek, platform, tflm
 from tracer.telemetry.logs.counters import canonical_counter, default_unit, is_npu_counter
-from tracer.telemetry.logs.lines import MAX_LINE_CHARS, LineSplitter, bounded_numbers, strip_prefix
+from tracer.telemetry.logs.lines import MAX_LINE_CHARS, LineSplitter, parse_view, strip_prefix
 from tracer.telemetry.logs.records import (
     AllocFailure,
     Allocation,
@@ -170,7 +170,7 @@ class LogReader:
         level, body = strip_prefix(text[:MAX_LINE_CHARS])
         if not body:
             return  # blank lines neither end a block nor a run of operator lines
-        records = self._recognise(bounded_numbers(body))
+        records = self._recognise(parse_view(body))
         if records is None:
             self._end_blocks()
             if level == "error":
