@@ -191,3 +191,35 @@ def test_vela_debug_database_ids_are_bounded(tmp_path: Path, run_cli) -> None:  
     path.write_text(text[: m.start(2)] + "9" * 4000 + text[m.end(2) :])
     result = run_cli("budget", VELA / "tiny_int8_per-layer.csv", path)
     assert result.code == 2 and "expected an integer 'id' from 0 to 2**31" in result.err, result.err
+
+
+SPACES = " " * 165_000
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("bundle.h", GLOW.read_text().replace("_MUTABLE_MEM_SIZE      53184", "_MUTABLE_MEM_SIZE 3" + SPACES + "53184", 1)),
+     ("b.toml", '[model]\nname = """\n[' + SPACES + 'x\n"""\n'),
+     ("b.toml", "\n" * 200_000 + "x = 1\n")],
+    ids=["glow define", "toml header", "blank lines"],
+)  # fmt: skip
+def test_long_runs_of_white_space_do_not_stall_the_budget_readers(name: str, text: str, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    """Found by the fuzzing campaign: patterns that took the spaces around a value were quadratic
+    (cubic for a TOML table header) in a long run of them. The alarm turns a stall into a failure."""
+    import signal
+
+    path = tmp_path / name
+    path.write_text(text)
+
+    def stalled(signum: int, frame: object) -> None:
+        raise TimeoutError("a budget reader stalled")
+
+    previous = signal.signal(signal.SIGALRM, stalled)
+    signal.alarm(30)
+    try:
+        result = run_cli("budget", path)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert result.code in (0, 2), result.err
+    assert "Traceback" not in result.err

@@ -22,7 +22,7 @@ from tracer.budget.text import BudgetText
 from tracer.limits import MAX_MEMORY_BYTES
 
 # Object-like macros only: ``#define GLOW_MEM_ALIGN(size) ...`` is a function-like helper.
-_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_(])\s*(.*?)\s*$")
+_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_(])(.*)$")  # value stripped after
 _SIZE_MACRO = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_(CONSTANT_MEM_SIZE|MUTABLE_MEM_SIZE|ACTIVATIONS_MEM_SIZE|MEM_ALIGN)$")
 _INT = re.compile(r"^\(?\s*(0[xX][0-9a-fA-F]+|[0-9]+)[uUlL]*\s*\)?$")
 _COMMENT = re.compile(r"^\s*//\s?(.*)$")

@@ -94,7 +94,7 @@ class UserBudget:
 
 def looks_like_toml(text: str) -> bool:
     """True if the text has a ``[model]`` or ``[[layer]]`` table header."""
-    return re.search(r"^\s*(\[model\]|\[\[layer\]\])\s*(#.*)?$", text, re.MULTILINE) is not None
+    return re.search(r"^[ \t]*(\[model\]|\[\[layer\]\])[ \t]*(#.*)?$", text, re.MULTILINE) is not None
 
 
 def looks_like_json_budget(text: str) -> bool:
@@ -378,7 +378,10 @@ def _unknown(key: str, where: str, known: dict[str, str]) -> str:
 class _TomlLines:
     """Line numbers of tables and keys of a TOML text (tomllib gives values, not positions)."""
 
-    _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
+    # Table headers: "[name]" and "[[name]]"; the name is stripped after the match (a pattern that
+    # took the spaces around it too was cubic in a long run of them).
+    _HEADER = re.compile(r"^\s*(\[\[?)([^\[\]#]*)\]\]?\s*(#.*)?$")
+    _NAME = re.compile(r"[A-Za-z0-9_.\-\"' ]+")
     _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\"|'[^']*')\s*=")
 
     def __init__(self, text: str) -> None:
@@ -387,7 +390,7 @@ class _TomlLines:
         counts: dict[str, int] = {}
         for no, raw in enumerate(text.splitlines(), start=1):
             h = self._HEADER.match(raw)
-            if h:
+            if h and self._NAME.fullmatch(h.group(2).strip()):
                 name = h.group(2).strip().strip("\"'")
                 if h.group(1) == "[[":
                     k = counts.get(name, 0)
