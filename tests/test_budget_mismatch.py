@@ -124,3 +124,24 @@ def test_without_the_option_the_budget_tolerances_apply(run_cli) -> None:  # noq
     document = json.loads(result.out)
     assert {layer["budget"]["tolerance_pct"] for layer in document["layers"]} == {15}
     assert "--tolerance" not in result.err
+
+
+def test_a_capture_that_lost_layers_is_not_called_another_model(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    """Found by the campaign: a damaged demo capture holding a few layers' records only (its layer
+    descriptions lost) had its own budget refused as another model's. Layers a capture that lost
+    data lacks decide nothing."""
+    from tracer.capture import CaptureReader, CaptureWriter
+
+    reader = CaptureReader.from_bytes(DEMO.read_bytes())
+    stream = reader.read_stream()
+    damaged = tmp_path / "damaged.trace"
+    with CaptureWriter(damaged, reader.metadata, flush_bytes=512) as writer:
+        writer.write(stream[:512])  # the layer descriptions: damaged below
+        writer.write(stream[20_000:21_500])  # part of one inference
+    blob = bytearray(damaged.read_bytes())
+    blob[blob.index(b"TRCK") + 100] ^= 0xFF
+    damaged.write_bytes(bytes(blob))
+    result = run_cli("check", damaged, "--budget", DEMO_BUDGET)
+    assert "corrupt chunk" in result.err
+    assert result.code in (0, 1), result.err
+    assert "does not describe" not in result.err

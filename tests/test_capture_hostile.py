@@ -261,3 +261,18 @@ def test_header_round_trip_still_works(tmp_path: Path) -> None:
     reader = CaptureReader.from_bytes(blob)
     assert reader.warnings == []
     assert reader.metadata.cpu_hz == 480_000_000 and reader.metadata.extra["launcher"] == {"machine": "x"}
+
+
+def test_a_gap_mostly_covered_by_a_damaged_chunk_is_believed() -> None:
+    """Found by the campaign: a damaged 15,363-byte chunk, 5,731 unreadable bytes, then the next
+    chunk 25,839 bytes on, in a file of 23,331 bytes: a loss, not a jump (only the 10,476 bytes no
+    damaged chunk accounts for must fit in the file)."""
+    from tracer.capture.order import DataChunk, StreamOrder
+
+    said: list[str] = []
+    order = StreamOrder(lambda position, message: said.append(message), file_size=23_331)
+    order.damaged(0, 15_363)
+    order.skipped(5_731)
+    given = order.add(DataChunk(21_796, 25_839, b"x" * 1_499, 7)) + order.finish()
+    assert [(g.offset, g.lost_before) for g in given] == [(25_839, 25_839)]
+    assert not any("jump" in m for m in said)

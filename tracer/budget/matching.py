@@ -245,7 +245,7 @@ def _by_op_sequence(
             j += 1
 
 
-def model_difference(matching: Matching, budget: Budget) -> str | None:
+def model_difference(matching: Matching, budget: Budget, capture_lost_data: bool = False) -> str | None:
     """What says the budget is for another model than the capture's, or None when nothing does.
 
     Names alone decide nothing (Vela names a layer by its output tensor, firmware by its own
@@ -257,6 +257,8 @@ def model_difference(matching: Matching, budget: Budget) -> str | None:
     Args:
         matching: The result of :func:`match_layers`.
         budget: The budget matched.
+        capture_lost_data: The capture lost or damaged data: the layers it lacks may be among what
+            it lost, so budget layers it does not have decide nothing.
     """
     if not budget.layers or not matching.matches:
         return None
@@ -266,7 +268,7 @@ def model_difference(matching: Matching, budget: Budget) -> str | None:
     if not any(b.engine is Engine.CPU for b in budget.layers):
         left_measured = [la for la in left_measured if la.engine is not Engine.CPU]
     by_order = any(m.how is MatchKind.OP_SEQUENCE for m in matching.matches)
-    if not left_budget and not (left_measured and by_order):
+    if not (left_budget and not capture_lost_data) and not (left_measured and by_order):
         return None
     said = [f"the budget has {len(budget.layers)} layers, the capture {len(measured)} layers"]
     budget_ops = [b.op for b in budget.layers if b.op]

@@ -12,10 +12,10 @@ the reader makes of it:
 * a chunk of bytes that were already given up as lost (out of order beyond the hold window):
   dropped, said to be late;
 * a gap that neither damage nor reordering fills (a chunk cut out of the file): its bytes count as
-  lost, as long as the gap is no larger than the whole file;
-* an offset that jumps further than the whole file is long (a head from another writer, or
-  forged): not believed; the offsets are rebased so the stream stays contiguous, and only the
-  file bytes skipped as unreadable, which could have held data, are counted as lost.
+  lost, as long as the part of it no damaged chunk accounts for is no larger than the whole file;
+* an offset that jumps further than that (a head from another writer, or forged): not believed;
+  the offsets are rebased so the stream stays contiguous, and only the file bytes skipped as
+  unreadable, which could have held data, are counted as lost.
 """
 
 from __future__ import annotations
@@ -152,14 +152,15 @@ class StreamOrder:
         covered, uncovered = self._gap(offset)
         if uncovered <= self._spare:  # damage the file shows
             self._spare -= uncovered
-        elif gap <= self._file_size:  # missing from the file, or further out of order than the window
+        elif uncovered <= self._file_size:  # missing from the file, or further out of order than the window
             self._spare = 0
         else:
             believed = covered + self._spare
             self._warn(
                 chunk.position,
                 f"stream offset jumps at byte {chunk.position}: its chunk says {chunk.offset} but the bytes before end "
-                f"at {self.expected + self._shift}, {gap} bytes apart in a file of {self._file_size}; not believed: "
+                f"at {self.expected + self._shift}: {uncovered} bytes apart that no damaged chunk accounts for, in a file "
+                f"of {self._file_size}; not believed: "
                 f"offsets rebased, {believed} byte(s) counted as lost",
             )
             self._shift += gap - believed

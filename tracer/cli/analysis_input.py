@@ -74,17 +74,18 @@ def load_input(args: argparse.Namespace) -> Loaded:
             f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)"
         )
     if budget is not None:
-        _check_model(timeline, budget, args)
+        _check_model(timeline, budget, args, lost_data=timeline.loss.any or bool(source.warnings))
         _say_tolerance(budget, args)
     return Loaded(timeline, CaptureFacts.of(source), budget, source.kind, source)
 
 
-def _check_model(timeline: Any, budget: Any, args: argparse.Namespace) -> None:
+def _check_model(timeline: Any, budget: Any, args: argparse.Namespace, lost_data: bool) -> None:
     """Refuse a budget of another model (exit 2) unless ``--match any``, which only warns."""
     from tracer.budget.matching import match_layers, model_difference
     from tracer.errors import UsageError
 
-    difference = model_difference(match_layers(timeline.layers.values(), budget, timeline.clock_hz), budget)
+    matching = match_layers(timeline.layers.values(), budget, timeline.clock_hz)
+    difference = model_difference(matching, budget, capture_lost_data=lost_data)
     if difference is None:
         return
     files = " ".join(str(b) for b in args.budget)
