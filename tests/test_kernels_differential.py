@@ -378,8 +378,9 @@ def test_kernels_refuse_wrong_arrays() -> None:
         k.decode_records_native(batch.kind, batch.a, batch.b, batch.c, batch.flags, batch.ts, batch.offset, 0,
                                 tel_state, pend, pmu, *tables)  # fmt: skip
     with pytest.raises(ValueError, match="too small"):
-        tpiu_kernel.deframe_native(np.zeros(64, np.uint8), tpiu_kernel.new_state(), np.zeros(16, np.uint8), 1,
-                                   np.zeros(8, np.uint8), np.zeros(128, np.int64), np.zeros(128, np.int64))  # fmt: skip
+        tpiu_kernel.deframe_native(np.zeros(64, np.uint8), 0, tpiu_kernel.new_state(), np.zeros(16, np.uint8), 1,
+                                   np.zeros(8, np.uint8), np.zeros(128, np.int64), np.zeros(128, np.int64),
+                                   tpiu_kernel.ALL_VALID)  # fmt: skip
 
 
 def test_without_the_extension_the_python_kernels_run_and_say_so_once(tmp_path: Path) -> None:
@@ -415,10 +416,10 @@ def test_the_compiled_kernels_release_the_gil() -> None:
 
     def work() -> None:
         args = (tpiu_kernel.new_state(), np.zeros(16, np.uint8), 1, out, np.zeros(128, np.int64),
-                np.zeros(128, np.int64))  # fmt: skip
+                np.zeros(128, np.int64), tpiu_kernel.ALL_VALID)  # fmt: skip
         time.sleep(0.05)  # the other thread is spinning by now
         start = time.perf_counter()
-        tpiu_kernel.deframe_native(buf, *args)
+        tpiu_kernel.deframe_native(buf, 0, *args)
         call["seconds"] = time.perf_counter() - start
 
     worker = threading.Thread(target=work)
