@@ -151,20 +151,30 @@ def test_random_packet_streams(calls: Calls, pkts: list[dict[str, Any]], cuts: l
     st.lists(st.tuples(st.sampled_from([1, 1, 2, 0x00, 0x7D]), st.integers(0, 255)), max_size=400),
     st.binary(max_size=20),
     st.lists(st.integers(0, 3000), max_size=8),
+    st.lists(st.tuples(st.integers(0, 7000), st.sampled_from(["drop", "insert", "sync", "junk"])), max_size=4),
 )
-def test_tpiu_streams(calls: Calls, pairs: list[tuple[int, int]], junk: bytes, cuts: list[int]) -> None:
+def test_tpiu_streams(calls: Calls, pairs: list[tuple[int, int]], junk: bytes, cuts: list[int],
+                      damage: list[tuple[int, str]]) -> None:  # fmt: skip
+    """Frames with syncs, half syncs, and slipped bytes, stray syncs and junk inside: the kernel's
+    stops (refused frames, full syncs off the grid) and the grid searches run on both."""
     calls.reset()
     frames, _ = tpiu_frames(pairs)
     blob = junk + FULL_SYNC + b"".join(f[:6] + b"\xff\x7f" + f[6:] if i % 3 == 1 else f for i, f in enumerate(frames))
+    for at, what in sorted(damage, reverse=True):
+        at = min(at, len(blob))
+        inserted = {"drop": b"", "insert": b"\x5a", "sync": FULL_SYNC, "junk": b"\x0b\xe3\xff\x11\xf1"}[what]
+        blob = blob[:at] + inserted + blob[at + (what == "drop") :]
     points = _cut_points(len(blob), cuts)
     for source in (1, 2):
         deframer = TpiuDeframer(source, alignment=len(junk))
         for a, b in zip(points, points[1:]):
             deframer.feed(blob[a:b])
-    decoder = TraceDecoder(TpiuMode.ON)
-    for a, b in zip(points, points[1:]):
-        decoder.feed(blob[a:b])
-    decoder.finish()
+        deframer.finish()
+    for mode in (TpiuMode.ON, TpiuMode.AUTO):
+        decoder = TraceDecoder(mode)
+        for a, b in zip(points, points[1:]):
+            decoder.feed(blob[a:b])
+        decoder.finish()
     assert calls.count["deframe"] >= 2
 
 

@@ -4,7 +4,7 @@
 
 enum { S_FILL = 0, S_ID = 1, S_FF = 2, S_FRAMES = 3, S_FULL_SYNCS = 4, S_HALF_SYNCS = 5, S_STRAY = 6,
        S_REDUNDANT = 7, S_LAST = 8, S_FRAME_START = 9, S_STOP = 10, S_STOP_AT = 11, S_STOP_FROM = 12,
-       STATE_SIZE = 13, ID_COUNT = 128, FRAME_BYTES = 16 };
+       S_UNKNOWN = 13, STATE_SIZE = 14, ID_COUNT = 128, FRAME_BYTES = 16 };
 enum { STOP_NONE = 0, STOP_BAD_FRAME = 1, STOP_UNEXPECTED_ID = 2, STOP_SYNC = 3 };
 enum { FF_EVEN = 1, FF_ODD = 2 };
 
@@ -12,7 +12,7 @@ static const Layout layout[] = {
     {"S_FILL", S_FILL}, {"S_ID", S_ID}, {"S_FF", S_FF}, {"S_FRAMES", S_FRAMES}, {"S_FULL_SYNCS", S_FULL_SYNCS},
     {"S_HALF_SYNCS", S_HALF_SYNCS}, {"S_STRAY", S_STRAY}, {"S_REDUNDANT", S_REDUNDANT}, {"S_LAST", S_LAST},
     {"S_FRAME_START", S_FRAME_START}, {"S_STOP", S_STOP},
-    {"S_STOP_AT", S_STOP_AT}, {"S_STOP_FROM", S_STOP_FROM}, {"STATE_SIZE", STATE_SIZE},
+    {"S_STOP_AT", S_STOP_AT}, {"S_STOP_FROM", S_STOP_FROM}, {"S_UNKNOWN", S_UNKNOWN}, {"STATE_SIZE", STATE_SIZE},
     {"STOP_NONE", STOP_NONE}, {"STOP_BAD_FRAME", STOP_BAD_FRAME}, {"STOP_UNEXPECTED_ID", STOP_UNEXPECTED_ID},
     {"STOP_SYNC", STOP_SYNC}, {"FF_EVEN", FF_EVEN}, {"FF_ODD", FF_ODD}, {"ID_COUNT", ID_COUNT}, {NULL, 0},
 };
@@ -47,6 +47,8 @@ fail:
         if ((source) >= 0) {                                                                                          \
             id_bytes[(source)] += 1;                                                                                  \
             if ((source) == wanted) out[n++] = (uint8_t)(byte);                                                       \
+        } else {                                                                                                      \
+            unknown += 1;                                                                                             \
         }                                                                                                             \
     } while (0)
 
@@ -105,7 +107,7 @@ static PyObject *tpiu_deframe(PyObject *self_, PyObject *args, PyObject *kwds) {
         goto fail;
     }
     state[S_STOP] = STOP_NONE;
-    int64_t n = 0, i = 0, frame_start = state[S_FRAME_START];
+    int64_t n = 0, i = 0, frame_start = state[S_FRAME_START], unknown = 0;
     Py_BEGIN_ALLOW_THREADS
     while (i + 1 < length) {
         const uint8_t lo = buf[i], hi = buf[i + 1];
@@ -192,6 +194,7 @@ static PyObject *tpiu_deframe(PyObject *self_, PyObject *args, PyObject *kwds) {
     state[S_FF] = ff;
     if (i >= 1) state[S_LAST] = buf[i - 1];
     state[S_FRAME_START] = frame_start;
+    state[S_UNKNOWN] += unknown;
     Py_END_ALLOW_THREADS
     views_release(&vs);
     return Py_BuildValue("(LL)", (long long)n, (long long)i);

@@ -148,10 +148,11 @@ class TraceDecoder:
         return PacketBatch.concat(parts)
 
     def _warn_ambiguous(self, grid: Grid) -> None:
-        others = ", ".join(str(s) for s in grid.ambiguous)
+        others = ", ".join(str(s) for s in sorted(grid.ambiguous))
         self.warnings.append(
-            f"TPIU frame alignment is ambiguous: frames starting at byte {grid.start} or {others} fit equally "
-            f"well; using {grid.start} (a full sync in the stream, or --tpiu-id naming the ITM source, settles it)"
+            f"TPIU frame alignment is ambiguous: frames starting at byte {grid.start} fit as well as at {others} "
+            f"(no full sync, no null padding and no clean ITM on ID {self.tpiu_id} tell them apart); "
+            f"using {grid.start}"
         )
 
     def _tpiu_warnings(self, deframer: TpiuDeframer) -> list[str]:

@@ -90,12 +90,14 @@ class TpiuStats:
     unframed_bytes: int = 0  # bytes that belong to no frame (``skipped`` included)
     unframed: list[Unframed] = dataclasses.field(default_factory=list)  # the first MAX_REGIONS
     id_bytes: dict[int, int] = dataclasses.field(default_factory=dict)
+    unknown_source_bytes: int = 0  # data bytes before the first ID change (or after a re-alignment)
 
     def to_json(self) -> dict[str, object]:
         """The ``tpiu`` object of ``--format stats``."""
         return {
             "frames": self.frames,
             "ids": {str(k): v for k, v in sorted(self.id_bytes.items())},
+            "unknown_source_bytes": self.unknown_source_bytes,
             "full_syncs": self.full_syncs,
             "half_syncs": self.half_syncs,
             "skipped_bytes": self.skipped,
@@ -493,7 +495,7 @@ class TpiuDeframer:
                 # slipped were on the wrong grid, and the frame it cut is lost.
                 self.stats.realignments += 1
                 self._note(Unframed(cut_from, at - cut_from, "frames lost alignment", "full sync"))
-                self._state[k.S_ID] = -1
+                self._state[k.S_ID] = self._source_after_loss()
                 lost_before = at - cut_from
                 continue
             # A frame that breaks the rules or changes to a new ID: search from its start. Its
@@ -535,7 +537,8 @@ class TpiuDeframer:
         self._expect(grid.ids)
         resumed = keep is not None and grid.start == keep
         if not resumed:
-            self._state = _fresh_state(self._state)  # a new grid: the current ID is unknown
+            self._state = _fresh_state(self._state)
+            self._state[tpiu_kernel.S_ID] = self._source_after_loss()
             if self._started:
                 self.stats.realignments += 1
                 if why != "capture gap":  # (a capture gap is reported as such by the caller)
@@ -547,6 +550,12 @@ class TpiuDeframer:
         self._position = at + grid.start
         self._carry = b""
         return rest
+
+    def _source_after_loss(self) -> int:
+        """The source of the bytes on a new grid before its first ID change: the stream's only
+        source if it has carried one so far, else unknown (-1; those bytes are counted)."""
+        sources = [i for i in np.flatnonzero(self._id_bytes) if 0 < i < 0x70]
+        return int(sources[0]) if len(sources) == 1 else -1
 
     def _note(self, region: Unframed, skipped: bool = False) -> None:
         """Count bytes that belong to no frame (a region that continues the last one joins it)."""
@@ -567,13 +576,14 @@ class TpiuDeframer:
         self.stats.frames = int(s[tpiu_kernel.S_FRAMES])
         self.stats.full_syncs = int(s[tpiu_kernel.S_FULL_SYNCS])
         self.stats.half_syncs = int(s[tpiu_kernel.S_HALF_SYNCS])
+        self.stats.unknown_source_bytes = int(s[tpiu_kernel.S_UNKNOWN])
         self.stats.id_bytes = {i: int(v) for i, v in enumerate(self._id_bytes) if v}
 
 
 def _fresh_state(old: np.ndarray) -> np.ndarray:
-    """A state on a new grid: counters kept, frame and current ID forgotten."""
+    """A state on a new grid: counters kept, the frame being collected and the current ID forgotten."""
     k = tpiu_kernel
     state = k.new_state()
-    for slot in (k.S_FRAMES, k.S_FULL_SYNCS, k.S_HALF_SYNCS, k.S_STRAY, k.S_REDUNDANT):
+    for slot in (k.S_FRAMES, k.S_FULL_SYNCS, k.S_HALF_SYNCS, k.S_STRAY, k.S_REDUNDANT, k.S_UNKNOWN):
         state[slot] = old[slot]
     return state

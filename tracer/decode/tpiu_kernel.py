@@ -37,7 +37,8 @@ S_FRAME_START = 9  # stream position of the current frame's first byte
 S_STOP = 10  # why the last call stopped early (STOP_*)
 S_STOP_AT = 11  # stream position: where the refused frame began / where the off-grid sync began
 S_STOP_FROM = 12  # stream position where the frame cut by an off-grid sync began (= S_STOP_AT if none)
-STATE_SIZE = 13
+S_UNKNOWN = 13  # data bytes before any ID change (their source is not known)
+STATE_SIZE = 14
 
 STOP_NONE = 0
 STOP_BAD_FRAME = 1  # a reserved ID, or byte 14 an ID with its auxiliary bit set
@@ -63,12 +64,14 @@ def new_state() -> np.ndarray:
     return state
 
 
-def _emit(source, byte, wanted, out, n, id_bytes):  # noqa: ANN001, ANN202
+def _emit(state, source, byte, wanted, out, n, id_bytes):  # noqa: ANN001, ANN202, PLR0913
     if source >= 0:
         id_bytes[source] += 1
         if source == wanted:
             out[n] = byte
             return n + 1
+    else:
+        state[S_UNKNOWN] += 1
     return n
 
 
@@ -170,15 +173,15 @@ def deframe(buf, base, state, frame, wanted, out, id_bytes, id_changes, expected
                 if j == 7:
                     current = new_id
                 elif (aux >> j) & 1:
-                    n = _emit(current, frame[2 * j + 1], wanted, out, n, id_bytes)
+                    n = _emit(state, current, frame[2 * j + 1], wanted, out, n, id_bytes)
                     current = new_id
                 else:
                     current = new_id
-                    n = _emit(current, frame[2 * j + 1], wanted, out, n, id_bytes)
+                    n = _emit(state, current, frame[2 * j + 1], wanted, out, n, id_bytes)
             else:
-                n = _emit(current, (b & 0xFE) | ((aux >> j) & 1), wanted, out, n, id_bytes)
+                n = _emit(state, current, (b & 0xFE) | ((aux >> j) & 1), wanted, out, n, id_bytes)
                 if j < 7:
-                    n = _emit(current, frame[2 * j + 1], wanted, out, n, id_bytes)
+                    n = _emit(state, current, frame[2 * j + 1], wanted, out, n, id_bytes)
     state[S_FILL] = fill
     state[S_ID] = current
     state[S_FF] = ff
