@@ -108,7 +108,7 @@ class TraceDecoder:
         if grid is None and self.mode is TpiuMode.ON:
             # Told it is formatted: frames from byte 0 (captures start at a frame) unless they
             # cannot be TPIU, then however few frames hold up; else trust byte 0.
-            grid = locate(window, self.tpiu_id, min_frames=1, keep=0, strict=False)
+            grid = locate(window, self.tpiu_id, min_frames=1, keep=0, strict=False, trust_sync=True)
             if grid is None:
                 self.warnings.append("--tpiu on, but no TPIU frame boundary found; assuming frames start at byte 0")
                 self.deframer = TpiuDeframer(self.tpiu_id, 0)

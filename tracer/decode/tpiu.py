@@ -144,7 +144,7 @@ class Run:
         """True if these frames hold up as a formatter's: enough of them, a few valid IDs, at
         least one real source, and changes to the current ID rare (a formatter that repeats an ID
         does so at most now and then; raw ITM read as frames repeats ``01`` on every byte).
-        ``strict`` also wants the null ID's bytes zero (padding), but for one in 32 frames."""
+        ``strict`` also wants the null ID's bytes zero (padding), but for one in 32 frames (or one)."""
         ids = self.ids
         total = int(self.changes.sum())
         return (
@@ -152,7 +152,7 @@ class Run:
             and 0 < len(ids) <= MAX_SOURCES
             and any(0 < i < 0x70 for i in ids)
             and self.redundant <= max(2, total // 4)
-            and (not strict or self.null_noise <= self.frames // NULL_NOISE_FRAMES)
+            and (not strict or self.null_noise <= max(1, self.frames // NULL_NOISE_FRAMES))
         )
 
 
@@ -205,7 +205,8 @@ class Grid:
 
 
 def locate(sample: bytes, source_id: int = 1, *, min_frames: int = MIN_FRAMES, keep: int | None = None,
-           known: tuple[int, ...] = (), strict: bool = True, window: int = SEARCH_WINDOW) -> Grid | None:  # fmt: skip
+           known: tuple[int, ...] = (), strict: bool = True, trust_sync: bool = False,
+           window: int = SEARCH_WINDOW) -> Grid | None:  # fmt: skip
     """Find where the first whole frame of ``sample`` begins, or None if it holds no frames.
 
     A full sync (at any byte offset, among the first few) whose following frames hold up fixes the
@@ -221,12 +222,14 @@ def locate(sample: bytes, source_id: int = 1, *, min_frames: int = MIN_FRAMES, k
     4. the wanted source decoding as cleaner ITM (weighed only when the best reads as ITM at all);
     5. more ID changes seen, then the earliest start.
 
-    Starts equal on 1-4 that give different bytes are reported as :attr:`Grid.ambiguous`. Only
+    Starts equal on 1-4 that give different bytes are reported as :attr:`Grid.ambiguous`.
+    ``trust_sync`` (the stream is known to be formatted) takes the first full sync for a boundary
+    even when too few frames follow it to judge. Only
     the first ``window`` bytes (and a frame) are looked at, so the answer does not depend on how
     much more the caller happens to hold.
     """
     sample = sample[: window + FRAME]
-    grid = _by_sync(sample, source_id, min_frames, window, known, strict)
+    grid = _by_sync(sample, source_id, min_frames, window, known, trust_sync)
     if grid is not None:
         if grid.start < FRAME * min_frames:
             return grid
@@ -238,18 +241,18 @@ def locate(sample: bytes, source_id: int = 1, *, min_frames: int = MIN_FRAMES, k
 
 
 def _by_sync(
-    sample: bytes, source_id: int, min_frames: int, window: int, known: tuple[int, ...], strict: bool
+    sample: bytes, source_id: int, min_frames: int, window: int, known: tuple[int, ...], trust: bool
 ) -> Grid | None:
     at = sample.find(FULL_SYNC)
     for _ in range(MAX_SYNC_TRIES):
         if at < 0:
             return None
         boundary = at + len(FULL_SYNC)
-        # One frame is enough when the sample ends soon after the sync; raw ITM that happens to
-        # contain the pattern fails on the frames after it.
+        # Raw ITM that happens to contain the pattern fails on the frames after it; frames that
+        # run to the end of the sample are all there is to judge (one is enough then).
         run = measure(sample, boundary, source_id, window)
-        room = (len(sample) - boundary) // FRAME
-        if run.plausible(min(min_frames, max(1, room)), strict):
+        trusted = trust and run.full and not run.frames  # nothing after it to contradict it
+        if trusted or run.plausible(1 if run.full else min_frames, strict=False):  # the sync is evidence enough
             start = _walk_back(sample, at, {*run.ids, *known, source_id, NULL_ID, TRIGGER_ID, FLUSH_ID})
             return Grid(start, "full sync", tuple(run.ids), run.full, wanted=run.wanted)
         at = sample.find(FULL_SYNC, at + 1)
@@ -257,25 +260,31 @@ def _by_sync(
 
 
 def _walk_back(sample: bytes, boundary: int, ids: set[int]) -> int:
-    """The earliest start of whole frames ending at ``boundary`` on its grid: half syncs and frames
-    that keep the formatter's rules and change only to ``ids`` are taken back."""
-    at = boundary
+    """The earliest start of whole frames ending at ``boundary`` on its grid: frames (with the
+    half syncs among them) that keep the formatter's rules and change only to ``ids``."""
     reserved = tpiu_kernel.RESERVED_ID
+    at = boundary
     while True:
-        if at >= 2 and sample[at - 2 : at] == HALF_SYNC:
+        while at >= 2 and sample[at - 2 : at] == HALF_SYNC:
             at -= 2
-            continue
-        if at < FRAME:
-            return at
-        frame = sample[at - FRAME : at]
-        for j in range(0, FRAME, 2):
-            if frame[j : j + 2] == b"\xff\xff":
+        pos, halves = at, []
+        while len(halves) < FRAME // 2:
+            if pos < 2:
                 return at
+            half = sample[pos - 2 : pos]
+            pos -= 2
+            if half == HALF_SYNC:
+                continue
+            if half == b"\xff\xff":
+                return at
+            halves.append(half)
+        frame = b"".join(reversed(halves))
+        for j in range(0, FRAME, 2):
             if frame[j] & 1:
                 new_id = frame[j] >> 1
                 if reserved[new_id] or new_id not in ids or (j == 14 and frame[15] & 0x80):
                     return at
-        at -= FRAME
+        at = pos
 
 
 def _by_search(
@@ -304,9 +313,9 @@ def detect(sample: bytes, source_id: int = 1, strict: bool = True) -> Grid | Non
 
     It is if a full sync is followed by frames that hold up, or if some :data:`SEARCH_WINDOW`
     block of the sample has a start from which frames hold up across the whole block (so bytes
-    slipped early in the stream do not hide the formatting). ``strict`` (``--tpiu auto``) also
-    weighs the other reading: a block that decodes as clean raw ITM (fewer than one reserved
-    packet in 200 bytes) is raw ITM. Very regular raw ITM can look like frames; frames read as
+    slipped early in the stream do not hide the formatting). Without a sync, ``strict`` (``--tpiu
+    auto``) also weighs the other reading: a block that decodes as clean raw ITM (fewer than one
+    reserved packet in 200 bytes) is raw ITM. Very regular raw ITM can look like frames; frames read as
     raw ITM give a reserved packet every 30-80 bytes (the corpus and generated streams). Returns
     the grid of the first block that shows it (its ``start`` counts from the sample's start), or
     None.
@@ -315,7 +324,7 @@ def detect(sample: bytes, source_id: int = 1, strict: bool = True) -> Grid | Non
         part = sample[block : block + SEARCH_WINDOW + FRAME]
         grid = locate(part, source_id, strict=strict)
         if grid is not None and (grid.full or grid.found_by == "full sync"):
-            if not (strict and _reads_as_raw_itm(part)):
+            if grid.found_by == "full sync" or not (strict and _reads_as_raw_itm(part)):
                 return dataclasses.replace(grid, start=block + grid.start)
         if len(part) < SEARCH_WINDOW:
             break
