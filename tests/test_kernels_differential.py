@@ -252,18 +252,44 @@ def _hardware_stream() -> bytes:
     return bytes(enc.out)
 
 
+def _restarting_stream() -> bytes:
+    """Boots of a target: one cut mid-layer by a restart whose clock starts again (time back), one
+    whose sequence starts again with the time behind, one that sends TARGET_INFO out of sequence."""
+    enc = TelemetryEncoder()
+    t = 10_000
+    for boot in range(3):
+        if boot:
+            enc.sequence = 0
+        if boot != 1:
+            enc.target_info(t, 100_000_000, 1)
+        enc.local_timestamp(9)
+        for _ in range(2):
+            enc.inference_begin(t + 100)
+            enc.layer_begin(t + 200, 0)
+            enc.exception(16, 1)
+            enc.layer_end(t + 900, 0)
+            enc.inference_end(t + 1_000)
+            t += 2_000
+        enc.inference_begin(t + 100)
+        enc.layer_begin(t + 200, 0)  # cut by the next boot
+        t = [50, 5_000_000][boot % 2]
+    return bytes(enc.out)
+
+
 def test_generated_telemetry_streams(calls: Calls) -> None:
     """The tests' telemetry streams (every record kind, ISR marks, console text, DWT packets and
-    local timestamps), whole and split."""
+    local timestamps, a target that restarts), whole and split."""
     streams = [
         session_streams.build_stream(inferences=6, layers=4).data,
         telemetry_streams.build_stream(inferences=4, layers=3).data,
         _hardware_stream(),
+        _restarting_stream(),
     ]
     for data in streams:
         for splits in ([], [17, 500, 501, 2000]):
-            telemetry_streams.decode(data, splits)
-    assert calls.count["decode_records"] >= 12 and calls.count["finish_stream"] == 6
+            timeline = telemetry_streams.decode(data, splits)
+    assert timeline.stream is not None and len(timeline.stream.restarts) == 2
+    assert calls.count["decode_records"] >= 16 and calls.count["finish_stream"] == 8
 
 
 @pytest.mark.parametrize("path", REAL_STREAMS, ids=lambda p: p.name)
