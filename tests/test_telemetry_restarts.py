@@ -72,6 +72,9 @@ def test_the_demo_booting_three_times_is_three_sessions_not_loss(tmp_path: Path,
     assert capture["sessions"] == 3 and capture["loss"]["lost_records"] == 0
     assert [r["offset"] for r in capture["restarts"]] == [r.offset for r in restarts]
     assert json.loads(result.out)["inferences"]["count"] == 3 * per_boot
+    text = run_cli("report", str(path)).out
+    assert f"sessions    3: the target restarted at byte {restarts[0].offset:,} (cycle {restarts[0].cycle:,}" in text
+    assert "loss        none" in text
 
 
 def _boot(enc: TelemetryEncoder, t0: int, inferences: int, first_number: int = 0, info: bool = True) -> int:
