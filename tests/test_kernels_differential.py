@@ -151,20 +151,30 @@ def test_random_packet_streams(calls: Calls, pkts: list[dict[str, Any]], cuts: l
     st.lists(st.tuples(st.sampled_from([1, 1, 2, 0x00, 0x7D]), st.integers(0, 255)), max_size=400),
     st.binary(max_size=20),
     st.lists(st.integers(0, 3000), max_size=8),
+    st.lists(st.tuples(st.integers(0, 7000), st.sampled_from(["drop", "insert", "sync", "junk"])), max_size=4),
 )
-def test_tpiu_streams(calls: Calls, pairs: list[tuple[int, int]], junk: bytes, cuts: list[int]) -> None:
+def test_tpiu_streams(calls: Calls, pairs: list[tuple[int, int]], junk: bytes, cuts: list[int],
+                      damage: list[tuple[int, str]]) -> None:  # fmt: skip
+    """Frames with syncs, half syncs, and slipped bytes, stray syncs and junk inside: the kernel's
+    stops (refused frames, full syncs off the grid) and the grid searches run on both."""
     calls.reset()
     frames, _ = tpiu_frames(pairs)
     blob = junk + FULL_SYNC + b"".join(f[:6] + b"\xff\x7f" + f[6:] if i % 3 == 1 else f for i, f in enumerate(frames))
+    for at, what in sorted(damage, reverse=True):
+        at = min(at, len(blob))
+        inserted = {"drop": b"", "insert": b"\x5a", "sync": FULL_SYNC, "junk": b"\x0b\xe3\xff\x11\xf1"}[what]
+        blob = blob[:at] + inserted + blob[at + (what == "drop") :]
     points = _cut_points(len(blob), cuts)
     for source in (1, 2):
         deframer = TpiuDeframer(source, alignment=len(junk))
         for a, b in zip(points, points[1:]):
             deframer.feed(blob[a:b])
-    decoder = TraceDecoder(TpiuMode.ON)
-    for a, b in zip(points, points[1:]):
-        decoder.feed(blob[a:b])
-    decoder.finish()
+        deframer.finish()
+    for mode in (TpiuMode.ON, TpiuMode.AUTO):
+        decoder = TraceDecoder(mode)
+        for a, b in zip(points, points[1:]):
+            decoder.feed(blob[a:b])
+        decoder.finish()
     assert calls.count["deframe"] >= 2
 
 
@@ -242,18 +252,44 @@ def _hardware_stream() -> bytes:
     return bytes(enc.out)
 
 
+def _restarting_stream() -> bytes:
+    """Boots of a target: one cut mid-layer by a restart whose clock starts again (time back), one
+    whose sequence starts again with the time behind, one that sends TARGET_INFO out of sequence."""
+    enc = TelemetryEncoder()
+    t = 10_000
+    for boot in range(3):
+        if boot:
+            enc.sequence = 0
+        if boot != 1:
+            enc.target_info(t, 100_000_000, 1)
+        enc.local_timestamp(9)
+        for _ in range(2):
+            enc.inference_begin(t + 100)
+            enc.layer_begin(t + 200, 0)
+            enc.exception(16, 1)
+            enc.layer_end(t + 900, 0)
+            enc.inference_end(t + 1_000)
+            t += 2_000
+        enc.inference_begin(t + 100)
+        enc.layer_begin(t + 200, 0)  # cut by the next boot
+        t = [50, 5_000_000][boot % 2]
+    return bytes(enc.out)
+
+
 def test_generated_telemetry_streams(calls: Calls) -> None:
     """The tests' telemetry streams (every record kind, ISR marks, console text, DWT packets and
-    local timestamps), whole and split."""
+    local timestamps, a target that restarts), whole and split."""
     streams = [
         session_streams.build_stream(inferences=6, layers=4).data,
         telemetry_streams.build_stream(inferences=4, layers=3).data,
         _hardware_stream(),
+        _restarting_stream(),
     ]
     for data in streams:
         for splits in ([], [17, 500, 501, 2000]):
-            telemetry_streams.decode(data, splits)
-    assert calls.count["decode_records"] >= 12 and calls.count["finish_stream"] == 6
+            timeline = telemetry_streams.decode(data, splits)
+    assert timeline.stream is not None and len(timeline.stream.restarts) == 2
+    assert calls.count["decode_records"] >= 16 and calls.count["finish_stream"] == 8
 
 
 @pytest.mark.parametrize("path", REAL_STREAMS, ids=lambda p: p.name)
@@ -378,8 +414,9 @@ def test_kernels_refuse_wrong_arrays() -> None:
         k.decode_records_native(batch.kind, batch.a, batch.b, batch.c, batch.flags, batch.ts, batch.offset, 0,
                                 tel_state, pend, pmu, *tables)  # fmt: skip
     with pytest.raises(ValueError, match="too small"):
-        tpiu_kernel.deframe_native(np.zeros(64, np.uint8), tpiu_kernel.new_state(), np.zeros(16, np.uint8), 1,
-                                   np.zeros(8, np.uint8), np.zeros(128, np.int64), np.zeros(128, np.int64))  # fmt: skip
+        tpiu_kernel.deframe_native(np.zeros(64, np.uint8), 0, tpiu_kernel.new_state(), np.zeros(16, np.uint8), 1,
+                                   np.zeros(8, np.uint8), np.zeros(128, np.int64), np.zeros(128, np.int64),
+                                   tpiu_kernel.ALL_VALID)  # fmt: skip
 
 
 def test_without_the_extension_the_python_kernels_run_and_say_so_once(tmp_path: Path) -> None:
@@ -415,10 +452,10 @@ def test_the_compiled_kernels_release_the_gil() -> None:
 
     def work() -> None:
         args = (tpiu_kernel.new_state(), np.zeros(16, np.uint8), 1, out, np.zeros(128, np.int64),
-                np.zeros(128, np.int64))  # fmt: skip
+                np.zeros(128, np.int64), tpiu_kernel.ALL_VALID)  # fmt: skip
         time.sleep(0.05)  # the other thread is spinning by now
         start = time.perf_counter()
-        tpiu_kernel.deframe_native(buf, *args)
+        tpiu_kernel.deframe_native(buf, 0, *args)
         call["seconds"] = time.perf_counter() - start
 
     worker = threading.Thread(target=work)

@@ -4,7 +4,8 @@
 #include "common.h"
 
 enum { P_LOST_RECORDS = 1, P_OVERFLOW = 2, P_GAP = 4, P_DAMAGED = 8, P_BEGIN_MISSING = 16, P_END_MISSING = 32,
-       P_LAYER_MISMATCH = 64, P_STATUS = 128, P_LOST_ENTIRELY = 256, P_CAPTURE_ENDED = 512, P_DESYNC = 1024 };
+       P_LAYER_MISMATCH = 64, P_STATUS = 128, P_LOST_ENTIRELY = 256, P_CAPTURE_ENDED = 512, P_DESYNC = 1024,
+       P_RESTARTED = 2048 };
 enum { SP_INFERENCE = 0, SP_LAYER = 1, SP_START = 2, SP_END = 3, SP_COMPLETE = 4, SP_ENGINE = 5, SP_PMU = 6,
        PMU_COLUMNS = 9, SP_COLS = SP_PMU + PMU_COLUMNS };
 enum { IN_NUMBER = 0, IN_START = 1, IN_END = 2, IN_COMPLETE = 3, IN_INPUT_CRC = 4, IN_OUTPUT_CRC = 5,
@@ -19,18 +20,20 @@ enum { S_PEND_TYPE = 0, S_PEND_SEQ = 1, S_PEND_COUNT = 2, S_PEND_GOT = 3, S_PEND
        S_DAMAGED = 28, S_ORPHANS = 29, S_DESYNCS = 30, S_CALIBRATION = 31, S_RECORDS = 32, S_LOST_UNROWED = 33,
        S_TIME_JUMPS = 34, S_PMU_EVENT_COUNT = 35, S_TS_ACC = 36, S_TS_SEEN = 37, S_HDR_TS = 38, S_ANCHOR_TS = 39,
        S_N_DWT = 40, S_DWT_STAMP_FROM = 41, S_TS_FIRST_TIME = 42, S_TS_FIRST_TS = 43, S_TS_LAST_TIME = 44,
-       S_TS_LAST_TS = 45, STATE_SIZE = 46 };
+       S_TS_LAST_TS = 45, S_TIME_OFFSET = 46, S_SESSIONS = 47, S_PEND_OFFSET = 48, STATE_SIZE = 49 };
 enum { DW_KIND = 0, DW_A = 1, DW_B = 2, DW_FLAGS = 3, DW_TIME = 4, DW_TS = 5, DW_ANCHOR_TS = 6, DW_OFFSET = 7,
        DW_INFERENCE = 8, DW_COLS = 9 };
+enum { EV_RESTART = 64, RESTART_TARGET_INFO = 1, RESTART_TIME_BACK = 2, RESTART_SEQUENCE = 3, RESTART_WORDS = 5 };
 enum { TS_PENDING = -1, TS_UNKNOWN = -2, MAX_LOST_ROWS = 1000, NO_VALUE = -1, NEED_INF = MAX_LOST_ROWS + 2,
-       NEED_WORDS = 64, NEED_TEXT = 4, PEND_WORDS = 64, RECORD_TYPES = 64 };
+       NEED_EVENTS = 2, NEED_WORDS = 64 + RESTART_WORDS, NEED_TEXT = 4, PEND_WORDS = 64, RECORD_TYPES = 64 };
+#define HALF_RANGE (((int64_t)1) << 31)
 #define MASK32 ((int64_t)0xFFFFFFFF)
 #define MASK48 ((((int64_t)1) << 48) - 1)
 
 #define L(name) {#name, name}
 static const Layout layout[] = {
     L(P_LOST_RECORDS), L(P_OVERFLOW), L(P_GAP), L(P_DAMAGED), L(P_BEGIN_MISSING), L(P_END_MISSING),
-    L(P_LAYER_MISMATCH), L(P_STATUS), L(P_LOST_ENTIRELY), L(P_CAPTURE_ENDED), L(P_DESYNC),
+    L(P_LAYER_MISMATCH), L(P_STATUS), L(P_LOST_ENTIRELY), L(P_CAPTURE_ENDED), L(P_DESYNC), L(P_RESTARTED),
     L(SP_INFERENCE), L(SP_LAYER), L(SP_START), L(SP_END), L(SP_COMPLETE), L(SP_ENGINE), L(SP_PMU),
     L(PMU_COLUMNS), L(SP_COLS),
     L(IN_NUMBER), L(IN_START), L(IN_END), L(IN_COMPLETE), L(IN_INPUT_CRC), L(IN_OUTPUT_CRC), L(IN_PROBLEMS),
@@ -43,11 +46,12 @@ static const Layout layout[] = {
     L(S_OVERFLOWS), L(S_GAPS), L(S_LOST_RECORDS), L(S_DAMAGED), L(S_ORPHANS), L(S_DESYNCS), L(S_CALIBRATION),
     L(S_RECORDS), L(S_LOST_UNROWED), L(S_TIME_JUMPS), L(S_PMU_EVENT_COUNT), L(S_TS_ACC), L(S_TS_SEEN),
     L(S_HDR_TS), L(S_ANCHOR_TS), L(S_N_DWT), L(S_DWT_STAMP_FROM), L(S_TS_FIRST_TIME), L(S_TS_FIRST_TS),
-    L(S_TS_LAST_TIME), L(S_TS_LAST_TS), L(STATE_SIZE),
+    L(S_TS_LAST_TIME), L(S_TS_LAST_TS), L(S_TIME_OFFSET), L(S_SESSIONS), L(S_PEND_OFFSET), L(STATE_SIZE),
     L(DW_KIND), L(DW_A), L(DW_B), L(DW_FLAGS), L(DW_TIME), L(DW_TS), L(DW_ANCHOR_TS), L(DW_OFFSET),
     L(DW_INFERENCE), L(DW_COLS),
-    L(TS_PENDING), L(TS_UNKNOWN), L(MAX_LOST_ROWS), L(NO_VALUE), L(NEED_INF), L(NEED_WORDS), L(NEED_TEXT),
-    {"MASK32", MASK32}, {"MASK48", MASK48},
+    L(EV_RESTART), L(RESTART_TARGET_INFO), L(RESTART_TIME_BACK), L(RESTART_SEQUENCE), L(RESTART_WORDS),
+    L(TS_PENDING), L(TS_UNKNOWN), L(MAX_LOST_ROWS), L(NO_VALUE), L(NEED_INF), L(NEED_EVENTS), L(NEED_WORDS),
+    L(NEED_TEXT), {"MASK32", MASK32}, {"MASK48", MASK48}, {"HALF_RANGE", HALF_RANGE},
     {NULL, 0},
 };
 #undef L
@@ -267,6 +271,7 @@ static void apply_record(Tables *x, int64_t rtype, int64_t count) {
     }
     ST(S_TIME) = t;
     ST(S_HAVE_TIME) = 1;
+    t = wrap_add(t, ST(S_TIME_OFFSET)); /* on the time line */
 
     if (code == R_INF_BEGIN) {
         if (ST(S_INF_OPEN)) {
@@ -389,6 +394,61 @@ static void apply_record(Tables *x, int64_t rtype, int64_t count) {
     store_event(x, rtype, t, count);
 }
 
+static inline int anchored(const Tables *x, int64_t rtype) {
+    const int code = x->K->record_code[rtype];
+    return code == R_TARGET_INFO || code == R_TIME_SYNC || code == R_INF_BEGIN;
+}
+
+static inline int64_t anchor_of(const int64_t *pend) {
+    return (int64_t)(((uint64_t)pend[1] << 32) | (uint64_t)pend[0]);
+}
+
+/* Why the checked record in pend shows the target started again, or 0. */
+static int restart_reason(const Tables *x, int64_t rtype, int64_t seq) {
+    if (ST(S_RECORDS) == 0 || !ST(S_HAVE_TIME)) return 0;
+    const int unexpected = ST(S_SEQ_NEXT) >= 0 && seq != ST(S_SEQ_NEXT);
+    if (anchored(x, rtype)) {
+        if (x->K->record_code[rtype] == R_TARGET_INFO && unexpected) return RESTART_TARGET_INFO;
+        if (anchor_of(x->pend) < ST(S_TIME)) return RESTART_TIME_BACK;
+        return 0;
+    }
+    if (unexpected && seq == 0 && (wrap_sub(x->pend[0], ST(S_TIME) & MASK32) & MASK32) >= HALF_RANGE)
+        return RESTART_SEQUENCE;
+    return 0;
+}
+
+/* The target started again with the record in pend: a new session. */
+static void restart(Tables *x, int64_t rtype, int64_t reason) {
+    ST(S_LAYER_OPEN) = -1; /* a layer cut by the restart is not a begin/end mismatch */
+    if (ST(S_INF_OPEN)) {
+        INF(IN_PROBLEMS, ST(S_INF_ROW)) |= P_RESTARTED;
+        close_inference(x, NO_VALUE);
+    }
+    const int64_t target_time = anchored(x, rtype) ? anchor_of(x->pend) : x->pend[0];
+    const int64_t last = wrap_add(ST(S_TIME), ST(S_TIME_OFFSET));
+    if (wrap_add(target_time, ST(S_TIME_OFFSET)) <= last) ST(S_TIME_OFFSET) = wrap_sub(wrap_add(last, 1), target_time);
+    ST(S_HAVE_TIME) = 0; /* the record's own time, not unwrapped from the last session's */
+    ST(S_NUMBER_OFFSET) = ST(S_LAST_UNIQUE) + 1;
+    ST(S_LAST_NUMBER) = -1;
+    ST(S_TS_FIRST_TS) = -1; /* cycles per timestamp tick: from this session's records on */
+    ST(S_TS_LAST_TS) = -1;
+    ST(S_SESSIONS) += 1;
+    const int64_t e = ST(S_N_EVENTS);
+    EV(EV_TYPE, e) = EV_RESTART;
+    EV(EV_TIME, e) = wrap_add(target_time, ST(S_TIME_OFFSET));
+    EV(EV_INFERENCE, e) = NO_VALUE;
+    const int64_t w = ST(S_N_WORDS);
+    EV(EV_WORDS, e) = w;
+    EV(EV_COUNT, e) = RESTART_WORDS;
+    x->words[w] = reason;
+    x->words[w + 1] = target_time;
+    x->words[w + 2] = ST(S_PEND_OFFSET);
+    x->words[w + 3] = ST(S_SESSIONS);
+    x->words[w + 4] = ST(S_RECORDS);
+    ST(S_N_WORDS) = w + RESTART_WORDS;
+    ST(S_N_EVENTS) = e + 1;
+}
+
 /* The 12-bit check from the accumulator: CRC-16/CCITT over its four little-endian bytes. */
 static inline int64_t fold(const int64_t *crc16, int64_t acc) {
     int64_t crc = 0xFFFF;
@@ -412,7 +472,7 @@ static inline void store_dwt(Tables *x, int64_t kind, int64_t a, int64_t b, int6
     DW(DW_A, r) = a;
     DW(DW_B, r) = b;
     DW(DW_FLAGS, r) = c | (flags << 8);
-    DW(DW_TIME, r) = ST(S_HAVE_TIME) ? ST(S_TIME) : NO_VALUE;
+    DW(DW_TIME, r) = ST(S_HAVE_TIME) ? wrap_add(ST(S_TIME), ST(S_TIME_OFFSET)) : NO_VALUE;
     DW(DW_TS, r) = TS_PENDING;
     DW(DW_ANCHOR_TS, r) = ST(S_HAVE_TIME) ? ST(S_ANCHOR_TS) : TS_UNKNOWN;
     DW(DW_OFFSET, r) = offset;
@@ -438,7 +498,7 @@ static void stamp(Tables *x, int64_t delta) {
     if (ST(S_HDR_TS) == TS_PENDING) ST(S_HDR_TS) = ts;
     if (ST(S_ANCHOR_TS) == TS_PENDING && ST(S_HAVE_TIME)) {
         ST(S_ANCHOR_TS) = ts;
-        calibrate(x, ST(S_TIME), ts);
+        calibrate(x, wrap_add(ST(S_TIME), ST(S_TIME_OFFSET)), ts);
     }
     for (int64_t r = ST(S_DWT_STAMP_FROM); r < ST(S_N_DWT); r++) {
         if (DW(DW_TS, r) == TS_PENDING) DW(DW_TS, r) = ts;
@@ -569,7 +629,7 @@ static PyObject *decode_records(PyObject *self_, PyObject *args, PyObject *kwds)
     Py_BEGIN_ALLOW_THREADS
     while (i < n) {
         if (ST(S_N_SPANS) + 1 > x->cap_spans || ST(S_N_INF) + NEED_INF > x->cap_inf ||
-            ST(S_N_EVENTS) + 1 > x->cap_events || ST(S_N_WORDS) + NEED_WORDS > x->cap_words ||
+            ST(S_N_EVENTS) + NEED_EVENTS > x->cap_events || ST(S_N_WORDS) + NEED_WORDS > x->cap_words ||
             ST(S_N_TEXT) + NEED_TEXT > x->cap_text)
             break;
         const int64_t k = kind[i];
@@ -597,7 +657,10 @@ static PyObject *decode_records(PyObject *self_, PyObject *args, PyObject *kwds)
                             mark(x, P_DAMAGED);
                         } else {
                             const int64_t seq = ST(S_PEND_SEQ);
-                            if (ST(S_SEQ_NEXT) >= 0 && seq != ST(S_SEQ_NEXT)) {
+                            const int64_t reason = restart_reason(x, rtype, seq);
+                            if (reason) {
+                                restart(x, rtype, reason);
+                            } else if (ST(S_SEQ_NEXT) >= 0 && seq != ST(S_SEQ_NEXT)) {
                                 const int64_t lost = (seq - ST(S_SEQ_NEXT)) & 0xFF;
                                 ST(S_LOST_RECORDS) += lost;
                                 if (ST(S_INF_OPEN)) {
@@ -613,7 +676,8 @@ static PyObject *decode_records(PyObject *self_, PyObject *args, PyObject *kwds)
                                  * (before any timestamp, the anchor stays pending: the first one
                                  * stamps the latest record). */
                                 ST(S_ANCHOR_TS) = ST(S_HDR_TS);
-                                if (ST(S_HDR_TS) >= 0) calibrate(x, ST(S_TIME), ST(S_HDR_TS));
+                                if (ST(S_HDR_TS) >= 0)
+                                    calibrate(x, wrap_add(ST(S_TIME), ST(S_TIME_OFFSET)), ST(S_HDR_TS));
                             }
                         }
                     }
@@ -635,10 +699,11 @@ static PyObject *decode_records(PyObject *self_, PyObject *args, PyObject *kwds)
                     ST(S_PEND_GOT) = 0;
                     ST(S_PEND_CHECK) = (value >> 20) & 0xFFF;
                     ST(S_PEND_ACC) = value & 0xFFFFF;
+                    ST(S_PEND_OFFSET) = offset[i];
                     if (ST(S_TS_SEEN)) ST(S_HDR_TS) = TS_PENDING; /* the next local timestamp stamps this header */
                 }
             } else if (port == (uint64_t)K->port_text) {
-                const int64_t t = ST(S_HAVE_TIME) ? ST(S_TIME) : NO_VALUE;
+                const int64_t t = ST(S_HAVE_TIME) ? wrap_add(ST(S_TIME), ST(S_TIME_OFFSET)) : NO_VALUE;
                 const int64_t bytes = c[i] < NEED_TEXT ? c[i] : NEED_TEXT;
                 for (int64_t j = 0; j < bytes; j++) {
                     x->text[ST(S_N_TEXT)] = (uint8_t)((value >> (8 * j)) & 0xFF);

@@ -101,6 +101,8 @@ def _capture(analysis: Analysis) -> dict[str, Any]:
     if timeline.stream is not None:
         out["records"] = timeline.stream.records
         out["firmware_dropped_records"] = timeline.stream.firmware_dropped_records
+        out["sessions"] = timeline.stream.sessions
+        out["restarts"] = [r.to_json() for r in timeline.stream.restarts]
     return out
 
 

@@ -96,6 +96,12 @@ def _capture(c: dict[str, Any]) -> list[str]:
         lines.append(f"markers     {c['marker_cost_cycles']:g} cycles per layer begin/end pair (measured on target)")
     for key, label in sorted(c.get("labels", {}).items()):
         lines.append(f"note        {key}: {label}")
+    restarts = c.get("restarts") or []
+    if restarts:
+        shown = ", ".join(f"byte {r['offset']:,} (cycle {r['cycle']:,}, {r['reason'].replace('_', ' ')})"
+                          for r in restarts[:3])  # fmt: skip
+        more = f" and {len(restarts) - 3} more" if len(restarts) > 3 else ""
+        lines.append(f"sessions    {c['sessions']}: the target restarted at {shown}{more}")
     loss = c["loss"]
     lost = {k: v for k, v in loss.items() if v}
     if lost:

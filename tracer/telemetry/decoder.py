@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from tracer.base.columns import LazyRecords
-from tracer.base.facts import ExceptionTraceFacts, IsrMarkFacts, IsrSources, StreamFacts, TargetFacts
+from tracer.base.facts import ExceptionTraceFacts, IsrMarkFacts, IsrSources, StreamFacts, TargetFacts, TargetRestart
 from tracer.base.timeline import (
     ArenaSample,
     BufferCrc,
@@ -76,6 +76,11 @@ from tracer.telemetry.tables import (
 from tracer.telemetry.wire import RecordType
 
 EMULATED_LABEL = "emulated: QEMU -icount counts instructions, not real CPU cycles"
+RESTART_REASONS = {
+    k.RESTART_TARGET_INFO: "target_info",
+    k.RESTART_TIME_BACK: "time_went_back",
+    k.RESTART_SEQUENCE: "sequence_restarted",
+}
 
 
 def _no_records() -> LazyRecords[Any]:
@@ -151,6 +156,7 @@ class TelemetryDecoder:
         self._hardware = HardwareEvents()
         self._isr_cache: tuple[tuple[int, int, float], LazyRecords[IsrSlice], HandlerTime] | None = None
         self._facts = TimelineFacts()  # task lane, work counts, CPU counters
+        self.restarts: list[TargetRestart] = []  # where the target started again (new sessions)
 
     # -- what the firmware said (see FirmwareRecords) -------------------------------------------
     @property
@@ -275,7 +281,8 @@ class TelemetryDecoder:
             crcs=list(fw.crcs),
             records=list(fw.records),
         )
-        end_time = int(self._state[k.S_TIME]) if self._state[k.S_HAVE_TIME] else None
+        s = self._state
+        end_time = int(s[k.S_TIME] + s[k.S_TIME_OFFSET]) if s[k.S_HAVE_TIME] else None
         self._facts.attach(timeline, end_time, handlers)
         return timeline
 
@@ -489,6 +496,7 @@ class TelemetryDecoder:
             inferences_lost_without_row=int(s[k.S_LOST_UNROWED]),
             time_reanchored=int(s[k.S_TIME_JUMPS]),
             firmware_dropped_records=self.firmware.firmware_dropped,
+            restarts=tuple(self.restarts),
         )
 
     # -- rare records ----------------------------------------------------------------------------
@@ -500,6 +508,9 @@ class TelemetryDecoder:
         types = ev[k.EV_TYPE, self._events_done : n_events]
         rare = np.flatnonzero(~np.isin(types, COLUMN_TYPES)) + self._events_done
         for e in rare.tolist():
+            if ev[k.EV_TYPE, e] == k.EV_RESTART:
+                self._restarted(int(ev[k.EV_TIME, e]), t.event_words(e))
+                continue
             inference = int(ev[k.EV_INFERENCE, e])
             fw.add(int(ev[k.EV_TYPE, e]), int(ev[k.EV_TIME, e]), None if inference < 0 else inference, t.event_words(e))
         self._events_done = n_events
@@ -508,6 +519,12 @@ class TelemetryDecoder:
         if n_text > self._text_done:
             fw.add_text(t.text[self._text_done : n_text], t.text_time[self._text_done : n_text])
             self._text_done = n_text
+
+    def _restarted(self, cycle: int, words: np.ndarray) -> None:
+        """A restart row from the kernel: a new session; interrupts left open end with the old one."""
+        reason, target_cycle, offset, session, record = (int(w) for w in words[: k.RESTART_WORDS])
+        self.restarts.append(TargetRestart(session, cycle, target_cycle, offset, record, RESTART_REASONS[reason]))
+        self.firmware.isr_marks.pairing.drop_open()
 
     def _convert_hardware(self) -> None:
         """Feed the DWT rows whose stamps are final to the interrupt and data-trace pairing."""

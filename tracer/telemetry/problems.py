@@ -30,4 +30,6 @@ def describe_problems(bits: int, lost: int = 0, status: int = 0) -> tuple[str, .
         reasons.append(f"the firmware reported status {status}")
     if bits & k.P_CAPTURE_ENDED:
         reasons.append("the capture ended during this inference")
+    if bits & k.P_RESTARTED:
+        reasons.append("the target restarted during this inference")
     return tuple(reasons)

@@ -54,7 +54,7 @@ class RecordTables:
         spans = int(state[k.S_N_SPANS]) + packets // 6 + 1
         if spans > self.spans.shape[1]:
             self.spans = _wider(self.spans, spans)
-        events = int(state[k.S_N_EVENTS]) + packets // 3 + 1
+        events = int(state[k.S_N_EVENTS]) + packets // 3 + k.NEED_EVENTS
         if events > self.events.shape[1]:
             self.events = _wider(self.events, events)
 
@@ -65,7 +65,7 @@ class RecordTables:
             self.spans = _wider(self.spans)
         if s[k.S_N_INF] + k.NEED_INF > self.infs.shape[1]:
             self.infs = _wider(self.infs)
-        if s[k.S_N_EVENTS] + 1 > self.events.shape[1]:
+        if s[k.S_N_EVENTS] + k.NEED_EVENTS > self.events.shape[1]:
             self.events = _wider(self.events)
         if s[k.S_N_WORDS] + k.NEED_WORDS > self.words.shape[0]:
             self.words = _longer(self.words)
