@@ -1,0 +1,170 @@
+"""Where per-capture work runs: this process, Dask's local cluster, or an existing Dask cluster.
+
+``tracer ingest`` and ``tracer compare`` hand each capture to a function (decode, analyse,
+digest or write its tables) and collect the results as they complete. :func:`open_runner` picks
+where:
+
+* ``--scheduler tcp://HOST:8786``: an existing Dask cluster, used as it is (its workers need
+  tracer installed and must see the capture files and the dataset folder: a shared filesystem);
+  a scheduler that cannot be reached is exit 4, said in words;
+* otherwise, with more than one task and ``--workers N`` above 1: Dask's ``LocalCluster`` of N
+  worker processes of one thread each on this machine (decoding is CPU work: processes, not
+  threads), started for the command and stopped after it;
+* otherwise: this process, one capture after the other (no cluster to start for one or two files).
+
+Progress (captures and megabytes done, rate) is drawn on stderr when it is a terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import Any, Callable, Iterator, Protocol, Sequence
+
+from tracer.errors import SourceUnavailable, TracerError, UsageError
+
+CONNECT_TIMEOUT_S = 10
+INSTALL_HINT = "pip install 'tracer[fleet]'"
+
+
+class Runner(Protocol):
+    """Runs one function over many inputs and yields ``(position, result)`` as each completes."""
+
+    workers: int
+    where: str
+
+    def run(self, function: Callable[..., Any], items: Sequence[tuple[Any, ...]]) -> Iterator[tuple[int, Any]]:
+        """Call ``function(*item)`` for every item; yield results as they complete.
+
+        Raises:
+            TracerError: A call raised it (the first one to fail).
+        """
+        ...
+
+
+class InProcess:
+    """Runs everything in this process, in order."""
+
+    workers = 1
+    where = "this process"
+
+    def run(self, function: Callable[..., Any], items: Sequence[tuple[Any, ...]]) -> Iterator[tuple[int, Any]]:
+        """Call ``function`` on each item in turn."""
+        for i, item in enumerate(items):
+            yield i, function(*item)
+
+
+class DaskRunner:
+    """Runs on a Dask cluster through a ``distributed.Client``.
+
+    Args:
+        client: A connected client.
+        where: How to name the cluster in messages.
+    """
+
+    def __init__(self, client: Any, where: str) -> None:
+        self.client = client
+        self.where = where
+        self.workers = max(1, len(client.scheduler_info().get("workers", {})))
+
+    def run(self, function: Callable[..., Any], items: Sequence[tuple[Any, ...]]) -> Iterator[tuple[int, Any]]:
+        """Submit every item (pure=False: a capture is read again if asked twice) and yield results
+        as they complete; a failed task's exception is raised here."""
+        from distributed import as_completed
+
+        futures = [self.client.submit(function, *item, pure=False) for item in items]
+        position = {f.key: i for i, f in enumerate(futures)}
+        try:
+            for future in as_completed(futures):
+                try:
+                    result = future.result()
+                except TracerError:
+                    raise
+                except Exception as exc:  # a worker died, ran out of memory, cannot import tracer ...
+                    raise SourceUnavailable(f"a Dask task failed on {self.where}: {type(exc).__name__}: {exc}") from None
+                yield position[future.key], result
+                future.release()
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def default_workers() -> int:
+    """Worker processes when ``--workers`` is not given: the CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def open_runner(scheduler: str | None, workers: int | None, tasks: int) -> Iterator[Runner]:
+    """Where ``tasks`` tasks run (see the module docstring).
+
+    Args:
+        scheduler: ``--scheduler``: an existing cluster's address, or None.
+        workers: ``--workers``, or None for :func:`default_workers`.
+        tasks: How many tasks there will be.
+
+    Raises:
+        SourceUnavailable: The scheduler cannot be reached (exit 4).
+        UsageError: The address is malformed, or Dask is not installed and a cluster is asked for.
+    """
+    if scheduler:
+        with _connect(scheduler) as runner:
+            yield runner
+        return
+    count = workers if workers is not None else default_workers()
+    if count < 1:
+        raise UsageError(f"--workers must be at least 1, not {count}")
+    count = min(count, tasks)
+    if count <= 1:
+        yield InProcess()
+        return
+    distributed = _dask(f"--workers {count}")
+    cluster = distributed.LocalCluster(
+        n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR,
+    )  # fmt: skip
+    try:
+        with distributed.Client(cluster) as client:
+            yield DaskRunner(client, f"a local Dask cluster of {count} worker processes")
+    finally:
+        cluster.close()
+
+
+@contextlib.contextmanager
+def _connect(address: str) -> Iterator[Runner]:
+    distributed = _dask(f"--scheduler {address}")
+    if "://" not in address:
+        raise UsageError(f"--scheduler {address}: expected an address like tcp://HOST:8786")
+    try:
+        client = distributed.Client(address, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False)
+    except ValueError as exc:
+        raise UsageError(f"--scheduler {address}: not a Dask scheduler address ({exc})") from None
+    except (OSError, TimeoutError) as exc:
+        raise SourceUnavailable(
+            f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S} s ({exc}); is it running, "
+            "and is the address and port right?"
+        ) from None
+    try:
+        yield DaskRunner(client, f"the Dask cluster at {address}")
+    finally:
+        client.close()
+
+
+def _dask(why: str) -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError(f"{why} needs Dask, which is not installed ({INSTALL_HINT})") from None
+    return distributed
+
+
+def dask_available() -> bool:
+    """True when ``dask.distributed`` can be imported."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
