@@ -39,6 +39,7 @@ class Build:
         isr: (layer index, cycles) of an interrupt handler inside the layer in every inference.
         beats_pct: (layer index, percent) more AXI beats for an NPU layer (memory traffic).
         noise_pct: Standard deviation of every execution's cycles, in percent.
+        scale: Every layer's cycles times this (a build that is a little faster or slower all over).
         arena_used: Tensor-arena bytes used.
         layers: The model (name, op, npu, cycles, beats) per layer.
     """
@@ -47,6 +48,7 @@ class Build:
     isr: tuple[int, int] | None = None
     beats_pct: tuple[int, float] | None = None
     noise_pct: float = 0.5
+    scale: float = 1.0
     arena_used: int = 40_000
     layers: tuple[tuple[str, str, bool, int, int], ...] = LAYERS
 
@@ -69,7 +71,7 @@ def encode_build(build: Build, inferences: int = 20, seed: int = 0) -> bytes:
         t += 20
         for index, (_, _, npu, cycles, beats) in enumerate(build.layers):
             scale = 1 + (build.slow[1] / 100 if build.slow and build.slow[0] == index else 0.0)
-            own = max(10, round(cycles * scale * (1 + rng.gauss(0, build.noise_pct / 100))))
+            own = max(10, round(cycles * build.scale * scale * (1 + rng.gauss(0, build.noise_pct / 100))))
             isr = build.isr[1] if build.isr and build.isr[0] == index else 0
             length = own + isr
             enc.layer_begin(t, index, int(npu))

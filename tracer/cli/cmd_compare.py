@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--new", nargs="+", action="extend", metavar="FILE", default=[],
                         help="captures of the new build (with --dataset: KEY=VALUE labels selecting them)")  # fmt: skip
     parser.add_argument("--dataset", metavar="DS", help="select the captures from this dataset by their labels")
-    parser.add_argument("--threshold", type=_percent, default=DEFAULT_THRESHOLD_PCT, metavar="PCT",
+    parser.add_argument("--threshold", type=percent, default=DEFAULT_THRESHOLD_PCT, metavar="PCT",
                         help=f"smallest median change that fails, in percent (default: {DEFAULT_THRESHOLD_PCT:g})")  # fmt: skip
     parser.add_argument("--alpha", type=_probability, default=DEFAULT_ALPHA, metavar="P",
                         help=f"p-value a change must beat to be real (default: {DEFAULT_ALPHA:g})")  # fmt: skip
@@ -139,7 +139,7 @@ def digest_files(
     if scheduler is None and workers is None and len(paths) > 2 and not dask_available():
         console.info("Dask is not installed (pip install 'tracer[fleet]'): reading the captures in this process")
         workers = 1
-    sizes = [_size(p) for p in paths]
+    sizes = [file_size(p) for p in paths]
     out: list[Any] = [None] * len(paths)
     done = 0
     with open_runner(scheduler, workers, len(paths)) as runner, console.progress(label, sum(sizes)) as bar:
@@ -150,7 +150,8 @@ def digest_files(
     return out
 
 
-def _size(path: str) -> int:
+def file_size(path: str) -> int:
+    """The size of a file, 0 if it cannot be read (the error comes when it is read)."""
     try:
         return int(os.path.getsize(path))
     except OSError:
@@ -158,13 +159,17 @@ def _size(path: str) -> int:
 
 
 def _from_dataset(path: str, base: list[str], new: list[str]) -> tuple[list[CaptureDigest], list[CaptureDigest]]:
+    from tracer.fleet import require_extra
+
+    require_extra("compare --dataset", ("pyarrow",))
     from tracer.fleet.dataset import Dataset, parse_selector
 
     dataset = Dataset.open(path)
     return dataset.digests(parse_selector(base), "base"), dataset.digests(parse_selector(new), "new")
 
 
-def _percent(text: str) -> float:
+def percent(text: str) -> float:
+    """An argparse type: a percentage (``5``, ``2.5``, ``5%``)."""
     try:
         value = float(text.rstrip("%"))
     except ValueError:

@@ -333,7 +333,7 @@ def _why(base: LayerSamples, new: LayerSamples, threshold: float, engines: tuple
     own = (_median(base.own_cycles), _median(new.own_cycles))
     interrupts = (_mean(base.isr_cycles), _mean(new.isr_cycles))
     counters = []
-    for name in dict.fromkeys([*base.pmu, *new.pmu]):
+    for name in sorted({*base.pmu, *new.pmu}):
         counters.append(CounterChange(name, counter_kind(name), base.pmu_mean(name), new.pmu_mean(name)))
     moved = tuple(c for c in counters if c.pct is not None and abs(c.pct) > threshold)
     return Why(own, interrupts, tuple(counters), moved, _bound(moved), engines)

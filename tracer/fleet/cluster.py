@@ -23,9 +23,9 @@ import os
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from tracer.errors import SourceUnavailable, TracerError, UsageError
+from tracer.fleet import require_extra
 
-CONNECT_TIMEOUT_S = 10
-INSTALL_HINT = "pip install 'tracer[fleet]'"
+CONNECT_TIMEOUT_S = 5
 
 
 class Runner(Protocol):
@@ -122,7 +122,7 @@ def open_runner(scheduler: str | None, workers: int | None, tasks: int) -> Itera
     if count <= 1:
         yield InProcess()
         return
-    distributed = _dask(f"--workers {count}")
+    distributed = require_dask(f"--workers {count}")
     cluster = distributed.LocalCluster(
         n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR,
     )  # fmt: skip
@@ -135,7 +135,7 @@ def open_runner(scheduler: str | None, workers: int | None, tasks: int) -> Itera
 
 @contextlib.contextmanager
 def _connect(address: str) -> Iterator[Runner]:
-    distributed = _dask(f"--scheduler {address}")
+    distributed = require_dask(f"--scheduler {address}")
     if "://" not in address:
         raise UsageError(f"--scheduler {address}: expected an address like tcp://HOST:8786")
     try:
@@ -153,18 +153,16 @@ def _connect(address: str) -> Iterator[Runner]:
         client.close()
 
 
-def _dask(why: str) -> Any:
-    try:
-        import distributed
-    except ImportError:
-        raise UsageError(f"{why} needs Dask, which is not installed ({INSTALL_HINT})") from None
+def require_dask(why: str) -> Any:
+    """``dask.distributed``, or a usage error naming the extra to install."""
+    require_extra(why, ("distributed",))
+    import distributed
+
     return distributed
 
 
 def dask_available() -> bool:
-    """True when ``dask.distributed`` can be imported."""
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """True when ``dask.distributed`` is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("distributed") is not None

@@ -48,7 +48,8 @@ def capture_labels(meta: CaptureMetadata) -> dict[str, str]:
     """Labels of a capture from its header: the keys that are known, as strings.
 
     Keys: ``source``, ``board``, ``elf_build_id``, ``firmware_hash``, ``cpu_hz``, ``swo_hz``,
-    ``tool``, ``created``, ``git_revision``, ``git_dirty``, ``scenario`` (the QEMU demo's).
+    ``tool``, ``created``, ``git_revision``, ``git_dirty``, ``scenario``, ``slow_layer`` and
+    ``slow_pct`` (the QEMU demo's), and whatever a ``labels`` object in the header holds.
     """
     extra = meta.extra
     labels: dict[str, Any] = {
@@ -68,6 +69,9 @@ def capture_labels(meta: CaptureMetadata) -> dict[str, str]:
         for key in ("scenario", "slow_layer", "slow_pct"):
             if launcher.get(key) is not None:
                 labels[key] = launcher[key]
+    own = extra.get("labels")
+    if isinstance(own, dict):
+        labels.update({str(k): v for k, v in own.items()})
     return {k: _text(v) for k, v in labels.items() if v not in (None, "")}
 
 
