@@ -3,7 +3,7 @@
  *
  * Protocol on UART0 (everything the firmware sends is ITM packets; text goes on port 0):
  *   firmware: "tracer-demo mps3-an547 READY"
- *   host:     "START <inferences> [<scenario>]\n"
+ *   host:     "START <inferences> [<scenario> [slow=<layer name>:<per mille>]]\n"
  *   firmware: target info, PMU configuration, layer descriptions, arena use, then per
  *             inference: input CRC, 10 layers (NPU layers with their buffers, cache clean and
  *             invalidate, NPU job and a simulated PMU snapshot; CPU layers with the buffers they
@@ -24,6 +24,9 @@
  *                    layer and reported (STACK record) inside the layer that broke it
  *   arena-too-small  a 12 KiB arena for a 13 KiB plan: the allocation fails as in TFLite Micro
  *                    ("Failed to resize buffer. Requested: ..., available ..."), no inference
+ *
+ * slow=<layer name>:<per mille> (tracer demo --slow) makes that layer slower by the given per mille
+ * of its own time, in every inference: a build with a known regression in one layer.
  *
  * Time is SysTick on the processor clock extended to 64 bits, re-zeroed at START so that runs
  * under `qemu-system-arm -icount shift=0` are identical.
@@ -82,6 +85,8 @@ static uint32_t g_layer_count[NET_LAYERS];
 static uint32_t g_npu_job;
 static uint32_t g_scenario;
 static uint32_t g_canary_reported;
+static uint32_t g_slow_layer = NET_LAYERS; /* none */
+static uint32_t g_slow_permille;
 static volatile uint32_t g_sensor_sum;
 
 static int text_equal(const char *a, const char *b)
@@ -93,7 +98,42 @@ static int text_equal(const char *a, const char *b)
     return *a == *b;
 }
 
-/* Reads "START <n> [<scenario>]"; returns 0 and fills the values, or -1. */
+/* "slow=<layer name>:<per mille>": which layer to make slower, by how much; 0, or -1 if malformed. */
+static int read_slow(char *text)
+{
+    static const char prefix[] = "slow=";
+    for (uint32_t i = 0; i < sizeof prefix - 1u; i++) {
+        if (text[i] != prefix[i]) {
+            return -1;
+        }
+    }
+    char *name = &text[sizeof prefix - 1u];
+    char *colon = name;
+    while (*colon != '\0' && *colon != ':') {
+        colon++;
+    }
+    if (*colon != ':' || colon[1] < '0' || colon[1] > '9') {
+        return -1;
+    }
+    *colon = '\0';
+    uint32_t permille = 0u;
+    for (char *d = colon + 1; *d != '\0'; d++) {
+        if (*d < '0' || *d > '9') {
+            return -1;
+        }
+        permille = permille * 10u + (uint32_t)(*d - '0');
+    }
+    for (uint32_t l = 0; l < NET_LAYERS; l++) {
+        if (text_equal(name, g_net[l].name)) {
+            g_slow_layer = l;
+            g_slow_permille = permille;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Reads "START <n> [<scenario> [slow=...]]"; returns 0 and fills the values, or -1. */
 static int read_start(uint32_t *inferences, uint32_t *scenario_id)
 {
     char line[64];
@@ -130,6 +170,18 @@ static int read_start(uint32_t *inferences, uint32_t *scenario_id)
     *scenario_id = 0u;
     if (line[i] == '\0') {
         return 0;
+    }
+    for (uint32_t j = i; line[j] != '\0'; j++) {
+        if (line[j] == ' ') {
+            line[j] = '\0';
+            if (read_slow(&line[j + 1u]) != 0) {
+                trc_print("ERROR bad slow option ");
+                trc_print(&line[j + 1u]);
+                trc_print("\n");
+                return -1;
+            }
+            break;
+        }
     }
     for (uint32_t s = 0; s < sizeof k_scenarios / sizeof k_scenarios[0]; s++) {
         if (text_equal(&line[i], k_scenarios[s].name)) {
@@ -296,6 +348,11 @@ static void run_layer(uint32_t index, uint32_t inference)
     }
     if (g_scenario != SCENARIO_CLEAN) {
         scenario_layer_ends(index, inference);
+    }
+    if (index == g_slow_layer) { /* spin until the layer has taken (1000 + per mille) / 1000 of its time */
+        uint32_t target = (uint32_t)((uint64_t)(trc_time_systick_now32() - begin) * (1000u + g_slow_permille) / 1000u);
+        while (trc_time_systick_now32() - begin < target) {
+        }
     }
     uint32_t end = trc_layer_end(index);
     after_layer(index);

@@ -38,12 +38,17 @@ scenarios (--scenario; the fault is in the capture, the demo itself exits 0):
   arena-too-small  a 12 KiB arena for a 13 KiB plan: the allocation fails as in TensorFlow Lite
                    Micro ("Failed to resize buffer. Requested: ..."), no inference runs
 
+--slow LAYER:PCT makes one layer slower by PCT percent of its own time in every inference (a spin
+on the time base at the end of the layer: exact on the deterministic target), a build with a known
+regression for 'tracer compare' and 'tracer trend'; the capture's header and labels say so.
+
 examples:
   tracer demo
   tracer demo --inferences 20 -o demo.trace
   tracer demo --inferences 5 --format json
   tracer report demo.trace --per-inference
   tracer demo --scenario isr-jitter -o jitter.trace && tracer check jitter.trace --fail-on warning
+  tracer demo -o good.trace && tracer demo --slow pw4:3 -o slow.trace && tracer compare good.trace slow.trace --threshold 2
 """
 
 
@@ -56,6 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
     parser.add_argument("--scenario", choices=SCENARIOS, default="clean", metavar="NAME",
                         help=f"what the firmware does: {', '.join(SCENARIOS)} (default: clean; see below)")  # fmt: skip
+    parser.add_argument("--slow", metavar="LAYER:PCT",
+                        help="make layer LAYER (conv0, dw1 ... fc9) slower by PCT percent, e.g. pw4:3")  # fmt: skip
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
     parser.add_argument("--per-inference", action="store_true", help="list every inference with every layer")
     parser.add_argument("--build-dir", metavar="DIR", type=Path,
@@ -88,19 +95,21 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     from tracer.errors import ExitCode
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
-    from tracer.sources.qemu import QemuDemoSource, check_tools, demo_elf
+    from tracer.sources.qemu import QemuDemoSource, Slowdown, check_tools, demo_elf
     from tracer.pipeline.load import load_timeline
+    from tracer.pipeline.provenance import git_revision
 
     console = args.console
+    slow = Slowdown.parse(args.slow) if args.slow else None
     check_tools(build=True)
     console.info("building the demo firmware (make; nothing is rebuilt when up to date)")
     elf = demo_elf(args.build_dir)
-    source = QemuDemoSource(elf, args.inferences, args.scenario)
+    source = QemuDemoSource(elf, args.inferences, args.scenario, slow=slow)
     timeout = args.timeout if args.timeout is not None else 30.0 + 0.5 * args.inferences
     console.info(f"running {args.inferences} inferences on QEMU {elf.name} (-icount shift=0)")
     source.open()
     try:
-        meta = CaptureMetadata.from_json(source.metadata())
+        meta = CaptureMetadata.from_json({**source.metadata(), **(git_revision(elf) or {})})
         with CaptureWriter(capture, meta, overwrite=args.force) as writer:
             with console.progress("recording") as bar:
                 result = record(source, writer, duration=timeout, on_tick=bar.update)
