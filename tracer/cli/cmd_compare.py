@@ -136,9 +136,12 @@ def digest_files(
     from tracer.compare.inputs import digest_file
     from tracer.fleet.cluster import dask_available, open_runner
 
-    if scheduler is None and workers is None and len(paths) > 2 and not dask_available():
-        console.info("Dask is not installed (pip install 'tracer[fleet]'): reading the captures in this process")
-        workers = 1
+    if scheduler is None and workers is None:
+        if len(paths) <= 2:  # one capture a side: no cluster to start
+            workers = 1
+        elif not dask_available():
+            console.info("Dask is not installed (pip install 'tracer[fleet]'): reading the captures in this process")
+            workers = 1
     sizes = [file_size(p) for p in paths]
     out: list[Any] = [None] * len(paths)
     done = 0

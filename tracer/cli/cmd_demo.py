@@ -136,7 +136,9 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
         write_report_text(report, _stdout())
     if status != 0:
         output = source.qemu_output()
-        console.error(f"the demo firmware exited with status {status}" + (f" (QEMU: {output})" if output else ""))
+        said = "; ".join(line.text for line in timeline.console if line.text.startswith("ERROR"))
+        console.error(f"the demo firmware exited with status {status}" + (f": {said}" if said else "")
+                      + (f" (QEMU: {output})" if output else ""))  # fmt: skip
         return ExitCode.SOURCE_UNAVAILABLE
     return ExitCode.OK
 

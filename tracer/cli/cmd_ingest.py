@@ -60,11 +60,11 @@ def run(args: argparse.Namespace) -> int:
     console = args.console
     labels = parse_selector(args.label)
     paths = _expand(args.captures)
-    dataset = Dataset.create_or_open(args.output)
     sizes = {p: file_size(p) for p in paths}
     done = {"bytes": 0}
     with open_runner(args.scheduler, args.workers, len(paths)) as runner, \
             console.progress(f"ingesting {len(paths)} captures", sum(sizes.values())) as bar:  # fmt: skip
+        dataset = Dataset.create_or_open(args.output)  # after the scheduler answered: nothing made in vain
 
         def progress(outcome):  # noqa: ANN001, ANN202 - a CaptureOutcome
             done["bytes"] += sizes.get(outcome.path, 0)

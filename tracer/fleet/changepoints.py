@@ -110,7 +110,7 @@ def segment(values: Sequence[float] | np.ndarray, threshold_pct: float = 5.0, al
     if n >= 3 and robust_sigma(y) == 0.0:
         # Most successive builds are identical: a deterministic target, where every change of value
         # is a change of level (and a build that differs once is two changes, not noise).
-        fit = _Fit(y, [int(i) + 1 for i in np.flatnonzero(np.diff(y) != 0)], [])
+        fit = _Fit(y, [int(i) + 1 for i in np.flatnonzero(np.diff(y) != 0)], [], exact=True)
         fit = _drop_small(fit, threshold_pct)
     elif n < MIN_BUILDS:
         return Segmentation((), (), 0.0)  # too short to tell noise from change
@@ -128,8 +128,9 @@ def segment(values: Sequence[float] | np.ndarray, threshold_pct: float = 5.0, al
 class _Fit:
     """A piecewise-constant fit: boundaries, outlier builds, and the noise of what is left."""
 
-    def __init__(self, y: np.ndarray, bounds: list[int], outliers: list[int]) -> None:
+    def __init__(self, y: np.ndarray, bounds: list[int], outliers: list[int], exact: bool = False) -> None:
         self.y = y
+        self.exact = exact
         self.bounds = sorted(bounds)
         self.outliers = sorted(outliers)
         edges = [0, *self.bounds, len(y)]
@@ -148,7 +149,7 @@ class _Fit:
 
     def p_value(self, a: int, b: int, c: int) -> float:
         """Two-sided p-value of the difference of the means of builds ``a:b`` and ``b:c``."""
-        if self.sigma == 0.0 or self.df <= 0:
+        if self.exact or self.sigma == 0.0 or self.df <= 0:
             return 0.0
         left, right = self._values(a, b), self._values(b, c)
         se = self.sigma * math.sqrt(1 / len(left) + 1 / len(right))
@@ -191,7 +192,7 @@ def _drop_small(fit: _Fit, threshold_pct: float) -> _Fit:
         if not small:
             return fit
         k = min(small, key=lambda k: abs(fit.level(fit.bounds[k], edges[k + 2]) - fit.level(edges[k], fit.bounds[k])))
-        fit = _Fit(fit.y, fit.bounds[:k] + fit.bounds[k + 1 :], fit.outliers)
+        fit = _Fit(fit.y, fit.bounds[:k] + fit.bounds[k + 1 :], fit.outliers, exact=fit.exact)
     return fit
 
 

@@ -139,7 +139,7 @@ def _connect(address: str) -> Iterator[Runner]:
     if "://" not in address:
         raise UsageError(f"--scheduler {address}: expected an address like tcp://HOST:8786")
     try:
-        client = distributed.Client(address, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False)
+        client = distributed.Client(address, timeout=f"{CONNECT_TIMEOUT_S}s")
     except ValueError as exc:
         raise UsageError(f"--scheduler {address}: not a Dask scheduler address ({exc})") from None
     except (OSError, TimeoutError) as exc:

@@ -107,7 +107,8 @@ class Dataset:
         """Lock the dataset, finish a run that was cut during its commit, and stage a new run.
 
         The staged files are committed by :meth:`Staging.commit`; leaving the block without a
-        commit (an error, Ctrl-C) removes them and leaves the dataset as it was.
+        commit (an error, Ctrl-C) removes them and leaves the dataset as it was; leaving it during
+        the commit finishes the commit.
         """
         (self.root / JOURNAL).mkdir(exist_ok=True)
         with open(self.root / LOCK, "a+b") as lock:
@@ -120,6 +121,8 @@ class Dataset:
                 try:
                     yield staging
                 finally:
+                    if (self.root / JOURNAL / f"{run_id}.json").exists():
+                        self.recover()  # cut during its commit (Ctrl-C): the journal says how to finish
                     shutil.rmtree(staging.folder, ignore_errors=True)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)

@@ -1,7 +1,8 @@
 """Ingest: captures into a dataset, each once, on Dask workers, committed atomically.
 
 Per capture, on a worker (:func:`ingest_capture`): hash the file (a capture already in the
-dataset is skipped: ingesting it again changes nothing), decode and analyse it, write its
+dataset is skipped: ingesting it again changes nothing), decode and analyse it (an input with
+nothing measured in it is an error, not an empty capture), write its
 per-execution tables into the run's staging folder and return its summary rows (captures, labels,
 layers, stacks, findings). A capture that cannot be read comes back as an error row; the others go
 on. On the client (:func:`ingest`): collect the results as they complete, write the summary and
@@ -32,6 +33,7 @@ from tracer.fleet.tables import content_id, execution_tables, partition_date, su
 from tracer.pipeline.load import load_timeline
 
 INGESTED, SKIPPED, FAILED = "ingested", "skipped", "failed"
+NOTHING_MEASURED = "no-measurements"  # the finding of an input with nothing in it: not added, an error
 
 
 @dataclasses.dataclass
@@ -128,6 +130,11 @@ def ingest_capture(
             return CaptureOutcome(path, SKIPPED, capture_id, bytes=size)
         timeline, facts = load_timeline(path)
         analysis = analyze(timeline, facts)
+        empty = next((f for f in analysis.findings if f.id == NOTHING_MEASURED), None)
+        if empty is not None:
+            warned = f" ({'; '.join(facts.warnings)})" if facts.warnings else ""
+            return CaptureOutcome(path, FAILED, capture_id, bytes=size, error=f"{path}: {empty.message}{warned}",
+                                  exit_code=int(ExitCode.CAPTURE_UNREADABLE))  # fmt: skip
         all_labels = {**input_labels(path), **labels}
         created = all_labels.get("created")
         date = partition_date(created, _dt.date.fromtimestamp(os.path.getmtime(path)))
@@ -211,11 +218,10 @@ def _write_run_tables(outcomes: list[CaptureOutcome], folder: Path, run_id: str,
             by_date.setdefault(outcome.date, []).append(outcome)
     for date, group in sorted(by_date.items()):
         for table in ("captures", "labels", "layers", "stacks", "findings"):
-            data = pa.concat_tables([o.tables[table] for o in group])
-            if data.num_rows:
-                relative = f"{table}/{schema.PARTITION}={date}/run-{run_id}.parquet"
-                _write(folder / relative, data)
-                written.append(relative)
+            # Written even when empty: a query over the table's files then finds some.
+            relative = f"{table}/{schema.PARTITION}={date}/run-{run_id}.parquet"
+            _write(folder / relative, pa.concat_tables([o.tables[table] for o in group]))
+            written.append(relative)
     failed = [o for o in outcomes if o.status == FAILED]
     if failed:
         errors = pa.Table.from_pylist([
