@@ -18,8 +18,9 @@ noise of 1 % of the level, and measures for each method:
 Methods: ``ruptures`` PELT and binary segmentation (least-squares cost, penalty from a robust
 noise estimate: what ``tracer trend`` uses), and MongoDB's ``signal-processing-algorithms``
 E-Divisive means (its permutation test at p = 0.05, 100 permutations), each when importable.
-The ``tracer`` method is the product's own detector (:mod:`tracer.fleet.changepoints`), run with
-a threshold of 0 so that it is judged on the statistics alone.
+The ``tracer`` rows are the product's own detector (:mod:`tracer.fleet.changepoints`: ruptures'
+PELT for candidates, then tests), with a threshold of 0 (judged on the statistics alone) and of
+2 % (a change must also be that large).
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ def methods() -> dict[str, Callable[[np.ndarray], list[int]]]:
     try:
         from tracer.fleet.changepoints import find_changes
 
-        out["tracer"] = lambda y: [c.index for c in find_changes(y, threshold_pct=0.0)]
+        out["tracer (threshold 0)"] = lambda y: [c.index for c in find_changes(y, threshold_pct=0.0)]
+        out["tracer (threshold 2 %)"] = lambda y: [c.index for c in find_changes(y, threshold_pct=2.0)]
     except ImportError:
         pass
     return out

@@ -17,8 +17,11 @@ import pytest
 
 import tracer
 
-CORE_PACKAGES = ("capture", "decode", "telemetry", "budget", "analysis", "export", "session", "elf")
-FORBIDDEN = ("textual", "rich", "serial", "pylink", "pyocd", "tracer.tui", "tracer.cli")
+CORE_PACKAGES = ("capture", "decode", "telemetry", "budget", "analysis", "export", "session", "elf", "compare")
+# The fleet extra's libraries stay out of the core too: `tracer compare BASE NEW` works without them.
+# (Not SciPy: numba imports it whenever it is installed.)
+FLEET = ("pyarrow", "dask", "distributed", "ruptures", "tracer.fleet")
+FORBIDDEN = ("textual", "rich", "serial", "pylink", "pyocd", "tracer.tui", "tracer.cli", *FLEET)
 PACKAGE_DIR = Path(tracer.__file__).parent
 
 
