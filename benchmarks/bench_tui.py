@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the telemetry encoder (a test oracle)
 
 from textual import events  # noqa: E402
 
@@ -47,7 +48,7 @@ from tracer.decode.tpiu import TpiuMode  # noqa: E402
 from tracer.session.feeds import SourceFeed  # noqa: E402
 from tracer.sources.reconnect import ReconnectingSource  # noqa: E402
 from tracer.sources.registry import open_source  # noqa: E402
-from tracer.telemetry.encoder import SlotSpec, TelemetryEncoder, encode_inferences  # noqa: E402
+from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences  # noqa: E402
 from tracer.telemetry.wire import RecordType as R  # noqa: E402
 from tracer.telemetry.wire import TimeSource  # noqa: E402
 from tracer.tui.app import TracerApp  # noqa: E402
@@ -284,7 +285,7 @@ def main() -> int:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        run_app(2_000.0, 1.0, None)  # warm the numba caches and Textual outside the timing
+        run_app(2_000.0, 1.0, None)  # imports and Textual's first start outside the timing
         idle = run_app(None, args.idle_seconds, None)
         capture = None if args.no_record else Path(tmp) / "bench_tui.trace"
         busy = run_app(args.rate, args.seconds, capture)

@@ -16,7 +16,7 @@ from typing import Any
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
-from tracer.telemetry.encoder import TelemetryEncoder
+from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import TimeSource
 
 CLOCK_HZ = 200_000_000

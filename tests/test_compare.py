@@ -15,7 +15,7 @@ from junitparser import JUnitXml
 
 from fleet_streams import LAYERS, Build, write_build
 from tracer.compare.compare import Verdict, compare
-from tracer.compare.inputs import digest_file
+from tracer.pipeline.digest import digest_file
 from tracer.compare.models import MatchMode, ModelMismatch
 
 

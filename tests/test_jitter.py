@@ -15,7 +15,7 @@ from tracer.export.report_json import report_object
 from tracer.decode.itm import decode_bytes
 from tracer.export.report_text import render_report
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.encoder import TelemetryEncoder
+from telemetry_encoder import TelemetryEncoder
 from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import TimeSource
 

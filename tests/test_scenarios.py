@@ -10,10 +10,7 @@ from typing import Any
 
 import pytest
 
-from tracer.capture.metadata import CaptureMetadata
-from tracer.pipeline.record import record
-from tracer.capture.writer import CaptureWriter
-from tracer.sources.qemu import QemuDemoSource
+from demo_runs import record_demo
 from tracer.pipeline.capture import decode_capture
 
 pytestmark = pytest.mark.qemu
@@ -28,15 +25,8 @@ def captures(qemu_build: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     out = {}
     tmp = tmp_path_factory.mktemp("scenarios")
     for scenario in ("clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small"):
-        source = QemuDemoSource(qemu_build / "demo" / "tracer_demo.elf", INFERENCES, scenario)
         path = tmp / f"{scenario}.trace"
-        source.open()
-        try:
-            with CaptureWriter(path, CaptureMetadata.from_json(source.metadata())) as writer:
-                result = record(source, writer, duration=60)
-        finally:
-            source.close()
-        assert result.ended == "end of stream" and source.exit_code == 0, (scenario, result)
+        assert record_demo(qemu_build / "demo" / "tracer_demo.elf", INFERENCES, scenario, path) == 0, scenario
         out[scenario] = path
     return out
 

@@ -10,9 +10,12 @@ import pytest
 from telemetry_streams import CLOCK_HZ, build_stream, complete_and_exact, decode
 from tracer.decode.itm import ItmDecoder, decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.encoder import SlotSpec, TelemetryEncoder, encode_inferences
+from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences
 from tracer.base.timeline import Engine
 from tracer.telemetry.wire import RecordType, TimeSource, header_word
+
+# Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
+pytestmark = pytest.mark.usefixtures("kernels")
 
 
 def test_clean_stream_decodes_exactly() -> None:

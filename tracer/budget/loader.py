@@ -149,7 +149,8 @@ def _combine(compiled: list[Budget], users: list[UserBudget], sources: tuple[str
             layers = _apply_overlay(layers, user.overlay, user.budget.sources[0], layers_from)
     if model.cycles_total is None and layers and all(la.predicted_cycles is not None for la in layers):
         model = dataclasses.replace(model, cycles_total=sum(la.predicted_cycles or 0.0 for la in layers))
-    return Budget(model, layers, sources, tuple(dict.fromkeys(notes)))
+    streams = next((b.command_streams for b in compiled if b.command_streams), ())
+    return Budget(model, layers, sources, tuple(dict.fromkeys(notes)), streams)
 
 
 def _merge_model(

@@ -12,9 +12,12 @@ operator into several NPU operations (a softmax into ~30); those are kept as the
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from tracer.base.timeline import Engine
+
+if TYPE_CHECKING:
+    from tracer.budget.vela_debugdb import CommandStream
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -196,12 +199,15 @@ class Budget:
         layers: One entry per model operator, in execution order.
         sources: The files read, in the order given.
         notes: What the user should know about how the files were understood.
+        command_streams: Vela's command streams with their operations' kernel-command offsets
+            (from a debug database): what maps sampled NPU QREAD values to operations.
     """
 
     model: ModelBudget
     layers: tuple[BudgetLayer, ...] = ()
     sources: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    command_streams: tuple[CommandStream, ...] = ()
 
     @property
     def layer_cycles_total(self) -> float | None:

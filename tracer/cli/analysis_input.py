@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from tracer.base.facts import InputFacts
     from tracer.base.timeline import InferenceTimeline
     from tracer.budget.model import Budget
+    from tracer.elf.inlines import CodeLocator
 
 INPUT_HELP = "a .trace capture, a raw ITM/SWO file, or a firmware text log (UART dump, FVP stdout)"
 
@@ -34,6 +35,14 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def add_elf_argument(parser: argparse.ArgumentParser) -> None:
+    """``--elf PATH``: the firmware image, to name the CPU hot spots of PC samples."""
+    parser.add_argument(
+        "--elf", metavar="PATH",
+        help="the firmware ELF: names the functions of PC samples (CPU hot spots per layer), inlined ones included",
+    )  # fmt: skip
+
+
 @dataclasses.dataclass
 class Loaded:
     """An input read and its budget.
@@ -43,12 +52,14 @@ class Loaded:
         facts: For the report's ``capture`` section.
         budget: The normalized budget, or None.
         kind: ``capture``, ``raw-itm``, ``text-log`` or ``capture-text``.
+        locator: The ``--elf`` image's symbols and inlined code, or None.
     """
 
     timeline: InferenceTimeline
     facts: InputFacts
     budget: Budget | None
     kind: str
+    locator: CodeLocator | None = None
 
     def settings(self, args: argparse.Namespace) -> AnalysisSettings:
         """The analysis thresholds the command line sets."""
@@ -74,7 +85,12 @@ def load_input(args: argparse.Namespace) -> Loaded:
         console.warn(
             f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)"
         )
-    return Loaded(timeline, source, budget, source.kind)
+    locator = None
+    if getattr(args, "elf", None):
+        from tracer.elf.inlines import open_locator
+
+        locator = open_locator(args.elf)
+    return Loaded(timeline, source, budget, source.kind, locator)
 
 
 def _percent(text: str) -> float:

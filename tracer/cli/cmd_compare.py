@@ -133,7 +133,7 @@ def digest_files(
     labels: dict[str, str] | None = None,
 ) -> list[CaptureDigest]:  # fmt: skip
     """The digests of ``paths``, in order, read where :func:`tracer.fleet.cluster.open_runner` says."""
-    from tracer.compare.inputs import digest_file
+    from tracer.pipeline.digest import digest_file
     from tracer.fleet.cluster import dask_available, open_runner
 
     if scheduler is None and workers is None:

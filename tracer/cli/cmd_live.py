@@ -43,7 +43,7 @@ DEMO_MACHINE = "mps3-an547"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer live``."""
-    from tracer.tui.runner import add_screen_arguments
+    from tracer.cli.screen import add_screen_arguments
 
     parser.add_argument("source", metavar="SOURCE", help="'demo', a source URL (see below), or 'fvp' then -- and a command")
     parser.add_argument("command", nargs="*", metavar="-- FVP_COMMAND", help="the FVP command line, after -- (fvp only)")
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from tracer.session.engine import Session
     from tracer.session.feeds import SourceFeed
     from tracer.sources.reconnect import ReconnectingSource
-    from tracer.tui.runner import load_budget_files, require_terminal, run_app, session_options
+    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
 
     console = args.console
     options = session_options(args)

@@ -150,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         source.close()
     console.info(f"recorded {result.bytes} bytes in {result.seconds:.1f} s to {args.output} ({result.ended})")
+    npu = getattr(source, "npu_sampling", None)  # probe sampling of the NPU: the rate it achieved
+    if npu is not None:
+        console.info(npu.sentence())
     if result.ended == "lost":
         console.error(
             f"source lost: {result.message}; every byte received ({result.bytes} bytes) is in {args.output}"
@@ -162,6 +165,8 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
     """Report the FVP's exit status; keep its PMU trace in the capture and summarise its NPU timeline."""
     import gzip
     import json
+
+    import numpy as np
 
     from tracer.errors import CaptureError, reading_file
     from tracer.telemetry.fvp_pmu_trace import npu_timeline, pmu_trace_note, read_debug_db, read_pmu_trace
@@ -202,8 +207,10 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
         f"{len(timeline.spans)} layer spans (NPU measured; CPU gaps are model estimates)"
     )
     if len(timeline.inferences):
-        first = timeline.inference(0)
-        for span in first.layers:
-            info = timeline.layer(span.layer)
+        spans = timeline.spans
+        rows = np.flatnonzero(spans.inference == timeline.inferences.number[0])
+        for row in rows[np.argsort(spans.start[rows], kind="stable")].tolist():
+            info = timeline.layer(int(spans.layer[row]))
             note = "  (model estimate)" if info.engine.value == "cpu" else ""
-            console.info(f"  layer {span.layer:>3} {info.label:<24} {info.engine.value}  {span.cycles:>10} cycles{note}")
+            cycles = int(spans.end[row] - spans.start[row])
+            console.info(f"  layer {info.index:>3} {info.label:<24} {info.engine.value}  {cycles:>10} cycles{note}")

@@ -54,9 +54,9 @@ def run(args: argparse.Namespace) -> int:
     from tracer.fleet import require_extra
 
     require_extra("tracer trend", ("pyarrow", "ruptures", "scipy"))
-    from tracer.export.trend_text import trend_object, write_markdown, write_text
+    from tracer.export.trend_text import write_markdown, write_text
     from tracer.fleet.dataset import Dataset, parse_selector
-    from tracer.fleet.trend import trend
+    from tracer.fleet.trend import trend, trend_object
 
     dataset = Dataset.open(args.dataset)
     result = trend(dataset, args.by, parse_selector(args.where), args.threshold)

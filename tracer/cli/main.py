@@ -35,8 +35,11 @@ def _verb_module(verb: str) -> ModuleType:
     return importlib.import_module(f"tracer.cli.cmd_{verb}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the full parser (tests use it to check every verb's help)."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Return the parser: every verb with its options (tests check every verb's help), or, with
+    ``only``, that verb alone if it is one (a run loads what its verb needs, not what every verb's
+    options do), else every verb without options (``tracer --help`` lists them; a wrong verb is
+    refused with the list)."""
     parser = argparse.ArgumentParser(
         prog="tracer",
         description="Telemetry and trace analyzer for microcontrollers running neural networks.",
@@ -45,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tracer {tracer.__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
-    for verb in VERBS:
+    for verb in [only] if only in VERBS else VERBS:
         module = _verb_module(verb)
         verb_parser = sub.add_parser(
             verb,
@@ -56,14 +59,24 @@ def build_parser() -> argparse.ArgumentParser:
         verb_parser.add_argument(
             "-q", "--quiet", action="store_true", help="no warnings or progress on stderr"
         )
-        module.add_arguments(verb_parser)
+        if only is None or only == verb:
+            module.add_arguments(verb_parser)
         verb_parser.set_defaults(run=module.run)
     return parser
 
 
+def _chosen_verb(argv: list[str]) -> str:
+    """The verb of a command line: its first word that is not an option ("" if none is)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``tracer`` with ``argv`` (without the program name) and return the exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(only=_chosen_verb(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help

@@ -1,16 +1,20 @@
-"""The TPIU (CoreSight formatter) deframer's hot loop, compiled by numba.
+"""The TPIU (CoreSight formatter) deframer's hot loop: the Python reference of its C twin.
 
 Frames are 16 bytes: even bytes carry an ID change (bit 0 set, ID in bits 7:1) or data whose bit 0
 is in the auxiliary byte 15; odd bytes are data. An ID change's auxiliary bit says whether the
 following odd byte still belongs to the old ID (delayed change). Full sync ``FF FF FF 7F`` realigns
 the frame; half sync ``FF 7F`` is idle filler and is dropped. Both are unambiguous on halfword
-boundaries because ID 0x7F is never used (``itm_and_anchors.md`` §1.7).
+boundaries because ID 0x7F is never used (``docs/decoder.md``).
+
+:func:`deframe` is the C kernel of ``tracer._kernels`` when it is built (:mod:`tracer.native`),
+else this module's Python code, which defines the behaviour; both give identical results.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from tracer.native import compiled
 
 S_FILL = 0  # bytes of the current frame collected
 S_ID = 1  # current source ID
@@ -32,7 +36,6 @@ def new_state() -> np.ndarray:
     return state
 
 
-@numba.njit(cache=True, inline="always")
 def _emit(source, byte, wanted, out, n, id_bytes):  # noqa: ANN001, ANN202
     if source >= 0:
         id_bytes[source] += 1
@@ -42,7 +45,6 @@ def _emit(source, byte, wanted, out, n, id_bytes):  # noqa: ANN001, ANN202
     return n
 
 
-@numba.njit(cache=True)
 def deframe(buf, state, frame, wanted, out, id_bytes, id_changes):  # noqa: ANN001, ANN201
     """Deframe whole halfwords of ``buf``; bytes of source ``wanted`` go to ``out``.
 
@@ -109,3 +111,10 @@ def deframe(buf, state, frame, wanted, out, id_bytes, id_changes):  # noqa: ANN0
     state[S_ID] = current
     state[S_FF] = ff
     return n, i
+
+
+# The dispatch point: the C kernel when built, else the reference above.
+deframe_python = deframe
+_native = compiled("TpiuKernel", globals())
+deframe_native = None if _native is None else _native.deframe
+deframe = deframe_native or deframe_python

@@ -57,6 +57,8 @@ def report_object(analysis: Analysis, per_inference: bool = False) -> dict[str, 
         report["log"] = log
     if per_inference:
         report["per_inference"] = inference_listing(timeline)
+    if analysis.sampling is not None:
+        report.update(analysis.sampling.report_sections(per_inference))
     return report
 
 

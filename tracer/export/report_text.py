@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from tracer.export.sampling_text import sampling_text
+
 LAYERS_PER_BLOCK = 10  # columns of the per-inference table before it wraps
 
 
@@ -59,6 +61,9 @@ def render_report(report: dict[str, Any]) -> str:
         out.append("")
     if report.get("jitter"):
         out += _jitter(report["jitter"])
+        out.append("")
+    if report.get("sampling"):  # issue 15: per-operator NPU time, CPU hot spots
+        out += sampling_text(report, _table)
         out.append("")
     if report.get("log"):
         out += _log(report["log"])

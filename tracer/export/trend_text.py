@@ -1,6 +1,7 @@
-"""The trend of a dataset as JSON, as text for a terminal and as Markdown (``tracer trend``).
+"""The trend of a dataset as text for a terminal and as Markdown (``tracer trend``).
 
-The text and Markdown are made from the JSON object, so all carry the same content: per series
+Both are made from the trend's JSON object (:func:`tracer.fleet.trend.trend_object`), so all
+carry the same content: per series
 its values across the builds (a sparkline), each change point with the build where it began, its
 size and p-value, and outlier builds; the verdict says whether the newest build starts a
 regression.
@@ -8,46 +9,11 @@ regression.
 
 from __future__ import annotations
 
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from tracer.export.report_text import _n, _table
 
-if TYPE_CHECKING:
-    from tracer.fleet.trend import Trend
-
 BARS = "▁▂▃▄▅▆▇█"
-
-
-def trend_object(t: Trend, dataset: str) -> dict[str, Any]:
-    """The trend as JSON (``tracer trend --format json``; ``docs/trend.md``)."""
-    newest = {s.label for s in t.newest_regressions}
-    return {
-        "dataset": dataset,
-        "by": t.by,
-        "builds": list(t.builds),
-        "captures": list(t.captures),
-        "threshold_pct": t.threshold_pct,
-        "alpha": t.alpha,
-        "left_out": t.left_out,
-        "models": t.models,
-        "passed": not newest,
-        "newest_regressions": sorted(newest),
-        "series": [
-            {
-                "label": s.label, "layer": s.layer, "op": s.op, "values": list(s.values),
-                "noise": round(s.segmentation.sigma, 3),
-                "changes": [
-                    {"build": t.builds[s.positions[c.index]], "position": s.positions[c.index],
-                     "before": c.before, "after": c.after, "size": round(c.size, 3),
-                     "pct": None if c.pct is None else round(c.pct, 3), "p_value": c.p_value,
-                     "builds_after": c.builds_after}
-                    for c in s.segmentation.changes
-                ],
-                "outliers": [t.builds[s.positions[i]] for i in s.segmentation.outliers],
-            }
-            for s in t.series
-        ],
-    }  # fmt: skip
 
 
 def render_text(obj: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tracer.analysis.analyze import analyze
-from tracer.compare.inputs import input_labels
+from tracer.pipeline.digest import input_labels
 from tracer.errors import ExitCode, TracerError
 from tracer.fleet import schema
 from tracer.fleet.cluster import Runner

@@ -11,7 +11,7 @@ revisions label the captures with a build number or commit date). Each series is
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 import pyarrow.compute as pc
@@ -151,3 +151,34 @@ def _ordered(values: set[str]) -> list[str]:
     except ValueError:
         return sorted(values)
 
+
+def trend_object(t: Trend, dataset: str) -> dict[str, Any]:
+    """The trend as JSON (``tracer trend --format json``; ``docs/trend.md``)."""
+    newest = {s.label for s in t.newest_regressions}
+    return {
+        "dataset": dataset,
+        "by": t.by,
+        "builds": list(t.builds),
+        "captures": list(t.captures),
+        "threshold_pct": t.threshold_pct,
+        "alpha": t.alpha,
+        "left_out": t.left_out,
+        "models": t.models,
+        "passed": not newest,
+        "newest_regressions": sorted(newest),
+        "series": [
+            {
+                "label": s.label, "layer": s.layer, "op": s.op, "values": list(s.values),
+                "noise": round(s.segmentation.sigma, 3),
+                "changes": [
+                    {"build": t.builds[s.positions[c.index]], "position": s.positions[c.index],
+                     "before": c.before, "after": c.after, "size": round(c.size, 3),
+                     "pct": None if c.pct is None else round(c.pct, 3), "p_value": c.p_value,
+                     "builds_after": c.builds_after}
+                    for c in s.segmentation.changes
+                ],
+                "outliers": [t.builds[s.positions[i]] for i in s.segmentation.outliers],
+            }
+            for s in t.series
+        ],
+    }  # fmt: skip

@@ -17,6 +17,8 @@ from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
 from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.base.timeline import InferenceTimeline
+from tracer.telemetry.probe_samples import probe_npu_records
+from tracer.telemetry.swo_pc import SwoPcCollector
 
 
 @dataclasses.dataclass
@@ -53,16 +55,24 @@ def decode_capture(
         meta = reader.metadata
         decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name, expected_bytes=reader.size)
         itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
+        pcs = SwoPcCollector()  # DWT PC samples: placed in the layer spans they arrived inside
         for batch in batches:
             decoder.feed(batch)
+            pcs.feed(batch)
             if on_progress is not None:
                 on_progress(itm.input_bytes)
         decoder.finish()
         first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
         warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
         host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
-        return DecodedCapture(decoder.timeline(), meta, itm.input_bytes, host_seconds, warnings,
-                              decoder.records_accepted)  # fmt: skip
+        timeline = decoder.timeline()
+        # A probe's NPU samples (capture notes) join the firmware's records when CYCCNT places them.
+        polled, why = probe_npu_records((event for _, event in reader.events), timeline)
+        timeline.records.extend(polled)
+        timeline.records.extend(pcs.finish(timeline))
+        warnings += [f"{reader.name}: {w}" for w in why]
+        return DecodedCapture(timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted)
+
 
 
 def decode_reader(

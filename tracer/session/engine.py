@@ -173,6 +173,7 @@ class Session:
         self._warnings: list[str] = []
         # the CI gate's findings on the window (worker thread)
         self._diagnosis = Diagnosis()
+        self._sampling: dict[int, Any] = {}  # issue 15: per-layer sampled breakdowns (layer detail)
         self._layer_flags: dict[int, tuple[tuple[str, str], ...]] = {}
         self._analysed: tuple[Any, ...] | None = None
         self._analysed_at = float("-inf")
@@ -660,8 +661,12 @@ class Session:
                     self._warnings.append(message)
                 self._version += 1
             return
+        from tracer.analysis.sampling import layer_breakdowns
+
+        sampling = layer_breakdowns(analysis.sampling)
         with self._lock:
             self._diagnosis = diagnosis
+            self._sampling = sampling
             flags = diagnosis.layer_flags()
             self._dirty_layers.update(set(flags) | set(self._layer_flags))
             self._layer_flags = flags
@@ -721,6 +726,8 @@ class Session:
             extra["marker_cost_cycles"] = target.marker_cost_cycles
         if self._decoder.telemetry.pmu_event_ids:
             extra["npu"] = f"Ethos-U{self._decoder.telemetry.pmu_npu}"
+        if self._sampling:
+            extra["sampling"] = self._sampling
         return SessionSnapshot(
             version=self._version, status=status, latency=latency, layers=layers, memory=memory,
             diagnosis=self._diagnosis, ring=self._ring.items(), events=self._events.view(self._isr_slices),

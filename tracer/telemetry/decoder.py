@@ -2,7 +2,7 @@
 
 Feed it :class:`~tracer.decode.packets.PacketBatch` after batch (from a capture, or live from a
 worker thread) and ask at any time for the whole timeline or for the inferences completed since
-the last call. Records are assembled by a numba kernel (:mod:`tracer.telemetry.kernel`) into
+the last call. Records are assembled by a compiled kernel (:mod:`tracer.telemetry.kernel`) into
 column tables; only rare records (memory, marks, layer descriptions, console text) become Python
 objects. The wire format and the loss rules are described in :mod:`tracer.telemetry.wire` and in
 the kernel module.
@@ -59,6 +59,7 @@ from tracer.base.timeline import (
     TelemetryRecord,
 )
 from tracer.telemetry.pmu_events import CYCLE_COUNTER, event_name, event_unit
+from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.wire import (
     CACHE_OPS,
     INFO_EMULATED,
@@ -175,8 +176,10 @@ class TelemetryDecoder:
         # pages cost nothing until written); otherwise they double as needed.
         self._spans = np.zeros((k.SP_COLS, max(4096, expected_bytes // 40)), np.int64)
         self._infs = np.zeros((k.IN_COLS, 2 * k.NEED_INF + expected_bytes // 400), np.int64)
-        self._events = np.zeros((k.EV_COLS, max(1024, expected_bytes // 100)), np.int64)
-        self._words = np.zeros(max(8192, expected_bytes // 50), np.int64)
+        # Per-layer records (cache operations, NPU jobs) come every ~45 bytes of a busy stream, with
+        # ~2.3 payload words each: sized for that, the tables are not copied while they fill.
+        self._events = np.zeros((k.EV_COLS, max(1024, expected_bytes // 40)), np.int64)
+        self._words = np.zeros(max(8192, expected_bytes // 16), np.int64)
         self._text = np.zeros(4096, np.uint8)
         self._text_time = np.zeros(4096, np.int64)
         self._dwt = k.new_dwt_table()
@@ -209,11 +212,13 @@ class TelemetryDecoder:
         self._isr_marks = IsrMarks()
         self._hardware = HardwareEvents()
         self._isr_cache: tuple[tuple[int, int, float], LazyRecords[IsrSlice], HandlerTime] | None = None
+        self._facts = TimelineFacts()  # task lane, work counts, CPU counters
 
     # -- feeding ---------------------------------------------------------------------------------
     def feed(self, batch: PacketBatch) -> None:
         """Decode the records in ``batch`` (packets in stream order)."""
         n = len(batch)
+        self._facts.feed(batch)
         self._reserve(n)
         i = 0
         while i < n:
@@ -294,6 +299,8 @@ class TelemetryDecoder:
             crcs=list(self.crcs),
             records=list(self.records),
         )
+        end_time = int(self._state[k.S_TIME]) if self._state[k.S_HAVE_TIME] else None
+        self._facts.attach(timeline, end_time, self._isr_slices()[1])
         return timeline
 
     def take_completed(self) -> list[Inference]:

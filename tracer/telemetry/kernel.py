@@ -1,4 +1,5 @@
-"""The telemetry decoder's hot loop, compiled by numba: ITM packets -> records -> inferences and spans.
+"""The telemetry decoder's hot loop (ITM packets -> records -> inferences and spans): the Python
+reference of its C twin.
 
 One call walks a :class:`~tracer.decode.packets.PacketBatch` (its ``kind``/``a``/``b``/``c``
 columns), frames records from the header and data ports, checks them, and assembles inferences
@@ -18,14 +19,19 @@ carries ITM local timestamps, its own accumulated timestamp and that record's: t
 local-timestamp deltas itself, and a packet waits for the next timestamp packet to learn its
 stamp (rows from ``S_DWT_STAMP_FROM`` on may still change), so any split of the stream gives the
 same rows. :mod:`tracer.telemetry.isr` turns the rows into interrupt slices and data accesses.
+
+:func:`decode_records` and :func:`finish_stream` are the C kernel of ``tracer._kernels`` when it
+is built (:mod:`tracer.native`), else this module's Python code, which defines the behaviour; both
+give identical results. The C kernel takes the record types, minimum lengths and CRC table from
+here (and so from :mod:`tracer.telemetry.wire`): a record type added there needs no C change.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from tracer.decode.packets import PacketKind
+from tracer.native import compiled
 from tracer.telemetry.wire import (
     CRC16_TABLE,
     LAYER_CALIBRATION,
@@ -207,7 +213,6 @@ def new_dwt_table(capacity: int = 256) -> np.ndarray:
     return np.zeros((DW_COLS, capacity), np.int64)
 
 
-@numba.njit(cache=True)
 def _mark(state, infs, bit):  # noqa: ANN001, ANN202
     """Mark the inference in progress incomplete for ``bit``."""
     if state[S_INF_OPEN]:
@@ -215,7 +220,6 @@ def _mark(state, infs, bit):  # noqa: ANN001, ANN202
         infs[IN_PROBLEMS, row] |= bit
 
 
-@numba.njit(cache=True)
 def _open_inference(state, infs, spans, number, firmware_number, start, problems):  # noqa: ANN001, ANN202, PLR0913
     row = state[S_N_INF]
     infs[IN_NUMBER, row] = number
@@ -239,7 +243,6 @@ def _open_inference(state, infs, spans, number, firmware_number, start, problems
         state[S_LAST_UNIQUE] = number
 
 
-@numba.njit(cache=True)
 def _close_inference(state, infs, spans, end):  # noqa: ANN001, ANN202
     row = state[S_INF_ROW]
     if state[S_LAYER_OPEN] >= 0:
@@ -254,7 +257,6 @@ def _close_inference(state, infs, spans, end):  # noqa: ANN001, ANN202
     state[S_LAYER_OPEN] = -1
 
 
-@numba.njit(cache=True)
 def _insert_lost_rows(state, infs, row, first, missing):  # noqa: ANN001, ANN202
     """Rows for inferences lost entirely, placed before the open row ``row``; returns its new index."""
     rows = missing if missing < MAX_LOST_ROWS else MAX_LOST_ROWS
@@ -281,14 +283,12 @@ def _insert_lost_rows(state, infs, row, first, missing):  # noqa: ANN001, ANN202
     return moved
 
 
-@numba.njit(cache=True)
 def _ensure_inference(state, infs, spans):  # noqa: ANN001, ANN202
     """Records of an inference arrived with none open: its begin was lost (or never sent)."""
     if not state[S_INF_OPEN]:
         _open_inference(state, infs, spans, state[S_LAST_UNIQUE] + 1, NO_VALUE, NO_VALUE, P_BEGIN_MISSING)
 
 
-@numba.njit(cache=True)
 def _store_event(state, infs, events, words_out, rtype, t, pend, count):  # noqa: ANN001, ANN202, PLR0913
     e = state[S_N_EVENTS]
     events[EV_TYPE, e] = rtype
@@ -303,7 +303,6 @@ def _store_event(state, infs, events, words_out, rtype, t, pend, count):  # noqa
     state[S_N_EVENTS] = e + 1
 
 
-@numba.njit(cache=True)
 def _shape_ok(rtype, pend, count):  # noqa: ANN001, ANN202
     """Check that a record has the words its type needs."""
     if count < MIN_WORDS_TABLE[rtype]:
@@ -325,7 +324,6 @@ def _shape_ok(rtype, pend, count):  # noqa: ANN001, ANN202
     return True
 
 
-@numba.njit(cache=True)
 def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):  # noqa: ANN001, ANN202, C901, PLR0912, PLR0915
     """Apply one complete, checked record."""
     lo = pend[0]
@@ -455,7 +453,6 @@ def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):  # 
     _store_event(state, infs, events, words_out, rtype, t, pend, count)
 
 
-@numba.njit(cache=True)
 def _fold(acc):  # noqa: ANN001, ANN202
     """The 12-bit check from the accumulator: CRC-16/CCITT over its four little-endian bytes."""
     crc = 0xFFFF
@@ -464,7 +461,6 @@ def _fold(acc):  # noqa: ANN001, ANN202
     return crc & 0xFFF
 
 
-@numba.njit(cache=True)
 def _loss(state, infs, bit, drop_pending):  # noqa: ANN001, ANN202
     _mark(state, infs, bit)
     if drop_pending and state[S_PEND_TYPE] >= 0:
@@ -472,7 +468,6 @@ def _loss(state, infs, bit, drop_pending):  # noqa: ANN001, ANN202
         state[S_DAMAGED] += 1
 
 
-@numba.njit(cache=True)
 def _store_dwt(state, infs, dwt, kind, a, b, c, flags, offset):  # noqa: ANN001, ANN202, PLR0913
     """Keep a hardware packet with the time and stamp of the record before it."""
     r = state[S_N_DWT]
@@ -488,7 +483,6 @@ def _store_dwt(state, infs, dwt, kind, a, b, c, flags, offset):  # noqa: ANN001,
     state[S_N_DWT] = r + 1
 
 
-@numba.njit(cache=True)
 def _stamp(state, dwt, delta):  # noqa: ANN001, ANN202
     """A local timestamp: it stamps every packet since the previous one."""
     ts = state[S_TS_ACC] + delta
@@ -507,7 +501,6 @@ def _stamp(state, dwt, delta):  # noqa: ANN001, ANN202
     state[S_DWT_STAMP_FROM] = state[S_N_DWT]
 
 
-@numba.njit(cache=True)
 def _unstamp(state, dwt):  # noqa: ANN001, ANN202
     """Bytes were lost: stamps still pending would come from after the loss; nobody gives them."""
     for r in range(state[S_DWT_STAMP_FROM], state[S_N_DWT]):
@@ -520,7 +513,6 @@ def _unstamp(state, dwt):  # noqa: ANN001, ANN202
     state[S_ANCHOR_TS] = TS_UNKNOWN
 
 
-@numba.njit(cache=True)
 def _calibrate(state, t, ts):  # noqa: ANN001, ANN202
     """Remember (record time, stamp) pairs: the first and the last give cycles per timestamp tick."""
     if state[S_TS_FIRST_TS] < 0:
@@ -530,7 +522,6 @@ def _calibrate(state, t, ts):  # noqa: ANN001, ANN202
     state[S_TS_LAST_TS] = ts
 
 
-@numba.njit(cache=True)
 def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu, spans, infs, events, words_out,  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
                    text, text_time, dwt):  # fmt: skip
     """Process packets ``start:`` of a batch.
@@ -646,7 +637,6 @@ def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu
     return i
 
 
-@numba.njit(cache=True)
 def finish_stream(state, infs, spans):  # noqa: ANN001, ANN201
     """End of stream: a pending record is cut, an open inference never ended."""
     if state[S_PEND_TYPE] >= 0:
@@ -656,3 +646,13 @@ def finish_stream(state, infs, spans):  # noqa: ANN001, ANN201
     if state[S_INF_OPEN]:
         infs[IN_PROBLEMS, state[S_INF_ROW]] |= P_CAPTURE_ENDED
         _close_inference(state, infs, spans, NO_VALUE)
+
+
+# The dispatch point: the C kernel when built, else the reference above.
+decode_records_python = decode_records
+finish_stream_python = finish_stream
+_native = compiled("TelemetryKernel", globals())
+decode_records_native = None if _native is None else _native.decode_records
+finish_stream_native = None if _native is None else _native.finish_stream
+decode_records = decode_records_native or decode_records_python
+finish_stream = finish_stream_native or finish_stream_python

@@ -1,4 +1,5 @@
-"""One input file to its digest: read, analyse, keep what comparing needs (runs on a Dask worker).
+"""One input file to its digest (:mod:`tracer.compare.digest`): read, analyse, keep what comparing
+needs (runs on a Dask worker).
 
 :func:`digest_file` is a plain module-level function of picklable arguments and result, so Dask
 ships it to worker processes or to another machine unchanged.
