@@ -372,7 +372,7 @@ def _memory(b: CaptureDigest, n: CaptureDigest, threshold: float) -> tuple[Memor
         out.append(_memory_change("arena", b.arena_used, n.arena_used, n.arena_size or b.arena_size, threshold))
     for name in dict.fromkeys([*b.stacks, *n.stacks]):
         base, new = b.stacks.get(name), n.stacks.get(name)
-        size = (new or base or (0, None))[1]
+        size = (new or base or (0, None, True))[1]
         out.append(_memory_change(f"stack {name}", base[0] if base else None, new[0] if new else None, size, threshold))
     return tuple(out)
 

@@ -21,6 +21,7 @@ import numpy as np
 from tracer.analysis.analyze import Analysis
 from tracer.base.timeline import LayerInfo
 
+NOTHING_MEASURED = "no-measurements"  # the finding of an input (or a window) with nothing in it
 
 @dataclasses.dataclass(frozen=True)
 class LayerSamples:
@@ -76,10 +77,11 @@ class CaptureDigest:
         clock_hz: The clock the cycles count (None: unknown or different between inputs).
         arena_used: The highest arena use reported (bytes), if any.
         arena_size: The arena's size, if reported.
-        stacks: Per stack: (highest high-water mark, size).
+        stacks: Per stack: (highest high-water mark, size, canary intact in every report).
         findings: Every distinct finding.
         labels: What the inputs' headers say (build, board, clocks ...): the values all inputs share.
         warnings: Damage found while reading.
+        excluded: Per layer, executions left out because their inference is incomplete.
     """
 
     names: tuple[str, ...]
@@ -91,10 +93,11 @@ class CaptureDigest:
     clock_hz: int | None
     arena_used: int | None
     arena_size: int | None
-    stacks: Mapping[str, tuple[int, int]]
+    stacks: Mapping[str, tuple[int, int, bool]]
     findings: tuple[FindingKey, ...]
     labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    excluded: Mapping[int, int] = dataclasses.field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -165,10 +168,11 @@ def digest(analysis: Analysis, name: str, labels: Mapping[str, str] | None = Non
         clock_hz=timeline.clock_hz,
         arena_used=memory.arena_used,
         arena_size=memory.arena_size,
-        stacks={s.name: (s.high_water, s.size) for s in memory.stacks},
+        stacks={s.name: (s.high_water, s.size, s.canary_ok) for s in memory.stacks},
         findings=tuple(FindingKey(f.id, f.severity.value, f.layer, f.message) for f in analysis.findings),
         labels=dict(labels or {}),
         warnings=tuple(analysis.facts.warnings),
+        excluded={i: st.excluded for i, st in analysis.layers.items() if st.excluded},
     )
 
 
@@ -190,11 +194,14 @@ def pool(digests: Sequence[CaptureDigest]) -> CaptureDigest:
     samples = {index: _pool_samples([d.samples[index] for d in digests if index in d.samples])
                for index in sorted({i for d in digests for i in d.samples})}  # fmt: skip
     clocks = {d.clock_hz for d in digests}
-    stacks: dict[str, tuple[int, int]] = {}
+    stacks: dict[str, tuple[int, int, bool]] = {}
+    excluded: dict[int, int] = {}
     for d in digests:
-        for stack, (high, size) in d.stacks.items():
-            old = stacks.get(stack, (0, size))
-            stacks[stack] = (max(old[0], high), size)
+        for stack, (high, size, ok) in d.stacks.items():
+            old = stacks.get(stack, (0, size, True))
+            stacks[stack] = (max(old[0], high), size, old[2] and ok)
+        for index, count in d.excluded.items():
+            excluded[index] = excluded.get(index, 0) + count
     shared = dict(digests[0].labels)
     for d in digests[1:]:
         shared = {k: v for k, v in shared.items() if d.labels.get(k) == v}
@@ -212,7 +219,22 @@ def pool(digests: Sequence[CaptureDigest]) -> CaptureDigest:
         findings=tuple(_first_of_each(f for d in digests for f in d.findings)),
         labels=shared,
         warnings=tuple(w for d in digests for w in d.warnings),
+        excluded=excluded,
     )
+
+
+def merge_windows(windows: Sequence[CaptureDigest], name: str, labels: Mapping[str, str]) -> CaptureDigest:
+    """One capture's digest from the digests of its windows (:mod:`tracer.pipeline.windows`).
+
+    A window with nothing measured (the empty last window of a long capture) says nothing about the
+    capture: its ``no-measurements`` finding counts only when every window has it.
+    """
+    merged = pool(windows)
+    findings = merged.findings
+    if not all(any(f.id == NOTHING_MEASURED for f in w.findings) for w in windows):
+        findings = tuple(f for f in findings if f.id != NOTHING_MEASURED)
+    return dataclasses.replace(merged, names=(name,), labels=dict(labels), findings=findings,
+                               warnings=windows[-1].warnings)  # fmt: skip
 
 
 def _pool_samples(parts: list[LayerSamples]) -> LayerSamples:

@@ -270,10 +270,10 @@ def digest_from_tables(dataset: Dataset, ids: Sequence[str], name: str) -> Captu
     done = inferences.filter(pc.and_(inferences["complete"], pc.is_valid(inferences["latency"])))
     captures = dataset.table("captures", ["capture_id", "clock_hz", "arena_used", "arena_size", "inferences",
                                           "complete", "path"], where).to_pylist()  # fmt: skip
-    stacks: dict[str, tuple[int, int]] = {}
-    for row in dataset.table("stacks", ["name", "high_water", "size"], where).to_pylist():
-        old = stacks.get(row["name"], (0, row["size"]))
-        stacks[row["name"]] = (max(old[0], row["high_water"]), row["size"])
+    stacks: dict[str, tuple[int, int, bool]] = {}
+    for row in dataset.table("stacks", ["name", "high_water", "size", "canary_ok"], where).to_pylist():
+        old = stacks.get(row["name"], (0, row["size"], True))
+        stacks[row["name"]] = (max(old[0], row["high_water"]), row["size"], old[2] and row["canary_ok"])
     findings: dict[tuple[str, int | None], FindingKey] = {}
     for row in dataset.table("findings", ["id", "severity", "layer", "message"], where).to_pylist():
         key = FindingKey(row["id"], row["severity"], row["layer"], row["message"])

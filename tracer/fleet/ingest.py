@@ -1,8 +1,9 @@
 """Ingest: captures into a dataset, each once, on Dask workers, committed atomically.
 
 Per capture, on a worker (:func:`ingest_capture`): hash the file (a capture already in the
-dataset is skipped: ingesting it again changes nothing), decode and analyse it (an input with
-nothing measured in it is an error, not an empty capture), write its
+dataset is skipped: ingesting it again changes nothing), decode and analyse it window by window
+(:mod:`tracer.pipeline.windows`: bounded memory whatever its size; an input with nothing measured
+in it is an error, not an empty capture), write its
 per-execution tables into the run's staging folder and return its summary rows (captures, labels,
 layers, stacks, findings). A capture that cannot be read comes back as an error row; the others go
 on. On the client (:func:`ingest`): collect the results as they complete, write the summary and
@@ -24,16 +25,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tracer.analysis.analyze import analyze
-from tracer.pipeline.digest import input_labels
+from tracer.compare.digest import NOTHING_MEASURED, digest, merge_windows
 from tracer.errors import ExitCode, TracerError
 from tracer.fleet import schema
 from tracer.fleet.cluster import Runner
 from tracer.fleet.dataset import Dataset
-from tracer.fleet.tables import content_id, execution_tables, partition_date, summary_tables
-from tracer.pipeline.load import load_timeline
+from tracer.fleet.tables import CaptureStatistics, content_id, execution_tables, partition_date, summary_tables
+from tracer.pipeline.digest import input_labels
+from tracer.pipeline.windows import read_windows
 
 INGESTED, SKIPPED, FAILED = "ingested", "skipped", "failed"
-NOTHING_MEASURED = "no-measurements"  # the finding of an input with nothing in it: not added, an error
 
 
 @dataclasses.dataclass
@@ -128,25 +129,29 @@ def ingest_capture(
         capture_id = content_id(path)
         if capture_id in known:
             return CaptureOutcome(path, SKIPPED, capture_id, bytes=size)
-        timeline, facts = load_timeline(path)
-        analysis = analyze(timeline, facts)
-        empty = next((f for f in analysis.findings if f.id == NOTHING_MEASURED), None)
-        if empty is not None:
-            warned = f" ({'; '.join(facts.warnings)})" if facts.warnings else ""
-            return CaptureOutcome(path, FAILED, capture_id, bytes=size, error=f"{path}: {empty.message}{warned}",
-                                  exit_code=int(ExitCode.CAPTURE_UNREADABLE))  # fmt: skip
         all_labels = {**input_labels(path), **labels}
         created = all_labels.get("created")
         date = partition_date(created, _dt.date.fromtimestamp(os.path.getmtime(path)))
-        files = []
-        rows = 0
-        for table, data in execution_tables(timeline, capture_id).items():
-            relative = f"{table}/{schema.PARTITION}={date}/{capture_id}.parquet"
-            _write(Path(staging) / relative, data)
-            files.append(relative)
-            rows = data.num_rows if table == "layer_executions" else rows
-        tables = summary_tables(analysis, capture_id, path, size, created, all_labels, run_id, ingested_at)
-        return CaptureOutcome(path, INGESTED, capture_id, date, tables, files, size, rows)
+        writers = _CaptureFiles(Path(staging), date, capture_id)
+        windows, last = [], None
+        try:
+            for timeline, facts in read_windows(path):
+                analysis = analyze(timeline, facts)
+                writers.write(execution_tables(timeline, capture_id))
+                windows.append(digest(analysis, path))
+                last = (analysis, timeline, facts)
+        finally:
+            files, executions = writers.close()
+        assert last is not None
+        merged = merge_windows(windows, path, all_labels)
+        empty = next((f for f in merged.findings if f.id == NOTHING_MEASURED), None)
+        if empty is not None:
+            warned = f" ({'; '.join(last[2].warnings)})" if last[2].warnings else ""
+            return CaptureOutcome(path, FAILED, capture_id, bytes=size, error=f"{path}: {empty.message}{warned}",
+                                  exit_code=int(ExitCode.CAPTURE_UNREADABLE))  # fmt: skip
+        stats = CaptureStatistics.of_analysis(last[0]) if len(windows) == 1 else CaptureStatistics.of_digest(merged)
+        tables = summary_tables(merged, stats, last[1], last[2], capture_id, size, created, run_id, ingested_at)
+        return CaptureOutcome(path, INGESTED, capture_id, date, tables, files, size, executions)
     except TracerError as exc:
         return CaptureOutcome(path, FAILED, capture_id, error=str(exc), exit_code=int(exc.exit_code))
     except OSError as exc:
@@ -232,6 +237,39 @@ def _write_run_tables(outcomes: list[CaptureOutcome], folder: Path, run_id: str,
         _write(folder / relative, errors)
         written.append(relative)
     return written
+
+
+class _CaptureFiles:
+    """The per-capture tables of one capture, written window after window into the staging folder
+    (a Parquet row group per window), each renamed into place when complete."""
+
+    def __init__(self, staging: Path, date: str, capture_id: str) -> None:
+        self.staging = staging
+        self.targets = {table: staging / f"{table}/{schema.PARTITION}={date}/{capture_id}.parquet"
+                        for table in schema.CAPTURE_TABLES}  # fmt: skip
+        self.temporaries = {t: p.with_name(f".{p.name}.{uuid.uuid4().hex}.tmp") for t, p in self.targets.items()}
+        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.executions = 0
+
+    def write(self, tables: Mapping[str, pa.Table]) -> None:
+        """Append one window's rows."""
+        for name, data in tables.items():
+            if name not in self.writers:
+                self.temporaries[name].parent.mkdir(parents=True, exist_ok=True)
+                self.writers[name] = pq.ParquetWriter(self.temporaries[name], schema.CAPTURE_TABLES[name],
+                                                      compression="zstd")  # fmt: skip
+            self.writers[name].write_table(data)
+        self.executions += tables["layer_executions"].num_rows
+
+    def close(self) -> tuple[list[str], int]:
+        """Finish the files; returns their paths relative to the staging folder, and the executions."""
+        for writer in self.writers.values():
+            writer.close()
+        files = []
+        for name, writer in self.writers.items():
+            os.replace(self.temporaries[name], self.targets[name])
+            files.append(self.targets[name].relative_to(self.staging).as_posix())
+        return files, self.executions
 
 
 def _write(target: Path, table: pa.Table) -> None:

@@ -1,12 +1,15 @@
 """One analysed capture as rows of the dataset's tables (:mod:`tracer.fleet.schema`).
 
-A view of the :class:`~tracer.analysis.analyze.Analysis`: the per-layer statistics, the latency,
-the memory marks and the findings are the analysis's own; the per-execution tables are the
-timeline's columns as they are (no Python object per execution).
+The per-execution tables are each window's timeline columns as they are (no Python object per
+execution), written as they come. The summary rows come from the capture's digest (its windows
+merged): memory marks, findings, labels; the per-layer statistics and the latency are the
+analysis's own when the capture was one window, else the same statistics over the digest's
+compact columns (:class:`CaptureStatistics`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -16,7 +19,10 @@ import numpy as np
 import pyarrow as pa
 
 from tracer.analysis.analyze import Analysis
+from tracer.analysis.statistics import CycleSummary, summarize
+from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline, LayerInfo
+from tracer.compare.digest import CaptureDigest
 from tracer.fleet import schema
 
 HASH_BLOCK = 1 << 20
@@ -47,47 +53,79 @@ def partition_date(created: str | None, fallback: _dt.date) -> str:
     return fallback.isoformat()
 
 
+@dataclasses.dataclass(frozen=True)
+class CaptureStatistics:
+    """The statistics of a whole capture the summary tables carry.
+
+    Attributes:
+        layers: Per layer index: its cycle statistics over the complete executions (None: none).
+        latency: The complete inferences' latency (None: none).
+    """
+
+    layers: Mapping[int, CycleSummary | None]
+    latency: CycleSummary | None
+
+    @classmethod
+    def of_analysis(cls, analysis: Analysis) -> CaptureStatistics:
+        """A capture read as one window: the analysis' own numbers."""
+        return cls({i: st.cycles for i, st in analysis.layers.items()}, analysis.latency)
+
+    @classmethod
+    def of_digest(cls, d: CaptureDigest) -> CaptureStatistics:
+        """A capture read in windows: the same statistics over its executions, from the compact columns."""
+        layers: dict[int, CycleSummary | None] = {i: summarize(s.cycles) for i, s in d.samples.items()}
+        for index in d.excluded:
+            layers.setdefault(index, None)
+        return cls(layers, summarize(d.latency))
+
+
 def summary_tables(
-    analysis: Analysis, capture_id: str, path: str, size: int, created: str | None, labels: Mapping[str, str],
-    run_id: str, ingested_at: str,
+    d: CaptureDigest, stats: CaptureStatistics, last: InferenceTimeline, facts: InputFacts, capture_id: str,
+    size: int, created: str | None, run_id: str, ingested_at: str,
 ) -> dict[str, pa.Table]:  # fmt: skip
-    """The captures, labels, layers, stacks and findings rows of one capture."""
-    timeline, facts = analysis.timeline, analysis.facts
-    loss = timeline.loss
-    lat = analysis.latency
-    memory = analysis.memory
-    layers = {i: timeline.layer(i) for i in sorted(set(timeline.layers) | set(analysis.layers))}
+    """The captures, labels, layers, stacks and findings rows of one capture.
+
+    Args:
+        d: The capture's digest (its windows merged).
+        stats: Its statistics.
+        last: Its last window (the loss counters and the clock, as at the end of the capture).
+        facts: The input's facts at its end.
+        capture_id, size, created: Its identity, file size and recording time.
+        run_id, ingested_at: The ingest run.
+    """
+    loss = last.loss
+    lat = stats.latency
+    layers = {i: d.layers.get(i) or last.layer(i) for i in sorted(set(d.layers) | set(stats.layers))}
     captures = {
-        "capture_id": [capture_id], "path": [path], "bytes": [size], "kind": [facts.kind], "source": [facts.source],
-        "created": [created], "clock_hz": [timeline.clock_hz], "clock_source": [timeline.clock_source],
-        "model": [model_id(layers)], "layer_count": [len(layers)], "inferences": [len(timeline.inferences)],
-        "complete": [int(timeline.inferences.complete.sum())], "latency_p50": [lat.p50 if lat else None],
-        "latency_p99": [lat.p99 if lat else None], "arena_used": [memory.arena_used],
-        "arena_size": [memory.arena_size], "overflows": [loss.overflows], "gaps": [loss.gaps],
-        "lost_records": [loss.lost_records], "damaged_records": [loss.damaged_records],
-        "warnings": [len(facts.warnings)], "run_id": [run_id], "ingested_at": [ingested_at],
+        "capture_id": [capture_id], "path": [d.names[0]], "bytes": [size], "kind": [facts.kind],
+        "source": [facts.source], "created": [created], "clock_hz": [last.clock_hz],
+        "clock_source": [last.clock_source], "model": [model_id(layers)], "layer_count": [len(layers)],
+        "inferences": [d.inferences], "complete": [d.complete], "latency_p50": [lat.p50 if lat else None],
+        "latency_p99": [lat.p99 if lat else None], "arena_used": [d.arena_used], "arena_size": [d.arena_size],
+        "overflows": [loss.overflows], "gaps": [loss.gaps], "lost_records": [loss.lost_records],
+        "damaged_records": [loss.damaged_records], "warnings": [len(facts.warnings)], "run_id": [run_id],
+        "ingested_at": [ingested_at],
     }  # fmt: skip
     rows = []
     for index, info in layers.items():
-        stats = analysis.layers.get(index)
-        c = stats.cycles if stats is not None else None
+        c = stats.layers.get(index)
         rows.append({
             "capture_id": capture_id, "layer": index, "name": info.name, "op": info.op, "engine": info.engine.value,
-            "count": c.count if c else 0, "excluded": stats.excluded if stats else 0,
+            "count": c.count if c else 0, "excluded": d.excluded.get(index, 0),
             "min": c.min if c else None, "p50": c.p50 if c else None, "p99": c.p99 if c else None,
             "max": c.max if c else None, "mean": c.mean if c else None, "std": c.std if c else None,
         })  # fmt: skip
     return {
         "captures": pa.Table.from_pydict(captures, schema=schema.CAPTURES),
         "labels": pa.Table.from_pylist(
-            [{"capture_id": capture_id, "key": k, "value": v} for k, v in sorted(labels.items())], schema=schema.LABELS),
+            [{"capture_id": capture_id, "key": k, "value": v} for k, v in sorted(d.labels.items())], schema=schema.LABELS),
         "layers": pa.Table.from_pylist(rows, schema=schema.LAYERS),
         "stacks": pa.Table.from_pylist(
-            [{"capture_id": capture_id, "name": s.name, "high_water": s.high_water, "size": s.size,
-              "canary_ok": s.canary_ok} for s in memory.stacks], schema=schema.STACKS),
+            [{"capture_id": capture_id, "name": name, "high_water": high, "size": size_, "canary_ok": ok}
+             for name, (high, size_, ok) in d.stacks.items()], schema=schema.STACKS),
         "findings": pa.Table.from_pylist(
-            [{"capture_id": capture_id, "id": f.id, "severity": f.severity.value, "layer": f.layer,
-              "message": f.message} for f in analysis.findings], schema=schema.FINDINGS),
+            [{"capture_id": capture_id, "id": f.id, "severity": f.severity, "layer": f.layer,
+              "message": f.message} for f in d.findings], schema=schema.FINDINGS),
     }  # fmt: skip
 
 

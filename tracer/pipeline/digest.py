@@ -11,9 +11,9 @@ from typing import Mapping
 
 from tracer.analysis.analyze import analyze
 from tracer.capture.reader import open_capture
-from tracer.compare.digest import CaptureDigest, digest
-from tracer.pipeline.load import load_timeline
+from tracer.compare.digest import CaptureDigest, digest, merge_windows
 from tracer.pipeline.provenance import capture_labels
+from tracer.pipeline.windows import read_windows
 
 
 def input_labels(path: str) -> dict[str, str]:
@@ -23,7 +23,7 @@ def input_labels(path: str) -> dict[str, str]:
 
 
 def digest_file(path: str, labels: Mapping[str, str] | None = None) -> CaptureDigest:
-    """The digest of a capture, raw trace, text log or ETDump.
+    """The digest of a capture, raw trace, text log or ETDump, read in windows (bounded memory).
 
     Args:
         path: The file.
@@ -32,5 +32,5 @@ def digest_file(path: str, labels: Mapping[str, str] | None = None) -> CaptureDi
     Raises:
         CaptureError: The file cannot be read (exit 3).
     """
-    timeline, facts = load_timeline(path)
-    return digest(analyze(timeline, facts), path, {**input_labels(path), **(labels or {})})
+    windows = [digest(analyze(timeline, facts), path) for timeline, facts in read_windows(path)]
+    return merge_windows(windows, path, {**input_labels(path), **(labels or {})})
