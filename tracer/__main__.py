@@ -2,4 +2,5 @@
 
 from tracer.cli.main import entry
 
-entry()
+if __name__ == "__main__":  # not when a Dask worker process (spawned) imports the main module again
+    entry()

@@ -123,14 +123,31 @@ def open_runner(scheduler: str | None, workers: int | None, tasks: int) -> Itera
         yield InProcess()
         return
     distributed = require_dask(f"--workers {count}")
-    cluster = distributed.LocalCluster(
-        n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR,
-    )  # fmt: skip
+    cluster = local_cluster(count)
     try:
         with distributed.Client(cluster) as client:
             yield DaskRunner(client, f"a local Dask cluster of {count} worker processes")
     finally:
         cluster.close()
+
+
+def local_cluster(workers: int) -> Any:
+    """A ``LocalCluster`` of ``workers`` processes of one thread each, with glibc's malloc left to tune
+    itself.
+
+    Dask's nanny sets ``MALLOC_TRIM_THRESHOLD_`` in its workers by default; setting it turns off
+    glibc's dynamic mmap threshold, so every large temporary array of the decoder and the analysis
+    is mapped and unmapped again, page by page: measured here, decoding and analysing a capture then
+    takes twice the CPU time (``docs/fleet.md``). The workers are started without it.
+    """
+    import dask
+
+    distributed = require_dask(f"--workers {workers}")
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        return distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )  # fmt: skip
 
 
 @contextlib.contextmanager

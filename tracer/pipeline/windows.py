@@ -36,8 +36,8 @@ from tracer.telemetry.logs import is_text_log
 from tracer.telemetry.etdump import is_etdump
 from tracer.telemetry.swo_pc import SwoPcCollector
 
-WHOLE_BYTES = 32 << 20  # inputs up to this size are read whole (one window)
-WINDOW_SPANS = 150_000  # layer executions per window: ~70 MB of decoder tables at the most
+WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
+WINDOW_SPANS = 50_000  # layer executions per window: about 60 MB while one is decoded and analysed
 
 
 def read_windows(
