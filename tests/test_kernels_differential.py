@@ -206,13 +206,14 @@ def test_damaged_telemetry_with_tiny_tables(calls: Calls, data: bytes, cuts: lis
 def _shrink_tables(decoder: TelemetryDecoder) -> None:
     """White-box: give a fresh decoder the smallest tables its kernel can start from."""
     k = telemetry_kernel
-    decoder._spans = np.zeros((k.SP_COLS, 1), np.int64)
-    decoder._infs = np.zeros((k.IN_COLS, k.NEED_INF), np.int64)
-    decoder._events = np.zeros((k.EV_COLS, 1), np.int64)
-    decoder._words = np.zeros(k.NEED_WORDS, np.int64)
-    decoder._text = np.zeros(k.NEED_TEXT, np.uint8)
-    decoder._text_time = np.zeros(k.NEED_TEXT, np.int64)
-    decoder._dwt = k.new_dwt_table(1)
+    tables = decoder._tables
+    tables.spans = np.zeros((k.SP_COLS, 1), np.int64)
+    tables.infs = np.zeros((k.IN_COLS, k.NEED_INF), np.int64)
+    tables.events = np.zeros((k.EV_COLS, 1), np.int64)
+    tables.words = np.zeros(k.NEED_WORDS, np.int64)
+    tables.text = np.zeros(k.NEED_TEXT, np.uint8)
+    tables.text_time = np.zeros(k.NEED_TEXT, np.int64)
+    tables.dwt = k.new_dwt_table(1)
 
 
 def _hardware_stream() -> bytes:

@@ -1,8 +1,8 @@
 """One analysis per timeline, computed once: every view (report, check, export, screen) reads it.
 
 ``analyze(timeline, facts, budget, settings)`` computes, in this order and once each: the budget
-lined up with the capture, per-layer statistics, inference latency, jitter, interrupts, NPU PMU
-counters, memory, cache coherency and what a sampler's records say (per-operator NPU time, CPU hot
+lined up with the capture, per-layer statistics, inference latency, jitter, interrupts, RTOS
+tasks, NPU PMU counters, memory, cache coherency and what a sampler's records say (per-operator NPU time, CPU hot
 spots); then every findings rule reads those and the findings are
 added. The report JSON and text (:mod:`tracer.export.report_json`), the gate's checks
 (:mod:`tracer.analysis.checks`) and the live screen (on its window of the stream) are views of the
@@ -24,6 +24,7 @@ from tracer.analysis.pmu import PmuSummary, summarize_pmu
 from tracer.analysis.sampling import SamplingAnalysis, sampling_analysis
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.statistics import CycleSummary
+from tracer.analysis.tasks import TaskAnalysis, analyse_tasks
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget
@@ -45,6 +46,7 @@ class Analysis:
         latency: Latency of the complete inferences (None: none).
         jitter: Per-layer distributions, outliers and their causes.
         interrupts: Handlers per exception and per layer.
+        tasks: RTOS tasks' CPU shares and the time they took from layers (None: no task lane).
         pmu: NPU PMU counters per inference and in total.
         memory: Arena, stacks and the plan.
         coherency: Cache-maintenance problems around NPU jobs (None: no NPU job or inference).
@@ -61,6 +63,7 @@ class Analysis:
     latency: CycleSummary | None
     jitter: JitterAnalysis
     interrupts: IsrAnalysis
+    tasks: TaskAnalysis | None
     pmu: PmuSummary
     memory: MemorySummary
     coherency: CoherencyAnalysis | None
@@ -86,7 +89,8 @@ def analyze(
         timeline: The capture, log or window.
         facts: Facts about the input.
         budget: The normalized budget, or None.
-        settings: Thresholds (defaults: :class:`AnalysisSettings`).
+        settings: Thresholds (defaults: :class:`AnalysisSettings`; the jitter thresholds the
+            command line leaves unset come from the budget's model, else the defaults).
         locator: The firmware ELF's symbols and inlined code (``--elf``), for CPU hot spots.
     """
     settings = settings or AnalysisSettings()
@@ -100,8 +104,11 @@ def analyze(
         comparison=comparison,
         layers=per_layer(timeline.spans),
         latency=latency(timeline.inferences),
-        jitter=analyse_jitter(timeline, settings.jitter_threshold_pct),
+        jitter=analyse_jitter(
+            timeline, settings.jitter(model), comparison.data_dependent if comparison is not None else frozenset()
+        ),
         interrupts=analyse_isrs(timeline),
+        tasks=analyse_tasks(timeline),
         pmu=summarize_pmu(timeline),
         memory=summarize_memory(
             timeline,

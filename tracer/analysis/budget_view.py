@@ -38,6 +38,7 @@ class LayerPlan:
         budget_layers: The labels of the budget layers it is.
         budget_cycles: Their cycles in the budget's own clock.
         note: What a reader should know (engine differs, clock unknown ...).
+        data_dependent: The budget marks it (or one of its budget layers) data-dependent.
     """
 
     index: int
@@ -49,6 +50,7 @@ class LayerPlan:
     budget_layers: tuple[str, ...]
     budget_cycles: float | None
     note: str
+    data_dependent: bool = False
 
     @property
     def limit_cycles(self) -> float | None:
@@ -59,7 +61,7 @@ class LayerPlan:
 
     def to_json(self) -> dict[str, Any]:
         """The per-layer ``budget`` object of the report."""
-        return {
+        out: dict[str, Any] = {
             "matched_by": self.matched_by,
             "budget_layers": list(self.budget_layers),
             "budget_cycles": json_number(_round(self.budget_cycles)),
@@ -69,6 +71,9 @@ class LayerPlan:
             "limit_cycles": json_number(_round(self.limit_cycles)),
             "note": self.note or None,
         }
+        if self.data_dependent:
+            out["data_dependent"] = True
+        return out
 
 
 @dataclasses.dataclass
@@ -86,6 +91,11 @@ class BudgetComparison:
     matching: Matching
     plans: dict[int, LayerPlan]
     tolerance_pct: float | None = None
+
+    @property
+    def data_dependent(self) -> frozenset[int]:
+        """The measured layers the budget marks data-dependent."""
+        return frozenset(i for i, p in self.plans.items() if p.data_dependent)
 
     @property
     def predicted_cycles(self) -> dict[int, float]:
@@ -152,6 +162,7 @@ def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:
         budget_layers=tuple(b.label for b in match.budget),
         budget_cycles=match.budget_cycles,
         note=match.note,
+        data_dependent=any(b.data_dependent for b in match.budget),
     )
 
 

@@ -10,6 +10,8 @@ TOML::
     sram_bytes = 33_104        # planned SRAM peak
     sram_available_bytes = 2_097_152
     tolerance_pct = 10         # default tolerance of every layer
+    jitter_threshold_pct = 20  # excess over a layer's median that makes a run an outlier
+    jitter_min_share_pct = 1   # layers under this share of the inference: jitter is information
 
     [[layer]]
     index = 0                  # or name = "conv1" (or both)
@@ -18,9 +20,11 @@ TOML::
     cycles = 14_283
     sram_bytes = 29_440
     tolerance_pct = 20
+    data_dependent = true      # its work depends on its input: its spread is expected
 
-A file whose layers give no ``cycles`` at all is an overlay: its layers set ``tolerance_pct`` (and
-``engine``, ``op``, ``name``) on the layers another file predicts, matched by index or name.
+A file whose layers give no ``cycles`` at all is an overlay: its layers set ``tolerance_pct``,
+``data_dependent`` (and ``engine``, ``op``, ``name``) on the layers another file predicts, matched by
+index or name.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ MODEL_KEYS = {
     "flash_bytes": "read-only data in flash in bytes",
     "dram_bytes": "data in DRAM in bytes",
     "tolerance_pct": "default per-layer tolerance in percent",
+    "jitter_threshold_pct": "excess over a layer's median that makes a run an outlier, in percent",
+    "jitter_min_share_pct": "share of the inference under which a layer's jitter is information, in percent",
     "compiler": "the planner's name (text)",
     "compiler_version": "the planner's version (text)",
 }
@@ -59,6 +65,7 @@ LAYER_KEYS = {
     "cycles": "predicted cycles at the model's clock",
     "sram_bytes": "predicted SRAM use in bytes",
     "tolerance_pct": "this layer's tolerance in percent",
+    "data_dependent": "true if the layer's work depends on its input (its jitter is then information)",
 }
 # Keys ``tracer budget --format json`` writes that a reader takes or ignores.
 _JSON_MODEL_EXTRA = {"memory", "details", "compiler"}
@@ -177,6 +184,8 @@ def _build(
         dram_bytes=get.size(("model", "dram_bytes"), model.get("dram_bytes")),
         sram_available_bytes=get.size(("model", "sram_available_bytes"), model.get("sram_available_bytes")),
         tolerance_pct=get.number(("model", "tolerance_pct"), model.get("tolerance_pct")),
+        jitter_threshold_pct=get.number(("model", "jitter_threshold_pct"), model.get("jitter_threshold_pct")),
+        jitter_min_share_pct=get.number(("model", "jitter_min_share_pct"), model.get("jitter_min_share_pct")),
         memory={str(k): int(v) for k, v in memory.items() if isinstance(v, int)},
         details=dict(details),
         compiler=compiler,
@@ -212,6 +221,7 @@ def _build(
                 predicted_cycles=cycles,
                 sram_bytes=get.size((*where, "sram_bytes"), table.get("sram_bytes")),
                 tolerance_pct=get.number((*where, "tolerance_pct"), table.get("tolerance_pct")),
+                data_dependent=get.flag((*where, "data_dependent"), table.get("data_dependent")),
                 npu_subgraph=table.get("npu_subgraph") if isinstance(table.get("npu_subgraph"), int) else None,
                 parts=parts,
                 aliases=tuple(dict.fromkeys(p.name for p in parts if p.name and p.name != name)),
@@ -292,6 +302,13 @@ class _Getter:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise self._fail(path, "a number >= 0", value)
         return float(value)
+
+    def flag(self, path: tuple[Any, ...], value: Any) -> bool:
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            raise self._fail(path, "true or false", value)
+        return value
 
     def size(self, path: tuple[Any, ...], value: Any) -> int | None:
         if value is None:

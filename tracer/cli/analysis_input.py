@@ -18,7 +18,7 @@ INPUT_HELP = "a .trace capture, a raw ITM/SWO file, or a firmware text log (UART
 
 
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--budget FILE...``, ``--tolerance PCT`` and ``--clock HZ``."""
+    """``--budget FILE...``, ``--tolerance PCT``, ``--clock HZ`` and the jitter thresholds."""
     parser.add_argument(
         "--budget", metavar="FILE", nargs="+", action="extend", default=[],
         help="the predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow bundle header, or a "
@@ -28,6 +28,17 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         "--tolerance", metavar="PCT", type=_percent,
         help="allowed excess over a layer's predicted cycles, in percent, when the budget sets none "
              "(default: the budget's own tolerance, else 10)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--jitter-threshold", metavar="PCT", type=_percent,
+        help="excess over a layer's median, in percent, that makes a run an outlier (default: the budget's "
+             "jitter_threshold_pct, else 20)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--jitter-min-share", metavar="PCT", type=_share,
+        help="share of the inference, in percent, under which a layer's jitter is information, not a warning: "
+             "its slowest run over the median inference latency (default: the budget's jitter_min_share_pct, "
+             "else 1; 0 turns it off)",
     )  # fmt: skip
     parser.add_argument(
         "--clock", metavar="HZ", type=_frequency,
@@ -62,8 +73,13 @@ class Loaded:
     locator: CodeLocator | None = None
 
     def settings(self, args: argparse.Namespace) -> AnalysisSettings:
-        """The analysis thresholds the command line sets."""
-        return AnalysisSettings(tolerance_pct=getattr(args, "tolerance", None))
+        """The analysis thresholds the command line sets (the budget's apply where it sets none:
+        :meth:`AnalysisSettings.jitter`)."""
+        return AnalysisSettings(
+            tolerance_pct=getattr(args, "tolerance", None),
+            jitter_threshold_pct=getattr(args, "jitter_threshold", None),
+            jitter_min_share_pct=getattr(args, "jitter_min_share", None),
+        )
 
 
 def load_input(args: argparse.Namespace) -> Loaded:
@@ -93,14 +109,18 @@ def load_input(args: argparse.Namespace) -> Loaded:
     return Loaded(timeline, source, budget, source.kind, locator)
 
 
-def _percent(text: str) -> float:
+def _percent(text: str, most: float = 10_000) -> float:
     try:
         value = float(text.rstrip("%"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a percentage: {text!r} (expected e.g. 10 or 12.5)") from None
-    if not 0 <= value < 10_000:
-        raise argparse.ArgumentTypeError(f"tolerance out of range: {text!r} (0 to 10000 percent)")
+    if not 0 <= value <= most:
+        raise argparse.ArgumentTypeError(f"percentage out of range: {text!r} (0 to {most:g} percent)")
     return value
+
+
+def _share(text: str) -> float:
+    return _percent(text, most=100)
 
 
 def _frequency(text: str) -> int:
