@@ -124,6 +124,18 @@ def compact(values: np.ndarray) -> np.ndarray:
     return values.astype(np.int64)
 
 
+def layer_rows(layer: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """Per layer index present in ``layer`` (non-negative integers), the positions of its rows, in
+    order (a stable sort: small indices sort by radix)."""
+    if not len(layer):
+        return []
+    key = layer.astype(np.uint16) if int(layer.max()) < (1 << 16) and int(layer.min()) >= 0 else layer
+    order = np.argsort(key, kind="stable")
+    counts = np.bincount(layer.astype(np.int64))
+    ends = np.cumsum(counts)
+    return [(index, order[ends[index] - counts[index] : ends[index]]) for index in np.flatnonzero(counts).tolist()]
+
+
 def digest(analysis: Analysis, name: str, labels: Mapping[str, str] | None = None) -> CaptureDigest:
     """The digest of one analysed capture or log.
 
@@ -135,25 +147,21 @@ def digest(analysis: Analysis, name: str, labels: Mapping[str, str] | None = Non
     timeline = analysis.timeline
     spans = timeline.spans
     ok = spans.complete
-    layer = spans.layer[ok].astype(np.int64)
+    layer = spans.layer[ok]
     cycles = spans.cycles[ok]
     isr = spans.isr_cycles[ok]
     pmu = spans.pmu[ok] if spans.pmu.shape[1] else None
-    order = np.argsort(layer, kind="stable")
-    layer, cycles, isr = layer[order], cycles[order], isr[order]
-    indices, starts = np.unique(layer, return_index=True)
-    ends = np.r_[starts[1:], len(layer)].astype(np.int64)
     samples: dict[int, LayerSamples] = {}
-    for index, lo, hi in zip(indices.tolist(), starts.tolist(), ends.tolist()):
-        isr_part = isr[lo:hi]
+    for index, rows in layer_rows(layer):
+        isr_part = isr[rows]
         counters: dict[str, tuple[int, int]] = {}
         if pmu is not None:
-            rows = pmu[order[lo:hi]]
+            values = pmu[rows]
             for j, counter in enumerate(spans.pmu_names):
-                have = rows[:, j] >= 0
+                have = values[:, j] >= 0
                 if have.any():
-                    counters[counter] = (int(rows[have, j].sum()), int(have.sum()))
-        samples[index] = LayerSamples(compact(cycles[lo:hi]), compact(isr_part) if isr_part.any() else None, counters)
+                    counters[counter] = (int(values[have, j].sum()), int(have.sum()))
+        samples[index] = LayerSamples(compact(cycles[rows]), compact(isr_part) if isr_part.any() else None, counters)
     inf = timeline.inferences
     done = inf.complete & (inf.start >= 0) & (inf.end >= 0)
     memory = analysis.memory

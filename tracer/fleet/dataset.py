@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
 from tracer.base.timeline import Engine, LayerInfo
-from tracer.compare.digest import CaptureDigest, FindingKey, LayerSamples, compact
+from tracer.compare.digest import CaptureDigest, FindingKey, LayerSamples, compact, layer_rows
 from tracer.errors import CaptureError, UsageError
 from tracer.fleet import schema
 
@@ -161,6 +161,18 @@ class Dataset:
                            format="parquet", partitioning=partitioning)  # fmt: skip
         return data.to_table(columns=list(columns) if columns else None, filter=where)
 
+    def capture_table(self, name: str, ids: Sequence[str], columns: Sequence[str], where: Any = None) -> pa.Table:
+        """A per-capture table (inferences, layer_executions, pmu) of the captures ``ids``: their own
+        files are read, not every file of the table filtered."""
+        dates = self.table("captures", ["capture_id", schema.PARTITION], pds.field("capture_id").isin(list(ids)))
+        files = [self.root / name / f"{schema.PARTITION}={date}" / f"{capture_id}.parquet"
+                 for capture_id, date in zip(dates["capture_id"].to_pylist(), dates[schema.PARTITION].to_pylist())]  # fmt: skip
+        files = [str(f) for f in files if f.is_file()]
+        if not files:
+            return schema.TABLES[name].empty_table().select(list(columns))
+        data = pds.dataset(files, schema=schema.TABLES[name], format="parquet")
+        return data.to_table(columns=list(columns), filter=where)
+
     def known_ids(self) -> set[str]:
         """The capture ids in the dataset."""
         return set(self.table("captures", ["capture_id"]).column("capture_id").to_pylist())
@@ -240,33 +252,28 @@ def digest_from_tables(dataset: Dataset, ids: Sequence[str], name: str) -> Captu
     from tracer.compare.models import check_same_model
 
     where = pds.field("capture_id").isin(list(ids))
-    layer_rows = dataset.table("layers", ["capture_id", "layer", "name", "op", "engine"], where).to_pylist()
+    described = dataset.table("layers", ["capture_id", "layer", "name", "op", "engine"], where).to_pylist()
     models: dict[str, dict[int, LayerInfo]] = {i: {} for i in ids}
-    for row in layer_rows:
+    for row in described:
         models[row["capture_id"]][row["layer"]] = LayerInfo(row["layer"], row["name"] or "", row["op"] or "",
                                                             Engine(row["engine"]))  # fmt: skip
     check_same_model([(f"capture {i[:12]}", models[i]) for i in ids], name.rsplit(" ", 1)[-1])
-    executions = dataset.table("layer_executions", ["layer", "cycles", "isr_cycles"],
-                               where & (pds.field("complete") == True))  # noqa: E712 - a pyarrow expression
+    executions = dataset.capture_table("layer_executions", ids, ["layer", "cycles", "isr_cycles"],
+                                       pds.field("complete") == True)  # noqa: E712 - a pyarrow expression
     layer = executions["layer"].to_numpy()
-    cycles = executions["cycles"].to_numpy()
-    isr = executions["isr_cycles"].to_numpy()
+    cycles = compact(executions["cycles"].to_numpy())
+    isr = compact(executions["isr_cycles"].to_numpy())
+    del executions
     counters: dict[int, dict[str, tuple[int, int]]] = {}
-    pmu = dataset.table("pmu", ["layer", "counter", "value"], where & pds.field("layer").is_valid())
-    if pmu.num_rows:
-        pmu = pmu.set_column(1, "counter", pc.cast(pmu["counter"], pa.string()))
-        for g in pmu.group_by(["layer", "counter"]).aggregate([("value", "sum"), ("value", "count")]).to_pylist():
-            counters.setdefault(g["layer"], {})[g["counter"]] = (int(g["value_sum"]), int(g["value_count"]))
+    pmu = dataset.capture_table("pmu", ids, ["layer", "counter", "value"], pds.field("layer").is_valid())
+    for g in pmu.group_by(["layer", "counter"]).aggregate([("value", "sum"), ("value", "count")]).to_pylist():
+        counters.setdefault(g["layer"], {})[str(g["counter"])] = (int(g["value_sum"]), int(g["value_count"]))
     samples: dict[int, LayerSamples] = {}
-    order = np.argsort(layer, kind="stable")
-    indices, starts = np.unique(layer[order], return_index=True)
-    ends = np.r_[starts[1:], len(order)]
-    for index, lo, hi in zip(indices.tolist(), starts.tolist(), ends.tolist()):
-        rows = order[lo:hi]
+    for index, rows in layer_rows(layer):
         isr_part = isr[rows]
-        samples[index] = LayerSamples(compact(cycles[rows]), compact(isr_part) if isr_part.any() else None,
+        samples[index] = LayerSamples(cycles[rows], isr_part if isr_part.any() else None,
                                       dict(sorted(counters.get(index, {}).items())))  # fmt: skip
-    inferences = dataset.table("inferences", ["latency", "complete"], where)
+    inferences = dataset.capture_table("inferences", ids, ["latency", "complete"])
     done = inferences.filter(pc.and_(inferences["complete"], pc.is_valid(inferences["latency"])))
     captures = dataset.table("captures", ["capture_id", "clock_hz", "arena_used", "arena_size", "inferences",
                                           "complete", "path"], where).to_pylist()  # fmt: skip
