@@ -53,6 +53,7 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer compare``."""
+    from tracer.cli.analysis_input import _percent as percent
     from tracer.compare.compare import DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT
     from tracer.compare.models import MatchMode
 
@@ -124,15 +125,15 @@ def _sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:
 
 
 def _from_files(args: argparse.Namespace, base: list[str], new: list[str]) -> tuple[list[CaptureDigest], list[CaptureDigest]]:
-    digests = digest_files(args.console, base + new, args.workers, args.scheduler, "reading")
+    digests = _digest_files(args.console, base + new, args.workers, args.scheduler, "reading")
     return digests[: len(base)], digests[len(base) :]
 
 
-def digest_files(
-    console: Console, paths: Sequence[str], workers: int | None, scheduler: str | None, label: str,
-    labels: dict[str, str] | None = None,
-) -> list[CaptureDigest]:  # fmt: skip
-    """The digests of ``paths``, in order, read where :func:`tracer.fleet.cluster.open_runner` says."""
+def _digest_files(
+    console: Console, paths: Sequence[str], workers: int | None, scheduler: str | None, label: str
+) -> list[CaptureDigest]:
+    """The digests of ``paths``, in order, read where :func:`tracer.fleet.cluster.open_runner` says
+    (one capture a side: in this process)."""
     from tracer.pipeline.digest import digest_file
     from tracer.fleet.cluster import dask_available, open_runner
 
@@ -146,7 +147,7 @@ def digest_files(
     out: list[Any] = [None] * len(paths)
     done = 0
     with open_runner(scheduler, workers, len(paths)) as runner, console.progress(label, sum(sizes)) as bar:
-        for i, result in runner.run(digest_file, [(p, labels) for p in paths]):
+        for i, result in runner.run(digest_file, [(p,) for p in paths]):
             out[i] = result
             done += sizes[i]
             bar.update(done)
@@ -169,17 +170,6 @@ def _from_dataset(path: str, base: list[str], new: list[str]) -> tuple[list[Capt
 
     dataset = Dataset.open(path)
     return dataset.digests(parse_selector(base), "base"), dataset.digests(parse_selector(new), "new")
-
-
-def percent(text: str) -> float:
-    """An argparse type: a percentage (``5``, ``2.5``, ``5%``)."""
-    try:
-        value = float(text.rstrip("%"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a percentage: {text!r} (expected e.g. 5 or 2.5)") from None
-    if not 0 <= value < 10_000:
-        raise argparse.ArgumentTypeError(f"threshold out of range: {text!r} (0 to 10000 percent)")
-    return value
 
 
 def _probability(text: str) -> float:

@@ -33,7 +33,7 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer trend``."""
-    from tracer.cli.cmd_compare import percent
+    from tracer.cli.analysis_input import _percent as percent
     from tracer.compare.compare import DEFAULT_THRESHOLD_PCT
 
     parser.add_argument("dataset", metavar="DATASET", help="a dataset folder written by 'tracer ingest'")

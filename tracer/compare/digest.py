@@ -19,6 +19,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from tracer.analysis.analyze import Analysis
+from tracer.analysis.layer_stats import complete_latencies
 from tracer.base.timeline import LayerInfo
 
 NOTHING_MEASURED = "no-measurements"  # the finding of an input (or a window) with nothing in it
@@ -113,14 +114,10 @@ class CaptureDigest:
 
 
 def compact(values: np.ndarray) -> np.ndarray:
-    """``values`` in the smallest signed integer type that holds them (int32 for cycle counts)."""
-    if len(values) == 0:
+    """Integer ``values`` as int32 when they fit (cycle counts of a layer do), else int64."""
+    small = np.iinfo(np.int32)
+    if not len(values) or (small.min <= int(values.min()) and int(values.max()) <= small.max):
         return values.astype(np.int32)
-    lo, hi = int(values.min()), int(values.max())
-    for dtype in (np.int32, np.int64):
-        info = np.iinfo(dtype)
-        if info.min <= lo and hi <= info.max:
-            return values.astype(dtype)
     return values.astype(np.int64)
 
 
@@ -163,14 +160,13 @@ def digest(analysis: Analysis, name: str, labels: Mapping[str, str] | None = Non
                     counters[counter] = (int(values[have, j].sum()), int(have.sum()))
         samples[index] = LayerSamples(compact(cycles[rows]), compact(isr_part) if isr_part.any() else None, counters)
     inf = timeline.inferences
-    done = inf.complete & (inf.start >= 0) & (inf.end >= 0)
     memory = analysis.memory
     layers = {i: timeline.layer(i) for i in sorted(set(timeline.layers) | set(samples))}
     return CaptureDigest(
         names=(name,),
         layers=layers,
         samples=samples,
-        latency=compact((inf.end - inf.start)[done]),
+        latency=compact(complete_latencies(inf)),
         inferences=len(inf),
         complete=int(inf.complete.sum()),
         clock_hz=timeline.clock_hz,
