@@ -11,7 +11,7 @@ each ``tracer decode`` in its own process (wall time; peak RSS from ``wait4``):
 * ``--format stats`` on the raw file (``--size-mb``, default 200 MB) and on a prefix of it
   (``--small-mb``, default 20 MB): MB/s end to end, MB/s steady state (minus the start-up time
   of a run on a 1 KB file), and the peak-memory difference between the two sizes;
-* the same stream as a ``.trace`` capture (256 KiB checksummed chunks), ``--format stats``;
+* the same stream as a ``.trace`` capture (16 KiB checksummed chunks, as tracer writes them), ``--format stats``;
 * ``--format ndjson`` and ``--format text`` to ``/dev/null`` on ``--ndjson-mb`` (default 20 MB);
 * in-process, the bare decoder (``ItmDecoder`` fed 1 MiB chunks);
 * pyOCD's ``SWOParser.parse`` on the first ``--pyocd-mb`` (default 10 MB) of the same bytes,
@@ -154,7 +154,7 @@ def capture_file(source: Path) -> Path:
     """The stream as a ``.trace`` capture, written by tracer's own CaptureWriter."""
     from tracer.capture import CaptureMetadata, CaptureWriter
 
-    path = source.with_suffix(".trace")
+    path = source.with_suffix(".c16k.trace")  # chunks as tracer writes them since they are bounded
     if path.exists():
         return path
     tmp = path.with_suffix(".tmp")

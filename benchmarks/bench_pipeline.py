@@ -66,7 +66,7 @@ def write_capture(path: Path, megabytes: float) -> tuple[int, int]:
     meta = CaptureMetadata(source="synthetic://bench_pipeline", tpiu=False, cpu_hz=480_000_000)
     written = inferences = 0
     sequence = 0
-    with CaptureWriter(path, meta, overwrite=True, flush_bytes=1 << 20) as writer:
+    with CaptureWriter(path, meta, overwrite=True) as writer:
         while written < target:
             data = encode_inferences(slots, block, period, start=inferences * period, first_number=inferences,
                                      first_sequence=sequence)  # fmt: skip

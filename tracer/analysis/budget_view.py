@@ -4,9 +4,10 @@
 (:func:`tracer.budget.matching.match_layers`: by name, NPU subgraph, index, then operator order,
 with Vela's cycles converted to the capture's clock) and decides each layer's tolerance:
 
-1. the layer's own ``tolerance_pct`` in the budget file, else
-2. the budget's model-level ``tolerance_pct``, else
-3. ``--tolerance``, else
+1. ``--tolerance`` when given (for every layer: the command line is the CI job's own statement;
+   the CLI says which budget tolerances it replaced), else
+2. the layer's own ``tolerance_pct`` in the budget file, else
+3. the budget's model-level ``tolerance_pct``, else
 4. 10 %.
 
 A layer is within budget while its measured p50 is at most ``predicted * (1 + tolerance/100)``.
@@ -142,12 +143,12 @@ def compare_budget(timeline: InferenceTimeline, budget: Budget, tolerance_pct: f
 
 def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:
     own = [b.tolerance_pct for b in match.budget if b.tolerance_pct is not None]
-    if own:
+    if option is not None:
+        tolerance, source = option, "option"
+    elif own:
         tolerance, source = min(own), "layer"
     elif budget.model.tolerance_pct is not None:
         tolerance, source = budget.model.tolerance_pct, "model"
-    elif option is not None:
-        tolerance, source = option, "option"
     else:
         tolerance, source = DEFAULT_TOLERANCE_PCT, "default"
     engines = {b.engine for b in match.budget if b.engine is not None}

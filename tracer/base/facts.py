@@ -188,6 +188,7 @@ class InputFacts:
         warnings: Damage found while reading, with positions.
         records: Telemetry records accepted (text lines for logs).
         console_lines: Lines of port-0 text that went through the log readers (captures).
+        trace_doubt: Why an ITM input does not look like trace (the decoder's measure), or None.
     """
 
     kind: str
@@ -198,3 +199,4 @@ class InputFacts:
     warnings: list[str] = dataclasses.field(default_factory=list)
     records: int = 0
     console_lines: int = 0
+    trace_doubt: str | None = None

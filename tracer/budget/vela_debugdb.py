@@ -25,6 +25,8 @@ from tracer.budget.ops import normalize_op
 from tracer.budget.text import BudgetText
 from tracer.budget.vela_csv import VelaLayerTable
 
+MAX_ID = 2**31  # ids, offsets and model indices of a debug database
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SourceOp:
@@ -146,15 +148,16 @@ def read_debug_db(source: BudgetText) -> DebugDb:
 
     def rows(name: str) -> list[dict[str, str]]:
         reader = csv.DictReader(io.StringIO(tables.get(name, "").strip()))
-        return list(reader)
+        try:
+            return list(reader)
+        except csv.Error as exc:
+            raise source.error(line_of.get(name, 1) + reader.line_num, f"table '{name}': not a CSV table ({exc})") from None
 
     def num(name: str, row: dict[str, str], key: str, k: int) -> int:
-        try:
-            return int(row[key])
-        except (KeyError, TypeError, ValueError):
-            raise source.error(
-                line_of.get(name, 1) + k + 1, f"table '{name}': expected an integer '{key}'"
-            ) from None
+        text = row.get(key)
+        if isinstance(text, str) and text.strip().isdigit() and len(text.strip()) <= 10 and int(text) <= MAX_ID:
+            return int(text)
+        raise source.error(line_of.get(name, 1) + k + 1, f"table '{name}': expected an integer '{key}' from 0 to 2**31")
 
     sources = {}
     for k, r in enumerate(rows("source")):

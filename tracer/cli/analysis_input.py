@@ -26,8 +26,15 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--tolerance", metavar="PCT", type=_percent,
-        help="allowed excess over a layer's predicted cycles, in percent, when the budget sets none "
-             "(default: the budget's own tolerance, else 10)",
+        help="allowed excess over a layer's predicted cycles, in percent, for every layer: it replaces "
+             "the budget's own tolerances, saying so (default: the layer's own in the budget, else the "
+             "budget's, else 10)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--match", choices=("model", "any"), default="model",
+        help="model (default): the budget must describe the capture's model, else exit 2 saying what "
+             "differs (layer count, operators, unmatched layers); any: pair the layers anyway (a "
+             "renamed or edited model), with a warning saying what differs",
     )  # fmt: skip
     parser.add_argument(
         "--jitter-threshold", metavar="PCT", type=_percent,
@@ -101,12 +108,46 @@ def load_input(args: argparse.Namespace) -> Loaded:
         console.warn(
             f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)"
         )
+    if budget is not None:
+        _check_model(timeline, budget, args, lost_data=timeline.loss.any or bool(source.warnings))
+        _say_tolerance(budget, args)
     locator = None
     if getattr(args, "elf", None):
         from tracer.elf.inlines import open_locator
 
         locator = open_locator(args.elf)
     return Loaded(timeline, source, budget, source.kind, locator)
+
+
+def _check_model(timeline: InferenceTimeline, budget: Budget, args: argparse.Namespace, lost_data: bool) -> None:
+    """Refuse a budget of another model (exit 2) unless ``--match any``, which only warns."""
+    from tracer.budget.matching import match_layers, model_difference
+    from tracer.errors import UsageError
+
+    matching = match_layers(timeline.layers.values(), budget, timeline.clock_hz)
+    difference = model_difference(matching, budget, capture_lost_data=lost_data)
+    if difference is None:
+        return
+    files = " ".join(str(b) for b in args.budget)
+    message = f"{files} does not describe the capture's model: {difference}"
+    if getattr(args, "match", "model") == "any":
+        args.console.warn(f"{message}; layers paired anyway (--match any)")
+        return
+    raise UsageError(f"{message}. Give this model's budget, or --match any to pair the layers anyway")
+
+
+def _say_tolerance(budget: Budget, args: argparse.Namespace) -> None:
+    """``--tolerance`` applies to every layer: say which of the budget's own tolerances it replaces."""
+    if getattr(args, "tolerance", None) is None:
+        return
+    own = []
+    if budget.model.tolerance_pct is not None:
+        own.append(f"model {budget.model.tolerance_pct:g}%")
+    own += [f"{la.label} {la.tolerance_pct:g}%" for la in budget.layers if la.tolerance_pct is not None]
+    if own:
+        args.console.info(
+            f"--tolerance {args.tolerance:g}% applies to every layer, in place of the budget's own ({'; '.join(own)})"
+        )
 
 
 def _percent(text: str, most: float = 10_000) -> float:
@@ -125,9 +166,9 @@ def _share(text: str) -> float:
 
 def _frequency(text: str) -> int:
     from tracer.errors import UsageError
-    from tracer.units import parse_frequency
+    from tracer.units import parse_clock
 
     try:
-        return parse_frequency(text)
+        return parse_clock(text)
     except UsageError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None

@@ -112,6 +112,7 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     from tracer.capture.metadata import CaptureMetadata
     from tracer.pipeline.record import record
     from tracer.capture.writer import CaptureWriter
+    from tracer.cli.output import open_output
     from tracer.errors import ExitCode
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
@@ -151,10 +152,11 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     # The report with its findings, as 'tracer report' makes it (the scenarios' faults show there).
     budget, locator = _sampling_inputs(elf) if args.scenario == SAMPLING_SCENARIO else (None, None)
     report = report_object(analyze(timeline, facts, budget, locator=locator), args.per_inference)
-    if args.format == "json":
-        write_report_json(report, _stdout())
-    else:
-        write_report_text(report, _stdout())
+    with open_output(None) as out:
+        if args.format == "json":
+            write_report_json(report, out)
+        else:
+            write_report_text(report, out)
     if status != 0:
         output = source.qemu_output()
         said = "; ".join(line.text for line in timeline.console if line.text.startswith("ERROR"))
@@ -181,8 +183,3 @@ def _rate(text: str) -> int:
 
     return int(_frequency(text))
 
-
-def _stdout():  # noqa: ANN202 - sys.stdout, looked up at call time (tests replace it)
-    import sys
-
-    return sys.stdout

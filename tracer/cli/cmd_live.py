@@ -8,7 +8,7 @@ from typing import Any
 
 from tracer.cli.source_setup import split_command_line, tpiu_id
 from tracer.sources.registry import source_schemes
-from tracer.units import parse_frequency
+from tracer.units import parse_clock
 
 HELP = "watch a running target on the live screen (TUI), recording it"
 DESCRIPTION = """\
@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_argument_group("the source")
     source.add_argument("--inferences", type=int, default=10_000, metavar="N",
                         help="demo: inferences the firmware runs before it exits (default: 10000, about 80 s)")  # fmt: skip
-    source.add_argument("--cpu-hz", type=parse_frequency, metavar="HZ",
+    source.add_argument("--cpu-hz", type=parse_clock, metavar="HZ",
                         help="core clock, until the firmware says (e.g. 160M)")  # fmt: skip
     source.add_argument("--tpiu", choices=("on", "off"), help="whether the stream is TPIU-formatted (default: detect)")
     source.add_argument("--tpiu-id", type=tpiu_id, default=1, metavar="N",

@@ -302,7 +302,7 @@ def write_packets(batch: PacketBatch, out: IO[str], fmt: str, symbols: Describer
 
 # -- symbol names (decode --elf) -------------------------------------------------------------------
 class Describer(Protocol):
-    """Anything that names a packet's main value (:class:`tracer.elf.SymbolResolver`)."""
+    """Anything that names a packet's main value (:class:`tracer.export.packet_symbols.SymbolResolver`)."""
 
     def describe(self, kind: int, a: int) -> str | None:
         """Return the name, or None."""
