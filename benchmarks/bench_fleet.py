@@ -75,7 +75,7 @@ def write_capture(path: Path, megabytes: float, build: int, seed: int) -> int:
     target = int(megabytes * 1e6)
     written = inferences = sequence = 0
     start = seed * 1_000_003  # every capture's bytes differ (its own content hash)
-    with CaptureWriter(path, meta, overwrite=True, flush_bytes=1 << 20) as writer:
+    with CaptureWriter(path, meta, overwrite=True) as writer:
         while written < target:
             data = encode_inferences(slots, block, period, start=start + inferences * period, first_number=inferences,
                                      first_sequence=sequence)  # fmt: skip

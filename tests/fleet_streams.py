@@ -98,6 +98,6 @@ def write_build(path: Path, build: Build = Build(), inferences: int = 20, seed: 
         **{k: header.pop(k) for k in list(header) if k in known},
     )  # fmt: skip
     meta.extra.update(header)
-    with CaptureWriter(path, meta, flush_bytes=1 << 16) as writer:
+    with CaptureWriter(path, meta, flush_bytes=1 << 14) as writer:
         writer.write(encode_build(build, inferences, seed))
     return path

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import tracer.pipeline.capture as pipeline_capture
 import tracer.pipeline.windows as windows
 from fleet_streams import LAYERS, Build, write_build
 from tracer.pipeline.digest import digest_file
@@ -35,9 +36,10 @@ def capture(tmp_path: Path) -> Path:
 
 
 def small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Read every capture in windows of about 400 executions."""
+    """Read every capture in windows of about 400 executions (decoding 16 KiB at a time)."""
     monkeypatch.setattr(windows, "WHOLE_BYTES", 0)
     monkeypatch.setattr(windows, "WINDOW_SPANS", 400)
+    monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 1 << 14)
 
 
 def test_windows_hold_every_row_once(capture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
