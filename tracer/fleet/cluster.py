@@ -34,6 +34,10 @@ class Runner(Protocol):
     workers: int
     where: str
 
+    def share(self, value: Any) -> Any:
+        """``value`` as an argument every call may take, sent to each worker once (not per call)."""
+        ...
+
     def run(self, function: Callable[..., Any], items: Sequence[tuple[Any, ...]]) -> Iterator[tuple[int, Any]]:
         """Call ``function(*item)`` for every item; yield results as they complete.
 
@@ -48,6 +52,10 @@ class InProcess:
 
     workers = 1
     where = "this process"
+
+    def share(self, value: Any) -> Any:
+        """The value itself."""
+        return value
 
     def run(self, function: Callable[..., Any], items: Sequence[tuple[Any, ...]]) -> Iterator[tuple[int, Any]]:
         """Call ``function`` on each item in turn."""
@@ -67,6 +75,11 @@ class DaskRunner:
         self.client = client
         self.where = where
         self.workers = max(1, len(client.scheduler_info().get("workers", {})))
+
+    def share(self, value: Any) -> Any:
+        """A future of ``value`` on every worker (Dask passes its value to the calls that take it)."""
+        # In a list: scatter() takes a collection as values to scatter one by one.
+        return self.client.scatter([value], broadcast=True, hash=False)[0]
 
     def run(self, function: Callable[..., Any], items: Sequence[tuple[Any, ...]]) -> Iterator[tuple[int, Any]]:
         """Submit every item (pure=False: a capture is read again if asked twice) and yield results

@@ -185,7 +185,7 @@ def ingest(
     unique = list(dict.fromkeys(str(p) for p in paths))
     ingested_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     with dataset.writing() as staging:
-        known = frozenset(dataset.known_ids())
+        known = runner.share(frozenset(dataset.known_ids()))  # sent once, however many captures
         items = [(p, str(staging.folder), known, dict(labels or {}), staging.run_id, ingested_at) for p in unique]
         outcomes: list[CaptureOutcome | None] = [None] * len(unique)
         for i, outcome in runner.run(ingest_capture, items):
