@@ -16,7 +16,9 @@ in its header (build, board). It measures, printing the machine's load average b
   ingest     all captures into a fresh dataset with a local Dask cluster of 1, then 2 worker
              processes (``tracer ingest`` as a library call; the cluster's start is timed apart):
              MB/s, the speed-up of 2 workers over 1 (target >= 1.8x on 2 cores), each worker's
-             peak resident memory (VmHWM);
+             peak resident memory (VmHWM) and CPU time (user + system) with the share of the wall
+             time it spent on a CPU: on a machine other work keeps busy, a share well below 100 %
+             says the workers waited for a CPU, not for each other;
   compare    the first half against the second half: decoded on the 2-worker cluster, and the
              same selection read from the dataset; seconds;
   big        ``tracer report``, ``tracer compare BIG BIG`` and ``tracer ingest BIG`` of one
@@ -135,6 +137,14 @@ def vm_hwm_mb() -> float:
     return float("nan")
 
 
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process so far (runs on Dask workers too)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def ingest_on(paths: list[Path], workers: int, dataset: Path) -> dict:
     """Ingest into a fresh dataset on a local cluster of ``workers`` processes."""
     from distributed import Client
@@ -150,16 +160,18 @@ def ingest_on(paths: list[Path], workers: int, dataset: Path) -> dict:
         with Client(cluster) as client:
             started = time.perf_counter() - t0
             client.run(lambda: __import__("tracer.fleet.ingest"))  # imports paid before the clock starts
-            t1 = time.perf_counter()
+            cpu_before = client.run(cpu_seconds)
+            t1, own = time.perf_counter(), cpu_seconds()
             result = ingest([str(p) for p in paths], Dataset.create_or_open(dataset),
                             DaskRunner(client, f"{workers} workers"))  # fmt: skip
-            seconds = time.perf_counter() - t1
+            seconds, own = time.perf_counter() - t1, cpu_seconds() - own
+            cpu = [after - cpu_before[w] for w, after in client.run(cpu_seconds).items()]
             peaks = client.run(vm_hwm_mb)
     finally:
         cluster.close()
     assert result.count("failed") == 0, [o.error for o in result.outcomes if o.error]
     return {"seconds": seconds, "start": started, "bytes": result.bytes, "executions": result.executions,
-            "peaks": sorted(peaks.values())}  # fmt: skip
+            "peaks": sorted(peaks.values()), "cpu": sorted(cpu), "client_cpu": own}  # fmt: skip
 
 
 def compare_sets(paths: list[Path], dataset: Path) -> tuple[float, float, list[str]]:
@@ -230,9 +242,14 @@ def main() -> int:
                   f"({r['bytes'] / 1e6 / r['seconds'] / (total / 1e6 / reference):.2f}x decoding alone), "
                   f"{r['executions']:,} layer executions; cluster start {r['start']:.1f} s; "
                   f"peak RSS per worker {', '.join(f'{p:.0f}' for p in r['peaks'])} MB  ({load()})")  # fmt: skip
+            shares = ", ".join(f"{100 * c / r['seconds']:.0f}" for c in r["cpu"])
+            print(f"  CPU: workers {', '.join(f'{c:.1f}' for c in r['cpu'])} s (on a CPU {shares} % of the wall time), "
+                  f"client and scheduler {r['client_cpu']:.1f} s; "
+                  f"{r['bytes'] / 1e6 / sum(r['cpu']):.1f} MB per worker CPU second")  # fmt: skip
         speedup = runs[1]["seconds"] / runs[2]["seconds"]
         verdict = "meets" if speedup >= SCALING_TARGET else "misses"
-        print(f"scaling: 2 workers {speedup:.2f}x 1 worker ({verdict} the {SCALING_TARGET}x target)")
+        print(f"scaling: 2 workers {speedup:.2f}x 1 worker ({verdict} the {SCALING_TARGET}x target); "
+              f"in worker CPU time per MB, 2 workers cost {sum(runs[2]['cpu']) / sum(runs[1]['cpu']):.2f}x 1 worker")
 
     if "compare" not in args.skip:
         dataset = work / "ds-2w"
