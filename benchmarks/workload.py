@@ -8,6 +8,8 @@ main stack's report. Each benchmark adds its own reports after that (:func:`infe
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from telemetry_encoder import SlotSpec
 from tracer.telemetry.wire import RecordType as R
 
@@ -19,14 +21,18 @@ def is_npu(layer: int) -> bool:
     return layer % 5 < 3
 
 
-def inference_slots() -> tuple[list[SlotSpec], int]:
-    """One inference up to the main stack's report, and the time offset after its end record."""
+def inference_slots(scale: Mapping[int, float] | None = None) -> tuple[list[SlotSpec], int]:
+    """One inference up to the main stack's report, and the time offset after its end record.
+
+    Args:
+        scale: Per layer index, a factor on its length (a build where some layers are slower).
+    """
     slots = [SlotSpec(R.INFERENCE_BEGIN, 0, ("hi", "inference")), SlotSpec(R.BUFFER_CRC, 900, (0, 0x1234ABCD, 3072))]
     t = 2000
     for layer in range(LAYERS):
         npu = is_npu(layer)
         slots.append(SlotSpec(R.LAYER_BEGIN, t, (layer | (int(npu) << 16),)))
-        length = 4000 + 300 * layer
+        length = round((4000 + 300 * layer) * (scale or {}).get(layer, 1.0))
         if npu:
             slots += [
                 SlotSpec(R.CACHE_OP, t + 40, (1, 0x31000000, 4096)),

@@ -5,4 +5,5 @@ try:
 except KeyboardInterrupt:  # Ctrl-C while tracer is still loading: an interrupt, said quietly
     raise SystemExit(130) from None
 
-entry()
+if __name__ == "__main__":  # not when a Dask worker process (spawned) imports the main module again
+    entry()

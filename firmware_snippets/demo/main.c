@@ -3,7 +3,7 @@
  *
  * Protocol on UART0 (everything the firmware sends is ITM packets; text goes on port 0):
  *   firmware: "tracer-demo mps3-an547 READY"
- *   host:     "START <inferences> [<scenario>]\n"
+ *   host:     "START <inferences> [<scenario> [slow=<layer name>:<per mille>]]\n"
  *   firmware: target info, PMU configuration, layer descriptions, arena use, then per
  *             inference: input CRC, 10 layers (NPU layers with their buffers, cache clean and
  *             invalidate, NPU job and a simulated PMU snapshot; CPU layers with the buffers they
@@ -38,6 +38,9 @@
  * task-preemption scenario wakes. Records are drained deferred: trc_flush() runs between layers
  * (outside their spans) and after each inference, so a layer's span holds only the reservations
  * (npu-sampling sends them as they are made: its timer emits more than the ring holds).
+ *
+ * slow=<layer name>:<per mille> (tracer demo --slow) makes that layer slower by the given per mille
+ * of its own time, in every inference: a build with a known regression in one layer.
  *
  * Time is SysTick on the processor clock extended to 64 bits, re-zeroed at START so that runs
  * under `qemu-system-arm -icount shift=0` are identical.
@@ -114,6 +117,8 @@ static uint32_t g_npu_job;
 static uint32_t g_scenario;
 static uint32_t g_scenario_arg; /* the number after the scenario's name, 0 if none */
 static uint32_t g_canary_reported;
+static uint32_t g_slow_layer = 0xFFFFFFFFu; /* none */
+static uint32_t g_slow_permille;
 static volatile uint32_t g_sensor_sum;
 
 static int text_equal(const char *a, const char *b)
@@ -125,6 +130,41 @@ static int text_equal(const char *a, const char *b)
     return *a == *b;
 }
 
+/* "slow=<layer name>:<per mille>": which layer to make slower, by how much; 0, or -1 if malformed. */
+static int read_slow(char *text)
+{
+    static const char prefix[] = "slow=";
+    for (uint32_t i = 0; i < sizeof prefix - 1u; i++) {
+        if (text[i] != prefix[i]) {
+            return -1;
+        }
+    }
+    char *name = &text[sizeof prefix - 1u];
+    char *colon = name;
+    while (*colon != '\0' && *colon != ':') {
+        colon++;
+    }
+    if (*colon != ':' || colon[1] < '0' || colon[1] > '9') {
+        return -1;
+    }
+    *colon = '\0';
+    uint32_t permille = 0u;
+    for (char *d = colon + 1; *d != '\0'; d++) {
+        if (*d < '0' || *d > '9') {
+            return -1;
+        }
+        permille = permille * 10u + (uint32_t)(*d - '0');
+    }
+    for (uint32_t l = 0; l < NET_LAYERS; l++) {
+        if (text_equal(name, g_net[l].name)) {
+            g_slow_layer = l;
+            g_slow_permille = permille;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 static uint32_t parse_u32(const char *text)
 {
     uint32_t n = 0u;
@@ -134,7 +174,7 @@ static uint32_t parse_u32(const char *text)
     return n;
 }
 
-/* Reads "START <n> [<scenario> [<number>]]"; returns 0 and fills the values, or -1. */
+/* Reads "START <n> [<scenario> [<number>] [slow=...]]"; returns 0 and fills the values, or -1. */
 static int read_start(uint32_t *inferences, uint32_t *scenario_id)
 {
     char line[64];
@@ -175,7 +215,27 @@ static int read_start(uint32_t *inferences, uint32_t *scenario_id)
     for (uint32_t end = i; line[end] != '\0'; end++) {
         if (line[end] == ' ') {
             line[end] = '\0';
-            g_scenario_arg = parse_u32(&line[end + 1u]);
+            /* What follows the scenario: its number (npu-sampling's rate) and slow=..., in any order. */
+            for (char *token = &line[end + 1u]; *token != '\0';) {
+                char *next = token;
+                while (*next != '\0' && *next != ' ') {
+                    next++;
+                }
+                if (*next == ' ') {
+                    *next++ = '\0';
+                }
+                if (token[0] == 's') {
+                    if (read_slow(token) != 0) {
+                        trc_print("ERROR bad slow option ");
+                        trc_print(token);
+                        trc_print("\n");
+                        return -1;
+                    }
+                } else {
+                    g_scenario_arg = parse_u32(token);
+                }
+                token = next;
+            }
             break;
         }
     }
@@ -381,6 +441,11 @@ static void run_layer(uint32_t index, uint32_t inference)
     if (g_scenario != SCENARIO_CLEAN) {
         scenario_layer_ends(index, inference);
     }
+    if (index == g_slow_layer) { /* spin until the layer has taken (1000 + per mille) / 1000 of its time */
+        uint32_t target = (uint32_t)((uint64_t)(trc_time_systick_now32() - begin) * (1000u + g_slow_permille) / 1000u);
+        while (trc_time_systick_now32() - begin < target) {
+        }
+    }
     uint32_t end = trc_layer_end(index);
     between_layers(index);
     g_layer_cycles[index] += (uint32_t)(end - begin);
@@ -455,6 +520,7 @@ int main(void)
     trc_print("tracer-demo " BOARD_NAME " READY\n");
     (void)trc_flush();
     if (read_start(&inferences, &scenario_id) != 0) {
+        (void)trc_flush(); /* the ERROR line read_start printed */
         return 2;
     }
     if (inferences > MAX_INFERENCES) {

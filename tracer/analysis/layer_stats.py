@@ -68,7 +68,12 @@ def per_layer(spans: LayerSpans) -> dict[int, LayerStats]:
     return dict(sorted(out.items()))
 
 
+def complete_latencies(inferences: Inferences) -> np.ndarray:
+    """The latency of every complete inference (with a start and an end), in order."""
+    ok = inferences.complete & (inferences.start >= 0) & (inferences.end >= 0)
+    return (inferences.end - inferences.start)[ok]
+
+
 def latency(inferences: Inferences) -> CycleSummary | None:
     """Statistics of the latency of complete inferences."""
-    ok = inferences.complete & (inferences.start >= 0) & (inferences.end >= 0)
-    return summarize((inferences.end - inferences.start)[ok])
+    return summarize(complete_latencies(inferences))

@@ -53,6 +53,10 @@ scenarios (--scenario; the fault is in the capture, the demo itself exits 0):
 The firmware runs two tasks in every scenario (inference and sensor) and drains its records
 between layers (trc_flush), so that a layer's span holds only the records' reservations.
 
+--slow LAYER:PCT makes one layer slower by PCT percent of its own time in every inference (a spin
+on the time base at the end of the layer: exact on the deterministic target), a build with a known
+regression for 'tracer compare' and 'tracer trend'; the capture's header and labels say so.
+
 examples:
   tracer demo
   tracer demo --inferences 20 -o demo.trace
@@ -60,6 +64,7 @@ examples:
   tracer report demo.trace --per-inference
   tracer demo --scenario isr-jitter -o jitter.trace && tracer check jitter.trace --fail-on warning
   tracer demo --scenario npu-sampling --sample-hz 10000 --inferences 100 -o sampling.trace
+  tracer demo -o good.trace && tracer demo --slow pw4:3 -o slow.trace && tracer compare good.trace slow.trace --threshold 2
 """
 
 
@@ -74,6 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"what the firmware does: {', '.join(SCENARIOS)} (default: clean; see below)")  # fmt: skip
     parser.add_argument("--sample-hz", type=_rate, metavar="HZ",
                         help="npu-sampling: the sampling timer's rate, 1 to 100k, k suffix accepted (default: 1k)")  # fmt: skip
+    parser.add_argument("--slow", metavar="LAYER:PCT",
+                        help="make layer LAYER (conv0, dw1 ... fc9) slower by PCT percent, e.g. pw4:3")  # fmt: skip
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
     parser.add_argument("--per-inference", action="store_true", help="list every inference with every layer")
     parser.add_argument("--build-dir", metavar="DIR", type=Path,
@@ -109,19 +116,21 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     from tracer.errors import ExitCode
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
-    from tracer.sources.qemu import SAMPLING_SCENARIO, QemuDemoSource, check_tools, demo_elf
+    from tracer.sources.qemu import SAMPLING_SCENARIO, QemuDemoSource, Slowdown, check_tools, demo_elf
     from tracer.pipeline.load import load_timeline
+    from tracer.pipeline.provenance import git_revision
 
     console = args.console
+    slow = Slowdown.parse(args.slow) if args.slow else None
     check_tools(build=True)
     console.info("building the demo firmware (make; nothing is rebuilt when up to date)")
     elf = demo_elf(args.build_dir)
-    source = QemuDemoSource(elf, args.inferences, args.scenario, sample_hz=args.sample_hz)
+    source = QemuDemoSource(elf, args.inferences, args.scenario, sample_hz=args.sample_hz, slow=slow)
     timeout = args.timeout if args.timeout is not None else 30.0 + 0.5 * args.inferences
     console.info(f"running {args.inferences} inferences on QEMU {elf.name} (-icount shift=0)")
     source.open()
     try:
-        meta = CaptureMetadata.from_json(source.metadata())
+        meta = CaptureMetadata.from_json({**source.metadata(), **(git_revision(elf) or {})})
         with CaptureWriter(capture, meta, overwrite=args.force) as writer:
             with console.progress("recording") as bar:
                 result = record(source, writer, duration=timeout, on_tick=bar.update)
@@ -150,7 +159,9 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
             write_report_text(report, out)
     if status != 0:
         output = source.qemu_output()
-        console.error(f"the demo firmware exited with status {status}" + (f" (QEMU: {output})" if output else ""))
+        said = "; ".join(line.text for line in timeline.console if line.text.startswith("ERROR"))
+        console.error(f"the demo firmware exited with status {status}" + (f": {said}" if said else "")
+                      + (f" (QEMU: {output})" if output else ""))  # fmt: skip
         return ExitCode.SOURCE_UNAVAILABLE
     return ExitCode.OK
 

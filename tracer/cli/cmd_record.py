@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     from tracer.pipeline.record import record
     from tracer.capture.writer import CaptureWriter
     from tracer.cli.source_setup import capture_metadata, source_factory
+    from tracer.pipeline.provenance import git_revision
     from tracer.errors import ExitCode, UsageError
     from tracer.sources.fvp import FvpSource
 
@@ -124,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
         if args.ts_prescaler is not None:
             meta.ts_prescaler = args.ts_prescaler
         meta.notes = args.notes
+        revision = git_revision(args.elf)  # the checkout the firmware (or the command) is in
+        if revision is not None and "git_revision" not in meta.extra:
+            meta = meta.merged(revision)
         if image is not None:
             meta = meta.merged(image.identity)
             if not image.build_id:

@@ -14,7 +14,7 @@ from tracer.errors import ExitCode, OutputError, TracerError
 
 # Each verb is a module ``tracer.cli.cmd_<verb>`` with HELP, DESCRIPTION, add_arguments(parser)
 # and run(args) -> int. The order here is the order in ``tracer --help``.
-VERBS = ["decode", "record", "export", "budget", "list", "demo", "report", "live", "replay", "check"]
+VERBS = ["decode", "record", "export", "budget", "list", "demo", "report", "live", "replay", "check", "compare", "ingest", "trend"]
 
 EPILOG = """\
 exit codes: 0 ok; 1 a check failed; 2 usage or configuration error, or an output that cannot be

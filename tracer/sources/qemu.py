@@ -9,7 +9,8 @@ start command, so every run is cycle-for-cycle identical. The UART is a local TC
 moment we connect and never loses a read at the end of the stream).
 
 Handshake: the firmware prints ``READY`` (ITM port 0 text), the host answers
-``START <inferences> <scenario> [<sample Hz>]``; at the end the firmware exits through semihosting
+``START <inferences> <scenario> [<sample Hz>] [slow=<layer>:<per mille>]`` (the last makes one
+layer slower by that much: :class:`Slowdown`); at the end the firmware exits through semihosting
 and QEMU's exit status is the firmware's. Scenarios (:data:`SCENARIOS`) make the firmware misbehave
 in one known way each (an interrupt in a layer, a missing cache clean, a stack overflow, an arena
 too small, another task preempting a layer), show a layer whose work depends on its input by
@@ -20,6 +21,7 @@ them.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -53,6 +55,36 @@ INSTALL_HINT = {
     "qemu-system-arm": "QEMU for Arm (Debian/Ubuntu: apt-get install --no-install-recommends qemu-system-arm)",
     "make": "make (Debian/Ubuntu: apt-get install make)",
 }
+
+
+@dataclasses.dataclass(frozen=True)
+class Slowdown:
+    """A layer of the demo made slower by a share of its own time (``tracer demo --slow pw4:3``).
+
+    Attributes:
+        layer: The layer's name in the demo network (conv0, dw1, pw2 ... fc9).
+        permille: How much slower, in per mille (30: 3 %).
+    """
+
+    layer: str
+    permille: int
+
+    @classmethod
+    def parse(cls, text: str) -> Slowdown:
+        """``LAYER:PCT`` (``pw4:3``, ``conv0:2.5``), percent to one decimal, above 0 and at most 1000."""
+        layer, sep, pct = text.partition(":")
+        try:
+            permille = round(float(pct) * 10)
+        except ValueError:
+            permille = -1
+        if not sep or not layer or " " in layer or not 0 < permille <= 10_000:
+            raise UsageError(f"--slow {text}: expected LAYER:PERCENT, e.g. pw4:3 (0.1 to 1000 percent)")
+        return cls(layer, permille)
+
+    @property
+    def pct(self) -> float:
+        """How much slower, in percent."""
+        return self.permille / 10
 
 
 def firmware_dir() -> Path:
@@ -156,11 +188,13 @@ class QemuDemoSource:
             setting up the decoder, decoding what arrived) never does.
         sample_hz: The sampling timer's rate in the ``npu-sampling`` scenario (None: the firmware's
             default, 1 kHz of emulated time).
+        slow: A layer to make slower, or None.
     """
 
     def __init__(
         self, elf: Path, inferences: int, scenario: str = "clean", icount_shift: int = 0, ready_timeout: float = 20.0,
         sample_hz: int | None = None,
+        slow: Slowdown | None = None,
     ) -> None:  # fmt: skip
         if inferences < 1:
             raise UsageError(f"--inferences must be at least 1, not {inferences}")
@@ -174,11 +208,14 @@ class QemuDemoSource:
         self.elf = Path(elf)
         self.inferences = inferences
         self.scenario = scenario
+        self.slow = slow
         self.icount_shift = icount_shift
         self.ready_timeout = ready_timeout
         self.url = f"qemu://{MACHINE}?inferences={inferences}&scenario={scenario}"
         if sample_hz is not None:
             self.url += f"&sample_hz={sample_hz}"
+        if slow is not None:
+            self.url += f"&slow={slow.layer}:{slow.pct:g}"
         self.port: int | None = None
         self.exit_code: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -253,6 +290,7 @@ class QemuDemoSource:
                 "machine": MACHINE, "firmware": self.elf.name, "inferences": self.inferences,
                 "scenario": self.scenario, "icount_shift": self.icount_shift,
                 **({"sample_hz": self.sample_hz} if self.sample_hz is not None else {}),
+                **({"slow_layer": self.slow.layer, "slow_pct": self.slow.pct} if self.slow else {}),
             },
         }  # fmt: skip
 
@@ -319,7 +357,8 @@ class QemuDemoSource:
             self._pending += data
             watcher.feed(data)
         rate = f" {self.sample_hz}" if self.sample_hz is not None else ""
-        self._uart().write(f"START {self.inferences} {self.scenario}{rate}\n".encode())
+        slow = f" slow={self.slow.layer}:{self.slow.permille}" if self.slow is not None else ""
+        self._uart().write(f"START {self.inferences} {self.scenario}{rate}{slow}\n".encode())
 
     def _uart(self) -> SerialSource:
         if self._serial is None:

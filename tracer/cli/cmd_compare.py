@@ -1,0 +1,182 @@
+"""``tracer compare``: is a new build slower or bigger than a base, in which layer, why, is it real."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from tracer.cli.output import Console
+    from tracer.compare.digest import CaptureDigest
+
+HELP = "compare a new build with a base: per-layer median and p99 change, is it real, why; exit 1 on a regression"
+DESCRIPTION = """\
+Compare the captures (or logs) of a new build with those of a base, per layer and per inference:
+the median and p99 change in cycles and percent with a 95 % bootstrap interval, and whether the
+change is real (Mann-Whitney U rank test over the executions; on a deterministic target such as
+the QEMU demo, where a side has no spread at all, the change is exact and only the threshold
+applies). For every real change it says why: the layer's own time against the interrupt time
+inside it, which NPU PMU counters moved (AXI beats: memory-bound; MAC and NPU active: compute-
+bound), an engine change; and for the builds: arena and stack high-water marks, findings that
+appeared or went away.
+
+Exit 1 when a change is real and slower beyond --threshold (or a memory mark grew beyond it).
+Captures of different models (layer count, operators, names) are refused with exit 2 and what
+differs; --match index pairs layers by position, --match name by name.
+
+inputs:
+  BASE NEW                      one capture each
+  --base FILE... --new FILE...  sets of captures (repeats of each build; pooled per side)
+  --dataset DS --base KEY=VALUE... --new KEY=VALUE...
+                                the captures of a dataset ('tracer ingest') whose labels match
+
+Sets are read on Dask: a local cluster of --workers processes, or --scheduler tcp://HOST:8786;
+one capture per side is read in this process.
+
+formats:
+  text      tables for a terminal (default)
+  json      the comparison object (docs/compare.md)
+  markdown  for a pull-request comment
+  junit     a test case per layer, the inference and each memory mark; regressions fail
+
+exit codes: 0 no regression; 1 a regression; 2 bad option or different models; 3 an input
+unreadable; 4 the Dask scheduler unreachable.
+
+examples:
+  tracer compare good.trace new.trace
+  tracer compare good.trace new.trace --threshold 2 --format markdown -o comment.md
+  tracer compare --base runs/main/*.trace --new runs/pr/*.trace --workers 2
+  tracer compare --dataset results --base build=41 --new build=42 --format junit -o compare.xml
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``tracer compare``."""
+    from tracer.cli.analysis_input import _percent as percent
+    from tracer.compare.compare import DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT
+    from tracer.compare.models import MatchMode
+
+    parser.add_argument("inputs", nargs="*", metavar="BASE NEW", help="one capture or log of each build")
+    parser.add_argument("--base", nargs="+", action="extend", metavar="FILE", default=[],
+                        help="captures of the base build (with --dataset: KEY=VALUE labels selecting them)")  # fmt: skip
+    parser.add_argument("--new", nargs="+", action="extend", metavar="FILE", default=[],
+                        help="captures of the new build (with --dataset: KEY=VALUE labels selecting them)")  # fmt: skip
+    parser.add_argument("--dataset", metavar="DS", help="select the captures from this dataset by their labels")
+    parser.add_argument("--threshold", type=percent, default=DEFAULT_THRESHOLD_PCT, metavar="PCT",
+                        help=f"smallest median change that fails, in percent (default: {DEFAULT_THRESHOLD_PCT:g})")  # fmt: skip
+    parser.add_argument("--alpha", type=_probability, default=DEFAULT_ALPHA, metavar="P",
+                        help=f"p-value a change must beat to be real (default: {DEFAULT_ALPHA:g})")  # fmt: skip
+    parser.add_argument("--match", choices=[m.value for m in MatchMode], default=MatchMode.STRICT.value,
+                        help="how layers pair: strict (same model, default), index, name")  # fmt: skip
+    parser.add_argument("--format", choices=("text", "json", "markdown", "junit"), default="text",
+                        help="output format (default: text)")  # fmt: skip
+    parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
+    add_cluster_arguments(parser)
+
+
+def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--workers N`` and ``--scheduler URL`` (compare and ingest)."""
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="worker processes of the local Dask cluster (default: the CPUs available)")  # fmt: skip
+    parser.add_argument("--scheduler", metavar="URL", help="an existing Dask cluster's scheduler, e.g. tcp://HOST:8786")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read both sides, compare, write; the exit code is the verdict."""
+    from tracer.cli.output import open_output
+    from tracer.compare.compare import compare
+    from tracer.compare.models import MatchMode
+    from tracer.errors import ExitCode
+    from tracer.export.compare_json import comparison_object
+    from tracer.export.compare_junit import write_junit
+    from tracer.export.compare_text import write_markdown, write_text
+    from tracer.export.report_json import write_report_json
+
+    base_inputs, new_inputs = _sides(args)
+    if args.dataset:
+        base, new = _from_dataset(args.dataset, base_inputs, new_inputs)
+    else:
+        base, new = _from_files(args, base_inputs, new_inputs)
+    comparison = compare(base, new, threshold_pct=args.threshold, alpha=args.alpha, mode=MatchMode(args.match))
+    for note in comparison.notes:
+        args.console.warn(note)
+    obj = comparison_object(comparison)
+    writers = {"json": write_report_json, "markdown": write_markdown, "junit": write_junit, "text": write_text}
+    with open_output(args.output) as out:
+        writers[args.format](obj, out)
+    return ExitCode.OK if comparison.passed else ExitCode.CHECK_FAILED
+
+
+def _sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    from tracer.errors import UsageError
+
+    if args.inputs and (args.base or args.new):
+        raise UsageError("give BASE NEW, or --base and --new, not both")
+    if args.inputs:
+        if len(args.inputs) != 2:
+            raise UsageError(f"expected two inputs, BASE and NEW, not {len(args.inputs)} (sets: --base FILE... --new FILE...)")
+        if args.dataset:
+            raise UsageError("with --dataset, select each side with --base KEY=VALUE... --new KEY=VALUE...")
+        return [args.inputs[0]], [args.inputs[1]]
+    if not args.base or not args.new:
+        raise UsageError("nothing to compare: give BASE NEW, or --base FILE... --new FILE...")
+    return list(args.base), list(args.new)
+
+
+def _from_files(args: argparse.Namespace, base: list[str], new: list[str]) -> tuple[list[CaptureDigest], list[CaptureDigest]]:
+    digests = _digest_files(args.console, base + new, args.workers, args.scheduler, "reading")
+    return digests[: len(base)], digests[len(base) :]
+
+
+def _digest_files(
+    console: Console, paths: Sequence[str], workers: int | None, scheduler: str | None, label: str
+) -> list[CaptureDigest]:
+    """The digests of ``paths``, in order, read where :func:`tracer.fleet.cluster.open_runner` says
+    (one capture a side: in this process)."""
+    from tracer.pipeline.digest import digest_file
+    from tracer.fleet.cluster import dask_available, open_runner
+
+    if scheduler is None and workers is None:
+        if len(paths) <= 2:  # one capture a side: no cluster to start
+            workers = 1
+        elif not dask_available():
+            console.info("Dask is not installed (pip install 'tracer[fleet]'): reading the captures in this process")
+            workers = 1
+    sizes = [file_size(p) for p in paths]
+    out: list[Any] = [None] * len(paths)
+    done = 0
+    with open_runner(scheduler, workers, len(paths)) as runner, console.progress(label, sum(sizes)) as bar:
+        for i, result in runner.run(digest_file, [(p,) for p in paths]):
+            out[i] = result
+            done += sizes[i]
+            bar.update(done)
+    return out
+
+
+def file_size(path: str) -> int:
+    """The size of a file, 0 if it cannot be read (the error comes when it is read)."""
+    try:
+        return int(os.path.getsize(path))
+    except OSError:
+        return 0
+
+
+def _from_dataset(path: str, base: list[str], new: list[str]) -> tuple[list[CaptureDigest], list[CaptureDigest]]:
+    from tracer.fleet import require_extra
+
+    require_extra("compare --dataset", ("pyarrow",))
+    from tracer.fleet.dataset import Dataset, parse_selector
+
+    dataset = Dataset.open(path)
+    return dataset.digests(parse_selector(base), "base"), dataset.digests(parse_selector(new), "new")
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a probability: {text!r} (expected e.g. 0.01)") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"--alpha must be between 0 and 1, not {text}")
+    return value

@@ -1,0 +1,281 @@
+"""Ingest: captures into a dataset, each once, on Dask workers, committed atomically.
+
+Per capture, on a worker (:func:`ingest_capture`): hash the file (a capture already in the
+dataset is skipped: ingesting it again changes nothing), decode and analyse it window by window
+(:mod:`tracer.pipeline.windows`: bounded memory whatever its size; an input with nothing measured
+in it is an error, not an empty capture), write its
+per-execution tables into the run's staging folder and return its summary rows (captures, labels,
+layers, stacks, findings). A capture that cannot be read comes back as an error row; the others go
+on. On the client (:func:`ingest`): collect the results as they complete, write the summary and
+error tables once per run and day, and commit (:meth:`tracer.fleet.dataset.Staging.commit`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import os
+import time
+import traceback
+import uuid
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tracer.analysis.analyze import analyze
+from tracer.compare.digest import NOTHING_MEASURED, digest, merge_windows
+from tracer.errors import ExitCode, TracerError
+from tracer.fleet import schema
+from tracer.fleet.cluster import Runner
+from tracer.fleet.dataset import Dataset
+from tracer.fleet.tables import CaptureStatistics, content_id, execution_tables, partition_date, summary_tables
+from tracer.pipeline.digest import input_labels
+from tracer.pipeline.windows import read_windows
+
+INGESTED, SKIPPED, FAILED = "ingested", "skipped", "failed"
+
+
+@dataclasses.dataclass
+class CaptureOutcome:
+    """What became of one capture (a worker's answer).
+
+    Attributes:
+        path: The capture.
+        status: ``ingested``, ``skipped`` (already in the dataset) or ``failed``.
+        capture_id: Its content hash (None if the file could not be read at all).
+        date: Its partition (ingested captures).
+        tables: Its summary rows (ingested captures).
+        files: Files it staged, relative to the staging folder.
+        bytes: File size.
+        executions: Layer executions written.
+        error: Why it failed.
+        exit_code: The exit code its failure maps to.
+    """
+
+    path: str
+    status: str
+    capture_id: str | None = None
+    date: str | None = None
+    tables: dict[str, pa.Table] = dataclasses.field(default_factory=dict)
+    files: list[str] = dataclasses.field(default_factory=list)
+    bytes: int = 0
+    executions: int = 0
+    error: str | None = None
+    exit_code: int = 0
+
+
+@dataclasses.dataclass
+class IngestResult:
+    """One ingest run.
+
+    Attributes:
+        run_id: The run.
+        outcomes: Per capture, in the order given.
+        seconds: Wall time.
+        workers: Where it ran (worker processes).
+    """
+
+    run_id: str
+    outcomes: list[CaptureOutcome]
+    seconds: float
+    workers: int
+
+    def count(self, status: str) -> int:
+        """Captures with ``status``."""
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def bytes(self) -> int:
+        """Bytes of the captures read (ingested)."""
+        return sum(o.bytes for o in self.outcomes if o.status == INGESTED)
+
+    @property
+    def executions(self) -> int:
+        """Layer executions added."""
+        return sum(o.executions for o in self.outcomes if o.status == INGESTED)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when nothing failed, else 3 (the run was partial: see the errors table)."""
+        return int(ExitCode.CAPTURE_UNREADABLE) if self.count(FAILED) else int(ExitCode.OK)
+
+    def to_json(self) -> dict[str, object]:
+        """As ``tracer ingest --format json`` prints it."""
+        return {
+            "run_id": self.run_id, "ingested": self.count(INGESTED), "skipped": self.count(SKIPPED),
+            "failed": self.count(FAILED), "bytes": self.bytes, "executions": self.executions,
+            "seconds": round(self.seconds, 3), "workers": self.workers,
+            "errors": [{"path": o.path, "error": o.error} for o in self.outcomes if o.status == FAILED],
+        }  # fmt: skip
+
+
+def ingest_capture(
+    path: str, staging: str, known: frozenset[str], labels: Mapping[str, str], run_id: str, ingested_at: str,
+) -> CaptureOutcome:  # fmt: skip
+    """Ingest one capture into the staging folder (runs on a Dask worker; never raises for a bad file).
+
+    Args:
+        path: The capture (or log, raw trace, ETDump).
+        staging: The run's staging folder (a path the worker can write).
+        known: Capture ids already in the dataset.
+        labels: ``--label`` values, added to the capture's own.
+        run_id, ingested_at: The run.
+    """
+    capture_id = None
+    try:
+        size = os.path.getsize(path)
+        capture_id = content_id(path)
+        if capture_id in known:
+            return CaptureOutcome(path, SKIPPED, capture_id, bytes=size)
+        all_labels = {**input_labels(path), **labels}
+        created = all_labels.get("created")
+        date = partition_date(created, _dt.date.fromtimestamp(os.path.getmtime(path)))
+        writers = _CaptureFiles(Path(staging), date, capture_id)
+        windows, last = [], None
+        try:
+            for timeline, facts in read_windows(path):
+                analysis = analyze(timeline, facts)
+                writers.write(execution_tables(timeline, capture_id))
+                windows.append(digest(analysis, path))
+                last = (analysis, timeline, facts)
+        finally:
+            files, executions = writers.close()
+        assert last is not None
+        merged = merge_windows(windows, path, all_labels)
+        empty = next((f for f in merged.findings if f.id == NOTHING_MEASURED), None)
+        if empty is not None:
+            warned = f" ({'; '.join(last[2].warnings)})" if last[2].warnings else ""
+            return CaptureOutcome(path, FAILED, capture_id, bytes=size, error=f"{path}: {empty.message}{warned}",
+                                  exit_code=int(ExitCode.CAPTURE_UNREADABLE))  # fmt: skip
+        stats = CaptureStatistics.of_analysis(last[0]) if len(windows) == 1 else CaptureStatistics.of_digest(merged)
+        tables = summary_tables(merged, stats, last[1], last[2], capture_id, size, created, run_id, ingested_at)
+        return CaptureOutcome(path, INGESTED, capture_id, date, tables, files, size, executions)
+    except TracerError as exc:
+        return CaptureOutcome(path, FAILED, capture_id, error=str(exc), exit_code=int(exc.exit_code))
+    except OSError as exc:
+        return CaptureOutcome(path, FAILED, capture_id, error=f"{path}: cannot read: {exc.strerror or exc}",
+                              exit_code=int(ExitCode.CAPTURE_UNREADABLE))  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - a decoder bug on one capture must not stop the others
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return CaptureOutcome(
+            path, FAILED, capture_id, exit_code=int(ExitCode.CAPTURE_UNREADABLE),
+            error=f"{path}: could not be decoded ({type(exc).__name__}: {exc}, at {Path(where.filename).name}:{where.lineno})",
+        )  # fmt: skip
+
+
+def ingest(
+    paths: Sequence[str],
+    dataset: Dataset,
+    runner: Runner,
+    labels: Mapping[str, str] | None = None,
+    on_done: Callable[[CaptureOutcome], None] | None = None,
+) -> IngestResult:
+    """Ingest ``paths`` into ``dataset`` on ``runner``; commit atomically.
+
+    Args:
+        paths: The captures (the same path twice counts once).
+        dataset: The dataset, opened for writing.
+        runner: Where the per-capture work runs.
+        labels: ``--label`` values for every capture.
+        on_done: Called with each capture's outcome as it completes (progress).
+    """
+    start = time.monotonic()
+    unique = list(dict.fromkeys(str(p) for p in paths))
+    ingested_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    with dataset.writing() as staging:
+        known = runner.share(frozenset(dataset.known_ids()))  # sent once, however many captures
+        items = [(p, str(staging.folder), known, dict(labels or {}), staging.run_id, ingested_at) for p in unique]
+        outcomes: list[CaptureOutcome | None] = [None] * len(unique)
+        for i, outcome in runner.run(ingest_capture, items):
+            outcomes[i] = outcome
+            if on_done is not None:
+                on_done(outcome)
+        done = [o for o in outcomes if o is not None]
+        _same_content_once(done)
+        for outcome in done:
+            for relative in outcome.files:
+                staging.add(relative)
+        for relative in _write_run_tables(done, staging.folder, staging.run_id, ingested_at):
+            staging.add(relative)
+        staging.commit()
+        return IngestResult(staging.run_id, done, time.monotonic() - start, runner.workers)
+
+
+def _same_content_once(outcomes: list[CaptureOutcome]) -> None:
+    """Two paths with the same bytes are one capture: the later ones count as skipped."""
+    seen: set[str] = set()
+    for outcome in outcomes:
+        if outcome.status != INGESTED or outcome.capture_id is None:
+            continue
+        if outcome.capture_id in seen:
+            outcome.status, outcome.tables, outcome.files = SKIPPED, {}, []
+        seen.add(outcome.capture_id)
+
+
+def _write_run_tables(outcomes: list[CaptureOutcome], folder: Path, run_id: str, at: str) -> list[str]:
+    """The run's summary and error tables, one file per table and day; returns their paths."""
+    written = []
+    by_date: dict[str, list[CaptureOutcome]] = {}
+    for outcome in outcomes:
+        if outcome.status == INGESTED and outcome.date is not None:
+            by_date.setdefault(outcome.date, []).append(outcome)
+    for date, group in sorted(by_date.items()):
+        for table in ("captures", "labels", "layers", "stacks", "findings"):
+            # Written even when empty: a query over the table's files then finds some.
+            relative = f"{table}/{schema.PARTITION}={date}/run-{run_id}.parquet"
+            _write(folder / relative, pa.concat_tables([o.tables[table] for o in group]))
+            written.append(relative)
+    failed = [o for o in outcomes if o.status == FAILED]
+    if failed:
+        errors = pa.Table.from_pylist([
+            {"run_id": run_id, "path": o.path, "capture_id": o.capture_id, "exit_code": o.exit_code, "error": o.error,
+             "at": at} for o in failed
+        ], schema=schema.ERRORS)  # fmt: skip
+        relative = f"errors/{schema.PARTITION}={at[:10]}/run-{run_id}.parquet"
+        _write(folder / relative, errors)
+        written.append(relative)
+    return written
+
+
+class _CaptureFiles:
+    """The per-capture tables of one capture, written window after window into the staging folder
+    (a Parquet row group per window), each renamed into place when complete."""
+
+    def __init__(self, staging: Path, date: str, capture_id: str) -> None:
+        self.staging = staging
+        self.targets = {table: staging / f"{table}/{schema.PARTITION}={date}/{capture_id}.parquet"
+                        for table in schema.CAPTURE_TABLES}  # fmt: skip
+        self.temporaries = {t: p.with_name(f".{p.name}.{uuid.uuid4().hex}.tmp") for t, p in self.targets.items()}
+        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.executions = 0
+
+    def write(self, tables: Mapping[str, pa.Table]) -> None:
+        """Append one window's rows."""
+        for name, data in tables.items():
+            if name not in self.writers:
+                self.temporaries[name].parent.mkdir(parents=True, exist_ok=True)
+                self.writers[name] = pq.ParquetWriter(self.temporaries[name], schema.CAPTURE_TABLES[name],
+                                                      compression="zstd")  # fmt: skip
+            self.writers[name].write_table(data)
+        self.executions += tables["layer_executions"].num_rows
+
+    def close(self) -> tuple[list[str], int]:
+        """Finish the files; returns their paths relative to the staging folder, and the executions."""
+        for writer in self.writers.values():
+            writer.close()
+        files = []
+        for name, writer in self.writers.items():
+            os.replace(self.temporaries[name], self.targets[name])
+            files.append(self.targets[name].relative_to(self.staging).as_posix())
+        return files, self.executions
+
+
+def _write(target: Path, table: pa.Table) -> None:
+    """Write a Parquet file whole: to a temporary name beside it, then renamed (two workers writing
+    the same capture's file cannot interleave)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    pq.write_table(table, temporary, compression="zstd")
+    os.replace(temporary, target)

@@ -1,0 +1,184 @@
+"""Trends across builds: per-layer series from a dataset, ordered by a label, with their change points.
+
+A *build* is a value of the label chosen (``--by build``): the captures that carry it. A build's
+value for a layer is the median, over its captures, of the layer's median cycles in each capture
+(the dataset's ``layers`` table); the inference latency is a series too. Builds are ordered by the
+label's value, as numbers when every value is one, else as text (ISO dates sort right; for git
+revisions label the captures with a build number or commit date). Each series is segmented by
+:func:`tracer.fleet.changepoints.segment`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+import numpy as np
+import pyarrow.compute as pc
+
+from tracer.analysis.statistics import nearest_rank
+from tracer.errors import UsageError
+from tracer.fleet.changepoints import ALPHA, Segmentation, segment
+from tracer.fleet.dataset import Dataset
+
+INFERENCE = "inference"
+
+
+@dataclasses.dataclass(frozen=True)
+class Series:
+    """One layer (or the inference latency) across the builds.
+
+    Attributes:
+        label: The layer's name (``op#index`` when unnamed), or ``inference``.
+        layer: Its index (None for the inference).
+        op: Its operator ('' for the inference).
+        values: Its value per build, in build order (None where the build did not measure it).
+        segmentation: Change points and outlier builds of the measured values.
+        positions: Build position of each measured value (what the segmentation's indices index).
+    """
+
+    label: str
+    layer: int | None
+    op: str
+    values: tuple[int | None, ...]
+    segmentation: Segmentation
+    positions: tuple[int, ...]
+
+    def change_builds(self) -> list[int]:
+        """Build positions where a change begins."""
+        return [self.positions[c.index] for c in self.segmentation.changes]
+
+
+@dataclasses.dataclass(frozen=True)
+class Trend:
+    """Every series of a dataset by one label.
+
+    Attributes:
+        by: The label.
+        builds: Its values, in order.
+        captures: Captures per build.
+        series: The inference latency first, then each layer by index.
+        threshold_pct, alpha: What a change must exceed and beat.
+        left_out: Captures without the label.
+        models: Distinct models among the captures (1 when all run the same network).
+    """
+
+    by: str
+    builds: tuple[str, ...]
+    captures: tuple[int, ...]
+    series: tuple[Series, ...]
+    threshold_pct: float
+    alpha: float
+    left_out: int
+    models: int
+
+    @property
+    def newest_regressions(self) -> list[Series]:
+        """Series in which the newest build starts a higher level (a regression to fail on)."""
+        newest = len(self.builds) - 1
+        out = []
+        for s in self.series:
+            for change in s.segmentation.changes:
+                if s.positions[change.index] == newest and change.size > 0:
+                    out.append(s)
+        return out
+
+
+def trend(
+    dataset: Dataset,
+    by: str,
+    where: Mapping[str, str] | None = None,
+    threshold_pct: float = 5.0,
+    alpha: float = ALPHA,
+) -> Trend:
+    """The series of ``dataset`` by label ``by`` (captures matching ``where`` only).
+
+    Raises:
+        UsageError: No capture has the label, or ``where`` matches none.
+    """
+    labels = dataset.table("labels", ["capture_id", "key", "value"])
+    chosen = set(dataset.select(where)) if where else None
+    tagged = labels.filter(pc.equal(labels["key"], by)).to_pylist()
+    build_of = {row["capture_id"]: row["value"] for row in tagged if chosen is None or row["capture_id"] in chosen}
+    considered = len(chosen) if chosen is not None else len(dataset.known_ids())
+    if not build_of:
+        keys = sorted(set(labels.column("key").to_pylist()))
+        raise UsageError(f"no capture of {dataset} has the label {by!r}" + (" among those selected" if where else "")
+                         + (f"; labels there: {', '.join(keys)}" if keys else ""))  # fmt: skip
+    builds = _ordered(set(build_of.values()))
+    position = {b: i for i, b in enumerate(builds)}
+    per_build: dict[str, list[str]] = {b: [] for b in builds}
+    for capture_id, build in build_of.items():
+        per_build[build].append(capture_id)
+    ids = list(build_of)
+    import pyarrow.dataset as pds
+
+    where_ids = pds.field("capture_id").isin(ids)
+    captures = dataset.table("captures", ["capture_id", "latency_p50", "model"], where_ids).to_pylist()
+    layers = dataset.table("layers", ["capture_id", "layer", "name", "op", "p50"], where_ids).to_pylist()
+    series_values: dict[tuple[int | None, str, str], list[list[int]]] = {}
+    inference_key: tuple[int | None, str, str] = (None, INFERENCE, "")
+    series_values[inference_key] = [[] for _ in builds]
+    for row in captures:
+        if row["latency_p50"] is not None:
+            series_values[inference_key][position[build_of[row["capture_id"]]]].append(row["latency_p50"])
+    for row in layers:
+        if row["p50"] is None:
+            continue
+        key = (row["layer"], row["name"] or f"{row['op'] or 'layer'}#{row['layer']}", row["op"] or "")
+        series_values.setdefault(key, [[] for _ in builds])[position[build_of[row["capture_id"]]]].append(row["p50"])
+    series = []
+    ordered_keys = sorted(series_values, key=lambda k: (k[0] is not None, k[0] if k[0] is not None else -1, k[1]))
+    for key in ordered_keys:
+        per = series_values[key]
+        values = tuple(nearest_rank(np.array(v, np.int64), 0.5) if v else None for v in per)
+        positions = tuple(i for i, v in enumerate(values) if v is not None)
+        measured = [values[i] for i in positions]
+        if not measured:
+            continue
+        series.append(Series(key[1], key[0], key[2], values, segment(measured, threshold_pct, alpha), positions))
+    return Trend(
+        by=by, builds=tuple(builds), captures=tuple(len(per_build[b]) for b in builds), series=tuple(series),
+        threshold_pct=threshold_pct, alpha=alpha, left_out=considered - len(build_of),
+        models=len({row["model"] for row in captures}),
+    )  # fmt: skip
+
+
+def _ordered(values: set[str]) -> list[str]:
+    """Label values as numbers when all are, else as text."""
+    try:
+        return sorted(values, key=float)
+    except ValueError:
+        return sorted(values)
+
+
+def trend_object(t: Trend, dataset: str) -> dict[str, Any]:
+    """The trend as JSON (``tracer trend --format json``; ``docs/trend.md``)."""
+    newest = {s.label for s in t.newest_regressions}
+    return {
+        "dataset": dataset,
+        "by": t.by,
+        "builds": list(t.builds),
+        "captures": list(t.captures),
+        "threshold_pct": t.threshold_pct,
+        "alpha": t.alpha,
+        "left_out": t.left_out,
+        "models": t.models,
+        "passed": not newest,
+        "newest_regressions": sorted(newest),
+        "series": [
+            {
+                "label": s.label, "layer": s.layer, "op": s.op, "values": list(s.values),
+                "noise": round(s.segmentation.sigma, 3),
+                "changes": [
+                    {"build": t.builds[s.positions[c.index]], "position": s.positions[c.index],
+                     "before": c.before, "after": c.after, "size": round(c.size, 3),
+                     "pct": None if c.pct is None else round(c.pct, 3), "p_value": c.p_value,
+                     "builds_after": c.builds_after}
+                    for c in s.segmentation.changes
+                ],
+                "outliers": [t.builds[s.positions[i]] for i in s.segmentation.outliers],
+            }
+            for s in t.series
+        ],
+    }  # fmt: skip

@@ -1,0 +1,138 @@
+"""A capture of any size as a sequence of timelines ("windows") of consecutive inferences, in bounded memory.
+
+The telemetry decoder keeps every row it decoded (about 450 bytes per layer execution with its
+events) until told to forget: a 1 GB capture would need several GB. :func:`read_windows` reads a
+large capture through the decoder's streaming protocol instead (``take`` what closed,
+``discard_taken``, ``discard_isrs``), cutting a window whenever about :data:`WINDOW_SPANS` layer
+executions have closed. Each window is an :class:`~tracer.base.timeline.InferenceTimeline` of its
+own inferences, their spans, events, memory reports, console text and interrupt slices, with the
+capture's facts (clock, labels, layer descriptions, PMU names; the loss counters so far), which
+:func:`~tracer.analysis.analyze.analyze` reads unchanged. What a caller keeps of each window
+(a digest, Parquet rows) is compact, so memory stays flat whatever the capture's size.
+
+Inputs up to :data:`WHOLE_BYTES`, and every text log or ETDump, are one window: exactly the
+timeline :func:`~tracer.pipeline.load.load_timeline` gives. In a capture read in windows, DWT PC
+samples and a probe's polled NPU samples (placed against the whole timeline) are left out, with a
+warning that says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Callable, Iterator
+
+import numpy as np
+
+from tracer.base.facts import InputFacts
+from tracer.base.timeline import InferenceTimeline
+from tracer.capture.reader import open_capture
+from tracer.decode.tpiu import TpiuMode
+from tracer.pipeline.capture import decode_reader
+from tracer.pipeline.load import CAPTURE, RAW_ITM, load_timeline
+from tracer.telemetry.console_text import merge_console
+from tracer.telemetry.decoder import NewRows, TelemetryDecoder
+from tracer.telemetry.logs import is_text_log
+from tracer.telemetry.etdump import is_etdump
+from tracer.telemetry.swo_pc import SwoPcCollector
+
+WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
+WINDOW_SPANS = 50_000  # layer executions per window: about 60 MB while one is decoded and analysed
+
+
+def read_windows(
+    path: str | os.PathLike[str],
+    on_progress: Callable[[int], None] | None = None,
+    whole_bytes: int | None = None,
+    window_spans: int | None = None,
+) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
+    """The windows of an input, in order, each with the input's facts so far (the last: all of them).
+
+    Args:
+        path: The input.
+        on_progress: Called with the stream bytes read so far.
+        whole_bytes: Inputs up to this size are one window (default :data:`WHOLE_BYTES`).
+        window_spans: Layer executions per window (default :data:`WINDOW_SPANS`).
+
+    Raises:
+        CaptureError: The file is missing or unreadable.
+    """
+    whole_bytes = WHOLE_BYTES if whole_bytes is None else whole_bytes
+    window_spans = WINDOW_SPANS if window_spans is None else window_spans
+    with open_capture(path) as reader:
+        is_capture, size = reader.is_capture, reader.size
+        text = reader.metadata.encoding == "text"
+        head = next(iter(reader.chunks()), None)
+    sniff = head.data if head is not None else b""
+    if size <= whole_bytes or text or is_text_log(sniff) or (not is_capture and is_etdump(sniff)):
+        yield load_timeline(path, on_progress=on_progress)
+        return
+    yield from _stream(path, CAPTURE if is_capture else RAW_ITM, on_progress, window_spans)
+
+
+def _stream(
+    path: str | os.PathLike[str], kind: str, on_progress: Callable[[int], None] | None, window_spans: int
+) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
+    label = str(path)
+    with open_capture(path) as reader:
+        meta = reader.metadata
+        decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name)
+        itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
+        pcs = SwoPcCollector()
+        facts = InputFacts(kind, meta.source or label, label, 0)
+        for batch in batches:
+            decoder.feed(batch)
+            pcs.feed(batch)
+            if on_progress is not None:
+                on_progress(itm.input_bytes)
+            if decoder.held_rows["spans"] >= window_spans:
+                window = _window(decoder, facts, itm.input_bytes)
+                if window is not None:
+                    yield window
+        decoder.finish()
+        facts.warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
+        if pcs.samples:
+            facts.warnings.append(f"{reader.name}: {pcs.samples} DWT PC samples left out: a capture larger than "
+                                  f"{WHOLE_BYTES >> 20} MB is read in windows, and they are placed against the whole")  # fmt: skip
+        polled = sum(len(e.get("qread", [])) for _, e in reader.events if e.get("event") == "npu samples")
+        if polled:
+            facts.warnings.append(f"{reader.name}: {polled} NPU samples polled by the probe left out: a capture "
+                                  f"larger than {WHOLE_BYTES >> 20} MB is read in windows")  # fmt: skip
+        first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
+        facts.host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
+        # The last window, even without an inference: it carries the capture's facts at its end.
+        last = _window(decoder, facts, itm.input_bytes, final=True)
+        assert last is not None
+        yield last
+
+
+def _window(
+    decoder: TelemetryDecoder, facts: InputFacts, stream_bytes: int, final: bool = False
+) -> tuple[InferenceTimeline, InputFacts] | None:
+    """The rows closed since the last window as a timeline; then the decoder forgets them."""
+    rows = decoder.take()
+    base = decoder.timeline()
+    decoder.discard_taken()
+    if not len(rows.inferences) and not final:
+        return None
+    timeline = _timeline(base, rows)
+    if len(rows.spans):
+        decoder.discard_isrs(int(rows.spans.end.max()))
+    window_facts = dataclasses.replace(facts, bytes=stream_bytes, records=decoder.records_accepted,
+                                       warnings=list(facts.warnings))  # fmt: skip
+    if timeline.console:
+        window_facts.console_lines = len(timeline.console)
+        timeline = merge_console(timeline, window_facts.warnings)
+    return timeline, window_facts
+
+
+def _timeline(base: InferenceTimeline, rows: NewRows) -> InferenceTimeline:
+    """``base`` (the decoder's facts) with the window's own rows."""
+    isrs = base.isrs  # the slices held: from the window's start (older ones were discarded) on
+    if len(rows.spans) and len(isrs):
+        isrs = isrs[: int(np.searchsorted(isrs.column(0), int(rows.spans.end.max()), side="right"))]  # type: ignore[attr-defined]
+    return dataclasses.replace(
+        base, inferences=rows.inferences, spans=rows.spans, arena=rows.arena, stacks=rows.stacks,  # type: ignore[arg-type]
+        cache_ops=rows.cache_ops, npu_jobs=rows.npu_jobs, console=list(rows.console), marks=list(rows.marks),
+        crcs=list(rows.crcs), records=list(rows.records), isrs=isrs,
+    )  # fmt: skip
