@@ -5,7 +5,7 @@ It shares no code with ``tracer.decode``: it turns the contract's packet records
 correct decoder must report for them (offsets, stimulus ports after page changes, accumulated
 local timestamps, merged global timestamps). The property tests compare the decoder with it.
 
-Bit layouts (Armv7-M ARM Appendix D4, Armv8-M ARM Appendix F; our research notes §1.1-1.2, 1.7):
+Bit layouts (Armv7-M ARM Appendix D4, Armv8-M ARM Appendix F):
     sync          >= 5 x 00, then 80
     overflow      70
     LTS2          0TTT0000, T = 1..6

@@ -14,7 +14,7 @@ from tracer.budget import load_budget
 from tracer.base.timeline import Engine
 
 MODEL = Path(__file__).parent / "data" / "vela" / "tiny_int8.tflite"
-# The flags of the team's research run (vela_samples/run_vela.sh), per configuration.
+# The Vela flags the sample budgets in tests/data/vela were made with, per configuration.
 CONFIGS = {
     "u55-128": ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
     "u65-256": ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram"),

@@ -23,7 +23,7 @@ CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 QUEUE_DEMO = CORPUS / "novakov_rtos_trace" / "queue_demo.trace"
 STM32_SWO = CORPUS / "sigrok_stm32f105" / "trace_example_swo_tpiu.bin"
 
-# The ndjson contract (PRODUCT.md, "Packet-level decode"): fields per type, besides offset/type/ts.
+# The ndjson contract (docs/decoder.md, "What it decodes"): fields per type, besides offset/type/ts.
 CONTRACT: dict[str, set[str]] = {
     "sync": set(),
     "overflow": set(),

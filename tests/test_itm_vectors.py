@@ -1,8 +1,8 @@
 """Byte vectors for every ITM/DWT packet type and field of the ``--format ndjson`` contract.
 
-Vectors come from the packet tables (Armv7-M ARM D4, Armv8-M ARM F1; our research notes §1.1-1.2)
+Vectors come from the packet tables (Armv7-M ARM D4, Armv8-M ARM F1; tabled in docs/decoder.md)
 and from other decoders' unit tests (rtic-scope/itm, the Orbcode-style Rust decoder, sigrok), plus
-the known bugs of other decoders (§1.6), each pinned by a test named after it.
+the known bugs of other decoders, each pinned by a test named after it.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def test_lts_format_2(value: int) -> None:
 
 
 def test_lts2_value_3_is_a_timestamp() -> None:
-    """``30`` is LTS2 with value 3 (research §1.6 lists it as a pyOCD divergence)."""
+    """``30`` is LTS2 with value 3 (sometimes listed as a pyOCD divergence; it is not)."""
     assert one("30") == {"type": "lts", "delta": 3, "tc": 0}
 
 

@@ -1,4 +1,4 @@
-"""Exporting a session: the report JSON of ``tracer report`` (the PRODUCT.md contract), to a file.
+"""Exporting a session: the report JSON of ``tracer report`` (the contract of docs/report.md), to a file.
 
 With a capture on disk (the replayed file, or the one ``tracer live`` is recording) the capture is
 read again from the start by the same code as ``tracer report`` (``load_timeline`` and

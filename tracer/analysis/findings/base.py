@@ -51,7 +51,7 @@ class Finding:
     inferences: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """The report's finding object (PRODUCT.md: id, severity, layer, message, evidence)."""
+        """The report's finding object (docs/report.md: id, severity, layer, message, evidence, fix, inferences)."""
         out: dict[str, Any] = {
             "id": self.id,
             "severity": self.severity.value,
