@@ -1,5 +1,8 @@
 """``python -m tracer``."""
 
+from tracer.cli.signals import interrupt_outside_imports
+
+interrupt_outside_imports()  # before the imports below: an interrupt there is an interrupt, not an error
 try:
     from tracer.cli.main import entry
 except KeyboardInterrupt:  # Ctrl-C while tracer is still loading: an interrupt, said quietly

@@ -10,6 +10,7 @@ from types import ModuleType
 
 import tracer
 from tracer.cli.output import STDOUT, Console, flush_stdout
+from tracer.cli.signals import interrupt_outside_imports
 from tracer.errors import ExitCode, OutputError, TracerError
 
 # Each verb is a module ``tracer.cli.cmd_<verb>`` with HELP, DESCRIPTION, add_arguments(parser)
@@ -112,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> None:
     """Console-script entry point."""
+    interrupt_outside_imports()
     try:
         code = main()
     except KeyboardInterrupt:  # between main's own handlers and here: still an interrupt
