@@ -94,6 +94,8 @@ class LayerJitter:
         listed: The first outliers, in inference order (up to :data:`MAX_LISTED`).
         warm_up_runs: Outliers put down to warm-up.
         steady_p50: The steady-state median (of the executions outside the warm-up run).
+        outlier_inferences: The inference of every outlier, in inference order (not only the listed).
+        outlier_causes: The cause of each of them.
     """
 
     index: int
@@ -110,6 +112,8 @@ class LayerJitter:
     listed: list[Outlier]
     warm_up_runs: int
     steady_p50: int
+    outlier_inferences: tuple[int, ...] = ()
+    outlier_causes: tuple[str, ...] = ()
 
     def to_json(self, name: str = "") -> dict[str, Any]:
         """The report's ``jitter.layers[]`` entry."""
@@ -252,7 +256,8 @@ def _layer(  # noqa: PLR0913
         index=index, count=n, p50=median, p99=nearest_rank(cycles, 0.99), max=int(cycles.max()), cv=coefficient_of_variation(cycles),
         own_p50=_median(own), own_cv=coefficient_of_variation(own), histogram=histogram(cycles),
         outliers=int(outlier.sum()), causes=causes, listed=listed, warm_up_runs=int(warm.sum()),
-        steady_p50=_median(steady),
+        steady_p50=_median(steady), outlier_inferences=tuple(spans.inference[rows[flagged]].tolist()),
+        outlier_causes=tuple(str(c) for c in cause[flagged]),
     ), rows[outlier]  # fmt: skip
 
 
