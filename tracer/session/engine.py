@@ -15,6 +15,7 @@ Controls (any thread): :meth:`pause`, :meth:`resume`, :meth:`faster`, :meth:`slo
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import threading
 import time
@@ -26,7 +27,10 @@ from tracer.budget.model import Budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.decode.tpiu import TpiuMode
 from tracer.errors import TracerError
+from tracer.session.baseline import Baseline, load_baseline
 from tracer.session.budget import SessionBudget
+from tracer.session.held import MAX_LOADED, Pins, Stretch, pinned_stretch
+from tracer.session.index import CaptureIndex, DecoderSetup
 from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, Piece, SourceFeed
 from tracer.session.media import MediaClock
 from tracer.session.pacing import Pacer, RateMeter
@@ -61,6 +65,8 @@ class SessionOptions:
         latency_history: Recent inference latencies kept for the plot.
         speed: Replay speed (None: as fast as possible).
         paused: Start paused (replay).
+        baseline: A capture to compare per-layer p50 against (``--baseline``).
+        index: Replay: index the capture on load, so any inference of it can be shown.
     """
 
     ring: int = DEFAULT_RING
@@ -68,6 +74,8 @@ class SessionOptions:
     latency_history: int = LATENCY_HISTORY
     speed: float | None = 1.0
     paused: bool = False
+    baseline: str | None = None
+    index: bool = True
 
 
 def tpiu_mode(metadata: CaptureMetadata, trusted: bool = True) -> TpiuMode:
@@ -136,6 +144,11 @@ class Session:
         self._held = StreamState(self.options.ring, self.options.window, self.options.latency_history)
         self._findings = FindingsSchedule(clock)
         self._layer_flags: dict[int, tuple[tuple[str, str], ...]] = {}
+        self._pins = Pins()
+        self._loaded: collections.OrderedDict[int, Stretch] = collections.OrderedDict()
+        self._index: CaptureIndex | None = None
+        self._baseline: Baseline | None = None
+        self._helpers: list[threading.Thread] = []
 
     @property
     def analyses(self) -> int:
@@ -159,8 +172,13 @@ class Session:
         """
         options = options or SessionOptions()
         feed = CaptureFeed(path, FAST_PIECE if options.speed is None else DEFAULT_PIECE)
-        return cls(feed, "replay", path, feed.metadata, budget=budget, options=options, clock=clock,
-                   tpiu=tpiu_mode(feed.metadata, feed.is_capture), capture_path=path)  # fmt: skip
+        tpiu = tpiu_mode(feed.metadata, feed.is_capture)
+        session = cls(feed, "replay", path, feed.metadata, budget=budget, options=options, clock=clock, tpiu=tpiu,
+                      capture_path=path)  # fmt: skip
+        if options.index:
+            setup = DecoderSetup(feed.metadata.cpu_hz, feed.metadata.source or path, tpiu, feed.metadata.tpiu_id)
+            session._index = CaptureIndex(path, setup, options.window)
+        return session
 
     @classmethod
     def live(
@@ -281,8 +299,11 @@ class Session:
             self._wake.notify_all()
 
     def wait_done(self, timeout: float | None = None) -> bool:
-        """Wait until :meth:`run` has returned; True if it has."""
-        return self._done.wait(timeout)
+        """Wait until :meth:`run` (and its helper threads) have returned; True if they have."""
+        done = self._done.wait(timeout)
+        for thread in self._helpers:
+            thread.join(timeout)
+        return done and not any(t.is_alive() for t in self._helpers)
 
     @property
     def ended(self) -> bool:
@@ -305,6 +326,7 @@ class Session:
         Runs in a worker thread; errors end up in the status (state ``error``), never raised.
         """
         external = stop
+        self._start_helpers()
         try:
             self._loop(external)
         except TracerError as exc:
@@ -319,6 +341,39 @@ class Session:
         thread = threading.Thread(target=self.run, name="tracer-session", daemon=True)
         thread.start()
         return thread
+
+    def _start_helpers(self) -> None:
+        """The capture's index and the baseline are read in threads of their own, beside the replay."""
+        jobs = []
+        if self._index is not None:
+            jobs.append(("tracer-index", lambda: self._index.build(self._stop.is_set, self._give_way_briefly)))  # type: ignore[union-attr]
+        if self.options.baseline:
+            jobs.append(("tracer-baseline", self._load_baseline))
+        for name, job in jobs:
+            thread = threading.Thread(target=job, name=name, daemon=True)
+            thread.start()
+            self._helpers.append(thread)
+
+    def _give_way_briefly(self) -> None:
+        """A helper thread waits while the screen answers a key (as the decoder does)."""
+        left = self._ui_hold_until - time.monotonic()
+        if left > 0:
+            self._stop.wait(min(left, 0.1))
+        else:
+            time.sleep(0)  # let the other threads run between pieces
+
+    def _load_baseline(self) -> None:
+        try:
+            baseline = load_baseline(self.options.baseline or "", self._budget.budget if self._budget else None)
+        except TracerError as exc:
+            with self._lock:
+                self._held.warn([f"--baseline: {exc}"])
+                self._version += 1
+            return
+        with self._lock:
+            self._baseline = baseline
+            self._held.layers.touch(self._decoder.layers)
+            self._version += 1
 
     def _stopped(self, external: threading.Event | None) -> bool:
         return self._stop.is_set() or (external is not None and external.is_set())
@@ -420,7 +475,11 @@ class Session:
             self._version += 1
 
     def _finish(self, message: str) -> None:
-        self._fold(self._decoder.finish())
+        damaged = self._decoder.loss.damaged_records
+        delta = self._decoder.finish()
+        with self._lock:
+            self._held.cut_records = self._decoder.loss.damaged_records - damaged  # cut short by the end
+        self._fold(delta)
         self._diagnose(final=True)
         with self._lock:
             self._steps = 0
@@ -520,7 +579,8 @@ class Session:
             return last if frozen is None else frozen
         try:
             if frozen is not None:
-                return dataclasses.replace(frozen, status=self._status(paused=True))
+                # The picture holds still; the status (the recording growing) and the version go on.
+                return dataclasses.replace(frozen, status=self._status(paused=True), version=self._version)
             self._last = self._build_snapshot()
             return self._last
         finally:
@@ -539,9 +599,14 @@ class Session:
             latency=held.latency.info(budget.inference_cycles if budget else None),
             layers=held.layers.rows(self._decoder.layers, budget, self._layer_flags),
             memory=held.memory.info(budget.arena_bytes if budget else None),
-            diagnosis=self._findings.diagnosis, ring=held.ring.items(), events=held.events.view(held.isr_slices),
+            diagnosis=self._findings.diagnosis, ring=held.ring.items(), events=held.view(),
             inferences=held.inferences, complete_inferences=held.complete, spans=held.spans,
             console_seq=held.console_seq, budget_name=budget.name if budget else "", extra=extra,
+            cut_at_end=held.cut_at_end, cut_records=held.cut_records, stretches=self._pins.stretches() + tuple(self._loaded.values()),
+            file_inferences=self._index.count if self._index is not None and self._index.ready else None,
+            indexed=self._index.count if self._index is not None else 0,
+            baseline=self._baseline.matched(self._decoder.layers) if self._baseline else {},
+            baseline_name=self._baseline.name if self._baseline else "",
         )  # fmt: skip
 
     def _status(self, paused: bool | None = None) -> StatusInfo:
@@ -579,6 +644,53 @@ class Session:
     def held(self) -> StreamState:
         """The state folded from the stream (tests)."""
         return self._held
+
+    # -- holding inferences beyond the ring (any thread) -----------------------------------------
+    def pin(self, number: int) -> bool:
+        """Keep inference ``number`` (and its neighbours) when the ring moves on; False if not held now."""
+        with self._lock:
+            if number in self._pins:
+                return True
+            ring = self._last.ring_stretch if self._last is not None else None
+            stretch = pinned_stretch(ring, number) if ring is not None else None
+            if stretch is None:
+                stretch = next((s for s in reversed(self._loaded.values()) if s.record(number) is not None), None)
+            if stretch is None:
+                return False
+            self._pins.add(number, stretch)
+            self._version += 1
+            return True
+
+    def unpin(self, number: int) -> None:
+        """Let a pinned inference go (it stays while the ring holds it)."""
+        with self._lock:
+            self._pins.remove(number)
+            self._version += 1
+
+    @property
+    def index(self) -> CaptureIndex | None:
+        """The replayed capture's index (None: live)."""
+        return self._index
+
+    def seek(self, ordinal: int) -> Stretch | None:
+        """Read the inference at stream position ``ordinal`` (and neighbours) again from the capture.
+
+        Blocking (a front end calls it from a worker thread); the stretch is held (the last few
+        loaded) and shows in the next snapshots. None: live, or not indexed (yet).
+        """
+        if self._index is None:
+            return None
+        stretch = self._index.load(ordinal)
+        if stretch is None:
+            return None
+        with self._lock:
+            key = stretch.first_ordinal or 0
+            self._loaded[key] = stretch
+            self._loaded.move_to_end(key)
+            while len(self._loaded) > MAX_LOADED:
+                self._loaded.popitem(last=False)
+            self._version += 1
+        return stretch
 
     def capture_file(self) -> Path | None:
         """The capture behind the session, if there is one on disk."""

@@ -71,6 +71,6 @@ class FindingsSchedule:
         """
         if capture is not None:
             analysis = capture_analysis(capture, budget, on_progress)
-            return Diagnosis(analysis.findings, analysis, "the whole capture", True, inferences)
+            return Diagnosis.of(analysis, "the whole capture", True, inferences)
         analysis = window_analysis(window(), facts(), budget)
-        return Diagnosis(analysis.findings, analysis, describe_scope(numbers, whole), whole, inferences)
+        return Diagnosis.of(analysis, describe_scope(numbers, whole), whole, inferences)

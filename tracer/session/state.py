@@ -13,7 +13,7 @@ Not thread-safe by itself: the session folds and reads it under its lock.
 from __future__ import annotations
 
 import collections
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from tracer.base.timeline import ConsoleLine, InferenceTimeline, IsrSlice
 from tracer.session.latency import LatencyHistory
@@ -21,10 +21,16 @@ from tracer.session.layers import LayerFold
 from tracer.session.memory import MemoryTracker
 from tracer.session.ring import InferenceBlock, InferenceRing
 from tracer.session.rolling import DecodedDelta, RollingDecoder
-from tracer.session.window import EventWindow, window_timeline
+from tracer.session.window import EventView, EventWindow, window_timeline
 
 CONSOLE_LINES = 2000
 MAX_ISRS = 65_536  # interrupt slices kept at most when no inference closes to set a horizon
+# The problem the decoder gives an inference that was still running when the stream ended: cut by
+# the end of the capture (the user stopped it), not lost; with it come the consequences of the cut
+# (the layer that was running never ends, the record being sent was cut short).
+CUT_BY_END = "the capture ended during this inference"
+CUT_CONSEQUENCES = {CUT_BY_END, "layer begin/end records do not pair up",
+                    "damaged record (wrong length, check byte or shape)"}  # fmt: skip
 
 
 class StreamState:
@@ -48,7 +54,10 @@ class StreamState:
         self.latency = LatencyHistory(latency_history, window)
         self.inferences = 0
         self.complete = 0
+        self.cut_at_end = 0
+        self.cut_records = 0  # records cut short by the end of the stream (the decoder counts them damaged)
         self.spans = 0
+        self.tasks: Sequence[Any] = ()
         self.console: collections.deque[tuple[int, ConsoleLine]] = collections.deque(maxlen=CONSOLE_LINES)
         self.console_seq = 0
         self.warnings: list[str] = []
@@ -58,6 +67,7 @@ class StreamState:
         self._fold_inferences(delta)
         self.events.add(delta.cache_ops, delta.npu_jobs, delta.marks, delta.crcs, delta.records)
         self.isr_slices = decoder.telemetry.isr_slices()
+        self.tasks = _task_slices(decoder, self.ring.horizon)
         self._forget_old(decoder)
         self.memory.add_arena(delta.arena)
         self.memory.add_stacks(delta.stacks)
@@ -82,6 +92,7 @@ class StreamState:
         self.ring.add_block(InferenceBlock(inf, delta.spans, delta.span_first, delta.span_end))
         self.inferences += len(inf)
         self.complete += int(inf.complete.sum())
+        self.cut_at_end += sum(1 for problems in inf.problems if cut_by_end(problems))
         self.latency.add(inf)
         self.spans += len(delta.spans)
         self.layers.add(delta.spans)
@@ -115,9 +126,13 @@ class StreamState:
         """Changes when there is something new for the findings rules."""
         return (self.inferences,) if self.inferences else (self.console_seq, self.memory.reports)
 
+    def view(self) -> EventView:
+        """The events, interrupt and task slices held (immutable)."""
+        return self.events.view(self.isr_slices, self.tasks)
+
     def window_parts(self) -> tuple:
         """What :func:`window_timeline` needs of the state, copied (call under the session's lock)."""
-        return (self.ring.items(), self.events.view(self.isr_slices), [line for _, line in self.console],
+        return (self.ring.items(), self.view(), [line for _, line in self.console],
                 self.memory.deciding_samples(), self.ring.horizon)  # fmt: skip
 
     def console_since(self, seq: int, until: int | None = None) -> tuple[list[ConsoleLine], int]:
@@ -125,6 +140,25 @@ class StreamState:
         end = self.console_seq if until is None else min(until, self.console_seq)
         lines = [line for s, line in self.console if seq <= s < end]
         return lines, max(end, seq)
+
+
+def cut_by_end(problems: Iterable[str]) -> bool:
+    """True for an inference that is incomplete only because the stream ended while it ran."""
+    found = set(problems)
+    return CUT_BY_END in found and found <= CUT_CONSEQUENCES
+
+
+def _task_slices(decoder: RollingDecoder, horizon: int | None) -> Sequence[Any]:
+    """The RTOS task slices the decoder has, from the horizon on (none until it decodes task records).
+
+    The task lane plugs in here: a telemetry decoder that reads the firmware's task records offers
+    ``task_slices()`` (``TaskSlice`` objects in start order: ``start``, ``end``, ``name``, ``complete``).
+    """
+    slices = getattr(decoder.telemetry, "task_slices", None)
+    if slices is None:
+        return ()
+    found = list(slices())
+    return found if horizon is None else [t for t in found if t.end >= horizon]
 
 
 def window_of(parts: tuple, decoder: RollingDecoder) -> InferenceTimeline:

@@ -10,10 +10,10 @@ from textual.message import Message
 from textual.widgets import Static
 
 from tracer.tui import palette as pal
-from tracer.tui.keys import KEYS, MOUSE_HELP
+from tracer.tui.keys import KEYS, MOUSE_HELP, VIEW_KEYS
 
-GROUPS = (("playback", "Playback"), ("layers", "Layers"), ("timeline", "Timeline"), ("views", "Views"),
-          ("general", "General"))  # fmt: skip
+GROUPS = (("playback", "Playback"), ("findings", "Findings"), ("layers", "Layers"), ("timeline", "Timeline"),
+          ("views", "Views"), ("general", "General"))  # fmt: skip
 
 
 def help_rows() -> list[tuple[str, str, str]]:
@@ -24,6 +24,7 @@ def help_rows() -> list[tuple[str, str, str]]:
             rows.append(("", "", "gap"))
         rows.append((title, "", "group"))
         rows += [(key.display, key.help, "key") for key in KEYS if key.group == group]
+        rows += [(key, does, "key") for key, does, where in VIEW_KEYS if where == group]
     rows += [("ctrl+p", "command palette: every action above by name", "key"),
              ("ctrl+c", "quit as an interrupt (exit code 130)", "key"), ("", "", "gap"), ("Mouse", "", "group")]  # fmt: skip
     rows += [(what, does, "mouse") for what, does in MOUSE_HELP]

@@ -23,6 +23,8 @@ class View:
     draws: int = 0  # snapshots drawn (tests check hidden views are skipped)
     last_draw: float = float("-inf")
     drawn_version: int = -1  # the snapshot version last drawn
+    drawn_choices: int = -1  # how many changes of the choices it depends on it had seen when drawn
+    drawn_size: tuple[int, int] = (-1, -1)  # its content size when drawn (a new size: drawn again)
     interval: float = 0.0  # least seconds between redraws for new data: numbers changing faster are unreadable
     depends: frozenset[str] = frozenset()  # the on-screen choices (UiState fields) it shows
 

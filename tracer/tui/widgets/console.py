@@ -1,19 +1,38 @@
-"""The firmware's console: ITM port 0 or UART text, stamped with target time where known."""
+"""The firmware's console: ITM port 0 or UART text, stamped with target time where known.
+
+On Textual's line API (a line is drawn only when it shows), with lines that say something went
+wrong highlighted: errors, faults, failed asserts in red, warnings in amber. It follows the
+newest line until the user scrolls up, and again once they are back at the end.
+"""
 
 from __future__ import annotations
 
+import collections
+import re
 from typing import Callable
 
+from rich.segment import Segment
+from rich.style import Style
 from textual.binding import Binding
-from textual.widgets import Log
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
+from tracer.base.timeline import ConsoleLine
 from tracer.session.engine import CONSOLE_LINES
 from tracer.session.snapshot import SessionSnapshot
-from tracer.base.timeline import ConsoleLine
+from tracer.tui import palette as pal
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 
 MAX_LINES = CONSOLE_LINES  # as many as the session keeps
+ERROR = re.compile(r"\b(error|err|fail(ed|ure)?|fault|hardfault|assert(ion)?|panic|abort(ed)?|overflow|"
+                   r"overrun|exception|fatal|crash(ed)?)\b", re.IGNORECASE)  # fmt: skip
+WARNING = re.compile(r"\b(warn(ing)?|timeout|retry|dropped|lost)\b", re.IGNORECASE)
+STAMP = Style(color=pal.MUTED)
+TEXT = Style(color=pal.TEXT)
+ERROR_STYLE = Style(color=pal.BAD, bold=True)
+WARNING_STYLE = Style(color=pal.WARN)
 
 
 def console_text(line: ConsoleLine, clock_hz: int | None) -> str:
@@ -25,13 +44,24 @@ def console_text(line: ConsoleLine, clock_hz: int | None) -> str:
     return f"{'':>13} │ {line.text}"
 
 
-class ConsoleView(View, Log, inherit_bindings=False):
-    """Console lines as they arrive (plain text: cheap at any rate)."""
+def line_style(text: str) -> Style:
+    """Red for a line that says something failed, amber for a warning, plain otherwise."""
+    if ERROR.search(text):
+        return ERROR_STYLE
+    if WARNING.search(text):
+        return WARNING_STYLE
+    return TEXT
+
+
+class ConsoleView(View, ScrollView, can_focus=True, inherit_bindings=False):
+    """Console lines as they arrive."""
 
     interval = 0.25
 
     DEFAULT_CSS = """
-    ConsoleView { border: round $primary-darken-2; border-title-color: $text; }
+    ConsoleView { border: round $primary-darken-2; border-title-color: $text; scrollbar-size-vertical: 1;
+                  overflow-x: hidden; }
+    ConsoleView:focus { border: round $primary; }
     """
     BINDINGS = [
         Binding("up", "scroll_up", "Up", show=False),
@@ -43,16 +73,23 @@ class ConsoleView(View, Log, inherit_bindings=False):
     ]
 
     def __init__(self, lines: Callable[[int, int], tuple[list[ConsoleLine], int]], *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id, max_lines=MAX_LINES, auto_scroll=True)
+        super().__init__(id=id)
         self.border_title = "Console"
         self._source = lines
         self._seq = 0
         self._count = 0
+        self._errors = 0
+        self._lines: collections.deque[tuple[str, Style]] = collections.deque(maxlen=MAX_LINES)
 
-    def on_resize(self) -> None:
-        """Keep the newest line in sight after a resize."""
-        if self.auto_scroll:
-            self.scroll_end(animate=False, immediate=True)
+    @property
+    def line_count(self) -> int:
+        """Lines held."""
+        return len(self._lines)
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines held, oldest first (tests)."""
+        return [text for text, _ in self._lines]
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """Append the lines that arrived since the last refresh."""
@@ -61,7 +98,32 @@ class ConsoleView(View, Log, inherit_bindings=False):
         lines, self._seq = self._source(self._seq, snapshot.console_seq)
         if not lines:
             return
+        following = self.scroll_y >= self.max_scroll_y
         clock = snapshot.status.clock_hz
-        self.write_lines([console_text(line, clock) for line in lines[-MAX_LINES:]])
+        for line in lines[-MAX_LINES:]:
+            style = line_style(line.text)
+            self._errors += style is ERROR_STYLE
+            self._lines.append((console_text(line, clock), style))
         self._count += len(lines)
-        self.border_title = f"Console ({self._count:,} lines)"
+        errors = f" · {self._errors:,} error{'s' if self._errors != 1 else ''}" if self._errors else ""
+        self.border_title = f"Console ({self._count:,} lines{errors})"
+        self.styles.border_title_color = pal.BAD if self._errors else None
+        self.virtual_size = Size(self.size.width, len(self._lines))
+        if following:
+            self.scroll_end(animate=False, immediate=True)
+        self.refresh()
+
+    def on_resize(self) -> None:
+        """Keep the newest line in sight after a resize."""
+        self.virtual_size = Size(self.size.width, len(self._lines))
+        self.scroll_end(animate=False, immediate=True)
+
+    def render_line(self, y: int) -> Strip:
+        """One console line (its time stamp muted)."""
+        width = self.size.width
+        row = int(self.scroll_y) + y
+        if not 0 <= row < len(self._lines):
+            return Strip.blank(width)
+        text, style = self._lines[row]
+        stamp, bar, body = text.partition("│")
+        return Strip([Segment(stamp + bar, STAMP), Segment(body, style)]).crop_extend(0, width, None)
