@@ -33,13 +33,14 @@ class Truth:
 def build_stream(
     inferences: int = 40, layers: int = 6, seed: int = 1, isr_every: int = 5, first: int = 0, text: bool = True,
     isr_cycles: int = 40, canary_at: int | None = None, cut_last: bool = False, memory: bool = True,
+    gap: int = 300,
 ) -> Truth:
     """A stream like an instrumented NPU application's: target info, layer descriptions, then per
     inference input CRC, layers (NPU ones with cache clean, NPU job and PMU snapshot), an ISR of
     ``isr_cycles`` in layer 3 every ``isr_every`` inferences, a mark, arena and stack reports and a
     console line. ``canary_at``: inference in whose layer 2 a stack report finds the canary broken;
     ``cut_last``: the stream ends in the middle of one more inference (as when recording stops);
-    ``memory``: send arena and stack reports at all."""
+    ``memory``: send arena and stack reports at all; ``gap``: cycles between inferences."""
     rng = random.Random(seed)
     enc = TelemetryEncoder()
     t = 1_000
@@ -89,7 +90,7 @@ def build_stream(
             line = f"inference {i} done"
             enc.text(line + "\n")
             console.append(line)
-        t += 300
+        t += gap
     if cut_last:
         enc.inference_begin(t, first + inferences)
         enc.layer_begin(t + 10, 0, 1)

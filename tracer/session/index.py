@@ -5,7 +5,8 @@ once more in a background thread when the replay opens and keeps, with bounded m
 
 - the number of every inference, in the order they close (8 bytes each: a 1 GB capture of
   500-byte inferences needs 16 MB), so an inference is found by number or by position;
-- checkpoints: the decoder's state (pickled and compressed, about 16 kB) every so many stream
+- checkpoints: the decoder's state (pickled and compressed, about 16 kB; functions it holds are
+  kept by reference) every so many stream
   bytes, at most :data:`MAX_CHECKPOINTS` of them: when there would be more, every other one goes
   and the spacing doubles.
 
@@ -24,10 +25,12 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import io
 import pickle
 import threading
+import types
 import zlib
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -73,6 +76,34 @@ class DecoderSetup:
         return RollingDecoder(self.clock_hz, self.source, self.tpiu, self.tpiu_id)
 
 
+class _CheckpointPickler(pickle.Pickler):
+    """Pickles a decoder's state, keeping functions by reference.
+
+    A checkpoint is only ever read back in this process, so the functions the decoder holds (some
+    are local lambdas of a cache, which pickle cannot write) are kept in a table and stand in the
+    pickle as a key: the restored decoder shares them, as a deep copy would.
+    """
+
+    def __init__(self, file: io.BytesIO, table: dict[int, Any]) -> None:
+        super().__init__(file, pickle.HIGHEST_PROTOCOL)
+        self._table = table
+
+    def persistent_id(self, obj: Any) -> int | None:
+        if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+            self._table[id(obj)] = obj
+            return id(obj)
+        return None
+
+
+class _CheckpointUnpickler(pickle.Unpickler):
+    def __init__(self, file: io.BytesIO, table: dict[int, Any]) -> None:
+        super().__init__(file)
+        self._table = table
+
+    def persistent_load(self, pid: Any) -> Any:
+        return self._table[pid]
+
+
 class CaptureIndex:
     """Every inference of one capture (see the module docstring).
 
@@ -80,9 +111,12 @@ class CaptureIndex:
         path: The capture.
         setup: How to make its decoder.
         window: The session's statistics window (for the folding of a load).
+        spacing: Stream bytes between checkpoints, to begin with.
+        most: Checkpoints kept at most.
     """
 
-    def __init__(self, path: str, setup: DecoderSetup, window: int = 64) -> None:
+    def __init__(self, path: str, setup: DecoderSetup, window: int = 64, spacing: int = CHECKPOINT_BYTES,
+                 most: int = MAX_CHECKPOINTS) -> None:  # fmt: skip
         self.path = path
         self.setup = setup
         self._window = window
@@ -91,11 +125,13 @@ class CaptureIndex:
         self._numbers: list[np.ndarray] = []
         self._all: np.ndarray | None = None
         self._count = 0
-        self.spacing = CHECKPOINT_BYTES
+        self.spacing = spacing
+        self._most = most
         self.picklable = True
         self.ready = False
         self.error: str | None = None
         self.bytes_read = 0
+        self._functions: dict[int, Any] = {}  # what the checkpoints refer to (see _CheckpointPickler)
 
     # -- building --------------------------------------------------------------------------------
     def build(self, stopped: Callable[[], bool] = lambda: False, give_way: Callable[[], None] = lambda: None) -> None:
@@ -136,14 +172,16 @@ class CaptureIndex:
                 self._count += len(numbers)
 
     def _checkpoint(self, offset: int, decoder: RollingDecoder) -> None:
+        buffer = io.BytesIO()
         try:
-            state = zlib.compress(pickle.dumps(decoder, pickle.HIGHEST_PROTOCOL), 1)
+            _CheckpointPickler(buffer, self._functions).dump(decoder)
         except Exception:  # noqa: BLE001 - a decoder that cannot be pickled: loads start at the beginning
             self.picklable = False
             return
+        state = zlib.compress(buffer.getvalue(), 1)
         with self._lock:
             self._checkpoints.append(Checkpoint(offset, self._count, state))
-            if len(self._checkpoints) > MAX_CHECKPOINTS:
+            if len(self._checkpoints) > self._most:
                 self._checkpoints = self._checkpoints[::2]  # the start stays; the spacing doubles
                 self.spacing *= 2
 
@@ -193,7 +231,10 @@ class CaptureIndex:
         with self._lock:
             at = bisect.bisect_right([c.closed for c in self._checkpoints], first) - 1
             checkpoint = self._checkpoints[max(0, at)]
-        decoder = pickle.loads(zlib.decompress(checkpoint.state)) if checkpoint.state else self.setup.decoder()
+        if checkpoint.state:
+            decoder = _CheckpointUnpickler(io.BytesIO(zlib.decompress(checkpoint.state)), self._functions).load()
+        else:
+            decoder = self.setup.decoder()
         state = StreamState(LOAD_RING, self._window, 1)
         closed = checkpoint.closed
         feed = CaptureFeed(self.path, FAST_PIECE, start=checkpoint.offset)

@@ -104,6 +104,7 @@ class TimelineView(View, Widget):
         self._data: LaneInput | None = None
         self._message = "waiting for an inference"
         self._extent: tuple[int, int] | None = None
+        self._reveal: int | None = None  # a cycle to bring into view once the next inference is drawn
         self._strips: list[Strip] = []
         self._lane_names: list[str] = []
 
@@ -120,6 +121,9 @@ class TimelineView(View, Widget):
         stretch, record = found
         diagnosis = snapshot.diagnosis
         self._extent = extent
+        if self._reveal is not None and extent[0] <= self._reveal <= extent[1]:
+            self._place(self._reveal)
+            self._reveal = None
         self._data = LaneInput(
             stretch=stretch, selected=record, layer=ui.layer, rows={row.index: row for row in snapshot.layers},
             flags=diagnosis.flags, canaries=tuple((c, name) for c, name, _i, _l in diagnosis.canaries()),
@@ -187,13 +191,13 @@ class TimelineView(View, Widget):
         return self._strips[y] if 0 <= y < len(self._strips) else Strip.blank(self.content_size.width)
 
     # -- zoom and scroll -------------------------------------------------------------------------
-    def _anchor(self, focus_x: int | None, cursor: int | None) -> int:
+    def _anchor(self, focus_x: int | None, cursor: int | None) -> float:
         vp = self.viewport()
         if focus_x is not None or vp is None:
             return max(0, min(self.plot_width, focus_x if focus_x is not None else self.plot_width // 2))
         if cursor is not None and 0 <= vp.x(cursor) <= vp.width:
-            return int(vp.x(cursor))
-        return vp.width // 2
+            return vp.x(cursor)
+        return vp.width / 2
 
     def set_zoom(self, zoom: float, focus_x: int | None = None, cursor: int | None = None) -> None:
         """Zoom keeping the time under cell ``focus_x`` (default: the cursor if in view, else the
@@ -233,12 +237,19 @@ class TimelineView(View, Widget):
         self._layout()
 
     def show_cycle(self, cycle: int) -> None:
-        """Scroll so that ``cycle`` is in view (it stays where it is if it already is)."""
+        """Scroll so that ``cycle`` is in view (it stays where it is if it already is); a cycle of
+        an inference not drawn yet is brought into view when it is."""
+        if self._extent is None or not self._extent[0] <= cycle <= self._extent[1]:
+            self._reveal = cycle
+            return
+        self._place(cycle)
+        self._layout()
+
+    def _place(self, cycle: int) -> None:
         vp = self.viewport()
         if vp is None or self._extent is None or 0 <= vp.x(cycle) < vp.width:
             return
         self._offset = cycle - vp.width * vp.cpc / 2 - self._extent[0]
-        self._layout()
 
     def cursor_step(self, cursor: int | None, cells: int) -> int | None:
         """The cursor moved by ``cells`` (from the middle of the view when it is not placed yet)."""
