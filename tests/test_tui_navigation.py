@@ -71,7 +71,7 @@ def test_replay_shows_any_inference_of_the_file(tmp_path: Path) -> None:
         await pilot.press("2", "g", "1", "0", "enter")
         await until(pilot, lambda: app.session.snapshot().locate(ordinal=10) is not None)
         await redraw(app, pilot)
-        assert header(app).startswith("inference #10 (11 of 300 in the file)")
+        assert header(app).startswith("inference #10  11 of 300 in the file")
         assert "jitter-preemption" in header(app)  # the whole capture's findings, flagged at #10
         assert "!layer3" in lane(app, "CPU")
         for expected in (9, 8):

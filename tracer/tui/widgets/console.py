@@ -64,12 +64,12 @@ class ConsoleView(View, ScrollView, can_focus=True, inherit_bindings=False):
     ConsoleView:focus { border: round $primary; }
     """
     BINDINGS = [
-        Binding("up", "scroll_up", "Up", show=False),
-        Binding("down", "scroll_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home", "scroll_home", "Top", show=False),
-        Binding("end", "scroll_end", "Bottom", show=False),
+        Binding("up", "move('scroll_up')", "Up", show=False),
+        Binding("down", "move('scroll_down')", "Down", show=False),
+        Binding("pageup", "move('scroll_page_up')", "Page up", show=False),
+        Binding("pagedown", "move('scroll_page_down')", "Page down", show=False),
+        Binding("home", "move('scroll_home')", "Top", show=False),
+        Binding("end", "move('scroll_end')", "Bottom", show=False),
     ]
 
     def __init__(self, lines: Callable[[int, int], tuple[list[ConsoleLine], int]], *, id: str | None = None) -> None:  # noqa: A002
@@ -80,6 +80,7 @@ class ConsoleView(View, ScrollView, can_focus=True, inherit_bindings=False):
         self._count = 0
         self._errors = 0
         self._lines: collections.deque[tuple[str, Style]] = collections.deque(maxlen=MAX_LINES)
+        self._follow = True  # show the newest lines (until the user scrolls up)
 
     @property
     def line_count(self) -> int:
@@ -98,7 +99,6 @@ class ConsoleView(View, ScrollView, can_focus=True, inherit_bindings=False):
         lines, self._seq = self._source(self._seq, snapshot.console_seq)
         if not lines:
             return
-        following = self.scroll_y >= self.max_scroll_y
         clock = snapshot.status.clock_hz
         for line in lines[-MAX_LINES:]:
             style = line_style(line.text)
@@ -108,20 +108,44 @@ class ConsoleView(View, ScrollView, can_focus=True, inherit_bindings=False):
         errors = f" · {self._errors:,} error{'s' if self._errors != 1 else ''}" if self._errors else ""
         self.border_title = f"Console ({self._count:,} lines{errors})"
         self.styles.border_title_color = pal.BAD if self._errors else None
-        self.virtual_size = Size(self.size.width, len(self._lines))
-        if following:
-            self.scroll_end(animate=False, immediate=True)
+        self._fit()
+        self.call_after_refresh(self._fit)  # once laid out, the scrollbar agrees with what shows
         self.refresh()
 
-    def on_resize(self) -> None:
-        """Keep the newest line in sight after a resize."""
+    def _fit(self) -> None:
         self.virtual_size = Size(self.size.width, len(self._lines))
-        self.scroll_end(animate=False, immediate=True)
+        if self._follow:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        """Keep the newest line in sight after a resize (when following)."""
+        self._fit()
+
+    def _top(self) -> int:
+        """The line at the top: the newest lines while following, else where the user scrolled to."""
+        if self._follow:
+            return max(0, len(self._lines) - self.size.height)
+        return int(self.scroll_y)
+
+    def action_move(self, how: str) -> None:
+        """Scroll by a line, a page, to the top or the end; following stops above the end."""
+        if self._follow:
+            self.scroll_to(y=self._top(), animate=False, immediate=True)
+        self._follow = False
+        getattr(self, how)(animate=False, immediate=True)
+        self._follow = how == "scroll_end" or self.scroll_y >= self.max_scroll_y
+        self.refresh()
+
+    def on_mouse_scroll_up(self) -> None:
+        """The wheel up: stop following (the newest lines) to read back."""
+        if self._follow:
+            self.scroll_to(y=self._top(), animate=False, immediate=True)
+            self._follow = False
 
     def render_line(self, y: int) -> Strip:
         """One console line (its time stamp muted)."""
         width = self.size.width
-        row = int(self.scroll_y) + y
+        row = self._top() + y
         if not 0 <= row < len(self._lines):
             return Strip.blank(width)
         text, style = self._lines[row]

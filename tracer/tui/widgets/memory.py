@@ -61,13 +61,19 @@ class MemoryView(View, Static):
         """Draw the memory of ``snapshot`` (one line per bar when two do not fit)."""
         m = snapshot.memory
         width = max(20, self.content_size.width)
-        name_width = min(max([5] + [len(s.name) + 1 for s in m.stacks]), 12)
+        name_width = min(max([7] + [len(s.name) + 1 for s in m.stacks]), 12)
         compact = self.content_size.height < 2 * (1 + max(1, len(m.stacks)))
         bar_width = max(6, width - name_width - (7 if compact else 22))
         ended = snapshot.status.state in ("ended", "error", "lost")
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{'arena':<{name_width}}", style="bold")
-        if m.arena_peak is None:
+        analysis = snapshot.diagnosis.analysis
+        failures = analysis.memory.allocation_failures if analysis is not None else ()
+        if failures:
+            failed = failures[0]  # the arena did not fit: that says more than any bar
+            text.append(f"allocation failed ({failed.kind}): requested {failed.requested:,} B, "
+                        f"{failed.available:,} available\n", style=f"bold {pal.BAD}")  # fmt: skip
+        elif m.arena_peak is None:
             text.append("no arena report in this capture\n" if ended else "no arena report yet\n", style=pal.MUTED)
         else:
             planned = m.arena_planned / m.arena_size if m.arena_planned and m.arena_size else None

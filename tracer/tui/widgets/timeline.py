@@ -29,6 +29,7 @@ from tracer.session.state import cut_by_end
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
 from tracer.tui.navigation import shown
+from tracer.tui.fit import Piece, fit
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.gantt_lanes import (
@@ -365,50 +366,60 @@ class InferenceHeader(View, Static):
             return
         stretch, record = found
         inf = record.inference
-        text.append(f"inference #{inf.number}", style="bold")
+        width = max(20, self.content_size.width)
+        pieces = [Piece(0, Text(f"inference #{inf.number}", style="bold"))]
         ordinal = stretch.ordinal(stretch.records.index(record))
         total = snapshot.file_inferences
         if ordinal is not None and total:
-            text.append(f" ({ordinal + 1:,} of {total:,} in the file)", style=pal.MUTED)
+            pieces.append(Piece(3, Text(f"{ordinal + 1:,} of {total:,} in the file", style=pal.MUTED),
+                                Text(f"{ordinal + 1:,}/{total:,}", style=pal.MUTED)))  # fmt: skip
+        flags = _flag_text(snapshot, inf.number)
+        if flags is not None:
+            pieces.append(Piece(0, flags))
         if inf.complete:
-            text.append("  complete", style=pal.GOOD)
+            pieces.append(Piece(2, Text("complete", style=pal.GOOD)))
         elif cut_by_end(inf.problems):
-            text.append("  cut by the end of the capture (not loss)", style=pal.MUTED)
+            pieces.append(Piece(1, Text("cut by the end of the capture (not loss)", style=pal.MUTED),
+                                Text("cut by the end", style=pal.MUTED)))  # fmt: skip
         else:
-            text.append("  incomplete: " + "; ".join(inf.problems), style=f"bold {pal.WARN}")
+            pieces.append(Piece(0, Text("incomplete: " + "; ".join(inf.problems), style=f"bold {pal.WARN}"),
+                                Text("incomplete", style=f"bold {pal.WARN}")))  # fmt: skip
         clock = snapshot.status.clock_hz
         if inf.latency_cycles is not None:
-            text.append(f"  {fmt.cycles(inf.latency_cycles)} cycles", style="bold")
+            latency = Text(f"{fmt.cycles(inf.latency_cycles)} cycles", style="bold")
             if clock:
-                text.append(f" ({fmt.cycle_time(inf.latency_cycles, clock)})", style=pal.MUTED)
+                latency.append(f" ({fmt.cycle_time(inf.latency_cycles, clock)})", style=pal.MUTED)
+            pieces.append(Piece(1, latency, Text(fmt.cycle_time(inf.latency_cycles, clock) if clock
+                                                 else fmt.cycles(inf.latency_cycles), style="bold")))  # fmt: skip
         events = stretch.events.of(record)
         counts = ((len(inf.layers), "layer"), (len(events.isrs), "ISR"), (len(events.npu_jobs), "NPU job"),
                   (len(events.cache_ops), "cache op"))  # fmt: skip
-        text.append("  · " + " · ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in counts if n or word == "layer"),
-                    style=pal.MUTED)  # fmt: skip
-        _flag_text(text, snapshot, inf.number)
+        pieces.append(Piece(4, Text(" · ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in counts
+                                              if n or word == "layer"), style=pal.MUTED)))  # fmt: skip
+        text.append_text(fit(pieces, width, sep="  "))
         text.append("\n")
         extent = extent_of(record)
         text.append_text(cursor_text(snapshot, ui, stretch, extent[0] if extent else 0))
         self.update_if_changed(text)
 
 
-def _flag_text(text: Text, snapshot: SessionSnapshot, number: int) -> None:
+def _flag_text(snapshot: SessionSnapshot, number: int) -> Text | None:
+    """``! pw4: jitter-preemption +1`` (the findings that show in this inference), if any."""
     flags = snapshot.diagnosis.flags
     if not flags.covers(number) and snapshot.diagnosis.ran:
-        text.append("  (findings: not in their scope)", style=pal.MUTED)
-        return
+        return Text("(findings: not in their scope)", style=pal.MUTED)
     found = flags.at(number)
     if not found:
-        return
+        return None
     rows = {row.index: row for row in snapshot.layers}
     findings = snapshot.findings
-    text.append("  ! ", style=f"bold {pal.WARN}")
+    text = Text("! ", style=f"bold {pal.WARN}")
     for n, (layer, (indices, severity)) in enumerate(sorted(found.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))):
         label = "inference" if layer is None else (rows[layer].info.label if layer in rows else f"#{layer}")
         ids = [findings[i].id for i in indices if i < len(findings)]
         shown_ids = ids[0] + (f" +{len(ids) - 1}" if len(ids) > 1 else "") if ids else "?"
         text.append(("; " if n else "") + f"{label}: {shown_ids}", style=pal.SEVERITY.get(severity, pal.WARN))
+    return text
 
 
 LEGEND = (("▇", pal.NPU[0], "NPU"), ("▇", pal.CPU[0], "CPU"), ("▇", pal.ISR, "ISR"), ("▇", pal.SELECTED, "selected"),
