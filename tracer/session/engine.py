@@ -6,17 +6,24 @@ feed (a capture being replayed at a speed, or a live source being recorded), dec
 (:class:`~tracer.session.state.StreamState`). About once a second, when new inferences arrived, it
 runs the CI gate's findings rules on that window (:class:`~tracer.session.schedule.FindingsSchedule`).
 Replays are paced by :class:`~tracer.session.pacing.Pacer` on the capture's media time
-(:class:`~tracer.session.media.MediaClock`). A front end calls :meth:`Session.snapshot` on its own
+(:class:`~tracer.session.media.MediaClock`); the worker takes its pieces through a
+:class:`~tracer.session.transport.Transport` (due times, steps, the screen's right of way). What is
+held beyond the ring (pins, inferences read again from the file, the baseline) is
+:class:`~tracer.session.holdings.Holdings`'. A front end calls :meth:`Session.snapshot` on its own
 timer and gets one consistent, immutable picture.
 
 Controls (any thread): :meth:`pause`, :meth:`resume`, :meth:`faster`, :meth:`slower`,
-:meth:`step` (replay: release bytes until the next inference closes), :meth:`stop`.
+:meth:`step` (replay: release bytes until the next inference closes), :meth:`stop`, :meth:`pin`,
+:meth:`seek`.
+
+This module is the session's one public face, hence its length: construction, controls, the
+worker loop and snapshots, each a short section delegating to the modules above.
 """
 
 from __future__ import annotations
 
-import collections
 import dataclasses
+import functools
 import threading
 import time
 from pathlib import Path
@@ -27,11 +34,11 @@ from tracer.budget.model import Budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.decode.tpiu import TpiuMode
 from tracer.errors import TracerError
-from tracer.session.baseline import Baseline, load_baseline
 from tracer.session.budget import SessionBudget
-from tracer.session.held import MAX_LOADED, Pins, Stretch, pinned_stretch
+from tracer.session.held import Stretch
+from tracer.session.holdings import Holdings
 from tracer.session.index import CaptureIndex, DecoderSetup
-from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, Piece, SourceFeed
+from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, SourceFeed
 from tracer.session.media import MediaClock
 from tracer.session.pacing import Pacer, RateMeter
 from tracer.session.ring import DEFAULT_RING
@@ -40,6 +47,7 @@ from tracer.session.schedule import FindingsSchedule, Stopped
 from tracer.session.snapshot import SessionSnapshot, StatusInfo
 from tracer.session.state import CONSOLE_LINES, StreamState, window_of
 from tracer.session.status import status_info
+from tracer.session.transport import Transport
 from tracer.sources.base import SourceEnded, SourceLost
 from tracer.base.timeline import ConsoleLine, InferenceTimeline
 
@@ -52,7 +60,6 @@ __all__ = ["CONSOLE_LINES", "Session", "SessionOptions", "tpiu_mode"]
 
 LATENCY_HISTORY = 1024
 SNAPSHOT_WAIT_S = 0.005  # a screen waits at most this long for the decoder before taking the last snapshot
-STEP_SLICE = 128  # bytes decoded at a time while stepping, so a step stops right after one inference
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,12 +136,10 @@ class Session:
         self._media = MediaClock(self._pacer, metadata.swo_hz, isinstance(feed, CaptureFeed) and feed.has_host_times)
         self._rates = RateMeter(clock=clock)
         self._lock = threading.RLock()
-        self._wake = threading.Condition(self._lock)
+        self._transport = Transport(self._pacer, self._lock)
+        self._wake = self._transport.wake
         self._stop = threading.Event()
         self._done = threading.Event()
-        self._steps = 0
-        self._ui_hold_until = 0.0
-        self._pending_piece: Piece | None = None
         self._state = "starting" if mode == "live" else ("paused" if self.options.paused else "playing")
         self._message = ""
         self._reconnects = 0
@@ -144,10 +149,7 @@ class Session:
         self._held = StreamState(self.options.ring, self.options.window, self.options.latency_history)
         self._findings = FindingsSchedule(clock)
         self._layer_flags: dict[int, tuple[tuple[str, str], ...]] = {}
-        self._pins = Pins()
-        self._loaded: collections.OrderedDict[int, Stretch] = collections.OrderedDict()
-        self._index: CaptureIndex | None = None
-        self._baseline: Baseline | None = None
+        self._holdings = Holdings(baseline=self.options.baseline)
         self._helpers: list[threading.Thread] = []
 
     @property
@@ -177,7 +179,7 @@ class Session:
                       capture_path=path)  # fmt: skip
         if options.index:
             setup = DecoderSetup(feed.metadata.cpu_hz, feed.metadata.source or path, tpiu, feed.metadata.tpiu_id)
-            session._index = CaptureIndex(path, setup, options.window)
+            session._holdings.index = CaptureIndex(path, setup, options.window)
         return session
 
     @classmethod
@@ -283,14 +285,14 @@ class Session:
                 return False
             self._pacer.pause()
             self._state = "paused"
-            self._steps += 1
+            self._transport.steps += 1
             self._wake.notify_all()
             return True
 
     @property
     def stepping(self) -> bool:
         """True while a requested step has not completed yet."""
-        return self._steps > 0
+        return self._transport.steps > 0
 
     def stop(self) -> None:
         """Ask :meth:`run` to return soon."""
@@ -344,34 +346,17 @@ class Session:
 
     def _start_helpers(self) -> None:
         """The capture's index and the baseline are read in threads of their own, beside the replay."""
-        jobs = []
-        if self._index is not None:
-            jobs.append(("tracer-index", lambda: self._index.build(self._stop.is_set, self._give_way_briefly)))  # type: ignore[union-attr]
-        if self.options.baseline:
-            jobs.append(("tracer-baseline", self._load_baseline))
-        for name, job in jobs:
+        budget = self._budget.budget if self._budget else None
+        give_way = functools.partial(self._transport.give_way_briefly, self._stop)
+        for name, job in self._holdings.jobs(self._stop.is_set, give_way, budget, self._baseline_read):
             thread = threading.Thread(target=job, name=name, daemon=True)
             thread.start()
             self._helpers.append(thread)
 
-    def _give_way_briefly(self) -> None:
-        """A helper thread waits while the screen answers a key (as the decoder does)."""
-        left = self._ui_hold_until - time.monotonic()
-        if left > 0:
-            self._stop.wait(min(left, 0.1))
-        else:
-            time.sleep(0)  # let the other threads run between pieces
-
-    def _load_baseline(self) -> None:
-        try:
-            baseline = load_baseline(self.options.baseline or "", self._budget.budget if self._budget else None)
-        except TracerError as exc:
-            with self._lock:
-                self._held.warn([f"--baseline: {exc}"])
-                self._version += 1
-            return
+    def _baseline_read(self, warning: str | None) -> None:
         with self._lock:
-            self._baseline = baseline
+            if warning:
+                self._held.warn([warning])
             self._held.layers.touch(self._decoder.layers)
             self._version += 1
 
@@ -379,12 +364,13 @@ class Session:
         return self._stop.is_set() or (external is not None and external.is_set())
 
     def _loop(self, external: threading.Event | None) -> None:
+        stopped = functools.partial(self._stopped, external)
         if isinstance(self._feed, SourceFeed):
             self._feed.start()
         while not self._stopped(external):
-            self._give_way(external)
+            self._transport.give_way(stopped)
             try:
-                piece = self._next_piece()
+                piece = self._transport.next_piece(self._feed)
             except SourceEnded as exc:
                 self._finish("end of stream" if self.mode == "replay" else f"the source ended ({exc or 'closed'})")
                 return
@@ -404,70 +390,29 @@ class Session:
             media = None
             if self._media.before_decoding:
                 media = self._media.media_time(piece, None, self._decoder)
-                if not self._wait_due(media, external):
+                if not self._transport.wait_due(media, stopped):
                     return
-                piece = self._cut_for_step(piece)
+                piece = self._transport.cut_for_step(piece)
             delta = self._decoder.feed(piece.data, piece.lost_before)
             if media is None:
                 media = self._media.media_time(piece, delta, self._decoder)
-                if not self._wait_due(media, external):
+                if not self._transport.wait_due(media, stopped):
                     return
             self._fold(delta)
             with self._lock:
                 self._pacer.release(media)
-                if self._steps > 0 and len(delta.inferences):
-                    self._steps -= 1
+                if self._transport.steps > 0 and len(delta.inferences):
+                    self._transport.steps -= 1
             self._diagnose()
 
     def hold_for_ui(self, seconds: float = 0.1) -> None:
-        """Let the screen answer a key first: the decoder waits (at most ``seconds``).
-
-        Decoding and drawing share one interpreter lock, and a decoder call holds it for
-        milliseconds at a time; while a key is being answered the decoder stands aside. Live bytes
-        are still read and recorded meanwhile (the reader thread does not wait); the decoder
-        catches up afterwards.
-        """
-        self._ui_hold_until = time.monotonic() + seconds
+        """Let the screen answer a key first: the decoder waits (at most ``seconds``; see
+        :mod:`tracer.session.transport`)."""
+        self._transport.hold_for_ui(seconds)
 
     def release_ui_hold(self) -> None:
         """The screen has answered: decode on."""
-        self._ui_hold_until = 0.0
-        with self._wake:
-            self._wake.notify_all()
-
-    def _give_way(self, external: threading.Event | None) -> None:
-        while not self._stopped(external):
-            left = self._ui_hold_until - time.monotonic()
-            if left <= 0:
-                return
-            with self._wake:
-                self._wake.wait(min(left, 0.02))
-
-    def _next_piece(self) -> Piece | None:
-        if self._pending_piece is not None:
-            piece, self._pending_piece = self._pending_piece, None
-            return piece
-        return self._feed.next_piece(0.1)
-
-    def _cut_for_step(self, piece: Piece) -> Piece:
-        """While stepping, decode in small slices so the step ends right after one inference."""
-        if self._steps <= 0 or len(piece.data) <= STEP_SLICE:
-            return piece
-        rest = Piece(piece.data[STEP_SLICE:], piece.offset + STEP_SLICE, 0, piece.host_seconds)
-        self._pending_piece = rest
-        return Piece(piece.data[:STEP_SLICE], piece.offset, piece.lost_before, piece.host_seconds)
-
-    def _wait_due(self, media: float, external: threading.Event | None) -> bool:
-        """Block until ``media`` is due (or a step is asked for); False if stopped meanwhile."""
-        with self._wake:
-            while not self._stopped(external):
-                if self._steps > 0:
-                    return True
-                wait = self._pacer.wait_for(media)
-                if wait == 0.0:
-                    return True
-                self._wake.wait(0.1 if wait is None else min(wait, 0.1))
-        return False
+        self._transport.release_ui_hold()
 
     def _heartbeat(self) -> None:
         with self._lock:
@@ -482,7 +427,7 @@ class Session:
         self._fold(delta)
         self._diagnose(final=True)
         with self._lock:
-            self._steps = 0
+            self._transport.steps = 0
         self._set_state("ended", message)
 
     def _set_state(self, state: str, message: str = "") -> None:
@@ -524,7 +469,7 @@ class Session:
     def _diagnose(self, final: bool = False) -> None:
         """Run the gate's rules on the window when due (worker thread; see tracer.session.schedule)."""
         held = self._held
-        if not self._findings.due(held.analysis_key, final, self._ui_hold_until):
+        if not self._findings.due(held.analysis_key, final, self._transport.ui_hold_until):
             return
         whole = held.whole
         capture = self.capture_path if final and not whole and self.mode == "replay" else None
@@ -588,6 +533,7 @@ class Session:
 
     def _build_snapshot(self) -> SessionSnapshot:
         held, budget, telemetry = self._held, self._budget, self._decoder.telemetry
+        index, baseline = self._holdings.index, self._holdings.baseline
         extra: dict[str, Any] = {}
         target = self._decoder.target
         if target is not None and target.marker_cost_cycles is not None:
@@ -602,11 +548,11 @@ class Session:
             diagnosis=self._findings.diagnosis, ring=held.ring.items(), events=held.view(),
             inferences=held.inferences, complete_inferences=held.complete, spans=held.spans,
             console_seq=held.console_seq, budget_name=budget.name if budget else "", extra=extra,
-            cut_at_end=held.cut_at_end, cut_records=held.cut_records, stretches=self._pins.stretches() + tuple(self._loaded.values()),
-            file_inferences=self._index.count if self._index is not None and self._index.ready else None,
-            indexed=self._index.count if self._index is not None else 0,
-            baseline=self._baseline.matched(self._decoder.layers) if self._baseline else {},
-            baseline_name=self._baseline.name if self._baseline else "",
+            cut_at_end=held.cut_at_end, cut_records=held.cut_records, stretches=self._holdings.stretches(),
+            file_inferences=index.count if index is not None and index.ready else None,
+            indexed=index.count if index is not None else 0,
+            baseline=baseline.matched(self._decoder.layers) if baseline else {},
+            baseline_name=baseline.name if baseline else "",
         )  # fmt: skip
 
     def _status(self, paused: bool | None = None) -> StatusInfo:
@@ -645,32 +591,23 @@ class Session:
         """The state folded from the stream (tests)."""
         return self._held
 
-    # -- holding inferences beyond the ring (any thread) -----------------------------------------
+    # -- holding inferences beyond the ring (any thread; never waits for the decoder) ------------
     def pin(self, number: int) -> bool:
         """Keep inference ``number`` (and its neighbours) when the ring moves on; False if not held now."""
-        with self._lock:
-            if number in self._pins:
-                return True
-            ring = self._last.ring_stretch if self._last is not None else None
-            stretch = pinned_stretch(ring, number) if ring is not None else None
-            if stretch is None:
-                stretch = next((s for s in reversed(self._loaded.values()) if s.record(number) is not None), None)
-            if stretch is None:
-                return False
-            self._pins.add(number, stretch)
-            self._version += 1
-            return True
+        last = self._last
+        pinned = self._holdings.pin(number, last.ring_stretch if last is not None else None)
+        self._version += 1
+        return pinned
 
     def unpin(self, number: int) -> None:
         """Let a pinned inference go (it stays while the ring holds it)."""
-        with self._lock:
-            self._pins.remove(number)
-            self._version += 1
+        self._holdings.unpin(number)
+        self._version += 1
 
     @property
     def index(self) -> CaptureIndex | None:
         """The replayed capture's index (None: live)."""
-        return self._index
+        return self._holdings.index
 
     def seek(self, ordinal: int) -> Stretch | None:
         """Read the inference at stream position ``ordinal`` (and neighbours) again from the capture.
@@ -678,18 +615,8 @@ class Session:
         Blocking (a front end calls it from a worker thread); the stretch is held (the last few
         loaded) and shows in the next snapshots. None: live, or not indexed (yet).
         """
-        if self._index is None:
-            return None
-        stretch = self._index.load(ordinal)
-        if stretch is None:
-            return None
-        with self._lock:
-            key = stretch.first_ordinal or 0
-            self._loaded[key] = stretch
-            self._loaded.move_to_end(key)
-            while len(self._loaded) > MAX_LOADED:
-                self._loaded.popitem(last=False)
-            self._version += 1
+        stretch = self._holdings.load(ordinal)
+        self._version += 1
         return stretch
 
     def capture_file(self) -> Path | None:
