@@ -216,8 +216,10 @@ class TracerApp(Actions, App[int]):
                 if not (view.shown or status):
                     continue
                 behind = view.drawn_version != snapshot.version
-                # New data waits for the view's own pace, unless it was just shown again or resized.
-                due = behind and (now - view.last_draw >= view.interval or view in views)
+                # New data waits for the view's own pace, also when it was just shown again: the
+                # key that showed it is answered with what it drew (at most its pace old) and the
+                # next ticks bring it up to date, instead of drawing every view at once.
+                due = behind and (now - view.last_draw >= view.interval or (view in views and view.drawn_version < 0))
                 choices = self.ui.generation(view.depends)
                 size = tuple(view.content_size)  # type: ignore[attr-defined]
                 changed = choices != view.drawn_choices or size != view.drawn_size  # what it shows moved
@@ -323,10 +325,11 @@ class TracerApp(Actions, App[int]):
         """Bring a view to the front; only its views are refreshed from now on."""
         self.active_tab = name
         with self.batch_update():
+            # The overview stays laid out underneath, neither hidden nor drawn while covered: going
+            # back to it is a repaint of what it drew, not a new layout and a redraw of every view
+            # (a hidden widget loses its size). The other views are opaque panes over it.
             for pane in self.query(".over"):
                 pane.display = pane.id == name
-            # Hidden, not removed: it keeps its layout and what it last drew.
-            self.query_one("#overview").styles.visibility = "visible" if name == "overview" else "hidden"
             shown: set[View] = set()
             for pane in self.query(".pane"):
                 in_front = pane.id == name

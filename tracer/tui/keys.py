@@ -38,7 +38,7 @@ KEYS: tuple[Key, ...] = (
     Key("g", "g", "goto", "Go to", "go to an inference by number (replay: any in the file)", False, "playback"),
     Key("plus,equals_sign", "+", "faster", "Faster", "replay faster (×2; past ×64: as fast as possible)", True, "playback"),
     Key("minus", "-", "slower", "Slower", "replay slower (÷2, down to ×1/16)", True, "playback"),
-    Key("n", "n", "next_finding", "Next finding", "next inference and layer that shows the chosen finding (any finding if none is chosen), on the timeline", True, "findings"),
+    Key("n", "n", "next_finding", "Next finding", "next inference and layer that shows the chosen finding (none chosen: any finding), on the timeline", True, "findings"),
     Key("N", "N", "previous_finding", "Prev finding", "previous inference and layer that shows it", False, "findings"),
     Key("slash", "/", "filter", "Filter", "filter layers by name, op or engine (enter keeps it, escape clears)", True, "layers"),
     Key("s", "s", "sort_next", "Sort", "sort layers by the next column (#, p50, p99, max, ratio, jitter, name)", False, "layers"),

@@ -197,31 +197,35 @@ class FindingsView(View, VerticalScroll):
             self.mount(FindingRow(text, classes="-compact"))
 
     def _rebuild(self, snapshot: SessionSnapshot) -> None:
+        """One row per finding; rows already there are updated in place (no widgets made or
+        removed while the number of findings stays the same)."""
         findings = snapshot.findings
         self._count = len(findings)
         labels = {row.index: row.info.label for row in snapshot.layers}
         flags = snapshot.diagnosis.flags
-        self.remove_children()
-        if not findings:
-            self.mount(FindingRow(empty_text(snapshot), classes="-compact"))
-            self.selected = None
-            return
-        rows = []
+        bodies: list[Any] = []
         for n, finding in enumerate(findings):
-            if self.detailed:
-                table = Table.grid(padding=(0, 1), expand=True)
-                table.add_column(width=7, no_wrap=True)
-                table.add_column(ratio=1, overflow="fold")
-                severity = finding.severity.value
-                table.add_row(Text(severity.upper(), style=f"bold {pal.SEVERITY.get(severity, pal.MUTED)}"),
-                              finding_body(finding, labels, len(flags.instances(n)) or None))  # fmt: skip
-                rows.append(FindingRow(table))
-            else:
-                head = _head(finding, labels)
-                head.no_wrap, head.overflow = True, "ellipsis"
-                rows.append(FindingRow(head, classes="-compact"))
-        self.mount_all(rows)
+            table = Table.grid(padding=(0, 1), expand=True)
+            table.add_column(width=7, no_wrap=True)
+            table.add_column(ratio=1, overflow="fold")
+            severity = finding.severity.value
+            table.add_row(Text(severity.upper(), style=f"bold {pal.SEVERITY.get(severity, pal.MUTED)}"),
+                          finding_body(finding, labels, len(flags.instances(n)) or None))  # fmt: skip
+            bodies.append(table)
+        if not bodies:
+            bodies.append(empty_text(snapshot))
+        rows = list(self.query(FindingRow))
+        for row, body in zip(rows, bodies):
+            row.update(body)
+        if len(rows) > len(bodies):
+            for row in rows[len(bodies) :]:
+                row.remove()
+        elif len(bodies) > len(rows):
+            self.mount_all([FindingRow(body) for body in bodies[len(rows) :]])
         previous, self.selected = self.selected, None
+        if self.selected is None and rows:
+            for row in rows:
+                row.remove_class("-selected")
         self._select(previous)
 
     def _select(self, index: int | None) -> None:
