@@ -152,8 +152,10 @@ class TimelineView(View, Widget):
         return Viewport(t0, cpc, width)
 
     def _layout(self) -> None:
-        vp = self.viewport()
         width = self.content_size.width
+        if width <= 0:
+            return  # not laid out yet: drawn when it is (a new size redraws the view)
+        vp = self.viewport()
         if vp is None or self._data is None:
             self._lane_names = []
             self._strips = [Strip([Segment(self._message[: max(0, width)], Style(color=pal.MUTED))], width)]
@@ -182,10 +184,6 @@ class TimelineView(View, Widget):
         right = time_label(vp.t1 - data.reference, data.clock_hz)
         zoom = f"×{self.zoom:g}" if self.zoom >= 1 else f"×1/{1 / self.zoom:g}"
         return f"{left} … {right} · zoom {zoom}"
-
-    def on_resize(self) -> None:
-        """Fit the new width (View.on_resize, called too, asks for a fresh snapshot)."""
-        self._layout()
 
     def render_line(self, y: int) -> Strip:
         """One lane."""
