@@ -15,8 +15,10 @@ two stack reports per inference), made by our own encoder, then times in the sam
              timeline and the per-layer report (``tracer report``), streaming.
 
 and prints MB/s of both, their ratio, the peak resident memory of each (in a fresh process), and
-whether the pipeline clears the 50 MB/s target (README, "Benchmarks"). The first (compiling) pass
-is excluded; each stage is timed best of ``--repeat`` runs.
+whether the pipeline runs at least half as fast as decoding alone, in the same run (README,
+"Benchmarks"; absolute MB/s vary 2-3x between machines, the ratio does not). A first pass on a
+small capture (imports, first allocations) is excluded; each stage is timed best of ``--repeat``,
+in wall and in CPU time (on a shared machine the wall clock depends on what else runs).
 """
 
 from __future__ import annotations
@@ -30,18 +32,21 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the telemetry encoder (a test oracle)
 
-from tracer.analysis.report import CaptureFacts, build_report  # noqa: E402
+from tracer.analysis.analyze import analyze  # noqa: E402
+from tracer.export.report_json import report_object  # noqa: E402
+from tracer.base.facts import InputFacts  # noqa: E402
 from tracer.capture.metadata import CaptureMetadata  # noqa: E402
 from tracer.capture.reader import open_capture  # noqa: E402
 from tracer.capture.writer import CaptureWriter  # noqa: E402
 from tracer.pipeline.capture import decode_reader  # noqa: E402
 from tracer.decode.tpiu import TpiuMode  # noqa: E402
-from tracer.telemetry.encoder import SlotSpec, encode_inferences  # noqa: E402
+from telemetry_encoder import SlotSpec, encode_inferences  # noqa: E402
 from tracer.telemetry.wire import RecordType as R  # noqa: E402
 from workload import LAYERS, inference_slots  # noqa: E402
 
-TARGET_MB_S = 50.0
+TARGET_RATIO = 0.5  # pipeline MB/s over decode-only MB/s
 
 
 def template() -> list[SlotSpec]:
@@ -61,7 +66,7 @@ def write_capture(path: Path, megabytes: float) -> tuple[int, int]:
     meta = CaptureMetadata(source="synthetic://bench_pipeline", tpiu=False, cpu_hz=480_000_000)
     written = inferences = 0
     sequence = 0
-    with CaptureWriter(path, meta, overwrite=True, flush_bytes=1 << 20) as writer:
+    with CaptureWriter(path, meta, overwrite=True) as writer:
         while written < target:
             data = encode_inferences(slots, block, period, start=inferences * period, first_number=inferences,
                                      first_sequence=sequence)  # fmt: skip
@@ -86,8 +91,9 @@ def pipeline(path: Path) -> tuple[int, dict]:
     from tracer.pipeline.capture import decode_capture
 
     decoded = decode_capture(path)
-    facts = CaptureFacts(decoded.metadata.source, decoded.stream_bytes, decoded.host_seconds, decoded.warnings)
-    return decoded.stream_bytes, build_report(decoded.timeline, facts)
+    facts = InputFacts("capture", decoded.metadata.source, str(path), decoded.stream_bytes, decoded.host_seconds,
+                       decoded.warnings)
+    return decoded.stream_bytes, report_object(analyze(decoded.timeline, facts))
 
 
 def child_peak_rss(stage: str, path: Path) -> int:
@@ -105,13 +111,13 @@ def child_peak_rss(stage: str, path: Path) -> int:
 
 
 def best_of(repeat: int, fn, *args):  # noqa: ANN001, ANN201
-    """(best seconds, last result)."""
-    best, result = float("inf"), None
+    """(best wall seconds, best CPU seconds, last result)."""
+    best, best_cpu, result = float("inf"), float("inf"), None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         result = fn(*args)
-        best = min(best, time.perf_counter() - start)
-    return best, result
+        best, best_cpu = min(best, time.perf_counter() - start), min(best_cpu, time.process_time() - cpu)
+    return best, best_cpu, result
 
 
 def main() -> int:
@@ -132,25 +138,29 @@ def main() -> int:
         small = Path(tmp) / "warm.trace"
         write_capture(small, 0.2)
         reference(small)
-        pipeline(small)  # compile / load numba caches outside the timing
+        pipeline(small)  # imports and first allocations outside the timing
 
-        ref_s, _ = best_of(args.repeat, reference, path)
-        pipe_s, (decoded_bytes, report) = best_of(args.repeat, pipeline, path)
+        ref_s, ref_cpu, _ = best_of(args.repeat, reference, path)
+        pipe_s, pipe_cpu, (decoded_bytes, report) = best_of(args.repeat, pipeline, path)
         ref_rss = child_peak_rss("reference", path)
         pipe_rss = child_peak_rss("pipeline", path)
 
     ref_rate = stream_bytes / ref_s / 1e6
     pipe_rate = stream_bytes / pipe_s / 1e6
     complete = report["inferences"]["complete"]
-    print(f"reference  (read + ITM decode)           {ref_s:7.2f} s  {ref_rate:7.1f} MB/s")
-    print(f"pipeline   (read + decode + report)      {pipe_s:7.2f} s  {pipe_rate:7.1f} MB/s")
-    print(f"ratio      pipeline / reference          {pipe_rate / ref_rate:7.2f}")
+    print(f"reference  (read + ITM decode)           {ref_s:7.2f} s  {ref_rate:7.1f} MB/s   CPU {ref_cpu:6.2f} s "
+          f"{stream_bytes / ref_cpu / 1e6:7.1f} MB/s")  # fmt: skip
+    print(f"pipeline   (read + decode + report)      {pipe_s:7.2f} s  {pipe_rate:7.1f} MB/s   CPU {pipe_cpu:6.2f} s "
+          f"{stream_bytes / pipe_cpu / 1e6:7.1f} MB/s")  # fmt: skip
+    print(f"ratio      pipeline / reference          {pipe_rate / ref_rate:7.2f}             CPU {ref_cpu / pipe_cpu:6.2f}")
     print(f"report     {report['inferences']['count']:,} inferences ({complete:,} complete), "
           f"{len(report['layers'])} layers, loss {report['capture']['loss']}")  # fmt: skip
     print(f"memory     peak RSS of a fresh process: reference {ref_rss / 1e6:.0f} MB, pipeline {pipe_rss / 1e6:.0f} MB "
           f"({(pipe_rss - ref_rss) / (inferences * LAYERS):.0f} bytes more per layer span)")  # fmt: skip
-    ok = pipe_rate >= TARGET_MB_S and complete == inferences and decoded_bytes == stream_bytes
-    print(f"target     pipeline >= {TARGET_MB_S:.0f} MB/s: {'yes' if ok else 'NO'}")
+    fast = pipe_rate / ref_rate >= TARGET_RATIO
+    ok = fast and complete == inferences and decoded_bytes == stream_bytes
+    print(f"target     pipeline / reference >= {TARGET_RATIO}: {'PASS' if fast else 'MISS'}; every inference "
+          f"complete: {'yes' if complete == inferences else 'NO'} (load average {os.getloadavg()[0]:.2f})")
     return 0 if ok else 1
 
 

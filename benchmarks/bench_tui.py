@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the telemetry encoder (a test oracle)
 
 from textual import events  # noqa: E402
 
@@ -50,7 +51,7 @@ from tracer.decode.tpiu import TpiuMode  # noqa: E402
 from tracer.session.feeds import SourceFeed  # noqa: E402
 from tracer.sources.reconnect import ReconnectingSource  # noqa: E402
 from tracer.sources.registry import open_source  # noqa: E402
-from tracer.telemetry.encoder import SlotSpec, TelemetryEncoder, encode_inferences  # noqa: E402
+from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences  # noqa: E402
 from tracer.telemetry.wire import RecordType as R  # noqa: E402
 from tracer.telemetry.wire import TimeSource  # noqa: E402
 from tracer.tui.app import TracerApp  # noqa: E402
@@ -303,7 +304,7 @@ def main() -> int:
     stop_neighbour = ctx.Event()
     neighbour = None if args.no_neighbour else ctx.Process(target=busy_loop, args=(stop_neighbour,), daemon=True)
     with tempfile.TemporaryDirectory() as tmp:
-        run_app(2_000.0, 1.0, None)  # warm the numba caches and Textual outside the timing
+        run_app(2_000.0, 1.0, None)  # imports and Textual's first start outside the timing
         if neighbour is not None:
             neighbour.start()
         try:

@@ -8,7 +8,7 @@ main stack's report. Each benchmark adds its own reports after that (:func:`infe
 
 from __future__ import annotations
 
-from tracer.telemetry.encoder import SlotSpec
+from telemetry_encoder import SlotSpec
 from tracer.telemetry.wire import RecordType as R
 
 LAYERS = 30

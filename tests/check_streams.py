@@ -12,7 +12,7 @@ from typing import Sequence
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
-from tracer.telemetry.encoder import TelemetryEncoder
+from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import INFO_NPU_PMU_SIMULATED, TimeSource
 
 

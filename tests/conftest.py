@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import shutil
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tracer.cli.main import main
+from tracer.native import KERNELS
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -33,6 +35,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         )  # fmt: skip
     except ValueError:  # a snapshot plugin registered the same option: its value is read all the same
         pass
+
+
+# The pure-Python kernels are about a hundred times slower than the compiled ones: property tests
+# run this share of their examples on them (deterministic tests size their inputs with ``kernels``).
+PYTHON_KERNEL_EXAMPLES = 0.1
+
+
+@pytest.fixture(params=["native", "python"])
+def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test on the compiled kernels (``tracer._kernels``), then on the pure-Python reference.
+
+    Returns which one runs. The compiled kernels must be built: ``pip install -e .`` builds them
+    (a missing build fails the test; nothing is skipped).
+    """
+    implementation = request.param
+    for module_name, name in KERNELS:
+        module = importlib.import_module(module_name)
+        chosen = getattr(module, f"{name}_{implementation}")
+        assert chosen is not None, f"{module_name}.{name}: tracer._kernels is not built (pip install -e . builds it)"
+        monkeypatch.setattr(module, name, chosen)
+    settings = getattr(request.function, "_hypothesis_internal_use_settings", None)
+    if implementation == "python" and settings is not None:
+        from hypothesis import settings as Settings
+
+        fewer = max(10, int(settings.max_examples * PYTHON_KERNEL_EXAMPLES))
+        monkeypatch.setattr(request.function, "_hypothesis_internal_use_settings", Settings(settings, max_examples=fewer))
+    return implementation
 
 
 @dataclass

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
-from tracer.telemetry.encoder import TelemetryEncoder
+from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import RecordType, TimeSource
 
 CLOCK_HZ = 100_000_000

@@ -7,7 +7,7 @@ import random
 
 from tracer.decode.itm import ItmDecoder
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.encoder import EncodedRecord, TelemetryEncoder
+from telemetry_encoder import EncodedRecord, TelemetryEncoder
 from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import TimeSource
 

@@ -1,64 +1,46 @@
-"""The layering of PRODUCT.md holds: the core never imports the TUI, the CLI or a probe library.
+"""The layering of docs/architecture.md holds.
 
-Each core module is imported in a fresh interpreter and ``sys.modules`` is inspected afterwards,
-so an import hidden anywhere in the chain is caught (the approach harlequin's import-hygiene test
-takes).
+The layers and the libraries the core may not import are contracts in ``pyproject.toml``
+(``[tool.importlinter]``), checked by import-linter over every import statement, those inside
+functions included; ``.ci/run`` runs ``lint-imports`` too. Import-linter reads the code; one test
+here also imports the CLI parser and the sources in a fresh interpreter, because "loaded lazily" is
+a fact about what runs, not about what the code says.
 """
 
 from __future__ import annotations
 
 import json
-import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from importlinter.cli import lint_imports
 
-import tracer
-
-CORE_PACKAGES = ("capture", "decode", "telemetry", "budget", "analysis", "export", "session", "elf")
-FORBIDDEN = ("textual", "rich", "serial", "pylink", "pyocd", "tracer.tui", "tracer.cli")
-PACKAGE_DIR = Path(tracer.__file__).parent
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def core_modules() -> list[str]:
-    """Every module of the core packages."""
-    names = []
-    for package in CORE_PACKAGES:
-        path = PACKAGE_DIR / package
-        if not path.is_dir():
-            continue
-        names.append(f"tracer.{package}")
-        for info in pkgutil.walk_packages([str(path)], prefix=f"tracer.{package}."):
-            names.append(info.name)
-    return sorted(names)
+def test_the_import_contracts_hold(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every contract of ``[tool.importlinter]`` is kept (the output names any import that breaks one)."""
+    code = lint_imports(str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "BROKEN" not in out and out.count("KEPT") >= 2, out
 
 
-def test_core_modules_exist() -> None:
-    """The walk finds the core (guards against the test silently checking nothing)."""
-    modules = core_modules()
-    assert "tracer.decode.itm" in modules
-    assert "tracer.capture.writer" in modules
-    assert len(modules) > 10
+def test_the_contracts_name_every_package() -> None:
+    """A package or module nobody put in a layer would be outside every contract: each one is named."""
+    import tomllib
 
-
-@pytest.mark.parametrize("module", core_modules())
-def test_core_module_imports_no_front_end_or_probe_library(module: str) -> None:
-    """Importing a core module pulls in no TUI, CLI, serial or probe library."""
-    code = (
-        "import importlib, json, sys\n"
-        f"importlib.import_module({module!r})\n"
-        "print(json.dumps(sorted(sys.modules)))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    loaded = set(json.loads(done.stdout))
-    bad = sorted(m for m in loaded if any(m == f or m.startswith(f + ".") for f in FORBIDDEN))
-    assert not bad, f"{module} imports {bad}"
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layered = {name.strip() for layer in config["contracts"][0]["layers"] for name in layer.split("|")}
+    packages = {f"tracer.{p.name}" for p in (ROOT / "tracer").iterdir() if (p / "__init__.py").is_file()}
+    packages |= {f"tracer.{p.stem}" for p in (ROOT / "tracer").glob("*.py") if not p.stem.startswith("_")}
+    assert packages <= layered, sorted(packages - layered)
 
 
 def test_sources_import_probe_libraries_lazily() -> None:
-    """``tracer.sources`` and the CLI parser load without pulling pyserial or probe libraries."""
+    """``tracer.sources`` and the CLI parser load without pulling pyserial, probe libraries or Textual."""
     code = (
         "import json, sys\n"
         "import tracer.sources, tracer.cli.main\n"

@@ -52,7 +52,7 @@ def test_halved_budget_fails_with_one_junit_failure_per_layer(run_cli, tmp_path:
     assert "check FAILED: 10 of" in done.err
     xml = JUnitXml.fromfile(str(out))
     suites = {suite.name.split(" (")[0]: suite for suite in xml}
-    assert set(suites) == {"tracer check: layer budgets", "tracer check: memory", "tracer check: findings"}
+    assert set(suites) == {"tracer check: input", "tracer check: layer budgets", "tracer check: memory", "tracer check: findings"}
     layer_cases = list(suites["tracer check: layer budgets"])
     assert len(layer_cases) == 10
     for case, name in zip(layer_cases, DEMO_LAYERS):
@@ -109,7 +109,7 @@ def test_without_budget_memory_and_findings_are_still_checked(run_cli, tmp_path:
     assert done.code == 0
     doc = json.loads(done.out)
     groups = {c["group"] for c in doc["checks"]}
-    assert groups == {"memory", "findings"}
+    assert groups == {"input", "memory", "findings"}
     names = [c["name"] for c in doc["checks"] if c["group"] == "memory"]
     assert names == ["tensor arena", "stack main", "stack handler"]
     broken = encode_model([LayerSpec("conv", "CONV_2D", False, 500)], stacks=(("main", 4096, 4096, False),))
@@ -139,7 +139,7 @@ def test_fail_on_warning_fails_on_loss(run_cli, tmp_path: Path) -> None:  # noqa
     assert run_cli("check", capture, "--fail-on", "warning").code == 1
 
 
-def test_tolerance_option_applies_when_the_budget_sets_none(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_tolerance_option_applies_to_every_layer(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
     """A layer 15% over its prediction: fails at the default 10%, passes with --tolerance 20."""
     capture = write_capture(tmp_path / "c.trace", bytes(encode_model([LayerSpec("conv", "CONV_2D", False, 1150)]).out))
     budget = budget_toml(tmp_path / "b.toml", [("conv", "CONV_2D", "cpu", 1000)])
@@ -147,7 +147,10 @@ def test_tolerance_option_applies_when_the_budget_sets_none(run_cli, tmp_path: P
     assert run_cli("check", capture, "--budget", budget, "--tolerance", "20").code == 0
     assert run_cli("check", capture, "--budget", budget, "--tolerance", "12").code == 1
     own = budget_toml(tmp_path / "own.toml", [("conv", "CONV_2D", "cpu", 1000)], model="tolerance_pct = 16")
-    assert run_cli("check", capture, "--budget", own, "--tolerance", "5").code == 0  # the budget's own wins
+    assert run_cli("check", capture, "--budget", own).code == 0  # the budget's own 16%
+    replaced = run_cli("check", capture, "--budget", own, "--tolerance", "5")
+    assert replaced.code == 1  # the option applies to every layer, and says what it replaced
+    assert "--tolerance 5% applies to every layer, in place of the budget's own (model 16%)" in replaced.err
 
 
 def test_errors_keep_their_exit_codes(run_cli, tmp_path: Path) -> None:  # noqa: ANN001

@@ -14,7 +14,7 @@ from telemetry_streams import decode
 from tracer.analysis.coherency import analyse_coherency, lines_of
 from analysis_helpers import findings_of
 from tracer.analysis.findings.coherency import RULES as COHERENCY_RULES
-from tracer.telemetry.encoder import TelemetryEncoder
+from telemetry_encoder import TelemetryEncoder
 from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import NPU_READS, NPU_WRITES, TimeSource
 

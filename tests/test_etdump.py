@@ -16,6 +16,7 @@ from tracer.errors import CaptureError
 from tracer.telemetry.etdump import is_etdump, read_etdump
 from tracer.pipeline.load import load_timeline
 from tracer.base.timeline import Engine
+from timeline_views import inference_views
 
 ETDP = Path(__file__).parent / "data" / "etdump" / "arm_runner_two_inferences.etdp"
 _SPEC = importlib.util.spec_from_file_location("make_etdump", ETDP.with_name("make_etdump.py"))
@@ -31,10 +32,10 @@ def test_fixture_is_what_the_script_writes() -> None:
 
 def test_inferences_and_layers() -> None:
     timeline = read_etdump(ETDP)
-    assert [(i.start, i.end, i.latency_cycles) for i in timeline.iter_inferences()] == [
+    assert [(i.start, i.end, i.latency_cycles) for i in inference_views(timeline)] == [
         (1_000, 501_000, 500_000), (600_000, 1_110_000, 510_000),
     ]  # fmt: skip
-    assert [[(s.layer, s.cycles) for s in i.layers] for i in timeline.iter_inferences()] == [
+    assert [[(s.layer, s.cycles) for s in i.layers] for i in inference_views(timeline)] == [
         [(0, 10_000), (1, 480_000), (2, 9_500)], [(0, 10_200), (1, 490_000), (2, 9_300)],
     ]  # fmt: skip
     assert [(la.name, la.op, la.engine) for la in timeline.layers.values()] == [

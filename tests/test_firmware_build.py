@@ -15,7 +15,10 @@ API = ["trc_use_itm", "trc_use_writer", "trc_set_time", "trc_time_dwt_init", "tr
        "trc_target_info", "trc_inference_begin", "trc_inference_end", "trc_layer_begin", "trc_layer_end",
        "trc_layer_info", "trc_pmu_config", "trc_pmu_snapshot", "trc_npu_job_begin", "trc_npu_job_end",
        "trc_arena", "trc_stack_paint", "trc_stack_report", "trc_cache_op", "trc_buffer_crc", "trc_mark",
-       "trc_value", "trc_print", "trc_sync", "trc_measure_marker_cost", "trc_ethosu_pmu_read"]  # fmt: skip
+       "trc_value", "trc_print", "trc_sync", "trc_measure_marker_cost", "trc_ethosu_pmu_read",
+       "trc_set_drain", "trc_flush", "trc_pending", "trc_use_consumer", "trc_tx_span", "trc_tx_done",
+       "trc_layer_work", "trc_cpu_pmu_init", "trc_cpu_dwt_counters_init", "trc_cpu_counters_off",
+       "trc_task_switched_in", "trc_task_info", "trc_task_deleted", "trc_text_dropped"]  # fmt: skip
 
 pytestmark = pytest.mark.qemu  # needs gcc-arm-none-eabi (CI installs it with QEMU)
 
@@ -66,8 +69,8 @@ def test_warnings_are_errors(firmware_build: Path, tmp_path: Path) -> None:
 
 
 def test_demo_images_fit_the_board(firmware_build: Path) -> None:
-    """The demo and cost ELFs for mps3-an547: code in the 512 KiB ITCM, data in the DTCM."""
-    for name in ("tracer_demo.elf", "marker_cost.elf"):
+    """The demo, cost and masked-time ELFs for mps3-an547: code in the 512 KiB ITCM, data in the DTCM."""
+    for name in ("tracer_demo.elf", "marker_cost.elf", "tracer_demo_masked.elf"):
         sizes = _out(["arm-none-eabi-size", "-A", str(firmware_build / "demo" / name)])
         rows = {line.split()[0]: (int(line.split()[1]), int(line.split()[2], 0))
                 for line in sizes.splitlines() if line.startswith(".")}  # fmt: skip

@@ -11,21 +11,18 @@ interpreter drives it.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from firmware_host import FIRMWARE, HARNESS, build_host_lib, run
 from telemetry_streams import decode
-from tracer.telemetry.encoder import TelemetryEncoder
+from telemetry_encoder import TelemetryEncoder
 from tracer.base.timeline import Engine
 from tracer.telemetry.wire import INFO_NPU_PMU_SIMULATED, TimeSource
 
-ROOT = Path(__file__).resolve().parent.parent
-FIRMWARE = ROOT / "firmware_snippets"
-HARNESS = Path(__file__).resolve().parent / "firmware_harness"
 CLOCK_START = 0xFFFF0000
 CLOCK_STEP = 0x1000
 EVENTS = [35, 130, 135, 386]
@@ -48,20 +45,10 @@ class MicroProfilerInterface {
 """
 
 
-def _run(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, check=False)
-    assert done.returncode == 0, f"{' '.join(command)}\n{done.stdout}\n{done.stderr}"
-    return done
-
-
 @pytest.fixture(scope="module")
 def host_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``make -C firmware_snippets host`` into a temporary folder: the library built by gcc."""
-    for tool in ("gcc", "make"):
-        assert shutil.which(tool), f"{tool} is not installed (./.ci/run installs it)"
-    out = tmp_path_factory.mktemp("host")
-    _run(["make", "-C", str(FIRMWARE), f"BUILD={out}", "host"])
-    return out / "host" / "libtrc.a"
+    return build_host_lib(tmp_path_factory.mktemp("host"))
 
 
 @pytest.fixture(scope="module")
@@ -69,10 +56,10 @@ def harness_run(host_lib: Path, tmp_path_factory: pytest.TempPathFactory) -> tup
     """Build and run harness.c: (captured bytes, key=value facts it printed)."""
     tmp = tmp_path_factory.mktemp("harness")
     exe = tmp / "harness"
-    _run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE / 'include'}",
+    run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE / 'include'}",
           str(HARNESS / "harness.c"), str(FIRMWARE / "src" / "trc_ethosu_hooks.c"), str(host_lib), "-o", str(exe)])  # fmt: skip
     out = tmp / "out.bin"
-    done = _run([str(exe), str(out)])
+    done = run([str(exe), str(out)])
     facts: dict[str, str] = {}
     for token in done.stdout.split():
         key, _, value = token.partition("=")
@@ -213,11 +200,11 @@ def test_tflm_adapter_emits_one_layer_per_operator(host_lib: Path, tmp_path: Pat
     stub.mkdir(parents=True)
     (stub / "micro_profiler_interface.h").write_text(TFLM_INTERFACE)
     exe = tmp_path / "tflm"
-    _run(["g++", "-std=c++11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{tmp_path / 'stub'}",
+    run(["g++", "-std=c++11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{tmp_path / 'stub'}",
           f"-I{FIRMWARE / 'include'}", str(HARNESS / "tflm_harness.cc"), str(FIRMWARE / "src" / "trc_tflm_profiler.cc"),
           str(host_lib), "-o", str(exe)])  # fmt: skip
     out = tmp_path / "out.bin"
-    _run([str(exe), str(out)])
+    run([str(exe), str(out)])
     tl = decode(out.read_bytes())
     assert tl.inferences.complete.tolist() == [True, True]
     assert [(i.op, i.engine) for i in tl.layers.values()] == [

@@ -33,6 +33,7 @@ from tracer.telemetry.fvp_pmu_trace import (
     read_pmu_trace,
 )
 from tracer.base.timeline import Engine
+from timeline_views import inference_view
 
 DATA = Path(__file__).parent / "data" / "fvp"
 FAKE = [sys.executable, str(DATA / "fake_fvp.py")]
@@ -155,7 +156,7 @@ def test_timeline_layers_engines_and_labels() -> None:
     timeline = npu_timeline(read_pmu_trace(TRACE), read_debug_db(REGOR_DB), clock_hz=500_000_000)
     assert len(timeline.inferences) == 3 and bool(timeline.inferences.complete.all())
     assert timeline.labels["cpu"] == "model estimate" and "measured" in timeline.labels["npu"]
-    first = timeline.inference(0)
+    first = inference_view(timeline, 0)
     assert [s.layer for s in first.layers] == [0, 1, 2, 3, 4, 5, 7, 8]
     assert timeline.layer(0).name == "conv/Relu" and timeline.layer(0).engine is Engine.NPU
     assert timeline.layer(4).op == "L2Norm" and timeline.layer(4).engine is Engine.CPU
@@ -189,7 +190,7 @@ def test_hand_computed_case_and_string_numbers() -> None:
     ops, problems = npu_operations(trace, db)
     assert [(o.start, o.end) for o in ops] == [(100, 150), (150, 200)] and problems == []
     timeline = npu_timeline(trace, db)
-    assert [s.pmu for s in timeline.inference(0).layers] == [{"mac_active": 7}, {"mac_active": 9}]
+    assert [s.pmu for s in inference_view(timeline, 0).layers] == [{"mac_active": 7}, {"mac_active": 9}]
 
 
 def test_gzip_and_legacy_database(tmp_path: Path) -> None:

@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from tracer.decode.itm import ItmDecoder, decode_bytes
 from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.encoder import TelemetryEncoder
+from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.isr import BASIS_OFFSET, HandlerTime, exception_name
 from tracer.base.timeline import InferenceTimeline, IsrSlice
 from tracer.telemetry.wire import RecordType, TimeSource
+from timeline_views import inference_view
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus" / "sigrok_stm32f105"
 ENTER, EXIT, RETURN = 1, 2, 3
@@ -71,7 +72,7 @@ def test_marks_give_slices_and_split_the_layer_time() -> None:
     assert slices(tl) == [(1500, 2700, 18, 0, False)]
     assert tl.isrs[0].name == "S32K_TIMER"
     assert tl.spans.isr_cycles.tolist() == [1200, 0]
-    span = tl.inference(0).layers[0]
+    span = inference_view(tl, 0).layers[0]
     assert (span.cycles, span.isr_cycles, span.own_cycles) == (4000, 1200, 2800)
     # The marks stay available as records (the live session pairs them itself).
     assert [r.type for r in tl.records if r.type in (RecordType.ISR_ENTER, RecordType.ISR_EXIT)] == [0x28, 0x29]

@@ -11,7 +11,7 @@ import pytest
 
 from tracer.decode.itm import decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.encoder import TelemetryEncoder
+from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import NPU_READS, NPU_WRITES
 
 ROOT = Path(__file__).resolve().parent.parent

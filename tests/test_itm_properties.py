@@ -11,11 +11,15 @@ import os
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from itm_encoder import FULL_SYNC, HALF_SYNC, SIZE_CODE, encode_stream, min_groups, per_source, tpiu_frames
 from tracer.decode import ItmDecoder, PacketBatch, TraceDecoder, TpiuMode, decode_bytes
+
+# Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
+pytestmark = pytest.mark.usefixtures("kernels")
 
 Packet = dict[str, Any]
 

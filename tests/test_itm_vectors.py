@@ -13,6 +13,9 @@ import pytest
 
 from tracer.decode import ItmDecoder, PacketKind, decode_bytes
 
+# Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
+pytestmark = pytest.mark.usefixtures("kernels")
+
 
 def decode(hex_bytes: str) -> list[dict[str, Any]]:
     """All packets of a stream, as contract records."""

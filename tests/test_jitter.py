@@ -9,62 +9,13 @@ from typing import Callable
 import numpy as np
 
 from analysis_helpers import analyse, findings_of
+from jitter_streams import PERIOD, build, timer_in_layer
 from tracer.analysis.findings.jitter import RULES as JITTER_RULES
 from tracer.analysis.jitter import CONTENTION, MORE_WORK, PREEMPTION, WARM_UP, analyse_jitter
 from tracer.export.report_json import report_object
-from tracer.decode.itm import decode_bytes
 from tracer.export.report_text import render_report
-from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.encoder import TelemetryEncoder
+from telemetry_encoder import TelemetryEncoder
 from tracer.base.timeline import InferenceTimeline
-from tracer.telemetry.wire import TimeSource
-
-PERIOD = 100_000
-EVENTS = [35, 130, 135, 386]  # NPU_ACTIVE, AXI0 read beats, AXI0 write beats, AXI1 read beats
-
-# extra(n, layer, enc, t) -> cycles added to the layer, emitting what it wants at time t.
-Extra = Callable[[int, int, TelemetryEncoder, int], int]
-
-
-def build(inferences: int, lengths: list[int], extra: Extra | None = None, npu: tuple[int, ...] = (),
-          pmu: Callable[[int, int, int], list[int]] | None = None, start: int = 0) -> InferenceTimeline:  # fmt: skip
-    """``inferences`` inferences of layers of ``lengths`` cycles; ``extra`` lengthens some."""
-    enc = TelemetryEncoder()
-    enc.target_info(start, 100_000_000, TimeSource.DWT)
-    enc.isr_info(start + 1, 24, "TIMER0")
-    enc.pmu_config(start + 2, 55, EVENTS)
-    for index in range(len(lengths)):
-        enc.layer_info(start + 3, index, 1 if index in npu else 0, "CONV_2D", f"l{index}")
-    for n in range(inferences):
-        t = start + 1000 + n * PERIOD
-        enc.inference_begin(t)
-        t += 100
-        for index, length in enumerate(lengths):
-            enc.layer_begin(t, index, 1 if index in npu else 0)
-            add = extra(n, index, enc, t) if extra else 0
-            if pmu is not None and index in npu:
-                cycles, *counters = pmu(n, index, length)
-                enc.pmu_snapshot(t + length + add - 10, cycles, counters)
-            t += length + add
-            enc.layer_end(t, index)
-            t += 50
-        enc.inference_end(t)
-    decoder = TelemetryDecoder()
-    decoder.feed(decode_bytes(bytes(enc)))
-    decoder.finish()
-    return decoder.timeline()
-
-
-def timer_in_layer(layer: int, every: int, first: int, cycles: int) -> Extra:
-    def extra(n: int, index: int, enc: TelemetryEncoder, t: int) -> int:
-        if index == layer and n % every == first:
-            enc.isr_enter(t + 300, 24)
-            enc.isr_exit(t + 300 + cycles, 24)
-            return cycles
-        return 0
-
-    return extra
-
 
 def findings(timeline: InferenceTimeline) -> list:
     return findings_of(timeline, JITTER_RULES)
@@ -166,7 +117,7 @@ def test_cpu_layer_slower_with_no_interrupt_is_contention() -> None:
     tl = build(10, [1000, 2000], slow)
     (finding,) = findings(tl)
     assert finding.id == "jitter-contention" and finding.layer == 1 and finding.inferences == (6,)
-    assert "with no interrupt inside" in finding.message and "1.4x" in finding.message
+    assert "with no interrupt or task inside" in finding.message and "1.4x" in finding.message
 
 
 def test_small_noise_is_not_an_outlier() -> None:

@@ -72,7 +72,7 @@ def test_port_zero_profiles_that_do_not_pair_are_kept_aside(tmp_path: Path) -> N
 
 def test_port_zero_text_alone_is_the_timeline(tmp_path: Path) -> None:
     """A firmware that only prints TFLM's profiler lines over ITM: the text gives the layers."""
-    from tracer.telemetry.encoder import TelemetryEncoder
+    from telemetry_encoder import TelemetryEncoder
 
     enc = TelemetryEncoder()
     enc.text("CONV_2D took 1200 ticks (1 ms).\nADD took 30 ticks (0 ms).\n" * 2 + "done\n")

@@ -8,6 +8,7 @@ import pytest
 
 from tracer.telemetry.logs import is_text_log, read_log
 from tracer.base.timeline import AllocationFailure, Engine
+from timeline_views import inference_view
 
 LOGS = Path(__file__).parent / "data" / "logs"
 LOG_FILES = sorted(p for p in LOGS.rglob("*") if p.suffix in (".log", ".txt"))
@@ -57,7 +58,7 @@ def test_mlek_pmu_profile(name: str) -> None:
     # TOTAL = ACTIVE + IDLE on the FVP; the FPGA run's numbers are one cycle apart (as printed).
     assert pmu["CYCLE"] - pmu["NPU_ACTIVE"] - pmu["NPU_IDLE"] == (1 if "fpga" in name else 0)
     assert timeline.pmu_units["AXI0_RD_DATA_BEAT_RECEIVED"] == "beats" and timeline.pmu_units["NPU_ACTIVE"] == "cycles"
-    assert timeline.inference(0).pmu == pmu
+    assert inference_view(timeline, 0).pmu == pmu
     assert len(timeline.spans) == 0  # a PMU block alone gives no layers
 
 
@@ -110,7 +111,7 @@ def test_mlia_metrics_line() -> None:
 def test_executorch_pmu_report() -> None:
     timeline = read_log(LOGS / "executorch_arm_fvp_corstone320_u85.log")
     assert len(timeline.inferences) == 1
-    inference = timeline.inference(0)
+    inference = inference_view(timeline, 0)
     assert (inference.start, inference.end, inference.latency_cycles) == (0, 6925114, 6925114)
     assert [(s.layer, s.cycles) for s in inference.layers] == [(0, 1498202)]
     assert timeline.layers[0].op == "ethos-u" and timeline.layers[0].engine is Engine.NPU
@@ -133,7 +134,7 @@ def test_executorch_pmu_report() -> None:
 def test_tflm_generic_benchmark() -> None:
     timeline = read_log(LOGS / "tflm_generic_benchmark_corstone300_fvp.log")
     assert len(timeline.inferences) == 1  # 31 operators, no repetition
-    inference = timeline.inference(0)
+    inference = inference_view(timeline, 0)
     ticks = [s.cycles for s in inference.layers]
     assert len(ticks) == 31 and ticks[:3] == [224622, 175917, 249561] and ticks[-4:] == [2229, 386, 28, 163]
     # The per-operator ticks add up to LogTicksPerTagCsv's "total number of ticks" printed after them.

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tracer.errors import CaptureError
 from tracer.telemetry.logs import LogReader, read_log
+from timeline_views import inference_view
 
 LOGS = Path(__file__).parent / "data" / "logs"
 FIXTURE_LINES = sorted({ln for p in LOGS.rglob("*") if p.suffix in (".log", ".txt") for ln in p.read_text().splitlines()})
@@ -32,7 +33,7 @@ def _check(blob: bytes) -> None:
     json.dumps([timeline.log, timeline.pmu_totals, timeline.pmu_units, [vars(f) if hasattr(f, "__dict__") else repr(f)
                 for f in timeline.allocation_failures]], allow_nan=False)  # fmt: skip
     for i in range(len(timeline.inferences)):
-        timeline.inference(i)  # every view can be built
+        inference_view(timeline, i)  # every view can be built
 
 
 @settings(max_examples=300, deadline=None)

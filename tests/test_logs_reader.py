@@ -18,6 +18,7 @@ from tracer.errors import CaptureError
 from tracer.telemetry.logs import LogReader, is_text_log, read_log, split_inferences
 from tracer.telemetry.logs.lines import LineSplitter, strip_prefix
 from tracer.base.timeline import CounterStat, Engine, InferenceTimeline
+from timeline_views import inference_view, inference_views
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
@@ -28,7 +29,7 @@ def _read(text: str) -> InferenceTimeline:
 
 
 def _ops(timeline: InferenceTimeline, number: int) -> list[tuple[str, int]]:
-    return [(timeline.layers[s.layer].op, s.cycles) for s in timeline.inference(number).layers]
+    return [(timeline.layers[s.layer].op, s.cycles) for s in inference_view(timeline, number).layers]
 
 
 MODEL_RUN = ["CONV_2D took 100 ticks (0 ms).", "DEPTHWISE_CONV_2D took 80 ticks (0 ms).",
@@ -39,19 +40,19 @@ def test_repeated_inferences_in_one_log_run() -> None:
     """MicroProfiler not cleared between invokes: Log() prints all events; the repeats are split."""
     timeline = _read("\n".join(MODEL_RUN * 3 + MODEL_RUN[:2]) + "\n")
     assert len(timeline.inferences) == 4
-    assert [i.complete for i in timeline.iter_inferences()] == [True, True, True, False]
-    assert timeline.inference(3).problems == ("only 2 of 4 layers logged (lines 13-14)",)
+    assert [i.complete for i in inference_views(timeline)] == [True, True, True, False]
+    assert inference_view(timeline, 3).problems == ("only 2 of 4 layers logged (lines 13-14)",)
     assert _ops(timeline, 1) == [("CONV_2D", 100), ("DEPTHWISE_CONV_2D", 80), ("ADD", 20), ("SOFTMAX", 5)]
     # Spans are laid end to end: inference 1 starts where inference 0 ended.
-    assert timeline.inference(1).layers[0].start == 205
+    assert inference_view(timeline, 1).layers[0].start == 205
     assert timeline.labels["time"].startswith("reconstructed")
 
 
 def test_runs_separated_by_other_lines_are_separate_inferences() -> None:
     text = "\n".join(["Invoke 0"] + MODEL_RUN + ["Invoke 1", "INFO - Input CRC32: 0x0000BEEF"] + MODEL_RUN) + "\n"
     timeline = _read(text)
-    assert len(timeline.inferences) == 2 and timeline.inference(1).input_crc == 0xBEEF
-    assert timeline.inference(0).input_crc is None
+    assert len(timeline.inferences) == 2 and inference_view(timeline, 1).input_crc == 0xBEEF
+    assert inference_view(timeline, 0).input_crc is None
 
 
 def test_the_models_operator_list_decides_the_period() -> None:
@@ -84,7 +85,7 @@ def test_negative_csv_ticks_are_damage_not_numbers() -> None:
     assert timeline.loss.damaged_records == 1
     assert timeline.log["warnings"] == [{"line": 2, "text": "negative tick count -5 for CONV_2D"}]
     assert _ops(timeline, 0) == [("ADD", 3)]
-    assert timeline.inference(0).problems == ("damaged operator line(s) 2: a layer is missing",)
+    assert inference_view(timeline, 0).problems == ("damaged operator line(s) 2: a layer is missing",)
 
 
 def test_mlek_current_default_and_full_statistics() -> None:
@@ -149,12 +150,12 @@ def test_layer_by_layer_profiler_with_pmu_per_operator() -> None:
     ]
     timeline = _read("\n".join(block * 2))
     assert len(timeline.inferences) == 2
-    first = timeline.inference(0)
+    first = inference_view(timeline, 0)
     assert [(s.cycles, s.pmu) for s in first.layers] == [
         (1200, {"PMU_CNTR0": 900, "PMU_CNTR1": 44}), (300, {}), (400, {"PMU_CNTR0": 350}),
     ]  # fmt: skip
     assert (first.start, first.end) == (0, 2100)
-    assert timeline.inference(1).start == 2100  # after the first inference's runtime
+    assert inference_view(timeline, 1).start == 2100  # after the first inference's runtime
     assert [timeline.layers[i].engine for i in range(3)] == [Engine.NPU, Engine.CPU, Engine.NPU]
     assert [s.used for s in timeline.arena] == [51824, 51824]
     assert timeline.spans.pmu_names == ("PMU_CNTR0", "PMU_CNTR1")

@@ -10,6 +10,7 @@ import pytest
 from tracer.telemetry.logs import read_log
 from tracer.telemetry.logs.reader import LogReader
 from tracer.base.timeline import Engine
+from timeline_views import inference_view
 
 LOGS = Path(__file__).parent / "data" / "logs"
 MOBILENET = LOGS / "ethosu_core_platform_mobilenet_v2_fvp.log"
@@ -42,7 +43,7 @@ def test_core_software_info_prefix_is_taken_off() -> None:
         "I: Running inference job: kws\nE: Invoke failed for inference: job=kws (inference_process.cpp:280)\n"
     )
     assert len(timeline.inferences) == 2
-    first, second = timeline.inference(0), timeline.inference(1)
+    first, second = inference_view(timeline, 0), inference_view(timeline, 1)
     assert first.complete and first.latency_cycles == 1234
     assert not second.complete and "the log ends inside job 'kws'" in second.problems[0]
     assert timeline.log["errors"][0]["line"] == 5
@@ -63,7 +64,7 @@ def test_mlek_inference_k_of_n() -> None:
     complete = [i for i in range(136) if timeline.inferences.complete[i]]
     assert complete == [0, 1, 135]
     assert timeline.loss.lost_records == 133
-    assert timeline.inference(2).problems == ("its 'Inference 3/136' line is not in the log",)
+    assert inference_view(timeline, 2).problems == ("its 'Inference 3/136' line is not in the log",)
     assert timeline.pmu_totals == {}  # a mean over 136 inferences is no inference's counters
     stats = timeline.pmu_stats
     assert {k: (v.samples, v.mean, v.total) for k, v in stats.items() if k in ("NPU_ACTIVE", "CYCLE")} == {
@@ -116,7 +117,7 @@ def test_log_cut_inside_a_job_is_incomplete() -> None:
     timeline = _read_text(text)
     assert len(timeline.inferences) == 3
     assert timeline.inferences.complete.tolist() == [True, True, False]
-    assert timeline.inference(2).problems == ("the log ends inside job 'JP_Kyoto_kimono' (no 'Finished running job' line)",)
+    assert inference_view(timeline, 2).problems == ("the log ends inside job 'JP_Kyoto_kimono' (no 'Finished running job' line)",)
 
 
 def test_log_cut_inside_a_profile_block_is_incomplete() -> None:
@@ -124,14 +125,14 @@ def test_log_cut_inside_a_profile_block_is_incomplete() -> None:
     incomplete (was: complete with 4 of 6 counters)."""
     timeline = _read_text(_cut(KWS_ASR, "NPU ACTIVE cycles: 413814\n"))
     assert len(timeline.inferences) == 1 and not timeline.inferences.complete[0]
-    assert timeline.inference(0).problems == ("the log ends inside a PMU profile block (no CYCLE)",)
+    assert inference_view(timeline, 0).problems == ("the log ends inside a PMU profile block (no CYCLE)",)
 
 
 def test_log_cut_during_a_run_is_incomplete() -> None:
     timeline = _read_text(_cut(NOISE, "INFO - Copied 960 bytes to 0x800003d4\n"))
     assert len(timeline.inferences) == 2
     assert timeline.inferences.complete.tolist() == [True, False]
-    assert timeline.inference(1).problems == ("the log ends during inference 2 of 136 (no results or profile after it)",)
+    assert inference_view(timeline, 1).problems == ("the log ends during inference 2 of 136 (no results or profile after it)",)
 
 
 def test_cut_second_profile_block_is_compared_with_the_first() -> None:
@@ -154,7 +155,7 @@ def test_tflm_per_tag_totals_become_layers() -> None:
     end = next(i for i in range(start, len(lines)) if lines[i].startswith('"total number of ticks"'))
     timeline = _read_text("\n".join(lines[start : end + 1]) + "\n")
     assert len(timeline.inferences) == 1
-    inference = timeline.inference(0)
+    inference = inference_view(timeline, 0)
     assert [(timeline.layers[s.layer].op, s.cycles) for s in inference.layers] == [
         ("DEPTHWISE_CONV_2D", 1009435), ("CONV_2D", 1817013), ("AVERAGE_POOL_2D", 2269), ("RESHAPE", 87), ("SOFTMAX", 363694),
     ]  # fmt: skip

@@ -106,3 +106,69 @@ def test_killed_process_leaves_a_readable_capture(tmp_path: Path) -> None:
     assert len(data) > 1_000_000
     assert data == expected_prefix(len(data))
     assert len(data) <= server.sent
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_flush_like_ctrl_c(tmp_path: Path, signum: int) -> None:
+    """A service manager's stop (SIGTERM) or a closed terminal (SIGHUP) keeps the unflushed tail:
+    the capture is closed cleanly and holds every byte the message counts."""
+    server = EndlessServer()
+    proc, out = start_recording(tmp_path, server)
+    wait_for_bytes(out, 1_000_000)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=20)
+    message = err.decode()
+    assert proc.returncode == 130, message
+    assert "Traceback" not in message
+    assert signal.Signals(signum).name in message
+    with open_capture(out) as reader:
+        data = reader.read_stream()
+        assert not reader.warnings
+    assert data == expected_prefix(len(data))
+    assert f"keeps {len(data)} bytes" in message
+
+
+def _live_in_a_terminal(tmp_path: Path, server: EndlessServer) -> tuple[subprocess.Popen[bytes], Path, int]:
+    """``tracer live`` on a pseudo-terminal (it draws a screen), stderr on a pipe."""
+    import pty
+
+    out = tmp_path / "live.trace"
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tracer", "live", f"tcp://127.0.0.1:{server.port}", "-o", str(out)],
+        stdin=slave, stdout=slave, stderr=subprocess.PIPE, env=env, start_new_session=True,
+    )  # fmt: skip
+    os.close(slave)
+    threading.Thread(target=_drain_terminal, args=(master,), daemon=True).start()
+    return proc, out, master
+
+
+def _drain_terminal(fd: int) -> None:
+    try:
+        while os.read(fd, 65536):
+            pass
+    except OSError:
+        pass
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_live_flushes_on_sigterm_and_sighup(tmp_path: Path, signum: int) -> None:
+    """``tracer live`` stopped by a signal closes its capture like a quit: every byte it counted is in it."""
+    server = EndlessServer()
+    proc, out, master = _live_in_a_terminal(tmp_path, server)
+    try:
+        assert server.connected.wait(30)
+        wait_for_bytes(out, 500_000)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        os.close(master)
+    message = err.decode()
+    assert proc.returncode == 130, message
+    assert "Traceback" not in message
+    with open_capture(out) as reader:
+        data = reader.read_stream()
+        assert not reader.warnings
+    assert data == expected_prefix(len(data))
+    assert f"recorded {len(data):,} bytes" in message

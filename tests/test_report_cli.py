@@ -133,3 +133,14 @@ def test_capture_without_telemetry_warns_and_reports_nothing(tmp_path: Path, run
     assert report["inferences"]["latency_cycles"] is None
     text = run_cli("report", empty)
     assert text.code == 0 and "no complete inference" in text.out
+
+
+def test_text_findings_give_their_evidence_in_words_not_python_objects(run_cli) -> None:  # noqa: ANN001
+    """Evidence lines read ``name value`` (None as "-"), never a printed dict; nested lists are counted."""
+    done = run_cli("report", DEMO, "--budget", ROOT / "captures" / "demo_budget.toml")
+    assert done.code == 0, done.err
+    evidence = [line for line in done.out.splitlines() if line.strip().startswith("evidence:")]
+    assert evidence, done.out
+    text = "\n".join(evidence)
+    assert "{'" not in text and "None" not in text and "': " not in text
+    assert all(len(line) <= 110 for line in done.out.splitlines() if "evidence:" in line)

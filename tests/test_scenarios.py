@@ -1,6 +1,7 @@
 """The demo's fault scenarios on QEMU mps3-an547: each one recorded (a few inferences), then
 ``tracer check --fail-on warning`` names its fault with the right layer and its evidence and exits
-1; the clean scenario exits 0. The firmware is built once per session (``qemu_build``)."""
+1; the clean scenario exits 0, and so does the data-dependent one (its slow runs did more work).
+The firmware is built once per session (``qemu_build``)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,13 @@ from typing import Any
 
 import pytest
 
-from tracer.capture.metadata import CaptureMetadata
-from tracer.pipeline.record import record
-from tracer.capture.writer import CaptureWriter
-from tracer.sources.qemu import QemuDemoSource
+from demo_runs import record_demo
 from tracer.pipeline.capture import decode_capture
 
 pytestmark = pytest.mark.qemu
 
 INFERENCES = 6
+RUNS = {"task-preemption": 8, "data-dependent": 20}  # inferences where 6 show too little
 FRAME0_OUTPUT_CRC = 0x785B7D52  # the network's correct output for input frame 0 (clean scenario)
 
 
@@ -27,16 +26,11 @@ def captures(qemu_build: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     """Every scenario recorded once (about a second each)."""
     out = {}
     tmp = tmp_path_factory.mktemp("scenarios")
-    for scenario in ("clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small"):
-        source = QemuDemoSource(qemu_build / "demo" / "tracer_demo.elf", INFERENCES, scenario)
+    for scenario in ("clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small", "task-preemption",
+                     "data-dependent"):  # fmt: skip
         path = tmp / f"{scenario}.trace"
-        source.open()
-        try:
-            with CaptureWriter(path, CaptureMetadata.from_json(source.metadata())) as writer:
-                result = record(source, writer, duration=60)
-        finally:
-            source.close()
-        assert result.ended == "end of stream" and source.exit_code == 0, (scenario, result)
+        runs = RUNS.get(scenario, INFERENCES)
+        assert record_demo(qemu_build / "demo" / "tracer_demo.elf", runs, scenario, path) == 0, scenario
         out[scenario] = path
     return out
 
@@ -122,3 +116,52 @@ def test_arena_too_small_reports_what_tflite_micro_says(captures: dict[str, Path
     tl = decode_capture(captures["arena-too-small"]).timeline
     assert "Failed to resize buffer. Requested: 13312, available 12288, missing: 1024" in [c.text for c in tl.console]
     assert len(tl.inferences) == 0
+
+
+def test_task_preemption_names_the_sensor_task_in_layer_2(captures: dict[str, Path], run_cli: Any) -> None:
+    """The sensor task preempts layer 2 (pw2) in inferences 2 and 6: jitter-task-preemption
+    (warning) naming the task, the layer and its cycles; the timer that woke it is named as well;
+    the report's tasks section gives both tasks' CPU shares and the time taken from pw2."""
+    code, findings = check(run_cli, captures["task-preemption"])
+    assert code == 1
+    (jitter,) = at_least_warning(findings)
+    assert jitter["id"] == "jitter-task-preemption" and jitter["layer"] == 2 and jitter["inferences"] == [2, 6]
+    assert "layer 2 (pw2)" in jitter["message"] and "in 2 of 8 inferences (2, 6)" in jitter["message"]
+    tl = decode_capture(captures["task-preemption"]).timeline
+    sensor = [s for s in tl.tasks if s.name == "sensor"]
+    assert len(sensor) == 2 and sensor[0].cycles == sensor[1].cycles
+    assert f"in each, it was preempted by task sensor for {sensor[0].cycles:,} cycles" in jitter["message"]
+    assert "the S32K_TIMER interrupt (exception 18) also ran inside it" in jitter["message"]
+    listed = jitter["evidence"]["listed"]
+    assert [o["tasks"][0]["name"] for o in listed] == ["sensor", "sensor"]
+    report = json.loads(run_cli("report", captures["task-preemption"], "--format", "json").out)
+    shares = {t["name"]: t for t in report["tasks"]["by_task"]}
+    assert set(shares) == {"inference", "sensor"} and shares["sensor"]["cycles"] == sensor[0].cycles * 2
+    assert abs(sum(t["share"] for t in shares.values()) - 1) < 1e-5 and report["tasks"]["incomplete"] == 0
+    assert [(h["layer"], h["name"], h["hits"]) for h in report["tasks"]["by_layer"]] == [(2, "sensor", 2)]
+    layer2 = report["jitter"]["layers"][2]
+    assert layer2["causes"] == {"task preemption": 2}
+    # Own time leaves the task and the handler out: the preempted runs' is the others' (PendSV and
+    # the switch records: a few dozen cycles).
+    assert [abs(o["own_cycles"] - layer2["p50"]) <= 20 for o in layer2["listed"]] == [True, True]
+
+
+def test_data_dependent_post_process_passes_the_gate_as_more_work(captures: dict[str, Path], run_cli: Any) -> None:
+    """The post-process (layer 10, detect10) is slower on frames with an object: it reported
+    more candidates (trc_layer_work), so `tracer check --fail-on warning` passes and the report
+    says the layer did more work, with the counts."""
+    code, findings = check(run_cli, captures["data-dependent"])
+    assert code == 0 and at_least_warning(findings) == []
+    (more,) = [f for f in findings if f["id"].startswith("jitter-")]
+    assert more["id"] == "jitter-more-work" and more["severity"] == "info" and more["layer"] == 10
+    assert "layer 10 (detect10)" in more["message"] and "doing more work" in more["message"]
+    tl = decode_capture(captures["data-dependent"]).timeline
+    spans = tl.spans.where(tl.spans.layer == 10)
+    work = tl.span_facts.work[tl.span_facts.rows_for(spans)]
+    worst = int(spans.cycles.argmax())
+    assert f"its work count (trc_layer_work) {work[worst]:,} instead of" in more["message"]
+    for o in more["evidence"]["listed"]:
+        assert o["explained_by"] == "work_count" and o["work"]["work_count"] > o["work_median"]["work_count"]
+    assert set(more["inferences"]) <= {n for n in range(20) if n % 3 == 2}  # frames with an object
+    text = run_cli("report", captures["data-dependent"]).out
+    assert "more work (work_count" in text

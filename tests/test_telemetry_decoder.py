@@ -10,9 +10,12 @@ import pytest
 from telemetry_streams import CLOCK_HZ, build_stream, complete_and_exact, decode
 from tracer.decode.itm import ItmDecoder, decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.encoder import SlotSpec, TelemetryEncoder, encode_inferences
+from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences
 from tracer.base.timeline import Engine
 from tracer.telemetry.wire import RecordType, TimeSource, header_word
+
+# Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
+pytestmark = pytest.mark.usefixtures("kernels")
 
 
 def test_clean_stream_decodes_exactly() -> None:
@@ -53,22 +56,23 @@ def test_any_split_of_the_bytes_gives_the_same_timeline(seed: int) -> None:
 
 
 def test_incremental_use_publishes_inferences_as_they_close() -> None:
-    """take_completed() returns each inference once, only after its end record arrived."""
+    """take() hands each inference out once, only after its end record arrived."""
     stream = build_stream(inferences=3, layers=2)
     itm = ItmDecoder(hold_timestamps=False)
     decoder = TelemetryDecoder()
     end_of_first = stream.record_bytes(stream.records_of(0, RecordType.INFERENCE_END)[0])[1]
     decoder.feed(itm.feed(stream.data[: end_of_first - 1]))
-    assert decoder.take_completed() == [] and len(decoder.timeline().inferences) == 0
+    assert len(decoder.take().inferences) == 0 and len(decoder.timeline().inferences) == 0
     # One byte past the end record: its last word ends in zero bytes, which the ITM decoder
     # holds until it knows they do not start a sync packet.
     decoder.feed(itm.feed(stream.data[end_of_first - 1 : end_of_first + 1]))
-    first = decoder.take_completed()
-    assert [i.number for i in first] == [0] and first[0].complete
-    assert [(s.layer, s.end - s.start) for s in first[0].layers] == [(l, e - s) for l, s, e in stream.truth[0].spans]
+    first = decoder.take()
+    assert first.inferences.number.tolist() == [0] and first.inferences.complete.all()
+    spans = first.spans
+    assert list(zip(spans.layer.tolist(), spans.cycles.tolist())) == [(l, e - s) for l, s, e in stream.truth[0].spans]
     decoder.feed(itm.feed(stream.data[end_of_first + 1 :]))
-    assert [i.number for i in decoder.take_completed()] == [1, 2]
-    assert decoder.take_completed() == []
+    assert decoder.take().inferences.number.tolist() == [1, 2]
+    assert len(decoder.take().inferences) == 0
     decoder.finish()
     assert len(decoder.timeline().inferences) == 3
 

@@ -26,6 +26,9 @@ from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import RecordType
 
+# Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
+pytestmark = pytest.mark.usefixtures("kernels")
+
 OVERFLOW = b"\x70"
 
 
@@ -151,13 +154,13 @@ def test_a_corrupt_capture_chunk_marks_the_inferences_it_held(tmp_path: Path) ->
     assert any("checksum" in w for w in decoded.warnings)
 
 
-def test_a_flipped_bit_is_always_caught() -> None:
+def test_a_flipped_bit_is_always_caught(kernels: str) -> None:
     """One bit flipped in any byte of any record of inference 2: never a wrong complete number."""
     stream = build_stream(inferences=3, layers=2)
     records = stream.records_of(2)
     lo, hi = stream.record_bytes(records[0])[0], stream.record_bytes(records[-1])[1]
     for position in range(lo, hi):
-        for bit in (0, 3, 7):
+        for bit in (0, 3, 7) if kernels == "native" else (position % 8,):  # fewer on the pure-Python kernels
             damaged = bytearray(stream.data)
             damaged[position] ^= 1 << bit
             tl = decode(bytes(damaged))

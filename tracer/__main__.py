@@ -1,5 +1,8 @@
 """``python -m tracer``."""
 
-from tracer.cli.main import entry
+try:
+    from tracer.cli.main import entry
+except KeyboardInterrupt:  # Ctrl-C while tracer is still loading: an interrupt, said quietly
+    raise SystemExit(130) from None
 
 entry()

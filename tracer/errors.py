@@ -8,7 +8,7 @@ from typing import Iterator
 
 
 class ExitCode(enum.IntEnum):
-    """Exit codes of every ``tracer`` command (PRODUCT.md, "Exit codes")."""
+    """Exit codes of every ``tracer`` command (README, "Exit codes"; docs/limits.md for outputs)."""
 
     OK = 0
     CHECK_FAILED = 1
@@ -36,6 +36,17 @@ class CaptureError(TracerError):
     exit_code = ExitCode.CAPTURE_UNREADABLE
 
 
+class OutputError(TracerError):
+    """An output cannot be written: ``-o PATH``, a capture being recorded, or stdout (a full disk,
+    ``/dev/full``, a pipe nobody reads). Exit 2, as for an output path that cannot be opened: the
+    place the user chose does not take the output (docs/limits.md, "Outputs")."""
+
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, name: str, exc: OSError) -> None:
+        super().__init__(f"cannot write {name}: {exc.strerror or exc}")
+
+
 class SourceUnavailable(TracerError):
     """A port, probe, server or launcher cannot be opened or went away."""
 
@@ -44,15 +55,20 @@ class SourceUnavailable(TracerError):
 
 @contextlib.contextmanager
 def reading_file(name: str, what: str, error: type[TracerError]) -> Iterator[None]:
-    """Turn the OS's errors while opening or reading file ``name`` into ``error``, said in words.
+    """Turn the OS's errors while opening or reading file ``name`` into ``error``, said in words;
+    so too a file larger than :func:`tracer.limits.read_limited` allows.
 
     Args:
         name: How to name the file in messages.
         what: What the file should have been, after "is a directory, not" (e.g. ``"a capture"``).
         error: The error to raise (its class decides the exit code).
     """
+    from tracer.limits import InputError  # noqa: PLC0415 - errors.py stays importable on its own
+
     try:
         yield
+    except InputError as exc:  # read_limited: the file is larger than its kind may be
+        raise error(f"{name}: {exc.message}") from None
     except FileNotFoundError:
         raise error(f"{name}: no such file") from None
     except IsADirectoryError:

@@ -24,6 +24,20 @@
  *                    layer and reported (STACK record) inside the layer that broke it
  *   arena-too-small  a 12 KiB arena for a 13 KiB plan: the allocation fails as in TFLite Micro
  *                    ("Failed to resize buffer. Requested: ..., available ..."), no inference
+ *   task-preemption  the sensor task (tasks.h) preempts layer 2 (pw2) in every 4th inference
+ *                    (2, 6, 10 ...): the S32K timer's handler wakes it, PendSV switches to it,
+ *                    it works about half as long as the layer and switches back
+ *   data-dependent   a detection post-process runs after the network as layer 10 (detect10,
+ *                    postproc.h); every 3rd frame (2, 5, 8 ...) has an object in it, so more
+ *                    candidates: more work by design, reported with trc_layer_work()
+ *   npu-sampling     "START <n> npu-sampling <Hz>": after the ten layers, a Vela-compiled model
+ *                    runs as one NPU job (layer 10) on the simulated NPU while a timer samples
+ *                    QREAD/STATUS/PMU and the interrupted PC at <Hz> (sampling.h)
+ *
+ * Two tasks in every scenario: the inference task (main) and the sensor task, which only the
+ * task-preemption scenario wakes. Records are drained deferred: trc_flush() runs between layers
+ * (outside their spans) and after each inference, so a layer's span holds only the reservations
+ * (npu-sampling sends them as they are made: its timer emits more than the ring holds).
  *
  * Time is SysTick on the processor clock extended to 64 bits, re-zeroed at START so that runs
  * under `qemu-system-arm -icount shift=0` are identical.
@@ -31,6 +45,9 @@
 #include "board.h"
 #include "net.h"
 #include "npu_sim.h"
+#include "postproc.h"
+#include "sampling.h"
+#include "tasks.h"
 #include "trc.h"
 
 #define CALIBRATION_PAIRS 256u
@@ -45,6 +62,14 @@
 #define OVERFLOW_INFERENCE 2u
 #define OVERFLOW_BYTES 64u       /* past the main stack's base, into the guard below it */
 #define SMALL_ARENA_BYTES 12288u
+#define PREEMPTED_LAYER 2u       /* task-preemption: pw2 ... */
+#define PREEMPT_EVERY 4u         /* ... in inferences 2, 6, 10 ... */
+#define PREEMPT_AT 2u
+#define SENSOR_WORK_LOOPS 50000u /* the sensor task's work: about half of pw2 */
+#define SENSOR_READING 0x5E45u   /* its trc_value id */
+#define OBJECT_EVERY 3u          /* data-dependent: frames 2, 5, 8 ... have an object */
+#define OBJECT_AT 2u
+#define ALL_LAYERS (NET_LAYERS + 1u) /* the network and the post-process */
 
 __attribute__((section(".sram"), aligned(32))) static int8_t g_arena[NET_ARENA_BYTES];
 
@@ -61,7 +86,10 @@ enum scenario_id {
     SCENARIO_ISR_JITTER = 1,
     SCENARIO_MISSING_CLEAN = 2,
     SCENARIO_STACK_OVERFLOW = 3,
-    SCENARIO_ARENA_TOO_SMALL = 4
+    SCENARIO_ARENA_TOO_SMALL = 4,
+    SCENARIO_TASK_PREEMPTION = 5,
+    SCENARIO_DATA_DEPENDENT = 6,
+    SCENARIO_NPU_SAMPLING = 7
 };
 
 typedef struct scenario {
@@ -75,12 +103,16 @@ static const scenario k_scenarios[] = {
     {"missing-clean", SCENARIO_MISSING_CLEAN},
     {"stack-overflow", SCENARIO_STACK_OVERFLOW},
     {"arena-too-small", SCENARIO_ARENA_TOO_SMALL},
+    {"task-preemption", SCENARIO_TASK_PREEMPTION},
+    {"data-dependent", SCENARIO_DATA_DEPENDENT},
+    {"npu-sampling", SCENARIO_NPU_SAMPLING},
 };
 
-static uint64_t g_layer_cycles[NET_LAYERS];
-static uint32_t g_layer_count[NET_LAYERS];
+static uint64_t g_layer_cycles[ALL_LAYERS];
+static uint32_t g_layer_count[ALL_LAYERS];
 static uint32_t g_npu_job;
 static uint32_t g_scenario;
+static uint32_t g_scenario_arg; /* the number after the scenario's name, 0 if none */
 static uint32_t g_canary_reported;
 static volatile uint32_t g_sensor_sum;
 
@@ -93,7 +125,16 @@ static int text_equal(const char *a, const char *b)
     return *a == *b;
 }
 
-/* Reads "START <n> [<scenario>]"; returns 0 and fills the values, or -1. */
+static uint32_t parse_u32(const char *text)
+{
+    uint32_t n = 0u;
+    while (*text >= '0' && *text <= '9') {
+        n = n * 10u + (uint32_t)(*text++ - '0');
+    }
+    return n;
+}
+
+/* Reads "START <n> [<scenario> [<number>]]"; returns 0 and fills the values, or -1. */
 static int read_start(uint32_t *inferences, uint32_t *scenario_id)
 {
     char line[64];
@@ -131,6 +172,13 @@ static int read_start(uint32_t *inferences, uint32_t *scenario_id)
     if (line[i] == '\0') {
         return 0;
     }
+    for (uint32_t end = i; line[end] != '\0'; end++) {
+        if (line[end] == ' ') {
+            line[end] = '\0';
+            g_scenario_arg = parse_u32(&line[end + 1u]);
+            break;
+        }
+    }
     for (uint32_t s = 0; s < sizeof k_scenarios / sizeof k_scenarios[0]; s++) {
         if (text_equal(&line[i], k_scenarios[s].name)) {
             *scenario_id = k_scenarios[s].id;
@@ -166,11 +214,37 @@ static void simulate_pmu(uint32_t index, trc_pmu_sample *sample)
     sample->counters[3] = (net_layer_weight_bytes(index) + 4u * l->out_c) / 8u;
 }
 
-/* isr-jitter: the timer's handler, doing "sensor work" for a fixed number of loops. */
+/* The sensor's work: a fixed number of loops (isr-jitter: in the handler; task-preemption: in the
+ * sensor task). */
+static uint32_t sensor_work(void)
+{
+    uint32_t sum = 0u;
+    for (volatile uint32_t i = 0; i < SENSOR_WORK_LOOPS; i++) {
+        sum += i;
+    }
+    return sum;
+}
+
+/* The sensor task: woken by the timer (task-preemption), works, reports, gives the CPU back. */
+static void sensor_main(void)
+{
+    for (;;) {
+        trc_value(SENSOR_READING, sensor_work());
+        tasks_yield_to_inference();
+    }
+}
+
+/* The S32K timer's handler. isr-jitter: it does "sensor work" itself for a fixed number of loops;
+ * task-preemption: it only wakes the sensor task, which runs once the handler returns. */
 void Timer_Handler(void)
 {
     trc_isr_enter(BOARD_TIMER_EXCEPTION);
     timer_ack();
+    if (g_scenario == SCENARIO_TASK_PREEMPTION) {
+        tasks_switch_to(&g_task_sensor);
+        trc_isr_exit(BOARD_TIMER_EXCEPTION);
+        return;
+    }
     uint32_t sum = 0u;
     for (volatile uint32_t i = 0; i < JITTER_WORK_LOOPS; i++) {
         sum += i;
@@ -202,6 +276,9 @@ __attribute__((noinline)) static void overflow_main_stack(void)
 __attribute__((noinline)) static void scenario_layer_begins(uint32_t index, uint32_t inference)
 {
     if (g_scenario == SCENARIO_ISR_JITTER && index == JITTER_LAYER && inference % JITTER_EVERY == 1u) {
+        timer_fire_in(JITTER_DELAY);
+    }
+    if (g_scenario == SCENARIO_TASK_PREEMPTION && index == PREEMPTED_LAYER && inference % PREEMPT_EVERY == PREEMPT_AT) {
         timer_fire_in(JITTER_DELAY);
     }
 }
@@ -281,6 +358,13 @@ __attribute__((noinline)) static void after_layer(uint32_t index)
     trc_cpu_write(&g_arena[l->out_off], out_bytes);
 }
 
+/* Send what the layer recorded, outside its span. */
+__attribute__((noinline)) static void between_layers(uint32_t index)
+{
+    after_layer(index);
+    (void)trc_flush();
+}
+
 static void run_layer(uint32_t index, uint32_t inference)
 {
     const net_layer *l = &g_net[index];
@@ -298,7 +382,7 @@ static void run_layer(uint32_t index, uint32_t inference)
         scenario_layer_ends(index, inference);
     }
     uint32_t end = trc_layer_end(index);
-    after_layer(index);
+    between_layers(index);
     g_layer_cycles[index] += (uint32_t)(end - begin);
     g_layer_count[index]++;
 }
@@ -308,8 +392,24 @@ static void run_layer(uint32_t index, uint32_t inference)
 __attribute__((noinline)) static void write_input(uint32_t n)
 {
     net_make_input(&g_arena[g_net[0].in_off], g_scenario == SCENARIO_MISSING_CLEAN ? 0u : n);
+    if (g_scenario == SCENARIO_DATA_DEPENDENT && n % OBJECT_EVERY == OBJECT_AT) {
+        postproc_draw_object(&g_arena[g_net[0].in_off]);
+    }
     sim_cpu_wrote(g_net[0].in_off, NET_INPUT_BYTES);
     trc_cpu_write(&g_arena[g_net[0].in_off], NET_INPUT_BYTES);
+}
+
+/* data-dependent: the detection post-process as layer 10, with the work it did. */
+__attribute__((noinline)) static void run_postproc(void)
+{
+    uint32_t kept;
+    uint32_t begin = trc_layer_begin(POSTPROC_LAYER, TRC_ENGINE_CPU);
+    trc_layer_work(POSTPROC_LAYER, postproc_run(g_arena, &kept));
+    uint32_t end = trc_layer_end(POSTPROC_LAYER);
+    (void)trc_flush();
+    g_sensor_sum = kept;
+    g_layer_cycles[POSTPROC_LAYER] += (uint32_t)(end - begin);
+    g_layer_count[POSTPROC_LAYER]++;
 }
 
 /* What TFLite Micro prints when the arena cannot hold the memory plan. */
@@ -327,7 +427,10 @@ __attribute__((noinline)) static void report_arena_too_small(uint32_t needed, ui
 static void print_totals(void)
 {
     trc_print("TOTALS firmware-measured cycles per layer\n");
-    for (uint32_t i = 0; i < NET_LAYERS; i++) {
+    for (uint32_t i = 0; i < ALL_LAYERS; i++) {
+        if (g_layer_count[i] == 0u && i >= NET_LAYERS) {
+            continue;
+        }
         trc_print("TOTAL layer=");
         trc_print_u32(i);
         trc_print(" count=");
@@ -335,6 +438,7 @@ static void print_totals(void)
         trc_print(" cycles=");
         trc_print_u64(g_layer_cycles[i]);
         trc_print("\n");
+        (void)trc_flush();
     }
 }
 
@@ -344,10 +448,12 @@ int main(void)
     uint32_t scenario_id;
 
     trc_use_writer(uart_write, 0);
+    trc_set_drain(TRC_DRAIN_DEFERRED);
     trc_time_systick_init(BOARD_CPU_HZ);
     timer_init();
     net_init();
     trc_print("tracer-demo " BOARD_NAME " READY\n");
+    (void)trc_flush();
     if (read_start(&inferences, &scenario_id) != 0) {
         return 2;
     }
@@ -361,11 +467,15 @@ int main(void)
 
     uint32_t cost = trc_measure_marker_cost(CALIBRATION_PAIRS);
     trc_target_info(TRC_INFO_NPU_PMU_SIMULATED | TRC_INFO_EMULATED, cost, scenario_id, SCB_CPUID);
-    trc_pmu_config(55u, 4u, k_pmu_events, 1u);
+    trc_pmu_config(55u, 4u, k_pmu_events, TRC_INFO_NPU_PMU_SIMULATED);
     for (uint32_t i = 0; i < NET_LAYERS; i++) {
         trc_layer_info(i, g_net[i].engine, g_net[i].op, g_net[i].name);
     }
-    if (g_scenario == SCENARIO_ISR_JITTER) {
+    if (g_scenario == SCENARIO_DATA_DEPENDENT) {
+        trc_layer_info(POSTPROC_LAYER, TRC_ENGINE_CPU, "DETECTION_POSTPROCESS", "detect10");
+    }
+    tasks_init(sensor_main);
+    if (g_scenario == SCENARIO_ISR_JITTER || g_scenario == SCENARIO_TASK_PREEMPTION) {
         trc_isr_info(BOARD_TIMER_EXCEPTION, "S32K_TIMER");
     }
     if (g_scenario == SCENARIO_ARENA_TOO_SMALL) {
@@ -374,9 +484,18 @@ int main(void)
     } else {
         trc_arena(NET_ARENA_PLANNED, NET_ARENA_BYTES);
     }
+    if (g_scenario == SCENARIO_NPU_SAMPLING) {
+        /* The sampler's interrupt emits a record or two every period for the whole NPU job: more
+         * than the ring holds between two drains. Its records are sent as they are made. */
+        trc_set_drain(TRC_DRAIN_ON_EMIT);
+        if (sampling_start(g_scenario_arg) != 0) {
+            inferences = 0u;
+        }
+    }
     trc_print("running ");
     trc_print_u32(inferences);
     trc_print(" inferences\n");
+    (void)trc_flush();
 
     for (uint32_t n = 0; n < inferences; n++) {
         write_input(n);
@@ -385,16 +504,31 @@ int main(void)
         for (uint32_t i = 0; i < NET_LAYERS; i++) {
             run_layer(i, n);
         }
+        if (g_scenario == SCENARIO_NPU_SAMPLING) {
+            sampling_npu_job(g_npu_job++);
+        }
+        if (g_scenario == SCENARIO_DATA_DEPENDENT) {
+            run_postproc();
+        }
         trc_buffer_crc(TRC_BUFFER_OUTPUT, &g_arena[g_net[NET_LAYERS - 1u].out_off], NET_OUTPUT_BYTES);
         trc_inference_end(0u);
         trc_stack_report(&g_stack_main);
         trc_stack_report(&g_stack_handler);
+        (void)trc_flush();
+    }
+    if (g_scenario == SCENARIO_NPU_SAMPLING) {
+        sampling_stop();
     }
     print_totals();
     trc_print("records emitted=");
     trc_print_u32(trc_emitted());
     trc_print(" dropped=");
     trc_print_u32(trc_dropped());
-    trc_print("\nEXIT 0\n");
+    trc_print("\n");
+#ifdef DEMO_MASKED
+    masked_report();
+#endif
+    trc_print("EXIT 0\n");
+    (void)trc_flush();
     return 0;
 }

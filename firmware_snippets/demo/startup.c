@@ -12,6 +12,8 @@ void Default_Handler(void);
 void Fault_Handler(void);
 void SysTick_Handler(void);
 void Timer_Handler(void); /* the demo's (weak default: unexpected) */
+void Sampling_Timer_Handler(void); /* npu-sampling scenario, sampling.c (weak default: unexpected) */
+void PendSV_Handler(void); /* the demo's task switch (weak default: unexpected) */
 
 #define SCB_VTOR REG32(0xE000ED08u)
 #define SCB_SHCSR REG32(0xE000ED24u)
@@ -31,11 +33,12 @@ __attribute__((section(".vectors"), used)) void (*const g_vectors[16 + 48])(void
     Default_Handler, /* SVC */
     Default_Handler, /* DebugMon */
     0,
-    Default_Handler, /* PendSV */
+    PendSV_Handler,
     SysTick_Handler,
     [16 ... 17] = Default_Handler,
     Timer_Handler, /* 18: IRQ 2, the S32K timer */
-    [19 ... 63] = Default_Handler,
+    Sampling_Timer_Handler, /* 19: IRQ 3, SSE-300 timer 0 */
+    [20 ... 63] = Default_Handler,
 };
 
 __attribute__((noinline, noreturn)) static void run_on_main_stack(void)
@@ -81,4 +84,6 @@ static void fatal(const char *what, uint32_t code)
 
 void Default_Handler(void) { fatal("unexpected exception", 4u); }
 __attribute__((weak)) void Timer_Handler(void) { fatal("unexpected timer interrupt", 4u); }
+__attribute__((weak)) void Sampling_Timer_Handler(void) { fatal("unexpected sampling timer interrupt", 4u); }
+__attribute__((weak)) void PendSV_Handler(void) { fatal("unexpected PendSV", 4u); }
 void Fault_Handler(void) { fatal("fault", 3u); }

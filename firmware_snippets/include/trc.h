@@ -11,8 +11,13 @@
  * and a 12-bit check, so that a lost or damaged record is detected on the host and never turns
  * into a plausible wrong number.
  *
- * Thread/interrupt safety: records are emitted inside TRC_LOCK()/TRC_UNLOCK() (PRIMASK on Arm
- * M-profile by default), so records from interrupt handlers never interleave with others.
+ * Non-blocking: a record is *reserved* in a ring buffer (its time, sequence number and place)
+ * with interrupts masked for a few dozen instructions, written into the ring with interrupts
+ * enabled, and *drained* to the transport outside any lock: right away by the emitting code
+ * (TRC_DRAIN_ON_EMIT, the default), or later by trc_flush() from a loop or idle hook, by your
+ * UART's TX-empty interrupt or by a DMA (trc_tx_span()/trc_tx_done()). A full ring drops whole
+ * records and counts them; the host sees the gap in the sequence numbers. The masked time per
+ * record and how it was measured: docs/firmware.md.
  */
 #ifndef TRC_H
 #define TRC_H
@@ -40,7 +45,15 @@ extern "C" {
 
 #define TRC_MAX_WORDS 24u   /* largest payload this library emits, in 32-bit words (the wire allows 63) */
 
-/* Record types (6 bits). 0x00 is never valid. Reserved for later: 0x2E-0x2F, 0x30-0x3F. */
+/* The ring the records wait in (bytes, a power of two; at least the largest record, 125 bytes).
+ * With TRC_DRAIN_ON_EMIT it only holds what interrupts emit while a record is being sent; with a
+ * deferred drain it must hold everything emitted between two drains. */
+#ifndef TRC_RING_BYTES
+#define TRC_RING_BYTES 1024u
+#endif
+
+/* Record types (6 bits). 0x00 is never valid. Reserved for later: 0x2E-0x2F, 0x36-0x37,
+ * 0x3B-0x3F. */
 enum trc_record_type {
     TRC_REC_TARGET_INFO = 0x01,
     TRC_REC_TIME_SYNC = 0x02,
@@ -65,7 +78,17 @@ enum trc_record_type {
     TRC_REC_CPU_WRITE = 0x2A,   /* the CPU finished writing a buffer (address, length) */
     TRC_REC_ISR_INFO = 0x2B,    /* the name of an exception number (exception, name) */
     TRC_REC_NPU_BUFFER = 0x2C,  /* an NPU job reads or writes a buffer (job, role, address, length) */
-    TRC_REC_CPU_READ = 0x2D     /* the CPU starts reading a buffer (address, length) */
+    TRC_REC_CPU_READ = 0x2D,    /* the CPU starts reading a buffer (address, length) */
+    TRC_REC_WORK = 0x30,        /* the open layer's work count (layer, amount) */
+    TRC_REC_CPU_COUNTERS = 0x31, /* CPU counter deltas over the layer that ends (layer, source, values) */
+    TRC_REC_CPU_COUNTER_CONFIG = 0x32, /* what the CPU counters count (source, event numbers) */
+    TRC_REC_TASK_SWITCH = 0x33, /* an RTOS task was switched in (task id) */
+    TRC_REC_TASK_INFO = 0x34,   /* an RTOS task's name and priority (task id, priority, name) */
+    TRC_REC_TASK_DELETE = 0x35, /* an RTOS task was deleted (task id): its id may be reused */
+    /* Sampling from a periodic interrupt (trc_sampler.h). */
+    TRC_REC_NPU_SAMPLE = 0x38,   /* Ethos-U QREAD, STATUS, QBASE, QSIZE, PMU counters */
+    TRC_REC_PC_SAMPLE = 0x39,    /* the interrupted code's PC */
+    TRC_REC_SAMPLER_INFO = 0x3A  /* what is sampled, the period, its cost */
 };
 
 /* Where the timestamps come from (TARGET_INFO word 3, bits 0-7). */
@@ -99,16 +122,23 @@ enum trc_npu_role { TRC_NPU_READS = 0, TRC_NPU_WRITES = 1 };
 
 /* ---- configuration ------------------------------------------------------------------------ */
 
-/* Software transport: write `len` ITM packet bytes. Return 0 if they were all taken, non-zero if
- * the record was dropped (the library counts it; the host sees a sequence gap). */
+/* Software transport: write `len` ITM packet bytes (one record, one console text packet or one
+ * synchronisation pattern per call). Called with interrupts enabled, from one context at a time.
+ * Return 0 if they were all taken, non-zero if the record was dropped (the library counts it; the
+ * host sees a sequence gap). */
 typedef int (*trc_write_fn)(void *ctx, const uint8_t *bytes, uint32_t len);
+/* A consumer of your own (TX-empty interrupt, DMA): called when records wait and no span is out,
+ * from the code that emitted the last record (any context, interrupts enabled). Typically it
+ * enables the UART's TX-empty interrupt or starts the DMA; see trc_tx_span(). */
+typedef void (*trc_kick_fn)(void *ctx);
 /* Time: the low 32 bits of a free-running up-counter. */
 typedef uint32_t (*trc_now32_fn)(void);
 /* Time: the full 64-bit counter (optional: NULL lets the library extend now32 itself). */
 typedef uint64_t (*trc_now64_fn)(void);
 
-/* Interrupt lock around each record. Override both (e.g. with your RTOS critical section) or
- * define TRC_NO_LOCK when records are emitted from one context only. */
+/* Interrupt lock around the short sections that reserve a record in the ring, commit it, and
+ * hand bytes to a consumer (never around a transport write). Override both (e.g. with your RTOS
+ * critical section) or define TRC_NO_LOCK when records are emitted from one context only. */
 #if !defined(TRC_LOCK) && !defined(TRC_NO_LOCK) && defined(__arm__)
 #define TRC_LOCK()                                                              \
     uint32_t trc_primask_;                                                      \
@@ -120,6 +150,21 @@ typedef uint64_t (*trc_now64_fn)(void);
 #define TRC_UNLOCK() do { } while (0)
 #endif
 
+/* Measurement builds only: TRC_MASKED_PROBE_BEGIN() runs first inside every masked section and
+ * returns a counter value, TRC_MASKED_PROBE_END(site, begin) runs last (site: enum
+ * trc_masked_site). The demo's masked-time build uses SysTick (docs/firmware.md). */
+enum trc_masked_site {
+    TRC_SITE_RESERVE = 0,   /* a record: time stamp, sequence number, place in the ring */
+    TRC_SITE_COMMIT = 1,    /* a record or text written: publish it to the drain */
+    TRC_SITE_RAW = 2,       /* console text or a synchronisation pattern: place in the ring */
+    TRC_SITE_DRAIN = 3,     /* the drain takes or gives back the ring's oldest bytes */
+    TRC_SITES = 4
+};
+#ifndef TRC_MASKED_PROBE_BEGIN
+#define TRC_MASKED_PROBE_BEGIN() 0u
+#define TRC_MASKED_PROBE_END(site, begin) ((void)(site), (void)(begin))
+#endif
+
 /* Emit through the ITM stimulus ports (the debugger or trc_itm_enable() enables ITM).
  * Returns 0, or -1 when ITM is not enabled for ports 0, 24 and 25 (records are then dropped
  * and counted). */
@@ -129,6 +174,31 @@ int trc_use_itm(void);
 int trc_itm_enable(void);
 /* Emit through a software encoder: `write` receives the ITM packet bytes of each record. */
 void trc_use_writer(trc_write_fn write, void *ctx);
+/* Emit through a consumer of your own: the bytes wait in the ring until your TX-empty interrupt
+ * or DMA takes them with trc_tx_span()/trc_tx_done(); `kick` (may be NULL) says records wait. */
+void trc_use_consumer(trc_kick_fn kick, void *ctx);
+
+/* When the ring is drained. TRC_DRAIN_ON_EMIT (default): each record is sent right after it is
+ * written, by the code that emitted it, interrupts enabled (an interrupt's record emitted while
+ * another is being sent waits for that send to finish). TRC_DRAIN_DEFERRED: records wait for
+ * trc_flush() (writer, ITM) or for your consumer (no kick until trc_flush()); size the ring
+ * (TRC_RING_BYTES) for what is emitted between two drains. */
+enum trc_drain { TRC_DRAIN_ON_EMIT = 0, TRC_DRAIN_DEFERRED = 1 };
+void trc_set_drain(uint32_t mode);
+/* Send what waits (writer, ITM: here, with interrupts enabled; ITM waits at most
+ * TRC_ITM_SPIN_LIMIT polls per word, then stops and keeps the rest for the next call; your own
+ * consumer: calls its kick). Returns without sending when another context is draining. Returns
+ * the bytes still waiting. Call it from your main loop or idle hook. */
+uint32_t trc_flush(void);
+/* Bytes waiting in the ring (written or being written, not yet sent). */
+uint32_t trc_pending(void);
+/* Your own consumer (TX-empty interrupt, DMA): the oldest committed bytes, as one contiguous
+ * span of at most `max` bytes that stays valid until trc_tx_done(). Returns its length, 0 when
+ * nothing waits or a span is already out. Spans are ITM packet bytes, exactly as the software
+ * encoder would write them. */
+uint32_t trc_tx_span(const uint8_t **bytes, uint32_t max);
+/* `sent` bytes of the span went out (<= its length; the rest is offered again). Ends the span. */
+void trc_tx_done(uint32_t sent);
 /* The time base. `clock_hz` is the counter's rate, `source` a trc_time_source. */
 void trc_set_time(trc_now32_fn now32, trc_now64_fn now64, uint32_t clock_hz, uint32_t source);
 
@@ -170,8 +240,8 @@ uint32_t trc_layer_end(uint32_t index);
 uint32_t trc_next_layer_index(void);
 
 /* NPU PMU: which NPU (55, 65, 85), how many event counters (U55/U65 4, U85 8), their hardware
- * event numbers (PMEVTYPER values), and TRC_INFO_NPU_PMU_SIMULATED if the values are not read
- * from an NPU. */
+ * event numbers (PMEVTYPER values), and TRC_INFO_NPU_PMU_SIMULATED in `flags` if the values are
+ * not read from an NPU (1u, the record's own bit, means the same). */
 void trc_pmu_config(uint32_t npu, uint32_t count, const uint16_t *event_types, uint32_t flags);
 
 typedef struct trc_pmu_sample {
@@ -242,6 +312,50 @@ uint32_t trc_crc32(uint32_t crc, const void *data, uint32_t length);
 void trc_mark(uint32_t id);
 void trc_value(uint32_t id, uint32_t value);
 
+/* Work counts, for layers whose time depends on their input by design (a detection
+ * post-process: candidates scored; a tokenizer: tokens): how much work layer `index` did this
+ * time. Call between trc_layer_begin(index) and trc_layer_end(index); the host puts the amount
+ * on that layer's span (the last call counts), so that more time with more work is not taken
+ * for contention. */
+void trc_layer_work(uint32_t index, uint32_t amount);
+
+/* CPU counters per layer span, where the core has them: every trc_layer_end() then first emits
+ * a CPU_COUNTERS record with the counters' change over the layer (from just after its begin
+ * record to just before its end record). One source at a time; both return 0 when the core has
+ * none (QEMU models neither: its registers read 0).
+ *
+ * Armv8.1-M PMU (Cortex-M55, M85): INST_RETIRED (instructions) first, then up to 3 more events
+ * of yours (Armv8.1-M PMU event numbers, e.g. 0x0024 STALL_BACKEND, 0x0013 MEM_ACCESS); 16-bit
+ * counters are chained in pairs to 32 bits. Returns the number of events counted. */
+uint32_t trc_cpu_pmu_init(const uint16_t *more_events, uint32_t more_count);
+/* Armv7-M/Armv8-M DWT profiling counters (Cortex-M3/M4/M7/M33): CPI, exception overhead, sleep,
+ * load/store and folded-instruction counts. They are 8 bits wide and wrap: the record carries
+ * their raw values at the layer's begin and end, and only the counter-overflow packets the DWT
+ * sends through ITM (DWT_CTRL *EVTENA, set here) give the number of wraps in between (see
+ * docs/firmware.md). Returns 5, or 0 without DWT profiling counters. */
+uint32_t trc_cpu_dwt_counters_init(void);
+/* The same on a register block of your choice (tests, or a core whose PMU/DWT sits elsewhere). */
+uint32_t trc_cpu_pmu_init_at(uintptr_t pmu_base, const uint16_t *more_events, uint32_t more_count);
+uint32_t trc_cpu_dwt_counters_init_at(uintptr_t dwt_base);
+/* Stop emitting CPU counter records. */
+void trc_cpu_counters_off(void);
+
+/* Armv8.1-M PMU event numbers used above. */
+#define TRC_PMU_INST_RETIRED 0x0008u
+#define TRC_PMU_CHAIN 0x001Eu
+
+/* CPU_COUNTERS / CPU_COUNTER_CONFIG sources. */
+enum trc_counter_source { TRC_COUNTERS_PMU = 1, TRC_COUNTERS_DWT = 2 };
+
+/* RTOS tasks: the host draws a task lane, gives each task its CPU share and each layer span the
+ * time other tasks took from it. `task` is a 32-bit id the task keeps while it lives (its TCB's
+ * address). trc_rtos.h has the FreeRTOS trace macros and Zephyr tracing hooks that call these. */
+void trc_task_switched_in(uint32_t task);
+/* Name a task once (up to 31 characters are sent), with its priority (0..255; the RTOS's own
+ * numbering). */
+void trc_task_info(uint32_t task, uint32_t priority, const char *name);
+void trc_task_deleted(uint32_t task);
+
 /* Console text on port 0 (4 characters per packet). */
 void trc_print(const char *text);
 void trc_print_u32(uint32_t value);
@@ -252,13 +366,22 @@ void trc_print_u64(uint64_t value);
 void trc_sync(void);
 
 /* Times `pairs` layer begin/end pairs (index TRC_LAYER_CALIBRATION, which the host ignores) and
- * returns the cost of one pair in 1/16 counter ticks (put it in trc_target_info). */
+ * returns the cost of one pair in 1/16 counter ticks (put it in trc_target_info). With a deferred
+ * drain the pairs are timed in batches that fit the ring, drained (untimed) in between: the cost
+ * is what markers add inside a layer. Returns TRC_MARKER_COST_UNKNOWN if the ring never empties
+ * (a consumer that takes no spans). */
 uint32_t trc_measure_marker_cost(uint32_t pairs);
 
-/* Records the library could not emit (transport refused, ITM not ready). */
+/* Emit a record of `type` built by another module (trc_sampler.c): words[0] receives the time,
+ * words[1..count-1] are the payload (count <= TRC_MAX_WORDS). Returns the 32-bit time stamped. */
+uint32_t trc_record(uint32_t type, uint32_t *words, uint32_t count);
+
+/* Records the library could not emit (ring full, transport refused, ITM not enabled). */
 uint32_t trc_dropped(void);
-/* Records emitted so far. */
+/* Records emitted so far (put in the ring and not refused by the transport since). */
 uint32_t trc_emitted(void);
+/* Console text bytes dropped because the ring was full (text has no sequence number). */
+uint32_t trc_text_dropped(void);
 
 #ifdef __cplusplus
 }

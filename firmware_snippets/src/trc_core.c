@@ -1,138 +1,22 @@
 /*
- * trc core: record framing, the two transports (ITM stimulus ports, software encoder), and the
- * record functions. Wire format: firmware_snippets/README.md.
+ * trc core: record framing and the record functions. A record is stamped, numbered and placed
+ * in the ring with interrupts masked (trc_emit: a few dozen instructions whatever its size),
+ * then encoded into its place with interrupts enabled and committed; trc_ring.c sends it.
+ * Wire format: firmware_snippets/README.md.
  */
-#include "trc.h"
+#include "trc_internal.h"
 
-/* ITM packet header bytes of a 4-byte software (SWIT) packet: port << 3 | size code 3. */
-#define TRC_SWIT4(port) ((uint8_t)(((port) << 3) | 3u))
-#define TRC_SWIT_BYTES 5u
-#define TRC_DESCRIBED_MAX 256u
-
-#ifndef TRC_ITM_SPIN_LIMIT
-#define TRC_ITM_SPIN_LIMIT 10000u /* polls of a full ITM FIFO before a record is dropped */
-#endif
-
-typedef struct trc_state {
-    trc_write_fn write;
-    void *write_ctx;
-    int itm;
-    trc_now32_fn now32;
-    trc_now64_fn now64;
-    uint32_t clock_hz;
-    uint32_t time_source;
-    uint32_t t_last;      /* last 32-bit time read: extends the counter to 64 bits */
-    uint32_t t_hi;
-    uint32_t seq;
-    uint32_t emitted;
-    uint32_t dropped;
-    uint32_t dropped_reported;
-    uint32_t inference;
-    uint32_t next_layer;
-    uint32_t described[TRC_DESCRIBED_MAX / 32u];
-} trc_state;
-
-static uint32_t trc_zero_time(void) { return 0u; }
-
-static trc_state g_trc = {
-    0, 0, 0, trc_zero_time, 0, 0u, TRC_TIME_UNKNOWN, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, {0u}
-};
-
-/* ---- transports --------------------------------------------------------------------------- */
-
-#if defined(__arm__)
-#define TRC_ITM_STIM32(port) (*(volatile uint32_t *)(0xE0000000u + 4u * (port)))
-#define TRC_ITM_STIM8(port) (*(volatile uint8_t *)(0xE0000000u + 4u * (port)))
-#define TRC_ITM_TER (*(volatile uint32_t *)0xE0000E00u)
-#define TRC_ITM_TCR (*(volatile uint32_t *)0xE0000E80u)
-#define TRC_ITM_LAR (*(volatile uint32_t *)0xE0000FB0u)
-#define TRC_DEMCR (*(volatile uint32_t *)0xE000EDFCu)
-#define TRC_PORT_MASK ((1u << TRC_PORT_TEXT) | (1u << TRC_PORT_HEADER) | (1u << TRC_PORT_DATA))
-
-/* Bit 0 of a stimulus port read is FIFOREADY. TRC_ITM_NO_WAIT skips the poll (only to measure
- * the instruction cost on an emulator without ITM). */
-static int trc_itm_wait(uint32_t port)
-{
-#ifdef TRC_ITM_NO_WAIT
-    (void)port;
-    return 0;
-#else
-    uint32_t spins = TRC_ITM_SPIN_LIMIT;
-    while ((TRC_ITM_STIM32(port) & 1u) == 0u) {
-        if (--spins == 0u) {
-            return -1;
-        }
-    }
-    return 0;
-#endif
-}
-
-static int trc_itm_put32(uint32_t port, uint32_t value)
-{
-    if (trc_itm_wait(port) != 0) {
-        return -1;
-    }
-    TRC_ITM_STIM32(port) = value;
-    return 0;
-}
-
-static int trc_itm_put8(uint32_t port, uint8_t value)
-{
-    if (trc_itm_wait(port) != 0) {
-        return -1;
-    }
-    TRC_ITM_STIM8(port) = value;
-    return 0;
-}
-
-int trc_itm_enable(void)
-{
-    TRC_DEMCR |= 1u << 24;          /* TRCENA: ITM and DWT powered */
-    TRC_ITM_LAR = 0xC5ACCE55u;      /* unlock (Cortex-M7 and others with a lock) */
-    TRC_ITM_TCR |= (1u << 16) | (1u << 2) | 1u;  /* TraceBusID 1, SYNCENA, ITMENA */
-    TRC_ITM_TER |= TRC_PORT_MASK;
-    return (TRC_ITM_TCR & 1u) ? 0 : -1;
-}
-
-int trc_use_itm(void)
-{
-    g_trc.write = 0;
-    g_trc.itm = 1;
-#ifdef TRC_ITM_NO_WAIT
-    return 0;
-#endif
-    if ((TRC_ITM_TCR & 1u) == 0u || (TRC_ITM_TER & TRC_PORT_MASK) != TRC_PORT_MASK) {
-        g_trc.itm = 0;
-        return -1;
-    }
-    return 0;
-}
-#else
-/* Host builds (unit tests): there is no ITM. */
-int trc_itm_enable(void) { return -1; }
-int trc_use_itm(void)
-{
-    g_trc.write = 0;
-    g_trc.itm = 0;
-    return -1;
-}
-#endif
-
-void trc_use_writer(trc_write_fn write, void *ctx)
-{
-    g_trc.itm = 0;
-    g_trc.write_ctx = ctx;
-    g_trc.write = write;
-}
+#define TRC_WITH_TIME64 1u
+#define TRC_PAIR_BYTES 80u /* ring room per calibration pair: two 15-byte records + a CPU_COUNTERS record */
 
 void trc_set_time(trc_now32_fn now32, trc_now64_fn now64, uint32_t clock_hz, uint32_t source)
 {
-    g_trc.now32 = now32 ? now32 : trc_zero_time;
-    g_trc.now64 = now64;
-    g_trc.clock_hz = clock_hz;
-    g_trc.time_source = source;
-    g_trc.t_last = g_trc.now32();
-    g_trc.t_hi = 0u;
+    trc_g.now32 = now32 ? now32 : trc_time_zero;
+    trc_g.now64 = now64;
+    trc_g.clock_hz = clock_hz;
+    trc_g.time_source = source;
+    trc_g.t_last = trc_g.now32();
+    trc_g.t_hi = 0u;
 }
 
 /* ---- framing ------------------------------------------------------------------------------ */
@@ -182,82 +66,111 @@ static uint32_t trc_check(uint32_t head20, const uint32_t *words, uint32_t count
     for (uint32_t i = 0; i < count; i++) {
         acc = ((acc << 5) | (acc >> 27)) ^ words[i];
     }
+    /* The four CRC steps unrolled (it runs for every record). */
     uint32_t crc = 0xFFFFu;
-    for (uint32_t i = 0; i < 4u; i++) {
-        crc = ((crc << 8) ^ trc_crc16_table[((crc >> 8) ^ (acc >> (8u * i))) & 0xFFu]) & 0xFFFFu;
-    }
+    crc = ((crc << 8) ^ trc_crc16_table[((crc >> 8) ^ acc) & 0xFFu]) & 0xFFFFu;
+    crc = ((crc << 8) ^ trc_crc16_table[((crc >> 8) ^ (acc >> 8)) & 0xFFu]) & 0xFFFFu;
+    crc = ((crc << 8) ^ trc_crc16_table[((crc >> 8) ^ (acc >> 16)) & 0xFFu]) & 0xFFFFu;
+    crc = ((crc << 8) ^ trc_crc16_table[((crc >> 8) ^ (acc >> 24)) & 0xFFu]) & 0xFFFFu;
     return crc & 0xFFFu;
 }
+
+/* A 4-byte SWIT packet: the header byte, then the value little-endian. */
 
 static void trc_put_packet(uint8_t *out, uint8_t header, uint32_t value)
 {
     out[0] = header;
+#ifdef TRC_UNALIGNED_LE
+    __builtin_memcpy(&out[1], &value, 4u);
+#else
     out[1] = (uint8_t)value;
     out[2] = (uint8_t)(value >> 8);
     out[3] = (uint8_t)(value >> 16);
     out[4] = (uint8_t)(value >> 24);
-}
-
-static int trc_send(uint32_t header, const uint32_t *words, uint32_t count)
-{
-    if (g_trc.write != 0) {
-        uint8_t bytes[TRC_SWIT_BYTES * (1u + TRC_MAX_WORDS)];
-        trc_put_packet(bytes, TRC_SWIT4(TRC_PORT_HEADER), header);
-        for (uint32_t i = 0; i < count; i++) {
-            trc_put_packet(&bytes[TRC_SWIT_BYTES * (i + 1u)], TRC_SWIT4(TRC_PORT_DATA), words[i]);
-        }
-        return g_trc.write(g_trc.write_ctx, bytes, TRC_SWIT_BYTES * (count + 1u));
-    }
-#if defined(__arm__)
-    if (g_trc.itm) {
-        /* A word that cannot be written ends the record: the host sees it cut short. */
-        if (trc_itm_put32(TRC_PORT_HEADER, header) != 0) {
-            return -1;
-        }
-        for (uint32_t i = 0; i < count; i++) {
-            if (trc_itm_put32(TRC_PORT_DATA, words[i]) != 0) {
-                return -1;
-            }
-        }
-        return 0;
-    }
 #endif
-    return -1;
 }
 
-#define TRC_WITH_TIME64 1u
+/* The record's packets, straight into the ring when they do not wrap (the common case). */
+static void trc_put_record(uint32_t pos, uint32_t header, const uint32_t *words, uint32_t count)
+{
+    uint32_t bytes = TRC_SWIT_BYTES * (count + 1u);
+    uint32_t at = pos & TRC_RING_MASK;
+    uint8_t copy[TRC_RECORD_BYTES_MAX];
+    uint8_t *out = at + bytes <= TRC_RING_BYTES ? &trc_g.ring[at] : copy;
+    trc_put_packet(out, TRC_SWIT4(TRC_PORT_HEADER), header);
+    for (uint32_t i = 0; i < count; i++) {
+        trc_put_packet(&out[TRC_SWIT_BYTES * (i + 1u)], TRC_SWIT4(TRC_PORT_DATA), words[i]);
+    }
+    if (out == copy) {
+        trc_ring_copy(pos, copy, bytes);
+    }
+}
 
-/* Emit one record. words[0] receives the time (low 32 bits), words[1] the high 32 bits when
- * TRC_WITH_TIME64. Time is read under the lock, so records are in time order on the wire. */
+/* Emit one record; returns the low 32 bits of its time. words[0] receives the time, words[1]
+ * the high 32 bits when TRC_WITH_TIME64.
+ *
+ * The time is read first, interrupts enabled. Masked: if another record was stamped since (an
+ * interrupt emitted one in between), this record takes that record's time instead, so records
+ * stay in time order on the wire; then the sequence number and the place in the ring. A full
+ * ring drops the record, counted, and still uses its sequence number (up to 255 in a row) so
+ * the host sees the gap. Not masked: the check, the encoding, the send. */
 static uint32_t trc_emit(uint32_t type, uint32_t *words, uint32_t count, uint32_t options)
 {
+    const uint32_t bytes = TRC_SWIT_BYTES * (count + 1u);
+    const uint32_t stamps = trc_g.stamps;
     uint32_t lo;
-    TRC_LOCK();
-    if ((options & TRC_WITH_TIME64) && g_trc.now64 != 0) {
-        uint64_t now = g_trc.now64();
+    uint32_t hi = 0u;
+    int full = (options & TRC_WITH_TIME64) && trc_g.now64 != 0;
+    if (full) {
+        uint64_t now = trc_g.now64();
         lo = (uint32_t)now;
-        g_trc.t_hi = (uint32_t)(now >> 32);
+        hi = (uint32_t)(now >> 32);
     } else {
-        lo = g_trc.now32();
-        if (lo < g_trc.t_last) {
-            g_trc.t_hi++;
+        lo = trc_g.now32();
+    }
+    uint32_t seq;
+    uint32_t pos;
+    int ok;
+    {
+        TRC_ENTER();
+        if (trc_g.stamps != stamps) {
+            lo = trc_g.t_last;
+            hi = trc_g.t_hi;
+        } else {
+            if (!full) {
+                hi = trc_g.t_hi + (lo < trc_g.t_last ? 1u : 0u);
+            }
+            trc_g.t_last = lo;
+            trc_g.t_hi = hi;
         }
+        trc_g.stamps = stamps + 1u;
+        pos = trc_g.head;
+        seq = trc_g.seq;
+        ok = pos - trc_g.tail + bytes <= trc_g.capacity;
+        if (ok) {
+            trc_g.head = pos + bytes;
+            trc_g.writers++;
+            trc_g.seq = seq + 1u;
+            trc_g.seq_after_ok = seq + 1u;
+        } else {
+            trc_g.dropped_full++;
+            if (seq - trc_g.seq_after_ok < 255u) {
+                trc_g.seq = seq + 1u;
+            }
+        }
+        TRC_LEAVE(TRC_SITE_RESERVE);
     }
-    g_trc.t_last = lo;
-    words[0] = lo;
-    if (options & TRC_WITH_TIME64) {
-        words[1] = g_trc.t_hi;
+    if (ok) {
+        words[0] = lo;
+        if (options & TRC_WITH_TIME64) {
+            words[1] = hi;
+        }
+        /* Header: type bits 0-5, payload words 6-11, sequence 12-19, check 20-31. */
+        uint32_t head = (type & 0x3Fu) | (count << 6) | ((seq & 0xFFu) << 12);
+        head |= trc_check(head, words, count) << 20;
+        trc_put_record(pos, head, words, count);
+        trc_ring_commit(pos, bytes);
     }
-    /* Header: type bits 0-5, payload words 6-11, sequence 12-19, check 20-31. */
-    uint32_t head = (type & 0x3Fu) | (count << 6) | (g_trc.seq << 12);
-    g_trc.seq = (g_trc.seq + 1u) & 0xFFu;
-    head |= trc_check(head, words, count) << 20;
-    if (trc_send(head, words, count) == 0) {
-        g_trc.emitted++;
-    } else {
-        g_trc.dropped++;
-    }
-    TRC_UNLOCK();
     return lo;
 }
 
@@ -291,8 +204,8 @@ static uint32_t trc_pack(uint32_t *words, const char *text, uint32_t length)
 void trc_target_info(uint32_t flags, uint32_t marker_cost_q4, uint32_t scenario, uint32_t cpuid)
 {
     uint32_t w[7];
-    w[2] = g_trc.clock_hz;
-    w[3] = (g_trc.time_source & 0xFFu) | (flags & 0xFFFFFF00u);
+    w[2] = trc_g.clock_hz;
+    w[3] = (trc_g.time_source & 0xFFu) | (flags & 0xFFFFFF00u);
     w[4] = marker_cost_q4;
     w[5] = TRC_WIRE_VERSION | ((scenario & 0xFFu) << 8);
     w[6] = cpuid;
@@ -307,13 +220,13 @@ void trc_time_sync(void)
 
 static void trc_report_dropped(void)
 {
-    if (g_trc.dropped != g_trc.dropped_reported) {
+    uint32_t before = trc_dropped();
+    if (before != trc_g.dropped_reported) {
         uint32_t w[2];
-        uint32_t before = g_trc.dropped;
         w[1] = before;
         (void)trc_emit(TRC_REC_DROPPED, w, 2u, 0u);
-        if (g_trc.dropped == before) {
-            g_trc.dropped_reported = before;
+        if (trc_dropped() == before) {
+            trc_g.dropped_reported = before;
         }
     }
 }
@@ -321,10 +234,10 @@ static void trc_report_dropped(void)
 uint32_t trc_inference_begin(void)
 {
     uint32_t w[3];
-    uint32_t number = g_trc.inference++;
+    uint32_t number = trc_g.inference++;
     trc_sync();
     trc_report_dropped();
-    g_trc.next_layer = 0u;
+    trc_g.next_layer = 0u;
     w[2] = number;
     (void)trc_emit(TRC_REC_INFERENCE_BEGIN, w, 3u, TRC_WITH_TIME64);
     return number;
@@ -333,7 +246,7 @@ uint32_t trc_inference_begin(void)
 void trc_inference_end(uint32_t status)
 {
     uint32_t w[3];
-    w[1] = g_trc.inference - 1u;
+    w[1] = trc_g.inference - 1u;
     w[2] = status;
     (void)trc_emit(TRC_REC_INFERENCE_END, w, 3u, 0u);
 }
@@ -355,10 +268,10 @@ void trc_layer_info_once(uint32_t index, uint32_t engine, const char *op, const 
 {
     if (index < TRC_DESCRIBED_MAX) {
         uint32_t bit = 1u << (index & 31u);
-        if (g_trc.described[index >> 5] & bit) {
+        if (trc_g.described[index >> 5] & bit) {
             return;
         }
-        g_trc.described[index >> 5] |= bit;
+        trc_g.described[index >> 5] |= bit;
     }
     trc_layer_info(index, engine, op, name);
 }
@@ -367,18 +280,35 @@ uint32_t trc_layer_begin(uint32_t index, uint32_t engine)
 {
     uint32_t w[2];
     w[1] = (index & 0xFFFFu) | ((engine & 0xFu) << 16);
-    g_trc.next_layer = index + 1u;
-    return trc_emit(TRC_REC_LAYER_BEGIN, w, 2u, 0u);
+    trc_g.next_layer = index + 1u;
+    uint32_t t = trc_emit(TRC_REC_LAYER_BEGIN, w, 2u, 0u);
+    if (trc_g.counters_begin != 0) {
+        trc_g.counters_begin();
+    }
+    return t;
 }
 
 uint32_t trc_layer_end(uint32_t index)
 {
     uint32_t w[2];
+    if (trc_g.counters_end != 0) {
+        trc_g.counters_end(index);
+    }
     w[1] = index & 0xFFFFu;
     return trc_emit(TRC_REC_LAYER_END, w, 2u, 0u);
 }
 
-uint32_t trc_next_layer_index(void) { return g_trc.next_layer; }
+uint32_t trc_next_layer_index(void) { return trc_g.next_layer; }
+
+void trc_layer_work(uint32_t index, uint32_t amount)
+{
+    uint32_t w[3];
+    w[1] = index & 0xFFFFu;
+    w[2] = amount;
+    (void)trc_emit(TRC_REC_WORK, w, 3u, 0u);
+}
+
+void trc_emit_counters(uint32_t type, uint32_t *words, uint32_t count) { (void)trc_emit(type, words, count, 0u); }
 
 void trc_pmu_config(uint32_t npu, uint32_t count, const uint16_t *event_types, uint32_t flags)
 {
@@ -386,7 +316,10 @@ void trc_pmu_config(uint32_t npu, uint32_t count, const uint16_t *event_types, u
     if (count > 8u) {
         count = 8u;
     }
-    w[1] = (npu & 0xFFu) | (count << 8) | ((flags & 0xFFu) << 16);
+    /* The record's flag byte: bit 0 "simulated". Accept the documented TARGET_INFO spelling
+     * (TRC_INFO_NPU_PMU_SIMULATED, bit 8) as well as the record's own bit. */
+    uint32_t record_flags = (flags & 0xFFu) | ((flags & TRC_INFO_NPU_PMU_SIMULATED) ? 1u : 0u);
+    w[1] = (npu & 0xFFu) | (count << 8) | (record_flags << 16);
     uint32_t words = (count + 1u) / 2u;
     for (uint32_t i = 0; i < words; i++) {
         w[2u + i] = 0u;
@@ -464,40 +397,59 @@ void trc_npu_buffer(uint32_t job, uint32_t role, const void *address, uint32_t l
     (void)trc_emit(TRC_REC_NPU_BUFFER, w, 5u, 0u);
 }
 
-static void trc_buffer_access(uint32_t type, const void *address, uint32_t length)
+/* Records of one 32-bit value after the time (buffer marks take two). */
+static void trc_emit_values(uint32_t type, uint32_t a, uint32_t b, uint32_t count)
 {
     uint32_t w[3];
-    w[1] = (uint32_t)(uintptr_t)address;
-    w[2] = length;
-    (void)trc_emit(type, w, 3u, 0u);
+    w[1] = a;
+    w[2] = b;
+    (void)trc_emit(type, w, count, 0u);
 }
 
-void trc_cpu_write(const void *address, uint32_t length) { trc_buffer_access(TRC_REC_CPU_WRITE, address, length); }
-
-void trc_cpu_read(const void *address, uint32_t length) { trc_buffer_access(TRC_REC_CPU_READ, address, length); }
-
-void trc_isr_enter(uint32_t exception)
+void trc_cpu_write(const void *address, uint32_t length)
 {
-    uint32_t w[2];
-    w[1] = exception;
-    (void)trc_emit(TRC_REC_ISR_ENTER, w, 2u, 0u);
+    trc_emit_values(TRC_REC_CPU_WRITE, (uint32_t)(uintptr_t)address, length, 3u);
 }
 
-void trc_isr_exit(uint32_t exception)
+void trc_cpu_read(const void *address, uint32_t length)
 {
-    uint32_t w[2];
-    w[1] = exception;
-    (void)trc_emit(TRC_REC_ISR_EXIT, w, 2u, 0u);
+    trc_emit_values(TRC_REC_CPU_READ, (uint32_t)(uintptr_t)address, length, 3u);
+}
+
+void trc_isr_enter(uint32_t exception) { trc_emit_values(TRC_REC_ISR_ENTER, exception, 0u, 2u); }
+
+void trc_isr_exit(uint32_t exception) { trc_emit_values(TRC_REC_ISR_EXIT, exception, 0u, 2u); }
+
+/* An id, a small number and a name (up to 31 characters): ISR and task descriptions. */
+static void trc_emit_named(uint32_t type, uint32_t id_and_flags, const uint32_t *extra, uint32_t extra_count,
+                           const char *name)
+{
+    uint32_t w[3u + 8u];
+    uint32_t name_len = trc_strlen(name, 31u);
+    uint32_t count = 1u;
+    w[count++] = id_and_flags;
+    for (uint32_t i = 0; i < extra_count; i++) {
+        w[count++] = extra[i];
+    }
+    w[count - 1u] |= name_len << 16;
+    count += trc_pack(&w[count], name, name_len);
+    (void)trc_emit(type, w, count, 0u);
 }
 
 void trc_isr_info(uint32_t exception, const char *name)
 {
-    uint32_t w[2u + 8u];
-    uint32_t name_len = trc_strlen(name, 31u);
-    w[1] = (exception & 0x1FFu) | (name_len << 16);
-    uint32_t count = 2u + trc_pack(&w[2], name, name_len);
-    (void)trc_emit(TRC_REC_ISR_INFO, w, count, 0u);
+    trc_emit_named(TRC_REC_ISR_INFO, exception & 0x1FFu, 0, 0u, name);
 }
+
+void trc_task_switched_in(uint32_t task) { trc_emit_values(TRC_REC_TASK_SWITCH, task, 0u, 2u); }
+
+void trc_task_info(uint32_t task, uint32_t priority, const char *name)
+{
+    uint32_t prio = priority & 0xFFu;
+    trc_emit_named(TRC_REC_TASK_INFO, task, &prio, 1u, name);
+}
+
+void trc_task_deleted(uint32_t task) { trc_emit_values(TRC_REC_TASK_DELETE, task, 0u, 2u); }
 
 uint32_t trc_active_exception(void)
 {
@@ -521,51 +473,36 @@ uint32_t trc_buffer_crc(uint32_t which, const void *data, uint32_t length)
     return crc;
 }
 
-void trc_mark(uint32_t id)
-{
-    uint32_t w[2];
-    w[1] = id;
-    (void)trc_emit(TRC_REC_MARK, w, 2u, 0u);
-}
+void trc_mark(uint32_t id) { trc_emit_values(TRC_REC_MARK, id, 0u, 2u); }
 
-void trc_value(uint32_t id, uint32_t value)
+void trc_value(uint32_t id, uint32_t value) { trc_emit_values(TRC_REC_VALUE, id, value, 3u); }
+
+/* ---- records of other modules (trc_sampler.c) -------------------------------------------- */
+
+uint32_t trc_record(uint32_t type, uint32_t *words, uint32_t count)
 {
-    uint32_t w[3];
-    w[1] = id;
-    w[2] = value;
-    (void)trc_emit(TRC_REC_VALUE, w, 3u, 0u);
+    if (count == 0u || count > TRC_MAX_WORDS) {
+        return 0u;
+    }
+    return trc_emit(type & 0x3Fu, words, count, 0u);
 }
 
 /* ---- text and sync ------------------------------------------------------------------------ */
 
-/* Up to 4 characters as one port-0 packet (size 1, 2 or 4; 3 characters go as 2 + 1). */
-static void trc_text_packet(const char *text, uint32_t length)
+/* Raw bytes (text packets, the sync pattern) into the ring. Text has no sequence number: when
+ * the ring is full the drain is tried once, then the bytes are dropped and counted. */
+static void trc_put_raw(const uint8_t *bytes, uint32_t length)
 {
-    uint32_t value = 0u;
-    for (uint32_t i = 0; i < length; i++) {
-        value |= (uint32_t)(uint8_t)text[i] << (8u * i);
-    }
-    if (g_trc.write != 0) {
-        uint8_t bytes[5];
-        uint8_t code = (uint8_t)(length == 4u ? 3u : length);
-        bytes[0] = (uint8_t)((TRC_PORT_TEXT << 3) | code);
-        for (uint32_t i = 0; i < length; i++) {
-            bytes[1u + i] = (uint8_t)(value >> (8u * i));
-        }
-        (void)g_trc.write(g_trc.write_ctx, bytes, 1u + length);
-        return;
-    }
-#if defined(__arm__)
-    if (g_trc.itm) {
-        if (length == 4u) {
-            (void)trc_itm_put32(TRC_PORT_TEXT, value);
-        } else {
-            for (uint32_t i = 0; i < length; i++) {
-                (void)trc_itm_put8(TRC_PORT_TEXT, (uint8_t)(value >> (8u * i)));
-            }
+    uint32_t pos;
+    const int retry = trc_g.drain == TRC_DRAIN_DEFERRED;
+    if (!trc_ring_reserve_raw(length, &pos, !retry)) {
+        (void)trc_flush();
+        if (!retry || !trc_ring_reserve_raw(length, &pos, 1)) {
+            return;
         }
     }
-#endif
+    trc_ring_copy(pos, bytes, length);
+    trc_ring_commit(pos, length);
 }
 
 void trc_print(const char *text)
@@ -573,11 +510,15 @@ void trc_print(const char *text)
     uint32_t length = trc_strlen(text, 0xFFFFFFFFu);
     uint32_t i = 0;
     while (i < length) {
+        /* Up to 4 characters as one port-0 packet (size 1, 2 or 4; 3 characters go as 2 + 1). */
         uint32_t left = length - i;
         uint32_t take = left >= 4u ? 4u : (left >= 2u ? 2u : 1u);
-        TRC_LOCK();
-        trc_text_packet(&text[i], take);
-        TRC_UNLOCK();
+        uint8_t packet[5];
+        packet[0] = (uint8_t)((TRC_PORT_TEXT << 3) | (take == 4u ? 3u : take));
+        for (uint32_t k = 0; k < take; k++) {
+            packet[1u + k] = (uint8_t)text[i + k];
+        }
+        trc_put_raw(packet, 1u + take);
         i += take;
     }
 }
@@ -601,11 +542,9 @@ void trc_sync(void)
     /* 9 zero bytes then 0x80: even if up to 4 zeros are swallowed as the payload of a packet
      * misread after lost bytes, 5 remain, which with 0x80 form an ITM synchronisation packet.
      * Hardware ITM makes its own sync packets (ITM_TCR.SYNCENA). */
-    static const uint8_t sync[10] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0x80u};
-    if (g_trc.write != 0) {
-        TRC_LOCK();
-        (void)g_trc.write(g_trc.write_ctx, sync, (uint32_t)sizeof sync);
-        TRC_UNLOCK();
+    static const uint8_t sync[TRC_SYNC_BYTES] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0x80u};
+    if (trc_g.out == TRC_OUT_WRITER || trc_g.out == TRC_OUT_CONSUMER) {
+        trc_put_raw(sync, TRC_SYNC_BYTES);
     }
 }
 
@@ -616,15 +555,36 @@ uint32_t trc_measure_marker_cost(uint32_t pairs)
     if (pairs == 0u) {
         return TRC_MARKER_COST_UNKNOWN;
     }
-    uint32_t start = g_trc.now32();
-    for (uint32_t i = 0; i < pairs; i++) {
-        (void)trc_layer_begin(TRC_LAYER_CALIBRATION, TRC_ENGINE_CPU);
-        (void)trc_layer_end(TRC_LAYER_CALIBRATION);
+    /* Unless a writer sends on emit (then the send is part of each marker's cost), time batches
+     * that fit the ring and drain between them, untimed: with a deferred drain the cost is what
+     * markers add inside a layer, and a slow ITM port or consumer never makes the ring drop. */
+    const int batched = trc_g.drain == TRC_DRAIN_DEFERRED || trc_g.out != TRC_OUT_WRITER;
+    uint32_t ticks = 0u;
+    uint32_t left = pairs;
+    while (left != 0u) {
+        uint32_t batch = left;
+        if (batched) {
+            if (!trc_ring_make_room(TRC_RING_BYTES)) {
+                return TRC_MARKER_COST_UNKNOWN;
+            }
+            batch = TRC_RING_BYTES / TRC_PAIR_BYTES;
+            batch = batch < left ? batch : left;
+        }
+        uint32_t start = trc_g.now32();
+        for (uint32_t i = 0; i < batch; i++) {
+            (void)trc_layer_begin(TRC_LAYER_CALIBRATION, TRC_ENGINE_CPU);
+            (void)trc_layer_end(TRC_LAYER_CALIBRATION);
+        }
+        ticks += trc_g.now32() - start;
+        left -= batch;
     }
-    uint32_t ticks = g_trc.now32() - start;
-    g_trc.next_layer = 0u;
+    if (batched) {
+        (void)trc_flush();
+    }
+    trc_g.next_layer = 0u;
     return (uint32_t)(((uint64_t)ticks * 16u + pairs / 2u) / pairs);
 }
 
-uint32_t trc_dropped(void) { return g_trc.dropped; }
-uint32_t trc_emitted(void) { return g_trc.emitted; }
+uint32_t trc_dropped(void) { return trc_g.dropped_full + trc_g.refused; }
+uint32_t trc_emitted(void) { return trc_g.stamps - trc_g.dropped_full - trc_g.refused; }
+uint32_t trc_text_dropped(void) { return trc_g.text_dropped; }

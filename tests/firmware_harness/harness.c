@@ -59,7 +59,7 @@ int main(int argc, char **argv)
     trc_set_time(fake_now32, 0, 480000000u, TRC_TIME_DWT);
     trc_print("hello\n");
     trc_target_info(TRC_INFO_NPU_PMU_SIMULATED, 0x123u, 3u, 0x410FD220u);
-    trc_pmu_config(55u, 4u, events, 1u);
+    trc_pmu_config(55u, 4u, events, TRC_INFO_NPU_PMU_SIMULATED); /* the documented flag */
     trc_layer_info(0u, TRC_ENGINE_NPU, "CONV_2D", "conv0");
     trc_layer_info(1u, TRC_ENGINE_CPU, "DEPTHWISE_CONV_2D_WITH_A_VERY_LONG_NAME", 0);
     trc_layer_info_once(1u, TRC_ENGINE_CPU, "IGNORED", "ignored"); /* first sight: emitted */

@@ -1,8 +1,9 @@
 """One analysis per timeline, computed once: every view (report, check, export, screen) reads it.
 
 ``analyze(timeline, facts, budget, settings)`` computes, in this order and once each: the budget
-lined up with the capture, per-layer statistics, inference latency, jitter, interrupts, NPU PMU
-counters, memory and cache coherency; then every findings rule reads those and the findings are
+lined up with the capture, per-layer statistics, inference latency, jitter, interrupts, RTOS
+tasks, NPU PMU counters, memory, cache coherency and what a sampler's records say (per-operator NPU time, CPU hot
+spots); then every findings rule reads those and the findings are
 added. The report JSON and text (:mod:`tracer.export.report_json`), the gate's checks
 (:mod:`tracer.analysis.checks`) and the live screen (on its window of the stream) are views of the
 :class:`Analysis`; none of them computes a statistic again.
@@ -20,11 +21,14 @@ from tracer.analysis.jitter import JitterAnalysis, analyse_jitter
 from tracer.analysis.layer_stats import LayerStats, latency, per_layer
 from tracer.analysis.memory import MemorySummary, summarize_memory
 from tracer.analysis.pmu import PmuSummary, summarize_pmu
+from tracer.analysis.sampling import SamplingAnalysis, sampling_analysis
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.statistics import CycleSummary
+from tracer.analysis.tasks import TaskAnalysis, analyse_tasks
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget
+from tracer.elf.inlines import CodeLocator
 from tracer.analysis.findings.base import Finding
 from tracer.analysis.findings.rules import find_all
 
@@ -42,9 +46,12 @@ class Analysis:
         latency: Latency of the complete inferences (None: none).
         jitter: Per-layer distributions, outliers and their causes.
         interrupts: Handlers per exception and per layer.
+        tasks: RTOS tasks' CPU shares and the time they took from layers (None: no task lane).
         pmu: NPU PMU counters per inference and in total.
         memory: Arena, stacks and the plan.
         coherency: Cache-maintenance problems around NPU jobs (None: no NPU job or inference).
+        sampling: Per-operator NPU time and CPU hot spots from the sampler's records (None when
+            the input has none).
         findings: Every finding, worst first.
     """
 
@@ -56,9 +63,11 @@ class Analysis:
     latency: CycleSummary | None
     jitter: JitterAnalysis
     interrupts: IsrAnalysis
+    tasks: TaskAnalysis | None
     pmu: PmuSummary
     memory: MemorySummary
     coherency: CoherencyAnalysis | None
+    sampling: SamplingAnalysis | None = None
     findings: tuple[Finding, ...] = ()
 
     @property
@@ -72,6 +81,7 @@ def analyze(
     facts: InputFacts,
     budget: Budget | None = None,
     settings: AnalysisSettings | None = None,
+    locator: CodeLocator | None = None,
 ) -> Analysis:
     """Analyse a timeline against its budget and run every findings rule.
 
@@ -79,7 +89,9 @@ def analyze(
         timeline: The capture, log or window.
         facts: Facts about the input.
         budget: The normalized budget, or None.
-        settings: Thresholds (defaults: :class:`AnalysisSettings`).
+        settings: Thresholds (defaults: :class:`AnalysisSettings`; the jitter thresholds the
+            command line leaves unset come from the budget's model, else the defaults).
+        locator: The firmware ELF's symbols and inlined code (``--elf``), for CPU hot spots.
     """
     settings = settings or AnalysisSettings()
     comparison = compare_budget(timeline, budget, settings.tolerance_pct) if budget is not None else None
@@ -92,8 +104,11 @@ def analyze(
         comparison=comparison,
         layers=per_layer(timeline.spans),
         latency=latency(timeline.inferences),
-        jitter=analyse_jitter(timeline, settings.jitter_threshold_pct),
+        jitter=analyse_jitter(
+            timeline, settings.jitter(model), comparison.data_dependent if comparison is not None else frozenset()
+        ),
         interrupts=analyse_isrs(timeline),
+        tasks=analyse_tasks(timeline),
         pmu=summarize_pmu(timeline),
         memory=summarize_memory(
             timeline,
@@ -101,5 +116,6 @@ def analyze(
             (model.sram_bytes, model.sram_available_bytes) if model is not None else None,
         ),
         coherency=analyse_coherency(timeline, settings.cache_line_bytes) if has_jobs else None,
+        sampling=sampling_analysis(timeline, budget, locator),
     )
     return dataclasses.replace(analysis, findings=tuple(find_all(analysis)))

@@ -4,9 +4,10 @@
 (:func:`tracer.budget.matching.match_layers`: by name, NPU subgraph, index, then operator order,
 with Vela's cycles converted to the capture's clock) and decides each layer's tolerance:
 
-1. the layer's own ``tolerance_pct`` in the budget file, else
-2. the budget's model-level ``tolerance_pct``, else
-3. ``--tolerance``, else
+1. ``--tolerance`` when given (for every layer: the command line is the CI job's own statement;
+   the CLI says which budget tolerances it replaced), else
+2. the layer's own ``tolerance_pct`` in the budget file, else
+3. the budget's model-level ``tolerance_pct``, else
 4. 10 %.
 
 A layer is within budget while its measured p50 is at most ``predicted * (1 + tolerance/100)``.
@@ -38,6 +39,7 @@ class LayerPlan:
         budget_layers: The labels of the budget layers it is.
         budget_cycles: Their cycles in the budget's own clock.
         note: What a reader should know (engine differs, clock unknown ...).
+        data_dependent: The budget marks it (or one of its budget layers) data-dependent.
     """
 
     index: int
@@ -49,6 +51,7 @@ class LayerPlan:
     budget_layers: tuple[str, ...]
     budget_cycles: float | None
     note: str
+    data_dependent: bool = False
 
     @property
     def limit_cycles(self) -> float | None:
@@ -59,7 +62,7 @@ class LayerPlan:
 
     def to_json(self) -> dict[str, Any]:
         """The per-layer ``budget`` object of the report."""
-        return {
+        out: dict[str, Any] = {
             "matched_by": self.matched_by,
             "budget_layers": list(self.budget_layers),
             "budget_cycles": json_number(_round(self.budget_cycles)),
@@ -69,6 +72,9 @@ class LayerPlan:
             "limit_cycles": json_number(_round(self.limit_cycles)),
             "note": self.note or None,
         }
+        if self.data_dependent:
+            out["data_dependent"] = True
+        return out
 
 
 @dataclasses.dataclass
@@ -86,6 +92,11 @@ class BudgetComparison:
     matching: Matching
     plans: dict[int, LayerPlan]
     tolerance_pct: float | None = None
+
+    @property
+    def data_dependent(self) -> frozenset[int]:
+        """The measured layers the budget marks data-dependent."""
+        return frozenset(i for i, p in self.plans.items() if p.data_dependent)
 
     @property
     def predicted_cycles(self) -> dict[int, float]:
@@ -132,12 +143,12 @@ def compare_budget(timeline: InferenceTimeline, budget: Budget, tolerance_pct: f
 
 def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:
     own = [b.tolerance_pct for b in match.budget if b.tolerance_pct is not None]
-    if own:
+    if option is not None:
+        tolerance, source = option, "option"
+    elif own:
         tolerance, source = min(own), "layer"
     elif budget.model.tolerance_pct is not None:
         tolerance, source = budget.model.tolerance_pct, "model"
-    elif option is not None:
-        tolerance, source = option, "option"
     else:
         tolerance, source = DEFAULT_TOLERANCE_PCT, "default"
     engines = {b.engine for b in match.budget if b.engine is not None}
@@ -152,6 +163,7 @@ def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:
         budget_layers=tuple(b.label for b in match.budget),
         budget_cycles=match.budget_cycles,
         note=match.note,
+        data_dependent=any(b.data_dependent for b in match.budget),
     )
 
 

@@ -139,14 +139,17 @@ def declared_buffers(timeline: InferenceTimeline) -> list[tuple[int, Buffer]]:
 
 def _buffers_of_jobs(jobs: Sequence[NpuJob], declared: list[tuple[int, Buffer]]) -> list[list[Buffer]]:
     """Each job's buffers: records with its id, after the previous job with that id began."""
-    by_id: dict[int, list[tuple[int, Buffer]]] = {}
-    for cycle, buf in declared:
-        by_id.setdefault(buf.job, []).append((cycle, buf))
+    by_id: dict[int, tuple[list[int], list[Buffer]]] = {}
+    for cycle, buf in sorted(declared, key=lambda d: d[0]):  # (stable: record order within a cycle)
+        cycles, bufs = by_id.setdefault(buf.job, ([], []))
+        cycles.append(cycle)
+        bufs.append(buf)
     previous: dict[int, int] = {}
     out = []
     for job in jobs:
-        since = previous.get(job.job, -1)
-        out.append([b for c, b in by_id.get(job.job, []) if since < c <= job.start])
+        cycles, bufs = by_id.get(job.job, ([], []))
+        lo = bisect.bisect_right(cycles, previous.get(job.job, -1))
+        out.append(bufs[lo : bisect.bisect_right(cycles, job.start)])
         previous[job.job] = job.start
     return out
 
@@ -262,9 +265,9 @@ def _check_output(  # noqa: PLR0913
     first, end = lines_of(buf.address, buf.length, line)
     # The CPU's reads count until a later job writes the same lines again.
     horizon = 1 << 62
-    for later, bufs in zip(jobs[n + 1 :], buffers[n + 1 :]):
-        if any(b.role == NPU_WRITES and b.address < buf.end and b.end > buf.address for b in bufs):
-            horizon = later.start
+    for m in range(n + 1, len(jobs)):  # (indices: slicing the lists would copy them for every job)
+        if any(b.role == NPU_WRITES and b.address < buf.end and b.end > buf.address for b in buffers[m]):
+            horizon = jobs[m].start
             break
     window = events.between(job.end, horizon)
     first_read = np.full(end - first, -1, np.int64)

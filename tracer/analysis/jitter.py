@@ -1,20 +1,30 @@
 """Jitter: how much each layer's time varies, which executions are outliers, and why.
 
 Per layer, over the complete inferences: the distribution of cycles (histogram, p50/p99/max,
-coefficient of variation), the same for its own time (minus interrupt handlers), and the
-*outliers*: executions slower than the median by more than the threshold (20 % by default) and
-more than three robust standard deviations (1.4826 x the median absolute deviation). Each outlier
-gets one cause, tried in this order:
+coefficient of variation), the same for its *own* time (interrupt handlers and other RTOS tasks
+taken out), and the *outliers*: executions slower than the median by more than the threshold
+(20 % by default) and more than three robust standard deviations (1.4826 x the median absolute
+deviation). Each outlier gets one cause, tried in this order:
 
-- ``preemption``: interrupt handlers ran inside it for at least half of the excess;
+- ``preemption``: interrupt handlers ran inside it, and with the time other tasks took they make
+  at least half of the excess; the handlers took more of it than tasks did;
+- ``task preemption``: the same, but other RTOS tasks took more of it than handlers did (the
+  task lane, :mod:`tracer.telemetry.tasks`);
+- ``more work``: the layer did more work on this run, in proportion to its extra own time: by the
+  firmware's work count, the instructions it retired, or the NPU PMU's data beats
+  (:mod:`tracer.analysis.work_evidence`);
 - ``warm-up``: it belongs to the leading run of slow executions from the first inference on (at
   most a quarter of them): cold caches, lazy initialisation, first-time allocation;
-- ``contention``: an NPU layer that did the same work (its PMU work counters, such as data beats,
-  within 5 % of the layer's median) in more NPU cycles or with more idle/stall cycles: it waited
-  on the memory bus; or a CPU layer slower with no handler inside (bus or memory contention: DMA,
-  the NPU on a shared bus, cache misses);
-- ``more work``: an NPU layer whose PMU shows more work than usual (data-dependent);
-- ``unexplained``: none of these.
+- ``contention``: an NPU layer that did the same work (its PMU work counters within 5 % of the
+  layer's median) in more NPU cycles or with more idle/stall cycles: it waited on the memory bus;
+  or a CPU layer slower with no handler or task inside and no work measure that explains it (bus
+  or memory contention: DMA, the NPU on a shared bus, cache misses);
+- ``unexplained``: an NPU layer whose PMU shows neither more work nor more waiting.
+
+Each layer also gets its *share* of the inference (its slowest run over the median inference
+latency) and whether the budget marks it data-dependent: a layer under the minimum share, or a
+data-dependent one whose outliers could be more work, has jitter that is information, not a
+warning (:meth:`LayerJitter.information_only`).
 
 Cycle counts come from the unwrapped 64-bit time of the decoder, so a 32-bit counter wrap inside
 a layer or a handler changes nothing here.
@@ -28,21 +38,23 @@ from typing import Any
 import numpy as np
 
 from tracer.analysis.isr import slice_columns, slice_names, span_of
-from tracer.analysis.settings import JITTER_THRESHOLD_PCT
+from tracer.analysis.settings import JitterSettings
+from tracer.analysis.tasks import task_label
 from tracer.analysis.statistics import coefficient_of_variation, histogram, nearest_rank
+from tracer.analysis.work_evidence import MORE, OTHER, SAME, UNMEASURED, LayerWork, PmuRoles, pmu_roles
 from tracer.base.timeline import Engine, InferenceTimeline
-from tracer.telemetry.pmu_events import CYCLE_COUNTER
 
 ROBUST_SIGMAS = 3.0
-SAME_WORK = 0.05  # PMU work counters within 5 % of the median: the same work
 MAX_LISTED = 20  # outliers listed per layer (all are counted)
 
 PREEMPTION = "preemption"
+TASK_PREEMPTION = "task preemption"
 WARM_UP = "warm-up"
 CONTENTION = "contention"
 MORE_WORK = "more work"
 UNEXPLAINED = "unexplained"
-CAUSES = (PREEMPTION, WARM_UP, CONTENTION, MORE_WORK, UNEXPLAINED)
+CAUSES = (PREEMPTION, TASK_PREEMPTION, WARM_UP, CONTENTION, MORE_WORK, UNEXPLAINED)
+WORK_COULD_EXPLAIN = (CONTENTION, UNEXPLAINED)  # causes a data-dependent layer's extra work may hide behind
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +68,8 @@ class Outlier:
         median: The layer's median cycles.
         isr_cycles: Handler cycles inside it.
         cause: One of :data:`CAUSES`.
-        detail: The evidence for the cause (handlers, PMU counters ...).
+        detail: The evidence for the cause (handlers, tasks, work measures, PMU counters ...).
+        task_cycles: Cycles other RTOS tasks took from it (handler time left out).
     """
 
     inference: int
@@ -66,6 +79,7 @@ class Outlier:
     isr_cycles: int
     cause: str
     detail: dict[str, Any]
+    task_cycles: int = 0
 
     @property
     def ratio(self) -> float:
@@ -75,7 +89,8 @@ class Outlier:
     def to_json(self) -> dict[str, Any]:
         """As listed in the report's ``jitter.layers[].listed``."""
         return {"inference": self.inference, "cycles": self.cycles, "ratio": round(self.ratio, 3),
-                "isr_cycles": self.isr_cycles, "cause": self.cause, **self.detail}  # fmt: skip
+                "isr_cycles": self.isr_cycles, "task_cycles": self.task_cycles, "cause": self.cause,
+                **self.detail}  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,7 +102,7 @@ class LayerJitter:
         count: Complete executions.
         p50, p99, max: Nearest-rank percentiles of cycles.
         cv: Coefficient of variation (std / mean) of cycles.
-        own_p50, own_cv: The same for its own time (handler time taken out).
+        own_p50, own_cv: The same for its own time (handler and other tasks' time taken out).
         histogram: (bin edges, counts) of cycles.
         outliers: Number of outliers.
         causes: Number of outliers per cause (the causes found).
@@ -96,6 +111,11 @@ class LayerJitter:
         steady_p50: The steady-state median (of the executions outside the warm-up run).
         outlier_inferences: The inference of every outlier, in inference order (not only the listed).
         outlier_causes: The cause of each of them.
+        share: Its slowest run over the median latency of the complete inferences (None: no
+            inference latency).
+        min_share: The minimum share in force (a fraction), under which its jitter is information.
+        data_dependent: The budget marks it data-dependent.
+        work_measures: The work measures its runs have (``work_count``, ``INST_RETIRED`` ...).
     """
 
     index: int
@@ -114,6 +134,25 @@ class LayerJitter:
     steady_p50: int
     outlier_inferences: tuple[int, ...] = ()
     outlier_causes: tuple[str, ...] = ()
+    share: float | None = None
+    min_share: float = 0.0
+    data_dependent: bool = False
+    work_measures: tuple[str, ...] = ()
+
+    @property
+    def small(self) -> bool:
+        """Its slowest run takes under the minimum share of the inference."""
+        return self.share is not None and self.share < self.min_share
+
+    def information_only(self, cause: str) -> str:
+        """Why outliers of ``cause`` in this layer are information, not a warning ("" if they are not)."""
+        if self.small:
+            assert self.share is not None
+            return (f"at its slowest it takes {self.share:.2%} of the inference, under the minimum share of "
+                    f"{self.min_share:.2%}")  # fmt: skip
+        if self.data_dependent and cause in WORK_COULD_EXPLAIN:
+            return "the budget marks the layer data-dependent: its spread is expected"
+        return ""
 
     def to_json(self, name: str = "") -> dict[str, Any]:
         """The report's ``jitter.layers[]`` entry."""
@@ -122,7 +161,9 @@ class LayerJitter:
             "max": self.max, "cv": round(self.cv, 5), "own_p50": self.own_p50, "own_cv": round(self.own_cv, 5),
             "histogram": {"edges": self.histogram[0], "counts": self.histogram[1]},
             "outliers": self.outliers, "causes": self.causes, "warm_up_runs": self.warm_up_runs,
-            "steady_p50": self.steady_p50, "listed": [o.to_json() for o in self.listed],
+            "steady_p50": self.steady_p50, "share": None if self.share is None else round(self.share, 6),
+            "data_dependent": self.data_dependent, "work_measures": list(self.work_measures),
+            "listed": [o.to_json() for o in self.listed],
         }  # fmt: skip
 
 
@@ -131,15 +172,20 @@ class JitterAnalysis:
     """Jitter of a capture: per layer, and of whole inferences.
 
     Attributes:
-        threshold_pct: Excess over the median that makes an outlier.
+        settings: The thresholds in force and where they came from.
         layers: Per layer with complete executions.
         latency: Latency distribution of complete inferences (p50, p99, max, cv) and its outliers
             (number, latency, ratio, the layers that were outliers in it).
     """
 
-    threshold_pct: float
+    settings: JitterSettings
     layers: list[LayerJitter]
     latency: dict[str, Any]
+
+    @property
+    def threshold_pct(self) -> float:
+        """Excess over the median that makes an outlier, in percent."""
+        return self.settings.threshold_pct
 
     def layer(self, index: int) -> LayerJitter | None:
         """The jitter of layer ``index`` (None: no complete execution)."""
@@ -150,25 +196,17 @@ def _median(values: np.ndarray) -> int:
     return nearest_rank(values, 0.5) if len(values) else 0
 
 
-def _pmu_roles(names: tuple[str, ...]) -> tuple[list[int], list[int], int | None, int | None]:
-    """Columns that measure work (beats, transactions), waiting (idle, stalls, latency), and the
-    PMU cycle counter and NPU_ACTIVE, by index."""
-    work, wait = [], []
-    cycles = active = None
-    for j, name in enumerate(names):
-        if name in (CYCLE_COUNTER, "CYCLE"):
-            cycles = j if cycles is None else cycles
-        elif name == "NPU_ACTIVE":
-            active = j
-        elif "IDLE" in name or "STALL" in name or "LATENCY" in name:
-            wait.append(j)
-        elif "BEAT" in name or "TRANS" in name:
-            work.append(j)
-    return work, wait, cycles, active
+def analyse_jitter(
+    timeline: InferenceTimeline, settings: JitterSettings | None = None, data_dependent: frozenset[int] = frozenset()
+) -> JitterAnalysis:
+    """Distributions, outliers and their causes, per layer and per inference.
 
-
-def analyse_jitter(timeline: InferenceTimeline, threshold_pct: float = JITTER_THRESHOLD_PCT) -> JitterAnalysis:
-    """Distributions, outliers and their causes, per layer and per inference."""
+    Args:
+        timeline: The timeline.
+        settings: Thresholds (default: :class:`JitterSettings`).
+        data_dependent: Layer indices the budget marks data-dependent.
+    """
+    settings = settings or JitterSettings()
     spans = timeline.spans
     complete = np.flatnonzero(spans.complete)
     layers_of = spans.layer[complete].astype(np.int64)
@@ -180,20 +218,17 @@ def analyse_jitter(timeline: InferenceTimeline, threshold_pct: float = JITTER_TH
     sorted_layers = spans.layer[order].astype(np.int64)
     indices, firsts = np.unique(sorted_layers, return_index=True)
     bounds = list(firsts.tolist()) + [len(order)]
-    slices = _SliceIndex(timeline)
-    work, wait, pmu_cycles, active = _pmu_roles(spans.pmu_names)
+    context = _Context(timeline, settings, data_dependent)
     all_cycles = spans.cycles  # computed once: the property subtracts whole columns
     out: list[LayerJitter] = []
     outlier_rows: list[np.ndarray] = []
     for n, index in enumerate(indices.tolist()):
         rows = order[bounds[n] : bounds[n + 1]]
-        engine = timeline.layer(index).engine
-        layer, rows_out = _layer(timeline, index, rows, all_cycles[rows], engine, threshold_pct, slices,
-                                 (work, wait, pmu_cycles, active))  # fmt: skip
+        layer, rows_out = _layer(context, index, rows, all_cycles[rows])
         out.append(layer)
         outlier_rows.append(rows_out)
     flagged = np.concatenate(outlier_rows) if outlier_rows else np.zeros(0, np.int64)
-    return JitterAnalysis(threshold_pct, out, _latency(timeline, threshold_pct, flagged))
+    return JitterAnalysis(settings, out, _latency(context, flagged))
 
 
 class _SliceIndex:
@@ -216,116 +251,167 @@ class _SliceIndex:
         return out
 
 
-def _layer(  # noqa: PLR0913
-    timeline: InferenceTimeline, index: int, rows: np.ndarray, cycles: np.ndarray, engine: Engine,
-    threshold_pct: float, slices: _SliceIndex, roles: tuple[list[int], list[int], int | None, int | None],
-) -> tuple[LayerJitter, np.ndarray]:  # fmt: skip
+class _Context:
+    """What every layer's analysis reads, computed once per timeline."""
+
+    def __init__(self, timeline: InferenceTimeline, settings: JitterSettings, data_dependent: frozenset[int]) -> None:
+        self.timeline = timeline
+        self.settings = settings
+        self.data_dependent = data_dependent
+        self.slices = _SliceIndex(timeline)
+        self.roles: PmuRoles = pmu_roles(timeline.spans.pmu_names)
+        facts = timeline.span_facts
+        n = len(timeline.spans)
+        if facts is not None and len(facts):
+            self.fact_rows = facts.rows_for(timeline.spans)
+            took = facts.preempted_cycles()
+            self.task_cycles = np.where(self.fact_rows >= 0, took[np.maximum(self.fact_rows, 0)], 0)
+        else:
+            self.fact_rows = np.full(n, -1, np.int64)
+            self.task_cycles = np.zeros(n, np.int64)
+        inf = timeline.inferences
+        ok = inf.complete & (inf.start >= 0) & (inf.end >= 0)
+        self.latency = (inf.end - inf.start)[ok]  # of the complete inferences, and their numbers
+        self.latency_numbers = inf.number[ok]
+        self.latency_p50 = _median(self.latency)
+
+    def tasks_inside(self, row: int) -> list[dict[str, Any]]:
+        """The tasks that took cycles from span ``row``, most first."""
+        facts = self.timeline.span_facts
+        r = int(self.fact_rows[row])
+        if facts is None or r < 0:
+            return []
+        names = self.timeline.task_names
+        took = [(int(c), task) for task, c in zip(facts.task_ids, facts.preempted[r].tolist()) if c > 0]
+        return [{"task": task, "name": task_label(names, task), "cycles": c} for c, task in sorted(took, reverse=True)]
+
+
+def _layer(context: _Context, index: int, rows: np.ndarray, cycles: np.ndarray) -> tuple[LayerJitter, np.ndarray]:
+    timeline, settings = context.timeline, context.settings
+    threshold_pct = settings.threshold_pct
     spans = timeline.spans
     isr = spans.isr_cycles[rows]
-    own = cycles - isr
+    task = context.task_cycles[rows]
+    own = cycles - isr - task
     n = len(rows)
     median = _median(cycles)
+    own_median = _median(own)
     mad = _median(np.abs(cycles - median))
     excess = cycles - median
     outlier = (excess > median * threshold_pct / 100.0) & (excess > ROBUST_SIGMAS * 1.4826 * mad) & (excess > 1)
     cause = np.full(n, "", dtype=object)
-    preempted = outlier & (isr > 0) & (2 * isr >= excess)
-    cause[preempted] = PREEMPTION
+    interrupted = isr + task
+    preempted = outlier & (interrupted > 0) & (2 * interrupted >= excess)
+    cause[preempted & (task > isr)] = TASK_PREEMPTION
+    cause[preempted & (task <= isr)] = PREEMPTION
+    work = LayerWork(timeline, rows, context.fact_rows[rows], context.roles)
+    detail: dict[int, dict[str, Any]] = {}
+    verdicts: dict[int, str] = {}
+    for j in np.flatnonzero(outlier & ~preempted).tolist():
+        own_ratio = own[j] / own_median if own_median > 0 else float("inf")
+        compared = work.compare(j, own_ratio, threshold_pct)
+        verdicts[j] = compared.verdict
+        if compared.evidence:
+            detail[j] = compared.evidence
+        if compared.verdict == MORE:
+            cause[j] = MORE_WORK
+    more = cause == MORE_WORK
     # Warm-up: the run of slow executions from the first one on, at most a quarter of them.
     window = n // 4 if n >= 4 else 0
     leading = np.cumprod(outlier[:window]).astype(bool) if window else np.zeros(0, bool)
     warm = np.zeros(n, bool)
     warm[: len(leading)] = leading
-    warm &= ~preempted
+    warm &= ~preempted & ~more
     cause[warm] = WARM_UP
-    rest = outlier & ~preempted & ~warm
-    detail: dict[int, dict[str, Any]] = {}
+    rest = outlier & ~preempted & ~warm & ~more
     if rest.any():
-        _contention(timeline, rows, engine, rest, cause, detail, roles, threshold_pct)
+        _contention(timeline, rows, timeline.layer(index).engine, rest, cause, detail, verdicts, context.roles,
+                    threshold_pct)  # fmt: skip
     steady = cycles[~warm]
     flagged = np.flatnonzero(outlier)
     listed = []
     for j in flagged[:MAX_LISTED].tolist():
         info = dict(detail.get(j, {}))
         if isr[j]:
-            info["isrs"] = slices.inside(int(rows[j]))
+            info["isrs"] = context.slices.inside(int(rows[j]))
+        if task[j]:
+            info["tasks"] = context.tasks_inside(int(rows[j]))
+        info["own_cycles"] = int(own[j])
         listed.append(Outlier(int(spans.inference[rows[j]]), index, int(cycles[j]), median, int(isr[j]),
-                              str(cause[j]), info))  # fmt: skip
+                              str(cause[j]), info, int(task[j])))  # fmt: skip
     causes = {c: int((cause[outlier] == c).sum()) for c in CAUSES if (cause[outlier] == c).any()}
+    latest = int(cycles.max())
     return LayerJitter(
-        index=index, count=n, p50=median, p99=nearest_rank(cycles, 0.99), max=int(cycles.max()), cv=coefficient_of_variation(cycles),
-        own_p50=_median(own), own_cv=coefficient_of_variation(own), histogram=histogram(cycles),
+        index=index, count=n, p50=median, p99=nearest_rank(cycles, 0.99), max=latest, cv=coefficient_of_variation(cycles),
+        own_p50=own_median, own_cv=coefficient_of_variation(own), histogram=histogram(cycles),
         outliers=int(outlier.sum()), causes=causes, listed=listed, warm_up_runs=int(warm.sum()),
         steady_p50=_median(steady), outlier_inferences=tuple(spans.inference[rows[flagged]].tolist()),
         outlier_causes=tuple(str(c) for c in cause[flagged]),
+        share=latest / context.latency_p50 if context.latency_p50 > 0 else None,
+        min_share=settings.min_share_pct / 100.0, data_dependent=index in context.data_dependent,
+        work_measures=tuple(m.name for m in work.measures),
     ), rows[outlier]  # fmt: skip
+
+
+CPU_NOTES = {
+    UNMEASURED: "bus or memory contention (DMA, the NPU on a shared bus), cache misses, or more work on this run: "
+                "no work count or instruction count tells them apart",
+    SAME: "it did the same work (its work measures within 5% of usual) in more cycles: it waited (bus or memory "
+          "contention: DMA, the NPU on a shared bus; cache misses)",
+    OTHER: "its work changed, but its own time grew far more than its work: something else slowed it (bus or "
+           "memory contention, cache misses)",
+}  # fmt: skip
 
 
 def _contention(  # noqa: PLR0913
     timeline: InferenceTimeline, rows: np.ndarray, engine: Engine, rest: np.ndarray, cause: np.ndarray,
-    detail: dict[int, dict[str, Any]], roles: tuple[list[int], list[int], int | None, int | None],
-    threshold_pct: float,
+    detail: dict[int, dict[str, Any]], verdicts: dict[int, str], roles: PmuRoles, threshold_pct: float,
 ) -> None:  # fmt: skip
-    """Causes of outliers that no handler and no warm-up explain."""
+    """Causes of outliers that no handler, task, more work or warm-up explains."""
     spans = timeline.spans
-    work, wait, pmu_cycles, active = roles
     pmu = spans.pmu[rows] if spans.pmu.shape[1] else None
-    measured = pmu is not None and pmu_cycles is not None and (pmu[:, pmu_cycles] >= 0).any()
+    measured = pmu is not None and roles.cycles is not None and (pmu[:, roles.cycles] >= 0).any()
     if engine is not Engine.NPU or not measured:
         cause[rest] = CONTENTION
-        note = ("bus or memory contention (DMA, the NPU on a shared bus), cache misses, or more work on this run "
-                "(a data-dependent path)" if engine is not Engine.NPU
-                else "no PMU counters for this NPU layer: contention assumed, not measured")  # fmt: skip
         for j in np.flatnonzero(rest).tolist():
-            detail[j] = {"note": note}
+            note = (CPU_NOTES[verdicts.get(j, UNMEASURED)] if engine is not Engine.NPU
+                    else "no PMU counters for this NPU layer: contention assumed, not measured")  # fmt: skip
+            detail[j] = {**detail.get(j, {}), "note": note}
         return
-    assert pmu is not None and pmu_cycles is not None
+    assert pmu is not None and roles.cycles is not None
     names = spans.pmu_names
+    pmu_cycles, active = roles.cycles, roles.active
 
     def med(col: int) -> int:
         have = pmu[:, col] >= 0
         return _median(pmu[have, col]) if have.any() else -1
 
-    medians = {j: med(j) for j in set(work) | set(wait) | {pmu_cycles} | ({active} if active is not None else set())}
+    medians = {j: med(j) for j in set(roles.wait) | {pmu_cycles} | ({active} if active is not None else set())}
     idle = (pmu[:, pmu_cycles] - pmu[:, active]) if active is not None else None
     idle_median = _median(idle) if idle is not None else None
     for j in np.flatnonzero(rest).tolist():
         row = pmu[j]
-        same = all(row[c] >= 0 and medians[c] >= 0 and abs(row[c] - medians[c]) <= SAME_WORK * max(medians[c], 1)
-                   for c in work)  # fmt: skip
         waited = row[pmu_cycles] > medians[pmu_cycles] * (1 + threshold_pct / 200.0)
         info: dict[str, Any] = {"pmu_cycles": int(row[pmu_cycles]), "pmu_cycles_median": int(medians[pmu_cycles])}
         if idle is not None and idle_median is not None:
             info["idle_cycles"] = int(idle[j])
             info["idle_cycles_median"] = int(idle_median)
             waited = waited or idle[j] > idle_median * (1 + threshold_pct / 100.0) + 1
-        for c in wait:
+        for c in roles.wait:
             if row[c] >= 0:
                 info[names[c]] = int(row[c])
                 info[f"{names[c]}_median"] = int(medians[c])
                 waited = waited or row[c] > medians[c] * (1 + threshold_pct / 100.0) + 1
-        if work:
-            info["work"] = {names[c]: int(row[c]) for c in work}
-            info["work_median"] = {names[c]: int(medians[c]) for c in work}
-        if work and not same:
-            cause[j] = MORE_WORK
-        elif waited:
-            cause[j] = CONTENTION
-        else:
-            cause[j] = UNEXPLAINED
-        detail[j] = info
+        cause[j] = CONTENTION if waited else UNEXPLAINED
+        detail[j] = {**detail.get(j, {}), **info}
 
 
-def _latency(timeline: InferenceTimeline, threshold_pct: float, flagged_rows: np.ndarray) -> dict[str, Any]:
-    inf = timeline.inferences
-    ok = inf.complete & (inf.start >= 0) & (inf.end >= 0)
-    latency = (inf.end - inf.start)[ok]
-    numbers = inf.number[ok]
+def _latency(context: _Context, flagged_rows: np.ndarray) -> dict[str, Any]:
+    latency, numbers, median = context.latency, context.latency_numbers, context.latency_p50
     if not len(latency):
         return {}
-    median = _median(latency)
-    slow = np.flatnonzero(latency - median > median * threshold_pct / 100.0)
-    spans = timeline.spans
+    slow = np.flatnonzero(latency - median > median * context.settings.threshold_pct / 100.0)
+    spans = context.timeline.spans
     flagged_inf = spans.inference[flagged_rows]
     flagged_layer = spans.layer[flagged_rows]
     outliers = []

@@ -29,6 +29,34 @@ class TargetFacts:
 
 
 @dataclasses.dataclass(frozen=True)
+class TargetRestart:
+    """The target started again inside the capture (a watchdog, a reflash): a new session begins.
+
+    Attributes:
+        session: The session that begins here (1 for the first restart; the capture begins session 0).
+        cycle: Where it begins on the timeline. Sessions are laid end to end: the target's clock
+            started again, and how long the restart took is not on the wire.
+        target_cycle: The target's own time at that record (its clock as restarted).
+        offset: Byte offset in the ITM stream of the record that showed it.
+        record: Records accepted before it.
+        reason: What showed it: ``"target_info"`` (a target-info record out of sequence),
+            ``"time_went_back"`` (a record carrying the full time, earlier than the time so far)
+            or ``"sequence_restarted"`` (the record sequence started again at 0, the time behind).
+    """
+
+    session: int
+    cycle: int
+    target_cycle: int
+    offset: int
+    record: int
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """As listed in the report's ``capture.restarts``."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
 class StreamFacts:
     """What the telemetry decoder counted on the record stream.
 
@@ -38,6 +66,7 @@ class StreamFacts:
         inferences_lost_without_row: Inferences known lost beyond the rows made for them.
         time_reanchored: Times a record carrying the high time word corrected the unwrapped time.
         firmware_dropped_records: Records the firmware said it could not send (``DROPPED``).
+        restarts: Where the target started again, in order (each begins a new session).
     """
 
     records: int = 0
@@ -45,6 +74,12 @@ class StreamFacts:
     inferences_lost_without_row: int = 0
     time_reanchored: int = 0
     firmware_dropped_records: int = 0
+    restarts: tuple[TargetRestart, ...] = ()
+
+    @property
+    def sessions(self) -> int:
+        """Runs of the target in the stream: one, plus one per restart."""
+        return 1 + len(self.restarts)
 
 
 @dataclasses.dataclass
@@ -188,6 +223,7 @@ class InputFacts:
         warnings: Damage found while reading, with positions.
         records: Telemetry records accepted (text lines for logs).
         console_lines: Lines of port-0 text that went through the log readers (captures).
+        trace_doubt: Why an ITM input does not look like trace (the decoder's measure), or None.
     """
 
     kind: str
@@ -198,3 +234,4 @@ class InputFacts:
     warnings: list[str] = dataclasses.field(default_factory=list)
     records: int = 0
     console_lines: int = 0
+    trace_doubt: str | None = None

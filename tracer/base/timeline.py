@@ -19,6 +19,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from tracer.base.facts import DataAccess, IsrSources, StreamFacts, TargetFacts
+from tracer.base.span_facts import SpanFacts
+from tracer.base.tasks import TaskSlice
 
 
 class Engine(str, enum.Enum):
@@ -415,6 +417,9 @@ class InferenceTimeline:
             max as printed), by name.
         crcs: Buffer CRCs other than an inference's input and output.
         records: Checked telemetry records no stage assembled (ISR marks ...), kept as they are.
+        tasks: RTOS task slices (the task lane), in time order; task_names: names by task id.
+        span_facts: Work counts, CPU counters and task preemption per layer span, or None
+            (:mod:`tracer.telemetry.span_facts`).
     """
 
     clock_hz: int | None = None
@@ -445,33 +450,9 @@ class InferenceTimeline:
     pmu_stats: dict[str, CounterStat] = dataclasses.field(default_factory=dict)
     crcs: list[BufferCrc] = dataclasses.field(default_factory=list)
     records: list[TelemetryRecord] = dataclasses.field(default_factory=list)
-
-    def inference(self, i: int) -> Inference:
-        """The ``i``-th inference (row order) with its layer spans."""
-        inf = self.inferences
-        number = int(inf.number[i])
-        rows = np.flatnonzero(self.spans.inference == number)
-        order = rows[np.argsort(self.spans.start[rows], kind="stable")]
-
-        def opt(v: np.int64) -> int | None:
-            return None if v < 0 else int(v)
-
-        return Inference(
-            number=number,
-            start=opt(inf.start[i]),
-            end=opt(inf.end[i]),
-            complete=bool(inf.complete[i]),
-            problems=inf.problems[i],
-            layers=tuple(self.spans.row(int(r)) for r in order),
-            input_crc=opt(inf.input_crc[i]),
-            output_crc=opt(inf.output_crc[i]),
-            pmu=self.pmu_totals.get(number, {}),
-        )
-
-    def iter_inferences(self) -> Iterator[Inference]:
-        """Every inference as a view (small captures, reports, the TUI's ring)."""
-        for i in range(len(self.inferences)):
-            yield self.inference(i)
+    tasks: list[TaskSlice] = dataclasses.field(default_factory=list)
+    task_names: dict[int, str] = dataclasses.field(default_factory=dict)
+    span_facts: SpanFacts | None = None
 
     def layer(self, index: int) -> LayerInfo:
         """The description of layer ``index`` (a placeholder if the firmware never named it)."""

@@ -19,9 +19,10 @@ import re
 
 from tracer.budget.model import Budget, Compiler, ModelBudget
 from tracer.budget.text import BudgetText
+from tracer.limits import MAX_MEMORY_BYTES
 
 # Object-like macros only: ``#define GLOW_MEM_ALIGN(size) ...`` is a function-like helper.
-_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_(])\s*(.*?)\s*$")
+_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_(])(.*)$")  # value stripped after
 _SIZE_MACRO = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_(CONSTANT_MEM_SIZE|MUTABLE_MEM_SIZE|ACTIVATIONS_MEM_SIZE|MEM_ALIGN)$")
 _INT = re.compile(r"^\(?\s*(0[xX][0-9a-fA-F]+|[0-9]+)[uUlL]*\s*\)?$")
 _COMMENT = re.compile(r"^\s*//\s?(.*)$")
@@ -79,7 +80,9 @@ def read_glow_header(source: BudgetText) -> Budget:
     for kind, (line, value) in texts.items():
         number = _int(value)
         if number is None:
-            raise source.error(line, f"{prefix}_{kind}: expected a size in bytes (an integer), got {value!r}")
+            raise source.error(line, f"{prefix}_{kind}: expected a size in bytes (an integer), got {_short(value)}")
+        if number > MAX_MEMORY_BYTES:
+            raise source.error(line, f"{prefix}_{kind}: expected a size in bytes from 0 to 2**40, got {_short(value)}")
         kinds[kind] = (number, line)
     for required in _REQUIRED:
         if required not in kinds:
@@ -119,8 +122,16 @@ def read_glow_header(source: BudgetText) -> Budget:
 
 
 def _int(text: str) -> int | None:
+    """An integer literal of C, or None; one longer than any size (over 20 digits) is 2**64."""
     m = _INT.match(text.strip())
-    return int(m.group(1), 0) if m else None
+    if not m:
+        return None
+    digits = m.group(1)
+    return 2**64 if len(digits) > 20 else int(digits, 0)
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
 
 
 def _comment_facts(comments: list[tuple[int, str]]) -> tuple[str, int | None, str | None, dict[str, dict[str, object]]]:
@@ -133,7 +144,7 @@ def _comment_facts(comments: list[tuple[int, str]]) -> tuple[str, int | None, st
     for _, text in comments:
         if m := re.match(r'Model name:\s*"([^"]*)"', text):
             name = m.group(1)
-        elif m := re.match(r"Total data size:\s*([0-9]+)", text):
+        elif m := re.match(r"Total data size:\s*([0-9]{1,15})\b", text):
             total = int(m.group(1))
         elif m := re.match(r"Glow Tools version:\s*(.+)$", text):
             version = m.group(1).strip()
@@ -141,11 +152,11 @@ def _comment_facts(comments: list[tuple[int, str]]) -> tuple[str, int | None, st
             current = described.setdefault(m.group(1), {})
         elif current is not None and (m := re.match(r"Type:\s*(.+)$", text)):
             current["type"] = m.group(1).strip()
-        elif current is not None and (m := re.match(r"Size:\s*([0-9]+)\s*\(elements\)", text)):
+        elif current is not None and (m := re.match(r"Size:\s*([0-9]{1,15})\s*\(elements\)", text)):
             current["elements"] = int(m.group(1))
-        elif current is not None and (m := re.match(r"Size:\s*([0-9]+)\s*\(bytes\)", text)):
+        elif current is not None and (m := re.match(r"Size:\s*([0-9]{1,15})\s*\(bytes\)", text)):
             current["size_bytes"] = int(m.group(1))
-        elif current is not None and (m := re.match(r"Offset:\s*([0-9]+)", text)):
+        elif current is not None and (m := re.match(r"Offset:\s*([0-9]{1,15})\b", text)):
             current["offset"] = int(m.group(1))
     return name, total, version, described
 
@@ -161,6 +172,8 @@ def _placeholders(
         offset = _int(value)
         if offset is None:
             continue  # not an offset macro (Glow headers define nothing else with the prefix)
+        if offset > MAX_MEMORY_BYTES:
+            raise source.error(line, f"{macro}: expected an offset in bytes from 0 to 2**40, got {_short(value)}")
         name = macro[len(prefix) + 1 :]
         facts = described.get(name, {})
         if "offset" in facts and facts["offset"] != offset:

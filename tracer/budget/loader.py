@@ -4,7 +4,7 @@ Files that belong together are combined: a Vela per-layer CSV, its summary CSV a
 database form one Vela budget (Vela's saved console output gives the summary, and with
 ``--verbose-performance`` the per-layer table, in one file); a Glow header adds memory sizes; a TOML or JSON file adds (and
 overrides) model fields, or gives the layers itself, or, when its layers have no ``cycles``,
-overlays per-layer settings (tolerance) on the layers another file predicts.
+overlays per-layer settings (tolerance, data-dependent) on the layers another file predicts.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ EXPECTED = (
 )
 _MODEL_NUMBERS = (
     "clock_hz", "cycles_total", "sram_bytes", "arena_bytes", "flash_bytes", "dram_bytes",
-    "sram_available_bytes", "tolerance_pct",
+    "sram_available_bytes", "tolerance_pct", "jitter_threshold_pct", "jitter_min_share_pct",
 )  # fmt: skip
 
 
@@ -149,7 +149,8 @@ def _combine(compiled: list[Budget], users: list[UserBudget], sources: tuple[str
             layers = _apply_overlay(layers, user.overlay, user.budget.sources[0], layers_from)
     if model.cycles_total is None and layers and all(la.predicted_cycles is not None for la in layers):
         model = dataclasses.replace(model, cycles_total=sum(la.predicted_cycles or 0.0 for la in layers))
-    return Budget(model, layers, sources, tuple(dict.fromkeys(notes)))
+    streams = next((b.command_streams for b in compiled if b.command_streams), ())
+    return Budget(model, layers, sources, tuple(dict.fromkeys(notes)), streams)
 
 
 def _merge_model(
@@ -212,6 +213,7 @@ def _apply_overlay(
         out[k] = dataclasses.replace(
             target,
             tolerance_pct=item.tolerance_pct if item.tolerance_pct is not None else target.tolerance_pct,
+            data_dependent=item.data_dependent or target.data_dependent,
             engine=item.engine or target.engine,
             op=item.op or target.op,
             name=target.name or item.name,

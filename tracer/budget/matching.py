@@ -243,3 +243,67 @@ def _by_op_sequence(
             i += 1
         else:
             j += 1
+
+
+def model_difference(matching: Matching, budget: Budget, capture_lost_data: bool = False) -> str | None:
+    """What says the budget is for another model than the capture's, or None when nothing does.
+
+    Names alone decide nothing (Vela names a layer by its output tensor, firmware by its own
+    words), nor do layers a partial budget leaves out. A budget describes another model when some
+    of its layers match no layer of the capture, or when layers were paired only by operator order
+    and some capture layers are left over (the capture's CPU layers are not counted against a
+    budget that has none: Vela's legacy core leaves them out).
+
+    Args:
+        matching: The result of :func:`match_layers`.
+        budget: The budget matched.
+        capture_lost_data: The capture lost or damaged data: the layers it lacks may be among what
+            it lost, so budget layers it does not have decide nothing.
+    """
+    if not budget.layers or not matching.matches:
+        return None
+    measured = [m.measured for m in matching.matches]
+    left_budget = list(matching.unmatched_budget)
+    left_measured = [m.measured for m in matching.matches if m.how is MatchKind.NONE]
+    if not any(b.engine is Engine.CPU for b in budget.layers):
+        left_measured = [la for la in left_measured if la.engine is not Engine.CPU]
+    by_order = any(m.how is MatchKind.OP_SEQUENCE for m in matching.matches)
+    if not (left_budget and not capture_lost_data) and not (left_measured and by_order):
+        return None
+    said = [f"the budget has {len(budget.layers)} layers, the capture {len(measured)} layers"]
+    budget_ops = [b.op for b in budget.layers if b.op]
+    measured_ops = [la.op for la in measured if la.op and not is_npu_custom_op(la.op)]
+    first = _first_difference(budget_ops, measured_ops)
+    if first is not None:
+        said.append(first)
+    if left_budget:
+        said.append(f"{len(left_budget)} budget layer(s) match no layer of the capture ({_labels(b.label for b in left_budget)})")
+    if left_measured:
+        said.append(
+            f"{len(left_measured)} capture layer(s) match no budget layer ({_labels(la.label for la in left_measured)})"
+        )
+    budget_names = {n for b in budget.layers for n in (b.name, *b.aliases) if n}
+    measured_names = {la.name for la in measured if la.name}
+    if budget_names and measured_names:
+        said.append(f"layer names in common: {len(budget_names & measured_names)} of {len(measured_names)}")
+    return "; ".join(said)
+
+
+def _first_difference(budget_ops: list[str], measured_ops: list[str]) -> str | None:
+    """Where two operator sequences part, in words (None when they agree or either is unknown)."""
+    if not budget_ops or not measured_ops:
+        return None
+    for k, (b, m) in enumerate(zip(budget_ops, measured_ops)):
+        if not same_op(b, m):
+            return f"operators differ from position {k}: budget {b}, capture {m}"
+    if len(budget_ops) == len(measured_ops):
+        return None
+    k = min(len(budget_ops), len(measured_ops))
+    longer, what = (budget_ops, "budget") if len(budget_ops) > k else (measured_ops, "capture")
+    return f"operators agree up to position {k - 1}, then the {what} goes on with {longer[k]}"
+
+
+def _labels(labels: Iterable[str], most: int = 5) -> str:
+    items = list(labels)
+    shown = ", ".join(items[:most])
+    return shown + (f" and {len(items) - most} more" if len(items) > most else "")

@@ -12,9 +12,12 @@ operator into several NPU operations (a softmax into ~30); those are kept as the
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from tracer.base.timeline import Engine
+
+if TYPE_CHECKING:
+    from tracer.budget.vela_debugdb import CommandStream
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -68,6 +71,8 @@ class BudgetLayer:
             estimate (Vela does not model CPU operators).
         sram_bytes: Predicted fast-memory use (the peak over its parts).
         tolerance_pct: The layer's own tolerance, when the user's file sets one.
+        data_dependent: The user's file says the layer's work depends on its input (a detection
+            post-process): its spread is expected, its jitter is information.
         npu_subgraph: Which NPU command stream the layer runs in (0, 1, ...: the n-th ``ethos-u``
             operator of the compiled model); None for CPU layers and non-Vela budgets.
         parts: The compiler's operations making up the layer (empty for TOML layers).
@@ -83,6 +88,7 @@ class BudgetLayer:
     predicted_cycles: float | None
     sram_bytes: int | None = None
     tolerance_pct: float | None = None
+    data_dependent: bool = False
     npu_subgraph: int | None = None
     parts: tuple[BudgetPart, ...] = ()
     aliases: tuple[str, ...] = ()
@@ -109,6 +115,8 @@ class BudgetLayer:
         }
         if self.tolerance_pct is not None:
             out["tolerance_pct"] = json_number(self.tolerance_pct)
+        if self.data_dependent:
+            out["data_dependent"] = True
         if self.npu_subgraph is not None:
             out["npu_subgraph"] = self.npu_subgraph
         if parts and self.parts:
@@ -151,6 +159,10 @@ class ModelBudget:
         dram_bytes: Data in DRAM (Vela Dedicated_Sram: the arena and constants).
         sram_available_bytes: SRAM on the part (a limit, from the user's file).
         tolerance_pct: Default per-layer tolerance (from the user's file).
+        jitter_threshold_pct: Excess over a layer's median that makes a run an outlier (from the
+            user's file; the command line's ``--jitter-threshold`` wins).
+        jitter_min_share_pct: Share of the inference under which a layer's jitter is information
+            (from the user's file; ``--jitter-min-share`` wins).
         memory: Every other size the files gave, in bytes, by name.
         details: Every other model-level number (cycles per memory, MACs, inference time ...).
         compiler: Who made the prediction.
@@ -165,6 +177,8 @@ class ModelBudget:
     dram_bytes: int | None = None
     sram_available_bytes: int | None = None
     tolerance_pct: float | None = None
+    jitter_threshold_pct: float | None = None
+    jitter_min_share_pct: float | None = None
     memory: Mapping[str, int] = dataclasses.field(default_factory=dict)
     details: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     compiler: Compiler | None = None
@@ -181,6 +195,8 @@ class ModelBudget:
             "dram_bytes": self.dram_bytes,
             "sram_available_bytes": self.sram_available_bytes,
             "tolerance_pct": json_number(self.tolerance_pct),
+            "jitter_threshold_pct": json_number(self.jitter_threshold_pct),
+            "jitter_min_share_pct": json_number(self.jitter_min_share_pct),
             "memory": dict(self.memory),
             "details": {k: json_number(v) if isinstance(v, float) else v for k, v in self.details.items()},
             "compiler": self.compiler.to_json() if self.compiler else None,
@@ -196,12 +212,15 @@ class Budget:
         layers: One entry per model operator, in execution order.
         sources: The files read, in the order given.
         notes: What the user should know about how the files were understood.
+        command_streams: Vela's command streams with their operations' kernel-command offsets
+            (from a debug database): what maps sampled NPU QREAD values to operations.
     """
 
     model: ModelBudget
     layers: tuple[BudgetLayer, ...] = ()
     sources: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    command_streams: tuple[CommandStream, ...] = ()
 
     @property
     def layer_cycles_total(self) -> float | None:

@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 from tracer.errors import UsageError, reading_file
-
-MAX_BUDGET_BYTES = 64 * 1024 * 1024  # far above any planner output; guards against a wrong path
+from tracer.limits import MAX_BUDGET_FILE_BYTES, read_limited
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,11 +30,8 @@ class BudgetText:
             UsageError: Missing, a directory, too large, or not UTF-8 text.
         """
         name = str(path)
-        p = Path(path)
         with reading_file(name, "a budget file", UsageError):
-            if p.stat().st_size > MAX_BUDGET_BYTES:
-                raise UsageError(f"{name}: {p.stat().st_size} bytes is too large for a budget file")
-            blob = p.read_bytes()
+            blob = read_limited(Path(path), MAX_BUDGET_FILE_BYTES, "a budget file")
         return cls.from_bytes(blob, name)
 
     @classmethod

@@ -10,6 +10,8 @@ TOML::
     sram_bytes = 33_104        # planned SRAM peak
     sram_available_bytes = 2_097_152
     tolerance_pct = 10         # default tolerance of every layer
+    jitter_threshold_pct = 20  # excess over a layer's median that makes a run an outlier
+    jitter_min_share_pct = 1   # layers under this share of the inference: jitter is information
 
     [[layer]]
     index = 0                  # or name = "conv1" (or both)
@@ -18,9 +20,11 @@ TOML::
     cycles = 14_283
     sram_bytes = 29_440
     tolerance_pct = 20
+    data_dependent = true      # its work depends on its input: its spread is expected
 
-A file whose layers give no ``cycles`` at all is an overlay: its layers set ``tolerance_pct`` (and
-``engine``, ``op``, ``name``) on the layers another file predicts, matched by index or name.
+A file whose layers give no ``cycles`` at all is an overlay: its layers set ``tolerance_pct``,
+``data_dependent`` (and ``engine``, ``op``, ``name``) on the layers another file predicts, matched by
+index or name.
 """
 
 from __future__ import annotations
@@ -29,14 +33,26 @@ import dataclasses
 import json
 import math
 import re
-import tomllib
 from typing import Any
 
 from tracer.budget.model import Budget, BudgetLayer, BudgetPart, Compiler, ModelBudget
 from tracer.budget.text import BudgetText
 from tracer.errors import UsageError
+from tracer.limits import (
+    CLOCK_RANGE,
+    MAX_CYCLES,
+    MAX_MEMORY_BYTES,
+    MAX_TOLERANCE_PCT,
+    InputError,
+    check_range,
+    parse_json,
+    parse_toml,
+    valid_clock_hz,
+)
 from tracer.base.timeline import Engine
-from tracer.units import parse_frequency
+from tracer.units import parse_clock
+
+MAX_LAYER_INDEX = 2**31  # an operator index of a model (TFLite's are 32-bit)
 
 MODEL_KEYS = {
     "name": "the model name (text)",
@@ -48,6 +64,8 @@ MODEL_KEYS = {
     "flash_bytes": "read-only data in flash in bytes",
     "dram_bytes": "data in DRAM in bytes",
     "tolerance_pct": "default per-layer tolerance in percent",
+    "jitter_threshold_pct": "excess over a layer's median that makes a run an outlier, in percent",
+    "jitter_min_share_pct": "share of the inference under which a layer's jitter is information, in percent",
     "compiler": "the planner's name (text)",
     "compiler_version": "the planner's version (text)",
 }
@@ -59,6 +77,7 @@ LAYER_KEYS = {
     "cycles": "predicted cycles at the model's clock",
     "sram_bytes": "predicted SRAM use in bytes",
     "tolerance_pct": "this layer's tolerance in percent",
+    "data_dependent": "true if the layer's work depends on its input (its jitter is then information)",
 }
 # Keys ``tracer budget --format json`` writes that a reader takes or ignores.
 _JSON_MODEL_EXTRA = {"memory", "details", "compiler"}
@@ -82,7 +101,7 @@ class UserBudget:
 
 def looks_like_toml(text: str) -> bool:
     """True if the text has a ``[model]`` or ``[[layer]]`` table header."""
-    return re.search(r"^\s*(\[model\]|\[\[layer\]\])\s*(#.*)?$", text, re.MULTILINE) is not None
+    return re.search(r"^[ \t]*(\[model\]|\[\[layer\]\])[ \t]*(#.*)?$", text, re.MULTILINE) is not None
 
 
 def looks_like_json_budget(text: str) -> bool:
@@ -97,10 +116,9 @@ def read_toml(source: BudgetText) -> UserBudget:
         UsageError: Not TOML, an unknown key, a value of the wrong kind (with its line).
     """
     try:
-        data = tomllib.loads(source.text)
-    except tomllib.TOMLDecodeError as exc:
-        line = _toml_error_line(str(exc))
-        raise source.error(line, f"not valid TOML: {exc}") from None
+        data = parse_toml(source.text)
+    except InputError as exc:
+        raise source.error(exc.line, exc.message) from None
     locate = _TomlLines(source.text)
     unknown = sorted(set(data) - {"model", "layer"})
     if unknown:
@@ -120,9 +138,9 @@ def read_json(source: BudgetText) -> UserBudget:
         UsageError: Not JSON, an unknown key, a value of the wrong kind (with its line).
     """
     try:
-        data = json.loads(source.text)
-    except json.JSONDecodeError as exc:
-        raise source.error(exc.lineno, f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+        data = parse_json(source.text)
+    except InputError as exc:
+        raise source.error(exc.line, f"{exc.message} (column {exc.column})") from None
     positions = _json_lines(source.text)
     if not isinstance(data, dict):
         raise source.error(1, "expected a JSON object with 'model' and 'layers'")
@@ -157,27 +175,27 @@ def _build(
         if key not in allowed_model:
             raise source.error(line_of(("model", key)), _unknown(key, "[model]", MODEL_KEYS))
     get = _Getter(source, line_of)
-    compiler_name = get.text(("model", "compiler"), model.get("compiler")) if not json_shape else None
-    compiler = None
-    if json_shape and isinstance(model.get("compiler"), dict):
-        c = model["compiler"]
-        config = {str(k): str(v) for k, v in (c.get("config") or {}).items()}
-        compiler = Compiler(str(c.get("name") or "user"), c.get("version"), config)
-    elif compiler_name:
-        compiler = Compiler(compiler_name, get.text(("model", "compiler_version"), model.get("compiler_version")))
-    memory = model.get("memory") if json_shape and isinstance(model.get("memory"), dict) else {}
-    details = model.get("details") if json_shape and isinstance(model.get("details"), dict) else {}
+    if json_shape:
+        compiler = get.compiler(("model", "compiler"), model.get("compiler"))
+    else:
+        compiler_name = get.text(("model", "compiler"), model.get("compiler"))
+        version = get.text(("model", "compiler_version"), model.get("compiler_version"))
+        compiler = Compiler(compiler_name, version) if compiler_name else None
+    memory = get.table(("model", "memory"), model.get("memory")) if json_shape else {}
+    details = get.table(("model", "details"), model.get("details")) if json_shape else {}
     mb = ModelBudget(
         name=get.text(("model", "name"), model.get("name")) or "",
         clock_hz=get.clock(("model", "clock_hz"), model.get("clock_hz")),
-        cycles_total=get.number(("model", "cycles_total"), model.get("cycles_total")),
+        cycles_total=get.cycles(("model", "cycles_total"), model.get("cycles_total")),
         sram_bytes=get.size(("model", "sram_bytes"), model.get("sram_bytes")),
         arena_bytes=get.size(("model", "arena_bytes"), model.get("arena_bytes")),
         flash_bytes=get.size(("model", "flash_bytes"), model.get("flash_bytes")),
         dram_bytes=get.size(("model", "dram_bytes"), model.get("dram_bytes")),
         sram_available_bytes=get.size(("model", "sram_available_bytes"), model.get("sram_available_bytes")),
-        tolerance_pct=get.number(("model", "tolerance_pct"), model.get("tolerance_pct")),
-        memory={str(k): int(v) for k, v in memory.items() if isinstance(v, int)},
+        tolerance_pct=get.percent(("model", "tolerance_pct"), model.get("tolerance_pct")),
+        jitter_threshold_pct=get.percent(("model", "jitter_threshold_pct"), model.get("jitter_threshold_pct")),
+        jitter_min_share_pct=get.percent(("model", "jitter_min_share_pct"), model.get("jitter_min_share_pct")),
+        memory={str(k): get.size(("model", "memory", k), v) or 0 for k, v in memory.items() if v is not None},
         details=dict(details),
         compiler=compiler,
     )
@@ -194,14 +212,14 @@ def _build(
             if key not in allowed_layer:
                 raise source.error(line_of((*where, key)), _unknown(key, f"{layer_word} #{k + 1}", LAYER_KEYS))
         cycles_key = "cycles" if "cycles" in table or not json_shape else "predicted_cycles"
-        cycles = get.number((*where, cycles_key), table.get(cycles_key))
+        cycles = get.cycles((*where, cycles_key), table.get(cycles_key))
         any_cycles = any_cycles or cycles is not None
         index = get.index((*where, "index"), table.get("index"))
         name = get.text((*where, "name"), table.get("name")) or ""
         if index is None and not name:
             raise source.error(line_of(where), f"{layer_word} #{k + 1}: give 'index' or 'name' (or both)")
         engine = get.engine((*where, "engine"), table.get("engine"))
-        parts = _json_parts(table.get("parts"), source, line_of(where)) if json_shape else ()
+        parts = get.parts((*where, "parts"), table.get("parts")) if json_shape else ()
         parsed.append(
             BudgetLayer(
                 position=k,
@@ -211,8 +229,9 @@ def _build(
                 engine=engine,
                 predicted_cycles=cycles,
                 sram_bytes=get.size((*where, "sram_bytes"), table.get("sram_bytes")),
-                tolerance_pct=get.number((*where, "tolerance_pct"), table.get("tolerance_pct")),
-                npu_subgraph=table.get("npu_subgraph") if isinstance(table.get("npu_subgraph"), int) else None,
+                tolerance_pct=get.percent((*where, "tolerance_pct"), table.get("tolerance_pct")),
+                data_dependent=get.flag((*where, "data_dependent"), table.get("data_dependent")),
+                npu_subgraph=get.index((*where, "npu_subgraph"), table.get("npu_subgraph")),
                 parts=parts,
                 aliases=tuple(dict.fromkeys(p.name for p in parts if p.name and p.name != name)),
                 origin=source.where(line_of(where)),
@@ -246,28 +265,6 @@ def _check_unique(source: BudgetText, layers: list[BudgetLayer], line_of: Any) -
             seen_name[layer.name] = k
 
 
-def _json_parts(value: Any, source: BudgetText, line: int) -> tuple[BudgetPart, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise source.error(line, "'parts' must be a list of objects")
-    parts = []
-    for p in value:
-        if not isinstance(p, dict):
-            raise source.error(line, "'parts' must be a list of objects")
-        try:
-            engine = Engine(str(p.get("engine", "npu")))
-            cycles = float(p.get("cycles", 0.0))
-        except (ValueError, TypeError):
-            raise source.error(line, "a part needs 'engine' npu/cpu and numeric 'cycles'") from None
-        detail = {k: float(v) for k, v in p.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
-                  and k not in ("cycles", "sram_bytes")}  # fmt: skip
-        sram = p.get("sram_bytes")
-        parts.append(BudgetPart(str(p.get("op", "")), str(p.get("name", "")), engine, cycles,
-                                sram if isinstance(sram, int) else None, detail, str(p.get("origin", ""))))  # fmt: skip
-    return tuple(parts)
-
-
 class _Getter:
     """Typed values with errors that name the line and what was expected."""
 
@@ -277,7 +274,8 @@ class _Getter:
 
     def _fail(self, path: tuple[Any, ...], expected: str, value: Any) -> UsageError:
         key = path[-1]
-        return self.source.error(self.line_of(path), f"{key!r}: expected {expected}, got {value!r}")
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        return self.source.error(self.line_of(path), f"{key!r}: expected {expected}, got {shown}")
 
     def text(self, path: tuple[Any, ...], value: Any) -> str | None:
         if value is None:
@@ -286,26 +284,40 @@ class _Getter:
             raise self._fail(path, "text in quotes", value)
         return value
 
-    def number(self, path: tuple[Any, ...], value: Any) -> float | None:
+    def cycles(self, path: tuple[Any, ...], value: Any) -> float | None:
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise self._fail(path, "a number >= 0", value)
+        if not check_range(value, 0, MAX_CYCLES):
+            raise self._fail(path, "a number of cycles from 0 to 2**48", value)
         return float(value)
+
+    def percent(self, path: tuple[Any, ...], value: Any) -> float | None:
+        if value is None:
+            return None
+        if not check_range(value, 0, MAX_TOLERANCE_PCT):
+            raise self._fail(path, "a percentage from 0 to 10000", value)
+        return float(value)
+
+    def flag(self, path: tuple[Any, ...], value: Any) -> bool:
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            raise self._fail(path, "true or false", value)
+        return value
 
     def size(self, path: tuple[Any, ...], value: Any) -> int | None:
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self._fail(path, "a whole number of bytes >= 0", value)
-        return value
+        if not check_range(value, 0, MAX_MEMORY_BYTES, integer=True):
+            raise self._fail(path, "a whole number of bytes from 0 to 2**40", value)
+        return int(value)
 
     def index(self, path: tuple[Any, ...], value: Any) -> int | None:
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self._fail(path, "a layer index (0, 1, ...)", value)
-        return value
+        if not check_range(value, 0, MAX_LAYER_INDEX, integer=True):
+            raise self._fail(path, "a layer index (0, 1, ... up to 2**31)", value)
+        return int(value)
 
     def engine(self, path: tuple[Any, ...], value: Any) -> Engine | None:
         if value is None:
@@ -317,14 +329,62 @@ class _Getter:
     def clock(self, path: tuple[Any, ...], value: Any) -> int | None:
         if value is None:
             return None
+        expected = f'a frequency, {CLOCK_RANGE} (e.g. 400000000 or "400M")'
         if isinstance(value, str):
             try:
-                return parse_frequency(value)
+                return parse_clock(value)
             except UsageError:
-                raise self._fail(path, 'a frequency in Hz (e.g. 400000000 or "400M")', value) from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-            raise self._fail(path, 'a frequency in Hz (e.g. 400000000 or "400M")', value)
+                raise self._fail(path, expected, value) from None
+        if not check_range(value, 0, float("inf")) or not valid_clock_hz(round(value)):
+            raise self._fail(path, expected, value)
         return int(round(value))
+
+    def table(self, path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+        """A JSON object of anything (``details``), or of numbers (``memory``), checked by the caller."""
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self._fail(path, "an object", value)
+        return value
+
+    def compiler(self, path: tuple[Any, ...], value: Any) -> Compiler | None:
+        """``model.compiler`` of the JSON shape: ``{"name", "version", "config": {text: text}}``."""
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self._fail(path, "an object with 'name', 'version' and 'config'", value)
+        name = self.text((*path, "name"), value.get("name")) or "user"
+        version = self.text((*path, "version"), value.get("version"))
+        config = value.get("config") or {}
+        if not isinstance(config, dict) or not all(isinstance(v, (str, int, float)) for v in config.values()):
+            raise self._fail((*path, "config"), "an object of text values", config)
+        return Compiler(name, version, {str(k): str(v) for k, v in config.items()})
+
+    def parts(self, path: tuple[Any, ...], value: Any) -> tuple[BudgetPart, ...]:
+        """``parts`` of a JSON layer: the compiler's operations (as ``tracer budget --parts`` writes)."""
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self._fail(path, "a list of objects", value)
+        parts = []
+        for k, p in enumerate(value):
+            where = (*path, k)
+            if not isinstance(p, dict):
+                raise self._fail(where, "an object", p)
+            engine = self.engine((*where, "engine"), p.get("engine", "npu"))
+            detail = {}
+            for key, number in p.items():
+                if key in ("cycles", "sram_bytes") or isinstance(number, bool) or not isinstance(number, (int, float)):
+                    continue
+                if not check_range(number, 0, 2**53):
+                    raise self._fail((*where, key), "a number from 0 to 2**53", number)
+                detail[str(key)] = float(number)
+            parts.append(BudgetPart(
+                str(p.get("op", "")), str(p.get("name", "")), engine or Engine.NPU,
+                self.cycles((*where, "cycles"), p.get("cycles", 0.0)) or 0.0,
+                self.size((*where, "sram_bytes"), p.get("sram_bytes")), detail, str(p.get("origin", "")),
+            ))  # fmt: skip
+        return tuple(parts)
 
 
 def _unknown(key: str, where: str, known: dict[str, str]) -> str:
@@ -332,15 +392,13 @@ def _unknown(key: str, where: str, known: dict[str, str]) -> str:
     return f"unknown key {key!r} in {where}; expected one of: {listing}"
 
 
-def _toml_error_line(message: str) -> int:
-    m = re.search(r"line (\d+)", message)
-    return int(m.group(1)) if m else 1
-
-
 class _TomlLines:
     """Line numbers of tables and keys of a TOML text (tomllib gives values, not positions)."""
 
-    _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
+    # Table headers: "[name]" and "[[name]]"; the name is stripped after the match (a pattern that
+    # took the spaces around it too was cubic in a long run of them).
+    _HEADER = re.compile(r"^\s*(\[\[?)([^\[\]#]*)\]\]?\s*(#.*)?$")
+    _NAME = re.compile(r"[A-Za-z0-9_.\-\"' ]+")
     _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\"|'[^']*')\s*=")
 
     def __init__(self, text: str) -> None:
@@ -349,7 +407,7 @@ class _TomlLines:
         counts: dict[str, int] = {}
         for no, raw in enumerate(text.splitlines(), start=1):
             h = self._HEADER.match(raw)
-            if h:
+            if h and self._NAME.fullmatch(h.group(2).strip()):
                 name = h.group(2).strip().strip("\"'")
                 if h.group(1) == "[[":
                     k = counts.get(name, 0)

@@ -63,7 +63,7 @@ def vela_budget(table: VelaLayerTable | None, summary: VelaSummary | None, db: D
         stem = _network_of(table.source.path)
         if stem and stem != summary.network:
             notes.append(f"{table.source.path} looks like network {stem!r}, the summary is for {summary.network!r}")
-    return Budget(model, layers, tuple(sources), tuple(notes))
+    return Budget(model, layers, tuple(sources), tuple(notes), db.streams if db is not None else ())
 
 
 def _network_of(path: str) -> str:

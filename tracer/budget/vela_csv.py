@@ -21,7 +21,10 @@ import math
 
 from tracer.budget.model import BudgetPart
 from tracer.budget.text import BudgetText
+from tracer.limits import MAX_CYCLES, MAX_MEMORY_BYTES, MAX_NUMBER_CHARS, MAX_SECONDS, valid_clock_hz
 from tracer.base.timeline import Engine
+
+MAX_COUNT = 2**53  # any other count or rate Vela writes: exact as a double
 
 REGOR_FIRST = "Original Operator"
 LEGACY_FIRST = "TFLite_operator"
@@ -176,17 +179,20 @@ def layer_table(
         detail: dict[str, float] = {}
         for col_name, key in _DETAIL_COLUMNS.items():
             if col_name in columns and key not in detail:
-                detail[key] = _number(source, fields[columns[col_name]], line, col_name)
+                detail[key] = _count(source, fields[columns[col_name]], line, col_name)
         if "#net_cycles" in columns:
-            detail["network_cycles_pct"] = _number(source, fields[columns["#net_cycles"]], line, "Network%")
+            detail["network_cycles_pct"] = _count(source, fields[columns["#net_cycles"]], line, "Network%")
         if "#net_mac" in columns:
-            detail["network_mac_pct"] = _number(source, fields[columns["#net_mac"]], line, "Network%")
+            detail["network_mac_pct"] = _count(source, fields[columns["#net_mac"]], line, "Network%")
+        usage_name = header[usage_col].strip() if usage_col is not None else ""
         part = BudgetPart(
             op=fields[columns["NNG Operator"]].strip(),
             name=fields[columns["Name"]].strip(),
             engine=engine,
-            cycles=_count(source, fields[columns["Op Cycles"]], line, "Op Cycles"),
-            sram_bytes=None if usage_col is None else int(_count(source, fields[usage_col], line, header[usage_col])),
+            cycles=_count(source, fields[columns["Op Cycles"]], line, "Op Cycles", MAX_CYCLES, "2**48"),
+            sram_bytes=None if usage_col is None else int(
+                _count(source, fields[usage_col], line, usage_name, MAX_MEMORY_BYTES, "2**40")
+            ),
             detail=detail,
             origin=source.where(line),
         )
@@ -226,19 +232,24 @@ def read_summary(source: BudgetText) -> VelaSummary:
             continue
         number = _number(source, value, line, key)
         if key.endswith("_memory_used") or key == "arena_cache_size":
-            if not 0 <= number <= 2**53 / 1024:
-                raise source.error(line, f"column '{key}': expected a size in KiB, got {value!r}")
+            if not 0 <= number <= MAX_MEMORY_BYTES / 1024:
+                raise source.error(line, f"column '{key}': expected a size in KiB from 0 to 2**30, got {value!r}")
             values[key + "_bytes"] = _kib_to_bytes(number)
+            continue
+        if key == "core_clock":
+            if not valid_clock_hz(round(number)):
+                raise source.error(line, f"column 'core_clock': expected a clock in Hz from 1 kHz to 10 GHz, got {value!r}")
+        elif key.startswith("cycles_"):
+            _count(source, value, line, key, MAX_CYCLES, "2**48")
+        elif key == "inference_time":
+            if not 0 <= number <= MAX_SECONDS:
+                raise source.error(line, f"column 'inference_time': expected seconds from 0 to {MAX_SECONDS:g}, got {value!r}")
         else:
-            values[key] = number
+            _count(source, value, line, key)
+        values[key] = number
     clock = values["core_clock"]
-    assert isinstance(clock, float)
-    if clock <= 0:
-        raise source.error(line, f"column 'core_clock': expected a clock in Hz, got {raw['core_clock']!r}")
     cycles = values["cycles_total"]
-    assert isinstance(cycles, float)
-    if not 0 <= cycles <= 2**53 or clock > 2**53:
-        raise source.error(line, "columns 'core_clock' and 'cycles_total': expected numbers from 0 to 2**53")
+    assert isinstance(clock, float) and isinstance(cycles, float)
     return VelaSummary(str(values["network"]), int(round(clock)), cycles, values, source)
 
 
@@ -273,6 +284,8 @@ def _column_map(source: BudgetText, header: list[str], line: int) -> dict[str, i
 
 
 def _number(source: BudgetText, text: str, line: int, column: str) -> float:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise source.error(line, f"column '{column}': a number of {len(text)} characters (at most {MAX_NUMBER_CHARS})")
     try:
         value = float(text)
     except ValueError:
@@ -282,11 +295,14 @@ def _number(source: BudgetText, text: str, line: int, column: str) -> float:
     return value
 
 
-def _count(source: BudgetText, text: str, line: int, column: str) -> float:
-    """A cycle count or size: a number from 0 to 2**53."""
+def _count(
+    source: BudgetText, text: str, line: int, column: str, high: float = MAX_COUNT, shown: str = "2**53"
+) -> float:
+    """A count, size or share Vela writes: a number from 0 to ``high`` (docs/limits.md)."""
     value = _number(source, text, line, column)
-    if not 0 <= value <= 2**53:
-        raise source.error(line, f"column '{column}': expected a number from 0 to 2**53, got {text.strip()!r}")
+    if not 0 <= value <= high:
+        what = "a number of cycles" if high == MAX_CYCLES else "a number"
+        raise source.error(line, f"column '{column}': expected {what} from 0 to {shown}, got {text.strip()!r}")
     return value
 
 

@@ -7,6 +7,11 @@ table with a header row. Both cores write a ``source`` table (``id``, ``operator
 ``perf``, one row per row of the per-layer CSV, in the same order, with the ``source_id``. The
 legacy core writes ``optimised`` (``id``, ``source_id``, ``operator``) and ``queue`` (``offset``,
 ``cmdstream_id``, ``optimised_id``: the operations of each command stream in execution order).
+
+``queue.offset`` is the byte offset of the operation's kernel command (``NPU_OP_CONV``, ``_POOL``
+...) in its command stream, the unit of the NPU's QREAD register; the default core adds
+``scheduled_id``, the ``perf`` row of the operation (its name and estimated cycles).
+:func:`command_streams` gives each stream's operations in that order.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from tracer.budget.ops import normalize_op
 from tracer.budget.text import BudgetText
 from tracer.budget.vela_csv import VelaLayerTable
 
+MAX_ID = 2**31  # ids, offsets and model indices of a debug database
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SourceOp:
@@ -28,6 +35,54 @@ class SourceOp:
     id: int
     operator: str
     index: int  # ext_key: position in the input model
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StreamOperation:
+    """An operation of a command stream, where its kernel command sits.
+
+    Attributes:
+        offset: Byte offset of its kernel command in the stream (QREAD's unit).
+        name: Its output tensor (regor ``perf.name``), or ``""`` (legacy).
+        operator: The operation (``Conv2D``, ``AvgPool`` ...).
+        model_index: The model operator it belongs to (``source.ext_key``), if known.
+        model_operator: That operator's type (``source.operator``).
+        op_cycles: Vela's estimate (``perf.op_cycles``: the bottleneck of compute and memory), if given.
+        npu_cycles: Vela's compute-only estimate (``perf.npu_cycles``), if given.
+    """
+
+    offset: int
+    name: str
+    operator: str
+    model_index: int | None
+    model_operator: str
+    op_cycles: float | None
+    npu_cycles: float | None
+
+    @property
+    def label(self) -> str:
+        """A short name: the tensor name, else ``operator@offset``."""
+        return self.name or f"{self.operator or 'op'}@{self.offset}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CommandStream:
+    """One command stream (one ``ethos-u`` operator of the compiled model) and its operations.
+
+    Attributes:
+        id: ``cmdstream_id`` (numbered in the order of the ``ethos-u`` operators).
+        operations: Its operations in stream order (ascending offsets).
+        source: The debug database it came from (for messages).
+    """
+
+    id: int
+    operations: tuple[StreamOperation, ...]
+    source: str
+
+    @property
+    def offsets(self) -> list[int]:
+        """The kernel-command offsets, ascending."""
+        return [op.offset for op in self.operations]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +95,7 @@ class DebugDb:
         optimised: (source_id, operator) by optimised-operation id.
         queue: (cmdstream_id, optimised_id) in execution order (legacy and regor).
         source: The file.
+        streams: The command streams with their operations' offsets (:func:`command_streams`).
     """
 
     sources: dict[int, SourceOp]
@@ -47,6 +103,7 @@ class DebugDb:
     optimised: dict[int, tuple[int, str]]
     queue: list[tuple[int, int]]
     source: BudgetText
+    streams: tuple[CommandStream, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,15 +148,16 @@ def read_debug_db(source: BudgetText) -> DebugDb:
 
     def rows(name: str) -> list[dict[str, str]]:
         reader = csv.DictReader(io.StringIO(tables.get(name, "").strip()))
-        return list(reader)
+        try:
+            return list(reader)
+        except csv.Error as exc:
+            raise source.error(line_of.get(name, 1) + reader.line_num, f"table '{name}': not a CSV table ({exc})") from None
 
     def num(name: str, row: dict[str, str], key: str, k: int) -> int:
-        try:
-            return int(row[key])
-        except (KeyError, TypeError, ValueError):
-            raise source.error(
-                line_of.get(name, 1) + k + 1, f"table '{name}': expected an integer '{key}'"
-            ) from None
+        text = row.get(key)
+        if isinstance(text, str) and text.strip().isdigit() and len(text.strip()) <= 10 and int(text) <= MAX_ID:
+            return int(text)
+        raise source.error(line_of.get(name, 1) + k + 1, f"table '{name}': expected an integer '{key}' from 0 to 2**31")
 
     sources = {}
     for k, r in enumerate(rows("source")):
@@ -115,7 +173,61 @@ def read_debug_db(source: BudgetText) -> DebugDb:
         for k, r in enumerate(rows("queue"))
     ]
     queue = [(c, o) for c, _, o in sorted(queue_rows, key=lambda q: (q[0], q[1]))]  # by stream, then offset
-    return DebugDb(sources, perf, optimised, queue, source)
+    perf_rows = {num("perf", r, "id", k): r for k, r in enumerate(rows("perf"))}
+    scheduled = [
+        num("queue", r, "scheduled_id", k) if (r.get("scheduled_id") or "").strip() else None
+        for k, r in enumerate(rows("queue"))
+    ]
+    streams = _streams(queue_rows, scheduled, perf_rows, optimised, sources, source.path)
+    return DebugDb(sources, perf, optimised, queue, source, streams)
+
+
+def command_streams(db: DebugDb) -> tuple[CommandStream, ...]:
+    """The command streams of the database, by id, each with its operations in stream order."""
+    return db.streams
+
+
+def _streams(
+    queue_rows: list[tuple[int, int, int]],
+    scheduled: list[int | None],
+    perf_rows: dict[int, dict[str, str]],
+    optimised: dict[int, tuple[int, str]],
+    sources: dict[int, SourceOp],
+    path: str,
+) -> tuple[CommandStream, ...]:
+    by_stream: dict[int, list[StreamOperation]] = {}
+    for (stream, offset, optimised_id), scheduled_id in zip(queue_rows, scheduled):
+        perf = perf_rows.get(scheduled_id) if scheduled_id is not None else None
+        if perf is not None:
+            source_id = _int_or_none(perf.get("source_id"))
+            name, operator = perf.get("name") or "", perf.get("operator") or ""
+        else:
+            source_id, operator = optimised.get(optimised_id, (None, ""))
+            name = ""
+        src = sources.get(source_id) if source_id is not None else None
+        by_stream.setdefault(stream, []).append(StreamOperation(
+            offset=offset, name=name, operator=operator, model_index=src.index if src else None,
+            model_operator=src.operator if src else "",
+            op_cycles=_float_or_none(perf.get("op_cycles")) if perf else None,
+            npu_cycles=_float_or_none(perf.get("npu_cycles")) if perf else None,
+        ))  # fmt: skip
+    return tuple(
+        CommandStream(sid, tuple(sorted(ops, key=lambda o: o.offset)), path) for sid, ops in sorted(by_stream.items())
+    )
+
+
+def _int_or_none(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _float_or_none(text: str | None) -> float | None:
+    try:
+        return float(text) if text not in (None, "") else None
+    except ValueError:
+        return None
 
 
 def map_rows(db: DebugDb, table: VelaLayerTable) -> RowMapping | str:

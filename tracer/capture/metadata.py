@@ -7,6 +7,27 @@ import datetime as _dt
 from typing import Any
 
 import tracer
+from tracer.limits import CLOCK_RANGE, valid_clock_hz
+
+# What each known header key may hold; a value that is not is dropped (the default stays) and said.
+_TEXT = (lambda v: isinstance(v, str), "text")
+_OPTIONAL_TEXT = (lambda v: v is None or isinstance(v, str), "text or null")
+_CLOCK = (lambda v: v is None or valid_clock_hz(v), CLOCK_RANGE)
+_CHECKS: dict[str, tuple[Any, str]] = {
+    "source": _TEXT,
+    "encoding": _TEXT,
+    "tpiu": (lambda v: v is None or isinstance(v, bool), "true, false or null"),
+    "tpiu_id": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 0x6F, "a TPIU source ID, 1..111"),
+    "cpu_hz": _CLOCK,
+    "swo_hz": _CLOCK,
+    "ts_prescaler": (lambda v: v in (1, 4, 16, 64) and not isinstance(v, bool), "1, 4, 16 or 64"),
+    "ts_clock": (lambda v: v in ("cpu", "swo"), '"cpu" or "swo"'),
+    "firmware_hash": _OPTIONAL_TEXT,
+    "elf_build_id": _OPTIONAL_TEXT,
+    "notes": _TEXT,
+    "created": _TEXT,
+    "tool": _TEXT,
+}
 
 
 @dataclasses.dataclass
@@ -54,11 +75,26 @@ class CaptureMetadata:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CaptureMetadata:
-        """Build metadata from a header dict, keeping unknown keys in ``extra``."""
-        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
-        known = {k: v for k, v in data.items() if k in names}
-        extra = {k: v for k, v in data.items() if k not in names}
-        return cls(**known, extra=extra)
+        """Build metadata from a header dict, keeping unknown keys in ``extra``; a known key whose
+        value is of the wrong kind or out of range keeps its default (see :meth:`checked`)."""
+        return cls.checked(data)[0]
+
+    @classmethod
+    def checked(cls, data: dict[str, Any]) -> tuple[CaptureMetadata, list[str]]:
+        """:meth:`from_json`, and a sentence for each value dropped (``'cpu_hz' is 'fast': expected
+        ...; ignored``)."""
+        known: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        problems: list[str] = []
+        for key, value in data.items():
+            check = _CHECKS.get(key)
+            if check is None:
+                extra[key] = value
+            elif check[0](value):
+                known[key] = value
+            else:
+                problems.append(f"{key!r} is {_show(value)}: expected {check[1]}; ignored")
+        return cls(**known, extra=extra), problems
 
     def stamped(self) -> CaptureMetadata:
         """Return a copy with ``created`` and ``tool`` filled in if empty."""
@@ -69,7 +105,19 @@ class CaptureMetadata:
         )
 
     def merged(self, patch: dict[str, Any]) -> CaptureMetadata:
-        """Return a copy with the keys of ``patch`` applied (a METADATA chunk)."""
+        """Return a copy with the keys of ``patch`` applied (a METADATA chunk); a value of the
+        wrong kind leaves the key as it was."""
+        return self.merged_checked(patch)[0]
+
+    def merged_checked(self, patch: dict[str, Any]) -> tuple[CaptureMetadata, list[str]]:
+        """:meth:`merged`, and a sentence for each value of ``patch`` dropped."""
+        applied, problems = CaptureMetadata.checked(patch)
         data = self.to_json()
-        data.update(patch)
-        return CaptureMetadata.from_json(data)
+        data.update({k: v for k, v in patch.items() if k not in _CHECKS or getattr(applied, k) == v})
+        return CaptureMetadata.checked(data)[0], problems
+
+
+def _show(value: Any) -> str:
+    """A value for a message, short (a header may hold anything)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import os
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from tracer.capture.format import (
     CHUNK_HEAD,
@@ -28,9 +27,12 @@ from tracer.capture.format import (
     ChunkKind,
 )
 from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.order import DataChunk, Ordered, StreamOrder
 from tracer.errors import CaptureError, reading_file
+from tracer.limits import InputError, parse_json
 
 RAW_CHUNK = 1 << 20
+READ_BUFFER = 1 << 20  # many 16 KiB chunks per read from the OS; seeks within it cost nothing
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,7 +73,7 @@ def open_capture(path: str | os.PathLike[str]) -> CaptureReader:
     """
     p = Path(path)
     with reading_file(str(p), "a capture", CaptureError):
-        stream = open(p, "rb")  # noqa: SIM115 - owned by the reader
+        stream = open(p, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - owned by the reader
     return CaptureReader(stream, name=str(p))
 
 
@@ -181,19 +183,29 @@ class CaptureReader:
             # The length may be the damaged part: find the first chunk by its own checksum.
             self._warn(body_at, f"capture header at byte {body_at} fails its checksum; metadata ignored")
             return self._resync(body_at)
-        try:
-            self.metadata = CaptureMetadata.from_json(json.loads(body))
-        except (ValueError, TypeError) as exc:
-            self._warn(body_at, f"capture header at byte {body_at} is not valid metadata ({exc}); ignored")
+        header = self._json(body, body_at, f"capture header at byte {body_at}", "metadata ignored")
+        if header is not None:
+            self.metadata, problems = CaptureMetadata.checked(header)
+            for problem in problems:
+                self._warn(body_at, f"capture header at byte {body_at}: {problem}")
         if version > 1:
             self._warn(base, f"capture format version {version} is newer than this tracer knows (1)")
         return end
 
     def _capture_chunks(self) -> Iterator[CaptureChunk]:
+        order = StreamOrder(self._warn, self.size)
+        for item in self._chunks_in_file(order):
+            yield from map(_given, order.add(item))
+        yield from map(_given, order.finish())
+
+    def _chunks_in_file(self, order: StreamOrder) -> Iterator[DataChunk]:
+        """The data chunks in file order; events and metadata patches applied, damage said."""
         pos = self._data_start
-        expected = 0  # next stream offset
+        self._stream.seek(pos)
         while True:
-            self._stream.seek(pos)
+            if self._stream.tell() != pos:  # after a skip: the reads below leave it at the next chunk
+                self._stream.seek(pos)
+            at = pos
             head = self._stream.read(CHUNK_HEAD.size)
             if not head:
                 return
@@ -204,12 +216,20 @@ class CaptureReader:
             if fields is None:
                 nxt = self._resync(pos + 1)
                 self._warn(pos, f"corrupt chunk at byte {pos}: bad chunk header checksum; skipped {nxt - pos} bytes")
+                order.skipped(nxt - pos)
                 pos = nxt
                 continue
             kind, _stream_id, host_ns, offset, length, payload_crc = fields
-            payload = self._stream.read(length)
             body_at = pos + CHUNK_HEAD.size
-            lost = max(0, offset - expected)  # stream bytes of skipped chunks before this one
+            if kind not in _KINDS:
+                self._warn(
+                    pos,
+                    f"chunk at byte {pos} is of kind {kind}, which this tracer does not know (written by a newer "
+                    f"one?); its {length} bytes skipped",
+                )
+                pos = body_at + length
+                continue
+            payload = self._stream.read(length)
             if len(payload) < length:
                 self._warn(
                     body_at + len(payload),
@@ -217,7 +237,7 @@ class CaptureReader:
                     f"{len(payload)} of {length} bytes; those bytes are kept unverified",
                 )
                 if kind == ChunkKind.DATA and payload:
-                    yield CaptureChunk(offset, payload, host_ns, lost, verified=False)
+                    yield DataChunk(pos, offset, payload, host_ns, verified=False)
                 return
             pos = body_at + length
             if zlib.crc32(payload) != payload_crc:
@@ -226,20 +246,33 @@ class CaptureReader:
                     f"corrupt chunk at byte {body_at}: checksum mismatch; stream bytes "
                     f"{offset}..{offset + length} skipped",
                 )
+                if kind == ChunkKind.DATA:
+                    order.damaged(offset, length)
                 continue
             if kind == ChunkKind.DATA:
-                if offset < expected:
-                    self._warn(pos, f"chunk at byte {body_at} repeats stream bytes from {offset}; overlap dropped")
-                    payload = payload[expected - offset :]
-                    offset = expected
-                if payload:
-                    yield CaptureChunk(offset, payload, host_ns, lost)
-                    expected = offset + len(payload)
+                yield DataChunk(at, offset, payload, host_ns)
             elif kind == ChunkKind.EVENT:
-                self.events.append((offset, _json_or_note(payload)))
-            elif kind == ChunkKind.METADATA:
-                patch = _json_or_note(payload)
-                self.metadata = self.metadata.merged(patch)
+                event = self._json(payload, body_at, f"event chunk at byte {at}", "ignored")
+                if event is not None:
+                    self.events.append((offset, event))
+            else:
+                patch = self._json(payload, body_at, f"metadata chunk at byte {at}", "ignored")
+                if patch is not None:
+                    self.metadata, problems = self.metadata.merged_checked(patch)
+                    for problem in problems:
+                        self._warn(at, f"metadata chunk at byte {at}: {problem}")
+
+    def _json(self, blob: bytes, at: int, what: str, consequence: str) -> dict[str, Any] | None:
+        """A JSON object from the file, or None with a warning saying why not."""
+        try:
+            value = parse_json(blob, nonfinite=True)
+        except InputError as exc:
+            self._warn(at, f"{what} is not usable JSON ({exc.message}, at byte {at + exc.offset}); {consequence}")
+            return None
+        if not isinstance(value, dict):
+            self._warn(at, f"{what} is {_shape(value)}, not a JSON object; {consequence}")
+            return None
+        return value
 
     def _resync(self, start: int) -> int:
         """Return the file position of the next valid chunk head at or after ``start``."""
@@ -260,21 +293,32 @@ class CaptureReader:
         return self.size
 
 
+_KINDS = frozenset(ChunkKind)
+
+
 def _parse_head(head: bytes) -> tuple[int, int, int, int, int, int] | None:
+    """The fields of a chunk head whose checksum holds (whatever its kind), else None."""
     marker, kind, stream_id, _res, host_ns, offset, length, payload_crc, head_crc = CHUNK_HEAD.unpack(head)
     if marker != CHUNK_MARKER or zlib.crc32(head[:HEAD_CRC_SPAN]) != head_crc:
         return None
-    if length > MAX_CHUNK_PAYLOAD or kind not in ChunkKind._value2member_map_:
+    if length > MAX_CHUNK_PAYLOAD:
         return None
     return kind, stream_id, host_ns, offset, length, payload_crc
 
 
-def _json_or_note(payload: bytes) -> dict[str, object]:
-    try:
-        value = json.loads(payload)
-    except ValueError:
-        return {"note": payload.decode("utf-8", "replace")}
-    return value if isinstance(value, dict) else {"note": value}
+def _given(item: Ordered) -> CaptureChunk:
+    chunk = item.chunk
+    return CaptureChunk(item.offset, chunk.data, chunk.host_ns, item.lost_before, chunk.verified)
+
+
+def _shape(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a list" if isinstance(value, list) else "a string"
 
 
 def _size_of(stream: BinaryIO) -> int:

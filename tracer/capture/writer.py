@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -15,14 +16,14 @@ from tracer.capture.format import (
     CHUNK_MARKER,
     CRC,
     HEAD_CRC_SPAN,
+    DATA_CHUNK_BYTES,
     HEADER_PREFIX,
     MAGIC,
-    MAX_CHUNK_PAYLOAD,
     VERSION,
     ChunkKind,
 )
 from tracer.capture.metadata import CaptureMetadata
-from tracer.errors import UsageError
+from tracer.errors import OutputError, UsageError
 
 
 def encode_chunk(kind: ChunkKind, payload: bytes, host_ns: int, stream_offset: int, stream: int = 0) -> bytes:
@@ -52,7 +53,8 @@ class CaptureWriter:
         path: Where to write. Refused if it exists, unless ``overwrite``.
         metadata: The header.
         overwrite: Replace an existing file.
-        flush_bytes: Largest chunk payload.
+        flush_bytes: Largest data chunk payload, at most ``DATA_CHUNK_BYTES`` (16 KiB): a damaged
+            chunk loses its bytes, so chunks stay small.
         flush_interval: Longest time a received byte waits in memory, in seconds.
         sync_interval: Seconds between fsyncs.
         clock: Host clock in nanoseconds (injectable for tests).
@@ -64,11 +66,13 @@ class CaptureWriter:
         metadata: CaptureMetadata,
         *,
         overwrite: bool = False,
-        flush_bytes: int = 256 * 1024,
+        flush_bytes: int = DATA_CHUNK_BYTES,
         flush_interval: float = 0.1,
         sync_interval: float = 1.0,
         clock: Callable[[], int] = time.time_ns,
     ) -> None:
+        if not 0 < flush_bytes <= DATA_CHUNK_BYTES:
+            raise ValueError(f"flush_bytes must be 1..{DATA_CHUNK_BYTES}, not {flush_bytes}")
         self.path = Path(path)
         flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
         try:
@@ -79,7 +83,7 @@ class CaptureWriter:
             raise UsageError(f"cannot create {self.path}: {exc.strerror}") from None
         self.metadata = metadata.stamped()
         self._clock = clock
-        self._flush_bytes = min(flush_bytes, MAX_CHUNK_PAYLOAD)
+        self._flush_bytes = flush_bytes
         self._flush_ns = int(flush_interval * 1e9)
         self._sync_ns = int(sync_interval * 1e9)
         self._pending = bytearray()
@@ -88,7 +92,7 @@ class CaptureWriter:
         self.stream_offset = 0
         self.file_size = 0
         self._append(encode_header(self.metadata))
-        os.fsync(self._fd)
+        self._fsync()
 
     # -- writing ---------------------------------------------------------------------------------
     def write(self, data: bytes, host_ns: int | None = None) -> None:
@@ -122,7 +126,7 @@ class CaptureWriter:
         if self._pending_since is not None and now - self._pending_since >= self._flush_ns:
             self.flush()
         if now - self._last_sync >= self._sync_ns and self._fd is not None:
-            os.fsync(self._fd)
+            self._fsync()
             self._last_sync = now
 
     def flush(self) -> None:
@@ -136,10 +140,13 @@ class CaptureWriter:
             return
         try:
             self.flush()
-            os.fsync(self._fd)
+            self._fsync()
         finally:
-            os.close(self._fd)
-            self._fd = None
+            fd, self._fd = self._fd, None
+            try:
+                os.close(fd)
+            except OSError as exc:
+                raise OutputError(str(self.path), exc) from None
 
     @property
     def bytes_received(self) -> int:
@@ -159,10 +166,21 @@ class CaptureWriter:
         if self._fd is None:
             raise ValueError("capture is closed")
         view = memoryview(blob)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as exc:  # a full disk, /dev/full: say which file and why (exit 2)
+            raise OutputError(str(self.path), exc) from None
         self.file_size += len(blob)
+
+    def _fsync(self) -> None:
+        assert self._fd is not None
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.EROFS):  # a device or pipe that cannot sync
+                raise OutputError(str(self.path), exc) from None
 
     def __enter__(self) -> CaptureWriter:
         return self

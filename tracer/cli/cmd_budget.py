@@ -83,6 +83,10 @@ def write_text(budget: Budget, out: IO[str], parts: bool = False) -> None:
     out.write(f"memory: {', '.join(shown) if shown else 'no sizes given'}\n")
     if m.tolerance_pct is not None:
         out.write(f"tolerance: {_num(m.tolerance_pct)}%\n")
+    jitter = [f"{label} {_num(value)}%" for label, value in (("threshold", m.jitter_threshold_pct),
+              ("minimum share", m.jitter_min_share_pct)) if value is not None]  # fmt: skip
+    if jitter:
+        out.write(f"jitter: {', '.join(jitter)}\n")
     if m.memory:
         out.write(f"sizes from the files (bytes): {', '.join(f'{k} {v}' for k, v in m.memory.items())}\n")
     out.write(f"files: {', '.join(budget.sources)}\n")
@@ -108,6 +112,9 @@ def write_text(budget: Budget, out: IO[str], parts: bool = False) -> None:
         if parts and k > 0:
             for p in budget.layers[k - 1].parts:
                 out.write(f"{'':>{widths[0]}}    - {p.op} {p.name!r} {p.engine.value} {_num(p.cycles)} cycles  ({p.origin})\n")
+    expected = [la.name or la.label for la in budget.layers if la.data_dependent]
+    if expected:
+        out.write(f"\ndata-dependent (their jitter is information): {', '.join(expected)}\n")
     layer_total = budget.layer_cycles_total
     if layer_total is not None:
         same = ""

@@ -10,9 +10,12 @@ DESCRIPTION = """\
 Check a recorded capture (or a firmware text log) against its budget and the findings rules, with
 no board attached, and exit 1 when a check fails:
 
+  input     the input measured something (inferences, layers, memory or PMU data: nothing
+            measured is not a pass) and, for ITM, looks like trace (almost no reserved headers)
   layers    one check per layer the budget predicts: measured p50 cycles against
-            predicted x (1 + tolerance); tolerance: the layer's own in the budget, else the
-            budget's, else --tolerance, else 10%
+            predicted x (1 + tolerance); tolerance: --tolerance when given (for every layer;
+            a note says which budget tolerances it replaced), else the layer's own in the
+            budget, else the budget's, else 10%
   memory    tensor arena (at least 10% headroom, no allocation failure), every stack
             (high-water at most 75% of its size, canary intact), the compiler's SRAM peak (at
             most 75% of the SRAM on the part)
@@ -27,8 +30,11 @@ formats:
           limit ...) and "passed"
   junit   JUnit XML: a test case per layer budget, per memory check and per finding kind
 
-exit codes: 0 every check passed; 1 a check failed; 2 bad option or budget file; 3 capture
-unreadable.
+A budget for another model than the capture's (other layer count, other operators, layers that
+match nothing) is refused with what differs (exit 2); --match any pairs the layers anyway.
+
+exit codes: 0 every check passed; 1 a check failed; 2 bad option or budget file, a budget of
+another model, or an output that cannot be written; 3 capture unreadable.
 
 examples:
   tracer check captures/demo.trace --budget captures/demo_budget.toml
@@ -66,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_input(args)
     analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args))
     result = run_checks(analysis, Severity(args.fail_on))
+    result.checks[:0] = input_checks(loaded)
     properties: dict[str, Any] = {"budget": " ".join(args.budget) or "none", "fail_on": args.fail_on}
     if args.tolerance is not None:
         properties["tolerance_pct"] = args.tolerance
@@ -85,6 +92,44 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK if result.passed else ExitCode.CHECK_FAILED
 
 
+INPUT = "input"
+
+
+def input_checks(loaded: Any) -> list[Any]:
+    """The checks on the input itself: it measured something, and (ITM) it looks like trace.
+
+    Nothing measured is not a pass: an empty file, a capture cut inside its header or bytes that
+    are not trace would otherwise pass every other check for want of anything to check.
+    """
+    from tracer.analysis.checks import Check
+
+    timeline = loaded.timeline
+    counts = [
+        (len(timeline.inferences), "inference(s)"), (len(timeline.spans), "layer execution(s)"),
+        (len(timeline.arena), "arena report(s)"), (len(timeline.stacks), "stack report(s)"),
+        (len(timeline.npu_jobs), "NPU job(s)"), (len(timeline.isrs), "interrupt(s)"),
+        (len(timeline.pmu_totals) + len(timeline.pmu_stats), "PMU profile(s)"),
+        (len(timeline.allocation_failures), "allocation failure(s)"),
+    ]  # fmt: skip
+    seen = [f"{n:,} {what.replace('(s)', 's' if n != 1 else '')}" for n, what in counts if n]
+    size = getattr(loaded.facts, "bytes", 0)
+    measured = Check(
+        "measured", INPUT, bool(seen), sum(n for n, _ in counts), 1, "items",
+        ", ".join(seen) if seen else (
+            f"nothing measured: no inference, layer, memory or PMU data in {size:,} bytes of input "
+            "(an empty or cut capture, the wrong file, or firmware without tracer's records)"
+        ),
+    )  # fmt: skip
+    checks = [measured]
+    if loaded.kind in ("capture", "raw-itm"):
+        doubt = loaded.facts.trace_doubt
+        checks.append(Check(
+            "input looks like trace", INPUT, doubt is None, None, None, "",
+            doubt or "the packets decode as ITM/DWT trace does (reserved headers: almost none)",
+        ))  # fmt: skip
+    return checks
+
+
 def _verdict(result: Any, fail_on: str) -> str:
     total = len(result.checks)
     if result.passed:
@@ -97,8 +142,9 @@ def _write_text(result: Any, out: IO[str], capture: str, args: argparse.Namespac
 
     budget = " ".join(args.budget) if args.budget else "none (memory and findings only)"
     out.write(f"tracer check {capture}\nbudget: {budget}\n")
-    titles = {LAYERS: "layers (measured p50 against predicted + tolerance)", MEMORY: "memory", FINDINGS: "findings"}
-    for group in (LAYERS, MEMORY, FINDINGS):
+    titles = {INPUT: "input", LAYERS: "layers (measured p50 against predicted + tolerance)", MEMORY: "memory",
+              FINDINGS: "findings"}  # fmt: skip
+    for group in (INPUT, LAYERS, MEMORY, FINDINGS):
         checks = [c for c in result.checks if c.group == group]
         if not checks:
             continue

@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or a raw ITM/TPIU file")
     parser.add_argument("--format", choices=("text", "ndjson", "stats"), default="text", help="output format (default: text)")
     parser.add_argument(
-        "--tpiu", choices=("auto", "on", "off"), default="auto",  # TpiuMode's values (tracer.decode loads numba)
+        "--tpiu", choices=("auto", "on", "off"), default="auto",  # TpiuMode's values (not imported: tracer.decode loads numpy)
         help="TPIU formatter: detect (auto, default), force on, or off",
     )  # fmt: skip
     parser.add_argument(

@@ -37,6 +37,21 @@ scenarios (--scenario; the fault is in the capture, the demo itself exits 0):
                    64 bytes past the main stack's canary
   arena-too-small  a 12 KiB arena for a 13 KiB plan: the allocation fails as in TensorFlow Lite
                    Micro ("Failed to resize buffer. Requested: ..."), no inference runs
+  task-preemption  a second task (sensor) preempts layer 2 (pw2) in every 4th inference (2, 6,
+                   10 ...): a timer interrupt wakes it, PendSV switches to it, it runs about half
+                   as long as the layer; the capture has the task lane
+  data-dependent   a detection post-process runs after the network as layer 10 (detect10);
+                   frames 2, 5, 8 ... have an object, so more candidates: more work by design,
+                   which the firmware reports with trc_layer_work()
+
+  npu-sampling     after the ten layers, a Vela-compiled model (firmware_snippets/demo/model) runs
+                   as one NPU job (layer 10) on a simulated NPU that walks its real command stream,
+                   while a timer samples QREAD/STATUS/PMU and the interrupted PC at --sample-hz;
+                   the report splits the job into Vela's operations (its debug database is read
+                   from the model folder) and names the CPU hot spots of every layer from the ELF
+
+The firmware runs two tasks in every scenario (inference and sensor) and drains its records
+between layers (trc_flush), so that a layer's span holds only the records' reservations.
 
 examples:
   tracer demo
@@ -44,6 +59,7 @@ examples:
   tracer demo --inferences 5 --format json
   tracer report demo.trace --per-inference
   tracer demo --scenario isr-jitter -o jitter.trace && tracer check jitter.trace --fail-on warning
+  tracer demo --scenario npu-sampling --sample-hz 10000 --inferences 100 -o sampling.trace
 """
 
 
@@ -56,6 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
     parser.add_argument("--scenario", choices=SCENARIOS, default="clean", metavar="NAME",
                         help=f"what the firmware does: {', '.join(SCENARIOS)} (default: clean; see below)")  # fmt: skip
+    parser.add_argument("--sample-hz", type=_rate, metavar="HZ",
+                        help="npu-sampling: the sampling timer's rate, 1 to 100k, k suffix accepted (default: 1k)")  # fmt: skip
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
     parser.add_argument("--per-inference", action="store_true", help="list every inference with every layer")
     parser.add_argument("--build-dir", metavar="DIR", type=Path,
@@ -71,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.inferences < 1:
         raise UsageError(f"--inferences must be at least 1, not {args.inferences}")
+    if args.sample_hz is not None and args.scenario != "npu-sampling":
+        raise UsageError("--sample-hz applies to --scenario npu-sampling only")
     if args.output:
         return _run(args, Path(args.output))
     with tempfile.TemporaryDirectory(prefix="tracer-demo-") as tmp:
@@ -85,17 +105,18 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     from tracer.capture.metadata import CaptureMetadata
     from tracer.pipeline.record import record
     from tracer.capture.writer import CaptureWriter
+    from tracer.cli.output import open_output
     from tracer.errors import ExitCode
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
-    from tracer.sources.qemu import QemuDemoSource, check_tools, demo_elf
+    from tracer.sources.qemu import SAMPLING_SCENARIO, QemuDemoSource, check_tools, demo_elf
     from tracer.pipeline.load import load_timeline
 
     console = args.console
     check_tools(build=True)
     console.info("building the demo firmware (make; nothing is rebuilt when up to date)")
     elf = demo_elf(args.build_dir)
-    source = QemuDemoSource(elf, args.inferences, args.scenario)
+    source = QemuDemoSource(elf, args.inferences, args.scenario, sample_hz=args.sample_hz)
     timeout = args.timeout if args.timeout is not None else 30.0 + 0.5 * args.inferences
     console.info(f"running {args.inferences} inferences on QEMU {elf.name} (-icount shift=0)")
     source.open()
@@ -120,11 +141,13 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     # The report names the capture file only when the user asked to keep it (-o).
     facts = dataclasses.replace(read, path=os.fspath(capture) if args.output else None)
     # The report with its findings, as 'tracer report' makes it (the scenarios' faults show there).
-    report = report_object(analyze(timeline, facts), args.per_inference)
-    if args.format == "json":
-        write_report_json(report, _stdout())
-    else:
-        write_report_text(report, _stdout())
+    budget, locator = _sampling_inputs(elf) if args.scenario == SAMPLING_SCENARIO else (None, None)
+    report = report_object(analyze(timeline, facts, budget, locator=locator), args.per_inference)
+    with open_output(None) as out:
+        if args.format == "json":
+            write_report_json(report, out)
+        else:
+            write_report_text(report, out)
     if status != 0:
         output = source.qemu_output()
         console.error(f"the demo firmware exited with status {status}" + (f" (QEMU: {output})" if output else ""))
@@ -132,7 +155,20 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     return ExitCode.OK
 
 
-def _stdout():  # noqa: ANN202 - sys.stdout, looked up at call time (tests replace it)
-    import sys
+def _sampling_inputs(elf: Path) -> tuple[object, object]:
+    """The npu-sampling model's Vela outputs (with its debug database) and the firmware's symbols."""
+    from tracer.budget import load_budget
+    from tracer.elf.inlines import open_locator
+    from tracer.sources.qemu import firmware_dir
 
-    return sys.stdout
+    vela = firmware_dir() / "demo" / "model" / "vela"
+    files = [vela / "sampling_net_per-layer.csv", vela / "sampling_net_summary_Ethos_U55_High_End_Embedded.csv",
+             vela / "sampling_net_debug.xml"]  # fmt: skip
+    return load_budget(files), open_locator(elf)
+
+
+def _rate(text: str) -> int:
+    from tracer.cli.analysis_input import _frequency
+
+    return int(_frequency(text))
+

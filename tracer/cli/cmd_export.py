@@ -12,7 +12,8 @@ formats:
   perfetto     native Perfetto protobuf trace: open it in ui.perfetto.dev. One track per engine
                (CPU, NPU) with a slice per layer execution (args: cycles, predicted, ratio, PMU
                counters), inferences, a track per interrupt, NPU jobs, cache maintenance and
-               console lines, counter tracks for arena use, stack high-water and NPU PMU counters
+               console lines, counter tracks for arena use, stack high-water and NPU PMU counters;
+               sampled captures add NPU operators inside the job, QREAD and PC samples (--elf)
   chrome-json  legacy Chrome trace-event JSON (chrome://tracing); the same tracks, ts/dur in us
   csv          one row per layer execution: inference, layer, name, op, engine, start, end,
                cycles, complete, predicted, ratio (cycles at the capture's clock)
@@ -34,12 +35,13 @@ FORMATS = ("perfetto", "chrome-json", "csv", "raw")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer export``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument
 
     parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     parser.add_argument("--format", choices=FORMATS, required=True, help="output format")
     parser.add_argument("-o", "--output", metavar="PATH", required=True, help="output file ('-' for stdout)")
     add_budget_arguments(parser)
+    add_elf_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_input(args)
     if not loaded.timeline.source:
         loaded.timeline.source = str(args.capture)
-    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args))
+    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args), loaded.locator)
     if args.format == "perfetto":
         from tracer.export.perfetto import write_perfetto
 

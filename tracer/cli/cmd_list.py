@@ -30,22 +30,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Look for probes and ports; print what was found and what could not be looked at."""
+    from tracer.cli.output import open_output
+
     found = {name: _backend(probe) for name, probe in BACKENDS.items()}
-    if args.format == "json":
-        print(json.dumps(found, indent=2))
-        return 0
-    for name, result in found.items():
-        title = TITLES[name]
-        if not result["available"]:
-            print(f"{title}: not available ({result['message']})")
-            continue
-        items = result["probes"] if name != "serial" else result["ports"]
-        if not items:
-            print(f"{title}: none attached")
-            continue
-        print(f"{title}:")
-        for item in items:
-            print(f"  {item['url']:<48} {item['description']}")
+    with open_output(None) as out:
+        if args.format == "json":
+            out.write(json.dumps(found, indent=2) + "\n")
+            return 0
+        for name, result in found.items():
+            title = TITLES[name]
+            if not result["available"]:
+                out.write(f"{title}: not available ({result['message']})\n")
+                continue
+            items = result["probes"] if name != "serial" else result["ports"]
+            if not items:
+                out.write(f"{title}: none attached\n")
+                continue
+            out.write(f"{title}:\n")
+            for item in items:
+                out.write(f"  {item['url']:<48} {item['description']}\n")
     return 0
 
 

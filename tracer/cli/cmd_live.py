@@ -9,7 +9,7 @@ from typing import Any
 
 from tracer.cli.source_setup import split_command_line, tpiu_id
 from tracer.sources.registry import source_schemes
-from tracer.units import parse_frequency
+from tracer.units import parse_clock
 
 HELP = "watch a running target on the live screen (TUI), recording it"
 DESCRIPTION = """\
@@ -44,7 +44,7 @@ DEMO_MACHINE = "mps3-an547"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer live``."""
-    from tracer.tui.runner import add_screen_arguments
+    from tracer.cli.screen import add_screen_arguments
 
     parser.add_argument("source", metavar="SOURCE", help="'demo', a source URL (see below), or 'fvp' then -- and a command")
     parser.add_argument("command", nargs="*", metavar="-- FVP_COMMAND", help="the FVP command line, after -- (fvp only)")
@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_argument_group("the source")
     source.add_argument("--inferences", type=int, default=10_000, metavar="N",
                         help="demo: inferences the firmware runs before it exits (default: 10000, about 80 s)")  # fmt: skip
-    source.add_argument("--cpu-hz", type=parse_frequency, metavar="HZ",
+    source.add_argument("--cpu-hz", type=parse_clock, metavar="HZ",
                         help="core clock, until the firmware says (e.g. 160M)")  # fmt: skip
     source.add_argument("--tpiu", choices=("on", "off"), help="whether the stream is TPIU-formatted (default: detect)")
     source.add_argument("--tpiu-id", type=tpiu_id, default=1, metavar="N",
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from tracer.session.engine import Session
     from tracer.session.feeds import SourceFeed
     from tracer.sources.reconnect import ReconnectingSource
-    from tracer.tui.runner import load_budget_files, require_terminal, run_app, session_options
+    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
 
     from tracer.cli.cmd_replay import baseline_path
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracer.cli.source_setup import seconds, split_command_line, tpiu_id
 from tracer.sources.registry import source_schemes
-from tracer.units import parse_frequency
+from tracer.units import parse_clock
 
 if TYPE_CHECKING:
     from tracer.capture.writer import CaptureWriter
@@ -24,7 +23,8 @@ HELP = "record a source into a .trace capture"
 DESCRIPTION = """\
 Record the bytes of a source, exactly as received, into a capture. The capture is crash-safe: a
 killed process or a pulled cable keeps every byte flushed so far (at most 0.1 s is at risk).
-Recording ends at the end of the stream, after --duration, or on Ctrl-C (exit 130). A source that
+Recording ends at the end of the stream, after --duration, or on Ctrl-C, SIGTERM or SIGHUP (exit 130;
+the capture keeps every byte received). A source that
 goes away mid-capture (cable pulled, probe reset, connection reset) ends the recording with exit 4;
 every byte received before is in the capture.
 
@@ -69,8 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Vela debug database (--enable-debug-db) to map an FVP's PMU trace to layers (fvp only)",
     )  # fmt: skip
     meta = parser.add_argument_group("what the capture header records")
-    meta.add_argument("--cpu-hz", type=parse_frequency, metavar="HZ", help="core clock, e.g. 160M")
-    meta.add_argument("--swo-hz", type=parse_frequency, metavar="HZ", help="SWO bit rate, e.g. 2M")
+    meta.add_argument("--cpu-hz", type=parse_clock, metavar="HZ", help="core clock, e.g. 160M")
+    meta.add_argument("--swo-hz", type=parse_clock, metavar="HZ", help="SWO bit rate, e.g. 2M")
     meta.add_argument("--tpiu", choices=("on", "off"), help="whether the stream is TPIU-formatted (default: detect)")
     meta.add_argument("--tpiu-id", type=tpiu_id, default=1, metavar="N",
                       help="TPIU source ID carrying ITM (default: 1)")  # fmt: skip
@@ -79,26 +79,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @contextmanager
-def _ctrl_c_sets(stop: threading.Event) -> Iterator[None]:
-    """Ctrl-C (SIGINT) sets ``stop`` instead of raising inside a write; a second one raises.
+def _stop_signals_set(stop: threading.Event, caught: list[str]) -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP set ``stop`` instead of raising inside a write; a second one raises.
 
     A KeyboardInterrupt landing between two steps of appending a chunk could leave the writer's
-    bookkeeping behind the file; stopping at the top of the recording loop cannot.
+    bookkeeping behind the file; stopping at the top of the recording loop cannot. All three end
+    the recording the same way: the tail is flushed and the capture closed. ``caught`` gets the
+    name of the signal that stopped it.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    from tracer.cli.signals import on_stop_signals
 
-    def handler(signum: int, frame: object) -> None:
+    def handler(name: str) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
+        caught.append(name)
         stop.set()
 
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
+    with on_stop_signals(handler):
         yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,20 +130,25 @@ def run(args: argparse.Namespace) -> int:
                 console.warn(f"{image.name} has no build ID (link with -Wl,--build-id); its content hash is recorded instead")
         with CaptureWriter(args.output, meta, overwrite=args.force) as writer:
             stop = threading.Event()
-            with console.progress(f"recording {args.source}") as bar, _ctrl_c_sets(stop):
+            caught: list[str] = []
+            with console.progress(f"recording {args.source}") as bar, _stop_signals_set(stop, caught):
                 try:
                     result = record(source, writer, duration=args.duration, stop=stop, on_tick=bar.update)
-                except KeyboardInterrupt:  # a second Ctrl-C while stopping
+                except KeyboardInterrupt:  # a second signal while stopping
                     result = None
                 if result is None or result.ended == "stopped":
                     writer.close()
-                    console.info(f"interrupted; {args.output} keeps {writer.bytes_received} bytes")
+                    how = "interrupted" if caught[:1] in ([], ["SIGINT"]) else f"stopped by {caught[0]}"
+                    console.info(f"{how}; {args.output} keeps {writer.bytes_received} bytes")
                     return ExitCode.INTERRUPTED
             if isinstance(source, FvpSource):
                 _ingest_pmu_trace(source, writer, args.debug_db, console)
     finally:
         source.close()
     console.info(f"recorded {result.bytes} bytes in {result.seconds:.1f} s to {args.output} ({result.ended})")
+    npu = getattr(source, "npu_sampling", None)  # probe sampling of the NPU: the rate it achieved
+    if npu is not None:
+        console.info(npu.sentence())
     if result.ended == "lost":
         console.error(
             f"source lost: {result.message}; every byte received ({result.bytes} bytes) is in {args.output}"
@@ -156,10 +159,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | None, console: Console) -> None:
     """Report the FVP's exit status; keep its PMU trace in the capture and summarise its NPU timeline."""
-    import gzip
-    import json
+    import numpy as np
 
     from tracer.errors import CaptureError, reading_file
+    from tracer.limits import MAX_PMU_TRACE_BYTES, InputError, gunzip_limited, parse_json, read_limited
     from tracer.telemetry.fvp_pmu_trace import npu_timeline, pmu_trace_note, read_debug_db, read_pmu_trace
 
     code = source.wait(timeout=30)  # the FVP writes the trace as it exits
@@ -175,11 +178,11 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
         return
     try:
         with reading_file(str(path), "a PMU trace", CaptureError):
-            blob = Path(path).read_bytes()
+            blob = read_limited(Path(path), MAX_PMU_TRACE_BYTES, "a PMU trace")
         trace = read_pmu_trace(blob, str(path))
-        raw = json.loads(blob if blob[:2] != b"\x1f\x8b" else gzip.decompress(blob))
+        raw = parse_json(blob if blob[:2] != b"\x1f\x8b" else gunzip_limited(blob, MAX_PMU_TRACE_BYTES, "a PMU trace"))
         raw_events = raw["traceEvents"] if isinstance(raw, dict) else raw
-    except (CaptureError, ValueError, KeyError, OSError) as exc:
+    except (CaptureError, InputError, KeyError, OSError) as exc:
         console.warn(f"PMU trace {path} not kept: {exc}")
         return
     writer.note(pmu_trace_note(str(path), raw_events))
@@ -198,8 +201,10 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
         f"{len(timeline.spans)} layer spans (NPU measured; CPU gaps are model estimates)"
     )
     if len(timeline.inferences):
-        first = timeline.inference(0)
-        for span in first.layers:
-            info = timeline.layer(span.layer)
+        spans = timeline.spans
+        rows = np.flatnonzero(spans.inference == timeline.inferences.number[0])
+        for row in rows[np.argsort(spans.start[rows], kind="stable")].tolist():
+            info = timeline.layer(int(spans.layer[row]))
             note = "  (model estimate)" if info.engine.value == "cpu" else ""
-            console.info(f"  layer {span.layer:>3} {info.label:<24} {info.engine.value}  {span.cycles:>10} cycles{note}")
+            cycles = int(spans.end[row] - spans.start[row])
+            console.info(f"  layer {info.index:>3} {info.label:<24} {info.engine.value}  {cycles:>10} cycles{note}")

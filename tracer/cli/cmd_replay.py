@@ -36,7 +36,7 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer replay``."""
-    from tracer.tui.runner import add_screen_arguments
+    from tracer.cli.screen import add_screen_arguments
 
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or another tool's raw ITM file")
     parser.add_argument(
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from tracer.errors import UsageError
     from tracer.session.engine import Session
     from tracer.session.pacing import parse_speed
-    from tracer.tui.runner import load_budget_files, require_terminal, run_app, session_options
+    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
 
     try:
         speed = parse_speed(args.speed)

@@ -21,10 +21,16 @@ is comes from its content. With --budget, each layer gets its predicted cycles i
 clock and the ratio measured/predicted; findings say which layer is off, by how much, and what the
 field does about it (see 'tracer check' for the same as a pass/fail gate).
 
+When the capture holds samples of the NPU's command-stream position (the firmware's timer sampler,
+or a probe's npu= polling) and the budget includes Vela's debug database, the NPU job is split into
+Vela's operations with the share each took and its 95% interval, held against Vela's estimate;
+PC samples give each layer's CPU hot spots, named from --elf (inlined functions too).
+
 formats:
   text    tables for a terminal (default)
   json    the report object: schema_version, capture, inferences, layers, memory, pmu, findings;
-          with --budget also budget (and per layer: predicted_cycles, ratio, budget); logs add log
+          with --budget also budget (and per layer: predicted_cycles, ratio, budget); logs add log;
+          sampled captures add sampling, npu_operators, cpu_hotspots
 
 examples:
   tracer report captures/demo.trace
@@ -33,15 +39,17 @@ examples:
   tracer report captures/demo.trace --format json | jq '.layers[] | {name, p50: .cycles.p50}'
   tracer report captures/demo.trace --budget captures/demo_budget.toml
   tracer report uart.log --budget out/model_per-layer.csv out/model_summary_*.csv --clock 400M
+  tracer report run.trace --budget out/model_*.csv out/model_debug.xml --elf build/app.elf
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer report``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument
 
     parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     add_budget_arguments(parser)
+    add_elf_argument(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument(
         "--per-inference", action="store_true",
@@ -59,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from tracer.export.report_text import write_report_text
 
     loaded = load_input(args)
-    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args))
+    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args), loaded.locator)
     report = report_object(analysis, args.per_inference)
     with open_output(args.output) as out:
         if args.format == "json":

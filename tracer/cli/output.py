@@ -6,9 +6,9 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from typing import IO, Iterator
+from typing import IO, Iterable, Iterator
 
-from tracer.errors import UsageError
+from tracer.errors import OutputError
 
 
 class Console:
@@ -26,16 +26,22 @@ class Console:
     def warn(self, message: str) -> None:
         """Print a warning."""
         if not self.quiet:
-            print(f"tracer: warning: {message}", file=self.stream)
+            self._say(f"tracer: warning: {message}")
 
     def info(self, message: str) -> None:
         """Print a note."""
         if not self.quiet:
-            print(f"tracer: {message}", file=self.stream)
+            self._say(f"tracer: {message}")
 
     def error(self, message: str) -> None:
         """Print an error (even when quiet)."""
-        print(f"tracer: error: {message}", file=self.stream)
+        self._say(f"tracer: error: {message}")
+
+    def _say(self, line: str) -> None:
+        try:
+            print(line, file=self.stream, flush=True)
+        except (OSError, ValueError):
+            pass  # stderr itself is gone (closed, full): nobody to tell; the exit code still says it
 
     @property
     def interactive(self) -> bool:
@@ -84,15 +90,90 @@ class Progress:
             self.console.stream.flush()
 
 
+STDOUT = "stdout"
+
+
 @contextmanager
 def open_output(path: str | None, binary: bool = False) -> Iterator[IO]:  # type: ignore[type-arg]
-    """Open ``-o PATH`` for writing, or stdout for None or ``-``."""
+    """Open ``-o PATH`` for writing, or stdout for None or ``-``.
+
+    The one place outputs are written through: any write, flush or close the OS refuses (a full
+    disk, ``/dev/full``, a pipe nobody reads) raises :class:`~tracer.errors.OutputError` naming the
+    output and the OS's reason (exit 2).
+    """
     if path in (None, "-"):
-        yield sys.stdout.buffer if binary else sys.stdout
+        stream = sys.stdout.buffer if binary else sys.stdout
+        out = Output(stream, STDOUT)
+        yield out
+        out.flush()
         return
     try:
         handle = open(path, "wb" if binary else "w", encoding=None if binary else "utf-8")  # noqa: SIM115
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    with handle:
-        yield handle
+        raise OutputError(str(path), exc) from None
+    out = Output(handle, str(path))
+    try:
+        yield out
+    finally:
+        out.close()
+
+
+class Output:
+    """A stream whose failing writes raise :class:`~tracer.errors.OutputError` naming it.
+
+    Args:
+        stream: The text or binary stream.
+        name: The output in messages (the path, or ``stdout``).
+    """
+
+    def __init__(self, stream: IO, name: str) -> None:  # type: ignore[type-arg]
+        self._stream = stream
+        self.name = name
+
+    def write(self, data: str | bytes) -> int:
+        """Write, or raise OutputError."""
+        try:
+            return self._stream.write(data)  # type: ignore[arg-type]
+        except OSError as exc:
+            raise OutputError(self.name, exc) from None
+
+    def writelines(self, lines: Iterable[str | bytes]) -> None:
+        """Write each, or raise OutputError."""
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        """Flush, or raise OutputError."""
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise OutputError(self.name, exc) from None
+
+    def close(self) -> None:
+        """Close (flushing), or raise OutputError."""
+        try:
+            self._stream.close()
+        except OSError as exc:
+            raise OutputError(self.name, exc) from None
+
+    @property
+    def buffer(self) -> Output:
+        """The binary stream under a text one, guarded the same way (AttributeError if none)."""
+        return Output(self._stream.buffer, self.name)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def flush_stdout() -> None:
+    """Flush stdout now, so a failure is said by the command rather than lost at exit.
+
+    Raises:
+        OutputError: The flush failed.
+    """
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        raise OutputError(STDOUT, exc) from None
+    except ValueError:  # closed by the reader (a test's StringIO): nothing left to flush
+        pass

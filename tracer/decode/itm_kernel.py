@@ -1,13 +1,16 @@
-"""The ITM/DWT packet decoder's hot loop, compiled by numba.
+"""The ITM/DWT packet decoder's hot loop: the Python reference of its C twin.
 
 One call decodes as many whole packets of a buffer as it can and says how many bytes it used; the
 caller keeps the rest (a packet cut by the chunk boundary) for the next call, so any split of the
 stream gives the same packets. Decoder state between calls lives in a small int64 array.
 
-Header classification follows Armv7-M ARM Appendix D4 and Armv8-M ARM Appendix F, as tabled in
-our research notes (``itm_and_anchors.md`` §1.1-1.2). It is done by 256-entry tables built once at
-import, so the loop takes one data-dependent branch per packet for the common packets (source
-packets and local timestamps) instead of a chain of comparisons.
+Header classification follows Armv7-M ARM Appendix D4 and Armv8-M ARM Appendix F (tabled in
+``docs/decoder.md``). It is done by 256-entry tables built once at import, so the loop takes one
+data-dependent branch per packet for the common packets (source packets and local timestamps)
+instead of a chain of comparisons. The C kernel gets the same tables from here.
+
+:func:`decode_itm` is the C kernel of ``tracer._kernels`` when it is built (:mod:`tracer.native`),
+else this module's Python code, which defines the behaviour; both give identical results.
 
 Rules beyond the packet tables:
     * Reserved headers are emitted as ``RESERVED`` packets (1 byte, or the header and its payload
@@ -24,7 +27,6 @@ Rules beyond the packet tables:
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from tracer.decode.packets import (
@@ -37,6 +39,7 @@ from tracer.decode.packets import (
     FLAG_WRITE,
     PacketKind,
 )
+from tracer.native import compiled
 
 # State slots.
 S_PAGE = 0  # stimulus-port page (0..7), reset by sync
@@ -104,7 +107,7 @@ T_EXC = 8  # 1 for exception packets: column ``b`` = function (payload bits 13:1
 
 def _header_table() -> np.ndarray:
     """Classify every header byte once (Armv7-M D4.2, Armv8-M F1.2)."""
-    tab = np.zeros((256, 9), np.int64)
+    tab = [[0] * 9 for _ in range(256)]  # lists while filling: numpy item assignment is slow at import
     for h in range(256):
         row = tab[h]
         low = h & 0x0F
@@ -163,7 +166,7 @@ def _header_table() -> np.ndarray:
             row[T_B] = b
             row[T_FLAGS] = flags
             row[T_SPECIAL] = special
-    return tab
+    return np.array(tab, np.int64)
 
 
 HEADERS = _header_table()
@@ -175,7 +178,6 @@ def new_state() -> np.ndarray:
     return np.zeros(STATE_SIZE, np.int64)
 
 
-@numba.njit(cache=True, inline="always")
 def _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, offset, kind, a, b, c, flags):  # noqa: ANN001, ANN202
     counts[kind] += 1
     out_offset[n] = offset
@@ -188,7 +190,6 @@ def _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts
     return n + 1
 
 
-@numba.njit(cache=True, inline="always")
 def _hidden_sync(buf, start, end, length, final):  # noqa: ANN001, ANN202
     """Check whether the zeros ending the packet ``buf[start:end]`` begin a sync packet.
 
@@ -210,7 +211,6 @@ def _hidden_sync(buf, start, end, length, final):  # noqa: ANN001, ANN202
     return -2
 
 
-@numba.njit(cache=True)
 def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts):  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
     """Decode whole packets of ``buf`` (uint8) whose first byte is at stream offset ``base``.
 
@@ -523,3 +523,10 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
     state[S_PADDING] = padding
     state[S_DAMAGED] = damaged
     return n, i, unstamped, first_stamp
+
+
+# The dispatch point: the C kernel when built, else the reference above.
+decode_itm_python = decode_itm
+_native = compiled("ItmKernel", globals())
+decode_itm_native = None if _native is None else _native.decode_itm
+decode_itm = decode_itm_native or decode_itm_python

@@ -4,9 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracer.decode.itm import ItmDecoder
+from tracer.decode.itm import ItmDecoder, ItmStats
 from tracer.decode.packets import PacketBatch
-from tracer.decode.tpiu import DETECT_WINDOW, FULL_SYNC, TpiuDeframer, TpiuMode, frame_alignment, frame_plausible
+from tracer.decode.tpiu import DETECT_WINDOW, SEARCH_WINDOW, Deframed, Grid, TpiuDeframer, TpiuMode, detect, locate
+
+MAX_REGION_WARNINGS = 5  # unframed regions named one by one in the warnings (all are in the stats)
+
+
+# Does a stream look like ITM/DWT trace? Real trace has almost no reserved or malformed headers
+# (the corpus: at most 0.02 % of packets, where a capture starts mid-packet); bytes that are not
+# trace (random data, a ZIP, text) decode to about a quarter of them (measured: 10 % to 27 %).
+DOUBT_RESERVED_SHARE = 0.02
+DOUBT_MIN_PACKETS = 64
+
+
+def trace_doubt(stats: ItmStats) -> str | None:
+    """Why ``stats`` do not look like ITM/DWT trace, or None when they do (or are too few to tell)."""
+    packets = int(stats.packets.sum())
+    if packets < DOUBT_MIN_PACKETS:
+        return None
+    share = stats.reserved / packets
+    if share <= DOUBT_RESERVED_SHARE:
+        return None
+    return (
+        f"does not look like ITM/DWT trace: {share:.1%} of its {packets:,} packets are reserved or malformed "
+        f"headers (real trace has almost none); is it the right file, TPIU-formatted (--tpiu on) or "
+        "another TPIU source (--tpiu-id)?"
+    )
 
 
 class TraceDecoder:
@@ -31,6 +55,7 @@ class TraceDecoder:
         self._decided = tpiu is TpiuMode.OFF
         self.input_bytes = 0
         self.warnings: list[str] = []
+        self.doubt: str | None = None  # set at the end: why the stream does not look like trace
         # Host arrival times of the first and last chunk fed (captures only: see tracer.pipeline.capture).
         self.first_host_ns: int | None = None
         self.last_host_ns: int | None = None
@@ -59,15 +84,21 @@ class TraceDecoder:
         parts = []
         if not self._decided:
             parts.append(self._itm_feed(self._decide()))
-        if self.deframer is not None and self.deframer.partial_frame_bytes:
-            self.warnings.append(
-                f"stream ends inside a TPIU frame ({self.deframer.partial_frame_bytes} bytes of it dropped)"
-            )
+        if self.deframer is not None:
+            parts.append(self._itm_pieces(self.deframer.finish()))
+            if self.deframer.partial_frame_bytes:
+                self.warnings.append(
+                    f"stream ends inside a TPIU frame ({self.deframer.partial_frame_bytes} bytes of it dropped)"
+                )
+            self.warnings.extend(self._tpiu_warnings(self.deframer))
         parts.append(self.itm.finish())
         if self.itm.truncated_at is not None:
             self.warnings.append(
                 f"truncated at byte {self.itm.truncated_at} of the ITM stream: its last packet is incomplete"
             )
+        self.doubt = trace_doubt(self.itm.stats)
+        if self.doubt is not None:
+            self.warnings.append(self.doubt)
         return PacketBatch.concat(parts)
 
     def stats_json(self) -> dict[str, Any]:
@@ -98,40 +129,74 @@ class TraceDecoder:
         if self.mode is TpiuMode.OFF:
             return sample
         window = sample[:DETECT_WINDOW]
-        if self.mode is TpiuMode.AUTO:
-            alignment = frame_alignment(window, self.tpiu_id)
-            if alignment is None:
-                return sample
-        else:
-            # Told it is formatted. A full sync never occurs inside valid frames (it would need
-            # an ID byte of 0x7F), so the first one is a frame boundary. Without one, byte 0 is
-            # (captures start at a frame) unless the frames from there cannot be TPIU; then search.
-            sync = window.find(FULL_SYNC)
-            if sync >= 0:
-                alignment = sync
-            elif frame_plausible(window, 0, self.tpiu_id):
-                alignment = 0
-            else:
-                alignment = frame_alignment(window, self.tpiu_id, min_frames=1)
-            if alignment is None:
-                alignment = 0
+        strict = self.mode is TpiuMode.AUTO  # told it is formatted: padding need not be zeros
+        grid = detect(window, self.tpiu_id, strict)
+        if grid is None and self.mode is TpiuMode.ON:
+            # Told it is formatted: frames from byte 0 (captures start at a frame) unless they
+            # cannot be TPIU, then however few frames hold up; else trust byte 0.
+            grid = locate(window, self.tpiu_id, min_frames=1, keep=0, strict=False, trust_sync=True)
+            if grid is None:
                 self.warnings.append("--tpiu on, but no TPIU frame boundary found; assuming frames start at byte 0")
-        self.deframer = TpiuDeframer(self.tpiu_id, alignment)
+                self.deframer = TpiuDeframer(self.tpiu_id, 0)
+                return sample
+        if grid is None:
+            return sample
+        if grid.ambiguous:
+            self._warn_ambiguous(grid)
+        if grid.start < SEARCH_WINDOW:
+            self.deframer = TpiuDeframer(self.tpiu_id, grid.start, grid.ids, strict)
+        else:  # bytes slipped early on: the first frames are on another grid, searched for
+            self.deframer = TpiuDeframer(self.tpiu_id, None, strict=strict)
         return sample
 
     def _itm_feed(self, data: bytes) -> PacketBatch:
         if self.deframer is not None:
-            data = self.deframer.feed(data)
+            return self._itm_pieces(self.deframer.feed_pieces(data))
         return self.itm.feed(data)
 
+    def _itm_pieces(self, pieces: list[Deframed]) -> PacketBatch:
+        """The ITM packets of deframed pieces; a break between pieces is a gap in the ITM stream."""
+        parts = []
+        for piece in pieces:
+            if piece.lost_before is not None:
+                parts.append(self.itm.gap(piece.lost_before))
+            parts.append(self.itm.feed(piece.data))
+        return PacketBatch.concat(parts)
+
     def _gap(self, lost: int) -> PacketBatch:
-        """Bytes were lost: a TPIU stream must find its frame boundary again."""
+        """Bytes were lost: a TPIU stream must find its frame grid again after them."""
         parts = []
         if not self._decided:
             parts.append(self._itm_feed(self._decide()))
         if self.deframer is not None:
-            self.deframer = None
-            self._decided = False
-            self.mode = TpiuMode.ON
+            parts.append(self._itm_pieces(self.deframer.gap(lost)))
         parts.append(self.itm.gap(lost))
         return PacketBatch.concat(parts)
+
+    def _warn_ambiguous(self, grid: Grid) -> None:
+        others = ", ".join(str(s) for s in sorted(grid.ambiguous))
+        self.warnings.append(
+            f"TPIU frame alignment is ambiguous: frames starting at byte {grid.start} fit as well as at {others} "
+            f"(no full sync, no null padding and no clean ITM on ID {self.tpiu_id} tell them apart); "
+            f"using {grid.start}"
+        )
+
+    def _tpiu_warnings(self, deframer: TpiuDeframer) -> list[str]:
+        """What the deframer could not frame, and sources that are not where they were asked for."""
+        out = []
+        stats = deframer.stats
+        if deframer.ambiguity is not None:
+            self._warn_ambiguous(deframer.ambiguity)
+        if stats.unframed_bytes:
+            named = [u.describe() for u in stats.unframed[:MAX_REGION_WARNINGS]]
+            more = len(stats.unframed) - len(named)
+            listed = "; ".join(named) + (f"; and {more} more region(s)" if more > 0 else "")
+            realigned = f", frame grid found again {stats.realignments} time(s)" if stats.realignments else ""
+            out.append(f"TPIU: {stats.unframed_bytes} bytes could not be framed{realigned}: {listed}")
+        sources = sorted(i for i in stats.id_bytes if 0 < i < 0x70)
+        if stats.frames and self.tpiu_id not in stats.id_bytes and sources:
+            out.append(
+                f"TPIU source ID {self.tpiu_id} carries no bytes; the frames carry ID(s) "
+                f"{', '.join(str(i) for i in sources)} (pick one with --tpiu-id)"
+            )
+        return out

@@ -7,11 +7,13 @@ import dataclasses
 import hashlib
 import io
 import os
+import struct
 from pathlib import Path
 from typing import BinaryIO
 
 from tracer.base.exceptions import FIRST_IRQ, exception_label
 from tracer.errors import UsageError, reading_file
+from tracer.limits import MAX_ELF_FILE_BYTES, read_limited
 
 # Where toolchains and CMSIS startup files put the vector table: symbol names, then section names.
 VECTOR_SYMBOLS = ("__Vectors", "__isr_vector", "g_pfnVectors", "__vector_table", "_vector_table",
@@ -59,19 +61,23 @@ class ElfImage:
     symbols: dict[str, ElfSymbol]
     vectors: dict[int, str]
     _memory: list[tuple[int, bytes]] = dataclasses.field(default_factory=list, repr=False)
-    _func_starts: list[int] = dataclasses.field(default_factory=list, repr=False)
-    _funcs: list[ElfSymbol] = dataclasses.field(default_factory=list, repr=False)
-    _obj_starts: list[int] = dataclasses.field(default_factory=list, repr=False)
-    _objs: list[ElfSymbol] = dataclasses.field(default_factory=list, repr=False)
+    _funcs: SymbolIndex = dataclasses.field(default_factory=lambda: SymbolIndex([]), repr=False)
+    _objs: SymbolIndex = dataclasses.field(default_factory=lambda: SymbolIndex([]), repr=False)
+
+    def index_symbols(self) -> None:
+        """Build the address indexes of functions and data objects from ``symbols``."""
+        by_address = sorted(self.symbols.values(), key=lambda s: s.address)
+        self._funcs = SymbolIndex([s for s in by_address if s.kind == "func"])
+        self._objs = SymbolIndex([s for s in by_address if s.kind == "object"])
 
     # -- lookups -----------------------------------------------------------------------------
     def function_at(self, pc: int) -> tuple[str, int] | None:
         """The function containing ``pc`` and the offset into it, or None."""
-        return _lookup(self._func_starts, self._funcs, pc & ~1)
+        return self._funcs.lookup(pc & ~1)
 
     def object_at(self, address: int) -> tuple[str, int] | None:
         """The data object containing ``address`` and the offset into it, or None."""
-        return _lookup(self._obj_starts, self._objs, address)
+        return self._objs.lookup(address)
 
     def exception_name(self, number: int) -> str:
         """The handler's name for an exception number, else the architecture's name (``IRQ5``)."""
@@ -110,7 +116,7 @@ def open_elf(path: str | os.PathLike[str]) -> ElfImage:
     """
     p = Path(path)
     with reading_file(f"--elf {p}", "an ELF file", UsageError):
-        blob = p.read_bytes()
+        blob = read_limited(p, MAX_ELF_FILE_BYTES, "an ELF file")
     return read_elf(blob, name=str(p))
 
 
@@ -125,13 +131,15 @@ def read_elf(stream: BinaryIO | bytes, name: str = "<elf>") -> ElfImage:
         from elftools.elf.elffile import ELFFile  # noqa: PLC0415
     except ImportError:  # pragma: no cover - a core dependency
         raise UsageError("reading ELF files needs pyelftools: pip install pyelftools") from None
-    blob = stream if isinstance(stream, bytes) else stream.read()
+    blob = stream if isinstance(stream, bytes) else stream.read(MAX_ELF_FILE_BYTES + 1)
+    if len(blob) > MAX_ELF_FILE_BYTES:
+        raise UsageError(f"{name}: more than {MAX_ELF_FILE_BYTES:,} bytes: too large for an ELF file")
     if not blob.startswith(b"\x7fELF"):
         raise UsageError(f"{name}: not an ELF file (expected the bytes 7f 45 4c 46 at offset 0)")
     try:
         elf = ELFFile(io.BytesIO(blob))
         return _build(elf, name)
-    except (ELFError, ValueError, KeyError, IndexError, AssertionError) as exc:
+    except (ELFError, ValueError, KeyError, IndexError, AssertionError, struct.error, OverflowError, RecursionError) as exc:
         # pyelftools raises a few kinds on damaged files; any of them means "cannot use this".
         raise UsageError(f"{name}: damaged ELF file ({exc})") from None
 
@@ -144,10 +152,7 @@ def _build(elf: object, name: str) -> ElfImage:
     for start, data in memory:
         digest.update(start.to_bytes(8, "little") + data)
     image = ElfImage(name, _build_id(elf), digest.hexdigest(), symbols, {}, memory)
-    funcs = sorted((s for s in symbols.values() if s.kind == "func"), key=lambda s: s.address)
-    objs = sorted((s for s in symbols.values() if s.kind == "object"), key=lambda s: s.address)
-    image._funcs, image._func_starts = funcs, [s.address for s in funcs]
-    image._objs, image._obj_starts = objs, [s.address for s in objs]
+    image.index_symbols()
     image.vectors = _vector_names(elf, image)
     return image
 
@@ -155,7 +160,7 @@ def _build(elf: object, name: str) -> ElfImage:
 def _symbols(elf: object) -> dict[str, ElfSymbol]:
     out: dict[str, ElfSymbol] = {}
     symtab = elf.get_section_by_name(".symtab")  # type: ignore[attr-defined]
-    if symtab is None:
+    if symtab is None or not hasattr(symtab, "iter_symbols"):  # missing, or not a symbol table (damaged type)
         return out
     for sym in symtab.iter_symbols():
         kind_raw = sym["st_info"]["type"]
@@ -229,14 +234,44 @@ def _vector_names(elf: object, image: ElfImage) -> dict[int, str]:
     return names
 
 
-def _lookup(starts: list[int], symbols: list[ElfSymbol], address: int) -> tuple[str, int] | None:
-    i = bisect.bisect_right(starts, address) - 1
-    # Walk back over zero-size symbols that share or precede the address.
-    while i >= 0:
-        sym = symbols[i]
+class SymbolIndex:
+    """Symbols sorted by address, for "which symbol contains this address" in O(log n).
+
+    A sized symbol contains its bytes; an unsized one (a label, an assembler function without
+    ``.size``) only its own address. The symbol found is the last one starting at or before the
+    address that contains it, else the nearest sized one before it if that reaches the address:
+    what walking back over the unsized symbols would find, without the walk (an image with tens of
+    thousands of labels made every lookup read all of them).
+
+    Args:
+        symbols: The symbols, sorted by address.
+    """
+
+    def __init__(self, symbols: list[ElfSymbol]) -> None:
+        self.symbols = symbols
+        self.starts = [s.address for s in symbols]
+        # For each position, the nearest sized symbol at or before it (-1: none).
+        self.sized_before: list[int] = []
+        last = -1
+        for k, sym in enumerate(symbols):
+            if sym.size:
+                last = k
+            self.sized_before.append(last)
+
+    def lookup(self, address: int) -> tuple[str, int] | None:
+        """The symbol containing ``address`` and the offset into it, or None."""
+        i = bisect.bisect_right(self.starts, address) - 1
+        if i < 0:
+            return None
+        sym = self.symbols[i]
         if sym.contains(address):
             return sym.name, address - sym.address
         if sym.size:
             return None
-        i -= 1
-    return None
+        # An unsized symbol before the address: every symbol from the nearest sized one up to here
+        # is unsized and starts before the address, so contains nothing; the sized one may.
+        k = self.sized_before[i]
+        if k < 0:
+            return None
+        sym = self.symbols[k]
+        return (sym.name, address - sym.address) if sym.contains(address) else None

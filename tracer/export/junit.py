@@ -1,6 +1,6 @@
 """The gate's checks as JUnit XML, the test-report format every CI system reads.
 
-One ``<testsuite>`` per group (layers, memory, findings) inside ``<testsuites>``; one
+One ``<testsuite>`` per group (input, layers, memory, findings) inside ``<testsuites>``; one
 ``<testcase>`` per check, with ``classname`` ``tracer.<group>``; a failed check has a
 ``<failure>`` whose ``type`` is the worst finding's kind and whose text holds every finding with
 its evidence and fix; a passing check's result goes to ``<system-out>``. A layer check's ``time``
@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from tracer.analysis.checks import FINDINGS, LAYERS, MEMORY, Check, GateResult
 
-GROUP_TITLES = {LAYERS: "layer budgets", MEMORY: "memory", FINDINGS: "findings"}
+GROUP_TITLES = {"input": "input", LAYERS: "layer budgets", MEMORY: "memory", FINDINGS: "findings"}
 
 
 def junit_tree(result: GateResult, capture: str, properties: dict[str, Any] | None = None) -> ET.ElementTree:
@@ -34,7 +34,7 @@ def junit_tree(result: GateResult, capture: str, properties: dict[str, Any] | No
         "errors": "0", "skipped": "0", "time": "0",
     })  # fmt: skip
     stamp = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    for group in (LAYERS, MEMORY, FINDINGS):
+    for group in GROUP_TITLES:
         checks = [c for c in result.checks if c.group == group]
         if not checks:
             continue

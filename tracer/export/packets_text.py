@@ -1,9 +1,11 @@
 """Packet listings: the ndjson contract and a human-readable text form.
 
 Formatting a million packets a second through ``json.dumps`` would cost more than decoding them,
-so both forms are written by a numba kernel straight into a byte buffer. Its output is exactly
-what :meth:`PacketBatch.record` plus ``json.dumps(rec, separators=(",", ":"))`` gives (ndjson),
-or the text line described in :func:`write_packets`; the tests hold it to that.
+so both forms are written by a kernel straight into a byte buffer: the C one of ``tracer._kernels``
+when it is built (:mod:`tracer.native`), else :func:`format_packets` here, the Python reference that
+defines the output (the C kernel gets its name tables from here). Its output is exactly what
+:meth:`PacketBatch.record` plus ``json.dumps(rec, separators=(",", ":"))`` gives (ndjson), or the
+text line described in :func:`write_packets`; the tests hold both implementations to that.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import json
 import re
 from typing import IO, Protocol
 
-import numba
 import numpy as np
 
 from tracer.decode.packets import (
@@ -29,6 +30,7 @@ from tracer.decode.packets import (
     PacketBatch,
     PacketKind,
 )
+from tracer.native import compiled
 
 NDJSON = 0
 TEXT = 1
@@ -59,21 +61,18 @@ ACTION_NAMES, ACTION_LENS = _table([EXCEPTION_ACTIONS[i] for i in range(4)])
 DIGITS = np.frombuffer(b"0123456789abcdef", np.uint8)
 
 
-@numba.njit(cache=True, inline="always")
 def _bytes(out, pos, table, lens, i):  # noqa: ANN001, ANN202
     for j in range(lens[i]):
         out[pos + j] = table[i, j]
     return pos + lens[i]
 
 
-@numba.njit(cache=True, inline="always")
 def _lit(out, pos, text):  # noqa: ANN001, ANN202
     for j in range(len(text)):
         out[pos + j] = ord(text[j])
     return pos + len(text)
 
 
-@numba.njit(cache=True)
 def _uint(out, pos, value, base):  # noqa: ANN001, ANN202
     """Write an unsigned integer in base 10 or, as ``0x...``, base 16."""
     v = np.uint64(value)
@@ -93,7 +92,6 @@ def _uint(out, pos, value, base):  # noqa: ANN001, ANN202
     return pos + n
 
 
-@numba.njit(cache=True)
 def _int_padded(out, pos, value, width, left):  # noqa: ANN001, ANN202
     """A signed decimal right-aligned in ``width`` (or left-aligned), like ``f"{v:>w}"``."""
     neg = value < 0
@@ -123,7 +121,6 @@ def _int_padded(out, pos, value, width, left):  # noqa: ANN001, ANN202
     return pos
 
 
-@numba.njit(cache=True)
 def _key(out, pos, mode, key, first):  # noqa: ANN001, ANN202
     if mode == NDJSON:
         out[pos] = 44  # ,
@@ -140,25 +137,21 @@ def _key(out, pos, mode, key, first):  # noqa: ANN001, ANN202
     return pos + 1
 
 
-@numba.njit(cache=True)
 def _int_field(out, pos, mode, key, value, first):  # noqa: ANN001, ANN202
     pos = _key(out, pos, mode, key, first)
     return _uint(out, pos, value, 16 if mode == TEXT and KEY_HEX[key] else 10)
 
 
-@numba.njit(cache=True)
 def _bool_field(out, pos, mode, key, value, first):  # noqa: ANN001, ANN202
     pos = _key(out, pos, mode, key, first)
     return _lit(out, pos, "true") if value else _lit(out, pos, "false")
 
 
-@numba.njit(cache=True)
 def _null_field(out, pos, mode, key, first):  # noqa: ANN001, ANN202
     pos = _key(out, pos, mode, key, first)
     return _lit(out, pos, "null") if mode == NDJSON else _lit(out, pos, "none")
 
 
-@numba.njit(cache=True)
 def _action_field(out, pos, mode, action, first):  # noqa: ANN001, ANN202
     pos = _key(out, pos, mode, K_ACTION, first)
     if mode == NDJSON:
@@ -169,7 +162,6 @@ def _action_field(out, pos, mode, action, first):  # noqa: ANN001, ANN202
     return _bytes(out, pos, ACTION_NAMES, ACTION_LENS, action)
 
 
-@numba.njit(cache=True)
 def format_packets(offset, kind, a, b, c, flags, ts, mode, out):  # noqa: ANN001, ANN201, C901, PLR0912, PLR0915
     """Write packets as ndjson or text lines into ``out`` (room for ``MAX_LINE`` per packet)."""
     pos = 0
@@ -258,6 +250,13 @@ def format_packets(offset, kind, a, b, c, flags, ts, mode, out):  # noqa: ANN001
     return pos
 
 
+# The dispatch point: the C kernel when built, else the reference above.
+format_packets_python = format_packets
+_native = compiled("PacketFormatter", {**globals(), **{f"KIND_{k.name}": int(k) for k in PacketKind}})
+format_packets_native = None if _native is None else _native.format_packets
+format_packets = format_packets_native or format_packets_python
+
+
 def format_batch(batch: PacketBatch, fmt: str) -> str:
     """A batch as ``ndjson`` (the contract) or ``text`` lines."""
     mode = NDJSON if fmt == "ndjson" else TEXT
@@ -303,7 +302,7 @@ def write_packets(batch: PacketBatch, out: IO[str], fmt: str, symbols: Describer
 
 # -- symbol names (decode --elf) -------------------------------------------------------------------
 class Describer(Protocol):
-    """Anything that names a packet's main value (:class:`tracer.elf.SymbolResolver`)."""
+    """Anything that names a packet's main value (:class:`tracer.export.packet_symbols.SymbolResolver`)."""
 
     def describe(self, kind: int, a: int) -> str | None:
         """Return the name, or None."""

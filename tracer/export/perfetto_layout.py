@@ -21,12 +21,13 @@ timings an FVP produced carry "model estimate" in the CPU track's name and in ea
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
 from tracer.analysis.analyze import Analysis
 from tracer.base.timeline import Engine, InferenceTimeline
+
 
 INFERENCES = "Inferences"
 NPU_JOBS = "NPU jobs"
@@ -120,7 +121,8 @@ def layout(analysis: Analysis) -> TraceLayout:
     """Lay an analysed timeline out in tracks (see the module docstring).
 
     The process is named after the budget's model (else the timeline's source); layer slices carry
-    the budget's predicted cycles in the capture's clock.
+    the budget's predicted cycles in the capture's clock; a sampler's results add the tracks of
+    :mod:`tracer.export.sampling_layout`.
     """
     timeline = analysis.timeline
     comparison = analysis.comparison
@@ -146,6 +148,11 @@ def layout(analysis: Analysis) -> TraceLayout:
     _npu_jobs(timeline, clock, out, track)
     _moments(timeline, clock, out, track)
     _memory(timeline, clock, out, track)
+    sampling = analysis.sampling
+    if sampling is not None:  # NPU operators inside the job, QREAD, PC samples
+        from tracer.export.sampling_layout import add_sampling_tracks
+
+        add_sampling_tracks(out, timeline, sampling, clock, track)
     out.tracks.sort(key=lambda t: t.counter)  # lanes first, counters below them (stable)
     return out
 

@@ -2,8 +2,8 @@
 
 A view: every number comes from the analysis, nothing is computed again. The shape is the report
 contract (``docs/report.md``): ``schema_version``, ``capture``, ``inferences``, ``layers``,
-``memory``, ``pmu``, ``findings``, and when there is something to say ``interrupts``, ``jitter``,
-``budget``, ``log`` and (asked for) ``per_inference``. The text rendering
+``memory``, ``pmu``, ``findings``, and when there is something to say ``interrupts``, ``tasks``,
+``jitter``, ``budget``, ``log`` and (asked for) ``per_inference``. The text rendering
 (:mod:`tracer.export.report_text`) is made from this same object, so both carry the same content.
 """
 
@@ -44,9 +44,12 @@ def report_object(analysis: Analysis, per_inference: bool = False) -> dict[str, 
     interrupts = _interrupts(analysis)
     if interrupts:
         report["interrupts"] = interrupts
+    if analysis.tasks is not None:
+        report["tasks"] = analysis.tasks.to_json()
     if analysis.jitter.layers:
         report["jitter"] = {
             "threshold_pct": analysis.jitter.threshold_pct,
+            "settings": analysis.jitter.settings.to_json(),
             "latency": analysis.jitter.latency,
             "layers": [layer.to_json(timeline.layer(layer.index).name) for layer in analysis.jitter.layers],
         }
@@ -57,6 +60,8 @@ def report_object(analysis: Analysis, per_inference: bool = False) -> dict[str, 
         report["log"] = log
     if per_inference:
         report["per_inference"] = inference_listing(timeline)
+    if analysis.sampling is not None:
+        report.update(analysis.sampling.report_sections(per_inference))
     return report
 
 
@@ -96,6 +101,8 @@ def _capture(analysis: Analysis) -> dict[str, Any]:
     if timeline.stream is not None:
         out["records"] = timeline.stream.records
         out["firmware_dropped_records"] = timeline.stream.firmware_dropped_records
+        out["sessions"] = timeline.stream.sessions
+        out["restarts"] = [r.to_json() for r in timeline.stream.restarts]
     return out
 
 

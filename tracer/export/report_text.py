@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from tracer.export.sampling_text import sampling_text
+
 LAYERS_PER_BLOCK = 10  # columns of the per-inference table before it wraps
 
 
@@ -57,8 +59,14 @@ def render_report(report: dict[str, Any]) -> str:
     if report.get("interrupts"):
         out += _interrupts(report["interrupts"], {layer["index"]: layer["name"] for layer in report["layers"]})
         out.append("")
+    if report.get("tasks"):
+        out += _tasks(report["tasks"], {layer["index"]: layer["name"] for layer in report["layers"]})
+        out.append("")
     if report.get("jitter"):
         out += _jitter(report["jitter"])
+        out.append("")
+    if report.get("sampling"):  # issue 15: per-operator NPU time, CPU hot spots
+        out += sampling_text(report, _table)
         out.append("")
     if report.get("log"):
         out += _log(report["log"])
@@ -88,6 +96,12 @@ def _capture(c: dict[str, Any]) -> list[str]:
         lines.append(f"markers     {c['marker_cost_cycles']:g} cycles per layer begin/end pair (measured on target)")
     for key, label in sorted(c.get("labels", {}).items()):
         lines.append(f"note        {key}: {label}")
+    restarts = c.get("restarts") or []
+    if restarts:
+        shown = ", ".join(f"byte {r['offset']:,} (cycle {r['cycle']:,}, {r['reason'].replace('_', ' ')})"
+                          for r in restarts[:3])  # fmt: skip
+        more = f" and {len(restarts) - 3} more" if len(restarts) > 3 else ""
+        lines.append(f"sessions    {c['sessions']}: the target restarted at {shown}{more}")
     loss = c["loss"]
     lost = {k: v for k, v in loss.items() if v}
     if lost:
@@ -228,10 +242,45 @@ def _findings(findings: list[dict[str, Any]]) -> list[str]:
         where = f" layer {f['layer']}" if f.get("layer") is not None else ""
         lines.append(f"  [{f.get('severity', 'info')}] {f.get('id', '')}{where}: {f.get('message', '')}")
         if f.get("evidence"):
-            lines.append(f"      evidence: {f['evidence']}")
+            lines += _evidence(f["evidence"])
         if f.get("fix"):
             lines.append(f"      fix: {f['fix']}")
     return lines
+
+
+def _evidence(evidence: dict[str, Any]) -> list[str]:
+    """The numbers behind a finding, ``name value`` pairs wrapped at about 100 columns; nested
+    lists and objects are counted (every value is in ``--format json``)."""
+    parts = [f"{key.replace('_', ' ')} {_evidence_value(value)}" for key, value in evidence.items()]
+    lines, line = [], "      evidence:"
+    for part in parts:
+        if len(line) + len(part) + 3 > 100 and not line.endswith(":"):
+            lines.append(line)
+            line = "               "
+        line += (" " if line.endswith(":") or not line.strip() else " · ") + part
+    lines.append(line)
+    return lines
+
+
+def _evidence_value(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return f"{int(value):,}"
+    if isinstance(value, int):
+        return _n(value)
+    if isinstance(value, float):
+        return f"{value:,.2f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in value):
+            shown = ", ".join(_evidence_value(v) for v in value[:10])
+            return f"[{shown}{f', ... {len(value) - 10} more' if len(value) > 10 else ''}]"
+        return f"{len(value)} (in --format json)"
+    if isinstance(value, dict):
+        return f"{len(value)} values (in --format json)"
+    return str(value)
 
 
 def _per_inference(listing: list[dict[str, Any]], layers: list[dict[str, Any]]) -> list[str]:
@@ -278,24 +327,60 @@ def _interrupts(section: dict[str, Any] | None, layer_names: dict[int, str]) -> 
     return lines
 
 
+def _tasks(section: dict[str, Any], layer_names: dict[int, str]) -> list[str]:
+    """The ``tasks`` section as text lines: CPU share per task, loss, time taken from layers."""
+    time = section["time"]
+    unit = "cycles" if time == "cycles" else "ticks"
+    lost = (f"; {section['incomplete']} may hide a lost switch ({section['incomplete_cycles']:,} {unit}), left out "
+            "of the shares" if section["incomplete"] else "")  # fmt: skip
+    lines = [f"tasks       {section['slices']} task slice(s){lost}" + (f"; {time}" if time != "cycles" else "")]
+    for t in section["by_task"]:
+        lines.append(f"  {t['name']}: {t['share']:.2%} of the CPU, {t['cycles']:,} {unit} in {t['slices']} slices")
+    for h in section["by_layer"]:
+        label = layer_names.get(h["layer"], "")
+        lines.append(f"  in layer {h['layer']}{f' ({label})' if label else ''}: task {h['name']} took "
+                     f"{h['cycles_total']:,} {unit} from {h['hits']} of its {h['spans']} runs (max {h['cycles_max']:,})")  # fmt: skip
+    return lines
+
+
+def _outlier_why(o: dict[str, Any]) -> str:
+    """What an outlier's evidence names: handlers, tasks, the work measure."""
+    parts = [f"{i['name']} {i['cycles']:,} cycles" for i in o.get("isrs", [])]
+    parts += [f"task {t['name']} {t['cycles']:,} cycles" for t in o.get("tasks", [])]
+    name = o.get("explained_by")
+    if name is None and o.get("work"):
+        name = next(iter(o["work"]))
+    if name is not None:
+        parts.append(f"{name} {o['work'][name]:,} vs {o['work_median'][name]:,}")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def _jitter(section: dict[str, Any] | None) -> list[str]:
     """The ``jitter`` section as text lines: per layer spread, and the outliers with their causes."""
     if not section:
         return []
     lat = section.get("latency") or {}
-    lines = [f"jitter      outliers: more than {section['threshold_pct']:g}% above the median"
+    settings = section.get("settings") or {}
+    origin = {"option": " (command line)", "budget": " (budget)"}
+    threshold = f"{section['threshold_pct']:g}%{origin.get(settings.get('threshold_from', ''), '')}"
+    share = (f"; layers under {settings['min_share_pct']:g}%{origin.get(settings.get('min_share_from', ''), '')} of "
+             "the inference: information only" if "min_share_pct" in settings else "")  # fmt: skip
+    lines = [f"jitter      outliers: more than {threshold} above the median{share}"
              + (f"; latency cv {lat['cv']:.4f}, {lat['outliers']} slow inference(s)" if lat else "")]  # fmt: skip
     for layer in section["layers"]:
         label = f"layer {layer['index']}" + (f" ({layer['name']})" if layer["name"] else "")
         head = f"  {label}: cv {layer['cv']:.4f}, p50 {layer['p50']:,} p99 {layer['p99']:,} max {layer['max']:,}"
+        if layer.get("share") is not None:
+            head += f", up to {layer['share']:.2%} of the inference"
+        if layer.get("data_dependent"):
+            head += ", data-dependent (budget)"
         if not layer["outliers"]:
             continue
         causes = ", ".join(f"{n} {c}" for c, n in layer["causes"].items())
         lines.append(f"{head}; {layer['outliers']} outlier(s): {causes}")
         for o in layer["listed"][:5]:
-            isrs = ", ".join(f"{i['name']} {i['cycles']:,} cycles" for i in o.get("isrs", []))
             lines.append(f"      inference {o['inference']}: {o['cycles']:,} cycles ({o['ratio']:.2f}x), {o['cause']}"
-                         + (f" ({isrs})" if isrs else ""))  # fmt: skip
+                         + _outlier_why(o))  # fmt: skip
     if len(lines) == 1:
         lines.append("  no layer has outliers")
     return lines

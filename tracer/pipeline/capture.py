@@ -17,6 +17,10 @@ from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
 from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.base.timeline import InferenceTimeline
+from tracer.telemetry.probe_samples import probe_npu_records
+from tracer.telemetry.swo_pc import SwoPcCollector
+
+FEED_BYTES = 1 << 20  # contiguous capture chunks are decoded together up to this
 
 
 @dataclasses.dataclass
@@ -30,6 +34,7 @@ class DecodedCapture:
         host_seconds: Host arrival time from the first to the last chunk (None for raw files).
         warnings: Damage found while reading and decoding, with positions.
         records: Telemetry records accepted.
+        trace_doubt: Why the stream does not look like ITM/DWT trace, or None.
     """
 
     timeline: InferenceTimeline
@@ -38,6 +43,7 @@ class DecodedCapture:
     host_seconds: float | None
     warnings: list[str]
     records: int
+    trace_doubt: str | None = None
 
 
 def decode_capture(
@@ -53,16 +59,25 @@ def decode_capture(
         meta = reader.metadata
         decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name, expected_bytes=reader.size)
         itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
+        pcs = SwoPcCollector()  # DWT PC samples: placed in the layer spans they arrived inside
         for batch in batches:
             decoder.feed(batch)
+            pcs.feed(batch)
             if on_progress is not None:
                 on_progress(itm.input_bytes)
         decoder.finish()
         first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
         warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
         host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
-        return DecodedCapture(decoder.timeline(), meta, itm.input_bytes, host_seconds, warnings,
-                              decoder.records_accepted)  # fmt: skip
+        timeline = decoder.timeline()
+        # A probe's NPU samples (capture notes) join the firmware's records when CYCCNT places them.
+        polled, why = probe_npu_records((event for _, event in reader.events), timeline)
+        timeline.records.extend(polled)
+        timeline.records.extend(pcs.finish(timeline))
+        warnings += [f"{reader.name}: {w}" for w in why]
+        return DecodedCapture(timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted,
+                              itm.doubt)  # fmt: skip
+
 
 
 def decode_reader(
@@ -94,12 +109,26 @@ def decode_reader(
     decoder.warnings.extend(warnings)
 
     def batches() -> Iterator[PacketBatch]:
+        # Captures come in chunks of 16 KiB; contiguous ones are fed together, up to FEED_BYTES, so
+        # the decoder's cost per call does not grow with the number of chunks.
+        pending: list[bytes] = []
+        size = lost = 0
         for chunk in reader.chunks():
             if chunk.host_ns is not None:
                 if decoder.first_host_ns is None:
                     decoder.first_host_ns = chunk.host_ns
                 decoder.last_host_ns = chunk.host_ns
-            batch = decoder.feed(chunk.data, chunk.lost_before)
+            if pending and (chunk.lost_before or size >= FEED_BYTES):
+                batch = decoder.feed(b"".join(pending), lost)
+                pending, size = [], 0
+                if len(batch):
+                    yield batch
+            if not pending:
+                lost = chunk.lost_before
+            pending.append(chunk.data)
+            size += len(chunk.data)
+        if pending:
+            batch = decoder.feed(b"".join(pending), lost)
             if len(batch):
                 yield batch
         last = decoder.finish()

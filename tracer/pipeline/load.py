@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from tracer.base.facts import InputFacts
 from tracer.capture.reader import open_capture
+from tracer.limits import CLOCK_RANGE, valid_clock_hz
 from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.console_text import log_warnings, merge_console
 from tracer.telemetry.etdump import is_etdump, read_etdump
@@ -72,11 +73,17 @@ def load_timeline(
         timeline = decoded.timeline
         facts = InputFacts(
             CAPTURE if is_capture else RAW_ITM, decoded.metadata.source or label, label, decoded.stream_bytes,
-            decoded.host_seconds, list(decoded.warnings), decoded.records,
+            decoded.host_seconds, list(decoded.warnings), decoded.records, trace_doubt=decoded.trace_doubt,
         )  # fmt: skip
         if timeline.console:
             facts.console_lines = len(timeline.console)
             timeline = merge_console(timeline, facts.warnings)
+    if timeline.clock_hz is not None and not valid_clock_hz(timeline.clock_hz):
+        facts.warnings.append(
+            f"{label}: the {timeline.clock_source} gives a clock of {timeline.clock_hz} Hz, not {CLOCK_RANGE}; "
+            "clock unknown (give --clock)"
+        )
+        timeline.clock_hz, timeline.clock_source = None, "unknown"
     if timeline.clock_hz is None and clock_hz:
         timeline.clock_hz = clock_hz
         timeline.clock_source = "given (--clock)"

@@ -540,6 +540,8 @@ class Session:
             extra["marker_cost_cycles"] = target.marker_cost_cycles
         if telemetry.pmu_event_ids:
             extra["npu"] = f"Ethos-U{telemetry.pmu_npu}"
+        if self._findings.diagnosis.sampling:
+            extra["sampling"] = self._findings.diagnosis.sampling  # issue 15: the layer detail's breakdowns
         return SessionSnapshot(
             version=self._version, status=self._status(),
             latency=held.latency.info(budget.inference_cycles if budget else None),

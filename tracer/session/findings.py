@@ -26,6 +26,7 @@ from tracer.session.flags import FindingFlags
 if TYPE_CHECKING:
     from tracer.analysis.analyze import Analysis
     from tracer.analysis.findings import Finding
+    from tracer.analysis.sampling import LayerBreakdown
     from tracer.base.facts import InputFacts
     from tracer.budget.model import Budget
     from tracer.base.timeline import InferenceTimeline
@@ -65,6 +66,8 @@ class Diagnosis:
         whole: True when that is everything the stream held (the findings are ``tracer check``'s).
         inferences: Inferences the session had seen when the rules ran.
         flags: Every inference and layer that shows each finding (made from the analysis).
+        sampling: Per layer index, its sampled breakdown (NPU operators or CPU hot spots) for the
+            layer detail (:func:`tracer.analysis.sampling.layer_breakdowns`).
     """
 
     findings: tuple[Finding, ...] = ()
@@ -73,11 +76,15 @@ class Diagnosis:
     whole: bool = True
     inferences: int = 0
     flags: FindingFlags = dataclasses.field(default_factory=FindingFlags, compare=False, repr=False)
+    sampling: dict[int, LayerBreakdown] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, analysis: Analysis, scope: str, whole: bool, inferences: int) -> Diagnosis:
         """The findings of ``analysis`` with every instance of each (worker thread: made once here)."""
-        return cls(analysis.findings, analysis, scope, whole, inferences, FindingFlags(analysis.findings, analysis))
+        from tracer.analysis.sampling import layer_breakdowns
+
+        return cls(analysis.findings, analysis, scope, whole, inferences, FindingFlags(analysis.findings, analysis),
+                   layer_breakdowns(analysis.sampling))  # fmt: skip
 
     @property
     def ran(self) -> bool:

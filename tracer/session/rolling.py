@@ -17,7 +17,8 @@ import numpy as np
 
 from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
-from tracer.telemetry.decoder import NewRows, TargetInfo, TelemetryDecoder
+from tracer.telemetry.decoder import NewRows, TelemetryDecoder
+from tracer.telemetry.firmware_records import TargetInfo
 from tracer.base.timeline import Engine, LayerInfo, LossCounters
 
 

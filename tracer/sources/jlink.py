@@ -7,6 +7,8 @@ Examples::
     jlink://?device=Cortex-M55&rtt=1&rtt_buffer=1&elf=app.elf   the only J-Link, RTT buffer 1
     jlink://600012345?device=...&arena=arena_used_bytes&stack=main@main_stack&elf=app.elf
                                                                  poll memory only (10 Hz)
+    jlink://?device=Cortex-M55&swo=2M&cpu=32M&npu=0x48102000&npu_hz=2k
+                                                                 SWO, and sample the Ethos-U
 
 Further options: ``speed=KHZ`` (interface speed, default auto), ``iface=swd|jtag``,
 ``ports=0x...`` (ITM stimulus ports J-Link enables, default all), ``rtt_address=ADDR|SYMBOL``.
@@ -27,6 +29,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from tracer.errors import SourceUnavailable, UsageError
+from tracer.sources.npu_polling import NpuSampling
 from tracer.sources.polling import MemoryPoller
 from tracer.sources.probe_options import (
     RTT_SEARCH_SECONDS,
@@ -51,7 +54,7 @@ def _load_pylink() -> ModuleType:
     return pylink
 
 
-class JLinkSource:
+class JLinkSource(NpuSampling):
     """SWO, RTT or polled memory from a J-Link.
 
     Args:
@@ -106,6 +109,7 @@ class JLinkSource:
         self._errors = (pylink.errors.JLinkException,)
         self._symbols = self.options.symbols(self._symbols)
         spec = self.options.poll_spec(self._symbols, self.url)  # validate before touching hardware
+        npu = self.options.npu_spec(self._symbols, self.url)
         try:
             jlink = pylink.JLink()
         except TypeError:
@@ -139,6 +143,7 @@ class JLinkSource:
             raise
         if spec.active:
             self._poller = MemoryPoller(spec, self._read_words, clock=self._clock)
+        self._start_npu(npu, self._read_words, self._clock)
 
     def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
         """Return SWO or RTT bytes (``b""`` if none within ``timeout``)."""
@@ -148,7 +153,7 @@ class JLinkSource:
             self._poll_memory()
             return self._read_once(max_bytes)
 
-        return read_within(fetch, timeout, IDLE_SLEEP, self._errors, self.url, self._clock, self._sleep)
+        return read_within(fetch, timeout, self._idle(IDLE_SLEEP), self._errors, self.url, self._clock, self._sleep)
 
     def close(self) -> None:
         """Stop SWO/RTT and close the probe; safe to call twice."""
@@ -168,9 +173,9 @@ class JLinkSource:
         return meta
 
     def drain_events(self) -> list[dict[str, Any]]:
-        """Polled memory samples and RTT overflow reports since the last call."""
+        """Polled memory and NPU samples and RTT overflow reports since the last call."""
         events, self._events = self._events, []
-        return events
+        return events + self._npu_notes()
 
     # -- internals -------------------------------------------------------------------------------
     def _speed(self) -> Any:
@@ -236,6 +241,7 @@ class JLinkSource:
     def _poll_memory(self) -> None:
         if self._poller is not None and self._poller.due():
             self._events.extend(self._poller.poll())
+        self._poll_npu()
 
     def _read_words(self, address: int, count: int) -> list[int]:
         return [int(w) for w in self._jlink.memory_read32(address, count)]

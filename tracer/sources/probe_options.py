@@ -3,8 +3,9 @@
 ``cpu=HZ`` the core clock (the TPIU divides it for SWO); ``swo=HZ`` the SWO bit rate wanted;
 ``rtt=1`` read RTT instead of SWO, ``rtt_buffer=N`` the up-buffer (default 0),
 ``rtt_address=ADDR|SYMBOL`` where the control block is (default: searched for);
-``elf=PATH`` the firmware image for symbol names; and the memory-polling options of
-:mod:`tracer.sources.polling`. Frequencies take ``k``/``M`` suffixes as pyOCD does.
+``elf=PATH`` the firmware image for symbol names; the memory-polling options of
+:mod:`tracer.sources.polling`; and the NPU-sampling options of :mod:`tracer.sources.npu_polling`
+(``npu=ADDR|SYMBOL`` ...). Frequencies take ``k``/``M`` suffixes as pyOCD does.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Callable
 
 from tracer.errors import UsageError
 from tracer.sources.base import SourceLost
+from tracer.sources.npu_polling import NpuPollSpec, parse_npu_spec
 from tracer.sources.polling import PollSpec, SymbolTable, parse_poll_spec
 from tracer.sources.url import SourceUrl
 from tracer.units import parse_frequency
@@ -59,7 +61,7 @@ class ProbeOptions:
             rtt_buffer = int(opts.get("rtt_buffer", "0"), 0)
         except ValueError:
             raise UsageError(f"{url.text}: rtt_buffer must be a number") from None
-        polls = any(k in opts for k in ("arena", "stack"))
+        polls = any(k in opts for k in ("arena", "stack", "npu"))
         if rtt:
             mode = "rtt"
         elif swo or cpu:
@@ -69,7 +71,7 @@ class ProbeOptions:
         else:
             raise UsageError(
                 f"{url.text}: say what to read: &swo=HZ&cpu=HZ (SWO), &rtt=1 (RTT), or "
-                "&arena=...&stack=... (memory polling)"
+                "&arena=...&stack=... (memory polling) or &npu=ADDR (NPU sampling)"
             )
         if mode == "swo" and cpu is None:
             raise UsageError(f"{url.text}: SWO needs the core clock, e.g. &cpu=160M (the TPIU divides it)")
@@ -78,6 +80,10 @@ class ProbeOptions:
     def poll_spec(self, symbols: SymbolTable | None, where: str) -> PollSpec:
         """The memory-polling spec (inactive when no arena or stack was asked for)."""
         return parse_poll_spec(self.raw, symbols, where)
+
+    def npu_spec(self, symbols: SymbolTable | None, where: str) -> NpuPollSpec | None:
+        """The NPU-sampling spec (None without ``npu=``)."""
+        return parse_npu_spec(self.raw, symbols, where)
 
     def symbols(self, given: SymbolTable | None) -> SymbolTable | None:
         """The firmware image for symbol names: the one given (``--elf``), else the URL's ``elf=``.

@@ -5,6 +5,7 @@ Examples::
     pyocd://0240000034544e45?target=stm32h743zitx&cpu=480M&swo=2M   SWO through the probe
     pyocd://?target=mimxrt1170_cm7&rtt=1                             RTT, the only probe
     pyocd://066DFF49?target=nrf52840&arena=arena_used_bytes&elf=app.elf   memory polling only
+    pyocd://?target=...&rtt=1&npu=0x48102000&npu_counters=4         RTT, and sample the Ethos-U
 
 SWO is set up the way pyOCD's own ``SWVReader`` does it: the probe must offer
 ``DebugProbe.Capability.SWO``; the target's ITM is initialised and enabled and its TPIU put in
@@ -26,6 +27,7 @@ import time
 from typing import Any, Callable
 
 from tracer.errors import SourceUnavailable, UsageError
+from tracer.sources.npu_polling import NpuSampling
 from tracer.sources.polling import MemoryPoller
 from tracer.sources.probe_options import ProbeOptions, read_within, transport_metadata
 from tracer.sources.url import SourceUrl
@@ -58,7 +60,7 @@ def _pyocd_session(unique_id: str | None, target: str | None, options: dict[str,
     return Session(probes[0], auto_open=False, options=options)
 
 
-class PyocdSource:
+class PyocdSource(NpuSampling):
     """SWO, RTT or polled memory through a pyOCD session.
 
     Args:
@@ -103,6 +105,7 @@ class PyocdSource:
         """Open the session and start SWO, RTT or polling."""
         self._symbols = self.options.symbols(self._symbols)
         spec = self.options.poll_spec(self._symbols, self.url)
+        npu = self.options.npu_spec(self._symbols, self.url)
         session_options: dict[str, Any] = {"connect_mode": self.options.raw.get("connect", "attach")}
         if self.options.raw.get("frequency"):
             session_options["frequency"] = parse_frequency(self.options.raw["frequency"])
@@ -128,8 +131,8 @@ class PyocdSource:
             self.close()
             raise
         if spec.active:
-            target = self._session.target
-            self._poller = MemoryPoller(spec, lambda addr, n: list(target.read_memory_block32(addr, n)), clock=self._clock)
+            self._poller = MemoryPoller(spec, self._read_words, clock=self._clock)
+        self._start_npu(npu, self._read_words, self._clock)
 
     def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
         """Return SWO or RTT bytes (``b""`` if none within ``timeout``)."""
@@ -138,10 +141,11 @@ class PyocdSource:
         def fetch() -> bytes:
             if self._poller is not None and self._poller.due():
                 self._events.extend(self._poller.poll())
+            self._poll_npu()
             # swo_read() and RTT reads take no size: return all they gave, never drop any.
             return self._read_once()
 
-        return read_within(fetch, timeout, IDLE_SLEEP, self._errors, self.url, self._clock, self._sleep)
+        return read_within(fetch, timeout, self._idle(IDLE_SLEEP), self._errors, self.url, self._clock, self._sleep)
 
     def close(self) -> None:
         """Stop SWO and close the session; safe to call twice."""
@@ -166,9 +170,9 @@ class PyocdSource:
         return meta
 
     def drain_events(self) -> list[dict[str, Any]]:
-        """Polled memory samples since the last call."""
+        """Polled memory and NPU samples since the last call."""
         events, self._events = self._events, []
-        return events
+        return events + self._npu_notes()
 
     # -- internals -------------------------------------------------------------------------------
     def _start_swo(self) -> None:
@@ -225,3 +229,6 @@ class PyocdSource:
         if self.options.mode == "rtt":
             return bytes(self._channel.read())
         return b""
+
+    def _read_words(self, address: int, count: int) -> list[int]:
+        return [int(w) for w in self._session.target.read_memory_block32(address, count)]

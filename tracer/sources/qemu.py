@@ -9,10 +9,13 @@ start command, so every run is cycle-for-cycle identical. The UART is a local TC
 moment we connect and never loses a read at the end of the stream).
 
 Handshake: the firmware prints ``READY`` (ITM port 0 text), the host answers
-``START <inferences> <scenario>``; at the end the firmware exits through semihosting and QEMU's
-exit status is the firmware's. Scenarios (:data:`SCENARIOS`) make the firmware misbehave in one
-known way each (an interrupt in a layer, a missing cache clean, a stack overflow, an arena too
-small); ``firmware_snippets/demo/main.c`` describes them.
+``START <inferences> <scenario> [<sample Hz>]``; at the end the firmware exits through semihosting
+and QEMU's exit status is the firmware's. Scenarios (:data:`SCENARIOS`) make the firmware misbehave
+in one known way each (an interrupt in a layer, a missing cache clean, a stack overflow, an arena
+too small, another task preempting a layer), show a layer whose work depends on its input by
+design, or, ``npu-sampling``, run a Vela command stream as one NPU job on the simulated NPU
+while a timer samples it and the CPU at ``sample_hz``; ``firmware_snippets/demo/main.c`` describes
+them.
 """
 
 from __future__ import annotations
@@ -36,7 +39,12 @@ MACHINE = "mps3-an547"
 CPU_HZ = 32_000_000  # the an547 processor clock in QEMU: what SysTick counts
 DEMO_TARGET = "demo"
 DEMO_ELF = Path("demo") / "tracer_demo.elf"
-SCENARIOS = ("clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small")
+SCENARIOS = (
+    "clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small", "task-preemption", "data-dependent",
+    "npu-sampling",
+)  # fmt: skip
+SAMPLING_SCENARIO = "npu-sampling"
+SAMPLE_HZ_RANGE = (1, 100_000)  # what the firmware's sampling timer accepts
 FIRMWARE_DIR_ENV = "TRACER_FIRMWARE_DIR"
 READY_MARK = "READY"
 
@@ -49,13 +57,16 @@ INSTALL_HINT = {
 
 def firmware_dir() -> Path:
     """The demo firmware sources: ``$TRACER_FIRMWARE_DIR`` if set, else the copy installed with the
-    package (``tracer/firmware``; in a checkout, a link to ``firmware_snippets``).
+    package (``tracer/firmware``, put there by the wheel's build), else ``firmware_snippets`` of the
+    checkout an editable install runs from.
 
     Raises:
         SourceUnavailable: They cannot be found.
     """
     env = os.environ.get(FIRMWARE_DIR_ENV)
-    path = Path(env) if env else Path(__file__).resolve().parent.parent / "firmware"
+    package = Path(__file__).resolve().parent.parent
+    installed = package / "firmware"
+    path = Path(env) if env else (installed if installed.is_dir() else package.parent / "firmware_snippets")
     if not (path / "Makefile").is_file():
         where = f"{FIRMWARE_DIR_ENV}={env}" if env else "the installed package"
         raise SourceUnavailable(
@@ -116,14 +127,6 @@ def demo_elf(build_dir: Path | None = None) -> Path:
     return build_firmware(build_dir, DEMO_TARGET) / DEMO_ELF
 
 
-def _decoder_ready() -> None:
-    """Load the ITM decoder (and compile it, on a fresh install) before QEMU starts, so that the
-    READY timeout measures the firmware, not the first compilation."""
-    from tracer.decode.itm import ItmDecoder  # noqa: PLC0415
-
-    ItmDecoder(hold_timestamps=False).feed(b"\x00")
-
-
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -148,28 +151,41 @@ class QemuDemoSource:
         inferences: How many inferences the firmware runs.
         scenario: The demo scenario (one of :data:`SCENARIOS`).
         icount_shift: QEMU ``-icount shift`` (0: one instruction per nanosecond).
-        ready_timeout: Seconds to wait for QEMU and the firmware's READY.
+        ready_timeout: Seconds QEMU may take from its launch to the firmware's READY. Only time
+            spent waiting for QEMU counts: host work (building the firmware, importing and
+            setting up the decoder, decoding what arrived) never does.
+        sample_hz: The sampling timer's rate in the ``npu-sampling`` scenario (None: the firmware's
+            default, 1 kHz of emulated time).
     """
 
     def __init__(
-        self, elf: Path, inferences: int, scenario: str = "clean", icount_shift: int = 0, ready_timeout: float = 20.0
-    ) -> None:
+        self, elf: Path, inferences: int, scenario: str = "clean", icount_shift: int = 0, ready_timeout: float = 20.0,
+        sample_hz: int | None = None,
+    ) -> None:  # fmt: skip
         if inferences < 1:
             raise UsageError(f"--inferences must be at least 1, not {inferences}")
         if scenario not in SCENARIOS:
             raise UsageError(f"unknown scenario {scenario!r}: expected one of {', '.join(SCENARIOS)}")
+        if sample_hz is not None and scenario != SAMPLING_SCENARIO:
+            raise UsageError(f"a sample rate applies to the {SAMPLING_SCENARIO} scenario only, not {scenario!r}")
+        if sample_hz is not None and not SAMPLE_HZ_RANGE[0] <= sample_hz <= SAMPLE_HZ_RANGE[1]:
+            raise UsageError(f"sample rate {sample_hz} Hz is outside {SAMPLE_HZ_RANGE[0]}..{SAMPLE_HZ_RANGE[1]} Hz")
+        self.sample_hz = sample_hz
         self.elf = Path(elf)
         self.inferences = inferences
         self.scenario = scenario
         self.icount_shift = icount_shift
         self.ready_timeout = ready_timeout
         self.url = f"qemu://{MACHINE}?inferences={inferences}&scenario={scenario}"
+        if sample_hz is not None:
+            self.url += f"&sample_hz={sample_hz}"
         self.port: int | None = None
         self.exit_code: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._serial: SerialSource | None = None
         self._log: Any = None
         self._pending = bytearray()
+        self._waited = 0.0  # seconds spent waiting for QEMU since its launch (connect, READY)
 
     # -- ByteSource ------------------------------------------------------------------------------
     def open(self) -> None:
@@ -177,8 +193,9 @@ class QemuDemoSource:
         if not self.elf.is_file():
             raise SourceUnavailable(f"{self.elf}: no such firmware image")
         check_tools(build=False)
-        _decoder_ready()
+        handshake = _ReadyWatcher()  # host work, done before QEMU starts
         for attempt in range(3):
+            self._waited = 0.0
             self.port = free_port()
             self._log = tempfile.TemporaryFile()
             try:
@@ -194,7 +211,7 @@ class QemuDemoSource:
             if attempt == 2:
                 raise SourceUnavailable(f"QEMU did not start: {self.qemu_output() or 'no output'}")
         try:
-            self._handshake()
+            self._handshake(handshake)
         except BaseException:  # no READY, QEMU gone, Ctrl-C: do not leave the emulator running
             self.terminate()
             self.close()
@@ -235,6 +252,7 @@ class QemuDemoSource:
             "launcher": {
                 "machine": MACHINE, "firmware": self.elf.name, "inferences": self.inferences,
                 "scenario": self.scenario, "icount_shift": self.icount_shift,
+                **({"sample_hz": self.sample_hz} if self.sample_hz is not None else {}),
             },
         }  # fmt: skip
 
@@ -266,8 +284,8 @@ class QemuDemoSource:
     def _connect(self) -> bool:
         """Connect to QEMU's UART server as soon as it listens; False if QEMU exited first."""
         url = SourceUrl.parse(f"socket://127.0.0.1:{self.port}")
-        deadline = time.monotonic() + self.ready_timeout
-        while time.monotonic() < deadline:
+        while self._waited < self.ready_timeout:
+            start = time.monotonic()
             if self._process is not None and self._process.poll() is not None:
                 return False  # QEMU exited: port taken, or a bad command line
             port = SerialSource(url)
@@ -275,36 +293,33 @@ class QemuDemoSource:
                 port.open()
             except SourceUnavailable:
                 time.sleep(0.02)
+                self._waited += time.monotonic() - start
                 continue
+            self._waited += time.monotonic() - start
             self._serial = port
             return True
         return False
 
-    def _handshake(self) -> None:
-        from tracer.decode.itm import ItmDecoder  # noqa: PLC0415
-        from tracer.decode.packets import PacketKind  # noqa: PLC0415
-
-        decoder = ItmDecoder(hold_timestamps=False)
-        text = bytearray()
-        deadline = time.monotonic() + self.ready_timeout
-        while READY_MARK.encode() not in text:
-            if time.monotonic() > deadline:
+    def _handshake(self, watcher: _ReadyWatcher) -> None:
+        """Wait for the firmware's READY (the time QEMU takes counts, decoding it does not), then start it."""
+        while not watcher.ready:
+            if self._waited > self.ready_timeout:
                 raise SourceUnavailable(
-                    f"the demo firmware did not say {READY_MARK} within {self.ready_timeout:g} s "
+                    f"the demo firmware did not say {READY_MARK} within {self.ready_timeout:g} s of QEMU's start "
                     f"(QEMU: {self.qemu_output() or 'no output'})"
                 )
+            start = time.monotonic()
             try:
                 data = self._uart().read(65536, 0.1)
             except SourceEnded:
                 raise SourceUnavailable(
                     f"QEMU exited before the firmware was ready (QEMU: {self.qemu_output() or 'no output'})"
                 ) from None
+            self._waited += time.monotonic() - start
             self._pending += data
-            batch = decoder.feed(data)
-            swit = (batch.kind == PacketKind.SWIT) & (batch.b == 0)
-            for value, size in zip(batch.a[swit].tolist(), batch.c[swit].tolist()):
-                text += int(value).to_bytes(8, "little")[:size]
-        self._uart().write(f"START {self.inferences} {self.scenario}\n".encode())
+            watcher.feed(data)
+        rate = f" {self.sample_hz}" if self.sample_hz is not None else ""
+        self._uart().write(f"START {self.inferences} {self.scenario}{rate}\n".encode())
 
     def _uart(self) -> SerialSource:
         if self._serial is None:
@@ -319,6 +334,30 @@ class QemuDemoSource:
             self.exit_code = self._process.returncode
 
 
+class _ReadyWatcher:
+    """Looks for READY in the console text (ITM port 0) of the firmware's first bytes."""
+
+    def __init__(self) -> None:
+        from tracer.decode.itm import ItmDecoder  # noqa: PLC0415 - the decoder loads numpy
+
+        self._decoder = ItmDecoder(hold_timestamps=False)
+        self._text = bytearray()
+
+    @property
+    def ready(self) -> bool:
+        """True once the firmware said READY."""
+        return READY_MARK.encode() in self._text
+
+    def feed(self, data: bytes) -> None:
+        """Decode the next bytes and keep their port-0 text."""
+        from tracer.decode.packets import PacketKind  # noqa: PLC0415
+
+        batch = self._decoder.feed(data)
+        text = (batch.kind == PacketKind.SWIT) & (batch.b == 0)
+        for value, size in zip(batch.a[text].tolist(), batch.c[text].tolist()):
+            self._text += int(value).to_bytes(8, "little")[:size]
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -328,12 +367,14 @@ def _sha256(path: Path) -> str:
 
 
 def open_qemu_url(url: SourceUrl) -> QemuDemoSource:
-    """``qemu://mps3-an547?inferences=N&scenario=clean``: build the demo if needed and run it."""
+    """``qemu://mps3-an547?inferences=N&scenario=clean[&sample_hz=HZ]``: build the demo if needed and run it."""
     if url.location not in ("", MACHINE, "demo"):
         raise UsageError(f"{url.text}: the QEMU demo runs on {MACHINE} only")
     try:
         inferences = int(url.option("inferences", "20") or "20")
+        rate = url.option("sample_hz", None)
+        sample_hz = int(rate) if rate else None
     except ValueError:
-        raise UsageError(f"{url.text}: inferences must be a number") from None
+        raise UsageError(f"{url.text}: inferences and sample_hz must be numbers") from None
     check_tools(build=True)
-    return QemuDemoSource(demo_elf(), inferences, url.option("scenario", "clean") or "clean")
+    return QemuDemoSource(demo_elf(), inferences, url.option("scenario", "clean") or "clean", sample_hz=sample_hz)

@@ -74,6 +74,10 @@ SCHEMES: dict[str, tuple[Callable[[SourceUrl], ByteSource], str]] = {
 }
 
 
+# Sources given by a word and a command line after --, not by a URL.
+LAUNCHERS = ("fvp",)
+
+
 def source_schemes() -> list[str]:
     """The example lines for ``--help``."""
     return [text for _factory, text in SCHEMES.values()]
@@ -88,6 +92,6 @@ def open_source(text: str) -> ByteSource:
     url = SourceUrl.parse(text)
     entry = SCHEMES.get(url.scheme)
     if entry is None:
-        known = ", ".join(f"{s}://" for s in SCHEMES)
-        raise UsageError(f"unknown source {text!r}: expected one of {known}")
+        known = ", ".join(f"{s}://" for s in SCHEMES if s not in LAUNCHERS)
+        raise UsageError(f"unknown source {text!r}: expected one of {known}, or 'fvp -- COMMAND' (an FVP to run)")
     return entry[0](url)

@@ -35,18 +35,31 @@ class SourceUrl:
         return cls(text, scheme.lower(), urllib.parse.unquote(location), options)
 
     def host_port(self, default_port: int | None = None) -> tuple[str, int]:
-        """Split ``host:port``."""
-        host, sep, port = self.location.rpartition(":")
-        if not sep:
-            host, port = self.location, ""
+        """Split ``host:port``; an IPv6 host is written in brackets (``[::1]:3443``).
+
+        Raises:
+            UsageError: No port and no default, a port that is not a number from 1 to 65535, or a
+                bracket left open.
+        """
+        location = self.location
+        if location.startswith("["):
+            close = location.find("]")
+            rest = location[close + 1 :] if close > 0 else ""
+            if close < 0 or (rest and not rest.startswith(":")):
+                raise UsageError(f"{self.text}: expected [IPv6-address]:port")
+            host, port = location[1:close], rest[1:]
+        else:
+            host, sep, port = location.rpartition(":")
+            if not sep:
+                host, port = location, ""
+        host = host or "localhost"
         if not port:
             if default_port is None:
                 raise UsageError(f"{self.text}: expected host:port")
-            return host or "localhost", default_port
-        try:
-            return host or "localhost", int(port)
-        except ValueError:
-            raise UsageError(f"{self.text}: port must be a number, not {port!r}") from None
+            return host, default_port
+        if not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise UsageError(f"{self.text}: port must be a number from 1 to 65535, not {port!r}")
+        return host, int(port)
 
     def option(self, name: str, default: str | None = None) -> str | None:
         """Return a query option."""

@@ -20,15 +20,14 @@ from __future__ import annotations
 import bisect
 import csv
 import dataclasses
-import gzip
 import io
-import json
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
 from tracer.errors import CaptureError, reading_file
+from tracer.limits import MAX_PMU_TRACE_BYTES, InputError, gunzip_limited, parse_json, read_limited
 from tracer.base.timeline import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
 
 QREAD_TRACK = "qread"
@@ -124,14 +123,11 @@ def read_pmu_trace(source: str | os.PathLike[str] | BinaryIO | bytes, name: str 
     """
     label = name or (str(source) if isinstance(source, (str, os.PathLike)) else "<pmu trace>")
     blob = _read_bytes(source, label)
-    if blob[:2] == b"\x1f\x8b":
-        try:
-            blob = gzip.decompress(blob)
-        except (OSError, EOFError) as exc:
-            raise CaptureError(f"{label}: damaged gzip data ({exc})") from None
     try:
-        doc = json.loads(blob)
-    except (ValueError, UnicodeDecodeError) as exc:
+        if blob[:2] == b"\x1f\x8b":
+            blob = gunzip_limited(blob, MAX_PMU_TRACE_BYTES, "a PMU trace")
+        doc = parse_json(blob)
+    except InputError as exc:
         raise CaptureError(f"{label}: not a JSON trace ({exc})") from None
     raw = doc.get("traceEvents") if isinstance(doc, dict) else doc
     if not isinstance(raw, list):
@@ -370,8 +366,11 @@ def _read_bytes(source: str | os.PathLike[str] | BinaryIO | bytes, label: str) -
         return source
     if isinstance(source, (str, os.PathLike)):
         with reading_file(label, "a PMU trace or debug database", CaptureError):
-            return Path(source).read_bytes()
-    return source.read()
+            return read_limited(Path(source), MAX_PMU_TRACE_BYTES, "a PMU trace or debug database")
+    blob = source.read(MAX_PMU_TRACE_BYTES + 1)
+    if len(blob) > MAX_PMU_TRACE_BYTES:
+        raise CaptureError(f"{label}: more than {MAX_PMU_TRACE_BYTES:,} bytes: too large for a PMU trace")
+    return blob
 
 
 def _number(value: Any) -> int | None:

@@ -1,4 +1,5 @@
-"""The telemetry decoder's hot loop, compiled by numba: ITM packets -> records -> inferences and spans.
+"""The telemetry decoder's hot loop (ITM packets -> records -> inferences and spans): the Python
+reference of its C twin.
 
 One call walks a :class:`~tracer.decode.packets.PacketBatch` (its ``kind``/``a``/``b``/``c``
 columns), frames records from the header and data ports, checks them, and assembles inferences
@@ -12,20 +13,34 @@ marks the inference in progress incomplete with a reason bit; records of an infe
 begin was lost open an "implicit" inference that is incomplete from the start; inference numbers
 that are skipped become rows marked "lost entirely".
 
+A target that starts again inside the stream (a watchdog, a reflash) is a new session, not loss.
+It shows on the wire as a TARGET_INFO record out of sequence (the firmware sends one at boot), as
+a record carrying the full time that is earlier than the time so far, or as the sequence starting
+again at 0 with the time behind. The inference in progress ends there ("the target restarted"),
+no records are counted lost for the jump in sequence, inference numbers go on from the last one,
+and the session's times are moved to follow the previous session's on the one time line (the
+target's clock started again; how long the restart took is not on the wire). Each restart
+leaves an event row of type ``EV_RESTART`` (outside the 6-bit record types).
+
 DWT hardware packets (exception trace, data trace) and the loss packets go into a small table of
 their own (``DW_*`` rows), each with the time of the last record before it and, when the stream
 carries ITM local timestamps, its own accumulated timestamp and that record's: the kernel adds up
 local-timestamp deltas itself, and a packet waits for the next timestamp packet to learn its
 stamp (rows from ``S_DWT_STAMP_FROM`` on may still change), so any split of the stream gives the
 same rows. :mod:`tracer.telemetry.isr` turns the rows into interrupt slices and data accesses.
+
+:func:`decode_records` and :func:`finish_stream` are the C kernel of ``tracer._kernels`` when it
+is built (:mod:`tracer.native`), else this module's Python code, which defines the behaviour; both
+give identical results. The C kernel takes the record types, minimum lengths and CRC table from
+here (and so from :mod:`tracer.telemetry.wire`): a record type added there needs no C change.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from tracer.decode.packets import PacketKind
+from tracer.native import compiled
 from tracer.telemetry.wire import (
     CRC16_TABLE,
     LAYER_CALIBRATION,
@@ -48,6 +63,7 @@ P_STATUS = 128
 P_LOST_ENTIRELY = 256
 P_CAPTURE_ENDED = 512
 P_DESYNC = 1024
+P_RESTARTED = 2048
 
 # -- span table rows (column-major: table[row_of_column, span]) ----------------------------------
 SP_INFERENCE = 0
@@ -130,7 +146,10 @@ S_TS_FIRST_TIME = 42  # first record with a known stamp: its time ...
 S_TS_FIRST_TS = 43  # ... and stamp (-1: none yet)
 S_TS_LAST_TIME = 44  # last record with a known stamp
 S_TS_LAST_TS = 45
-STATE_SIZE = 46
+S_TIME_OFFSET = 46  # added to the target's time on the time line (sessions after a restart)
+S_SESSIONS = 47  # restarts seen
+S_PEND_OFFSET = 48  # stream offset of the pending record's header packet
+STATE_SIZE = 49
 
 # -- DWT table rows (hardware packets: exception trace, data trace, and the loss packets) ---------
 DW_KIND = 0  # PacketKind value
@@ -143,6 +162,13 @@ DW_ANCHOR_TS = 6  # that record's stamp, -1 if none (or not yet known)
 DW_OFFSET = 7  # byte offset of the packet in the ITM stream
 DW_INFERENCE = 8  # inference in progress, -1 if none
 DW_COLS = 9
+
+EV_RESTART = 64  # an event row the kernel makes: the target restarted (words: RESTART_WORDS)
+RESTART_TARGET_INFO = 1  # a TARGET_INFO record out of sequence
+RESTART_TIME_BACK = 2  # a record carrying the full time, earlier than the time so far
+RESTART_SEQUENCE = 3  # the sequence started again at 0, the time behind
+RESTART_WORDS = 5  # reason, the target's time, stream offset of the record, session number, records before it
+HALF_RANGE = 1 << 31
 
 TS_PENDING = -1  # a stamp the next local timestamp gives
 TS_UNKNOWN = -2  # a stamp nobody will give (no timestamps, or lost in a gap)
@@ -181,9 +207,10 @@ MIN_WORDS_TABLE = np.zeros(64, np.int64)
 for _type, _words in MIN_WORDS.items():
     MIN_WORDS_TABLE[int(_type)] = _words
 
-# Worst-case table growth of one packet, checked before each packet.
+# Worst-case table growth of one packet, checked before each packet (a record and a restart).
 NEED_INF = MAX_LOST_ROWS + 2
-NEED_WORDS = 64
+NEED_EVENTS = 2
+NEED_WORDS = 64 + RESTART_WORDS
 NEED_TEXT = 4
 
 
@@ -207,7 +234,6 @@ def new_dwt_table(capacity: int = 256) -> np.ndarray:
     return np.zeros((DW_COLS, capacity), np.int64)
 
 
-@numba.njit(cache=True)
 def _mark(state, infs, bit):  # noqa: ANN001, ANN202
     """Mark the inference in progress incomplete for ``bit``."""
     if state[S_INF_OPEN]:
@@ -215,7 +241,6 @@ def _mark(state, infs, bit):  # noqa: ANN001, ANN202
         infs[IN_PROBLEMS, row] |= bit
 
 
-@numba.njit(cache=True)
 def _open_inference(state, infs, spans, number, firmware_number, start, problems):  # noqa: ANN001, ANN202, PLR0913
     row = state[S_N_INF]
     infs[IN_NUMBER, row] = number
@@ -239,7 +264,6 @@ def _open_inference(state, infs, spans, number, firmware_number, start, problems
         state[S_LAST_UNIQUE] = number
 
 
-@numba.njit(cache=True)
 def _close_inference(state, infs, spans, end):  # noqa: ANN001, ANN202
     row = state[S_INF_ROW]
     if state[S_LAYER_OPEN] >= 0:
@@ -254,7 +278,6 @@ def _close_inference(state, infs, spans, end):  # noqa: ANN001, ANN202
     state[S_LAYER_OPEN] = -1
 
 
-@numba.njit(cache=True)
 def _insert_lost_rows(state, infs, row, first, missing):  # noqa: ANN001, ANN202
     """Rows for inferences lost entirely, placed before the open row ``row``; returns its new index."""
     rows = missing if missing < MAX_LOST_ROWS else MAX_LOST_ROWS
@@ -281,14 +304,12 @@ def _insert_lost_rows(state, infs, row, first, missing):  # noqa: ANN001, ANN202
     return moved
 
 
-@numba.njit(cache=True)
 def _ensure_inference(state, infs, spans):  # noqa: ANN001, ANN202
     """Records of an inference arrived with none open: its begin was lost (or never sent)."""
     if not state[S_INF_OPEN]:
         _open_inference(state, infs, spans, state[S_LAST_UNIQUE] + 1, NO_VALUE, NO_VALUE, P_BEGIN_MISSING)
 
 
-@numba.njit(cache=True)
 def _store_event(state, infs, events, words_out, rtype, t, pend, count):  # noqa: ANN001, ANN202, PLR0913
     e = state[S_N_EVENTS]
     events[EV_TYPE, e] = rtype
@@ -303,7 +324,6 @@ def _store_event(state, infs, events, words_out, rtype, t, pend, count):  # noqa
     state[S_N_EVENTS] = e + 1
 
 
-@numba.njit(cache=True)
 def _shape_ok(rtype, pend, count):  # noqa: ANN001, ANN202
     """Check that a record has the words its type needs."""
     if count < MIN_WORDS_TABLE[rtype]:
@@ -325,7 +345,6 @@ def _shape_ok(rtype, pend, count):  # noqa: ANN001, ANN202
     return True
 
 
-@numba.njit(cache=True)
 def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):  # noqa: ANN001, ANN202, C901, PLR0912, PLR0915
     """Apply one complete, checked record."""
     lo = pend[0]
@@ -342,6 +361,7 @@ def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):  # 
         t = lo
     state[S_TIME] = t
     state[S_HAVE_TIME] = 1
+    t = t + state[S_TIME_OFFSET]  # on the time line
 
     if rtype == T_INF_BEGIN:
         if state[S_INF_OPEN]:
@@ -455,7 +475,55 @@ def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):  # 
     _store_event(state, infs, events, words_out, rtype, t, pend, count)
 
 
-@numba.njit(cache=True)
+def _restart_reason(state, pend, rtype, seq):  # noqa: ANN001, ANN202
+    """Why the checked record in ``pend`` shows the target started again, or 0."""
+    if state[S_RECORDS] == 0 or not state[S_HAVE_TIME]:
+        return 0
+    unexpected = state[S_SEQ_NEXT] >= 0 and seq != state[S_SEQ_NEXT]
+    if rtype == T_TARGET_INFO or rtype == T_TIME_SYNC or rtype == T_INF_BEGIN:
+        if rtype == T_TARGET_INFO and unexpected:
+            return RESTART_TARGET_INFO
+        if ((pend[1] << 32) | pend[0]) < state[S_TIME]:
+            return RESTART_TIME_BACK
+        return 0
+    if unexpected and seq == 0 and ((pend[0] - (state[S_TIME] & MASK32)) & MASK32) >= HALF_RANGE:
+        return RESTART_SEQUENCE
+    return 0
+
+
+def _restart(state, pend, rtype, reason, spans, infs, events, words_out):  # noqa: ANN001, ANN202, PLR0913
+    """The target started again with the record in ``pend``: a new session."""
+    state[S_LAYER_OPEN] = -1  # a layer cut by the restart is not a begin/end mismatch
+    if state[S_INF_OPEN]:
+        infs[IN_PROBLEMS, state[S_INF_ROW]] |= P_RESTARTED
+        _close_inference(state, infs, spans, NO_VALUE)
+    anchored = rtype == T_TARGET_INFO or rtype == T_TIME_SYNC or rtype == T_INF_BEGIN
+    target_time = (pend[1] << 32) | pend[0] if anchored else pend[0]
+    last = state[S_TIME] + state[S_TIME_OFFSET]
+    if target_time + state[S_TIME_OFFSET] <= last:
+        state[S_TIME_OFFSET] = last + 1 - target_time
+    state[S_HAVE_TIME] = 0  # the record's own time, not unwrapped from the last session's
+    state[S_NUMBER_OFFSET] = state[S_LAST_UNIQUE] + 1
+    state[S_LAST_NUMBER] = -1
+    state[S_TS_FIRST_TS] = -1  # cycles per timestamp tick: from this session's records on
+    state[S_TS_LAST_TS] = -1
+    state[S_SESSIONS] += 1
+    e = state[S_N_EVENTS]
+    events[EV_TYPE, e] = EV_RESTART
+    events[EV_TIME, e] = target_time + state[S_TIME_OFFSET]
+    events[EV_INFERENCE, e] = NO_VALUE
+    w = state[S_N_WORDS]
+    events[EV_WORDS, e] = w
+    events[EV_COUNT, e] = RESTART_WORDS
+    words_out[w] = reason
+    words_out[w + 1] = target_time
+    words_out[w + 2] = state[S_PEND_OFFSET]
+    words_out[w + 3] = state[S_SESSIONS]
+    words_out[w + 4] = state[S_RECORDS]
+    state[S_N_WORDS] = w + RESTART_WORDS
+    state[S_N_EVENTS] = e + 1
+
+
 def _fold(acc):  # noqa: ANN001, ANN202
     """The 12-bit check from the accumulator: CRC-16/CCITT over its four little-endian bytes."""
     crc = 0xFFFF
@@ -464,7 +532,6 @@ def _fold(acc):  # noqa: ANN001, ANN202
     return crc & 0xFFF
 
 
-@numba.njit(cache=True)
 def _loss(state, infs, bit, drop_pending):  # noqa: ANN001, ANN202
     _mark(state, infs, bit)
     if drop_pending and state[S_PEND_TYPE] >= 0:
@@ -472,7 +539,6 @@ def _loss(state, infs, bit, drop_pending):  # noqa: ANN001, ANN202
         state[S_DAMAGED] += 1
 
 
-@numba.njit(cache=True)
 def _store_dwt(state, infs, dwt, kind, a, b, c, flags, offset):  # noqa: ANN001, ANN202, PLR0913
     """Keep a hardware packet with the time and stamp of the record before it."""
     r = state[S_N_DWT]
@@ -480,7 +546,7 @@ def _store_dwt(state, infs, dwt, kind, a, b, c, flags, offset):  # noqa: ANN001,
     dwt[DW_A, r] = a
     dwt[DW_B, r] = b
     dwt[DW_FLAGS, r] = c | (flags << 8)
-    dwt[DW_TIME, r] = state[S_TIME] if state[S_HAVE_TIME] else NO_VALUE
+    dwt[DW_TIME, r] = state[S_TIME] + state[S_TIME_OFFSET] if state[S_HAVE_TIME] else NO_VALUE
     dwt[DW_TS, r] = TS_PENDING
     dwt[DW_ANCHOR_TS, r] = state[S_ANCHOR_TS] if state[S_HAVE_TIME] else TS_UNKNOWN
     dwt[DW_OFFSET, r] = offset
@@ -488,7 +554,6 @@ def _store_dwt(state, infs, dwt, kind, a, b, c, flags, offset):  # noqa: ANN001,
     state[S_N_DWT] = r + 1
 
 
-@numba.njit(cache=True)
 def _stamp(state, dwt, delta):  # noqa: ANN001, ANN202
     """A local timestamp: it stamps every packet since the previous one."""
     ts = state[S_TS_ACC] + delta
@@ -498,7 +563,7 @@ def _stamp(state, dwt, delta):  # noqa: ANN001, ANN202
         state[S_HDR_TS] = ts
     if state[S_ANCHOR_TS] == TS_PENDING and state[S_HAVE_TIME]:
         state[S_ANCHOR_TS] = ts
-        _calibrate(state, state[S_TIME], ts)
+        _calibrate(state, state[S_TIME] + state[S_TIME_OFFSET], ts)
     for r in range(state[S_DWT_STAMP_FROM], state[S_N_DWT]):
         if dwt[DW_TS, r] == TS_PENDING:
             dwt[DW_TS, r] = ts
@@ -507,7 +572,6 @@ def _stamp(state, dwt, delta):  # noqa: ANN001, ANN202
     state[S_DWT_STAMP_FROM] = state[S_N_DWT]
 
 
-@numba.njit(cache=True)
 def _unstamp(state, dwt):  # noqa: ANN001, ANN202
     """Bytes were lost: stamps still pending would come from after the loss; nobody gives them."""
     for r in range(state[S_DWT_STAMP_FROM], state[S_N_DWT]):
@@ -520,7 +584,6 @@ def _unstamp(state, dwt):  # noqa: ANN001, ANN202
     state[S_ANCHOR_TS] = TS_UNKNOWN
 
 
-@numba.njit(cache=True)
 def _calibrate(state, t, ts):  # noqa: ANN001, ANN202
     """Remember (record time, stamp) pairs: the first and the last give cycles per timestamp tick."""
     if state[S_TS_FIRST_TS] < 0:
@@ -530,7 +593,6 @@ def _calibrate(state, t, ts):  # noqa: ANN001, ANN202
     state[S_TS_LAST_TS] = ts
 
 
-@numba.njit(cache=True)
 def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu, spans, infs, events, words_out,  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
                    text, text_time, dwt):  # fmt: skip
     """Process packets ``start:`` of a batch.
@@ -553,7 +615,7 @@ def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu
     i = start
     while i < n:
         if (state[S_N_SPANS] + 1 > cap_spans or state[S_N_INF] + NEED_INF > cap_inf
-                or state[S_N_EVENTS] + 1 > cap_events or state[S_N_WORDS] + NEED_WORDS > cap_words
+                or state[S_N_EVENTS] + NEED_EVENTS > cap_events or state[S_N_WORDS] + NEED_WORDS > cap_words
                 or state[S_N_TEXT] + NEED_TEXT > cap_text):  # fmt: skip
             return i
         k = kind[i]
@@ -582,7 +644,10 @@ def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu
                             _mark(state, infs, P_DAMAGED)
                         else:
                             seq = state[S_PEND_SEQ]
-                            if state[S_SEQ_NEXT] >= 0 and seq != state[S_SEQ_NEXT]:
+                            reason = _restart_reason(state, pend, rtype, seq)
+                            if reason:
+                                _restart(state, pend, rtype, reason, spans, infs, events, words_out)
+                            elif state[S_SEQ_NEXT] >= 0 and seq != state[S_SEQ_NEXT]:
                                 lost = (seq - state[S_SEQ_NEXT]) & 0xFF
                                 state[S_LOST_RECORDS] += lost
                                 if state[S_INF_OPEN]:
@@ -597,7 +662,7 @@ def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu
                                 # stamps the latest record).
                                 state[S_ANCHOR_TS] = state[S_HDR_TS]
                                 if state[S_HDR_TS] >= 0:
-                                    _calibrate(state, state[S_TIME], state[S_HDR_TS])
+                                    _calibrate(state, state[S_TIME] + state[S_TIME_OFFSET], state[S_HDR_TS])
             elif port == PORT_HEADER:
                 if state[S_PEND_TYPE] >= 0:  # the previous record was cut short
                     state[S_PEND_TYPE] = -1
@@ -615,10 +680,11 @@ def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu
                     state[S_PEND_GOT] = 0
                     state[S_PEND_CHECK] = (value >> 20) & 0xFFF
                     state[S_PEND_ACC] = value & 0xFFFFF
+                    state[S_PEND_OFFSET] = offset[i]
                     if state[S_TS_SEEN]:
                         state[S_HDR_TS] = TS_PENDING  # the next local timestamp stamps this header
             elif port == PORT_TEXT:
-                t = state[S_TIME] if state[S_HAVE_TIME] else NO_VALUE
+                t = state[S_TIME] + state[S_TIME_OFFSET] if state[S_HAVE_TIME] else NO_VALUE
                 for j in range(min(np.int64(c[i]), NEED_TEXT)):
                     text[state[S_N_TEXT]] = (value >> (8 * j)) & 0xFF
                     text_time[state[S_N_TEXT]] = t
@@ -646,7 +712,6 @@ def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu
     return i
 
 
-@numba.njit(cache=True)
 def finish_stream(state, infs, spans):  # noqa: ANN001, ANN201
     """End of stream: a pending record is cut, an open inference never ended."""
     if state[S_PEND_TYPE] >= 0:
@@ -656,3 +721,13 @@ def finish_stream(state, infs, spans):  # noqa: ANN001, ANN201
     if state[S_INF_OPEN]:
         infs[IN_PROBLEMS, state[S_INF_ROW]] |= P_CAPTURE_ENDED
         _close_inference(state, infs, spans, NO_VALUE)
+
+
+# The dispatch point: the C kernel when built, else the reference above.
+decode_records_python = decode_records
+finish_stream_python = finish_stream
+_native = compiled("TelemetryKernel", globals())
+decode_records_native = None if _native is None else _native.decode_records
+finish_stream_native = None if _native is None else _native.finish_stream
+decode_records = decode_records_native or decode_records_python
+finish_stream = finish_stream_native or finish_stream_python

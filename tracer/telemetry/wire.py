@@ -70,6 +70,17 @@ class RecordType(enum.IntEnum):
     ISR_INFO = 0x2B  # an exception number's name: exception | name length << 16, name
     NPU_BUFFER = 0x2C  # an NPU job reads (role 0) or writes (role 1) a buffer: job, role, address, length
     CPU_READ = 0x2D  # the CPU starts reading a buffer: address, length
+    WORK = 0x30  # the open layer's work count: layer index, amount
+    CPU_COUNTERS = 0x31  # CPU counter changes over a layer: index | source << 16 | n << 24, n values
+    CPU_COUNTER_CONFIG = 0x32  # what they count: source | n << 8, event numbers (16 bits, two per word)
+    TASK_SWITCH = 0x33  # an RTOS task was switched in: task id
+    TASK_INFO = 0x34  # a task's name: task id, priority | name length << 16, name
+    TASK_DELETE = 0x35  # a task was deleted (its id may be reused): task id
+    # Sampling from a periodic interrupt (firmware_snippets/include/trc_sampler.h); decoded from
+    # the kept records by tracer.telemetry.samples.
+    NPU_SAMPLE = 0x38  # QREAD, STATUS, QBASE, QSIZE, flags | PMCCNTR high << 16, [PMCCNTR low], counters
+    PC_SAMPLE = 0x39  # the interrupted code's PC, exception number | flags
+    SAMPLER_INFO = 0x3A  # what is sampled, period, dither, cost per interrupt (1/16 ticks)
 
 
 # Payload words each type needs at least (word 0, the time, included). More words than this are
@@ -99,6 +110,15 @@ MIN_WORDS: dict[RecordType, int] = {
     RecordType.ISR_INFO: 2,
     RecordType.NPU_BUFFER: 5,
     RecordType.CPU_READ: 3,
+    RecordType.WORK: 3,
+    RecordType.CPU_COUNTERS: 2,
+    RecordType.CPU_COUNTER_CONFIG: 2,
+    RecordType.TASK_SWITCH: 2,
+    RecordType.TASK_INFO: 3,
+    RecordType.TASK_DELETE: 2,
+    RecordType.NPU_SAMPLE: 6,
+    RecordType.PC_SAMPLE: 3,
+    RecordType.SAMPLER_INFO: 5,
 }
 
 
@@ -140,6 +160,18 @@ BUFFER_OUTPUT = 1
 
 NPU_READS = 0  # NPU_BUFFER roles
 NPU_WRITES = 1
+
+COUNTERS_PMU = 1  # CPU_COUNTERS sources: the Armv8.1-M PMU (values: counts over the layer)
+COUNTERS_DWT = 2  # the DWT profiling counters (values: 8-bit counter at begin | at end << 8)
+DWT_COUNTER_NAMES = {1: "DWT_CPI", 2: "DWT_EXC", 3: "DWT_SLEEP", 4: "DWT_LSU", 5: "DWT_FOLD"}
+NPU_SAMPLE_COUNTERS_MASK = 0xF  # NPU_SAMPLE word 5 (word 0 is the time): event counters that follow
+NPU_SAMPLE_CYCLES = 0x10  # ... the PMU cycle counter's low word follows (its bits 32-47 in bits 16-31)
+SAMPLE_CALIBRATION = 0x100  # ... taken to measure the cost, not a sample
+PC_SAMPLE_CALIBRATION = 1 << 16  # PC_SAMPLE word 2: exception number bits 0-8 | this flag
+NPU_STATUS_RUNNING = 1  # Ethos-U STATUS bit 0
+SAMPLER_NPU = 1  # SAMPLER_INFO word 1: NPU samples are taken
+SAMPLER_PC = 2  # ... PC samples are taken
+SAMPLER_TIMER = 1 << 8  # ... from a timer interrupt
 
 
 def _crc16_table() -> tuple[int, ...]:

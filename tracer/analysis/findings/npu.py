@@ -80,7 +80,7 @@ def config_mismatch(analysis: Analysis) -> Iterable[Finding]:
     parts = [f"{name} compiled {r.get('optimizer')}, NPU {r.get('npu')}" for name, r in fields.items()]
     fix = "Compile the model for the NPU that runs it (Vela --accelerator-config), or run it on the NPU it was compiled for."
     macs = fields.get("macs_per_cc")
-    if macs and isinstance(macs.get("npu"), int) and isinstance(macs.get("optimizer"), int):
+    if macs and _log2_macs(macs.get("npu")) and _log2_macs(macs.get("optimizer")):
         have, built = 2 ** macs["npu"], 2 ** macs["optimizer"]  # the driver prints log2 of the MACs per cycle
         parts[list(fields).index("macs_per_cc")] += f" (compiled for {built} MACs/cycle, the NPU has {have})"
         configs = [f"ethos-{f.lower()}-{have}" for f, sizes in ACCELERATORS.items() if have in sizes]
@@ -94,6 +94,11 @@ def config_mismatch(analysis: Analysis) -> Iterable[Finding]:
         {"mismatches": list(fields.values()), "lines": lines},
         fix,
     )  # fmt: skip
+
+
+def _log2_macs(value: Any) -> bool:
+    """True for a log2 of MACs per cycle some NPU could have (up to 2**16): a log line may say anything."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 16
 
 
 RULES = (utilization, config_mismatch)

@@ -48,7 +48,7 @@ from typing import Any, Callable
 
 from tracer.telemetry.logs import ethosu_sw, executorch, mlek, platform, tflm
 from tracer.telemetry.logs.counters import canonical_counter, default_unit, is_npu_counter
-from tracer.telemetry.logs.lines import MAX_LINE_CHARS, LineSplitter, strip_prefix
+from tracer.telemetry.logs.lines import MAX_LINE_CHARS, LineSplitter, parse_view, strip_prefix
 from tracer.telemetry.logs.records import (
     AllocFailure,
     Allocation,
@@ -99,6 +99,9 @@ MAX_CURSOR = 2**62
 # Inferences a jump in ``Inference k/N`` may stand for as placeholder rows; beyond, only counted.
 MAX_MISSING_ROWS = 10_000
 TAG_LABEL = "per operator type: LogTicksPerTagCsv totals (every event of a tag summed; one or more invokes)"
+# Console lines kept as text (about 110 bytes each): a screenful of history for the screen and the
+# exports, while a log of millions of short lines stays in bounded memory (docs/limits.md).
+MAX_CONSOLE_LINES = 100_000
 
 
 @dataclasses.dataclass
@@ -194,11 +197,12 @@ class LogReader:
         """Feed one line (without its line break). ``cycle``: when it arrived, if known (ITM)."""
         self.line_no += 1
         self._last_cycle = cycle
-        self.console.append(ConsoleLine(cycle, text))
+        if len(self.console) < MAX_CONSOLE_LINES:
+            self.console.append(ConsoleLine(cycle, text))
         level, body = strip_prefix(text[:MAX_LINE_CHARS])
         if not body:
             return  # blank lines neither end a block nor a run of operator lines
-        records = self._recognise(body)
+        records = self._recognise(parse_view(body))
         if records is None:
             self._end_blocks()
             if level == "error":
@@ -221,6 +225,12 @@ class LogReader:
             self.feed_text(tail, self._last_cycle)
         for line in self._splitter.finish():
             self.feed_line(line, self._last_cycle)
+        if self.line_no > MAX_CONSOLE_LINES:
+            self._warn(f"only the first {MAX_CONSOLE_LINES:,} of {self.line_no:,} lines kept as console text "
+                       "(every line was read)")  # fmt: skip
+        if self._splitter.cut_lines:
+            self._warn(f"{self._splitter.cut_lines} line(s) longer than {MAX_LINE_CHARS:,} characters cut there "
+                       f"({self._splitter.dropped_chars:,} characters dropped)")  # fmt: skip
         self._flush_run()
         self._check_cut_block()
         self._leave_mode()

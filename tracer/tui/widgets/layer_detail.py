@@ -8,6 +8,7 @@ import numpy as np
 from rich.text import Text
 from textual.widgets import Static
 
+from tracer.analysis.sampling import LayerBreakdown
 from tracer.session.snapshot import LayerRow, SessionSnapshot
 from tracer.analysis.statistics import histogram
 from tracer.tui import format as fmt
@@ -101,7 +102,8 @@ class LayerDetail(View, Static):
         text.append(sparkline(values[-spark_width * 4 :], spark_width), style=engine_colour)
         text.append("\n")
         pmu_lines = 2 if row.pmu_mean else 0
-        left = height - 4 - pmu_lines
+        sampled = snapshot.extra.get("sampling", {}).get(info.index)  # issue 15
+        left = height - 4 - pmu_lines - (2 if sampled is not None else 0)
         if left >= 2:
             self._distribution(text, values, min(left, 8), width)
         if row.pmu_mean:
@@ -109,6 +111,8 @@ class LayerDetail(View, Static):
             text.append("NPU PMU mean" + (" (simulated)" if simulated else "") + ": ",
                         style=pal.WARN if simulated else pal.MUTED)  # fmt: skip
             text.append(" · ".join(f"{name} {value:,.0f}" for name, value in row.pmu_mean.items()), style=pal.TEXT)
+        if sampled is not None:
+            _sampled(text, sampled)
         return text
 
     def _distribution(self, text: Text, values: np.ndarray, rows: int, width: int) -> None:
@@ -125,3 +129,12 @@ class LayerDetail(View, Static):
             text.append(f"{fmt.cycles(lo):>{label_width}} ", style=pal.MUTED)
             text.append(f"{bar:<{bar_width}}", style=pal.INFO)
             text.append(f" {count:,}\n", style=pal.MUTED)
+
+
+def _sampled(text: Text, breakdown: LayerBreakdown) -> None:
+    """The layer's sampled breakdown: Vela operations of an NPU job, or the CPU's hot functions."""
+    if not text.plain.endswith("\n"):
+        text.append("\n")
+    label = "sampled " + breakdown.kind + (" (simulated NPU)" if breakdown.simulated else "")
+    text.append(f"{label}, {breakdown.samples:,} samples: ", style=pal.WARN if breakdown.simulated else pal.MUTED)
+    text.append(" · ".join(f"{name} {share:.0%}" for name, share in breakdown.parts[:6]), style=pal.TEXT)

@@ -189,6 +189,28 @@ class TelemetryEncoder:
         """VALUE."""
         self.record(RecordType.VALUE, t, [value_id, value])
 
+    def work(self, t: int, index: int, amount: int) -> None:
+        """WORK: the open layer's work count."""
+        self.record(RecordType.WORK, t, [index, amount])
+
+    def cpu_counter_config(self, t: int, source: int, events: Sequence[int]) -> None:
+        """CPU_COUNTER_CONFIG: source | n << 8, then the event numbers, two 16-bit ones per word."""
+        packed = [events[i] | ((events[i + 1] if i + 1 < len(events) else 0) << 16) for i in range(0, len(events), 2)]
+        self.record(RecordType.CPU_COUNTER_CONFIG, t, [source | (len(events) << 8), *packed])
+
+    def cpu_counters(self, t: int, index: int, source: int, values: Sequence[int]) -> None:
+        """CPU_COUNTERS: layer index | source << 16 | n << 24, then the values."""
+        self.record(RecordType.CPU_COUNTERS, t, [index | (source << 16) | (len(values) << 24), *values])
+
+    def task_info(self, t: int, task: int, name: str, priority: int = 1) -> None:
+        """TASK_INFO: task id, priority | name length << 16, the name."""
+        data = name.encode()
+        self.record(RecordType.TASK_INFO, t, [task, priority | (len(data) << 16), *_pack_text(data)])
+
+    def task_switch(self, t: int, task: int) -> None:
+        """TASK_SWITCH: ``task`` was switched in."""
+        self.record(RecordType.TASK_SWITCH, t, [task])
+
     def isr_enter(self, t: int, exception: int) -> None:
         """ISR_ENTER: an interrupt handler started."""
         self.record(RecordType.ISR_ENTER, t, [exception])

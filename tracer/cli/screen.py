@@ -6,9 +6,11 @@ Textual is imported only when the screen opens, so the CLI parser stays light.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from tracer.errors import ExitCode, UsageError
 
@@ -63,6 +65,28 @@ def session_options(args: argparse.Namespace, speed: float | None = 1.0, paused:
     return SessionOptions(ring=args.ring, window=args.window, speed=speed, paused=paused)
 
 
+@contextlib.contextmanager
+def _signals_quit(app: Any, stopped: list[str]) -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP quit the screen the way ctrl+c does (exit 130), so the session is
+    stopped and its capture flushed and closed on the way out; ``stopped`` gets the signal's name.
+
+    Raising KeyboardInterrupt inside Textual's event loop would print its traceback; the quit is
+    asked of the loop instead. Before the loop runs (or after), the interrupt is raised as usual.
+    """
+    from tracer.cli.signals import on_stop_signals
+
+    def handler(name: str) -> None:
+        stopped.append(name)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise KeyboardInterrupt from None
+        loop.call_soon_threadsafe(app.exit, int(ExitCode.INTERRUPTED))
+
+    with on_stop_signals(handler):
+        yield
+
+
 def run_app(session: Session, console: Console, before_close: Callable[[], None] | None = None) -> int:
     """Run the screen until the user quits; then stop the worker and release the session.
 
@@ -74,8 +98,10 @@ def run_app(session: Session, console: Console, before_close: Callable[[], None]
     from tracer.tui.app import TracerApp
 
     app = TracerApp(session)
+    stopped: list[str] = []
     try:
-        result = app.run()
+        with _signals_quit(app, stopped):
+            result = app.run()
     finally:
         session.stop()
         if before_close is not None:
@@ -84,6 +110,9 @@ def run_app(session: Session, console: Console, before_close: Callable[[], None]
         session.close()
     if app.last_export is not None:
         console.info(f"report written to {os.fspath(app.last_export)}")
+    if stopped:
+        console.info("interrupted" if stopped[0] == "SIGINT" else f"stopped by {stopped[0]}")
+        return int(ExitCode.INTERRUPTED)
     snapshot = app.snapshot
     if snapshot is not None and snapshot.status.state == "error":
         console.error(snapshot.status.message)

@@ -1,0 +1,158 @@
+"""Writes that fail (a full disk, /dev/full, stdout on a full device or a closed pipe) and Ctrl-C at
+any moment: a message naming the output and the OS's reason, and an exit code of the contract
+(2 for an output that cannot be written, 130 for an interrupt), never a traceback
+(docs/limits.md, "Outputs")."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tracer.cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "captures" / "demo.trace"
+BUDGET = ROOT / "captures" / "demo_budget.toml"
+FULL = "/dev/full"
+
+# Every verb that writes a file with -o (record and live write captures, tested below).
+WRITING_VERBS = [
+    ["decode", DEMO, "--format", "text"],
+    ["decode", DEMO, "--format", "ndjson"],
+    ["decode", DEMO, "--format", "stats"],
+    ["report", DEMO],
+    ["report", DEMO, "--format", "json"],
+    ["check", DEMO, "--budget", BUDGET],
+    ["check", DEMO, "--budget", BUDGET, "--format", "junit"],
+    ["check", DEMO, "--budget", BUDGET, "--format", "json"],
+    ["budget", BUDGET],
+    ["budget", BUDGET, "--format", "json"],
+    ["export", DEMO, "--format", "perfetto"],
+    ["export", DEMO, "--format", "chrome-json"],
+    ["export", DEMO, "--format", "csv"],
+    ["export", DEMO, "--format", "raw"],
+]
+
+
+class FullStream(io.TextIOBase):
+    """stdout on a full device: every write fails as the OS says (ENOSPC, or EPIPE for a closed pipe)."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+    def write(self, text: str) -> int:
+        raise OSError(self.code, os.strerror(self.code))
+
+    def flush(self) -> None:
+        raise OSError(self.code, os.strerror(self.code))
+
+    @property
+    def buffer(self) -> FullStream:  # binary writes go through .buffer
+        return self
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, stdout: object, *args: object) -> tuple[int, str]:
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "stderr", err)
+    code = main([str(a) for a in args])
+    monkeypatch.undo()
+    return code, err.getvalue()
+
+
+@pytest.mark.parametrize("argv", WRITING_VERBS, ids=lambda a: " ".join(str(x) for x in a[:1] + a[2:]))
+def test_output_to_dev_full_says_so_and_exits_2(argv: list[object], monkeypatch: pytest.MonkeyPatch) -> None:
+    code, err = _run(monkeypatch, io.StringIO(), *argv, "-o", FULL)
+    assert code == 2, err
+    assert err.rstrip().endswith(f"tracer: error: cannot write {FULL}: No space left on device"), err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", WRITING_VERBS + [["list"]], ids=lambda a: " ".join(str(x) for x in a[:1] + a[2:]))
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EPIPE], ids=["full", "closed-pipe"])
+def test_stdout_that_fails_says_so_and_exits_2(argv: list[object], code: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    extra = ["-o", "-"] if argv[0] == "export" else []
+    result, err = _run(monkeypatch, FullStream(code), *argv, *extra)
+    assert result == 2, err
+    assert err.rstrip().endswith(f"tracer: error: cannot write stdout: {os.strerror(code)}"), err
+
+
+def test_stderr_that_fails_does_not_turn_into_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Warnings go to stderr; when stderr itself is broken there is nobody to tell, but the exit code says it."""
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    monkeypatch.setattr(sys, "stderr", FullStream(errno.EPIPE))
+    assert main(["report", "/nonexistent.trace"]) == 3
+
+
+def test_record_to_a_full_device_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = tmp_path / "raw.swo"
+    raw.write_bytes(bytes(range(256)) * 400)
+    code, err = _run(monkeypatch, io.StringIO(), "record", f"file://{raw}", "-o", FULL, "--force")
+    assert code == 2, err
+    assert f"cannot write {FULL}: No space left on device" in err and "Traceback" not in err
+
+
+def test_subprocess_stdout_on_dev_full_and_a_closed_pipe() -> None:
+    """The real thing: the interpreter's own flush at exit must not print 'Exception ignored'."""
+    with open(FULL, "w") as full:
+        done = subprocess.run([sys.executable, "-m", "tracer", "decode", str(DEMO)], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "tracer: error: cannot write stdout: No space left on device"
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody will read
+    proc = subprocess.Popen([sys.executable, "-m", "tracer", "decode", str(DEMO)], stdout=writer,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    os.close(writer)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert err.strip().splitlines()[-1] == "tracer: error: cannot write stdout: Broken pipe"
+    assert "Exception ignored" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("delay", [0.25, 0.4, 0.6, 0.9, 3.0])
+def test_ctrl_c_early_in_replay_exits_130_quietly(delay: float) -> None:
+    """Ctrl-C while tracer is still starting (imports, the parser, the capture) and once the screen is up.
+
+    The first ~0.1 s are Python's own start-up (site, the import system), before any of tracer runs:
+    nothing of ours can catch an interrupt there, so the earliest delay is past it."""
+    import pty
+    import re
+    import threading
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color"}
+    proc = subprocess.Popen([sys.executable, "-m", "tracer", "replay", str(DEMO)], stdin=slave, stdout=slave,
+                            stderr=slave, env=env, start_new_session=True)  # fmt: skip
+    os.close(slave)
+    seen = bytearray()
+
+    def drain() -> None:
+        try:
+            while chunk := os.read(master, 65536):
+                seen.extend(chunk)
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=drain, daemon=True)
+    thread.start()
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        thread.join(2)
+        os.close(master)
+    text = re.sub(r"\x1b\[[0-9;?>$<=]*[a-zA-Z~]", "", seen.decode(errors="replace"))
+    assert proc.returncode == 130, text[-2000:]
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text

@@ -1,0 +1,127 @@
+"""What a capture's sampler says, computed once: per-operator NPU time and CPU hot spots.
+
+:func:`sampling_analysis` reads the sampler's records (:mod:`tracer.telemetry.samples`), folds
+the NPU samples into per-operator time against Vela's debug database
+(:mod:`tracer.analysis.npu_operators`) and the PC samples into per-layer hot spots
+(:mod:`tracer.analysis.hotspots`). :meth:`SamplingAnalysis.report_sections` gives the report's
+``sampling``, ``npu_operators`` and ``cpu_hotspots`` sections; every view (text report, Perfetto,
+the TUI) renders from this one object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from tracer.analysis.hotspots import CpuHotSpots, cpu_hot_spots
+from tracer.analysis.npu_operators import NpuOperatorProfile, npu_operator_profile
+from tracer.budget.model import Budget
+from tracer.elf.inlines import CodeLocator
+from tracer.base.timeline import InferenceTimeline
+from tracer.telemetry.samples import Samples, SamplerInfo, read_samples
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplingAnalysis:
+    """A capture's samples, analysed.
+
+    Attributes:
+        samples: The decoded samples.
+        npu: Per-operator NPU time (None without NPU samples).
+        hotspots: CPU hot spots per layer (None without PC samples).
+        overhead_share: The sampler's share of the target's time (its measured cost per interrupt
+            times the interrupts taken, over the time they span), if the firmware measured it.
+    """
+
+    samples: Samples
+    npu: NpuOperatorProfile | None
+    hotspots: CpuHotSpots | None
+    overhead_share: float | None
+
+    @property
+    def sampler(self) -> tuple[SamplerInfo, ...]:
+        """What the firmware said about its sampling."""
+        return self.samples.info
+
+    def report_sections(self, per_inference: bool = False) -> dict[str, Any]:
+        """The report's ``sampling`` section, and ``npu_operators`` / ``cpu_hotspots`` when there."""
+        samples = self.samples
+        out: dict[str, Any] = {
+            "sampling": {
+                "sampler": [info.to_json() for info in samples.info],
+                "npu_samples": len(samples.npu),
+                "pc_samples": len(samples.pc),
+                "calibration_records": samples.calibration,
+                "overhead_share": None if self.overhead_share is None else round(self.overhead_share, 6),
+            }
+        }
+        if self.npu is not None:
+            out["npu_operators"] = self.npu.to_json(per_inference)
+        if self.hotspots is not None:
+            out["cpu_hotspots"] = self.hotspots.to_json()
+        return out
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LayerBreakdown:
+    """What the samples say inside one layer, for a compact view (the TUI's layer detail).
+
+    Attributes:
+        kind: ``npu operators`` (Vela operations of an NPU job) or ``cpu hot spots``.
+        samples: Samples it rests on.
+        parts: (name, share) pairs, largest first; shares add up to 1 (or less, for an NPU job
+            whose NPU was idle part of the time).
+        simulated: The NPU is simulated.
+    """
+
+    kind: str
+    samples: int
+    parts: tuple[tuple[str, float], ...]
+    simulated: bool = False
+
+
+def layer_breakdowns(sampling: SamplingAnalysis | None) -> dict[int, LayerBreakdown]:
+    """Per layer index: the NPU operators of a mapped NPU job, else the CPU hot spots (if any)."""
+    out: dict[int, LayerBreakdown] = {}
+    if sampling is None:
+        return out
+    if sampling.hotspots is not None:
+        for layer in sampling.hotspots.layers:
+            parts = tuple((f.label, f.share) for f in layer.functions)
+            out[layer.layer] = LayerBreakdown("cpu hot spots", layer.samples, parts)
+    if sampling.npu is not None and sampling.npu.mapped:
+        for job in sampling.npu.jobs:
+            ops = sorted(job.operators, key=lambda op: -op.share)
+            out[job.layer] = LayerBreakdown("npu operators", job.samples, tuple((op.name, op.share) for op in ops),
+                                            sampling.npu.simulated)  # fmt: skip
+    return out
+
+
+def sampling_analysis(
+    timeline: InferenceTimeline, budget: Budget | None = None, locator: CodeLocator | None = None
+) -> SamplingAnalysis | None:
+    """Analyse the capture's samples (None when it has no sampler record at all).
+
+    Args:
+        timeline: The capture.
+        budget: The budget; its Vela debug database's command streams map QREAD to operations.
+        locator: Names PCs (``--elf``), inlined functions included.
+    """
+    samples = read_samples(timeline)
+    if samples.empty and not samples.info:
+        return None
+    streams = budget.command_streams if budget is not None else ()
+    npu = npu_operator_profile(timeline, samples.npu, streams, budget.model.clock_hz if budget else None)
+    pc_source = next((f"{info.how} PC samples" for info in samples.info if info.pc), "PC samples")
+    hotspots = cpu_hot_spots(timeline, samples.pc, locator, pc_source)
+    return SamplingAnalysis(samples, npu, hotspots, _overhead(samples))
+
+
+def _overhead(samples: Samples) -> float | None:
+    costs = [info.cost_cycles for info in samples.info if info.cost_cycles is not None]
+    # One interrupt per PC sample when the sampler takes them, else per NPU sample.
+    ticks = samples.pc.cycle if len(samples.pc) else samples.npu.cycle
+    if not costs or len(ticks) < 2:
+        return None
+    span = int(ticks.max() - ticks.min())
+    return costs[-1] * len(ticks) / span if span > 0 else None

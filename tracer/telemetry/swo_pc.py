@@ -1,0 +1,114 @@
+"""DWT periodic PC samples over SWO, placed in the layer spans they arrived inside.
+
+With ``DWT_CTRL.PCSAMPLENA`` the DWT emits the PC every N cycles as a hardware packet
+(``pc_sample``; ``pc_sleep`` while the core sleeps). The packets carry no time, but they sit in
+the ITM stream between the firmware's records, in order. :class:`SwoPcCollector` watches the
+packet batches the telemetry decoder is fed: it keeps each PC sample's stream position, and the
+position and time word of every LAYER_BEGIN and LAYER_END record header. :meth:`finish` matches
+those headers with the decoder's layer spans (the begin header whose time word is the span's
+start, then the end header whose time word is its end) and gives each PC sample inside a matched
+pair the span's time, interpolated by stream position. A span whose records were damaged or lost
+matches no header pair and gets no PC sample: a sample is only ever attributed to a span that was
+identified exactly. Samples elsewhere keep time -1 (outside every layer).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracer.decode.packets import PacketBatch, PacketKind
+from tracer.base.timeline import InferenceTimeline, TelemetryRecord
+from tracer.telemetry.wire import MARKER_COST_UNKNOWN, PORT_DATA, PORT_HEADER, SAMPLER_PC, RecordType
+
+DWT_SOURCE = 3  # SAMPLER_INFO "how": the DWT's periodic PC sampling
+MASK32 = 0xFFFFFFFF
+LAYER_TYPES = (int(RecordType.LAYER_BEGIN), int(RecordType.LAYER_END))
+
+
+class SwoPcCollector:
+    """Collects PC samples and layer record headers from packet batches, in stream order."""
+
+    def __init__(self) -> None:
+        self._pc_offset: list[np.ndarray] = []
+        self._pc_value: list[np.ndarray] = []
+        self._head: list[tuple[int, int, int]] = []  # (offset, type, time word)
+        self._pending: tuple[int, int] | None = None  # a layer header whose time word is in the next batch
+        self._previous: PacketBatch | None = None
+
+    def feed(self, batch: PacketBatch) -> None:
+        """Look at one batch (the same the telemetry decoder is fed, in order).
+
+        Until the first PC sample only that is looked for (and the batch kept): a stream without
+        PC sampling costs one comparison per packet. The batch before the first PC sample is then
+        scanned too, for the header of the span the sample arrived in.
+        """
+        kind = batch.kind
+        pcs = np.flatnonzero(kind == PacketKind.PC_SAMPLE)
+        if not self._pc_offset and not len(pcs):
+            self._previous = batch
+            return
+        if not self._pc_offset and self._previous is not None:
+            self._scan_headers(self._previous)
+            self._previous = None
+        if len(pcs):
+            self._pc_offset.append(batch.offset[pcs].astype(np.int64))
+            self._pc_value.append(batch.a[pcs].astype(np.int64))
+        self._scan_headers(batch)
+
+    def _scan_headers(self, batch: PacketBatch) -> None:
+        swit = np.flatnonzero(batch.kind == PacketKind.SWIT)
+        if not len(swit) and self._pending is None:
+            return
+        ports = batch.b[swit]
+        values = batch.a[swit]
+        if self._pending is not None:
+            if len(swit) and ports[0] == PORT_DATA:  # the header's first data word: its time
+                self._head.append((*self._pending, int(values[0]) & MASK32))
+            self._pending = None
+        heads = np.flatnonzero((ports == PORT_HEADER) & np.isin(values & 0x3F, LAYER_TYPES))
+        for h in heads.tolist():
+            # The time word is the record's first data word: the next packet on the data port.
+            if h + 1 < len(swit):
+                if ports[h + 1] == PORT_DATA:
+                    self._head.append((int(batch.offset[swit[h]]), int(values[h]) & 0x3F, int(values[h + 1]) & MASK32))
+            else:
+                self._pending = (int(batch.offset[swit[h]]), int(values[h]) & 0x3F)
+
+    @property
+    def samples(self) -> int:
+        """PC samples seen."""
+        return int(sum(len(a) for a in self._pc_offset))
+
+    def finish(self, timeline: InferenceTimeline) -> list[TelemetryRecord]:
+        """PC_SAMPLE records (time from the matched span, -1 outside) and a SAMPLER_INFO, or nothing."""
+        if not self._pc_offset:
+            return []
+        offsets = np.concatenate(self._pc_offset)
+        pcs = np.concatenate(self._pc_value)
+        cycles = np.full(len(offsets), -1, np.int64)
+        begins = [(o, t) for o, kind, t in self._head if kind == RecordType.LAYER_BEGIN]
+        ends = [(o, t) for o, kind, t in self._head if kind == RecordType.LAYER_END]
+        spans = timeline.spans
+        order = np.argsort(spans.start, kind="stable")
+        b = e = 0
+        for r in order.tolist():
+            start, end = int(spans.start[r]), int(spans.end[r])
+            while b < len(begins) and begins[b][1] != start & MASK32:
+                b += 1
+            if b == len(begins):
+                break
+            e = max(e, b)
+            while e < len(ends) and (ends[e][0] < begins[b][0] or ends[e][1] != end & MASK32):
+                e += 1
+            if e == len(ends):
+                break
+            lo, hi = begins[b][0], ends[e][0]
+            inside = slice(np.searchsorted(offsets, lo, "right"), np.searchsorted(offsets, hi, "left"))
+            if hi > lo:
+                cycles[inside] = start + (end - start) * (offsets[inside] - lo) // (hi - lo)
+            b += 1
+        records = [TelemetryRecord(RecordType.SAMPLER_INFO, max(int(cycles.max()), 0), None,
+                                   (SAMPLER_PC | (DWT_SOURCE << 8), 0, 0, MARKER_COST_UNKNOWN))]  # fmt: skip
+        records += [TelemetryRecord(RecordType.PC_SAMPLE, int(c), None, (int(p) & MASK32, 0))
+                    for c, p in zip(cycles.tolist(), pcs.tolist())]  # fmt: skip
+        return records

@@ -1,0 +1,231 @@
+"""The telemetry kernel's column tables: spans, inferences, events and their words, text, DWT rows.
+
+The kernel (:mod:`tracer.telemetry.kernel`) writes these column-major int64 tables in place and
+returns early when one is full; :class:`RecordTables` owns them, grows them, reads columns out of
+them (as :class:`~tracer.base.timeline.LayerSpans`, :class:`~tracer.base.timeline.Inferences`, or
+:class:`~tracer.base.columns.LazyRecords` of the per-layer records kept as columns: arena and
+stack reports, cache operations, NPU jobs), and drops rows from their front when a live stream
+discards what it has taken.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Callable
+
+import numpy as np
+
+from tracer.base.columns import LazyRecords
+from tracer.base.timeline import ArenaSample, CacheOp, Inferences, LayerSpans, NpuJob, StackSample
+from tracer.telemetry import kernel as k
+from tracer.telemetry.problems import describe_problems
+from tracer.telemetry.wire import CACHE_OPS, RecordType
+
+# Event types kept as columns (as frequent as layers); the rest become objects as they arrive.
+COLUMN_TYPES = np.array(
+    [RecordType.CACHE_OP, RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END, RecordType.ARENA, RecordType.STACK], np.int64
+)
+
+
+class RecordTables:
+    """The kernel's output tables for one stream.
+
+    Args:
+        expected_bytes: Size of the stream, if known (a capture file): the tables are sized for
+            a busy stream of that size once (zeroed pages cost nothing until written); otherwise
+            they double as needed.
+    """
+
+    def __init__(self, expected_bytes: int = 0) -> None:
+        self.spans = np.zeros((k.SP_COLS, max(4096, expected_bytes // 40)), np.int64)
+        self.infs = np.zeros((k.IN_COLS, 2 * k.NEED_INF + expected_bytes // 400), np.int64)
+        # Per-layer records (cache operations, NPU jobs) come every ~45 bytes of a busy stream, with
+        # ~2.3 payload words each: sized for that, the tables are not copied while they fill.
+        self.events = np.zeros((k.EV_COLS, max(1024, expected_bytes // 40)), np.int64)
+        self.words = np.zeros(max(8192, expected_bytes // 16), np.int64)
+        self.text = np.zeros(4096, np.uint8)
+        self.text_time = np.zeros(4096, np.int64)
+        self.dwt = k.new_dwt_table()
+        self.stack_names: dict[int, str] = {}
+
+    # -- growth ----------------------------------------------------------------------------------
+    def reserve(self, state: np.ndarray, packets: int) -> None:
+        """Make room for what ``packets`` packets can produce at most (a span takes >= 6 packets)."""
+        spans = int(state[k.S_N_SPANS]) + packets // 6 + 1
+        if spans > self.spans.shape[1]:
+            self.spans = _wider(self.spans, spans)
+        events = int(state[k.S_N_EVENTS]) + packets // 3 + k.NEED_EVENTS
+        if events > self.events.shape[1]:
+            self.events = _wider(self.events, events)
+
+    def grow(self, state: np.ndarray) -> None:
+        """Grow whichever table the kernel stopped on."""
+        s = state
+        if s[k.S_N_SPANS] + 1 > self.spans.shape[1]:
+            self.spans = _wider(self.spans)
+        if s[k.S_N_INF] + k.NEED_INF > self.infs.shape[1]:
+            self.infs = _wider(self.infs)
+        if s[k.S_N_EVENTS] + k.NEED_EVENTS > self.events.shape[1]:
+            self.events = _wider(self.events)
+        if s[k.S_N_WORDS] + k.NEED_WORDS > self.words.shape[0]:
+            self.words = _longer(self.words)
+        if s[k.S_N_TEXT] + k.NEED_TEXT > self.text.shape[0]:
+            self.text = _longer(self.text)
+            self.text_time = _longer(self.text_time)
+        if s[k.S_N_DWT] + 1 > self.dwt.shape[1]:
+            self.dwt = _wider(self.dwt)
+
+    # -- columns ---------------------------------------------------------------------------------
+    def span_columns(
+        self, first: int, end: int, pmu_names: tuple[str, ...], isr_cycles: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    ) -> LayerSpans:
+        """Span rows ``first:end`` (views into the table: copy before the table changes)."""
+        t = self.spans
+        return LayerSpans(
+            inference=t[k.SP_INFERENCE, first:end],
+            layer=t[k.SP_LAYER, first:end].astype(np.int32),
+            start=t[k.SP_START, first:end],
+            end=t[k.SP_END, first:end],
+            complete=t[k.SP_COMPLETE, first:end].astype(bool),
+            isr_cycles=isr_cycles(t[k.SP_START, first:end], t[k.SP_END, first:end]),
+            pmu=t[k.SP_PMU : k.SP_PMU + len(pmu_names), first:end].T,
+            pmu_names=pmu_names,
+        )
+
+    def inference_columns(self, first: int, end: int) -> Inferences:
+        """Inference rows ``first:end``, their problem bits in words."""
+        t = self.infs
+        bits = t[k.IN_PROBLEMS, first:end]
+        problems: list[tuple[str, ...]] = [()] * (end - first)
+        for i in np.flatnonzero(bits).tolist():
+            row = first + i
+            problems[i] = describe_problems(int(bits[i]), int(t[k.IN_LOST, row]), int(t[k.IN_STATUS, row]))
+        return Inferences(
+            number=t[k.IN_NUMBER, first:end],
+            start=t[k.IN_START, first:end],
+            end=t[k.IN_END, first:end],
+            complete=t[k.IN_COMPLETE, first:end].astype(bool),
+            input_crc=t[k.IN_INPUT_CRC, first:end],
+            output_crc=t[k.IN_OUTPUT_CRC, first:end],
+            problems=problems,
+        )
+
+    def used_pmu_columns(self, n_spans: int) -> int:
+        """How many PMU columns the first ``n_spans`` spans use (0: none measured)."""
+        pmu = self.spans[k.SP_PMU : k.SP_PMU + k.PMU_COLUMNS, :n_spans]
+        return int(np.max(np.flatnonzero((pmu >= 0).any(axis=1)), initial=-1)) + 1
+
+    def events_of(self, state: np.ndarray, *types: int, limit: int | None = None) -> np.ndarray:
+        """Rows of the event table holding ``types`` (among the first ``limit`` rows, if given)."""
+        n = int(state[k.S_N_EVENTS]) if limit is None else limit
+        return np.flatnonzero(np.isin(self.events[k.EV_TYPE, :n], types))
+
+    def event_words(self, row: int) -> np.ndarray:
+        """The payload words of event ``row`` (after its time word)."""
+        off, count = int(self.events[k.EV_WORDS, row]), int(self.events[k.EV_COUNT, row])
+        return self.words[off : off + count]
+
+    def word(self, rows: np.ndarray, i: int) -> np.ndarray:
+        """Payload word ``i`` of each event row."""
+        return self.words[self.events[k.EV_WORDS, rows] + i]
+
+    # -- records kept as columns -----------------------------------------------------------------
+    def arena(self, state: np.ndarray) -> LazyRecords[ArenaSample]:
+        """Arena reports."""
+        rows = self.events_of(state, RecordType.ARENA)
+        ev = self.events
+        columns = (ev[k.EV_TIME, rows], self.word(rows, 0), self.word(rows, 1), ev[k.EV_INFERENCE, rows])
+        return LazyRecords(_arena_sample, columns)
+
+    def stacks(self, state: np.ndarray) -> LazyRecords[StackSample]:
+        """Stack reports, named as their first report named them."""
+        rows = self.events_of(state, RecordType.STACK)
+        head = self.word(rows, 0)
+        ids = head & 0xFF
+        for stack_id, at in zip(*(a.tolist() for a in np.unique(ids, return_index=True))):
+            if stack_id not in self.stack_names:
+                words = self.event_words(int(rows[at])).tolist()
+                self.stack_names[stack_id] = record_string(words[3:], (words[0] >> 16) & 0xFF) or f"stack{stack_id}"
+        names = self.stack_names
+        columns = (self.events[k.EV_TIME, rows], ids, self.word(rows, 2), self.word(rows, 1), (head >> 8) & 1)
+        return LazyRecords(lambda t, i, hw, size, ok: StackSample(t, names[i], hw, size, bool(ok)), columns)
+
+    def cache_ops(self, state: np.ndarray) -> LazyRecords[CacheOp]:
+        """Cache maintenance operations."""
+        rows = self.events_of(state, RecordType.CACHE_OP)
+        ev = self.events
+        columns = (ev[k.EV_TIME, rows], self.word(rows, 0), self.word(rows, 1), self.word(rows, 2),
+                   ev[k.EV_INFERENCE, rows])  # fmt: skip
+        return LazyRecords(_cache_op, columns)
+
+    def npu_jobs(self, state: np.ndarray, limit: int | None = None) -> LazyRecords[NpuJob]:
+        """NPU jobs. Jobs do not nest: an end pairs with the begin just before it, if the job ids
+        agree (``limit``: among the first ``limit`` event rows only)."""
+        rows = self.events_of(state, RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END, limit=limit)
+        ev = self.events
+        is_end = ev[k.EV_TYPE, rows] == RecordType.NPU_JOB_END
+        job = self.word(rows, 0)
+        pair = np.flatnonzero(is_end[1:] & ~is_end[:-1] & (job[1:] == job[:-1]))
+        begins, ends = rows[pair], rows[pair + 1]
+        columns = (ev[k.EV_TIME, begins], ev[k.EV_TIME, ends], ev[k.EV_INFERENCE, begins], job[pair])
+        return LazyRecords(_npu_job, columns)
+
+
+def record_string(words: list[int], length: int) -> str:
+    """A string a record carries in its words (little-endian bytes, ``length`` of them)."""
+    return struct.pack(f"<{len(words)}I", *words)[:length].decode("utf-8", "replace")
+
+
+def shift_columns(table: np.ndarray, drop: int, used: int) -> None:
+    """Move columns ``drop:used`` of a column-major table to the front."""
+    keep = used - drop
+    if keep > 0:
+        table[:, :keep] = table[:, drop:used].copy()
+
+
+def shift(array: np.ndarray, drop: int, used: int) -> None:
+    """Move elements ``drop:used`` of an array to the front."""
+    keep = used - drop
+    if keep > 0:
+        array[:keep] = array[drop:used].copy()
+
+
+def own_inferences(inf: Inferences) -> Inferences:
+    """A copy that owns its arrays (safe to keep after the tables change, and across threads)."""
+    return Inferences(
+        number=inf.number.copy(), start=inf.start.copy(), end=inf.end.copy(), complete=inf.complete.copy(),
+        input_crc=inf.input_crc.copy(), output_crc=inf.output_crc.copy(), problems=list(inf.problems),
+    )  # fmt: skip
+
+
+def own_spans(spans: LayerSpans) -> LayerSpans:
+    """A copy that owns its arrays."""
+    return LayerSpans(
+        inference=spans.inference.copy(), layer=spans.layer.copy(), start=spans.start.copy(),
+        end=spans.end.copy(), complete=spans.complete.copy(), isr_cycles=spans.isr_cycles.copy(),
+        pmu=np.ascontiguousarray(spans.pmu), pmu_names=spans.pmu_names,
+    )  # fmt: skip
+
+
+def _wider(table: np.ndarray, at_least: int = 0) -> np.ndarray:
+    out = np.zeros((table.shape[0], max(table.shape[1] * 2, at_least)), table.dtype)
+    out[:, : table.shape[1]] = table
+    return out
+
+
+def _longer(array: np.ndarray) -> np.ndarray:
+    out = np.zeros(array.shape[0] * 2, array.dtype)
+    out[: array.shape[0]] = array
+    return out
+
+
+def _cache_op(cycle: int, op: int, address: int, length: int, inference: int) -> CacheOp:
+    return CacheOp(cycle, CACHE_OPS.get(op, f"op{op}"), address, length, None if inference < 0 else inference)
+
+
+def _npu_job(start: int, end: int, inference: int, job: int) -> NpuJob:
+    return NpuJob(start, end, None if inference < 0 else inference, job)
+
+
+def _arena_sample(cycle: int, used: int, size: int, inference: int) -> ArenaSample:
+    return ArenaSample(cycle, used, size, None if inference < 0 else inference)
