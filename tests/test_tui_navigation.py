@@ -201,7 +201,7 @@ def test_console_lines_that_report_errors_are_red(tmp_path: Path) -> None:
     assert line_style("assertion failed: arena") is ERROR_STYLE
     assert line_style("warning: slow frame") is WARNING_STYLE
     assert line_style("inference 3 done") not in (ERROR_STYLE, WARNING_STYLE)
-    from tracer.telemetry.encoder import TelemetryEncoder
+    from telemetry_encoder import TelemetryEncoder
     from tracer.telemetry.wire import TimeSource
 
     enc = TelemetryEncoder()
