@@ -21,6 +21,7 @@ from tracer.session.layers import LayerFold
 from tracer.session.memory import MemoryTracker
 from tracer.session.ring import InferenceBlock, InferenceRing
 from tracer.session.rolling import DecodedDelta, RollingDecoder
+from tracer.session.tasks import TaskLane, with_facts
 from tracer.session.window import EventView, EventWindow, window_timeline
 
 CONSOLE_LINES = 2000
@@ -57,7 +58,7 @@ class StreamState:
         self.cut_at_end = 0
         self.cut_records = 0  # records cut short by the end of the stream (the decoder counts them damaged)
         self.spans = 0
-        self.tasks: Sequence[Any] = ()
+        self.task_lane = TaskLane()
         self.console: collections.deque[tuple[int, ConsoleLine]] = collections.deque(maxlen=CONSOLE_LINES)
         self.console_seq = 0
         self.warnings: list[str] = []
@@ -67,8 +68,8 @@ class StreamState:
         self._fold_inferences(delta)
         self.events.add(delta.cache_ops, delta.npu_jobs, delta.marks, delta.crcs, delta.records)
         self.isr_slices = decoder.telemetry.isr_slices()
-        self.tasks = _task_slices(decoder, self.ring.horizon)
         self._forget_old(decoder)
+        self.task_lane.add(delta.records, _newest(delta), self.ring.horizon)
         self.memory.add_arena(delta.arena)
         self.memory.add_stacks(delta.stacks)
         for line in delta.console:
@@ -128,12 +129,13 @@ class StreamState:
 
     def view(self) -> EventView:
         """The events, interrupt and task slices held (immutable)."""
-        return self.events.view(self.isr_slices, self.tasks)
+        return self.events.view(self.isr_slices, self.task_lane.slices)
 
     def window_parts(self) -> tuple:
         """What :func:`window_timeline` needs of the state, copied (call under the session's lock)."""
         return (self.ring.items(), self.view(), [line for _, line in self.console],
-                self.memory.deciding_samples(), self.ring.horizon)  # fmt: skip
+                self.memory.deciding_samples(), self.ring.horizon, self.task_lane.records(),
+                self.task_lane.end)  # fmt: skip
 
     def console_since(self, seq: int, until: int | None = None) -> tuple[list[ConsoleLine], int]:
         """Console lines numbered ``seq`` up to ``until`` (default: the newest), and the next number."""
@@ -148,25 +150,21 @@ def cut_by_end(problems: Iterable[str]) -> bool:
     return CUT_BY_END in found and found <= CUT_CONSEQUENCES
 
 
-def _task_slices(decoder: RollingDecoder, horizon: int | None) -> Sequence[Any]:
-    """The RTOS task slices the decoder has, from the horizon on (none until it decodes task records).
-
-    The task lane plugs in here: a telemetry decoder that reads the firmware's task records offers
-    ``task_slices()`` (``TaskSlice`` objects in start order: ``start``, ``end``, ``name``, ``complete``).
-    """
-    slices = getattr(decoder.telemetry, "task_slices", None)
-    if slices is None:
-        return ()
-    found = list(slices())
-    return found if horizon is None else [t for t in found if t.end >= horizon]
+def _newest(delta: DecodedDelta) -> int:
+    """The newest cycle ``delta`` shows (-1: none): the running task's slice reaches it."""
+    ends = [int(delta.inferences.end.max()) if len(delta.inferences) else -1,
+            int(delta.spans.end.max()) if len(delta.spans) else -1]  # fmt: skip
+    ends += [r.cycle for r in delta.records[-1:]]
+    return max(ends)
 
 
 def window_of(parts: tuple, decoder: RollingDecoder) -> InferenceTimeline:
     """The window as a timeline, from :meth:`StreamState.window_parts` (worker thread: it reads the decoder)."""
     from tracer.telemetry.console_text import merge_console
 
-    records, view, console, memory, horizon = parts
+    records, view, console, memory, horizon, task_records, end = parts
     base = decoder.telemetry.timeline()
-    timeline = window_timeline(base, decoder.layers, records, view, horizon, memory, console)
+    timeline = with_facts(window_timeline(base, decoder.layers, records, view, horizon, memory, console),
+                          task_records, end)  # fmt: skip
     # As `tracer report` reads a capture: the port-0 text adds what the records do not say.
     return merge_console(timeline) if timeline.console else timeline
