@@ -213,7 +213,9 @@ class TracerApp(Actions, App[int]):
             self._label_findings_tab(snapshot)
             for view in self._views:
                 status = isinstance(view, StatusBar)
-                if not (view.shown or status):
+                # Not attached (yet, or any more: a quit by a signal tears the screen down while a
+                # redraw is pending): nothing to draw into.
+                if not (view.shown or status) or not view.is_attached:  # type: ignore[attr-defined]
                     continue
                 behind = view.drawn_version != snapshot.version
                 # New data waits for the view's own pace, also when it was just shown again: the
