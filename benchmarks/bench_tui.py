@@ -1,18 +1,21 @@
-"""Benchmark: the live screen fed 100,000 telemetry records per second.
+"""Benchmark: the live screen fed 100,000 telemetry records per second, beside a CPU-bound process.
 
 One command::
 
     .venv/bin/python benchmarks/bench_tui.py                 # one minute at 100,000 records/s
     .venv/bin/python benchmarks/bench_tui.py --seconds 10    # a short run
+    .venv/bin/python benchmarks/bench_tui.py --no-neighbour  # without the CPU-bound process
 
 A synthetic device (our own telemetry encoder, :mod:`workload`: a 30-layer model, 18 layers on the
 NPU with cache maintenance, NPU jobs and PMU snapshots, CRCs, stack and arena reports) streams records at ``--rate`` into
 ``tracer live``'s real path: a :class:`SourceFeed` recording into a capture, the session's worker
 thread decoding (ITM packets, telemetry records), folding into the ring and the statistics, and
 the Textual app (headless, 160x48) refreshing ten times a second. Meanwhile a second thread, like
-a terminal's input thread, sends a key every 0.4 s (sort, select, switch tabs, step, pause and
-resume ...) and measures how long until the key's action has run and the screen has been redrawn
-after it. The same is measured on the idle app (no data) in the same run as the reference.
+a terminal's input thread, sends a key every 0.4 s (sort, select, switch tabs, inference steps,
+the next finding, the timeline's cursor, range and zoom, pause and resume ...) and measures how
+long until the key's action has run and the screen has been redrawn after it. The same is measured
+on the idle app (no data) in the same run as the reference. Throughout both, a CPU-bound process
+(a busy loop, as a compiler or another tool would be) runs beside the app: the machine is not idle.
 
 Printed: key response p50/p99/max (busy and idle, target < 100 ms), resident memory over time
 (should stay flat), the achieved record rate, how often the session ran ``tracer check``'s
@@ -56,7 +59,8 @@ from workload import LAYERS, inference_slots, is_npu  # noqa: E402
 
 CLOCK_HZ = 480_000_000
 TARGET_MS = 100.0
-KEYS = ("s", "down", "2", "left", "right", "f", "1", "space", "space", "S", "up", "3", "1", "question_mark", "escape")
+KEYS = ("s", "down", "2", "left", "right", "l", "m", "l", "right_square_bracket", "left_square_bracket", "n", "f",
+        "1", "space", "space", "S", "up", "3", "down", "1", "question_mark", "escape", "escape")
 
 
 def template() -> list[SlotSpec]:
@@ -152,6 +156,14 @@ class BenchApp(TracerApp):
         probe["done"].set()
 
 
+def busy_loop(stop: Any) -> None:
+    """A CPU-bound neighbour: spin until told to stop (a compiler, another tool on the machine)."""
+    n = 0
+    while not stop.is_set():
+        for _ in range(100_000):
+            n += 1
+
+
 def rss_mb() -> float:
     """Resident memory of this process in MB."""
     with open("/proc/self/statm") as statm:
@@ -180,6 +192,9 @@ def press_keys(
         app._driver.process_message(events.Key(key, char))  # noqa: SLF001 - what the real input thread does
         if probe["done"].wait(5.0):
             out.append((probe["painted"] - sent) * 1000)
+            if os.environ.get("BENCH_TUI_DETAIL"):
+                print(f"  {key:>22}: to action {(probe['acted'] - sent) * 1000:6.1f} ms, "
+                      f"to paint {(probe['painted'] - probe['acted']) * 1000:6.1f} ms", file=sys.__stderr__)
         else:
             out.append(float("inf"))
         keys_out.append(key)
@@ -282,14 +297,27 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=100_000.0, help="telemetry records per second (default: 100000)")
     parser.add_argument("--idle-seconds", type=float, default=10.0, help="reference run on the idle app (default: 10)")
     parser.add_argument("--no-record", action="store_true", help="do not record the stream into a capture")
+    parser.add_argument("--no-neighbour", action="store_true", help="no CPU-bound process beside the app")
     args = parser.parse_args()
 
+    ctx = multiprocessing.get_context("spawn")
+    stop_neighbour = ctx.Event()
+    neighbour = None if args.no_neighbour else ctx.Process(target=busy_loop, args=(stop_neighbour,), daemon=True)
     with tempfile.TemporaryDirectory() as tmp:
         run_app(2_000.0, 1.0, None)  # imports and Textual's first start outside the timing
-        idle = run_app(None, args.idle_seconds, None)
-        capture = None if args.no_record else Path(tmp) / "bench_tui.trace"
-        busy = run_app(args.rate, args.seconds, capture)
+        if neighbour is not None:
+            neighbour.start()
+        try:
+            idle = run_app(None, args.idle_seconds, None)
+            capture = None if args.no_record else Path(tmp) / "bench_tui.trace"
+            busy = run_app(args.rate, args.seconds, capture)
+        finally:
+            if neighbour is not None:
+                stop_neighbour.set()
+                neighbour.join(10)
         capture_mb = capture.stat().st_size / 1e6 if capture is not None else None
+    print(f"machine    {os.cpu_count()} cores; beside the app: "
+          f"{'one CPU-bound process (a busy loop)' if neighbour is not None else 'nothing of ours'}")  # fmt: skip
 
     shown = busy["shown"]
     sent = busy["sent"]

@@ -31,11 +31,16 @@ class Truth:
 
 
 def build_stream(
-    inferences: int = 40, layers: int = 6, seed: int = 1, isr_every: int = 5, first: int = 0, text: bool = True
+    inferences: int = 40, layers: int = 6, seed: int = 1, isr_every: int = 5, first: int = 0, text: bool = True,
+    isr_cycles: int = 40, canary_at: int | None = None, cut_last: bool = False, memory: bool = True,
+    gap: int = 300,
 ) -> Truth:
     """A stream like an instrumented NPU application's: target info, layer descriptions, then per
-    inference input CRC, layers (NPU ones with cache clean, NPU job and PMU snapshot), an ISR in
-    layer 3 every ``isr_every`` inferences, a mark, arena and stack reports and a console line."""
+    inference input CRC, layers (NPU ones with cache clean, NPU job and PMU snapshot), an ISR of
+    ``isr_cycles`` in layer 3 every ``isr_every`` inferences, a mark, arena and stack reports and a
+    console line. ``canary_at``: inference in whose layer 2 a stack report finds the canary broken;
+    ``cut_last``: the stream ends in the middle of one more inference (as when recording stops);
+    ``memory``: send arena and stack reports at all; ``gap``: cycles between inferences."""
     rng = random.Random(seed)
     enc = TelemetryEncoder()
     t = 1_000
@@ -58,6 +63,8 @@ def build_stream(
             s = t
             npu = layer % 2 == 0
             enc.layer_begin(s, layer, int(npu))
+            if layer == 2 and canary_at == i:  # records go in time order: right after the begin
+                enc.stack(s + 1, 0, "main", 8_192, 8_192, canary_ok=False)
             length = 1000 + 100 * layer + rng.randrange(400)
             if npu:
                 enc.cache_op(s + 2, 1, 0x3000_0000, 4096)
@@ -66,21 +73,29 @@ def build_stream(
                 enc.npu_job_end(s + length - 3, layer)
             if layer == 3 and isr_every and i % isr_every == 0:
                 enc.record(RecordType.ISR_ENTER, s + 50, [7])
-                enc.record(RecordType.ISR_EXIT, s + 90, [7])
+                enc.record(RecordType.ISR_EXIT, s + 50 + isr_cycles, [7])
                 isr_layers[layer] = isr_layers.get(layer, 0) + 1
+                length += max(0, isr_cycles - 40)
             enc.layer_end(s + length, layer)
             cycles[layer].append(length)
             t = s + length + 7
         enc.mark(t, 42)
-        enc.arena(t + 1, 4_000 + i, 8_192)
+        if memory:
+            enc.arena(t + 1, 4_000 + i, 8_192)
         enc.inference_end(t + 2)
         latencies.append(t + 2 - begin)
-        enc.stack(t + 10, 0, "main", 8_192, 1_000 + i)
+        if memory:
+            enc.stack(t + 10, 0, "main", 8_192, 1_000 + i)
         if text:
             line = f"inference {i} done"
             enc.text(line + "\n")
             console.append(line)
-        t += 300
+        t += gap
+    if cut_last:
+        enc.inference_begin(t, first + inferences)
+        enc.layer_begin(t + 10, 0, 1)
+        enc.layer_end(t + 900, 0)
+        enc.layer_begin(t + 907, 1, 0)
     return Truth(bytes(enc.out), inferences, cycles, latencies, isr_layers, console, len(enc.records))
 
 

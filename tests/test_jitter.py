@@ -154,3 +154,15 @@ def test_report_has_interrupt_and_jitter_sections() -> None:
     text = render_report(report)
     assert "in layer 1 (l1): TIMER0 2 times in 2 of 8 runs, 7,000 cycles per run" in text
     assert "layer 1 (l1): cv" in text and "inference 5: 16,000 cycles (1.78x), preemption (TIMER0 7,000 cycles)" in text
+
+
+def test_every_outlier_is_kept_with_its_cause_beyond_the_listed_ones() -> None:
+    """More outliers than the report lists: the analysis still knows each one's inference and cause
+    (the live screen flags every inference from them)."""
+    from tracer.analysis.jitter import MAX_LISTED
+
+    tl = build(120, [5000, 7000, 6000], timer_in_layer(1, 4, 1, 12_800))
+    layer1 = analyse_jitter(tl).layers[1]
+    expected = list(range(1, 120, 4))
+    assert layer1.outliers == len(expected) > MAX_LISTED == len(layer1.listed)
+    assert list(layer1.outlier_inferences) == expected and set(layer1.outlier_causes) == {PREEMPTION}

@@ -267,8 +267,8 @@ def test_a_long_replay_keeps_the_same_state_size(tmp_path: Path) -> None:
         run_to_end(session)
         snap = session.snapshot()
         assert snap.inferences == n
-        held = (len(snap.ring), len(snap.latency.cycles), len(session._console), len(snap.events.isrs),  # noqa: SLF001
-                session._events.rows)  # noqa: SLF001
+        held = (len(snap.ring), len(snap.latency.cycles), len(session.held.console), len(snap.events.isrs),
+                session.held.events.rows)
         return (*held, *session.decoder.table_rows.values())
 
     small, large = sizes(200), sizes(2000)

@@ -101,7 +101,7 @@ def test_the_window_is_the_tail_of_the_whole_timeline(tmp_path: Path) -> None:
         assert np.array_equal(getattr(window.spans, column), getattr(whole.spans, column)[mine]), column
     assert window.spans.pmu_names == whole.spans.pmu_names
     assert int(window.spans.isr_cycles.sum()) > 0  # the synthetic stream has interrupts in layer 3
-    horizon = session._ring.horizon  # noqa: SLF001
+    horizon = session.held.ring.horizon
     assert horizon is not None and horizon < int(window.inferences.start[0])
     assert list(window.cache_ops) == [op for op in whole.cache_ops if op.cycle >= horizon]
     assert list(window.npu_jobs) == [job for job in whole.npu_jobs if job.start >= horizon]

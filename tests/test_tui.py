@@ -21,7 +21,7 @@ from tracer.tui.app import TracerApp
 from tracer.tui.help import HelpPanel, help_text
 from tracer.tui.keys import KEYS
 from tracer.tui.widgets.layers import LayersTable
-from tracer.tui.widgets.timeline import TimelineView
+from tracer.tui.widgets.timeline import GUTTER, TimelineView
 
 SIZE = (160, 48)
 
@@ -298,12 +298,13 @@ def test_replay_stepping_is_deterministic() -> None:
                 app.refresh_views(force=True)
                 await pilot.pause()
                 header = plain(app.query_one("#inference-header"))
-                seen.append((app.snapshot.inferences, app.ui.inference, header.split("  ")[0]))
+                seen.append((app.snapshot.inferences, app.ui.inference, header.split(" (")[0].split("  ")[0]))
             await pilot.press("left")
             await pilot.pause()
             app.refresh_views(force=True)
             await pilot.pause()
-            seen.append((app.snapshot.inferences, app.ui.inference, plain(app.query_one("#inference-header")).split("  ")[0]))
+            header = plain(app.query_one("#inference-header"))
+            seen.append((app.snapshot.inferences, app.ui.inference, header.split(" (")[0].split("  ")[0]))
 
         run(app, body)
         return seen
@@ -322,19 +323,20 @@ def test_timeline_zoom_and_scroll_keys() -> None:
         await pilot.press("2")
         await pilot.pause()
         gantt = app.query_one("#gantt", TimelineView)
+        fitted = gantt.viewport()
         await pilot.press("right_square_bracket", "right_square_bracket")
         await pilot.pause()
-        assert gantt.zoom == 4.0 and gantt.virtual_size.width > 3 * gantt.size.width
-        start = gantt.scroll_x
+        zoomed = gantt.viewport()
+        assert gantt.zoom == 4.0 and zoomed.cpc == pytest.approx(fitted.cpc / 4)
         await pilot.press("full_stop")
         await pilot.pause()
-        assert gantt.scroll_x > start
+        assert gantt.viewport().t0 == pytest.approx(zoomed.t0 + zoomed.width * zoomed.cpc / 4)
         await pilot.press("left_square_bracket")
         await pilot.pause()
         assert gantt.zoom == 2.0
         await pilot.press("0")
         await pilot.pause()
-        assert gantt.zoom == 1.0 and gantt.scroll_x == 0
+        assert gantt.zoom == 1.0 and gantt.viewport() == fitted
 
     run(app, body)
 
@@ -349,9 +351,13 @@ def test_clicking_a_timeline_bar_selects_its_layer() -> None:
         app.refresh_views(force=True)
         await pilot.pause()
         gantt = app.query_one("#gantt", TimelineView)
-        # dw3 (layer 3) runs from about 47% to 73% of the inference, on the NPU lane (row 2).
-        x = 7 + int((gantt.size.width - 7) * 0.6)
-        await pilot.click("#gantt", offset=(x + 1, 3))
+        # dw3 (layer 3) runs from about 47% to 73% of the inference, on the NPU lane (lane 3, under
+        # the time axis, its ticks and the inference lane; the border is row 0).
+        vp = gantt.viewport()
+        record = app.snapshot.ring[-1]
+        dw3 = next(s for s in record.inference.layers if s.layer == 3)
+        x = GUTTER + 1 + int(vp.x((dw3.start + dw3.end) / 2))
+        await pilot.click("#gantt", offset=(x, 4))
         await pilot.pause()
         assert app.ui.layer == 3
 

@@ -1,4 +1,6 @@
-"""SVG snapshots of every view on the shipped demo capture, made by the app itself.
+"""SVG snapshots of the screen, made by the app itself: every view on the shipped demo capture, and
+the overview and the first finding's evidence (``n``) at 80x24, 120x40 and 200x55 for the demo
+and every fault scenario of the QEMU demo (``tests/data/scenarios``, see its README).
 
 A small fixture on ``App.export_screenshot()`` (pytest-textual-snapshot needs pytest below 9):
 the screen is exported as SVG at a fixed size after the replay has ended (no rates, no wall-clock
@@ -54,11 +56,13 @@ def check(request: pytest.FixtureRequest, name: str, svg: str) -> None:
         pytest.fail(f"{name} differs from {path}; the new screen is {new} (TRACER_SNAPSHOT_UPDATE=1 accepts it)")
 
 
-def shot(keys: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> str:
-    """Replay the demo capture to its end, press ``keys``, export the screen."""
+def shot(keys: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, capture: Path = DEMO_CAPTURE,
+         size: tuple[int, int] = SIZE) -> str:  # fmt: skip
+    """Replay a capture to its end, press ``keys``, export the screen."""
     monkeypatch.chdir(ROOT)  # the screen shows the capture's path as given: keep it relative
-    return screenshot(str(DEMO_CAPTURE.relative_to(ROOT)), [str(DEMO_BUDGET.relative_to(ROOT))], keys, SIZE,
-                      title="tracer replay captures/demo.trace")  # fmt: skip
+    budget = [str(DEMO_BUDGET.relative_to(ROOT))]  # every capture here is of the demo network
+    name = capture.relative_to(ROOT)
+    return screenshot(str(name), budget, keys, size, title=f"tracer replay {name}")
 
 
 VIEWS = {
@@ -75,6 +79,25 @@ VIEWS = {
 @pytest.mark.parametrize("view", sorted(VIEWS))
 def test_view_snapshot(view: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     check(request, view, shot(VIEWS[view], monkeypatch))
+
+
+SCENARIOS = ROOT / "tests" / "data" / "scenarios"
+CAPTURES = {"demo": DEMO_CAPTURE, **{p.stem: p for p in sorted(SCENARIOS.glob("*.trace"))}}
+SIZES = {"80x24": (80, 24), "120x40": (120, 40), "200x55": (200, 55)}
+TRIAGE = {"overview": (), "finding": ("n",)}  # the screen as it opens; the first finding's evidence
+
+
+def test_every_fault_scenario_has_a_capture() -> None:
+    assert set(CAPTURES) == {"demo", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small"}
+
+
+@pytest.mark.parametrize("view", sorted(TRIAGE))
+@pytest.mark.parametrize("size", sorted(SIZES))
+@pytest.mark.parametrize("capture", sorted(CAPTURES))
+def test_sizes_snapshot(capture: str, size: str, view: str, request: pytest.FixtureRequest,
+                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    svg = shot(TRIAGE[view], monkeypatch, CAPTURES[capture], SIZES[size])
+    check(request, f"{capture}-{size}-{view}", svg)
 
 
 def test_docs_screenshot_is_the_overview_snapshot() -> None:

@@ -109,6 +109,8 @@ class LayerJitter:
         listed: The first outliers, in inference order (up to :data:`MAX_LISTED`).
         warm_up_runs: Outliers put down to warm-up.
         steady_p50: The steady-state median (of the executions outside the warm-up run).
+        outlier_inferences: The inference of every outlier, in inference order (not only the listed).
+        outlier_causes: The cause of each of them.
         share: Its slowest run over the median latency of the complete inferences (None: no
             inference latency).
         min_share: The minimum share in force (a fraction), under which its jitter is information.
@@ -130,6 +132,8 @@ class LayerJitter:
     listed: list[Outlier]
     warm_up_runs: int
     steady_p50: int
+    outlier_inferences: tuple[int, ...] = ()
+    outlier_causes: tuple[str, ...] = ()
     share: float | None = None
     min_share: float = 0.0
     data_dependent: bool = False
@@ -341,7 +345,9 @@ def _layer(context: _Context, index: int, rows: np.ndarray, cycles: np.ndarray) 
         index=index, count=n, p50=median, p99=nearest_rank(cycles, 0.99), max=latest, cv=coefficient_of_variation(cycles),
         own_p50=own_median, own_cv=coefficient_of_variation(own), histogram=histogram(cycles),
         outliers=int(outlier.sum()), causes=causes, listed=listed, warm_up_runs=int(warm.sum()),
-        steady_p50=_median(steady), share=latest / context.latency_p50 if context.latency_p50 > 0 else None,
+        steady_p50=_median(steady), outlier_inferences=tuple(spans.inference[rows[flagged]].tolist()),
+        outlier_causes=tuple(str(c) for c in cause[flagged]),
+        share=latest / context.latency_p50 if context.latency_p50 > 0 else None,
         min_share=settings.min_share_pct / 100.0, data_dependent=index in context.data_dependent,
         work_measures=tuple(m.name for m in work.measures),
     ), rows[outlier]  # fmt: skip

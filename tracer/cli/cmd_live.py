@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 from typing import Any
 
@@ -67,6 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="TPIU source ID carrying ITM (default: 1)")  # fmt: skip
     source.add_argument("--reconnect-on-end", action="store_true",
                         help="also reconnect when the source closes cleanly (a trace server that restarts)")  # fmt: skip
+    parser.add_argument("--baseline", metavar="CAPTURE",
+                        help="a capture to compare with: per-layer p50 and its change (Δp50) in the layers table")  # fmt: skip
     add_screen_arguments(parser)
 
 
@@ -91,8 +94,10 @@ def run(args: argparse.Namespace) -> int:
     from tracer.sources.reconnect import ReconnectingSource
     from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
 
+    from tracer.cli.cmd_replay import baseline_path
+
     console = args.console
-    options = session_options(args)
+    options = dataclasses.replace(session_options(args), baseline=baseline_path(args.baseline))
     budget = load_budget_files(args.budget)
     url = source_url(args)
     build = source_factory(url, args.command)  # a bad URL is a usage error now, not a reconnect loop

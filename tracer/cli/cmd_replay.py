@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 
 HELP = "replay a capture on the live screen (TUI), at any speed"
 DESCRIPTION = """\
@@ -13,9 +15,11 @@ maintenance), memory (arena and stacks against their sizes, 75%/90% marks), find
 evidence, and the firmware's console.
 
 The bytes are fed at the pace they were recorded (the capture's host arrival times; else the
-target time the telemetry carries; else the SWO byte rate), times --speed. Keys: space pause,
-left/right previous/next inference (paused: step), +/- speed, / filter, e export the report
-JSON, ? every key, q quit.
+target time the telemetry carries; else the SWO byte rate), times --speed. Any inference of the
+file can be shown (an index is built on load): left/right, g to go to a number, n/N from a
+finding to the next inference and layer that shows it. Keys: space pause, left/right
+previous/next inference (paused: step), +/- speed, / filter, e export the report JSON, p
+screenshot, ? every key, q quit.
 
 Cycles are target cycles at the clock the firmware reports, shown with the time they make;
 numbers the capture labels (QEMU: emulated cycles, simulated NPU PMU; FVP: model estimates)
@@ -26,6 +30,7 @@ examples:
   tracer replay captures/demo.trace --speed 1/4
   tracer replay bringup.trace --budget out/model_per-layer.csv --budget out/model_summary.csv --speed max
   tracer replay bringup.trace --paused        # then -> steps inference by inference
+  tracer replay new.trace --baseline last-good.trace --budget out/model_summary.csv
 """
 
 
@@ -44,7 +49,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replay speed: a factor (2, 0.25, 1/4) or 'max' for as fast as possible (default: 1)",
     )  # fmt: skip
     parser.add_argument("--paused", action="store_true", help="start paused (right arrow steps one inference)")
+    parser.add_argument("--baseline", metavar="CAPTURE",
+                        help="another capture to compare with: per-layer p50 and its change (Δp50) in the layers table")  # fmt: skip
     add_screen_arguments(parser)
+
+
+def baseline_path(path: str | None) -> str | None:
+    """``--baseline``: a capture that is there (it is read beside the screen).
+
+    Raises:
+        CaptureError: No such file.
+    """
+    if path is None:
+        return None
+    from tracer.errors import CaptureError
+
+    if not os.path.isfile(path):
+        raise CaptureError(f"--baseline {path}: no such file")
+    return path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         speed = parse_speed(args.speed)
     except ValueError as exc:
         raise UsageError(f"--speed: {exc}") from None
-    options = session_options(args, speed, args.paused)
+    options = dataclasses.replace(session_options(args, speed, args.paused), baseline=baseline_path(args.baseline))
     budget = load_budget_files(args.budget)
     session = Session.replay(args.capture, budget=budget, options=options)
     try:

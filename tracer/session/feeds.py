@@ -47,19 +47,23 @@ class CaptureFeed:
     Args:
         path: The capture (``.trace`` or another tool's raw file).
         piece_bytes: Largest piece.
+        start: Begin at this stream offset, a piece boundary of an earlier feed with the same
+            ``piece_bytes`` (no length measured).
 
     Raises:
         CaptureError: The file cannot be read.
     """
 
-    def __init__(self, path: str | os.PathLike[str], piece_bytes: int = DEFAULT_PIECE) -> None:
+    def __init__(self, path: str | os.PathLike[str], piece_bytes: int = DEFAULT_PIECE, start: int = 0) -> None:
         self.path = os.fspath(path)
         self.piece_bytes = piece_bytes
         self._reader: CaptureReader = open_capture(path)
         self.stream_bytes: int | None = None
         self.duration_seconds: float | None = None
         self.has_host_times = self._reader.is_capture
-        self._measure()
+        self._start = start
+        if not start:
+            self._measure()
         self.metadata: CaptureMetadata = self._reader.metadata
         self._pieces = self._walk()
 
@@ -106,7 +110,11 @@ class CaptureFeed:
             span = max(0.0, (following.host_ns - origin) / 1e9 - start)
         data = chunk.data
         size = len(data)
+        if chunk.offset + size <= self._start:
+            return  # before where this feed begins
         for at in range(0, size, self.piece_bytes):
+            if chunk.offset + at < self._start:
+                continue
             when = None if start is None else start + span * at / size
             yield Piece(data[at : at + self.piece_bytes], chunk.offset + at, chunk.lost_before if at == 0 else 0, when)
 

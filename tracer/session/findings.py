@@ -9,21 +9,24 @@ arrived, and once more when the stream ends. While no inference has left the win
 is the whole stream's, so a replay of a capture that fits in the ring ends with ``tracer check``'s
 findings; a replay of a longer capture ends with the gate run on the whole capture file.
 
-:class:`Diagnosis` carries the findings with what they cover, and which layer executions they
-name (the outlier executions of the jitter rules, the inferences a layer ran over budget, the jobs
-that missed a cache clean ...), for the layers table and the timeline to flag.
+:class:`Diagnosis` carries the findings with what they cover, and every layer execution that shows
+each of them (:class:`~tracer.session.flags.FindingFlags`: the outliers of the jitter rules, the
+inferences a layer ran over budget, the jobs that missed a cache clean ...), for the layers table,
+the timeline and the navigation from a finding to its evidence.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable
+
+from tracer.session.flags import FindingFlags
 
 if TYPE_CHECKING:
     from tracer.analysis.analyze import Analysis
     from tracer.analysis.findings import Finding
+    from tracer.analysis.sampling import LayerBreakdown
     from tracer.base.facts import InputFacts
     from tracer.budget.model import Budget
     from tracer.base.timeline import InferenceTimeline
@@ -62,6 +65,9 @@ class Diagnosis:
             inferences (#9744-#9999)``, ``the whole capture``).
         whole: True when that is everything the stream held (the findings are ``tracer check``'s).
         inferences: Inferences the session had seen when the rules ran.
+        flags: Every inference and layer that shows each finding (made from the analysis).
+        sampling: Per layer index, its sampled breakdown (NPU operators or CPU hot spots) for the
+            layer detail (:func:`tracer.analysis.sampling.layer_breakdowns`).
     """
 
     findings: tuple[Finding, ...] = ()
@@ -69,6 +75,16 @@ class Diagnosis:
     scope: str = ""
     whole: bool = True
     inferences: int = 0
+    flags: FindingFlags = dataclasses.field(default_factory=FindingFlags, compare=False, repr=False)
+    sampling: dict[int, LayerBreakdown] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, analysis: Analysis, scope: str, whole: bool, inferences: int) -> Diagnosis:
+        """The findings of ``analysis`` with every instance of each (worker thread: made once here)."""
+        from tracer.analysis.sampling import layer_breakdowns
+
+        return cls(analysis.findings, analysis, scope, whole, inferences, FindingFlags(analysis.findings, analysis),
+                   layer_breakdowns(analysis.sampling))  # fmt: skip
 
     @property
     def ran(self) -> bool:
@@ -86,16 +102,12 @@ class Diagnosis:
             words.setdefault(word, finding.severity.value)
         return {layer: tuple(words.items()) for layer, words in out.items()}
 
-    @functools.cached_property
-    def instances(self) -> Mapping[tuple[int, int], tuple[Finding, ...]]:
-        """(inference, layer) -> the findings that name that execution of that layer (made once)."""
-        out: dict[tuple[int, int], list[Finding]] = {}
-        for finding in self.findings:
-            if finding.layer is None:
-                continue
-            for number in finding.inferences:
-                out.setdefault((number, finding.layer), []).append(finding)
-        return {key: tuple(found) for key, found in out.items()}
+    def canaries(self) -> list[tuple[int, str, int | None, int | None]]:
+        """Stack canaries found broken: (cycle, stack, inference, layer), from the analysis."""
+        if self.analysis is None:
+            return []
+        return [(s.first_broken_cycle, s.name, s.first_broken_inference, s.first_broken_layer)
+                for s in self.analysis.memory.stacks if s.first_broken_cycle is not None]  # fmt: skip
 
 
 def window_analysis(timeline: InferenceTimeline, facts: InputFacts, budget: Budget | None) -> Analysis:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
 from tracer.session.findings import Diagnosis
+from tracer.session.held import Stretch
 from tracer.session.memory import MemoryInfo
 from tracer.session.ring import InferenceRecord
 from tracer.analysis.statistics import CycleSummary
@@ -171,6 +173,15 @@ class SessionSnapshot:
         console_seq: Sequence number after the newest console line.
         budget_name: The budget's model name ("" without a budget).
         extra: Other facts (marker cost, NPU kind).
+        cut_at_end: Inferences incomplete only because the stream ended while they ran (not loss).
+        cut_records: Records cut short by the end of the stream (counted damaged by the decoder).
+        stretches: Inferences held besides the ring: pinned ones, and ones read again from the
+            capture (:mod:`tracer.session.held`).
+        file_inferences: Inferences in the replayed capture, once its index is complete (None:
+            live, or not indexed yet).
+        indexed: Inferences of the capture indexed so far (replay).
+        baseline: Per layer, the baseline's p50 cycles (``--baseline``; empty without one).
+        baseline_name: What the baseline is ("" without one).
     """
 
     version: int
@@ -187,6 +198,36 @@ class SessionSnapshot:
     console_seq: int
     budget_name: str = ""
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    cut_at_end: int = 0
+    cut_records: int = 0
+    stretches: tuple[Stretch, ...] = ()
+    file_inferences: int | None = None
+    indexed: int = 0
+    baseline: dict[int, int] = dataclasses.field(default_factory=dict)
+    baseline_name: str = ""
+
+    @functools.cached_property
+    def ring_stretch(self) -> Stretch:
+        """The ring as a stretch (the newest inferences and everything around them)."""
+        first = self.inferences - len(self.ring) if self.inferences >= len(self.ring) else None
+        return Stretch(self.ring, self.events, "ring", first)
+
+    def locate(self, number: int | None = None, ordinal: int | None = None) -> tuple[Stretch, InferenceRecord] | None:
+        """Where an inference is held, by number or by position in the stream (the ring first)."""
+        for stretch in (self.ring_stretch, *reversed(self.stretches)):
+            record = stretch.record(number) if number is not None else (
+                stretch.at_ordinal(ordinal) if ordinal is not None else None)  # fmt: skip
+            if record is not None:
+                return stretch, record
+        return None
+
+    def ordinal_of(self, number: int) -> int | None:
+        """The position in the stream of inference ``number``, if it is held."""
+        found = self.locate(number)
+        if found is None:
+            return None
+        stretch, record = found
+        return stretch.ordinal(stretch.records.index(record))
 
     def layer(self, index: int) -> LayerRow | None:
         """The row of layer ``index``."""

@@ -72,12 +72,13 @@ class EventChunk:
 
 @dataclasses.dataclass(frozen=True)
 class InferenceEvents:
-    """What happened during one inference (the timeline's lanes)."""
+    """What happened during one inference, or a stretch of time (the timeline's lanes)."""
 
     isrs: tuple[IsrSlice, ...] = ()
     npu_jobs: tuple[NpuJob, ...] = ()
     cache_ops: tuple[CacheOp, ...] = ()
     marks: tuple[Mark, ...] = ()
+    tasks: tuple[Any, ...] = ()
 
 
 def _chunk(
@@ -85,9 +86,9 @@ def _chunk(
     records: Sequence[TelemetryRecord],
 ) -> EventChunk | None:  # fmt: skip
     times: list[int] = []
-    for column in (_column(cache_ops, 0), _column(npu_jobs, 0)):
-        if len(column):
-            times += [int(column.min()), int(column.max())]
+    for cycles in (column(cache_ops, 0), column(npu_jobs, 0)):
+        if len(cycles):
+            times += [int(cycles.min()), int(cycles.max())]
     for items in (marks, crcs, records):
         if items:
             cycles = [item.cycle for item in items]
@@ -97,7 +98,7 @@ def _chunk(
     return EventChunk(min(times), max(times), cache_ops, npu_jobs, tuple(marks), tuple(crcs), tuple(records))
 
 
-def _column(items: Sequence[Any], i: int) -> np.ndarray:
+def column(items: Sequence[Any], i: int) -> np.ndarray:
     """Column ``i`` of the decoder's :class:`LazyRecords` (empty for an empty sequence)."""
     if not len(items):
         return np.zeros(0, np.int64)
@@ -146,9 +147,9 @@ class EventWindow:
         """Events held."""
         return self._rows
 
-    def view(self, isrs: Sequence[IsrSlice]) -> EventView:
-        """An immutable view of what is held, with the interrupt slices held by the decoder."""
-        return EventView(tuple(self._chunks), isrs)
+    def view(self, isrs: Sequence[IsrSlice], tasks: Sequence[Any] = ()) -> EventView:
+        """An immutable view of what is held, with the interrupt (and task) slices held by the decoder."""
+        return EventView(tuple(self._chunks), isrs, tasks)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,10 +159,13 @@ class EventView:
     Attributes:
         chunks: The feeds' events, oldest first.
         isrs: Interrupt slices in start order (the decoder's, named as the firmware named them).
+        tasks: RTOS task slices in start order, when the firmware sends them (objects with
+            ``start``, ``end``, ``name`` and ``complete``, as ``tracer.telemetry.tasks.TaskSlice``).
     """
 
     chunks: tuple[EventChunk, ...] = ()
     isrs: Sequence[IsrSlice] = ()
+    tasks: Sequence[Any] = ()
     _memo: dict[int, InferenceEvents] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def of(self, record: InferenceRecord) -> InferenceEvents:
@@ -177,14 +181,14 @@ class EventView:
 
     def _events_of(self, record: InferenceRecord) -> InferenceEvents:
         number = record.number
-        lo, hi = _extent(record)
+        lo, hi = extent(record)
         chunks = [c for c in self.chunks if lo is None or hi is None or (c.last >= lo and c.first <= hi)]
         jobs: list[NpuJob] = []
         cache: list[CacheOp] = []
         marks: list[Mark] = []
         for chunk in chunks:
             for items, out, owner in ((chunk.npu_jobs, jobs, 2), (chunk.cache_ops, cache, 4)):
-                rows = np.flatnonzero(_column(items, owner) == number)
+                rows = np.flatnonzero(column(items, owner) == number)
                 out.extend(items[int(r)] for r in rows.tolist())
             if lo is not None and hi is not None:
                 marks.extend(m for m in chunk.marks if lo <= m.cycle <= hi)
@@ -193,10 +197,31 @@ class EventView:
     def _isrs_between(self, lo: int | None, hi: int | None) -> tuple[IsrSlice, ...]:
         if lo is None or hi is None or not len(self.isrs):
             return ()
-        starts, ends = _column(self.isrs, 0), _column(self.isrs, 1)
+        starts, ends = column(self.isrs, 0), column(self.isrs, 1)
         upto = int(np.searchsorted(starts, hi, side="right"))
         rows = np.flatnonzero(ends[:upto] >= lo)
         return tuple(self.isrs[int(r)] for r in rows.tolist())
+
+    def between(self, lo: int, hi: int) -> InferenceEvents:
+        """Everything held that happened (or ran) between cycles ``lo`` and ``hi``, inside
+        inferences or not: the continuous timeline's lanes."""
+        jobs: list[NpuJob] = []
+        cache: list[CacheOp] = []
+        marks: list[Mark] = []
+        for chunk in self.chunks:
+            if chunk.last < lo or chunk.first > hi:
+                continue
+            if len(chunk.npu_jobs):
+                starts, ends = column(chunk.npu_jobs, 0), column(chunk.npu_jobs, 1)
+                rows = np.flatnonzero((starts <= hi) & (np.where(ends >= 0, ends, starts) >= lo))
+                jobs.extend(chunk.npu_jobs[int(r)] for r in rows.tolist())
+            if len(chunk.cache_ops):
+                cycles = column(chunk.cache_ops, 0)
+                rows = np.flatnonzero((cycles >= lo) & (cycles <= hi))
+                cache.extend(chunk.cache_ops[int(r)] for r in rows.tolist())
+            marks.extend(m for m in chunk.marks if lo <= m.cycle <= hi)
+        tasks = tuple(t for t in self.tasks if t.end >= lo and t.start <= hi)
+        return InferenceEvents(self._isrs_between(lo, hi), tuple(jobs), tuple(cache), tuple(marks), tasks)
 
     # -- for the analysis ------------------------------------------------------------------------
     def since(self, horizon: int | None) -> dict[str, Sequence[Any]]:
@@ -217,7 +242,7 @@ class EventView:
 
 def _joined(parts: list[Sequence[Any]], width: int, factory: Any, low: int) -> LazyRecords[Any]:
     """The parts' rows whose first column (their time) is at least ``low``, as one column set."""
-    columns = [np.concatenate([_column(p, i) for p in parts]) if parts else np.zeros(0, np.int64) for i in range(width)]
+    columns = [np.concatenate([column(p, i) for p in parts]) if parts else np.zeros(0, np.int64) for i in range(width)]
     keep = columns[0] >= low
     return LazyRecords(factory, [c[keep] for c in columns] if not keep.all() else columns)
 
@@ -232,7 +257,7 @@ def _npu_job(start: int, end: int, inference: int, job: int) -> NpuJob:
     return NpuJob(start, end, None if inference < 0 else inference, job)
 
 
-def _extent(record: InferenceRecord) -> tuple[int | None, int | None]:
+def extent(record: InferenceRecord) -> tuple[int | None, int | None]:
     """An inference's start and end; for one that lost its begin or end, its layers' extent."""
     lo, hi = record.start, record.end
     if lo is None or hi is None:
@@ -322,7 +347,7 @@ def window_timeline(
     inferences, spans = ring_columns(records)
     isrs = events.isrs
     if horizon is not None and len(isrs):
-        isrs = isrs[int(np.searchsorted(_column(isrs, 0), horizon)) :]
+        isrs = isrs[int(np.searchsorted(column(isrs, 0), horizon)) :]
     spans.isr_cycles = HandlerTime.of(isrs).inside(spans.start, spans.end)  # with every slice held now
     held = events.since(horizon)
     arena, stacks = memory

@@ -2,8 +2,14 @@
 
 The session decodes in a thread worker; the app never touches its data except through
 :meth:`Session.snapshot`, called by one timer (10 Hz by default) that updates every visible view
-inside one ``batch_update`` (one repaint). Views on hidden tabs are skipped and catch up when
-shown; the timer pauses while the help overlay covers the app.
+inside one ``batch_update`` (one repaint). Views on hidden tabs are skipped; a view drawn before
+the last change of what it shows (new data, or the selection changed meanwhile) is drawn again as
+soon as it is shown or resized. The timer pauses while the help overlay covers the app.
+
+What the user chose is one :class:`~tracer.tui.state.UiState` (inference, layer, cursor and range,
+finding) that every view follows; :meth:`TracerApp.select` is the only way it changes, and
+:mod:`tracer.tui.navigation` says where a key goes. Keys and navigation live in
+:mod:`tracer.tui.actions`.
 """
 
 from __future__ import annotations
@@ -22,17 +28,15 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input, Tab, Tabs
 
-from tracer.errors import ExitCode, TracerError
 from tracer.session.engine import Session
-from tracer.session.pacing import speed_label
-from tracer.session.report import default_report_path, write_session_report
 from tracer.session.snapshot import SessionSnapshot
 from tracer.tui import keys
+from tracer.tui.actions import Actions
 from tracer.tui.help import HelpPanel
-from tracer.tui.state import SORT_KEYS, UiState
+from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.console import ConsoleView
-from tracer.tui.widgets.findings import FindingsView
+from tracer.tui.widgets.findings import FindingsView, summary_text
 from tracer.tui.widgets.keybar import KeyBar
 from tracer.tui.widgets.latency import LatencyPlot
 from tracer.tui.widgets.layer_detail import LayerDetail
@@ -40,19 +44,21 @@ from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.line_table import LineTable
 from tracer.tui.widgets.memory import MemoryView
 from tracer.tui.widgets.status import StatusBar
-from tracer.tui.widgets.timeline import InferenceHeader, SpansTable, TimelineView, inference_of
+from tracer.tui.widgets.timeline import InferenceHeader, Legend, SpansTable, TimelineView
 
 TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", "console": "Console"}
+NARROW = 100  # columns below which panels shrink (memory bars, table columns by priority)
+SHORT = 32  # rows below which the overview keeps latency, memory and layers, and the findings count
 
 
-class TracerApp(App[int]):
+class TracerApp(Actions, App[int]):
     """Status, latency, memory, layers, layer detail, timeline, findings and console of a session.
 
     Args:
         session: The session to show (not yet running).
         refresh_hz: Screen refreshes per second.
         run_session: Start the session's worker on mount (tests drive it themselves if False).
-        export_dir: Where ``e`` writes the report (default: the current directory).
+        export_dir: Where ``e`` writes the report and ``p`` the screenshot (default: the current directory).
     """
 
     CSS_PATH = Path(__file__).resolve().parent / "tracer.tcss"  # absolute: subclasses live elsewhere
@@ -77,7 +83,9 @@ class TracerApp(App[int]):
             self.animation_level = "none"  # a monitor should snap, not slide
         self.snapshot: SessionSnapshot | None = None
         self.last_export: Path | None = None
+        self.last_screenshot: Path | None = None
         self.refreshes = 0
+        self.active_tab = "overview"
         self._views: list[View] = []
         self._version = -1
         self._stale = False
@@ -85,12 +93,15 @@ class TracerApp(App[int]):
         self._pending_fields: set[str] = set()
         self._pending_views: set[View] = set()
         self._timer: Timer | None = None
+        self._findings_label = ""
+        self._pinned: int | None = None
 
     # -- layout ----------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         """Status on top, four tabs, keys at the bottom."""
         yield StatusBar(id="status")
-        yield Tabs(*(Tab(title, id=f"tab-{name}") for name, title in TABS.items()), id="tabs")
+        yield Tabs(*(Tab(f"{n} {title}", id=f"tab-{name}") for n, (name, title) in enumerate(TABS.items(), 1)),
+                   id="tabs")  # fmt: skip
         # The overview stays laid out underneath; the other views are panes drawn over it. Going
         # back to the overview then repaints from what is already drawn instead of laying out and
         # rendering the whole screen again.
@@ -110,11 +121,13 @@ class TracerApp(App[int]):
             with Vertical(id="timeline", classes="pane over"):
                 yield InferenceHeader(id="inference-header")
                 yield TimelineView(id="gantt")
+                yield Legend(id="legend")
                 yield SpansTable(id="spans")
             with Vertical(id="findings", classes="pane over"):
                 yield FindingsView(detailed=True, id="findings-full")
             with Vertical(id="console", classes="pane over"):
                 yield ConsoleView(self.session.console_since, id="console-full")
+        yield Input(placeholder="go to inference number · enter goes · escape cancels", id="goto")
         yield HelpPanel(id="help")
         yield KeyBar(self.session.mode, id="keys")
 
@@ -122,19 +135,30 @@ class TracerApp(App[int]):
         """Start the worker and the refresh timer."""
         self.title = f"tracer {self.session.mode} · {self.session.source}"
         self.query_one("#tabs", Tabs).can_focus = False
-        self.active_tab = "overview"
-        self.query_one("#filter", Input).cursor_blink = False
+        for field in self.query(Input):
+            field.cursor_blink = False
         self._views = [w for w in self.query("*") if isinstance(w, View)]
         self._timer = self.set_interval(1 / self.refresh_hz, self.refresh_views)
         if self.run_session:
             self.run_worker(self.session.run, thread=True, group="session", name="decode", exit_on_error=False)
         self.query_one("#layers", LayersTable).focus()
+        self._fit_layout()
         self.refresh_views(force=True)
         self.call_after_refresh(_settle_garbage_collector)
 
     def on_unmount(self) -> None:
         """Ask the worker to stop (the caller closes the session)."""
         self.session.stop()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Lay out by priority for the new size (see the stylesheet's ``-narrow`` and ``-short``)."""
+        self._fit_layout(event.size.width, event.size.height)
+
+    def _fit_layout(self, width: int | None = None, height: int | None = None) -> None:
+        width = self.size.width if width is None else width
+        height = self.size.height if height is None else height
+        self.screen.set_class(width < NARROW, "-narrow")
+        self.screen.set_class(height < SHORT, "-short")
 
     # -- refreshing ------------------------------------------------------------------------------
     def request_refresh(self, *fields: str, view: View | None = None) -> None:
@@ -175,41 +199,87 @@ class TracerApp(App[int]):
         snapshot = self.session.snapshot()
         new_data = snapshot.version != self._version
         asked = bool(fields or views)
-        if not (force or new_data or asked or self._stale):
+        if not (force or new_data or asked or self._stale or self._resized()):
             return
         self._version = snapshot.version
         self.snapshot = snapshot
-        self.refreshes += 1
         if self.ui.layer is None and snapshot.layers:
             self.ui.layer = snapshot.layers[0].index
         now = time.monotonic()
-        fields = fields or set()
-        views = views or set()
         stale = False
+        drawn = 0
+        views = views or set()
         with self.batch_update():
+            self._label_findings_tab(snapshot)
             for view in self._views:
                 status = isinstance(view, StatusBar)
-                if not (view.shown or status):
+                # Not attached (yet, or any more: a quit by a signal tears the screen down while a
+                # redraw is pending): nothing to draw into.
+                if not (view.shown or status) or not view.is_attached:  # type: ignore[attr-defined]
                     continue
                 behind = view.drawn_version != snapshot.version
-                due = behind and now - view.last_draw >= view.interval
-                wanted = view in views and behind  # shown again, or resized
-                if force or due or wanted or (fields & view.depends) or (status and asked):
+                # New data waits for the view's own pace, also when it was just shown again: the
+                # key that showed it is answered with what it drew (at most its pace old) and the
+                # next ticks bring it up to date, instead of drawing every view at once.
+                due = behind and (now - view.last_draw >= view.interval or (view in views and view.drawn_version < 0))
+                choices = self.ui.generation(view.depends)
+                size = tuple(view.content_size)  # type: ignore[attr-defined]
+                changed = choices != view.drawn_choices or size != view.drawn_size  # what it shows moved
+                if force or due or changed or (status and asked):
+                    drawn += 1
                     view.show_snapshot(snapshot, self.ui)
                     view.draws += 1
                     view.last_draw = now
                     view.drawn_version = snapshot.version
+                    view.drawn_choices = choices
+                    view.drawn_size = size  # type: ignore[assignment]
                 elif behind:
                     stale = True  # drawn at its own pace: a later tick brings it up to date
         self._stale = stale
+        self.refreshes += bool(drawn)
+
+    def _resized(self) -> bool:
+        """A shown view's size changed since it was drawn (it lays its text out for its size)."""
+        return any(view.shown and tuple(view.content_size) != view.drawn_size for view in self._views)  # type: ignore[attr-defined]
+
+    def _label_findings_tab(self, snapshot: SessionSnapshot) -> None:
+        """The findings tab says how many there are (seen at any size, from any view)."""
+        summary = summary_text(snapshot.findings)
+        label = "3 Findings" + (f" ({summary.replace(' · ', ', ')})" if summary else "")
+        if label != self._findings_label:
+            self._findings_label = label
+            self.query_one("#tab-findings", Tab).label = label
+
+    # -- the selection ---------------------------------------------------------------------------
+    def select(self, **values: object) -> set[str]:
+        """Change the selection (:class:`UiState` fields) and redraw what shows it.
+
+        The inference chosen is pinned in the session (it stays when the ring moves on); the one
+        chosen before is let go.
+        """
+        changed = self.ui.set(**values)
+        if "inference" in changed:
+            number = self.ui.inference
+            if self._pinned is not None and self._pinned != number:
+                self.session.unpin(self._pinned)
+                self._pinned = None
+            if number is not None and self.session.pin(number):
+                self._pinned = number
+        if changed:
+            self.request_refresh(*changed)
+        return changed
 
     # -- reacting to widgets ---------------------------------------------------------------------
     @on(LineTable.RowHighlighted, "#layers")
     def _layer_highlighted(self, event: LineTable.RowHighlighted) -> None:
         layer = self.query_one("#layers", LayersTable).layer_at_cursor()
-        if layer is not None and layer != self.ui.layer:
-            self.ui.layer = layer
-            self.request_refresh("layer")
+        if layer is not None:
+            self.select(layer=layer)
+
+    @on(LineTable.RowHighlighted, "#spans")
+    def _span_highlighted(self, event: LineTable.RowHighlighted) -> None:
+        self.select(layer=int(event.key))
+        self.query_one("#layers", LayersTable).select_layer(int(event.key))
 
     @on(LineTable.HeaderClicked, "#layers")
     def _header_selected(self, event: LineTable.HeaderClicked) -> None:
@@ -217,34 +287,51 @@ class TracerApp(App[int]):
         if sort is None:
             return
         if sort == self.ui.sort:
-            self.ui.reverse = not self.ui.reverse
+            self.select(reverse=not self.ui.reverse)
         else:
-            self.ui.sort, self.ui.reverse = sort, False
-        self.request_refresh("sort")
+            self.select(sort=sort, reverse=False)
 
     @on(TimelineView.LayerClicked)
     def _timeline_clicked(self, event: TimelineView.LayerClicked) -> None:
-        self.select_layer(event.layer)
+        layer = event.layer if event.layer >= 0 else self.ui.layer
+        if event.inference != self._shown_number():
+            self.goto_inference(event.inference, layer=layer, place_cursor=False)
+        elif layer is not None:
+            self.select_layer(layer)
+
+    @on(TimelineView.CursorPlaced)
+    def _cursor_placed(self, event: TimelineView.CursorPlaced) -> None:
+        self.select(cursor=event.cycle)
 
     @on(LatencyPlot.InferenceClicked)
     def _latency_clicked(self, event: LatencyPlot.InferenceClicked) -> None:
-        self.ui.inference = event.number
-        self.request_refresh("inference")
+        self.goto_inference(event.number, place_cursor=False)
+
+    @on(FindingsView.Chosen)
+    def _finding_chosen(self, event: FindingsView.Chosen) -> None:
+        snapshot = self.snapshot or self.session.snapshot()
+        if not 0 <= event.index < len(snapshot.findings):
+            return
+        finding = snapshot.findings[event.index]
+        self.select(finding=(finding.id, finding.layer))
+        if event.go:
+            self.go_to_finding(1, from_start=True)
 
     @on(Tabs.TabActivated, "#tabs")
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
         name = (event.tab.id or "").removeprefix("tab-")
-        if name in TABS and name != getattr(self, "active_tab", None):
+        if name in TABS and name != self.active_tab:
             self.show_view(name)
 
     def show_view(self, name: str) -> None:
         """Bring a view to the front; only its views are refreshed from now on."""
         self.active_tab = name
         with self.batch_update():
+            # The overview stays laid out underneath, neither hidden nor drawn while covered: going
+            # back to it is a repaint of what it drew, not a new layout and a redraw of every view
+            # (a hidden widget loses its size). The other views are opaque panes over it.
             for pane in self.query(".over"):
                 pane.display = pane.id == name
-            # Hidden, not removed: it keeps its layout and what it last drew.
-            self.query_one("#overview").styles.visibility = "visible" if name == "overview" else "hidden"
             shown: set[View] = set()
             for pane in self.query(".pane"):
                 in_front = pane.id == name
@@ -257,14 +344,14 @@ class TracerApp(App[int]):
             self.refresh_views(views=shown)
         self.query_one("#tabs", Tabs).active = f"tab-{name}"
         # Keys act on what is in front: the layers on the overview, the spans on the timeline.
-        target = {"overview": "#layers", "timeline": "#spans", "console": "#console-full"}.get(name)
+        target = {"overview": "#layers", "timeline": "#spans", "findings": "#findings-full",
+                  "console": "#console-full"}.get(name)  # fmt: skip
         if target is not None:
             self.query_one(target).focus()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        self.ui.filter = event.value.strip()
-        self.request_refresh("filter")
+        self.select(filter=event.value.strip())
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
@@ -272,171 +359,26 @@ class TracerApp(App[int]):
             self.query_one("#filter", Input).display = False
         self.query_one("#layers", LayersTable).focus()
 
+    @on(Input.Submitted, "#goto")
+    def _goto_submitted(self, event: Input.Submitted) -> None:
+        field = self.query_one("#goto", Input)
+        field.display = False
+        text = event.value.strip().lstrip("#")
+        field.value = ""
+        self._refocus()
+        if not text:
+            return
+        try:
+            number = int(text, 0)
+        except ValueError:
+            self.notify(f"not an inference number: {text!r}", severity="warning", timeout=3)
+            return
+        self.goto_inference(number, tab="timeline")
+
     def select_layer(self, layer: int) -> None:
         """Select a layer everywhere."""
-        self.ui.layer = layer
+        self.select(layer=layer)
         self.query_one("#layers", LayersTable).select_layer(layer)
-        self.request_refresh("layer")
-
-    # -- actions ---------------------------------------------------------------------------------
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Replay speed keys only in replay."""
-        if action in ("faster", "slower") and self.session.mode != "replay":
-            return False
-        return True
-
-    def action_toggle_pause(self) -> None:
-        """Pause or resume."""
-        paused = self.session.toggle_pause()
-        if paused and self.session.mode == "live":
-            self.notify("the screen holds still; recording and decoding go on", title="paused", timeout=3)
-        self.request_refresh("paused")
-
-    def _ring_numbers(self) -> list[int]:
-        snapshot = self.snapshot or self.session.snapshot()
-        return [record.number for record in snapshot.ring]
-
-    def _current_inference(self) -> int | None:
-        snapshot = self.snapshot or self.session.snapshot()
-        record = inference_of(snapshot, self.ui)
-        return record.number if record is not None else None
-
-    def action_previous_inference(self) -> None:
-        """Show the inference before the one shown."""
-        numbers = self._ring_numbers()
-        current = self._current_inference()
-        if current is None or current not in numbers:
-            return
-        at = numbers.index(current)
-        if at > 0:
-            self.ui.inference = numbers[at - 1]
-        else:
-            self.ui.inference = current
-            self.bell()
-        self.request_refresh("inference")
-
-    def action_next_inference(self) -> None:
-        """Show the next inference; at the newest of a paused replay, step to the next one."""
-        numbers = self._ring_numbers()
-        current = self._current_inference()
-        if current is not None and current in numbers and numbers.index(current) < len(numbers) - 1:
-            self.ui.inference = numbers[numbers.index(current) + 1]
-        elif self.session.mode == "replay" and (self.session.paused or self.ui.inference is not None):
-            self.ui.inference = None
-            if not self.session.step():
-                self.bell()
-        else:
-            self.ui.inference = None
-        self.request_refresh("inference")
-
-    def action_follow(self) -> None:
-        """Follow the newest inference."""
-        self.ui.inference = None
-        self.request_refresh("inference")
-
-    def action_faster(self) -> None:
-        """Replay faster."""
-        self.notify(f"replay speed {speed_label(self.session.faster())}", timeout=2)
-        self.request_refresh("speed")
-
-    def action_slower(self) -> None:
-        """Replay slower."""
-        self.notify(f"replay speed {speed_label(self.session.slower())}", timeout=2)
-        self.request_refresh("speed")
-
-    def action_filter(self) -> None:
-        """Show and focus the layer filter."""
-        self.action_show_tab("overview")
-        field = self.query_one("#filter", Input)
-        field.display = True
-        field.focus()
-
-    def action_escape(self) -> None:
-        """Clear the filter (and leave it)."""
-        field = self.query_one("#filter", Input)
-        if field.display or self.ui.filter:
-            field.value = ""
-            field.display = False
-            self.ui.filter = ""
-            self.query_one("#layers", LayersTable).focus()
-            self.request_refresh("filter")
-
-    def action_sort_next(self) -> None:
-        """Sort by the next column."""
-        at = SORT_KEYS.index(self.ui.sort) if self.ui.sort in SORT_KEYS else 0
-        self.ui.sort, self.ui.reverse = SORT_KEYS[(at + 1) % len(SORT_KEYS)], False
-        self.notify(f"layers sorted by {self.ui.sort}", timeout=2)
-        self.request_refresh("sort")
-
-    def action_sort_reverse(self) -> None:
-        """Reverse the sort."""
-        self.ui.reverse = not self.ui.reverse
-        self.request_refresh("sort")
-
-    def action_zoom_in(self) -> None:
-        """Timeline: zoom in."""
-        self.query_one("#gantt", TimelineView).zoom_in()
-
-    def action_zoom_out(self) -> None:
-        """Timeline: zoom out."""
-        self.query_one("#gantt", TimelineView).zoom_out()
-
-    def action_zoom_reset(self) -> None:
-        """Timeline: fit the inference."""
-        self.query_one("#gantt", TimelineView).set_zoom(1.0)
-
-    def action_scroll_later(self) -> None:
-        """Timeline: scroll right."""
-        self.query_one("#gantt", TimelineView).scroll_by_screens(0.25)
-
-    def action_scroll_earlier(self) -> None:
-        """Timeline: scroll left."""
-        self.query_one("#gantt", TimelineView).scroll_by_screens(-0.25)
-
-    def action_show_tab(self, tab: str) -> None:
-        """Switch to a tab."""
-        if tab in TABS and tab != self.active_tab:
-            self.show_view(tab)
-
-    def action_help(self) -> None:
-        """Show every key (the refresh timer rests while the help covers the screen)."""
-        panel = self.query_one("#help", HelpPanel)
-        if panel.is_open:
-            return
-        if self._timer is not None:
-            self._timer.pause()
-        self._focus_before_help = self.focused
-        panel.open()
-
-    @on(HelpPanel.Closed)
-    def _help_closed(self) -> None:
-        if self._timer is not None:
-            self._timer.resume()
-        before = getattr(self, "_focus_before_help", None)
-        (before or self.query_one("#layers", LayersTable)).focus()
-
-    def action_export(self) -> None:
-        """Write the report JSON in the background; say where when done."""
-        path = default_report_path(self.session, self.export_dir)
-        self.notify(f"writing the report to {path} ...", timeout=2)
-        self.run_worker(functools.partial(self._export, path), thread=True, group="export", exit_on_error=False)
-
-    def _export(self, path: Path) -> None:
-        try:
-            written = write_session_report(self.session, path)
-        except TracerError as exc:
-            self.call_from_thread(self.notify, str(exc), title="export failed", severity="error", timeout=8)
-            return
-        self.last_export = written
-        self.call_from_thread(self.notify, f"report written to {written}", title="exported", timeout=8)
-
-    async def action_quit(self) -> None:
-        """Quit (exit code 0)."""
-        self.exit(int(ExitCode.OK))
-
-    def action_interrupt(self) -> None:
-        """Ctrl+C: quit as an interrupt (exit code 130)."""
-        self.exit(int(ExitCode.INTERRUPTED))
 
     # -- command palette -------------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.message import Message
-from textual.widgets import Static
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from tracer.tui import palette as pal
-from tracer.tui.keys import KEYS, MOUSE_HELP
+from tracer.tui.keys import KEYS, MOUSE_HELP, VIEW_KEYS
 
-GROUPS = (("playback", "Playback"), ("layers", "Layers"), ("timeline", "Timeline"), ("views", "Views"),
-          ("general", "General"))  # fmt: skip
+GROUPS = (("playback", "Playback"), ("findings", "Findings"), ("layers", "Layers"), ("timeline", "Timeline"),
+          ("views", "Views"), ("general", "General"))  # fmt: skip
 
 
 def help_rows() -> list[tuple[str, str, str]]:
@@ -24,6 +25,7 @@ def help_rows() -> list[tuple[str, str, str]]:
             rows.append(("", "", "gap"))
         rows.append((title, "", "group"))
         rows += [(key.display, key.help, "key") for key in KEYS if key.group == group]
+        rows += [(key, does, "key") for key, does, where in VIEW_KEYS if where == group]
     rows += [("ctrl+p", "command palette: every action above by name", "key"),
              ("ctrl+c", "quit as an interrupt (exit code 130)", "key"), ("", "", "gap"), ("Mouse", "", "group")]  # fmt: skip
     rows += [(what, does, "mouse") for what, does in MOUSE_HELP]
@@ -33,13 +35,16 @@ def help_rows() -> list[tuple[str, str, str]]:
 def help_text() -> Text:
     """The help as styled text (drawn once: cheaper than a table each time it opens)."""
     rows = help_rows()
-    width = max(len(key) for key, _does, kind in rows if kind in ("key", "mouse"))
+    width = max(len(key) for key, _does, kind in rows if kind == "key")
     text = Text(no_wrap=True)
     for key, does, kind in rows:
         if kind == "group":
             text.append(f"{key}\n", style=f"bold {pal.INFO}")
         elif kind == "gap":
             text.append("\n")
+        elif kind == "mouse":
+            text.append(f"{'':>{width}}  {key}: ", style=f"bold {pal.ACCENT}")
+            text.append(f"{does}\n", style=pal.TEXT)
         else:
             text.append(f"{key:>{width}}  ", style=f"bold {pal.ACCENT}")
             text.append(f"{does}\n", style=pal.TEXT)
@@ -47,11 +52,12 @@ def help_text() -> Text:
     return text
 
 
-class HelpPanel(VerticalScroll):
+class HelpPanel(ScrollView, can_focus=True):
     """Every key, grouped, floating over the screen; escape, ? or q closes it.
 
-    An overlay on the main screen rather than a screen of its own: opening and closing it repaints
-    only what it covers, so it answers at once even while data streams in.
+    An overlay on the main screen rather than a screen of its own, drawn on the line API from
+    lines made once: opening and closing it repaints only what it covers, so it answers at once
+    even while data streams in.
     """
 
     DEFAULT_CSS = """
@@ -60,10 +66,15 @@ class HelpPanel(VerticalScroll):
         width: 118; max-width: 95%; height: auto; max-height: 95%;
         border: round $primary; background: $surface; padding: 1 2;
         border-title-color: $text; border-subtitle-color: $text-muted;
+        scrollbar-size-vertical: 1; overflow-x: hidden;
     }
     """
     BINDINGS = [
         Binding("escape,question_mark,q", "close", "Close"),
+        Binding("up", "scroll_up", "Up", show=False),
+        Binding("down", "scroll_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
     ]
 
     class Closed(Message):
@@ -73,10 +84,22 @@ class HelpPanel(VerticalScroll):
         super().__init__(id=id)
         self.border_title = "tracer · keys"
         self.border_subtitle = "escape, ? or q to close"
+        console = Console(width=200, color_system="truecolor", legacy_windows=False)
+        self._lines = [Strip(list(line)) for line in console.render_lines(help_text(), console.options.update(width=200),
+                                                                           pad=False)]  # fmt: skip
+        self.virtual_size = Size(max(s.cell_length for s in self._lines), len(self._lines))
 
-    def compose(self) -> ComposeResult:
-        """The table."""
-        yield Static(help_text(), id="help-table")
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """As tall as the help (the stylesheet caps it at the screen)."""
+        return len(self._lines)
+
+    def render_line(self, y: int) -> Strip:
+        """One line of the help."""
+        row = int(self.scroll_y) + y
+        width = self.scrollable_content_region.width
+        if 0 <= row < len(self._lines):
+            return self._lines[row].crop_extend(0, width, None)
+        return Strip.blank(width)
 
     @property
     def is_open(self) -> bool:

@@ -32,26 +32,44 @@ class Key:
 
 KEYS: tuple[Key, ...] = (
     Key("space", "space", "toggle_pause", "Pause", "pause or resume (replay: feeding stops; live: the screen holds still, recording goes on)", True, "playback"),
-    Key("left", "←", "previous_inference", "Prev", "previous inference (timeline, latency plot)", True, "playback"),
-    Key("right", "→", "next_inference", "Next", "next inference; paused replay steps to the next inference", True, "playback"),
+    Key("left", "←", "previous_inference", "Prev", "previous inference (replay: anywhere in the file)", True, "playback"),
+    Key("right", "→", "next_inference", "Next", "next inference; at the newest of a paused replay, step to the next one", True, "playback"),
     Key("f", "f", "follow", "Follow", "follow the newest inference again", False, "playback"),
+    Key("g", "g", "goto", "Go to", "go to an inference by number (replay: any in the file)", False, "playback"),
     Key("plus,equals_sign", "+", "faster", "Faster", "replay faster (×2; past ×64: as fast as possible)", True, "playback"),
     Key("minus", "-", "slower", "Slower", "replay slower (÷2, down to ×1/16)", True, "playback"),
+    Key("n", "n", "next_finding", "Next finding", "next inference and layer that shows the chosen finding (none chosen: any finding), on the timeline", True, "findings"),
+    Key("N", "N", "previous_finding", "Prev finding", "previous inference and layer that shows it", False, "findings"),
     Key("slash", "/", "filter", "Filter", "filter layers by name, op or engine (enter keeps it, escape clears)", True, "layers"),
     Key("s", "s", "sort_next", "Sort", "sort layers by the next column (#, p50, p99, max, ratio, jitter, name)", False, "layers"),
     Key("S", "S", "sort_reverse", "Reverse", "reverse the sort order", False, "layers"),
-    Key("right_square_bracket", "]", "zoom_in", "Zoom in", "timeline: zoom in (also the mouse wheel)", False, "timeline"),
-    Key("left_square_bracket", "[", "zoom_out", "Zoom out", "timeline: zoom out", False, "timeline"),
-    Key("full_stop", ".", "scroll_later", "Scroll →", "timeline: scroll right (also shift+wheel, the scrollbar)", False, "timeline"),
+    Key("h", "h", "cursor(-1)", "Cursor ←", "timeline: move the time cursor left (l: right)", False, "timeline"),
+    Key("l", "l", "cursor(1)", "Cursor →", "timeline: move the time cursor right", False, "timeline"),
+    Key("H", "H", "cursor_edge(-1)", "Edge ←", "timeline: cursor to the previous edge of a layer, handler or inference", False, "timeline"),
+    Key("L", "L", "cursor_edge(1)", "Edge →", "timeline: cursor to the next edge", False, "timeline"),
+    Key("m", "m", "mark", "Mark", "timeline: mark a range from the cursor (measured in cycles and time); again: clear it", False, "timeline"),
+    Key("right_square_bracket", "]", "zoom_in", "Zoom in", "timeline: zoom in around the cursor (also the mouse wheel, around the pointer)", False, "timeline"),
+    Key("left_square_bracket", "[", "zoom_out", "Zoom out", "timeline: zoom out (past the inference: its neighbours)", False, "timeline"),
+    Key("full_stop", ".", "scroll_later", "Scroll →", "timeline: scroll right, into the next inferences (also shift+wheel)", False, "timeline"),
     Key("comma", ",", "scroll_earlier", "Scroll ←", "timeline: scroll left", False, "timeline"),
     Key("0", "0", "zoom_reset", "Fit", "timeline: fit the whole inference", False, "timeline"),
     Key("1", "1", "show_tab('overview')", "Overview", "overview: latency, memory, layers, detail, findings, console", False, "views"),
-    Key("2", "2", "show_tab('timeline')", "Timeline", "timeline of one inference (Gantt)", False, "views"),
-    Key("3", "3", "show_tab('findings')", "Findings", "findings (tracer check's rules) with their evidence and fixes", False, "views"),
-    Key("4", "4", "show_tab('console')", "Console", "the firmware's console (ITM port 0 / UART text)", False, "views"),
+    Key("2", "2", "show_tab('timeline')", "Timeline", "timeline: a Gantt across inferences, with interrupts and gaps", False, "views"),
+    Key("3", "3", "show_tab('findings')", "Findings", "findings (tracer check's rules): up/down choose, enter goes to the evidence", False, "views"),
+    Key("4", "4", "show_tab('console')", "Console", "the firmware's console (ITM port 0 / UART text), errors in red", False, "views"),
     Key("e", "e", "export", "Export", "write the report JSON (the tracer report contract) to a file", True, "general"),
+    Key("p", "p", "screenshot", "Screenshot", "write the screen as SVG to the current folder", False, "general"),
     Key("question_mark", "?", "help", "Help", "this help", True, "general"),
     Key("q", "q", "quit", "Quit", "quit", True, "general"),
+)
+
+# Keys of one view only (written in the help, bound by the view itself).
+VIEW_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("↑ ↓", "layers table, spans table: select a layer; findings: choose a finding", "views"),
+    ("enter", "findings: go to the first inference and layer that shows the chosen finding", "findings"),
+    ("< >", "layers and spans tables: scroll the columns that do not fit", "layers"),
+    ("pgup pgdn", "scroll the table, the findings or the console", "views"),
+    ("escape", "clear the filter, else the range, else the chosen finding", "general"),
 )
 
 MOUSE_HELP: tuple[tuple[str, str], ...] = (
@@ -59,7 +77,7 @@ MOUSE_HELP: tuple[tuple[str, str], ...] = (
     ("click a column header", "sort by that column (again: reverse)"),
     ("wheel on the timeline", "zoom in and out around the pointer"),
     ("shift+wheel, scrollbar", "scroll the timeline"),
-    ("click a timeline bar", "select that layer"),
+    ("click the timeline", "place the cursor; on a bar: select that layer (or inference)"),
     ("click a latency bar", "show that inference on the timeline"),
     ("click a tab", "switch views"),
 )

@@ -19,6 +19,7 @@ ACCENT = "#FEA62B"
 NPU = ("#2F7FD0", "#235F9C")  # alternating shades, so neighbouring layers stay apart
 CPU = ("#8A64D6", "#6A4CAA")
 ISR = "#F08A24"
+TASK = "#3E8E7E"
 JOB = "#6EC1F0"
 CLEAN = "#F4D03F"
 INVALIDATE = "#48C9B0"

@@ -17,8 +17,13 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from typing import TYPE_CHECKING
+
 from tracer.errors import TracerError
 from tracer.session.engine import Session, SessionOptions
+
+if TYPE_CHECKING:
+    from tracer.tui.app import TracerApp
 
 DEFAULT_CAPTURE = "captures/demo.trace"
 DEFAULT_BUDGET = "captures/demo_budget.toml"
@@ -40,7 +45,8 @@ def screenshot(
     async def run() -> str:
         async with app.run_test(size=size) as pilot:
             for _ in range(3000):
-                if session.ended:
+                index = session.index
+                if session.ended and (index is None or index.ready or index.error is not None):
                     break
                 await pilot.pause(0.01)
             app.refresh_views(force=True)
@@ -48,6 +54,7 @@ def screenshot(
             for key in keys:
                 await pilot.press(key)
                 await pilot.pause()
+                await _quiet(app)
             app.refresh_views(force=True)
             await pilot.pause()
             await pilot.wait_for_scheduled_animations()
@@ -57,6 +64,13 @@ def screenshot(
         return asyncio.run(run())
     finally:
         session.close()
+
+
+async def _quiet(app: TracerApp) -> None:
+    """Wait for the work a key started (reading an inference from the file) to finish."""
+    others = [w for w in app.workers if w.group != "session"]
+    if others:
+        await app.workers.wait_for_complete(others)
 
 
 def main(argv: list[str] | None = None) -> int:

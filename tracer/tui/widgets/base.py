@@ -23,6 +23,8 @@ class View:
     draws: int = 0  # snapshots drawn (tests check hidden views are skipped)
     last_draw: float = float("-inf")
     drawn_version: int = -1  # the snapshot version last drawn
+    drawn_choices: int = -1  # how many changes of the choices it depends on it had seen when drawn
+    drawn_size: tuple[int, int] = (-1, -1)  # its content size when drawn (a new size: drawn again)
     interval: float = 0.0  # least seconds between redraws for new data: numbers changing faster are unreadable
     depends: frozenset[str] = frozenset()  # the on-screen choices (UiState fields) it shows
 
@@ -44,10 +46,14 @@ class View:
         self.shown = False
 
     def update_if_changed(self, text: Text) -> None:
-        """``Static.update`` only when the text differs (an unchanged panel is not repainted)."""
+        """``Static.update`` only when the text differs (an unchanged panel is not repainted).
+
+        The views that use it have a size set by the layout, not by their text, so the screen is
+        repainted, not laid out again (a layout of the whole screen costs tens of milliseconds).
+        """
         if text != getattr(self, "_last_text", None):
             self._last_text = text
-            self.update(text)  # type: ignore[attr-defined]
+            self.update(text, layout=False)  # type: ignore[attr-defined]
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """Draw ``snapshot`` (called from the app's refresh, inside a batch update)."""

@@ -1,19 +1,38 @@
-"""The firmware's console: ITM port 0 or UART text, stamped with target time where known."""
+"""The firmware's console: ITM port 0 or UART text, stamped with target time where known.
+
+On Textual's line API (a line is drawn only when it shows), with lines that say something went
+wrong highlighted: errors, faults, failed asserts in red, warnings in amber. It follows the
+newest line until the user scrolls up, and again once they are back at the end.
+"""
 
 from __future__ import annotations
 
+import collections
+import re
 from typing import Callable
 
+from rich.segment import Segment
+from rich.style import Style
 from textual.binding import Binding
-from textual.widgets import Log
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
+from tracer.base.timeline import ConsoleLine
 from tracer.session.engine import CONSOLE_LINES
 from tracer.session.snapshot import SessionSnapshot
-from tracer.base.timeline import ConsoleLine
+from tracer.tui import palette as pal
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 
 MAX_LINES = CONSOLE_LINES  # as many as the session keeps
+ERROR = re.compile(r"\b(error|err|fail(ed|ure)?|fault|hardfault|assert(ion)?|panic|abort(ed)?|overflow|"
+                   r"overrun|exception|fatal|crash(ed)?)\b", re.IGNORECASE)  # fmt: skip
+WARNING = re.compile(r"\b(warn(ing)?|timeout|retry|dropped|lost)\b", re.IGNORECASE)
+STAMP = Style(color=pal.MUTED)
+TEXT = Style(color=pal.TEXT)
+ERROR_STYLE = Style(color=pal.BAD, bold=True)
+WARNING_STYLE = Style(color=pal.WARN)
 
 
 def console_text(line: ConsoleLine, clock_hz: int | None) -> str:
@@ -25,34 +44,53 @@ def console_text(line: ConsoleLine, clock_hz: int | None) -> str:
     return f"{'':>13} │ {line.text}"
 
 
-class ConsoleView(View, Log, inherit_bindings=False):
-    """Console lines as they arrive (plain text: cheap at any rate)."""
+def line_style(text: str) -> Style:
+    """Red for a line that says something failed, amber for a warning, plain otherwise."""
+    if ERROR.search(text):
+        return ERROR_STYLE
+    if WARNING.search(text):
+        return WARNING_STYLE
+    return TEXT
+
+
+class ConsoleView(View, ScrollView, can_focus=True, inherit_bindings=False):
+    """Console lines as they arrive."""
 
     interval = 0.25
 
     DEFAULT_CSS = """
-    ConsoleView { border: round $primary-darken-2; border-title-color: $text; }
+    ConsoleView { border: round $primary-darken-2; border-title-color: $text; scrollbar-size-vertical: 1;
+                  overflow-x: hidden; }
+    ConsoleView:focus { border: round $primary; }
     """
     BINDINGS = [
-        Binding("up", "scroll_up", "Up", show=False),
-        Binding("down", "scroll_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home", "scroll_home", "Top", show=False),
-        Binding("end", "scroll_end", "Bottom", show=False),
+        Binding("up", "move('scroll_up')", "Up", show=False),
+        Binding("down", "move('scroll_down')", "Down", show=False),
+        Binding("pageup", "move('scroll_page_up')", "Page up", show=False),
+        Binding("pagedown", "move('scroll_page_down')", "Page down", show=False),
+        Binding("home", "move('scroll_home')", "Top", show=False),
+        Binding("end", "move('scroll_end')", "Bottom", show=False),
     ]
 
     def __init__(self, lines: Callable[[int, int], tuple[list[ConsoleLine], int]], *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id, max_lines=MAX_LINES, auto_scroll=True)
+        super().__init__(id=id)
         self.border_title = "Console"
         self._source = lines
         self._seq = 0
         self._count = 0
+        self._errors = 0
+        self._lines: collections.deque[tuple[str, Style]] = collections.deque(maxlen=MAX_LINES)
+        self._follow = True  # show the newest lines (until the user scrolls up)
 
-    def on_resize(self) -> None:
-        """Keep the newest line in sight after a resize."""
-        if self.auto_scroll:
-            self.scroll_end(animate=False, immediate=True)
+    @property
+    def line_count(self) -> int:
+        """Lines held."""
+        return len(self._lines)
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines held, oldest first (tests)."""
+        return [text for text, _ in self._lines]
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """Append the lines that arrived since the last refresh."""
@@ -62,6 +100,54 @@ class ConsoleView(View, Log, inherit_bindings=False):
         if not lines:
             return
         clock = snapshot.status.clock_hz
-        self.write_lines([console_text(line, clock) for line in lines[-MAX_LINES:]])
+        for line in lines[-MAX_LINES:]:
+            style = line_style(line.text)
+            self._errors += style is ERROR_STYLE
+            self._lines.append((console_text(line, clock), style))
         self._count += len(lines)
-        self.border_title = f"Console ({self._count:,} lines)"
+        errors = f" · {self._errors:,} error{'s' if self._errors != 1 else ''}" if self._errors else ""
+        self.border_title = f"Console ({self._count:,} lines{errors})"
+        self.styles.border_title_color = pal.BAD if self._errors else None
+        self._fit()
+        self.call_after_refresh(self._fit)  # once laid out, the scrollbar agrees with what shows
+        self.refresh()
+
+    def _fit(self) -> None:
+        self.virtual_size = Size(self.size.width, len(self._lines))
+        if self._follow:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        """Keep the newest line in sight after a resize (when following)."""
+        self._fit()
+
+    def _top(self) -> int:
+        """The line at the top: the newest lines while following, else where the user scrolled to."""
+        if self._follow:
+            return max(0, len(self._lines) - self.size.height)
+        return int(self.scroll_y)
+
+    def action_move(self, how: str) -> None:
+        """Scroll by a line, a page, to the top or the end; following stops above the end."""
+        if self._follow:
+            self.scroll_to(y=self._top(), animate=False, immediate=True)
+        self._follow = False
+        getattr(self, how)(animate=False, immediate=True)
+        self._follow = how == "scroll_end" or self.scroll_y >= self.max_scroll_y
+        self.refresh()
+
+    def on_mouse_scroll_up(self) -> None:
+        """The wheel up: stop following (the newest lines) to read back."""
+        if self._follow:
+            self.scroll_to(y=self._top(), animate=False, immediate=True)
+            self._follow = False
+
+    def render_line(self, y: int) -> Strip:
+        """One console line (its time stamp muted)."""
+        width = self.size.width
+        row = self._top() + y
+        if not 0 <= row < len(self._lines):
+            return Strip.blank(width)
+        text, style = self._lines[row]
+        stamp, bar, body = text.partition("│")
+        return Strip([Segment(stamp + bar, STAMP), Segment(body, style)]).crop_extend(0, width, None)

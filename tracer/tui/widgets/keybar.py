@@ -12,8 +12,8 @@ from textual.widgets import Static
 
 from tracer.tui import palette as pal
 
-REPLAY_KEYS = (("space", "Pause"), ("← →", "Inference"), ("+ -", "Speed"), ("/", "Filter"), ("1-4", "Views"),
-               ("e", "Export"), ("?", "Help"), ("q", "Quit"))  # fmt: skip
+REPLAY_KEYS = (("space", "Pause"), ("← →", "Inference"), ("n N", "Finding"), ("+ -", "Speed"), ("/", "Filter"),
+               ("1-4", "Views"), ("e", "Export"), ("p", "Shot"), ("?", "Help"), ("q", "Quit"))  # fmt: skip
 LIVE_KEYS = tuple(k for k in REPLAY_KEYS if k[0] != "+ -")
 
 

@@ -69,8 +69,9 @@ class LatencyPlot(View, Widget):
         self.refresh()
 
     def on_resize(self) -> None:
-        """Lay the bars out again for the new width."""
+        """Lay the bars out again for the new size, and draw them."""
         self._rebuild()
+        self.refresh()
 
     def _rebuild(self) -> None:
         width, height = self.content_size.width, self.content_size.height

@@ -12,8 +12,8 @@ from tracer.tui.widgets.base import View
 from tracer.tui.widgets.line_table import Cell, Column, LineTable
 
 COLUMNS = (
-    Column("index", "#", right=True),
-    Column("name", "layer", min_width=10),
+    Column("index", "#", right=True, keep=True),
+    Column("name", "layer", min_width=10, keep=True, max_width=14),
     Column("op", "op"),
     Column("engine", "engine"),
     Column("predicted", "predicted", right=True),
@@ -21,10 +21,14 @@ COLUMNS = (
     Column("p99", "p99", right=True),
     Column("max", "max", right=True),
     Column("time", "p50 time", right=True),
-    Column("ratio", "ratio", right=True),
+    Column("ratio", "ratio", right=True, keep=True),
     Column("jitter", "jitter", right=True),
-    Column("flags", "flags", min_width=8),
+    Column("base", "base p50", right=True),
+    Column("delta", "Δp50", right=True),
+    Column("flags", "flags", min_width=8, keep=True, max_width=18),
 )
+# When the table is narrower than its columns (80x24), these go first (# layer ratio flags stay).
+DROP = ("time", "op", "max", "predicted", "p99", "engine", "base", "jitter", "p50", "delta")
 SORT_OF_COLUMN = {"index": "index", "name": "name", "p50": "p50", "p99": "p99", "max": "max", "ratio": "ratio",
                   "jitter": "jitter"}  # fmt: skip
 
@@ -46,8 +50,17 @@ def matches(row: LayerRow, text: str) -> bool:
     return all(word in haystack for word in text.lower().split())
 
 
-def cells(row: LayerRow, clock_hz: int | None) -> tuple[Cell, ...]:
-    """The cells of one layer, in column order."""
+def delta_cell(p50: int | None, base: int | None) -> Cell:
+    """``+12.3%`` of p50 against the baseline's (red when slower by more than 5%, green when faster)."""
+    if p50 is None or not base:
+        return ("" if base is None else "-", pal.MUTED)
+    change = p50 / base - 1
+    colour = pal.BAD if change > 0.05 else pal.GOOD if change < -0.05 else pal.TEXT
+    return (f"{change:+.1%}", f"bold {colour}")
+
+
+def cells(row: LayerRow, clock_hz: int | None, base: int | None = None) -> tuple[Cell, ...]:
+    """The cells of one layer, in column order (``base``: the baseline's p50, if any)."""
     c = row.cycles
     info = row.info
     ratio = row.ratio
@@ -64,6 +77,8 @@ def cells(row: LayerRow, clock_hz: int | None) -> tuple[Cell, ...]:
         (fmt.cycle_time(c.p50, clock_hz) if c else "-", pal.MUTED),
         (f"{ratio:.2f}" if ratio is not None else "-", f"bold {pal.ratio_colour(ratio, row.tolerance_pct)}"),
         (f"±{c.cv:.1%}" if c is not None else "-", pal.WARN if c is not None and c.cv > 0.05 else pal.TEXT),
+        (fmt.cycles(base) if base is not None else "", pal.MUTED),
+        delta_cell(c.p50 if c else None, base),
         (" ".join(row.flags), pal.SEVERITY.get(row.severity or "", pal.WARN)),
     )
 
@@ -74,6 +89,7 @@ class LayersTable(View, LineTable):
     interval = 0.5
     depends = frozenset({"filter", "sort"})
     COLUMNS = COLUMNS
+    DROP = DROP
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -90,8 +106,13 @@ class LayersTable(View, LineTable):
         rows.sort(key=SORTERS.get(ui.sort, SORTERS["index"]), reverse=(ui.sort in DESCENDING) != ui.reverse)
         clock = snapshot.status.clock_hz
         self.set_headers([c.header + self._arrow(c.key, ui) for c in COLUMNS])
-        self.set_rows([(str(r.index), cells(r, clock)) for r in rows])
+        self.set_rows([(str(r.index), cells(r, clock, snapshot.baseline.get(r.index))) for r in rows])
         self.select_layer(ui.layer)
+        count = len(snapshot.findings)
+        worst = max((f.severity for f in snapshot.findings), key=lambda s: s.rank, default=None)
+        self.border_title = "Layers" + (f" · {count} finding{'s' if count != 1 else ''}" if count else "")
+        self.border_subtitle = f"Δp50 against {snapshot.baseline_name}" if snapshot.baseline_name else ""
+        self.styles.border_title_color = pal.SEVERITY.get(worst.value, pal.TEXT) if worst is not None else None
 
     @staticmethod
     def _arrow(column: str, ui: UiState) -> str:

@@ -3,6 +3,10 @@
 Textual's ``DataTable`` renders every cell through Rich again whenever any cell changes; fed new
 numbers several times a second that costs more than the rest of the screen together. Here a row's
 strip is rebuilt only when its text changes, and drawing a row is joining segments.
+
+Narrower than its columns, the table lays out by priority: the columns marked ``keep`` stay (in
+their order) and the others follow in the order they matter (the reverse of :attr:`LineTable.DROP`,
+which lists them first dropped first); ``<`` and ``>`` scroll through those.
 """
 
 from __future__ import annotations
@@ -31,12 +35,15 @@ Cell = tuple[str, str]  # text, Rich style
 
 @dataclasses.dataclass(frozen=True)
 class Column:
-    """A column: its key, header text, alignment and least width."""
+    """A column: its key, header text, alignment, least width, and whether it stays when the
+    table is too narrow (``keep``); ``max_width`` cuts its text then (0: never)."""
 
     key: str
     header: str
     right: bool = False
     min_width: int = 0
+    keep: bool = False
+    max_width: int = 0
 
 
 def _style(text: str) -> Style:
@@ -50,6 +57,7 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
     """
 
     COLUMNS: tuple[Column, ...] = ()
+    DROP: tuple[str, ...] = ()  # columns not kept, first dropped first (others: after these, from the right)
     DEFAULT_CSS = """
     LineTable { height: auto; max-height: 100%; scrollbar-size-vertical: 1; overflow-x: hidden; }
     """
@@ -60,6 +68,8 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home", "first", "First", show=False),
         Binding("end", "last", "Last", show=False),
+        Binding("less_than_sign", "columns(-1)", "Columns ←", show=False),
+        Binding("greater_than_sign", "columns(1)", "Columns →", show=False),
     ]
 
     class RowHighlighted(Message):
@@ -96,6 +106,9 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         self._widths: list[int] = [max(len(c.header), c.min_width) for c in self.COLUMNS]
         self._headers: list[str] = [c.header for c in self.COLUMNS]
         self.cursor_row = 0
+        self.column_scroll = 0  # columns scrolled past, when narrow
+        self._shown: list[int] = list(range(len(self.COLUMNS)))
+        self.hidden: list[str] = []  # columns out of view now (keys)
 
     # -- data ------------------------------------------------------------------------------------
     @property
@@ -143,6 +156,64 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         if widths != self._widths:
             self._widths = widths
             self._strips.clear()
+        self._arrange()
+
+    def _priority(self) -> list[int]:
+        """Columns that scroll when narrow, most wanted first."""
+        keys = [c.key for c in self.COLUMNS]
+        rest = [i for i, c in enumerate(self.COLUMNS) if not c.keep]
+        dropped = [keys.index(k) for k in self.DROP if k in keys]
+        return [i for i in rest if i not in dropped] + [i for i in reversed(dropped) if i in rest]
+
+    def _arrange(self) -> None:
+        """Which columns show, in which order, for the width now."""
+        width = self.size.width - 1
+        # A column with nothing in it (a baseline column without a baseline) is left out.
+        every = self._shown_all()
+        if sum(self._width(i) + 2 for i in every) <= width or width <= 0:
+            shown, hidden = every, []
+            self.column_scroll = 0
+        else:
+            kept = [i for i, c in enumerate(self.COLUMNS) if c.keep]
+            rest = [i for i in self._priority() if i in every]
+            self.column_scroll = max(0, min(self.column_scroll, len(rest) - 1))
+            room = width - 10 - sum(self._width(i) + 2 for i in kept)  # 10: the "N more ›" in the header
+            shown = list(kept)
+            for i in rest[self.column_scroll :]:
+                if self._width(i) + 2 > room:
+                    break
+                shown.append(i)
+                room -= self._width(i) + 2
+            hidden = [self.COLUMNS[i].key for i in every if i not in shown]
+        if shown != self._shown:
+            self._shown, self.hidden = shown, hidden
+            self._strips.clear()
+            self.refresh()
+
+    def _width(self, i: int) -> int:
+        w = self._widths[i]
+        cap = self.COLUMNS[i].max_width
+        return min(w, max(cap, len(self._headers[i]))) if cap and self.size.width - 1 < self._natural() else w
+
+    def _natural(self) -> int:
+        return sum(self._widths[i] + 2 for i in self._shown_all())
+
+    def _shown_all(self) -> list[int]:
+        return [i for i in range(len(self.COLUMNS))
+                if self.COLUMNS[i].keep or not self._cells or any(row[i][0] for row in self._cells)]  # fmt: skip
+
+    def action_columns(self, step: int) -> None:
+        """Scroll the columns that do not fit by ``step``."""
+        before = self.column_scroll
+        self.column_scroll = max(0, self.column_scroll + step)
+        self._arrange()
+        if self.column_scroll != before:
+            self._strips.clear()
+            self.refresh()
+
+    def on_resize(self) -> None:
+        """Lay the columns out for the new width."""
+        self._arrange()
 
     def cell(self, key: str, column: str) -> str:
         """A cell's text."""
@@ -152,11 +223,16 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
     def column_x(self, column: str) -> int:
         """Where a column starts, in cells from the table's left edge (inside its border)."""
         x = 1
-        for c, width in zip(self.COLUMNS, self._widths):
-            if c.key == column:
+        for i in self._shown:
+            if self.COLUMNS[i].key == column:
                 return x
-            x += width + 2
+            x += self._width(i) + 2
         raise KeyError(column)
+
+    @property
+    def shown_columns(self) -> list[str]:
+        """The keys of the columns in view, in order."""
+        return [self.COLUMNS[i].key for i in self._shown]
 
     # -- cursor ----------------------------------------------------------------------------------
     def move_cursor(self, row: int, announce: bool = True) -> None:
@@ -206,9 +282,10 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         x = event.x - self.styles.gutter.left
         if y == 0:
             at = 0
-            for column, width in zip(self.COLUMNS, self._widths):
+            for i in self._shown:
+                width = self._width(i)
                 if at <= x < at + width + 2:
-                    self.post_message(self.HeaderClicked(self, column.key))
+                    self.post_message(self.HeaderClicked(self, self.COLUMNS[i].key))
                     return
                 at += width + 2
             return
@@ -236,7 +313,11 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         """The header (always on top), else a row."""
         width = self.size.width
         if y == 0:
-            return self._row_strip([(h, "") for h in self._headers], HEADER, width)
+            strip = self._row_strip([(h, "") for h in self._headers], HEADER, width)
+            if self.hidden:
+                more = ("‹" if self.column_scroll else " ") + f"{len(self.hidden)} more ›"
+                strip = Strip([*strip.crop(0, max(0, width - len(more) - 1)), Segment(" " + more, HEADER)], width)
+            return strip
         row = int(self.scroll_y) + y - 1
         if not 0 <= row < len(self._keys):
             return Strip.blank(width)
@@ -244,7 +325,7 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
             base = CURSOR if self.has_focus else CURSOR_UNFOCUSED
         else:
             base = ZEBRA if row % 2 else Style()
-        key = (self._cells[row], base, width)
+        key = (self._cells[row], base, width, tuple(self._shown))
         strip = self._strips.get(key)
         if strip is None:
             if len(self._strips) > 4 * max(64, len(self._keys)):
@@ -254,8 +335,12 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
 
     def _row_strip(self, cells: list[Cell], base: Style, width: int) -> Strip:
         segments = [Segment(" ", base)]
-        for (text, style), column, w in zip(cells, self.COLUMNS, self._widths):
-            body = text.rjust(w) if column.right else text.ljust(w)
-            segments.append(Segment(body[:w], base + _style(style)))
+        for i in self._shown:
+            text, style = cells[i]
+            w = self._width(i)
+            if len(text) > w:
+                text = text[: w - 1] + "…"
+            body = text.rjust(w) if self.COLUMNS[i].right else text.ljust(w)
+            segments.append(Segment(body, base + _style(style)))
             segments.append(Segment("  ", base))
         return Strip(segments).adjust_cell_length(width, base)

@@ -48,7 +48,8 @@ class MemoryView(View, Static):
     interval = 1.0
 
     DEFAULT_CSS = """
-    MemoryView { border: round $primary-darken-2; border-title-color: $text; border-subtitle-color: $text-muted; padding: 0 1; }
+    MemoryView { height: 100%; border: round $primary-darken-2; border-title-color: $text; border-subtitle-color: $text-muted;
+                 padding: 0 1; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
@@ -57,39 +58,49 @@ class MemoryView(View, Static):
         self.border_subtitle = "ticks at 75% and 90%"
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
-        """Draw the memory of ``snapshot``."""
+        """Draw the memory of ``snapshot`` (one line per bar when two do not fit)."""
         m = snapshot.memory
         width = max(20, self.content_size.width)
-        name_width = max([5] + [len(s.name) + 1 for s in m.stacks])
-        name_width = min(name_width, 12)
-        bar_width = max(8, width - name_width - 22)
+        name_width = min(max([7] + [len(s.name) + 1 for s in m.stacks]), 12)
+        compact = self.content_size.height < 2 * (1 + max(1, len(m.stacks)))
+        bar_width = max(6, width - name_width - (7 if compact else 22))
+        ended = snapshot.status.state in ("ended", "error", "lost")
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{'arena':<{name_width}}", style="bold")
-        if m.arena_peak is None:
-            text.append("no arena report yet\n", style=pal.MUTED)
+        analysis = snapshot.diagnosis.analysis
+        failures = analysis.memory.allocation_failures if analysis is not None else ()
+        if failures:
+            failed = failures[0]  # the arena did not fit: that says more than any bar
+            text.append(f"allocation failed ({failed.kind}): requested {failed.requested:,} B, "
+                        f"{failed.available:,} available\n", style=f"bold {pal.BAD}")  # fmt: skip
+        elif m.arena_peak is None:
+            text.append("no arena report in this capture\n" if ended else "no arena report yet\n", style=pal.MUTED)
         else:
             planned = m.arena_planned / m.arena_size if m.arena_planned and m.arena_size else None
             text.append_text(bar(m.arena_fraction, bar_width, planned))
             text.append(f" {fmt.percent(m.arena_fraction):>4}", style=f"bold {pal.fill_colour(m.arena_fraction)}")
-            text.append("\n")
-            text.append(" " * name_width)
-            text.append(f"peak {m.arena_peak:,} of {fmt.cycles(m.arena_size)} B", style=pal.TEXT)
-            if m.arena_used is not None and m.arena_used != m.arena_peak:
-                text.append(f" · now {m.arena_used:,}", style=pal.MUTED)
-            if m.arena_planned:
-                text.append(f" · planned {m.arena_planned:,}", style=pal.INFO)
+            if not compact:
+                text.append("\n" + " " * name_width)
+                text.append(f"peak {m.arena_peak:,} of {fmt.cycles(m.arena_size)} B", style=pal.TEXT)
+                if m.arena_used is not None and m.arena_used != m.arena_peak:
+                    text.append(f" · now {m.arena_used:,}", style=pal.MUTED)
+                if m.arena_planned:
+                    text.append(f" · planned {m.arena_planned:,}", style=pal.INFO)
             text.append("\n")
         if not m.stacks:
             text.append(f"{'stacks':<{name_width}}", style="bold")
-            text.append("no stack report yet", style=pal.MUTED)
+            text.append("no stack report in this capture" if ended else "no stack report yet", style=pal.MUTED)
         for stack in m.stacks:
             text.append(f"{stack.name[: name_width - 1]:<{name_width}}", style="bold")
             text.append_text(bar(stack.fraction, bar_width))
             text.append(f" {fmt.percent(stack.fraction):>4}", style=f"bold {pal.fill_colour(stack.fraction)}")
-            text.append("\n")
-            text.append(" " * name_width)
-            text.append(f"high water {stack.high_water:,} of {stack.size:,} B", style=pal.TEXT)
-            if not stack.canary_ok:
-                text.append("  CANARY OVERWRITTEN", style=f"bold {pal.BAD}")
+            if compact:
+                if not stack.canary_ok:
+                    text.append(" CANARY", style=f"bold {pal.BAD}")
+            else:
+                text.append("\n" + " " * name_width)
+                text.append(f"high water {stack.high_water:,} of {stack.size:,} B", style=pal.TEXT)
+                if not stack.canary_ok:
+                    text.append("  CANARY OVERWRITTEN", style=f"bold {pal.BAD}")
             text.append("\n")
         self.update_if_changed(text)

@@ -1,11 +1,11 @@
-"""The timeline of one inference: a Gantt on Textual's line API, zoomable and scrollable.
+"""The timeline: a Gantt across inferences, the line about the selected inference, a legend, and
+the selected inference's layers.
 
-Lanes: NPU layers, CPU layers, interrupts (the decoder's slices, named as the firmware names
-them), NPU jobs, cache maintenance and marks. Bars are coloured by engine (alternating shades), red
-when the layer runs over budget, amber when selected; a layer execution a finding names (a jitter
-outlier, a job that missed its cache clean ...) is underlined and marked ``!``.
-Only the visible part of each lane is cut from a cached full-width strip, so zooming to 1,000x
-on a long inference costs no more than drawing the screen.
+The Gantt (:class:`TimelineView`) shows a view of continuous time around the selected inference
+(lanes: :mod:`tracer.tui.widgets.gantt_lanes`): ``0`` fits the inference, ``]``/``[`` and the
+wheel zoom around the cursor (or the pointer), ``,``/``.`` scroll into the inferences before and
+after it. Stepping to another inference keeps the zoom and the place in it, so the same layer
+stays in view. A click places the cursor and selects the layer (or inference) under it.
 """
 
 from __future__ import annotations
@@ -15,399 +15,466 @@ import math
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding
 from textual.events import Click, MouseScrollDown, MouseScrollUp
-from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import Static
 
 from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
+from tracer.session.held import Stretch
 from tracer.session.ring import InferenceRecord
-from tracer.session.snapshot import LayerRow, SessionSnapshot
-from tracer.session.window import InferenceEvents
-from tracer.base.timeline import LayerSpan
+from tracer.session.snapshot import SessionSnapshot
+from tracer.session.state import cut_by_end
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
+from tracer.tui.navigation import shown
+from tracer.tui.fit import Piece, fit
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
+from tracer.tui.widgets.gantt_lanes import (
+    CANARY,
+    IDLE,
+    MARK,
+    LaneInput,
+    Viewport,
+    edges,
+    lanes,
+    segments,
+    time_label,
+)
 from tracer.tui.widgets.line_table import Column, LineTable
 
 GUTTER = 7
-LANES = ("time", "", "NPU", "CPU", "ISR", "jobs", "cache", "marks")
-MAX_ZOOM = 4096
-CACHE_GLYPH = {"clean": ("C", pal.CLEAN), "invalidate": ("I", pal.INVALIDATE), "clean_invalidate": ("X", pal.CLEAN)}
+MARGIN = 0.03  # of the inference's length shown before and after it when it is fitted
+MIN_ZOOM = 1 / 64
+MIN_CELL_CYCLES = 0.25
 
 
-def inference_of(snapshot: SessionSnapshot, ui: UiState) -> InferenceRecord | None:
-    """The inference the user looks at: the pinned one if still in the ring, else the newest."""
-    ring = snapshot.ring
-    if not ring:
+def extent_of(record: InferenceRecord) -> tuple[int, int] | None:
+    """Start and end of an inference (its layers' when the begin or end is missing)."""
+    inf = record.inference
+    starts = [s.start for s in inf.layers] + ([inf.start] if inf.start is not None else [])
+    ends = [s.end for s in inf.layers] + ([inf.end] if inf.end is not None else [])
+    if not starts or not ends:
         return None
-    if ui.inference is not None:
-        for record in reversed(ring):
-            if record.number == ui.inference:
-                return record
-    return ring[-1]
+    return min(starts), max(max(ends), min(starts) + 1)
 
 
-def flagged_layers(snapshot: SessionSnapshot, number: int) -> dict[int, tuple[str, str]]:
-    """Layers of inference ``number`` the findings name: layer -> (finding ids, worst severity)."""
-    out: dict[int, tuple[str, str]] = {}
-    for (inference, layer), findings in snapshot.diagnosis.instances.items():
-        if inference == number:
-            worst = max(findings, key=lambda f: f.severity.rank)
-            out[layer] = (" ".join(dict.fromkeys(f.id for f in findings)), worst.severity.value)
-    return out
+def not_held_text(snapshot: SessionSnapshot, ui: UiState) -> str:
+    """Why the pinned inference cannot be shown."""
+    if ui.inference is None:
+        return "waiting for an inference"
+    if snapshot.status.mode == "replay":
+        return f"reading inference #{ui.inference} from the capture ..."
+    return (f"inference #{ui.inference} is no longer held: the screen keeps the last {len(snapshot.ring):,} "
+            f"inferences (--ring) and the pinned ones · f: follow the newest")  # fmt: skip
 
 
-def nice_step(span: float, cells: int, min_cells: int = 12) -> float:
-    """A round tick step (1, 2, 5 x 10^n) at least ``min_cells`` apart."""
-    if span <= 0 or cells <= 0:
-        return 1.0
-    raw = span * min_cells / cells
-    power = 10 ** math.floor(math.log10(raw))
-    for m in (1, 2, 5, 10):
-        if m * power >= raw:
-            return m * power
-    return 10 * power
-
-
-class TimelineView(View, ScrollView, inherit_bindings=False):
-    """The Gantt of one inference."""
+class TimelineView(View, Widget):
+    """The Gantt of the time around the selected inference."""
 
     interval = 0.25
-    depends = frozenset({"inference", "layer"})
+    depends = frozenset({"inference", "layer", "cursor", "finding"})
 
     DEFAULT_CSS = """
-    TimelineView { height: 11; scrollbar-size-horizontal: 1; scrollbar-size-vertical: 0; overflow-y: hidden; }
+    TimelineView { height: 12; border: round $primary-darken-2; border-title-color: $text;
+                   border-subtitle-color: $text-muted; }
     """
-    BINDINGS: list[Binding] = []
 
     class LayerClicked(Message):
-        """The user clicked a layer's bar."""
+        """The user clicked a layer's bar (of that inference)."""
 
-        def __init__(self, layer: int) -> None:
+        def __init__(self, layer: int, inference: int) -> None:
             super().__init__()
             self.layer = layer
+            self.inference = inference
+
+    class CursorPlaced(Message):
+        """The user clicked the Gantt: the cursor goes to that cycle."""
+
+        def __init__(self, cycle: int) -> None:
+            super().__init__()
+            self.cycle = cycle
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
+        self.border_title = "Timeline"
         self.zoom = 1.0
-        self._record: InferenceRecord | None = None
-        self._events = InferenceEvents()
-        self._flagged: dict[int, tuple[str, str]] = {}
-        self._rows: dict[int, LayerRow] = {}
-        self._selected: int | None = None
-        self._clock: int | None = None
-        self._key: tuple | None = None
+        self._offset: float | None = None  # view start minus the reference (None: fitted)
+        self._data: LaneInput | None = None
+        self._message = "waiting for an inference"
+        self._extent: tuple[int, int] | None = None
+        self._reveal: int | None = None  # a cycle to bring into view once the next inference is drawn
         self._strips: list[Strip] = []
-        self._t0 = 0
-        self._span = 1
+        self._lane_names: list[str] = []
 
     # -- data ------------------------------------------------------------------------------------
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
-        """Draw the chosen inference of ``snapshot``."""
-        record = inference_of(snapshot, ui)
-        self._rows = {row.index: row for row in snapshot.layers}
-        self._clock = snapshot.status.clock_hz
-        self._selected = ui.layer
-        self._record = record
-        self._events = snapshot.events_of(record) if record is not None else InferenceEvents()
-        self._flagged = flagged_layers(snapshot, record.number) if record is not None else {}
+        """Draw the time around the selected inference of ``snapshot``."""
+        found = shown(snapshot, ui)
+        extent = extent_of(found[1]) if found is not None else None
+        if found is None or extent is None:
+            self._data, self._extent = None, None
+            self._message = not_held_text(snapshot, ui)
+            self._layout()
+            return
+        stretch, record = found
+        diagnosis = snapshot.diagnosis
+        self._extent = extent
+        if self._reveal is not None and extent[0] <= self._reveal <= extent[1]:
+            self._place(self._reveal)
+            self._reveal = None
+        self._data = LaneInput(
+            stretch=stretch, selected=record, layer=ui.layer, rows={row.index: row for row in snapshot.layers},
+            flags=diagnosis.flags, canaries=tuple((c, name) for c, name, _i, _l in diagnosis.canaries()),
+            clock_hz=snapshot.status.clock_hz, reference=extent[0], cursor=ui.cursor, mark=ui.mark,
+        )  # fmt: skip
         self._layout()
 
-    def _content_width(self) -> int:
-        return max(1, int((self.size.width - GUTTER) * self.zoom))
+    @property
+    def plot_width(self) -> int:
+        """Cells of time (the width without the lane names)."""
+        return max(1, self.content_size.width - GUTTER)
+
+    def viewport(self) -> Viewport | None:
+        """The time shown now (None: nothing to show)."""
+        if self._extent is None:
+            return None
+        start, end = self._extent
+        span = end - start
+        width = self.plot_width
+        cpc = max(MIN_CELL_CYCLES, span * (1 + 2 * MARGIN) / width / self.zoom)
+        if self._offset is None:
+            t0 = start - span * MARGIN if self.zoom <= 1 else start + span / 2 - cpc * width / 2
+        else:
+            t0 = start + self._offset
+        return Viewport(t0, cpc, width)
 
     def _layout(self) -> None:
-        record = self._record
-        width = self._content_width()
-        key = (record.number if record else None, width, self._selected, id(record), self.size.width,
-               id(self._events), tuple(self._flagged.items()))  # fmt: skip
-        if key != self._key:
-            self._key = key
-            self._strips = self._build(width)
-            self.virtual_size = Size(GUTTER + width, len(LANES))
-            self.refresh()
+        width = self.content_size.width
+        if width <= 0:
+            return  # not laid out yet: drawn when it is (a new size redraws the view)
+        vp = self.viewport()
+        if vp is None or self._data is None:
+            self._lane_names = []
+            self._strips = [Strip([Segment(self._message[: max(0, width)], Style(color=pal.MUTED))], width)]
+            self.border_subtitle = ""
+        else:
+            drawn = lanes(self._data, vp)
+            self._lane_names = [lane.name for lane in drawn]
+            self._strips = [self._strip(lane.name, lane.bold, n, segments(lane.cells), width)
+                            for n, lane in enumerate(drawn)]  # fmt: skip
+            self.border_subtitle = self._subtitle(vp)
+        height = len(self._strips) + 2
+        if self.styles.height is None or self.styles.height.value != height:
+            self.styles.height = height
+        self.refresh()
 
-    def on_resize(self) -> None:
-        """Fit the new width."""
-        self._layout()
+    @staticmethod
+    def _strip(name: str, bold: bool, n: int, body: list[Segment], width: int) -> Strip:
+        label = Segment(f"{name:>{GUTTER - 2}} ", Style(color=pal.MUTED, bold=bold))
+        edge = Segment("│" if n >= 2 else " ", Style(color=pal.BAR_EMPTY))
+        return Strip([label, edge, *body], width).simplify()
+
+    def _subtitle(self, vp: Viewport) -> str:
+        data = self._data
+        assert data is not None
+        left = time_label(vp.t0 - data.reference, data.clock_hz)
+        right = time_label(vp.t1 - data.reference, data.clock_hz)
+        zoom = f"×{self.zoom:g}" if self.zoom >= 1 else f"×1/{1 / self.zoom:g}"
+        return f"{left} … {right} · zoom {zoom}"
+
+    def render_line(self, y: int) -> Strip:
+        """One lane."""
+        return self._strips[y] if 0 <= y < len(self._strips) else Strip.blank(self.content_size.width)
 
     # -- zoom and scroll -------------------------------------------------------------------------
-    def set_zoom(self, zoom: float, focus_x: int | None = None) -> None:
-        """Zoom keeping the time under column ``focus_x`` (default: the middle) where it is."""
-        zoom = max(1.0, min(MAX_ZOOM, zoom))
-        view = max(1, self.size.width - GUTTER)
-        focus = view // 2 if focus_x is None else max(0, min(view, focus_x))
-        old_width = self._content_width()
-        fraction = (self.scroll_x + focus) / old_width
-        self.zoom = zoom
+    def _anchor(self, focus_x: int | None, cursor: int | None) -> float:
+        vp = self.viewport()
+        if focus_x is not None or vp is None:
+            return max(0, min(self.plot_width, focus_x if focus_x is not None else self.plot_width // 2))
+        if cursor is not None and 0 <= vp.x(cursor) <= vp.width:
+            return vp.x(cursor)
+        return vp.width / 2
+
+    def set_zoom(self, zoom: float, focus_x: int | None = None, cursor: int | None = None) -> None:
+        """Zoom keeping the time under cell ``focus_x`` (default: the cursor if in view, else the
+        middle) where it is; zoom 1 fits the inference."""
+        vp = self.viewport()
+        if vp is None or self._extent is None:
+            self.zoom = max(MIN_ZOOM, zoom)
+            return
+        span = self._extent[1] - self._extent[0]
+        most = max(1.0, span * (1 + 2 * MARGIN) / vp.width / MIN_CELL_CYCLES)
+        zoom = max(MIN_ZOOM, min(most, zoom))
+        if zoom == 1.0 and focus_x is None:
+            self.zoom, self._offset = 1.0, None
+        else:
+            anchor = self._anchor(focus_x, cursor)
+            at = vp.t(anchor)
+            self.zoom = zoom
+            new = self.viewport()
+            assert new is not None
+            self._offset = at - anchor * new.cpc - self._extent[0]
         self._layout()
-        self.scroll_to(x=max(0, fraction * self._content_width() - focus), animate=False, immediate=True)
 
-    def zoom_in(self, focus_x: int | None = None) -> None:
+    def zoom_in(self, focus_x: int | None = None, cursor: int | None = None) -> None:
         """Twice as much detail."""
-        self.set_zoom(self.zoom * 2, focus_x)
+        self.set_zoom(self.zoom * 2, focus_x, cursor)
 
-    def zoom_out(self, focus_x: int | None = None) -> None:
+    def zoom_out(self, focus_x: int | None = None, cursor: int | None = None) -> None:
         """Half as much."""
-        self.set_zoom(self.zoom / 2, focus_x)
+        self.set_zoom(self.zoom / 2, focus_x, cursor)
 
     def scroll_by_screens(self, screens: float) -> None:
-        """Scroll by a fraction of the visible width."""
-        view = max(1, self.size.width - GUTTER)
-        self.scroll_to(x=max(0, self.scroll_x + screens * view), animate=False, immediate=True)
+        """Move the view by a fraction of its width (into the inferences before or after)."""
+        vp = self.viewport()
+        if vp is None or self._extent is None:
+            return
+        self._offset = vp.t0 + screens * vp.width * vp.cpc - self._extent[0]
+        self._layout()
+
+    def show_cycle(self, cycle: int) -> None:
+        """Scroll so that ``cycle`` is in view (it stays where it is if it already is); a cycle of
+        an inference not drawn yet is brought into view when it is."""
+        if self._extent is None or not self._extent[0] <= cycle <= self._extent[1]:
+            self._reveal = cycle
+            return
+        self._place(cycle)
+        self._layout()
+
+    def _place(self, cycle: int) -> None:
+        vp = self.viewport()
+        if vp is None or self._extent is None or 0 <= vp.x(cycle) < vp.width:
+            return
+        self._offset = cycle - vp.width * vp.cpc / 2 - self._extent[0]
+
+    def cursor_step(self, cursor: int | None, cells: int) -> int | None:
+        """The cursor moved by ``cells`` (from the middle of the view when it is not placed yet)."""
+        vp = self.viewport()
+        if vp is None:
+            return cursor
+        if cursor is None or not 0 <= vp.x(cursor) < vp.width:
+            return int(vp.t(vp.width // 2))
+        return int(round(cursor + cells * vp.cpc))
+
+    def cursor_jump(self, cursor: int | None, direction: int) -> int | None:
+        """The cursor at the next (or previous) edge of a layer, inference, handler or job in view."""
+        vp = self.viewport()
+        if vp is None or self._data is None:
+            return cursor
+        here = cursor if cursor is not None else int(vp.t(vp.width // 2))
+        wide = Viewport(vp.t0 - vp.width * vp.cpc, vp.cpc, vp.width * 3)  # a screen either side
+        found = edges(self._data, wide)
+        after = [t for t in found if (t > here if direction > 0 else t < here)]
+        if not after:
+            return cursor
+        return after[0] if direction > 0 else after[-1]
 
     def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
         """Wheel up: zoom in around the pointer (shift: scroll)."""
-        if not event.shift:
-            event.prevent_default()
-            event.stop()
-            self.zoom_in(event.x - GUTTER)
+        event.prevent_default()
+        event.stop()
+        if event.shift:
+            self.scroll_by_screens(-0.1)
+        else:
+            self.zoom_in(event.x - GUTTER - 1)
 
     def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
         """Wheel down: zoom out around the pointer (shift: scroll)."""
-        if not event.shift:
-            event.prevent_default()
-            event.stop()
-            self.zoom_out(event.x - GUTTER)
+        event.prevent_default()
+        event.stop()
+        if event.shift:
+            self.scroll_by_screens(0.1)
+        else:
+            self.zoom_out(event.x - GUTTER - 1)
 
     def on_click(self, event: Click) -> None:
-        """Select the layer whose bar is under the pointer."""
-        record = self._record
-        x = event.x - GUTTER + int(self.scroll_x)
-        if record is None or event.x < GUTTER:
+        """Place the cursor there; on a layer's bar select the layer, on an inference that inference."""
+        vp = self.viewport()
+        data = self._data
+        x = event.x - GUTTER - self.styles.gutter.left
+        y = event.y - self.styles.gutter.top
+        if vp is None or data is None or x < 0 or not 0 <= y < len(self._lane_names):
             return
-        t = self._t0 + x * self._span / self._content_width()
-        for span in record.inference.layers:
-            if span.start <= t < span.end:
-                self.post_message(self.LayerClicked(span.layer))
+        t = vp.t(x + 0.5)
+        self.post_message(self.CursorPlaced(int(t)))
+        lane = self._lane_names[y]
+        for record in data.stretch.between(int(vp.t(x)), int(vp.t(x + 1))):
+            if lane in ("NPU", "CPU"):
+                for span in record.inference.layers:
+                    if span.start <= t < span.end:
+                        self.post_message(self.LayerClicked(span.layer, record.number))
+                        return
+            elif lane == "infer":
+                self.post_message(self.LayerClicked(data.layer if data.layer is not None else -1, record.number))
                 return
 
-    # -- drawing ---------------------------------------------------------------------------------
-    def render_line(self, y: int) -> Strip:
-        """The gutter plus the visible part of lane ``y``."""
-        width = self.size.width
-        if not 0 <= y < len(LANES) or not self._strips:
-            return Strip.blank(width)
-        label = Segment(f"{LANES[y]:>{GUTTER - 2}} ", Style(color=pal.MUTED, bold=y in (2, 3)))
-        edge = Segment("│" if y >= 2 else " ", Style(color=pal.BAR_EMPTY))
-        x = int(self.scroll_x)
-        body = self._strips[y].crop(x, x + width - GUTTER)
-        return Strip([label, edge, *body], width).simplify()
 
-    def _x(self, cycle: int, width: int) -> int:
-        return int((cycle - self._t0) * width / self._span)
-
-    def _build(self, width: int) -> list[Strip]:
-        record = self._record
-        blank = Strip([Segment(" " * width)], width)
-        if record is None:
-            return [Strip([Segment("waiting for an inference".ljust(width)[:width], Style(color=pal.MUTED))], width)] + [blank] * (len(LANES) - 1)
-        inf = record.inference
-        spans = inf.layers
-        starts = [s.start for s in spans] + ([inf.start] if inf.start is not None else [])
-        ends = [s.end for s in spans] + ([inf.end] if inf.end is not None else [])
-        if not starts or not ends:
-            return [blank] * len(LANES)
-        self._t0, t1 = min(starts), max(ends)
-        self._span = max(1, t1 - self._t0)
-        lanes = [self._axis(width), self._ticks(width)]
-        npu = [s for s in spans if self._engine(s) == "npu"]
-        cpu = [s for s in spans if self._engine(s) != "npu"]
-        lanes.append(self._bars(npu, width, pal.NPU))
-        lanes.append(self._bars(cpu, width, pal.CPU))
-        events = self._events
-        lanes.append(self._intervals([(i.start, i.end, i.name, pal.ISR) for i in events.isrs], width))
-        lanes.append(self._intervals([(j.start, j.end if j.end is not None else j.start, f"job {j.job}", pal.JOB)
-                                      for j in events.npu_jobs], width, line=True))  # fmt: skip
-        lanes.append(self._marks([(c.cycle, *CACHE_GLYPH.get(c.op, ("?", pal.MUTED))) for c in events.cache_ops], width))
-        lanes.append(self._marks([(m.cycle, "◆", pal.MARK) for m in events.marks], width))
-        return lanes
-
-    def _engine(self, span: LayerSpan) -> str:
-        row = self._rows.get(span.layer)
-        return row.info.engine.value if row is not None else "cpu"
-
-    def _step(self, width: int) -> float:
-        """Tick step in cycles: round in time units when the clock is known."""
-        if self._clock:
-            return nice_step(self._span / self._clock, width) * self._clock
-        return nice_step(self._span, width)
-
-    def _axis(self, width: int) -> Strip:
-        step = self._step(width)
-        cells = [" "] * width
-        t = 0.0
-        while t <= self._span:
-            x = self._x(int(self._t0 + t), width)
-            label = fmt.duration(t / self._clock) if self._clock and t else fmt.short_cycles(t)
-            label = label.replace(" ", "")
-            if x + len(label) <= width:
-                for i, ch in enumerate(label):
-                    cells[x + i] = ch
-            t += step
-        return Strip([Segment("".join(cells), Style(color=pal.MUTED))], width)
-
-    def _ticks(self, width: int) -> Strip:
-        step = self._step(width)
-        cells = ["─"] * width
-        t = 0.0
-        while t <= self._span:
-            x = min(width - 1, self._x(int(self._t0 + t), width))
-            cells[x] = "┬"
-            t += step
-        return Strip([Segment("".join(cells), Style(color=pal.MUTED, dim=True))], width)
-
-    def _bars(self, spans: list[LayerSpan], width: int, shades: tuple[str, str]) -> Strip:
-        segments: list[Segment] = []
-        at = 0
-        for n, span in enumerate(sorted(spans, key=lambda s: s.start)):
-            x0 = max(at, self._x(span.start, width))
-            x1 = max(x0 + 1, self._x(span.end, width))
-            x1 = min(x1, width)
-            if x0 >= width:
-                break
-            if x0 > at:
-                segments.append(Segment(" " * (x0 - at)))
-            row = self._rows.get(span.layer)
-            background = shades[n % 2]
-            if row is not None and row.predicted and span.cycles > row.predicted * (1 + row.tolerance_pct / 100):
-                background = pal.BAD
-            if not span.complete:
-                background = pal.MUTED
-            flagged = span.layer in self._flagged
-            style = Style(color=pal.BRIGHT, bgcolor=background, underline=flagged, bold=flagged)
-            if span.layer == self._selected:
-                style = Style(color="#101010", bgcolor=pal.SELECTED, bold=True, underline=flagged)
-            name = row.info.label if row is not None else f"#{span.layer}"
-            segments.append(Segment(_fit("!" + name if flagged else name, x1 - x0), style))
-            at = x1
-        if at < width:
-            segments.append(Segment(" " * (width - at)))
-        return Strip(segments, width)
-
-    def _intervals(self, items: list[tuple[int, int, str, str]], width: int, line: bool = False) -> Strip:
-        cells: list[tuple[str, str]] = [(" ", "")] * width
-        for start, end, name, colour in sorted(items):
-            x0 = max(0, self._x(start, width))
-            x1 = min(width, max(x0 + 1, self._x(end, width)))
-            body = _fit(name, x1 - x0) if not line else ("═" * (x1 - x0))
-            if line and x1 - x0 >= 2:
-                body = "╞" + "═" * (x1 - x0 - 2) + "╡"
-            for i in range(x0, x1):
-                cells[i] = (body[i - x0], colour)
-        return _strip(cells, width, filled=not line)
-
-    def _marks(self, items: list[tuple[int, str, str]], width: int) -> Strip:
-        cells: list[tuple[str, str]] = [(" ", "")] * width
-        for cycle, glyph, colour in items:
-            x = min(width - 1, max(0, self._x(cycle, width)))
-            cells[x] = (glyph if cells[x][0] == " " else "+", colour)
-        return _strip(cells, width)
-
-
-def _fit(name: str, cells: int) -> str:
-    """A label centred in ``cells`` (cut, or a thin bar when too narrow)."""
-    if cells <= 0:
-        return ""
-    if cells < 3:
-        return " " * cells
-    label = name if len(name) <= cells - 2 else name[: cells - 3] + "…" if cells > 4 else ""
-    return label.center(cells)
-
-
-def _strip(cells: list[tuple[str, str]], width: int, filled: bool = False) -> Strip:
-    segments = []
-    for ch, colour in cells:
-        if not colour:
-            segments.append(Segment(ch))
-        elif filled:
-            segments.append(Segment(ch, Style(color=pal.BRIGHT, bgcolor=colour)))
-        else:
-            segments.append(Segment(ch, Style(color=colour, bold=True)))
-    return Strip(segments, width).simplify()
+def cursor_text(snapshot: SessionSnapshot, ui: UiState, stretch: Stretch, reference: int) -> Text:
+    """``cursor +1.23 ms in pw4 of #5 · range 23,049 cycles (720 µs)``."""
+    clock = snapshot.status.clock_hz
+    text = Text()
+    cursor = ui.cursor
+    if cursor is None:
+        text.append("h l cursor · H L edges · m mark a range · ] [ zoom · , . scroll · 0 fit · n N next finding",
+                    style=pal.MUTED)  # fmt: skip
+        return text
+    text.append("cursor ", style=pal.MUTED)
+    text.append(time_label(cursor - reference, clock), style="bold")
+    text.append(f" (cycle {cursor:,})", style=pal.MUTED)
+    rows = {row.index: row for row in snapshot.layers}
+    inside = [(r.number, s.layer) for r in stretch.between(cursor, cursor) for s in r.inference.layers
+              if s.start <= cursor < s.end]  # fmt: skip
+    if inside:
+        number, layer = inside[0]
+        label = rows[layer].info.label if layer in rows else f"#{layer}"
+        text.append(f" in {label} of #{number}", style=pal.TEXT)
+    if ui.mark is not None:
+        length = abs(cursor - ui.mark)
+        text.append(" · range ", style=pal.MUTED)
+        text.append(f"{length:,} cycles", style=f"bold {pal.ACCENT}")
+        if clock:
+            text.append(f" ({fmt.cycle_time(length, clock)})", style=pal.ACCENT)
+        lo, hi = sorted((cursor, ui.mark))
+        text.append(f" {time_label(lo - reference, clock)} → {time_label(hi - reference, clock)}", style=pal.MUTED)
+    else:
+        text.append(" · m: mark a range from here", style=pal.MUTED)
+    return text
 
 
 class InferenceHeader(View, Static):
-    """One line about the inference on the timeline."""
+    """Two lines: the selected inference, then the cursor and the measured range."""
 
     interval = 0.25
-    depends = frozenset({"inference"})
+    depends = frozenset({"inference", "cursor", "finding"})
 
     DEFAULT_CSS = """
     InferenceHeader { height: 2; padding: 0 1; }
     """
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
-        """Describe the chosen inference."""
-        record = inference_of(snapshot, ui)
+        """Describe the selected inference and the cursor."""
+        found = shown(snapshot, ui)
         text = Text(no_wrap=True, overflow="ellipsis")
-        if record is None:
-            self.update_if_changed(Text("no inference yet", style=pal.MUTED))
+        if found is None:
+            text.append(not_held_text(snapshot, ui), style=pal.WARN if ui.inference is not None else pal.MUTED)
+            self.update_if_changed(text)
             return
+        stretch, record = found
         inf = record.inference
-        ring = snapshot.ring
-        position = next((i for i, r in enumerate(ring) if r.number == record.number), len(ring) - 1)
-        text.append(f"inference #{inf.number}", style="bold")
+        width = max(20, self.content_size.width)
+        pieces = [Piece(0, Text(f"inference #{inf.number}", style="bold"))]
+        ordinal = stretch.ordinal(stretch.records.index(record))
+        total = snapshot.file_inferences
+        if ordinal is not None and total:
+            pieces.append(Piece(3, Text(f"{ordinal + 1:,} of {total:,} in the file", style=pal.MUTED),
+                                Text(f"{ordinal + 1:,}/{total:,}", style=pal.MUTED)))  # fmt: skip
+        flags = _flag_text(snapshot, inf.number)
+        if flags is not None:
+            pieces.append(Piece(0, flags))
         if inf.complete:
-            text.append("  complete", style=pal.GOOD)
+            pieces.append(Piece(2, Text("complete", style=pal.GOOD)))
+        elif cut_by_end(inf.problems):
+            pieces.append(Piece(1, Text("cut by the end of the capture (not loss)", style=pal.MUTED),
+                                Text("cut by the end", style=pal.MUTED)))  # fmt: skip
         else:
-            text.append("  incomplete: " + "; ".join(inf.problems), style=f"bold {pal.WARN}")
+            pieces.append(Piece(0, Text("incomplete: " + "; ".join(inf.problems), style=f"bold {pal.WARN}"),
+                                Text("incomplete", style=f"bold {pal.WARN}")))  # fmt: skip
         clock = snapshot.status.clock_hz
         if inf.latency_cycles is not None:
-            text.append(f"  {fmt.cycles(inf.latency_cycles)} cycles", style="bold")
+            latency = Text(f"{fmt.cycles(inf.latency_cycles)} cycles", style="bold")
             if clock:
-                text.append(f" ({fmt.cycle_time(inf.latency_cycles, clock)})", style=pal.MUTED)
-        events = snapshot.events_of(record)
+                latency.append(f" ({fmt.cycle_time(inf.latency_cycles, clock)})", style=pal.MUTED)
+            pieces.append(Piece(1, latency, Text(fmt.cycle_time(inf.latency_cycles, clock) if clock
+                                                 else fmt.cycles(inf.latency_cycles), style="bold")))  # fmt: skip
+        events = stretch.events.of(record)
         counts = ((len(inf.layers), "layer"), (len(events.isrs), "ISR"), (len(events.npu_jobs), "NPU job"),
                   (len(events.cache_ops), "cache op"))  # fmt: skip
-        text.append("  · " + " · ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in counts), style=pal.MUTED)
-        flagged = flagged_layers(snapshot, inf.number)
-        if flagged:
-            rows = {row.index: row for row in snapshot.layers}
-            text.append("  ! ", style=f"bold {pal.WARN}")
-            for n, (layer, (ids, severity)) in enumerate(sorted(flagged.items())):
-                label = rows[layer].info.label if layer in rows else f"#{layer}"
-                first, *more = ids.split()
-                shown = f"{label}: {first}" + (f" +{len(more)}" if more else "")
-                text.append(("; " if n else "") + shown, style=pal.SEVERITY.get(severity, pal.WARN))
+        pieces.append(Piece(4, Text(" · ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in counts
+                                              if n or word == "layer"), style=pal.MUTED)))  # fmt: skip
+        text.append_text(fit(pieces, width, sep="  "))
         text.append("\n")
-        following = "following the newest" if ui.inference is None else "pinned (f: follow the newest)"
-        text.append(f"{position + 1} of the last {len(ring)} kept · {following} · ← → inference  [ ] zoom  , . scroll  0 fit",
-                    style=pal.MUTED)  # fmt: skip
+        extent = extent_of(record)
+        text.append_text(cursor_text(snapshot, ui, stretch, extent[0] if extent else 0))
         self.update_if_changed(text)
 
 
+def _flag_text(snapshot: SessionSnapshot, number: int) -> Text | None:
+    """``! pw4: jitter-preemption +1`` (the findings that show in this inference), if any."""
+    flags = snapshot.diagnosis.flags
+    if not flags.covers(number) and snapshot.diagnosis.ran:
+        return Text("(findings: not in their scope)", style=pal.MUTED)
+    found = flags.at(number)
+    if not found:
+        return None
+    rows = {row.index: row for row in snapshot.layers}
+    findings = snapshot.findings
+    text = Text("! ", style=f"bold {pal.WARN}")
+    for n, (layer, (indices, severity)) in enumerate(sorted(found.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))):
+        label = "inference" if layer is None else (rows[layer].info.label if layer in rows else f"#{layer}")
+        ids = [findings[i].id for i in indices if i < len(findings)]
+        shown_ids = ids[0] + (f" +{len(ids) - 1}" if len(ids) > 1 else "") if ids else "?"
+        text.append(("; " if n else "") + f"{label}: {shown_ids}", style=pal.SEVERITY.get(severity, pal.WARN))
+    return text
+
+
+LEGEND = (("▇", pal.NPU[0], "NPU"), ("▇", pal.CPU[0], "CPU"), ("▇", pal.ISR, "ISR"), ("▇", pal.SELECTED, "selected"),
+          ("▇", pal.BAD, "over budget"), ("═", pal.JOB, "NPU job"), ("C", pal.CLEAN, "clean"),
+          ("I", pal.INVALIDATE, "invalidate"), ("X", pal.CLEAN, "both"), (MARK, pal.MARK, "mark"),
+          (CANARY, pal.BAD, "canary broken"), ("!", pal.WARN, "finding"), (IDLE, pal.MUTED, "no inference"),
+          ("│", pal.TEXT, "cursor"))  # fmt: skip
+
+
+class Legend(Static):
+    """One line saying what the timeline's colours and marks mean."""
+
+    DEFAULT_CSS = """
+    Legend { height: 1; padding: 0 1; color: $text-muted; }
+    """
+
+    def on_mount(self) -> None:
+        """Written once."""
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for n, (glyph, colour, what) in enumerate(LEGEND):
+            text.append("  " if n else "")
+            text.append(glyph, style=f"bold {colour}")
+            text.append(f" {what}", style=pal.MUTED)
+        self.update(text)
+
+
 class SpansTable(View, LineTable):
-    """The layers of the chosen inference, in time order; the cursor follows the selected layer."""
+    """The layers of the selected inference, in time order; the cursor row is the selected layer."""
 
     interval = 0.5
-    depends = frozenset({"inference", "layer"})
+    depends = frozenset({"inference", "layer", "finding"})
     COLUMNS = (
-        Column("index", "#", right=True), Column("name", "layer", min_width=10), Column("engine", "engine"),
-        Column("start", "start", right=True), Column("cycles", "cycles", right=True), Column("time", "time", right=True),
-        Column("share", "share", right=True), Column("ratio", "ratio", right=True), Column("flags", "findings", min_width=8),
+        Column("index", "#", right=True, keep=True), Column("name", "layer", min_width=10, keep=True),
+        Column("engine", "engine"), Column("start", "start", right=True),
+        Column("cycles", "cycles", right=True, keep=True), Column("time", "time", right=True),
+        Column("share", "share", right=True), Column("ratio", "ratio", right=True, keep=True),
+        Column("flags", "findings", min_width=8, keep=True),
     )  # fmt: skip
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
-        """List the spans of the chosen inference."""
-        record = inference_of(snapshot, ui)
-        if record is None:
+        """List the spans of the selected inference."""
+        found = shown(snapshot, ui)
+        if found is None:
             self.set_rows([])
             return
+        record = found[1]
         inf = record.inference
         rows = {row.index: row for row in snapshot.layers}
         clock = snapshot.status.clock_hz
         total = inf.latency_cycles or sum(s.cycles for s in inf.layers) or 1
         t0 = inf.start if inf.start is not None else (inf.layers[0].start if inf.layers else 0)
-        flagged = flagged_layers(snapshot, inf.number)
+        flagged = snapshot.diagnosis.flags.at(inf.number)
+        findings = snapshot.findings
         out = []
         for span in inf.layers:
-            ids, severity = flagged.get(span.layer, ("", ""))
+            indices, severity = flagged.get(span.layer, ((), ""))
+            ids = " ".join(dict.fromkeys(findings[i].id for i in indices if i < len(findings)))
             flags = " ".join(filter(None, ("" if span.complete else "lost", ids)))
             row = rows.get(span.layer)
             label = row.info.label if row else f"#{span.layer}"
@@ -425,3 +492,6 @@ class SpansTable(View, LineTable):
         self.set_rows(out)
         if ui.layer is not None and str(ui.layer) in self.keys:
             self.move_cursor(self.keys.index(str(ui.layer)), announce=False)
+
+
+__all__ = ["GUTTER", "InferenceHeader", "Legend", "SpansTable", "TimelineView", "extent_of", "math"]

@@ -1,0 +1,94 @@
+"""How the session's worker takes its pieces: when a replay's next piece is due, stepping one
+inference at a time, and the screen's right of way.
+
+Decoding and drawing share one interpreter lock, and a decoder call holds it for milliseconds at
+a time; while a key is being answered (:meth:`Transport.hold_for_ui`) the worker stands aside.
+Live bytes are still read and recorded meanwhile (the reader thread does not wait); the decoder
+catches up afterwards.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+from tracer.session.feeds import CaptureFeed, Piece, SourceFeed
+from tracer.session.pacing import Pacer
+
+STEP_SLICE = 128  # bytes decoded at a time while stepping, so a step stops right after one inference
+
+
+class Transport:
+    """Due times, steps and holds of one session's worker.
+
+    Args:
+        pacer: The replay's pacer.
+        lock: The session's lock (the wake condition is on it, so controls and the worker agree).
+    """
+
+    def __init__(self, pacer: Pacer, lock: threading.RLock) -> None:
+        self.pacer = pacer
+        self.wake = threading.Condition(lock)
+        self.steps = 0  # inferences still to release while stepping
+        self.ui_hold_until = 0.0
+        self._pending: Piece | None = None
+
+    def notify(self) -> None:
+        """Something changed (a control, a stop): wake the worker."""
+        with self.wake:
+            self.wake.notify_all()
+
+    # -- the screen's right of way ---------------------------------------------------------------
+    def hold_for_ui(self, seconds: float = 0.1) -> None:
+        """Let the screen answer a key first: the worker waits (at most ``seconds``)."""
+        self.ui_hold_until = time.monotonic() + seconds
+
+    def release_ui_hold(self) -> None:
+        """The screen has answered: decode on."""
+        self.ui_hold_until = 0.0
+        self.notify()
+
+    def give_way(self, stopped: Callable[[], bool]) -> None:
+        """Wait while the screen is answering a key (the worker, between pieces)."""
+        while not stopped():
+            left = self.ui_hold_until - time.monotonic()
+            if left <= 0:
+                return
+            with self.wake:
+                self.wake.wait(min(left, 0.02))
+
+    def give_way_briefly(self, stop: threading.Event) -> None:
+        """A helper thread's turn between pieces of work: wait while the screen answers a key."""
+        left = self.ui_hold_until - time.monotonic()
+        if left > 0:
+            stop.wait(min(left, 0.1))
+        else:
+            time.sleep(0)  # let the other threads run
+
+    # -- pieces ----------------------------------------------------------------------------------
+    def next_piece(self, feed: CaptureFeed | SourceFeed) -> Piece | None:
+        """The rest of a piece cut for a step, else the feed's next piece (None: nothing yet)."""
+        if self._pending is not None:
+            piece, self._pending = self._pending, None
+            return piece
+        return feed.next_piece(0.1)
+
+    def cut_for_step(self, piece: Piece) -> Piece:
+        """While stepping, decode in small slices so the step ends right after one inference."""
+        if self.steps <= 0 or len(piece.data) <= STEP_SLICE:
+            return piece
+        self._pending = Piece(piece.data[STEP_SLICE:], piece.offset + STEP_SLICE, 0, piece.host_seconds)
+        return Piece(piece.data[:STEP_SLICE], piece.offset, piece.lost_before, piece.host_seconds)
+
+    def wait_due(self, media: float, stopped: Callable[[], bool]) -> bool:
+        """Block until media time ``media`` is due (or a step is asked for); False if stopped meanwhile."""
+        with self.wake:
+            while not stopped():
+                if self.steps > 0:
+                    return True
+                wait = self.pacer.wait_for(media)
+                if wait == 0.0:
+                    return True
+                self.wake.wait(0.1 if wait is None else min(wait, 0.1))
+        return False

@@ -1,0 +1,363 @@
+"""What the keys do: playback, going from inference to inference and from a finding to its
+evidence, the timeline's cursor, range and zoom, the layers table, export and screenshot.
+
+A mixin of :class:`~tracer.tui.app.TracerApp` (kept apart so the app's module is the layout and
+the refresh loop); every action changes the selection through ``TracerApp.select``.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.widgets import Input
+
+from tracer.errors import ExitCode, TracerError
+from tracer.session.pacing import speed_label
+from tracer.session.report import default_report_path, write_session_report
+from tracer.tui.help import HelpPanel
+from tracer.tui.navigation import Target, current, neighbour, next_instance, shown
+from tracer.tui.state import SORT_KEYS
+from tracer.tui.widgets.layers import LayersTable
+from tracer.tui.widgets.timeline import TimelineView
+
+if TYPE_CHECKING:
+    from tracer.session.snapshot import SessionSnapshot
+    from tracer.tui.app import TracerApp
+
+    _Base = TracerApp
+else:
+    _Base = object
+
+
+def free_path(folder: Path, stem: str, suffix: str) -> Path:
+    """``folder/stem.suffix``, or ``stem-2.suffix``, ``-3`` ... if taken."""
+    path = folder / f"{stem}{suffix}"
+    n = 2
+    while path.exists():
+        path = folder / f"{stem}-{n}{suffix}"
+        n += 1
+    return path
+
+
+class Actions(_Base):  # type: ignore[misc,valid-type]
+    """The app's actions (see the module docstring)."""
+
+    def _snap(self) -> SessionSnapshot:
+        return self.snapshot or self.session.snapshot()
+
+    def _shown_number(self) -> int | None:
+        found = shown(self._snap(), self.ui)
+        return found[1].number if found is not None else None
+
+    def _gantt(self) -> TimelineView:
+        return self.query_one("#gantt", TimelineView)
+
+    def _refocus(self) -> None:
+        target = {"overview": "#layers", "timeline": "#spans", "findings": "#findings-full",
+                  "console": "#console-full"}.get(self.active_tab, "#layers")  # fmt: skip
+        self.query_one(target).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Replay speed keys only in replay."""
+        if action in ("faster", "slower") and self.session.mode != "replay":
+            return False
+        return True
+
+    # -- playback --------------------------------------------------------------------------------
+    def action_toggle_pause(self) -> None:
+        """Pause or resume."""
+        paused = self.session.toggle_pause()
+        if paused and self.session.mode == "live":
+            self.notify("the screen holds still; recording and decoding go on", title="paused", timeout=3)
+        self.request_refresh("inference")
+
+    def action_faster(self) -> None:
+        """Replay faster."""
+        self.notify(f"replay speed {speed_label(self.session.faster())}", timeout=2)
+        self.request_refresh("inference")
+
+    def action_slower(self) -> None:
+        """Replay slower."""
+        self.notify(f"replay speed {speed_label(self.session.slower())}", timeout=2)
+        self.request_refresh("inference")
+
+    # -- inferences ------------------------------------------------------------------------------
+    def action_previous_inference(self) -> None:
+        """Show the inference before the one shown (in replay, anywhere in the file)."""
+        self._step_inference(-1)
+
+    def action_next_inference(self) -> None:
+        """Show the next inference; at the newest of a paused replay, step to the next one."""
+        self._step_inference(1)
+
+    def _step_inference(self, direction: int) -> None:
+        snapshot = self._snap()
+        target = neighbour(snapshot, self.ui, direction)
+        if target is not None and not (direction > 0 and self.ui.inference is None):
+            newest = snapshot.ring[-1].number if snapshot.ring else None
+            if direction > 0 and target.number == newest and target.ordinal == snapshot.ring_stretch.ordinal(
+                    len(snapshot.ring) - 1):  # fmt: skip
+                self.action_follow()
+                return
+            self.goto(target, place_cursor=False)
+            return
+        if direction > 0 and self.session.mode == "replay" and (self.session.paused or self.ui.inference is not None):
+            self.action_follow()
+            if not self.session.step():
+                self.bell()
+            return
+        if direction > 0:
+            self.action_follow()
+            return
+        here = current(snapshot, self.ui)
+        if here is not None and self.ui.inference is None:
+            self.select(inference=here.number, ordinal=here.ordinal)
+        self.bell()
+
+    def action_follow(self) -> None:
+        """Follow the newest inference."""
+        self.select(inference=None, ordinal=None)
+
+    def action_goto(self) -> None:
+        """Ask for an inference number."""
+        field = self.query_one("#goto", Input)
+        field.display = True
+        field.focus()
+
+    def goto_inference(self, number: int, layer: int | None = None, tab: str | None = None,
+                       place_cursor: bool = True) -> None:  # fmt: skip
+        """Show inference ``number`` (read from the capture in replay when it is not held)."""
+        here = current(self._snap(), self.ui)
+        self.goto(Target(number, None, layer if layer is not None else self.ui.layer), tab, place_cursor,
+                  near=here.ordinal if here else None)  # fmt: skip
+
+    def goto(self, target: Target, tab: str | None = None, place_cursor: bool = True, near: int | None = None) -> None:
+        """Select ``target``: the inference (pinned), the layer, the cursor at the layer's start."""
+        snapshot = self._snap()
+        index = self.session.index
+        number, ordinal = target.number, target.ordinal
+        if number < 0 and ordinal is not None and index is not None:
+            number = index.number_at(ordinal) if index.number_at(ordinal) is not None else -1
+        if ordinal is None:
+            held = snapshot.ordinal_of(number)
+            ordinal = held if held is not None else (index.ordinal(number, near) if index is not None else None)
+        layer = target.layer if target.layer is not None else self.ui.layer
+        found = snapshot.locate(ordinal=ordinal) if ordinal is not None else snapshot.locate(number=number)
+        if number < 0 and found is None:
+            self.bell()
+            return
+        if tab is not None and tab != self.active_tab:
+            self.show_view(tab)
+        if found is None and index is not None and ordinal is not None:
+            self.select(inference=number, ordinal=ordinal, layer=layer)
+            self.run_worker(functools.partial(self._load, ordinal, number, layer, place_cursor), thread=True,
+                            group="seek", exclusive=True, exit_on_error=False)  # fmt: skip
+            return
+        if found is None and index is None and snapshot.status.mode == "replay" and ordinal is None:
+            self.notify(f"no inference #{number} in this capture", severity="warning", timeout=3)
+            return
+        self.select(inference=number, ordinal=ordinal, layer=layer)
+        if layer is not None:
+            self.query_one("#layers", LayersTable).select_layer(layer)
+        if found is not None and place_cursor:
+            self._cursor_to_layer(found[1], layer)
+
+    def _load(self, ordinal: int, number: int, layer: int | None, place_cursor: bool) -> None:
+        """Read an inference from the capture (a worker thread), then show it."""
+        try:
+            stretch = self.session.seek(ordinal)
+        except TracerError as exc:
+            self.call_from_thread(self.notify, str(exc), title="cannot read the inference", severity="error")
+            return
+        if stretch is not None:
+            self.call_from_thread(self._loaded, number, ordinal, layer, place_cursor)
+
+    def _loaded(self, number: int, ordinal: int, layer: int | None, place_cursor: bool) -> None:
+        if self.ui.inference != number or self.ui.ordinal != ordinal:
+            return  # the user went elsewhere meanwhile
+        self.snapshot = self.session.snapshot()
+        if self.session.pin(number):
+            self._pinned = number
+        found = self.snapshot.locate(ordinal=ordinal)
+        if found is not None and place_cursor:
+            self._cursor_to_layer(found[1], layer)
+        self.request_refresh("inference")
+
+    def _cursor_to_layer(self, record: Any, layer: int | None) -> None:
+        span = next((s for s in record.inference.layers if s.layer == layer), None)
+        if span is None:
+            return
+        self.select(cursor=span.start, mark=None)
+        self._gantt().show_cycle(span.start)
+
+    # -- findings --------------------------------------------------------------------------------
+    def action_next_finding(self) -> None:
+        """Go to the next inference and layer that shows the chosen finding (any, if none chosen)."""
+        self.go_to_finding(1)
+
+    def action_previous_finding(self) -> None:
+        """Go to the previous one."""
+        self.go_to_finding(-1)
+
+    def go_to_finding(self, direction: int, from_start: bool = False) -> None:
+        """Jump to the next instance of the chosen finding, on the timeline."""
+        snapshot = self._snap()
+        ui = self.ui
+        if from_start:
+            saved = (ui.inference, ui.ordinal, ui.layer)
+            ui.inference, ui.ordinal, ui.layer = -(1 << 62), None, -1
+            target = next_instance(snapshot, ui, direction)
+            ui.inference, ui.ordinal, ui.layer = saved
+        else:
+            target = next_instance(snapshot, ui, direction)
+        if target is None:
+            what = "the chosen finding" if ui.finding is not None else "a finding"
+            self.notify(f"no inference shows {what} (in {snapshot.diagnosis.scope or 'what was analysed'})",
+                        severity="warning", timeout=3)  # fmt: skip
+            return
+        self.goto_inference(target.number, layer=target.layer, tab="timeline")
+
+    # -- the timeline's cursor, range, zoom ------------------------------------------------------
+    def action_cursor(self, cells: int) -> None:
+        """Move the time cursor by ``cells`` of the timeline."""
+        gantt = self._gantt()
+        cursor = gantt.cursor_step(self.ui.cursor, cells)
+        if cursor is not None:
+            self.select(cursor=cursor)
+            gantt.show_cycle(cursor)
+
+    def action_cursor_edge(self, direction: int) -> None:
+        """Move the cursor to the next (or previous) edge of a layer, handler or inference."""
+        gantt = self._gantt()
+        cursor = gantt.cursor_jump(self.ui.cursor, direction)
+        if cursor is not None:
+            self.select(cursor=cursor)
+            gantt.show_cycle(cursor)
+
+    def action_mark(self) -> None:
+        """Mark one end of a range at the cursor (again: clear it)."""
+        if self.ui.mark is not None:
+            self.select(mark=None)
+        elif self.ui.cursor is not None:
+            self.select(mark=self.ui.cursor)
+        else:
+            self.action_cursor(0)
+            self.select(mark=self.ui.cursor)
+
+    def action_zoom_in(self) -> None:
+        """Timeline: zoom in (around the cursor)."""
+        self._gantt().zoom_in(cursor=self.ui.cursor)
+
+    def action_zoom_out(self) -> None:
+        """Timeline: zoom out."""
+        self._gantt().zoom_out(cursor=self.ui.cursor)
+
+    def action_zoom_reset(self) -> None:
+        """Timeline: fit the inference."""
+        self._gantt().set_zoom(1.0)
+
+    def action_scroll_later(self) -> None:
+        """Timeline: scroll right."""
+        self._gantt().scroll_by_screens(0.25)
+
+    def action_scroll_earlier(self) -> None:
+        """Timeline: scroll left."""
+        self._gantt().scroll_by_screens(-0.25)
+
+    # -- layers ----------------------------------------------------------------------------------
+    def action_filter(self) -> None:
+        """Show and focus the layer filter."""
+        self.action_show_tab("overview")
+        field = self.query_one("#filter", Input)
+        field.display = True
+        field.focus()
+
+    def action_escape(self) -> None:
+        """Clear the filter, else the range, else the chosen finding."""
+        field = self.query_one("#filter", Input)
+        goto = self.query_one("#goto", Input)
+        if goto.display:
+            goto.display = False
+            self._refocus()
+        elif field.display or self.ui.filter:
+            field.value = ""
+            field.display = False
+            self.select(filter="")
+            self.query_one("#layers", LayersTable).focus()
+        elif self.ui.mark is not None:
+            self.select(mark=None)
+        elif self.ui.finding is not None:
+            self.select(finding=None)
+
+    def action_sort_next(self) -> None:
+        """Sort by the next column."""
+        at = SORT_KEYS.index(self.ui.sort) if self.ui.sort in SORT_KEYS else 0
+        self.select(sort=SORT_KEYS[(at + 1) % len(SORT_KEYS)], reverse=False)
+        self.notify(f"layers sorted by {self.ui.sort}", timeout=2)
+
+    def action_sort_reverse(self) -> None:
+        """Reverse the sort."""
+        self.select(reverse=not self.ui.reverse)
+
+    # -- views -----------------------------------------------------------------------------------
+    def action_show_tab(self, tab: str) -> None:
+        """Switch to a tab."""
+        if tab != self.active_tab:
+            self.show_view(tab)
+
+    def action_help(self) -> None:
+        """Show every key (the refresh timer rests while the help covers the screen)."""
+        panel = self.query_one("#help", HelpPanel)
+        if panel.is_open:
+            return
+        if self._timer is not None:
+            self._timer.pause()
+        self._focus_before_help = self.focused
+        panel.open()
+
+    def on_help_panel_closed(self) -> None:
+        """The help closed: refresh again, and give the keys back."""
+        if self._timer is not None:
+            self._timer.resume()
+        before = getattr(self, "_focus_before_help", None)
+        (before or self.query_one("#layers", LayersTable)).focus()
+
+    # -- files -----------------------------------------------------------------------------------
+    def action_export(self) -> None:
+        """Write the report JSON in the background; say where when done."""
+        path = default_report_path(self.session, self.export_dir)
+        self.notify(f"writing the report to {path} ...", timeout=2)
+        self.run_worker(functools.partial(self._export, path), thread=True, group="export", exit_on_error=False)
+
+    def _export(self, path: Path) -> None:
+        try:
+            written = write_session_report(self.session, path)
+        except TracerError as exc:
+            self.call_from_thread(self.notify, str(exc), title="export failed", severity="error", timeout=8)
+            return
+        self.last_export = written
+        self.call_from_thread(self.notify, f"report written to {written}", title="exported", timeout=8)
+
+    def action_screenshot(self) -> None:
+        """Write the screen as it is, as SVG, to the current folder."""
+        folder = self.export_dir or Path.cwd()
+        capture = self.session.capture_file()
+        stem = f"{capture.stem if capture is not None else 'tracer-live'}-{self.active_tab}"
+        path = free_path(folder, stem, ".svg")
+        try:
+            self.save_screenshot(filename=path.name, path=str(folder))
+        except OSError as exc:
+            self.notify(f"cannot write {path}: {exc.strerror}", title="screenshot failed", severity="error")
+            return
+        self.last_screenshot = path
+        self.notify(f"screen written to {path}", title="screenshot", timeout=6)
+
+    async def action_quit(self) -> None:
+        """Quit (exit code 0)."""
+        self.exit(int(ExitCode.OK))
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: quit as an interrupt (exit code 130)."""
+        self.exit(int(ExitCode.INTERRUPTED))
