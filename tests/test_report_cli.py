@@ -1,4 +1,4 @@
-"""``tracer report``: the JSON contract of PRODUCT.md on the shipped capture, the text rendering,
+"""``tracer report``: the JSON contract (docs/report.md) on the shipped capture, the text rendering,
 the per-inference listing, incomplete inferences left out of the numbers, bad input."""
 
 from __future__ import annotations

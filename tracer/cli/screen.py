@@ -81,6 +81,7 @@ def _signals_quit(app: Any, stopped: list[str]) -> Iterator[None]:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             raise KeyboardInterrupt from None
+        app.exit_requested = int(ExitCode.INTERRUPTED)
         loop.call_soon_threadsafe(app.exit, int(ExitCode.INTERRUPTED))
 
     with on_stop_signals(handler):

@@ -82,6 +82,9 @@ class TracerApp(Actions, App[int]):
         if "TEXTUAL_ANIMATIONS" not in os.environ:
             self.animation_level = "none"  # a monitor should snap, not slide
         self.snapshot: SessionSnapshot | None = None
+        # Set by a stop signal (tracer.cli.screen); the refresh timer honours it too, because an
+        # exit asked of Textual while the app is still starting up can be lost.
+        self.exit_requested: int | None = None
         self.last_export: Path | None = None
         self.last_screenshot: Path | None = None
         self.refreshes = 0
@@ -196,6 +199,9 @@ class TracerApp(Actions, App[int]):
             fields: On-screen choices that changed: redraw the views showing them.
             views: Views to redraw (just shown or resized).
         """
+        if self.exit_requested is not None:
+            self.exit(self.exit_requested)
+            return
         snapshot = self.session.snapshot()
         new_data = snapshot.version != self._version
         asked = bool(fields or views)
