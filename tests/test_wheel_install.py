@@ -2,8 +2,8 @@
 
 Builds tracer's wheel (``pip wheel --no-build-isolation``: no download), installs it with ``--no-deps``
 into a fresh venv in a temporary folder, and runs ``tracer demo --inferences 2`` there, from outside
-the checkout, with HOME and the cache in the temporary folder. tracer's dependencies (numpy, numba,
-textual ...) are not downloaded again: the fresh venv sees the test venv's site-packages through a
+the checkout, with HOME and the cache in the temporary folder. tracer's dependencies (numpy, textual,
+flatbuffers ...) are not downloaded again: the fresh venv sees the test venv's site-packages through a
 ``.pth`` line, after its own (the editable install's hook is a ``.pth`` *file* there, which such a
 line does not run, so the checkout stays out of reach: the test checks ``tracer.__file__``).
 """
@@ -11,6 +11,7 @@ line does not run, so the checkout stays out of reach: the test checks ``tracer.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -28,9 +29,16 @@ FIRMWARE = ROOT / "firmware_snippets"
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built from a copy of the checkout's tracked and new files: setuptools builds in
+    ``build/`` beside the sources, where a stale file (or a second build running in parallel)
+    would otherwise end up in the wheel."""
     out = tmp_path_factory.mktemp("wheel")
+    source = tmp_path_factory.mktemp("source") / "tracer"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv*", "build", "dist", "*.egg-info",
+                                                                "__pycache__", "*.so", "data"))  # fmt: skip
+    shutil.copytree(ROOT / "tests" / "data", source / "tests" / "data")
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(source)],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
