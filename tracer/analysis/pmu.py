@@ -104,7 +104,12 @@ class PmuSummary:
 
 def summarize_pmu(timeline: InferenceTimeline) -> PmuSummary:
     """Counters per inference and totals over the complete ones (see the module docstring)."""
-    per_inference = _per_inference(timeline)
+    return pmu_summary(_per_inference(timeline), timeline)
+
+
+def pmu_summary(per_inference: list[InferenceCounters], timeline: InferenceTimeline) -> PmuSummary:
+    """The summary of inferences' counters (of one timeline, or of the windows of one, in order);
+    ``timeline`` gives the labels, units and the firmware's own summaries."""
     names: list[str] = []
     for row in per_inference:
         names.extend(n for n in row.counters if n not in names)
