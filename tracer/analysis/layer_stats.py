@@ -57,10 +57,15 @@ def layer_stats(samples: Mapping[int, LayerSamples], excluded: Mapping[int, int]
     return out
 
 
+def latency_columns(inferences: Inferences) -> tuple[np.ndarray, np.ndarray]:
+    """The latency of every complete inference (with a start and an end) and its number, in order."""
+    ok = inferences.complete & (inferences.start >= 0) & (inferences.end >= 0)
+    return (inferences.end - inferences.start)[ok], inferences.number[ok]
+
+
 def complete_latencies(inferences: Inferences) -> np.ndarray:
     """The latency of every complete inference (with a start and an end), in order."""
-    ok = inferences.complete & (inferences.start >= 0) & (inferences.end >= 0)
-    return (inferences.end - inferences.start)[ok]
+    return latency_columns(inferences)[0]
 
 
 def latency(inferences: Inferences) -> CycleSummary | None:

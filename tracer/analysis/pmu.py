@@ -104,7 +104,7 @@ class PmuSummary:
 
 def summarize_pmu(timeline: InferenceTimeline) -> PmuSummary:
     """Counters per inference and totals over the complete ones (see the module docstring)."""
-    return pmu_summary(_per_inference(timeline), timeline)
+    return pmu_summary(inference_counters(timeline), timeline)
 
 
 def pmu_summary(per_inference: list[InferenceCounters], timeline: InferenceTimeline) -> PmuSummary:
@@ -148,7 +148,8 @@ def npu_utilization(counters: Mapping[str, int]) -> NpuUtilization | None:
     return NpuUtilization(active, idle if idle is not None else total - active, total)
 
 
-def _per_inference(timeline: InferenceTimeline) -> list[InferenceCounters]:
+def inference_counters(timeline: InferenceTimeline) -> list[InferenceCounters]:
+    """The counters of each inference of ``timeline`` that has any, in order."""
     inf = timeline.inferences
     names, columns = _span_sums(timeline)
     numbers = inf.number.tolist()

@@ -60,14 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Decode (or read the log), match the budget, run the findings, print the report."""
-    from tracer.analysis.analyze import analyze
-    from tracer.cli.analysis_input import load_input
+    from tracer.cli.analysis_input import analyse_input
     from tracer.cli.output import open_output
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
 
-    loaded = load_input(args)
-    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args), loaded.locator)
+    _, analysis = analyse_input(args, whole=args.per_inference)  # every execution listed: read whole
     report = report_object(analysis, args.per_inference)
     with open_output(args.output) as out:
         if args.format == "json":

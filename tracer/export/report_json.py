@@ -73,7 +73,7 @@ def write_report_json(report: dict[str, Any], out: IO[str]) -> None:
 
 def _capture(analysis: Analysis) -> dict[str, Any]:
     timeline, facts = analysis.timeline, analysis.facts
-    first, last = _time_span(timeline)
+    first, last = analysis.time_span
     cycles = last - first if first is not None and last is not None else None
     duration: float | None = None
     duration_source = None
@@ -104,14 +104,6 @@ def _capture(analysis: Analysis) -> dict[str, Any]:
         out["sessions"] = timeline.stream.sessions
         out["restarts"] = [r.to_json() for r in timeline.stream.restarts]
     return out
-
-
-def _time_span(timeline: InferenceTimeline) -> tuple[int | None, int | None]:
-    starts = [timeline.spans.start, timeline.inferences.start]
-    ends = [timeline.spans.end, timeline.inferences.end]
-    lo = [int(a[a >= 0].min()) for a in starts if (a >= 0).any()]
-    hi = [int(a[a >= 0].max()) for a in ends if (a >= 0).any()]
-    return (min(lo) if lo else None), (max(hi) if hi else None)
 
 
 def _inferences(analysis: Analysis) -> dict[str, Any]:
@@ -160,7 +152,7 @@ def _interrupts(analysis: Analysis) -> dict[str, Any] | None:
     """The ``interrupts`` section, or None when the input has no interrupt at all."""
     timeline = analysis.timeline
     sources = timeline.isr_sources
-    if not len(timeline.isrs) and not sources:
+    if not analysis.interrupts.slices and not sources:
         return None
     isrs = analysis.interrupts
     out: dict[str, Any] = {

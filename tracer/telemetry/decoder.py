@@ -434,12 +434,12 @@ class TelemetryDecoder:
         """Where interrupt slices came from and what pairing could not do."""
         hw, marks = self._hardware, self.firmware.isr_marks
         mark_facts = None
-        if len(marks.pairing) or any(marks.pairing.counters.to_json().values()):
-            mark_facts = IsrMarkFacts(len(marks.pairing), dataclasses.replace(marks.pairing.counters))
+        if marks.pairing.paired or any(marks.pairing.counters.to_json().values()):
+            mark_facts = IsrMarkFacts(marks.pairing.paired, dataclasses.replace(marks.pairing.counters))
         trace = None
         if hw.exception_packets:
             trace = ExceptionTraceFacts(
-                hw.exception_packets, len(hw.pairing), hw.basis, cycles_per_tick(self._state),
+                hw.exception_packets, hw.pairing.paired, hw.basis, cycles_per_tick(self._state),
                 dataclasses.replace(hw.pairing.counters), hw.before_first_record,
             )  # fmt: skip
         return IsrSources(mark_facts, trace, dict(sorted(self.firmware.isr_names.items())))
