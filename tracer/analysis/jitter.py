@@ -498,11 +498,12 @@ class WindowedJitter:
     """The jitter of a capture read in windows (:mod:`tracer.pipeline.windows`), in two passes.
 
     The outlier rules compare each execution with its layer's median over the whole capture, so
-    the first pass (:meth:`measure`, every window in order) keeps per layer the cycles, own time
-    and inference number of every complete execution (compact columns) and tallies of its work
-    measures and PMU counters; the second (:meth:`judge`, every window again, in order) runs the
-    same rules on each window against those capture-wide values (:class:`LayerReference`); then
-    :meth:`result` is what :func:`analyse_jitter` gives for the whole capture.
+    the first pass (:meth:`measure`, every window in order) keeps per layer the cycles and own
+    time of every complete execution (compact columns, the own time only where interrupts or
+    tasks took some) and tallies of its work measures and PMU counters; the second (:meth:`judge`,
+    every window again, in order) runs the same rules on each window against those capture-wide
+    values (:class:`LayerReference`); then :meth:`result` is what :func:`analyse_jitter` gives for
+    the whole capture.
     """
 
     def __init__(self, settings: JitterSettings, data_dependent: frozenset[int] = frozenset()) -> None:
@@ -510,7 +511,6 @@ class WindowedJitter:
         self.data_dependent = data_dependent
         self._cycles: dict[int, list[np.ndarray]] = {}
         self._own: dict[int, list[np.ndarray | None]] = {}  # None: the own time is the cycles
-        self._numbers: dict[int, list[np.ndarray]] = {}
         self._measures: dict[int, dict[str, None]] = {}
         self._tallies: dict[int, dict[str, Tally]] = {}
         self._pmu: dict[int, dict[int, Tally]] = {}
@@ -522,6 +522,7 @@ class WindowedJitter:
         self._runs: dict[int, _WarmRun] = {}
         self._parts: dict[int, list[LayerJitter]] = {}
         self._warm: dict[int, list[np.ndarray]] = {}
+        self._flagged: list[tuple[np.ndarray, np.ndarray]] = []  # (inference, layer) of every outlier
 
     def measure(self, timeline: InferenceTimeline) -> None:
         """First pass: keep what the capture-wide values need of the next window."""
@@ -534,7 +535,6 @@ class WindowedJitter:
             own = cycles - spans.isr_cycles[rows] - context.task_cycles[rows]
             self._cycles.setdefault(index, []).append(compact(cycles))
             self._own.setdefault(index, []).append(compact(own) if (own != cycles).any() else None)
-            self._numbers.setdefault(index, []).append(compact(spans.inference[rows]))
             work = LayerWork(timeline, rows, context.fact_rows[rows], roles)
             self._measures.setdefault(index, {}).update(dict.fromkeys(m.name for m in work.measures))
             tallies = self._tallies.setdefault(index, {})
@@ -550,9 +550,13 @@ class WindowedJitter:
         self._latency.append(compact(context.latency))
         self._latency_numbers.append(context.latency_numbers)
 
+    def cycles(self, index: int) -> np.ndarray:
+        """Layer ``index``'s complete executions' cycles over every window, in inference order."""
+        return np.concatenate(self._cycles[index]).astype(np.int64)
+
     def _pooled(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """A layer's cycles and own time over every window, in inference order (int64)."""
-        cycles = np.concatenate(self._cycles[index]).astype(np.int64)
+        cycles = self.cycles(index)
         if all(own is None for own in self._own[index]):
             return cycles, cycles
         own = np.concatenate([o if o is not None else c for o, c in zip(self._own[index], self._cycles[index])])
@@ -579,18 +583,19 @@ class WindowedJitter:
         """Second pass: the outliers of the next window and their causes."""
         context = _Context(timeline, self.settings, self.data_dependent)
         context.latency_p50 = self._latency_p50
-        all_cycles = timeline.spans.cycles
-        for index, rows in layer_groups(timeline.spans):
-            layer, _, warm = _layer(context, index, rows, all_cycles[rows], self._reference[index], self._runs[index])
+        spans = timeline.spans
+        all_cycles = spans.cycles
+        for index, rows in layer_groups(spans):
+            layer, flagged, warm = _layer(context, index, rows, all_cycles[rows], self._reference[index],
+                                          self._runs[index])  # fmt: skip
             self._parts.setdefault(index, []).append(layer)
             self._warm.setdefault(index, []).append(warm)
+            self._flagged.append((spans.inference[flagged], spans.layer[flagged].astype(np.int64)))
 
     def result(self) -> JitterAnalysis:
         """The capture's jitter, after both passes."""
         threshold_pct = self.settings.threshold_pct
         out: list[LayerJitter] = []
-        flagged_inf: list[np.ndarray] = []
-        flagged_layer: list[np.ndarray] = []
         for index, ref in self._reference.items():
             cycles, own = self._pooled(index)
             parts = self._parts.get(index, [])
@@ -601,12 +606,9 @@ class WindowedJitter:
             out.append(_layer_jitter(self.settings, self.data_dependent, self._latency_p50, index, cycles, own,
                                      ref.median, ref.own_median, sum(p.outliers for p in parts),
                                      {c: k for c, k in causes.items() if k}, listed, warm, ref.measures))  # fmt: skip
-            outlier = _outliers(cycles, ref.median, ref.mad, threshold_pct)
-            flagged_inf.append(np.concatenate(self._numbers[index])[outlier])
-            flagged_layer.append(np.full(int(outlier.sum()), index, np.int64))
         latency = np.concatenate(self._latency).astype(np.int64) if self._latency else np.zeros(0, np.int64)
         numbers = np.concatenate(self._latency_numbers) if self._latency_numbers else np.zeros(0, np.int64)
-        joined_inf = np.concatenate(flagged_inf) if flagged_inf else np.zeros(0, np.int64)
-        joined_layer = np.concatenate(flagged_layer) if flagged_layer else np.zeros(0, np.int64)
+        joined_inf = np.concatenate([i for i, _ in self._flagged]) if self._flagged else np.zeros(0, np.int64)
+        joined_layer = np.concatenate([la for _, la in self._flagged]) if self._flagged else np.zeros(0, np.int64)
         return JitterAnalysis(self.settings, out, _latency(latency, numbers, self._latency_p50, threshold_pct,
                                                            joined_inf, joined_layer))  # fmt: skip

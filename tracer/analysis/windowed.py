@@ -35,7 +35,7 @@ before each NPU job and the reads after it), port-0 console text, and sampler re
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from tracer.analysis.isr import WindowedIsrs
 from tracer.analysis.jitter import WindowedJitter
 from tracer.analysis.layer_stats import LayerStats, complete_latencies, layer_stats
 from tracer.analysis.memory import MemorySummary, merge_memory
-from tracer.analysis.pmu import InferenceCounters, inference_counters, pmu_summary
+from tracer.analysis.pmu import InferenceCounterTable, inference_counters, pmu_summary
 from tracer.analysis.samples import LayerSamples, add_counts, compact, excluded_spans, layer_samples, pool_samples
 from tracer.analysis.sampling import sampling_analysis
 from tracer.analysis.settings import AnalysisSettings
@@ -117,7 +117,7 @@ def analyze_windows(
         jitter=sections.jitter.result(),
         interrupts=sections.isrs.result(),
         tasks=None,
-        pmu=pmu_summary(sections.pmu, summary),
+        pmu=pmu_summary(InferenceCounterTable.concat(sections.pmu), summary),
         memory=merge_memory(sections.memory) if sections.memory else memory_of(summary, budget),
         coherency=merge_coherency(sections.coherency, summary) if sections.has_jobs else None,
         sampling=None,
@@ -147,10 +147,10 @@ class _Sections:
         self.settings = settings
         self.budget = budget
         model = budget.model if budget is not None else None
-        self.samples: list[dict[int, LayerSamples]] = []
+        self.pmu_sums: list[dict[int, Mapping[str, tuple[int, int]]]] = []  # per window and layer
         self.excluded: list[dict[int, int]] = []
         self.latency: list[np.ndarray] = []
-        self.pmu: list[InferenceCounters] = []
+        self.pmu: list[InferenceCounterTable] = []
         self.memory: list[MemorySummary] = []
         self.isrs = WindowedIsrs()
         self.coherency: list[CoherencyAnalysis] = []
@@ -162,10 +162,10 @@ class _Sections:
     def add(self, timeline: InferenceTimeline) -> None:
         """Keep what the sections need of the next window (not the window)."""
         spans = timeline.spans
-        self.samples.append(layer_samples(spans))
+        self.pmu_sums.append({index: s.pmu for index, s in layer_samples(spans).items()})
         self.excluded.append(excluded_spans(spans))
         self.latency.append(compact(complete_latencies(timeline.inferences)))
-        self.pmu.extend(inference_counters(timeline))
+        self.pmu.append(inference_counters(timeline))
         self.memory.append(memory_of(timeline, self.budget))
         self.isrs.add(timeline)
         if len(timeline.npu_jobs) or len(timeline.inferences):
@@ -176,12 +176,16 @@ class _Sections:
         self.spans.append(time_span(timeline))
 
     def layers(self) -> dict[int, LayerStats]:
-        """Per-layer statistics over every window (pooled one layer at a time)."""
+        """Per-layer statistics over every window, from the complete executions' cycles the jitter
+        keeps (one layer at a time) and the PMU sums."""
         excluded = add_counts(self.excluded)
         out: dict[int, LayerStats] = {}
-        for index in sorted({i for part in self.samples for i in part} | set(excluded)):
-            parts = [part[index] for part in self.samples if index in part]
-            out.update(layer_stats({index: pool_samples(parts)} if parts else {}, {index: excluded.get(index, 0)}))
+        for index in sorted({i for part in self.pmu_sums for i in part} | set(excluded)):
+            parts = [LayerSamples(np.zeros(0, np.int32), None, part[index]) for part in self.pmu_sums if index in part]
+            samples = {}
+            if parts:
+                samples[index] = dataclasses.replace(pool_samples(parts), cycles=self.jitter.cycles(index))
+            out.update(layer_stats(samples, {index: excluded.get(index, 0)}))
         return out
 
     def time_span(self) -> tuple[int | None, int | None]:

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         properties["tolerance_pct"] = args.tolerance
     with open_output(args.output) as out:
         if args.format == "json":
-            document = report_object(analysis)
+            document = report_object(analysis, streamed=True)
             document["checks"] = [c.to_json() for c in result.checks]
             document["passed"] = result.passed
             document["fail_on"] = args.fail_on

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from tracer.export.report_text import write_report_text
 
     _, analysis = analyse_input(args, whole=args.per_inference)  # every execution listed: read whole
-    report = report_object(analysis, args.per_inference)
+    report = report_object(analysis, args.per_inference, streamed=True)
     with open_output(args.output) as out:
         if args.format == "json":
             write_report_json(report, out)
