@@ -28,6 +28,10 @@ warning (:meth:`LayerJitter.information_only`).
 
 Cycle counts come from the unwrapped 64-bit time of the decoder, so a 32-bit counter wrap inside
 a layer or a handler changes nothing here.
+
+A capture read in windows (:mod:`tracer.analysis.windowed`) gets the same analysis from
+:class:`WindowedJitter`, which runs these rules on each window against the capture's medians; the
+module keeps both so that the rules exist once.
 """
 
 from __future__ import annotations

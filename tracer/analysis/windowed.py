@@ -16,10 +16,11 @@ section with the function that makes it from one timeline:
 - coherency: each window's checks, determinism over every inference
   (:func:`~tracer.analysis.coherency.merge_coherency`);
 - jitter, whose outlier rules compare each execution with its layer's median over the capture:
-  :class:`~tracer.analysis.jitter.WindowedJitter` keeps per layer the cycles, own time and
-  inference number of each execution (4 bytes each) and tallies of its work and PMU counters,
-  and judges each window against those values in the second pass (which also lists the
-  inferences over the budget's limits).
+  :class:`~tracer.analysis.jitter.WindowedJitter` keeps per layer the cycles of each execution
+  (4 bytes; 4 more for its own time where interrupts or tasks took some; the per-layer statistics
+  are made from the same column) and tallies of its work and PMU counters, and judges each window
+  against those values in the second pass (which also lists the inferences over the budget's
+  limits).
 
 The budget comparison reads only the capture's facts (its layers and clock: the last window has
 them all) and the findings rules run once, on the merged analysis, as for a capture read whole, so
