@@ -92,13 +92,10 @@ def analyze_windows(
         sections.add(timeline)
         if on_window is not None:
             on_window(timeline)
-        last = (timeline, facts)
+        last = (_facts_only(timeline), facts)  # the window's rows are not kept
     if last is None:
         raise NotWindowable("no window")
-    summary = dataclasses.replace(
-        last[0], inferences=Inferences.concat(sections.inferences), spans=LayerSpans.empty(last[0].spans.pmu_names),
-        arena=[], stacks=[], cache_ops=[], npu_jobs=[], isrs=[], console=[], marks=[], crcs=[], records=[],
-    )  # fmt: skip
+    summary = dataclasses.replace(last[0], inferences=Inferences.concat(sections.inferences))
     comparison = compare_budget(summary, budget, settings.tolerance_pct) if budget is not None else None
     sections.jitter.data_dependent = comparison.data_dependent if comparison is not None else frozenset()
     sections.jitter.settle()
@@ -114,7 +111,7 @@ def analyze_windows(
         settings=settings,
         comparison=comparison,
         layers=sections.layers(),
-        latency=summarize(np.concatenate(sections.latency)) if sections.latency else None,
+        latency=summarize(np.concatenate(sections.latency).astype(np.int64)) if sections.latency else None,
         jitter=sections.jitter.result(),
         interrupts=sections.isrs.result(),
         tasks=None,
@@ -126,6 +123,15 @@ def analyze_windows(
         over_limit={index: tuple(numbers) for index, numbers in sorted(over.items())},
     )
     return dataclasses.replace(analysis, findings=tuple(find_all(analysis)))
+
+
+def _facts_only(timeline: InferenceTimeline) -> InferenceTimeline:
+    """``timeline``'s facts (clock, labels, layers, loss ...) without its rows."""
+    return dataclasses.replace(
+        timeline, inferences=Inferences.concat([]), spans=LayerSpans.empty(timeline.spans.pmu_names), arena=[],
+        stacks=[], cache_ops=[], npu_jobs=[], isrs=[], console=[], marks=[], crcs=[], records=[], data_trace=[],
+        span_facts=None,
+    )  # fmt: skip
 
 
 def _refuse(timeline: InferenceTimeline, facts: InputFacts) -> None:
