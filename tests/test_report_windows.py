@@ -22,6 +22,7 @@ import tracer.pipeline.windows as windows
 from check_streams import budget_toml
 from fleet_streams import CLOCK_HZ, LAYERS, Build, encode_build
 from jitter_streams import stream, task_in_layer, timer_in_layer, two_tasks, work_in_layer
+from telemetry_encoder import TelemetryEncoder
 from tracer.analysis.analyze import analyze
 from tracer.analysis.windowed import NotWindowable, analyze_windows
 from tracer.budget import load_budget
@@ -30,6 +31,7 @@ from tracer.capture.writer import CaptureWriter
 from tracer.export.report_json import report_object
 from tracer.pipeline.load import load_timeline
 from tracer.pipeline.windows import read_windows
+from tracer.telemetry.wire import TimeSource
 
 DEMO = Path(__file__).resolve().parent.parent / "captures"
 SPANS = 100  # layer executions per window
@@ -50,7 +52,30 @@ def warm_up(n: int, index: int, enc: object, t: int) -> int:
     return 3000 if (n < 6 or 30 <= n < 60) and index == 1 else 0
 
 
+def undescribed() -> bytes:
+    """No layer descriptions and no PMU configuration (as the benchmark's captures): the layers'
+    engines and the PMU columns are learned from the executions. The last 60 inferences run only
+    the CPU layer, so the last windows never see the NPU layers or their counters."""
+    enc = TelemetryEncoder()
+    enc.target_info(0, 100_000_000, TimeSource.DWT)
+    for n in range(240):
+        t = 1000 + n * 50_000
+        enc.inference_begin(t)
+        for index, length in enumerate((4000, 6000, 3000)):
+            if n >= 180 and index < 2:
+                continue
+            t += 100
+            enc.layer_begin(t, index, int(index < 2))
+            if index < 2:
+                enc.pmu_snapshot(t + length - 20, length - 50, [600 + n % 7, 300])
+            t += length + (2500 if index == 1 and n % 19 == 4 else 0)
+            enc.layer_end(t, index)
+        enc.inference_end(t + 100)
+    return bytes(enc)
+
+
 STREAMS: dict[str, Callable[[], bytes]] = {
+    "undescribed layers": undescribed,
     "interrupts": lambda: stream(240, [4000, 6000, 3000], extra=timer_in_layer(1, 7, 3, 2500)),
     "warm-up": lambda: stream(240, [4000, 6000, 3000], extra=warm_up),
     "more work": lambda: stream(240, [4000, 6000, 3000],
