@@ -160,13 +160,12 @@ def load_input(args: argparse.Namespace, budget: Budget | None = None) -> Loaded
         budget = _load_budget(args)
     with console.progress("decoding") as bar:
         timeline, source = load_timeline(args.capture, on_progress=bar.update, clock_hz=getattr(args, "clock", None))
-    locator = None
+    loaded = Loaded(timeline, source, budget, source.kind)
+    _after_loading(args, loaded)
     if getattr(args, "elf", None):
         from tracer.elf.inlines import open_locator
 
-        locator = open_locator(args.elf)
-    loaded = Loaded(timeline, source, budget, source.kind, locator)
-    _after_loading(args, loaded)
+        loaded.locator = open_locator(args.elf)
     return loaded
 
 
