@@ -135,6 +135,7 @@ def analyse_input(
         return loaded, analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args), loaded.locator)
     loaded = Loaded(analysis.timeline, analysis.facts, budget, analysis.facts.kind)
     _after_loading(args, loaded)
+    _open_elf(args, loaded)  # checked as for an input read whole (PC samples are left out in windows)
     return loaded, analysis
 
 
@@ -162,11 +163,16 @@ def load_input(args: argparse.Namespace, budget: Budget | None = None) -> Loaded
         timeline, source = load_timeline(args.capture, on_progress=bar.update, clock_hz=getattr(args, "clock", None))
     loaded = Loaded(timeline, source, budget, source.kind)
     _after_loading(args, loaded)
+    _open_elf(args, loaded)
+    return loaded
+
+
+def _open_elf(args: argparse.Namespace, loaded: Loaded) -> None:
+    """The ``--elf`` image's symbols, when given (exit 2 or 3 on a bad file)."""
     if getattr(args, "elf", None):
         from tracer.elf.inlines import open_locator
 
         loaded.locator = open_locator(args.elf)
-    return loaded
 
 
 def _after_loading(args: argparse.Namespace, loaded: Loaded) -> None:
