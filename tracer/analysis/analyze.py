@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
-from tracer.analysis.budget_view import BudgetComparison, compare_budget
+from tracer.analysis.budget_view import BudgetComparison, compare_budget, inferences_over
 from tracer.analysis.coherency import CoherencyAnalysis, analyse_coherency
 from tracer.analysis.isr import IsrAnalysis, analyse_isrs
 from tracer.analysis.jitter import JitterAnalysis, analyse_jitter
@@ -53,6 +53,8 @@ class Analysis:
         sampling: Per-operator NPU time and CPU hot spots from the sampler's records (None when
             the input has none).
         findings: Every finding, worst first.
+        time_span: The first and last cycle of any layer execution or inference (None: none).
+        over_limit: Per layer with a budget limit, the inferences in which it ran over the limit.
     """
 
     timeline: InferenceTimeline
@@ -69,6 +71,13 @@ class Analysis:
     coherency: CoherencyAnalysis | None
     sampling: SamplingAnalysis | None = None
     findings: tuple[Finding, ...] = ()
+    time_span: tuple[int | None, int | None] = (None, None)
+    over_limit: Mapping[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)
+
+    @property
+    def executions(self) -> int:
+        """Layer executions measured, complete or not."""
+        return sum((st.cycles.count if st.cycles else 0) + st.excluded for st in self.layers.values())
 
     @property
     def budget(self) -> Budget | None:
@@ -110,12 +119,29 @@ def analyze(
         interrupts=analyse_isrs(timeline),
         tasks=analyse_tasks(timeline),
         pmu=summarize_pmu(timeline),
-        memory=summarize_memory(
-            timeline,
-            model.arena_bytes if model is not None else None,
-            (model.sram_bytes, model.sram_available_bytes) if model is not None else None,
-        ),
+        memory=memory_of(timeline, budget),
         coherency=analyse_coherency(timeline, settings.cache_line_bytes) if has_jobs else None,
         sampling=sampling_analysis(timeline, budget, locator),
+        time_span=time_span(timeline),
+        over_limit=inferences_over(timeline.spans, comparison) if comparison is not None else {},
     )
     return dataclasses.replace(analysis, findings=tuple(find_all(analysis)))
+
+
+def time_span(timeline: InferenceTimeline) -> tuple[int | None, int | None]:
+    """The first and last cycle of any layer execution or inference of ``timeline`` (None: none)."""
+    starts = [timeline.spans.start, timeline.inferences.start]
+    ends = [timeline.spans.end, timeline.inferences.end]
+    lo = [int(a[a >= 0].min()) for a in starts if (a >= 0).any()]
+    hi = [int(a[a >= 0].max()) for a in ends if (a >= 0).any()]
+    return (min(lo) if lo else None), (max(hi) if hi else None)
+
+
+def memory_of(timeline: InferenceTimeline, budget: Budget | None) -> MemorySummary:
+    """The memory section of ``timeline``, with the budget's plan."""
+    model = budget.model if budget is not None else None
+    return summarize_memory(
+        timeline,
+        model.arena_bytes if model is not None else None,
+        (model.sram_bytes, model.sram_available_bytes) if model is not None else None,
+    )

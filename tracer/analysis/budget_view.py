@@ -21,7 +21,7 @@ from typing import Any
 from tracer.budget.matching import LayerMatch, Matching, match_layers
 from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
 from tracer.budget.model import Budget, json_number
-from tracer.base.timeline import Engine, InferenceTimeline
+from tracer.base.timeline import Engine, InferenceTimeline, LayerSpans
 
 
 
@@ -169,3 +169,20 @@ def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
+
+
+def inferences_over(spans: LayerSpans, comparison: BudgetComparison) -> dict[int, tuple[int, ...]]:
+    """Per layer with a limit, the inferences (in order) in which a complete execution of it ran
+    over the limit (layers that never did are left out)."""
+    out: dict[int, tuple[int, ...]] = {}
+    if not len(spans):
+        return out
+    cycles = spans.cycles
+    for index, plan in sorted(comparison.plans.items()):
+        limit = plan.limit_cycles
+        if limit is None or not plan.predicted_cycles:
+            continue
+        over = (spans.layer == index) & spans.complete & (cycles > limit)
+        if over.any():
+            out[index] = tuple(sorted(set(spans.inference[over].tolist())))
+    return out

@@ -212,9 +212,9 @@ def _finding_checks(remaining: list[Finding], fail_on: Severity) -> list[Check]:
 def _why_not_measured(analysis: Analysis, index: int) -> str:
     """Why a layer the budget predicts has no complete execution, in words (loss named only if any)."""
     timeline = analysis.timeline
-    if not len(timeline.inferences) and not len(timeline.spans):
+    if not len(timeline.inferences) and not analysis.executions:
         return "no inference ran in this input"
-    if not (timeline.spans.layer == index).any():
+    if index not in analysis.layers:
         return "this layer never ran"
     lost = timeline.loss.any or not timeline.inferences.complete.all()
     return "no complete execution of this layer" + (" (see capture-loss)" if lost else "")

@@ -200,6 +200,23 @@ def analyse_coherency(timeline: InferenceTimeline, line: int = CACHE_LINE_BYTES)
     return CoherencyAnalysis(len(jobs), len(declared), len(writes), len(reads), problems, notes)
 
 
+def windowable(timeline: InferenceTimeline) -> bool:
+    """Whether the checks of a window of a long capture are the capture's own: without buffer
+    declarations and data trace, the only check across inferences is determinism, which
+    :func:`merge_coherency` runs on all of them (the declared buffers' checks look at the
+    inference before each job and at reads after it, which may be in another window)."""
+    return not declared_buffers(timeline) and not timeline.data_trace
+
+
+def merge_coherency(parts: Sequence[CoherencyAnalysis], timeline: InferenceTimeline) -> CoherencyAnalysis:
+    """The coherency of a capture from its windows' (each :func:`windowable`), in order;
+    ``timeline`` has every inference of the capture."""
+    jobs = sum(p.jobs_checked for p in parts)
+    problems = [problem for p in parts for problem in p.problems if problem.kind != NONDETERMINISTIC]
+    notes = next((p.notes for p in parts if p.notes), []) if jobs else []
+    return CoherencyAnalysis(jobs, 0, 0, 0, problems + _check_determinism(timeline), notes)
+
+
 def _windows(timeline: InferenceTimeline, jobs: Sequence[NpuJob]) -> list[int]:
     """For each job, the earliest cycle whose events still count: the start of the inference
     before the job's (or the capture's start)."""

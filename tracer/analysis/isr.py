@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from tracer.analysis.samples import compact
 from tracer.analysis.statistics import CycleSummary, summarize
 from tracer.base.columns import LazyRecords
 from tracer.base.timeline import InferenceTimeline, IsrSlice
@@ -125,29 +126,67 @@ def span_of(timeline: InferenceTimeline, moments: np.ndarray) -> np.ndarray:
 
 def analyse_isrs(timeline: InferenceTimeline) -> IsrAnalysis:
     """Interrupt statistics per exception and per layer."""
-    start, end, number, _, repaired = slice_columns(timeline.isrs)
-    names = slice_names(timeline)
-    spans = timeline.spans
-    row = span_of(timeline, start)
-    landed = row >= 0
-    by_exception = []
-    for exc in np.unique(number).tolist():
-        mine = number == exc
-        by_exception.append(ExceptionStats(
-            exc, names.get(exc, str(exc)), int(mine.sum()), int(repaired[mine].sum()),
-            summarize(end[mine] - start[mine]), int((mine & landed).sum()),
-        ))  # fmt: skip
-    by_layer: list[LayerHits] = []
-    if landed.any():
+    isrs = WindowedIsrs()
+    isrs.add(timeline)
+    return isrs.result()
+
+
+class WindowedIsrs:
+    """Interrupt statistics of a timeline, or of the windows of one added in order (each slice in
+    exactly one window, :mod:`tracer.pipeline.windows`): what they need is kept per exception (the
+    slices' durations, compact) and per layer and exception (sums, maxima, the inferences hit)."""
+
+    def __init__(self) -> None:
+        self._names: dict[int, str] = {}
+        self._durations: dict[int, list[np.ndarray]] = {}
+        self._repaired: dict[int, int] = {}
+        self._in_layers: dict[int, int] = {}
+        self._hits: dict[tuple[int, int], list[Any]] = {}  # hits, inferences, cycles_total, cycles_max
+        self._spans: dict[int, int] = {}
+        self._slices = 0
+
+    def add(self, timeline: InferenceTimeline) -> None:
+        """Count the slices of the next timeline in."""
+        start, end, number, _, repaired = slice_columns(timeline.isrs)
+        for exc, name in slice_names(timeline).items():
+            self._names.setdefault(exc, name)
+        spans = timeline.spans
+        row = span_of(timeline, start)
+        landed = row >= 0
+        self._slices += len(start)
+        for exc in np.unique(number).tolist():
+            mine = number == exc
+            self._durations.setdefault(exc, []).append(compact(end[mine] - start[mine]))
+            self._repaired[exc] = self._repaired.get(exc, 0) + int(repaired[mine].sum())
+            self._in_layers[exc] = self._in_layers.get(exc, 0) + int((mine & landed).sum())
+        if len(spans):
+            counts = np.bincount(spans.layer.astype(np.int64))
+            for lay in np.flatnonzero(counts).tolist():
+                self._spans[lay] = self._spans.get(lay, 0) + int(counts[lay])
+        if not landed.any():
+            return
         rows = row[landed]
         cost = np.minimum(end[landed], spans.end[rows]) - start[landed]
         layer = spans.layer[rows].astype(np.int64)
         exc_of = number[landed]
-        span_count = np.bincount(spans.layer.astype(np.int64))
         for lay, exc in sorted(set(zip(layer.tolist(), exc_of.tolist()))):
             pick = (layer == lay) & (exc_of == exc)
-            by_layer.append(LayerHits(
-                lay, exc, names.get(exc, str(exc)), int(pick.sum()), tuple(spans.inference[rows[pick]].tolist()),
-                int(span_count[lay]), int(cost[pick].sum()), int(cost[pick].max()),
-            ))  # fmt: skip
-    return IsrAnalysis(by_exception, by_layer, len(start))
+            hit = self._hits.setdefault((lay, exc), [0, [], 0, 0])
+            hit[0] += int(pick.sum())
+            hit[1].extend(spans.inference[rows[pick]].tolist())
+            hit[2] += int(cost[pick].sum())
+            hit[3] = max(hit[3], int(cost[pick].max()))
+
+    def result(self) -> IsrAnalysis:
+        """The interrupts of everything added."""
+        names = self._names
+        by_exception = [
+            ExceptionStats(exc, names.get(exc, str(exc)), sum(len(d) for d in parts), self._repaired[exc],
+                           summarize(np.concatenate(parts).astype(np.int64)), self._in_layers[exc])
+            for exc, parts in sorted(self._durations.items())
+        ]  # fmt: skip
+        by_layer = [
+            LayerHits(lay, exc, names.get(exc, str(exc)), hits, tuple(inferences), self._spans.get(lay, 0), total, most)
+            for (lay, exc), (hits, inferences, total, most) in sorted(self._hits.items())
+        ]  # fmt: skip
+        return IsrAnalysis(by_exception, by_layer, self._slices)

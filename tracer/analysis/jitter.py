@@ -28,6 +28,10 @@ warning (:meth:`LayerJitter.information_only`).
 
 Cycle counts come from the unwrapped 64-bit time of the decoder, so a 32-bit counter wrap inside
 a layer or a handler changes nothing here.
+
+A capture read in windows (:mod:`tracer.analysis.windowed`) gets the same analysis from
+:class:`WindowedJitter`, which runs these rules on each window against the capture's medians; the
+module keeps both so that the rules exist once.
 """
 
 from __future__ import annotations
@@ -38,11 +42,13 @@ from typing import Any
 import numpy as np
 
 from tracer.analysis.isr import slice_columns, slice_names, span_of
+from tracer.analysis.layer_stats import latency_columns
 from tracer.analysis.settings import JitterSettings
 from tracer.analysis.tasks import task_label
-from tracer.analysis.statistics import coefficient_of_variation, histogram, nearest_rank
+from tracer.analysis.samples import compact
+from tracer.analysis.statistics import Tally, coefficient_of_variation, histogram, nearest_rank
 from tracer.analysis.work_evidence import MORE, OTHER, SAME, UNMEASURED, LayerWork, PmuRoles, pmu_roles
-from tracer.base.timeline import Engine, InferenceTimeline
+from tracer.base.timeline import Engine, InferenceTimeline, LayerSpans
 
 ROBUST_SIGMAS = 3.0
 MAX_LISTED = 20  # outliers listed per layer (all are counted)
@@ -196,6 +202,60 @@ def _median(values: np.ndarray) -> int:
     return nearest_rank(values, 0.5) if len(values) else 0
 
 
+def layer_groups(spans: LayerSpans) -> list[tuple[int, np.ndarray]]:
+    """Per layer index, the rows of its complete executions in inference order."""
+    complete = np.flatnonzero(spans.complete)
+    layers_of = spans.layer[complete].astype(np.int64)
+    numbers = spans.inference[complete]
+    if len(complete) and numbers.min() >= 0 and numbers.max() < (1 << 40) and layers_of.min() >= 0:
+        order = complete[np.argsort((layers_of << 40) | numbers, kind="stable")]  # one key: faster than lexsort
+    else:
+        order = complete[np.lexsort((numbers, layers_of))]
+    sorted_layers = spans.layer[order].astype(np.int64)
+    indices, firsts = np.unique(sorted_layers, return_index=True)
+    bounds = list(firsts.tolist()) + [len(order)]
+    return [(index, order[bounds[n] : bounds[n + 1]]) for n, index in enumerate(indices.tolist())]
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerReference:
+    """What one layer's executions are compared with, over the whole capture (a window of a long
+    capture is judged against its capture's values, :class:`WindowedJitter`).
+
+    Attributes:
+        count: Complete executions.
+        median, mad, own_median: Nearest-rank median of cycles, their median absolute deviation,
+            the median of the own time.
+        measures: The work measures measured in some run, in order.
+        medians: Median of each work measure and exact DWT counter (-1: never measured).
+        pmu_medians: Per PMU column, the median of its measured values (-1: never measured).
+        idle_median: Median of the PMU cycles minus NPU_ACTIVE (None: no NPU_ACTIVE column).
+    """
+
+    count: int
+    median: int
+    mad: int
+    own_median: int
+    measures: tuple[str, ...]
+    medians: dict[str, int]
+    pmu_medians: dict[int, int]
+    idle_median: int | None
+
+
+@dataclasses.dataclass
+class _WarmRun:
+    """How far the leading run of slow executions has been followed (windows come in order)."""
+
+    seen: int = 0
+    alive: bool = True
+
+
+def _outliers(cycles: np.ndarray, median: int, mad: int, threshold_pct: float) -> np.ndarray:
+    """Executions slower than the median by more than the threshold and three robust sigmas."""
+    excess = cycles - median
+    return (excess > median * threshold_pct / 100.0) & (excess > ROBUST_SIGMAS * 1.4826 * mad) & (excess > 1)
+
+
 def analyse_jitter(
     timeline: InferenceTimeline, settings: JitterSettings | None = None, data_dependent: frozenset[int] = frozenset()
 ) -> JitterAnalysis:
@@ -207,28 +267,19 @@ def analyse_jitter(
         data_dependent: Layer indices the budget marks data-dependent.
     """
     settings = settings or JitterSettings()
-    spans = timeline.spans
-    complete = np.flatnonzero(spans.complete)
-    layers_of = spans.layer[complete].astype(np.int64)
-    numbers = spans.inference[complete]
-    if len(complete) and numbers.min() >= 0 and numbers.max() < (1 << 40) and layers_of.min() >= 0:
-        order = complete[np.argsort((layers_of << 40) | numbers, kind="stable")]  # one key: faster than lexsort
-    else:
-        order = complete[np.lexsort((numbers, layers_of))]
-    sorted_layers = spans.layer[order].astype(np.int64)
-    indices, firsts = np.unique(sorted_layers, return_index=True)
-    bounds = list(firsts.tolist()) + [len(order)]
     context = _Context(timeline, settings, data_dependent)
-    all_cycles = spans.cycles  # computed once: the property subtracts whole columns
+    all_cycles = timeline.spans.cycles  # computed once: the property subtracts whole columns
     out: list[LayerJitter] = []
     outlier_rows: list[np.ndarray] = []
-    for n, index in enumerate(indices.tolist()):
-        rows = order[bounds[n] : bounds[n + 1]]
-        layer, rows_out = _layer(context, index, rows, all_cycles[rows])
+    for index, rows in layer_groups(timeline.spans):
+        layer, rows_out, _ = _layer(context, index, rows, all_cycles[rows])
         out.append(layer)
         outlier_rows.append(rows_out)
     flagged = np.concatenate(outlier_rows) if outlier_rows else np.zeros(0, np.int64)
-    return JitterAnalysis(settings, out, _latency(context, flagged))
+    spans = timeline.spans
+    return JitterAnalysis(settings, out, _latency(context.latency, context.latency_numbers, context.latency_p50,
+                                                  settings.threshold_pct, spans.inference[flagged],
+                                                  spans.layer[flagged]))  # fmt: skip
 
 
 class _SliceIndex:
@@ -269,10 +320,7 @@ class _Context:
         else:
             self.fact_rows = np.full(n, -1, np.int64)
             self.task_cycles = np.zeros(n, np.int64)
-        inf = timeline.inferences
-        ok = inf.complete & (inf.start >= 0) & (inf.end >= 0)
-        self.latency = (inf.end - inf.start)[ok]  # of the complete inferences, and their numbers
-        self.latency_numbers = inf.number[ok]
+        self.latency, self.latency_numbers = latency_columns(timeline.inferences)
         self.latency_p50 = _median(self.latency)
 
     def tasks_inside(self, row: int) -> list[dict[str, Any]]:
@@ -286,7 +334,13 @@ class _Context:
         return [{"task": task, "name": task_label(names, task), "cycles": c} for c, task in sorted(took, reverse=True)]
 
 
-def _layer(context: _Context, index: int, rows: np.ndarray, cycles: np.ndarray) -> tuple[LayerJitter, np.ndarray]:
+def _layer(
+    context: _Context, index: int, rows: np.ndarray, cycles: np.ndarray, ref: LayerReference | None = None,
+    run: _WarmRun | None = None,
+) -> tuple[LayerJitter, np.ndarray, np.ndarray]:  # fmt: skip
+    """One layer's jitter over ``rows`` (all its complete executions; or, with ``ref`` and ``run``,
+    those of one window, judged against the capture's values): the layer, the outlier rows, and the
+    positions of its warm-up runs among all the layer's executions."""
     timeline, settings = context.timeline, context.settings
     threshold_pct = settings.threshold_pct
     spans = timeline.spans
@@ -294,17 +348,17 @@ def _layer(context: _Context, index: int, rows: np.ndarray, cycles: np.ndarray) 
     task = context.task_cycles[rows]
     own = cycles - isr - task
     n = len(rows)
-    median = _median(cycles)
-    own_median = _median(own)
-    mad = _median(np.abs(cycles - median))
+    median = ref.median if ref is not None else _median(cycles)
+    own_median = ref.own_median if ref is not None else _median(own)
+    mad = ref.mad if ref is not None else _median(np.abs(cycles - median))
     excess = cycles - median
-    outlier = (excess > median * threshold_pct / 100.0) & (excess > ROBUST_SIGMAS * 1.4826 * mad) & (excess > 1)
+    outlier = _outliers(cycles, median, mad, threshold_pct)
     cause = np.full(n, "", dtype=object)
     interrupted = isr + task
     preempted = outlier & (interrupted > 0) & (2 * interrupted >= excess)
     cause[preempted & (task > isr)] = TASK_PREEMPTION
     cause[preempted & (task <= isr)] = PREEMPTION
-    work = LayerWork(timeline, rows, context.fact_rows[rows], context.roles)
+    work = LayerWork(timeline, rows, context.fact_rows[rows], context.roles, ref.medians if ref is not None else None)
     detail: dict[int, dict[str, Any]] = {}
     verdicts: dict[int, str] = {}
     for j in np.flatnonzero(outlier & ~preempted).tolist():
@@ -317,17 +371,21 @@ def _layer(context: _Context, index: int, rows: np.ndarray, cycles: np.ndarray) 
             cause[j] = MORE_WORK
     more = cause == MORE_WORK
     # Warm-up: the run of slow executions from the first one on, at most a quarter of them.
-    window = n // 4 if n >= 4 else 0
-    leading = np.cumprod(outlier[:window]).astype(bool) if window else np.zeros(0, bool)
+    total = ref.count if ref is not None else n
+    run = run or _WarmRun()
+    window = min(n, max((total // 4 if total >= 4 else 0) - run.seen, 0))
+    leading = np.cumprod(outlier[:window]).astype(bool) if window and run.alive else np.zeros(window, bool)
+    run.alive = run.alive and bool(outlier[:window].all())
     warm = np.zeros(n, bool)
     warm[: len(leading)] = leading
     warm &= ~preempted & ~more
+    warm_positions = run.seen + np.flatnonzero(warm)
+    run.seen += n
     cause[warm] = WARM_UP
     rest = outlier & ~preempted & ~warm & ~more
     if rest.any():
         _contention(timeline, rows, timeline.layer(index).engine, rest, cause, detail, verdicts, context.roles,
-                    threshold_pct)  # fmt: skip
-    steady = cycles[~warm]
+                    threshold_pct, ref)  # fmt: skip
     flagged = np.flatnonzero(outlier)
     listed = []
     for j in flagged[:MAX_LISTED].tolist():
@@ -340,17 +398,30 @@ def _layer(context: _Context, index: int, rows: np.ndarray, cycles: np.ndarray) 
         listed.append(Outlier(int(spans.inference[rows[j]]), index, int(cycles[j]), median, int(isr[j]),
                               str(cause[j]), info, int(task[j])))  # fmt: skip
     causes = {c: int((cause[outlier] == c).sum()) for c in CAUSES if (cause[outlier] == c).any()}
+    measures = ref.measures if ref is not None else tuple(m.name for m in work.measures)
+    layer = _layer_jitter(context.settings, context.data_dependent, context.latency_p50, index, cycles, own, median,
+                          own_median, int(outlier.sum()), causes, listed, warm, measures,
+                          tuple(spans.inference[rows[flagged]].tolist()), tuple(str(c) for c in cause[flagged]))  # fmt: skip
+    return layer, rows[outlier], warm_positions
+
+
+def _layer_jitter(  # noqa: PLR0913
+    settings: JitterSettings, data_dependent: frozenset[int], latency_p50: int, index: int, cycles: np.ndarray,
+    own: np.ndarray, median: int, own_median: int, outliers: int, causes: dict[str, int], listed: list[Outlier],
+    warm: np.ndarray, measures: tuple[str, ...], outlier_inferences: tuple[int, ...] = (),
+    outlier_causes: tuple[str, ...] = (),
+) -> LayerJitter:  # fmt: skip
+    """A layer's jitter from all its executions' cycles and own time (in inference order), its
+    outliers (every one's inference and cause, when known) and the warm-up runs among them."""
     latest = int(cycles.max())
     return LayerJitter(
-        index=index, count=n, p50=median, p99=nearest_rank(cycles, 0.99), max=latest, cv=coefficient_of_variation(cycles),
-        own_p50=own_median, own_cv=coefficient_of_variation(own), histogram=histogram(cycles),
-        outliers=int(outlier.sum()), causes=causes, listed=listed, warm_up_runs=int(warm.sum()),
-        steady_p50=_median(steady), outlier_inferences=tuple(spans.inference[rows[flagged]].tolist()),
-        outlier_causes=tuple(str(c) for c in cause[flagged]),
-        share=latest / context.latency_p50 if context.latency_p50 > 0 else None,
-        min_share=settings.min_share_pct / 100.0, data_dependent=index in context.data_dependent,
-        work_measures=tuple(m.name for m in work.measures),
-    ), rows[outlier]  # fmt: skip
+        index=index, count=len(cycles), p50=median, p99=nearest_rank(cycles, 0.99), max=latest,
+        cv=coefficient_of_variation(cycles), own_p50=own_median, own_cv=coefficient_of_variation(own),
+        histogram=histogram(cycles), outliers=outliers, causes=causes, listed=listed, warm_up_runs=int(warm.sum()),
+        steady_p50=_median(cycles[~warm]), outlier_inferences=outlier_inferences, outlier_causes=outlier_causes,
+        share=latest / latency_p50 if latency_p50 > 0 else None,
+        min_share=settings.min_share_pct / 100.0, data_dependent=index in data_dependent, work_measures=measures,
+    )  # fmt: skip
 
 
 CPU_NOTES = {
@@ -366,6 +437,7 @@ CPU_NOTES = {
 def _contention(  # noqa: PLR0913
     timeline: InferenceTimeline, rows: np.ndarray, engine: Engine, rest: np.ndarray, cause: np.ndarray,
     detail: dict[int, dict[str, Any]], verdicts: dict[int, str], roles: PmuRoles, threshold_pct: float,
+    ref: LayerReference | None = None,
 ) -> None:  # fmt: skip
     """Causes of outliers that no handler, task, more work or warm-up explains."""
     spans = timeline.spans
@@ -386,9 +458,12 @@ def _contention(  # noqa: PLR0913
         have = pmu[:, col] >= 0
         return _median(pmu[have, col]) if have.any() else -1
 
-    medians = {j: med(j) for j in set(roles.wait) | {pmu_cycles} | ({active} if active is not None else set())}
     idle = (pmu[:, pmu_cycles] - pmu[:, active]) if active is not None else None
-    idle_median = _median(idle) if idle is not None else None
+    if ref is not None:
+        medians, idle_median = ref.pmu_medians, ref.idle_median
+    else:
+        medians = {j: med(j) for j in _median_columns(roles)}
+        idle_median = _median(idle) if idle is not None else None
     for j in np.flatnonzero(rest).tolist():
         row = pmu[j]
         waited = row[pmu_cycles] > medians[pmu_cycles] * (1 + threshold_pct / 200.0)
@@ -406,14 +481,20 @@ def _contention(  # noqa: PLR0913
         detail[j] = {**detail.get(j, {}), **info}
 
 
-def _latency(context: _Context, flagged_rows: np.ndarray) -> dict[str, Any]:
-    latency, numbers, median = context.latency, context.latency_numbers, context.latency_p50
+def _median_columns(roles: PmuRoles) -> set[int]:
+    """The PMU columns whose medians tell contention: the waits, the cycle counter, NPU_ACTIVE."""
+    assert roles.cycles is not None
+    return set(roles.wait) | {roles.cycles} | ({roles.active} if roles.active is not None else set())
+
+
+def _latency(
+    latency: np.ndarray, numbers: np.ndarray, median: int, threshold_pct: float, flagged_inf: np.ndarray,
+    flagged_layer: np.ndarray,
+) -> dict[str, Any]:  # fmt: skip
+    """Latency distribution and its outliers, with the layers that were outliers in each."""
     if not len(latency):
         return {}
-    slow = np.flatnonzero(latency - median > median * context.settings.threshold_pct / 100.0)
-    spans = context.timeline.spans
-    flagged_inf = spans.inference[flagged_rows]
-    flagged_layer = spans.layer[flagged_rows]
+    slow = np.flatnonzero(latency - median > median * threshold_pct / 100.0)
     outliers = []
     for j in slow[:MAX_LISTED].tolist():
         number = int(numbers[j])
@@ -422,3 +503,125 @@ def _latency(context: _Context, flagged_rows: np.ndarray) -> dict[str, Any]:
     return {"p50": median, "p99": nearest_rank(latency, 0.99), "max": int(latency.max()),
             "cv": round(coefficient_of_variation(latency), 5),
             "outliers": int(len(slow)), "listed": outliers}  # fmt: skip
+
+
+class WindowedJitter:
+    """The jitter of a capture read in windows (:mod:`tracer.pipeline.windows`), in two passes.
+
+    The outlier rules compare each execution with its layer's median over the whole capture, so
+    the first pass (:meth:`measure`, every window in order) keeps per layer the cycles and own
+    time of every complete execution (compact columns, the own time only where interrupts or
+    tasks took some) and tallies of its work measures and PMU counters; the second (:meth:`judge`,
+    every window again, in order) runs the same rules on each window against those capture-wide
+    values (:class:`LayerReference`); then :meth:`result` is what :func:`analyse_jitter` gives for
+    the whole capture.
+    """
+
+    def __init__(self, settings: JitterSettings, data_dependent: frozenset[int] = frozenset()) -> None:
+        self.settings = settings
+        self.data_dependent = data_dependent
+        self._cycles: dict[int, list[np.ndarray]] = {}
+        self._own: dict[int, list[np.ndarray | None]] = {}  # None: the own time is the cycles
+        self._measures: dict[int, dict[str, None]] = {}
+        self._tallies: dict[int, dict[str, Tally]] = {}
+        self._pmu: dict[int, dict[int, Tally]] = {}
+        self._idle: dict[int, Tally] = {}
+        self._latency: list[np.ndarray] = []
+        self._latency_numbers: list[np.ndarray] = []
+        self._reference: dict[int, LayerReference] = {}
+        self._latency_p50 = 0
+        self._runs: dict[int, _WarmRun] = {}
+        self._parts: dict[int, list[LayerJitter]] = {}
+        self._warm: dict[int, list[np.ndarray]] = {}
+        self._flagged: list[tuple[np.ndarray, np.ndarray]] = []  # (inference, layer) of every outlier
+
+    def measure(self, timeline: InferenceTimeline) -> None:
+        """First pass: keep what the capture-wide values need of the next window."""
+        context = _Context(timeline, self.settings, self.data_dependent)
+        spans = timeline.spans
+        all_cycles = spans.cycles
+        roles = context.roles
+        for index, rows in layer_groups(spans):
+            cycles = all_cycles[rows]
+            own = cycles - spans.isr_cycles[rows] - context.task_cycles[rows]
+            self._cycles.setdefault(index, []).append(compact(cycles))
+            self._own.setdefault(index, []).append(compact(own) if (own != cycles).any() else None)
+            work = LayerWork(timeline, rows, context.fact_rows[rows], roles)
+            self._measures.setdefault(index, {}).update(dict.fromkeys(m.name for m in work.measures))
+            tallies = self._tallies.setdefault(index, {})
+            for name, values in work.columns().items():
+                tallies.setdefault(name, Tally()).add(values[values >= 0])
+            if spans.pmu.shape[1] and roles.cycles is not None:
+                pmu = spans.pmu[rows]
+                columns = self._pmu.setdefault(index, {})
+                for j in _median_columns(roles):
+                    columns.setdefault(j, Tally()).add(pmu[pmu[:, j] >= 0, j])
+                if roles.active is not None:
+                    self._idle.setdefault(index, Tally()).add(pmu[:, roles.cycles] - pmu[:, roles.active])
+        self._latency.append(compact(context.latency))
+        self._latency_numbers.append(context.latency_numbers)
+
+    def cycles(self, index: int) -> np.ndarray:
+        """Layer ``index``'s complete executions' cycles over every window, in inference order."""
+        return np.concatenate(self._cycles[index]).astype(np.int64)
+
+    def _pooled(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """A layer's cycles and own time over every window, in inference order (int64)."""
+        cycles = self.cycles(index)
+        if all(own is None for own in self._own[index]):
+            return cycles, cycles
+        own = np.concatenate([o if o is not None else c for o, c in zip(self._own[index], self._cycles[index])])
+        return cycles, own.astype(np.int64)
+
+    def settle(self) -> None:
+        """Between the passes: the capture-wide values every window is judged against."""
+        latency = np.concatenate(self._latency) if self._latency else np.zeros(0, np.int64)
+        self._latency_p50 = _median(latency)
+        for index in sorted(self._cycles):
+            cycles, own = self._pooled(index)
+            median = _median(cycles)
+            tallies = self._tallies[index]
+            self._reference[index] = LayerReference(
+                count=len(cycles), median=median, mad=_median(np.abs(cycles - median)), own_median=_median(own),
+                measures=tuple(self._measures[index]),
+                medians={name: t.nearest_rank(0.5) for name, t in tallies.items() if len(t)},
+                pmu_medians={j: t.nearest_rank(0.5) if len(t) else -1 for j, t in self._pmu.get(index, {}).items()},
+                idle_median=self._idle[index].nearest_rank(0.5) if index in self._idle else None,
+            )  # fmt: skip
+            self._runs[index] = _WarmRun()
+
+    def judge(self, timeline: InferenceTimeline) -> None:
+        """Second pass: the outliers of the next window and their causes."""
+        context = _Context(timeline, self.settings, self.data_dependent)
+        context.latency_p50 = self._latency_p50
+        spans = timeline.spans
+        all_cycles = spans.cycles
+        for index, rows in layer_groups(spans):
+            layer, flagged, warm = _layer(context, index, rows, all_cycles[rows], self._reference[index],
+                                          self._runs[index])  # fmt: skip
+            self._parts.setdefault(index, []).append(layer)
+            self._warm.setdefault(index, []).append(warm)
+            self._flagged.append((spans.inference[flagged], spans.layer[flagged].astype(np.int64)))
+
+    def result(self) -> JitterAnalysis:
+        """The capture's jitter, after both passes."""
+        threshold_pct = self.settings.threshold_pct
+        out: list[LayerJitter] = []
+        for index, ref in self._reference.items():
+            cycles, own = self._pooled(index)
+            parts = self._parts.get(index, [])
+            warm = np.zeros(len(cycles), bool)
+            warm[np.concatenate(self._warm[index]).astype(np.int64)] = True
+            causes = {c: sum(p.causes.get(c, 0) for p in parts) for c in CAUSES}
+            listed = [o for p in parts for o in p.listed][:MAX_LISTED]
+            out.append(_layer_jitter(self.settings, self.data_dependent, self._latency_p50, index, cycles, own,
+                                     ref.median, ref.own_median, sum(p.outliers for p in parts),
+                                     {c: k for c, k in causes.items() if k}, listed, warm, ref.measures,
+                                     tuple(n for p in parts for n in p.outlier_inferences),
+                                     tuple(c for p in parts for c in p.outlier_causes)))  # fmt: skip
+        latency = np.concatenate(self._latency).astype(np.int64) if self._latency else np.zeros(0, np.int64)
+        numbers = np.concatenate(self._latency_numbers) if self._latency_numbers else np.zeros(0, np.int64)
+        joined_inf = np.concatenate([i for i, _ in self._flagged]) if self._flagged else np.zeros(0, np.int64)
+        joined_layer = np.concatenate([la for _, la in self._flagged]) if self._flagged else np.zeros(0, np.int64)
+        return JitterAnalysis(self.settings, out, _latency(latency, numbers, self._latency_p50, threshold_pct,
+                                                           joined_inf, joined_layer))  # fmt: skip

@@ -1,15 +1,19 @@
 """Per-layer and per-inference statistics of a timeline, vectorised over numpy columns.
 
 Only complete rows count: a layer span of an inference that lost data is left out (and counted
-as excluded), never averaged in. Summaries and percentiles are :mod:`tracer.analysis.statistics`'.
+as excluded), never averaged in. A layer's statistics are made from its compact columns
+(:mod:`tracer.analysis.samples`), so the windows of a long capture, pooled, give the numbers of the
+capture read whole. Summaries and percentiles are :mod:`tracer.analysis.statistics`'.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Mapping
 
 import numpy as np
 
+from tracer.analysis.samples import LayerSamples, excluded_spans, layer_samples
 from tracer.analysis.statistics import CycleSummary, summarize, summarize_sorted
 
 from tracer.base.timeline import Inferences, LayerSpans
@@ -34,44 +38,34 @@ class LayerStats:
 
 def per_layer(spans: LayerSpans) -> dict[int, LayerStats]:
     """Statistics per layer index, from the complete spans."""
-    complete = spans.complete
-    layers = spans.layer.astype(np.int64)
-    cycles = spans.cycles
+    return layer_stats(layer_samples(spans), excluded_spans(spans))
+
+
+def layer_stats(samples: Mapping[int, LayerSamples], excluded: Mapping[int, int]) -> dict[int, LayerStats]:
+    """Statistics per layer index from its complete executions' columns (of one timeline, or pooled
+    over the windows of one: the same numbers) and the executions left out per layer."""
     out: dict[int, LayerStats] = {}
-    excluded = np.bincount(layers[~complete], minlength=int(layers.max(initial=-1)) + 1) if len(layers) else None
-    ok_layers = layers[complete]
-    ok_cycles = cycles[complete]
-    ok_pmu = spans.pmu[complete] if spans.pmu.shape[1] else spans.pmu[:0]
-    if len(ok_cycles) and 0 <= ok_cycles.min() and ok_cycles.max() < (1 << 40):
-        order = np.argsort((ok_layers << 40) | ok_cycles, kind="stable")  # one key: faster than lexsort
-    else:
-        order = np.lexsort((ok_cycles, ok_layers))
-    sorted_layers = ok_layers[order]
-    sorted_cycles = ok_cycles[order]
-    indices, starts, counts = np.unique(sorted_layers, return_index=True, return_counts=True)
-    sums = np.add.reduceat(sorted_cycles, starts) if len(starts) else np.zeros(0, np.int64)
-    for index, start, count, total in zip(indices.tolist(), starts.tolist(), counts.tolist(), sums.tolist()):
-        stats = summarize_sorted(sorted_cycles[start : start + count], total)
+    for index in sorted(set(samples) | {i for i, count in excluded.items() if count}):
+        sample = samples.get(index)
+        cycles = None
         pmu_mean: dict[str, float] = {}
-        if ok_pmu.shape[1]:
-            rows = ok_pmu[order[start : start + count]]
-            for j, name in enumerate(spans.pmu_names):
-                have = rows[:, j] >= 0
-                if have.any():
-                    pmu_mean[name] = float(rows[have, j].mean())
-        skipped = int(excluded[index]) if excluded is not None and index < len(excluded) else 0
-        out[index] = LayerStats(index, stats, skipped, pmu_mean)
-    if excluded is not None:
-        for index in np.flatnonzero(excluded).tolist():
-            if index not in out:
-                out[index] = LayerStats(index, None, int(excluded[index]), {})
-    return dict(sorted(out.items()))
+        if sample is not None and len(sample.cycles):
+            ordered = np.sort(sample.cycles.astype(np.int64))
+            cycles = summarize_sorted(ordered, int(ordered.sum()))
+            pmu_mean = {name: total / count for name, (total, count) in sample.pmu.items() if count}
+        out[index] = LayerStats(index, cycles, excluded.get(index, 0), pmu_mean)
+    return out
+
+
+def latency_columns(inferences: Inferences) -> tuple[np.ndarray, np.ndarray]:
+    """The latency of every complete inference (with a start and an end) and its number, in order."""
+    ok = inferences.complete & (inferences.start >= 0) & (inferences.end >= 0)
+    return (inferences.end - inferences.start)[ok], inferences.number[ok]
 
 
 def complete_latencies(inferences: Inferences) -> np.ndarray:
     """The latency of every complete inference (with a start and an end), in order."""
-    ok = inferences.complete & (inferences.start >= 0) & (inferences.end >= 0)
-    return (inferences.end - inferences.start)[ok]
+    return latency_columns(inferences)[0]
 
 
 def latency(inferences: Inferences) -> CycleSummary | None:

@@ -104,6 +104,31 @@ def summarize_memory(
                          sram is not None)  # fmt: skip
 
 
+def merge_memory(parts: Sequence[MemorySummary]) -> MemorySummary:
+    """The memory of a capture from the summaries of its windows, in order (the same as the
+    capture's own summary: peaks are maxima, sizes the last reported, a canary broken in any
+    window is broken, placed where it first broke; the plan and the allocation failures are the
+    last window's, which carries the input's facts)."""
+    stacks: dict[str, StackSummary] = {}
+    for part in parts:
+        for stack in part.stacks:
+            old = stacks.get(stack.name)
+            if old is None:
+                stacks[stack.name] = stack
+                continue
+            broke = old if not old.canary_ok else stack
+            stacks[stack.name] = dataclasses.replace(
+                broke, high_water=max(old.high_water, stack.high_water), size=stack.size,
+                canary_ok=old.canary_ok and stack.canary_ok,
+            )  # fmt: skip
+    used = [p.arena_used for p in parts if p.arena_used is not None]
+    size = next((p.arena_size for p in reversed(parts) if p.arena_size is not None), None)
+    last = parts[-1]
+    return dataclasses.replace(
+        last, arena_used=max(used) if used else None, arena_size=size, stacks=tuple(stacks.values())
+    )  # allocation failures are facts of the whole input: every window carries them all
+
+
 def _stacks(samples: Sequence[StackSample]) -> list[StackSummary]:
     """Per stack: the highest high-water mark, the last size, whether the canary always held, when it broke."""
     if isinstance(samples, LazyRecords):  # columns: no object per sample

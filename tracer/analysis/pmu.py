@@ -10,10 +10,11 @@ Totals add up the complete inferences only; incomplete ones are listed but never
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping, Sequence, overload
 
 import numpy as np
 
+from tracer.base.columns import JsonRows
 from tracer.base.timeline import CounterStat, InferenceTimeline
 from tracer.telemetry.pmu_events import CYCLE_COUNTER
 
@@ -76,20 +77,22 @@ class PmuSummary:
     simulated: bool
     units: dict[str, str]
     counters: list[str]
-    per_inference: list[InferenceCounters]
+    per_inference: InferenceCounterTable
     totals: dict[str, int]
     totals_over: int
     summaries: dict[str, CounterStat]
     utilization: NpuUtilization | None
 
-    def to_json(self) -> dict[str, Any]:
-        """The report's ``pmu`` section."""
+    def to_json(self, streamed: bool = False) -> dict[str, Any]:
+        """The report's ``pmu`` section (``streamed``: its per-inference rows made as a writer
+        reads them, :class:`~tracer.base.columns.JsonRows`)."""
         return {
             "simulated": self.simulated,
             "note": SIMULATED_NOTE if self.simulated else None,
             "units": self.units,
             "counters": self.counters,
-            "per_inference": [row.to_json() for row in self.per_inference],
+            "per_inference": JsonRows(len(self.per_inference), lambda: (row.to_json() for row in self.per_inference))
+            if streamed else [row.to_json() for row in self.per_inference],
             "totals": self.totals,
             "totals_over": self.totals_over,
             "excluded": len(self.per_inference) - self.totals_over,
@@ -104,27 +107,26 @@ class PmuSummary:
 
 def summarize_pmu(timeline: InferenceTimeline) -> PmuSummary:
     """Counters per inference and totals over the complete ones (see the module docstring)."""
-    per_inference = _per_inference(timeline)
-    names: list[str] = []
-    for row in per_inference:
-        names.extend(n for n in row.counters if n not in names)
+    return pmu_summary(inference_counters(timeline), timeline)
+
+
+def pmu_summary(per_inference: InferenceCounterTable, timeline: InferenceTimeline) -> PmuSummary:
+    """The summary of inferences' counters (of one timeline, or of the windows of one, joined);
+    ``timeline`` gives the labels, units and the firmware's own summaries."""
+    names = per_inference.first_seen()
     for stat in timeline.pmu_stats:
         if stat not in names:
             names.append(stat)
-    totals: dict[str, int] = {}
-    complete = [row for row in per_inference if row.complete]
-    for row in complete:
-        for name, value in row.counters.items():
-            totals[name] = totals.get(name, 0) + value
+    complete = per_inference.complete
     return PmuSummary(
         simulated=timeline.labels.get("npu_pmu") == "simulated",
         units={n: timeline.pmu_units.get(n) or _unit(n) for n in names},
         counters=names,
         per_inference=per_inference,
-        totals=totals,
-        totals_over=len(complete),
+        totals=per_inference.totals(complete),
+        totals_over=int(complete.sum()),
         summaries=dict(timeline.pmu_stats),
-        utilization=npu_utilization(totals),
+        utilization=npu_utilization(per_inference.totals(complete)),
     )
 
 
@@ -143,25 +145,98 @@ def npu_utilization(counters: Mapping[str, int]) -> NpuUtilization | None:
     return NpuUtilization(active, idle if idle is not None else total - active, total)
 
 
-def _per_inference(timeline: InferenceTimeline) -> list[InferenceCounters]:
+class InferenceCounterTable(Sequence[InferenceCounters]):
+    """The counters of the inferences that have any, as columns: no object per inference until
+    one is asked for (a long capture has hundreds of thousands).
+
+    Args:
+        number: Inference numbers.
+        complete: Whether each inference is complete.
+        names: The counters.
+        values: One row per inference, one column per counter; -1 where it has none.
+    """
+
+    def __init__(self, number: np.ndarray, complete: np.ndarray, names: Sequence[str], values: np.ndarray) -> None:
+        self.number = number
+        self.complete = complete
+        self.names = tuple(names)
+        self.values = values
+
+    def __len__(self) -> int:
+        return int(self.number.shape[0])
+
+    @overload
+    def __getitem__(self, index: int) -> InferenceCounters: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[InferenceCounters]: ...
+
+    def __getitem__(self, index: int | slice) -> InferenceCounters | list[InferenceCounters]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        row = self.values[index].tolist()
+        counters = {name: value for name, value in zip(self.names, row) if value >= 0}
+        return InferenceCounters(int(self.number[index]), bool(self.complete[index]), counters)
+
+    def __iter__(self) -> Iterator[InferenceCounters]:
+        for i in range(len(self)):
+            yield self[i]
+
+    @staticmethod
+    def concat(parts: Sequence[InferenceCounterTable]) -> InferenceCounterTable:
+        """The rows of ``parts`` in order, with every counter any of them has."""
+        names = list(dict.fromkeys(name for p in parts for name in p.names))
+        values = np.full((sum(len(p) for p in parts), len(names)), -1, np.int64)
+        at = 0
+        for p in parts:
+            for j, name in enumerate(p.names):
+                values[at : at + len(p), names.index(name)] = p.values[:, j]
+            at += len(p)
+        number = np.concatenate([p.number for p in parts]) if parts else np.zeros(0, np.int64)
+        complete = np.concatenate([p.complete for p in parts]) if parts else np.zeros(0, bool)
+        return InferenceCounterTable(number, complete, names, values)
+
+    def first_seen(self, rows: np.ndarray | None = None) -> list[str]:
+        """The counters the rows (all, or where ``rows`` holds) have, in the order a reader of the
+        rows one by one meets them."""
+        present = self.values >= 0 if rows is None else (self.values >= 0) & rows[:, None]
+        have = np.flatnonzero(present.any(axis=0))
+        if not len(have):
+            return []
+        first = present[:, have].argmax(axis=0)
+        return [self.names[j] for _, j in sorted(zip(first.tolist(), have.tolist()))]
+
+    def totals(self, rows: np.ndarray) -> dict[str, int]:
+        """Per counter, the sum over the rows where ``rows`` holds that have it (in the order met)."""
+        present = (self.values >= 0) & rows[:, None]
+        column = {name: j for j, name in enumerate(self.names)}
+        return {name: int(self.values[present[:, column[name]], column[name]].sum())
+                for name in self.first_seen(rows)}  # fmt: skip
+
+
+def inference_counters(timeline: InferenceTimeline) -> InferenceCounterTable:
+    """The counters of each inference of ``timeline`` that has any, in order: the sums over its
+    spans, and what a log printed for the counters its spans do not have."""
     inf = timeline.inferences
     names, columns = _span_sums(timeline)
-    numbers = inf.number.tolist()
-    complete = inf.complete.tolist()
     totals = timeline.pmu_totals
-    out = []
-    for i, number in enumerate(numbers):
-        counters = {name: column[i] for name, column in zip(names, columns) if column[i] is not None}
-        for name, value in totals.get(number, {}).items():
-            counters.setdefault(name, int(value))
-        if counters:
-            out.append(InferenceCounters(number, complete[i], counters))
-    return out
+    names += [name for name in dict.fromkeys(n for row in totals.values() for n in row) if name not in names]
+    values = np.full((len(inf), len(names)), -1, np.int64)
+    for j, column in enumerate(columns):
+        values[:, j] = column
+    if totals:
+        column_of = {name: j for j, name in enumerate(names)}
+        for i, number in enumerate(inf.number.tolist()):
+            for name, value in totals.get(number, {}).items():
+                if values[i, column_of[name]] < 0:
+                    values[i, column_of[name]] = int(value)
+    keep = (values >= 0).any(axis=1) if len(names) else np.zeros(len(inf), bool)
+    return InferenceCounterTable(inf.number[keep], inf.complete[keep], names, values[keep])
 
 
-def _span_sums(timeline: InferenceTimeline) -> tuple[list[str], list[list[int | None]]]:
-    """Per counter, the sum over each inference's spans that measured it, as a list aligned with the
-    inference rows (None where no span of the inference measured it)."""
+def _span_sums(timeline: InferenceTimeline) -> tuple[list[str], list[np.ndarray]]:
+    """Per counter, the sum over each inference's spans that measured it, aligned with the
+    inference rows (-1 where no span of the inference measured it)."""
     spans = timeline.spans
     inf = timeline.inferences
     n = len(inf)
@@ -173,19 +248,18 @@ def _span_sums(timeline: InferenceTimeline) -> tuple[list[str], list[list[int | 
     known = sorted_numbers[pos] == spans.inference  # spans of an inference without a row are left out
     row = order[pos]
     names: list[str] = []
-    columns: list[list[int | None]] = []
+    columns: list[np.ndarray] = []
     for j, name in enumerate(spans.pmu_names):
         column = spans.pmu[:, j]
         have = (column >= 0) & known
         if not have.any():
             continue
-        rows, values = row[have], column[have]
-        by_row = np.argsort(rows, kind="stable")
-        rows, values = rows[by_row], values[by_row]
-        firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        aligned: list[int | None] = [None] * n
-        for index, total in zip(rows[firsts].tolist(), np.add.reduceat(values, firsts).tolist()):
-            aligned[index] = total
+        aligned = np.full(n, -1, np.int64)
+        measured = np.zeros(n, bool)
+        measured[row[have]] = True
+        totals = np.zeros(n, np.int64)
+        np.add.at(totals, row[have], column[have])
+        aligned[measured] = totals[measured]
         names.append(name)
         columns.append(aligned)
     return names, columns

@@ -250,3 +250,34 @@ class RunningMean:
     def mean(self) -> float | None:
         """The mean, or None before the first value."""
         return self.total / self.count if self.count else None
+
+
+class Tally:
+    """Integer values as (distinct value, how many times), merged across parts: exact nearest-rank
+    quantiles of a column whose values repeat (PMU counters, work counts) in the memory of its
+    distinct values.
+    """
+
+    def __init__(self) -> None:
+        self.values = np.zeros(0, np.int64)
+        self.counts = np.zeros(0, np.int64)
+
+    def add(self, values: np.ndarray) -> None:
+        """Count ``values`` in."""
+        if not len(values):
+            return
+        if len(self.values):
+            joined = np.concatenate((self.values, np.asarray(values, np.int64)))
+            weights = np.concatenate((self.counts, np.ones(len(values), np.int64)))
+        else:
+            joined, weights = np.asarray(values, np.int64), np.ones(len(values), np.int64)
+        self.values, where = np.unique(joined, return_inverse=True)
+        self.counts = np.bincount(where.reshape(-1), weights=weights, minlength=len(self.values)).astype(np.int64)
+
+    def __len__(self) -> int:
+        return int(self.counts.sum())
+
+    def nearest_rank(self, q: float) -> int:
+        """The nearest-rank ``q`` quantile of the values counted (as :func:`nearest_rank` of them all)."""
+        k = rank_index(len(self), q)
+        return int(self.values[int(np.searchsorted(np.cumsum(self.counts), k, side="right"))])

@@ -24,7 +24,7 @@ they are left out, and the evidence says so.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -124,8 +124,12 @@ class LayerWork:
         roles: The NPU PMU columns' roles.
     """
 
-    def __init__(self, timeline: InferenceTimeline, rows: np.ndarray, fact_rows: np.ndarray, roles: PmuRoles) -> None:
+    def __init__(
+        self, timeline: InferenceTimeline, rows: np.ndarray, fact_rows: np.ndarray, roles: PmuRoles,
+        medians: Mapping[str, int] | None = None,
+    ) -> None:  # fmt: skip
         spans, facts = timeline.spans, timeline.span_facts
+        self._medians = medians
         self.measures: list[WorkMeasure] = []
         self.dwt: dict[str, np.ndarray] = {}
         if facts is not None and len(facts):
@@ -149,7 +153,10 @@ class LayerWork:
                 self._add(spans.pmu_names[c], spans.pmu[rows, c])
 
     def _add(self, name: str, values: np.ndarray) -> None:
-        if (values >= 0).any():
+        if self._medians is not None:  # capture-wide medians (a window of a long capture)
+            if name in self._medians:
+                self.measures.append(WorkMeasure(name, values, self._medians[name]))
+        elif (values >= 0).any():
             self.measures.append(WorkMeasure(name, values, median_measured(values)))
 
     def compare(self, j: int, own_ratio: float, threshold_pct: float) -> WorkComparison:
@@ -181,7 +188,17 @@ class LayerWork:
         if not exact:
             return {"dwt_not_used": "the span is 256 CPU cycles or longer (or the time base is not the CPU's): "
                                     "its DWT counters' change is known modulo 256 only"}  # fmt: skip
-        return {"dwt": exact, "dwt_median": {name: median_measured(values) for name, values in self.dwt.items()}}
+        return {"dwt": exact, "dwt_median": {name: self.dwt_median(name) for name in self.dwt}}
+
+    def dwt_median(self, name: str) -> int:
+        """The median of DWT counter ``name`` over the runs where it is exact (-1: none)."""
+        if self._medians is not None:
+            return self._medians.get(name, -1)
+        return median_measured(self.dwt[name])
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Every work measure's and exact DWT counter's values per run (-1: not measured), by name."""
+        return {**{m.name: m.values for m in self.measures}, **self.dwt}
 
 
 def _finite(ratio: float) -> float | None:

@@ -60,3 +60,40 @@ class LazyRecords(Sequence[T], Generic[T]):
     def column(self, i: int) -> np.ndarray:
         """Column ``i`` (for vectorised consumers)."""
         return self._columns[i]
+
+
+class JsonRows(Sequence[Any]):
+    """JSON-ready rows made one at a time when iterated, for a report section as long as the
+    capture (a writer streams them: :func:`tracer.export.report_json.write_report_json`).
+
+    Args:
+        length: How many rows.
+        rows: Makes an iterator over the rows (called on every iteration).
+    """
+
+    def __init__(self, length: int, rows: Callable[[], Iterator[Any]]) -> None:
+        self._length = length
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._rows()
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        return list(self)[index]
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, (list, tuple, JsonRows)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"JsonRows({len(self)} rows)"

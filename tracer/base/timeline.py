@@ -221,6 +221,17 @@ class Inferences:
     def __len__(self) -> int:
         return int(self.number.shape[0])
 
+    @staticmethod
+    def concat(parts: Sequence[Inferences]) -> Inferences:
+        """Join parts, in order."""
+        if not parts:
+            return Inferences.from_rows([])
+        return Inferences(
+            *(np.concatenate([getattr(p, f) for p in parts]) for f in
+              ("number", "start", "end", "complete", "input_crc", "output_crc")),
+            problems=[problem for p in parts for problem in p.problems],
+        )  # fmt: skip
+
     @property
     def latency(self) -> np.ndarray:
         """End minus start per row; -1 where either is missing."""

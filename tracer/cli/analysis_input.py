@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from tracer.analysis.settings import AnalysisSettings
 
 if TYPE_CHECKING:
+    from tracer.analysis.analyze import Analysis
     from tracer.base.facts import InputFacts
     from tracer.base.timeline import InferenceTimeline
     from tracer.budget.model import Budget
@@ -82,26 +83,101 @@ class Loaded:
     def settings(self, args: argparse.Namespace) -> AnalysisSettings:
         """The analysis thresholds the command line sets (the budget's apply where it sets none:
         :meth:`AnalysisSettings.jitter`)."""
-        return AnalysisSettings(
-            tolerance_pct=getattr(args, "tolerance", None),
-            jitter_threshold_pct=getattr(args, "jitter_threshold", None),
-            jitter_min_share_pct=getattr(args, "jitter_min_share", None),
-        )
+        return settings_of(args)
 
 
-def load_input(args: argparse.Namespace) -> Loaded:
-    """Load the budget (exit 2 on a bad file) then the input (exit 3 if unreadable); warnings to stderr."""
+def settings_of(args: argparse.Namespace) -> AnalysisSettings:
+    """The analysis thresholds the command line sets (the budget's apply where it sets none)."""
+    return AnalysisSettings(
+        tolerance_pct=getattr(args, "tolerance", None),
+        jitter_threshold_pct=getattr(args, "jitter_threshold", None),
+        jitter_min_share_pct=getattr(args, "jitter_min_share", None),
+    )
+
+
+def analyse_input(
+    args: argparse.Namespace, whole: bool = False, on_window: Callable[[InferenceTimeline], None] | None = None
+) -> tuple[Loaded, Analysis]:
+    """Load the budget and the input and analyse it (``report``, ``check``).
+
+    A capture larger than :data:`tracer.pipeline.windows.WHOLE_BYTES` is read in windows, twice,
+    in bounded memory (:func:`tracer.analysis.windowed.analyze_windows`: the same analysis), unless
+    ``whole`` is set or it holds what is not merged across windows yet (then it is read whole, as
+    a smaller input is).
+
+    Args:
+        args: The command line.
+        whole: Read the input whole whatever its size (``--per-inference`` lists every execution).
+        on_window: Called with every window of a capture read in windows (not otherwise).
+    """
+    from tracer.analysis.analyze import analyze
+    from tracer.analysis.windowed import NotWindowable, analyze_windows
+    from tracer.pipeline.windows import is_windowed, read_windows
+
+    if whole or not is_windowed(args.capture):
+        loaded = load_input(args)
+        return loaded, analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args), loaded.locator)
+    console = args.console
+    budget = _load_budget(args)
+    passes = 0
+
+    def windows() -> Iterator[tuple[InferenceTimeline, InputFacts]]:
+        nonlocal passes
+        passes += 1
+        with console.progress(f"decoding in windows (pass {passes} of 2)") as bar:
+            yield from read_windows(args.capture, on_progress=bar.update, clock_hz=getattr(args, "clock", None))
+
+    try:
+        analysis = analyze_windows(windows, budget, settings_of(args), on_window)
+    except NotWindowable as why:
+        console.info(f"{args.capture}: read whole, not in windows: it has {why}, which is not analysed in windows yet")
+        loaded = load_input(args, budget)
+        return loaded, analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args), loaded.locator)
+    loaded = Loaded(analysis.timeline, analysis.facts, budget, analysis.facts.kind)
+    _after_loading(args, loaded)
+    _open_elf(args, loaded)  # checked as for an input read whole (PC samples are left out in windows)
+    return loaded, analysis
+
+
+def _load_budget(args: argparse.Namespace) -> Budget | None:
+    """The ``--budget`` files as one budget (exit 2 on a bad file), its notes said."""
     from tracer.budget import load_budget
+
+    if not getattr(args, "budget", None):
+        return None
+    budget = load_budget(args.budget)
+    for note in budget.notes:
+        args.console.info(f"budget note: {note}")
+    return budget
+
+
+def load_input(args: argparse.Namespace, budget: Budget | None = None) -> Loaded:
+    """Load the budget (exit 2 on a bad file; or use ``budget``, loaded already) then the input
+    (exit 3 if unreadable); warnings to stderr."""
     from tracer.pipeline.load import load_timeline
 
     console = args.console
-    budget = None
-    if getattr(args, "budget", None):
-        budget = load_budget(args.budget)
-        for note in budget.notes:
-            console.info(f"budget note: {note}")
+    if budget is None:
+        budget = _load_budget(args)
     with console.progress("decoding") as bar:
         timeline, source = load_timeline(args.capture, on_progress=bar.update, clock_hz=getattr(args, "clock", None))
+    loaded = Loaded(timeline, source, budget, source.kind)
+    _after_loading(args, loaded)
+    _open_elf(args, loaded)
+    return loaded
+
+
+def _open_elf(args: argparse.Namespace, loaded: Loaded) -> None:
+    """The ``--elf`` image's symbols, when given (exit 2 or 3 on a bad file)."""
+    if getattr(args, "elf", None):
+        from tracer.elf.inlines import open_locator
+
+        loaded.locator = open_locator(args.elf)
+
+
+def _after_loading(args: argparse.Namespace, loaded: Loaded) -> None:
+    """Say the input's warnings; refuse a budget of another model (exit 2)."""
+    console, timeline, source, budget = args.console, loaded.timeline, loaded.facts, loaded.budget
     for warning in source.warnings:
         console.warn(warning)
     if source.kind in ("capture", "raw-itm") and source.records == 0 and not len(timeline.inferences):
@@ -111,12 +187,6 @@ def load_input(args: argparse.Namespace) -> Loaded:
     if budget is not None:
         _check_model(timeline, budget, args, lost_data=timeline.loss.any or bool(source.warnings))
         _say_tolerance(budget, args)
-    locator = None
-    if getattr(args, "elf", None):
-        from tracer.elf.inlines import open_locator
-
-        locator = open_locator(args.elf)
-    return Loaded(timeline, source, budget, source.kind, locator)
 
 
 def _check_model(timeline: InferenceTimeline, budget: Budget, args: argparse.Namespace, lost_data: bool) -> None:

@@ -60,25 +60,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, analyse, check, write; the exit code is the verdict."""
-    from tracer.analysis.analyze import analyze
     from tracer.analysis.checks import run_checks
     from tracer.analysis.findings import Severity
-    from tracer.cli.analysis_input import load_input
+    from tracer.cli.analysis_input import analyse_input
     from tracer.cli.output import open_output
     from tracer.errors import ExitCode
     from tracer.export.junit import write_junit
     from tracer.export.report_json import report_object, write_report_json
 
-    loaded = load_input(args)
-    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args))
+    rows: dict[str, int] = {}  # of a capture read in windows: counted in each
+
+    def count(timeline: Any) -> None:
+        for what, n in _row_counts(timeline).items():
+            rows[what] = rows.get(what, 0) + n
+
+    loaded, analysis = analyse_input(args, on_window=count)
     result = run_checks(analysis, Severity(args.fail_on))
-    result.checks[:0] = input_checks(loaded)
+    result.checks[:0] = input_checks(loaded, rows or None)
     properties: dict[str, Any] = {"budget": " ".join(args.budget) or "none", "fail_on": args.fail_on}
     if args.tolerance is not None:
         properties["tolerance_pct"] = args.tolerance
     with open_output(args.output) as out:
         if args.format == "json":
-            document = report_object(analysis)
+            document = report_object(analysis, streamed=True)
             document["checks"] = [c.to_json() for c in result.checks]
             document["passed"] = result.passed
             document["fail_on"] = args.fail_on
@@ -95,19 +99,29 @@ def run(args: argparse.Namespace) -> int:
 INPUT = "input"
 
 
-def input_checks(loaded: Any) -> list[Any]:
+def _row_counts(timeline: Any) -> dict[str, int]:
+    """What a timeline (or a window of one) holds, row by row."""
+    return {
+        "inference(s)": len(timeline.inferences), "layer execution(s)": len(timeline.spans),
+        "arena report(s)": len(timeline.arena), "stack report(s)": len(timeline.stacks),
+        "NPU job(s)": len(timeline.npu_jobs), "interrupt(s)": len(timeline.isrs),
+    }  # fmt: skip
+
+
+def input_checks(loaded: Any, rows: dict[str, int] | None = None) -> list[Any]:
     """The checks on the input itself: it measured something, and (ITM) it looks like trace.
 
     Nothing measured is not a pass: an empty file, a capture cut inside its header or bytes that
     are not trace would otherwise pass every other check for want of anything to check.
+
+    Args:
+        loaded: The input.
+        rows: Its rows counted window by window, when it was read in windows.
     """
     from tracer.analysis.checks import Check
 
     timeline = loaded.timeline
-    counts = [
-        (len(timeline.inferences), "inference(s)"), (len(timeline.spans), "layer execution(s)"),
-        (len(timeline.arena), "arena report(s)"), (len(timeline.stacks), "stack report(s)"),
-        (len(timeline.npu_jobs), "NPU job(s)"), (len(timeline.isrs), "interrupt(s)"),
+    counts = [(n, what) for what, n in (rows or _row_counts(timeline)).items()] + [
         (len(timeline.pmu_totals) + len(timeline.pmu_stats), "PMU profile(s)"),
         (len(timeline.allocation_failures), "allocation failure(s)"),
     ]  # fmt: skip

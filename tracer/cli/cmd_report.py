@@ -60,15 +60,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Decode (or read the log), match the budget, run the findings, print the report."""
-    from tracer.analysis.analyze import analyze
-    from tracer.cli.analysis_input import load_input
+    from tracer.cli.analysis_input import analyse_input
     from tracer.cli.output import open_output
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
 
-    loaded = load_input(args)
-    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args), loaded.locator)
-    report = report_object(analysis, args.per_inference)
+    _, analysis = analyse_input(args, whole=args.per_inference)  # every execution listed: read whole
+    report = report_object(analysis, args.per_inference, streamed=True)
     with open_output(args.output) as out:
         if args.format == "json":
             write_report_json(report, out)

@@ -28,7 +28,8 @@ from typing import Sequence
 import numpy as np
 
 from tracer.analysis.statistics import summarize_sorted
-from tracer.compare.digest import CaptureDigest, FindingKey, LayerSamples, pool
+from tracer.analysis.samples import LayerSamples
+from tracer.compare.digest import CaptureDigest, FindingKey, pool
 from tracer.compare.models import LayerPair, MatchMode, check_same_model, pair_layers
 from tracer.compare.significance import Interval, RankTest, bootstrap_change, mann_whitney_u
 

@@ -20,33 +20,10 @@ import numpy as np
 
 from tracer.analysis.analyze import Analysis
 from tracer.analysis.layer_stats import complete_latencies
+from tracer.analysis.samples import LayerSamples, add_counts, compact, layer_samples, pool_layers
 from tracer.base.timeline import LayerInfo
 
 NOTHING_MEASURED = "no-measurements"  # the finding of an input (or a window) with nothing in it
-
-@dataclasses.dataclass(frozen=True)
-class LayerSamples:
-    """The complete executions of one layer.
-
-    Attributes:
-        cycles: Cycles of each execution, interrupts included.
-        isr_cycles: Interrupt cycles inside each execution (None: none at all).
-        pmu: Per PMU counter: (sum over the executions that measured it, how many did).
-    """
-
-    cycles: np.ndarray
-    isr_cycles: np.ndarray | None
-    pmu: Mapping[str, tuple[int, int]]
-
-    @property
-    def own_cycles(self) -> np.ndarray:
-        """Cycles without the interrupts."""
-        return self.cycles if self.isr_cycles is None else self.cycles - self.isr_cycles
-
-    def pmu_mean(self, name: str) -> float | None:
-        """The mean of counter ``name`` per execution that measured it."""
-        total, count = self.pmu.get(name, (0, 0))
-        return total / count if count else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,26 +90,6 @@ class CaptureDigest:
         return sum(len(s.cycles) for s in self.samples.values())
 
 
-def compact(values: np.ndarray) -> np.ndarray:
-    """Integer ``values`` as int32 when they fit (cycle counts of a layer do), else int64."""
-    small = np.iinfo(np.int32)
-    if not len(values) or (small.min <= int(values.min()) and int(values.max()) <= small.max):
-        return values.astype(np.int32)
-    return values.astype(np.int64)
-
-
-def layer_rows(layer: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """Per layer index present in ``layer`` (non-negative integers), the positions of its rows, in
-    order (a stable sort: small indices sort by radix)."""
-    if not len(layer):
-        return []
-    key = layer.astype(np.uint16) if int(layer.max()) < (1 << 16) and int(layer.min()) >= 0 else layer
-    order = np.argsort(key, kind="stable")
-    counts = np.bincount(layer.astype(np.int64))
-    ends = np.cumsum(counts)
-    return [(index, order[ends[index] - counts[index] : ends[index]]) for index in np.flatnonzero(counts).tolist()]
-
-
 def digest(analysis: Analysis, name: str, labels: Mapping[str, str] | None = None) -> CaptureDigest:
     """The digest of one analysed capture or log.
 
@@ -142,23 +99,7 @@ def digest(analysis: Analysis, name: str, labels: Mapping[str, str] | None = Non
         labels: The capture's labels (:func:`tracer.pipeline.provenance.capture_labels`, user labels).
     """
     timeline = analysis.timeline
-    spans = timeline.spans
-    ok = spans.complete
-    layer = spans.layer[ok]
-    cycles = spans.cycles[ok]
-    isr = spans.isr_cycles[ok]
-    pmu = spans.pmu[ok] if spans.pmu.shape[1] else None
-    samples: dict[int, LayerSamples] = {}
-    for index, rows in layer_rows(layer):
-        isr_part = isr[rows]
-        counters: dict[str, tuple[int, int]] = {}
-        if pmu is not None:
-            values = pmu[rows]
-            for j, counter in enumerate(spans.pmu_names):
-                have = values[:, j] >= 0
-                if have.any():
-                    counters[counter] = (int(values[have, j].sum()), int(have.sum()))
-        samples[index] = LayerSamples(compact(cycles[rows]), compact(isr_part) if isr_part.any() else None, counters)
+    samples = layer_samples(timeline.spans)
     inf = timeline.inferences
     memory = analysis.memory
     layers = {i: timeline.layer(i) for i in sorted(set(timeline.layers) | set(samples))}
@@ -195,17 +136,13 @@ def pool(digests: Sequence[CaptureDigest]) -> CaptureDigest:
     for d in digests:
         for index, info in d.layers.items():
             layers.setdefault(index, info)
-    samples = {index: _pool_samples([d.samples[index] for d in digests if index in d.samples])
-               for index in sorted({i for d in digests for i in d.samples})}  # fmt: skip
+    samples = pool_layers([d.samples for d in digests])
     clocks = {d.clock_hz for d in digests}
     stacks: dict[str, tuple[int, int, bool]] = {}
-    excluded: dict[int, int] = {}
     for d in digests:
         for stack, (high, size, ok) in d.stacks.items():
             old = stacks.get(stack, (0, size, True))
             stacks[stack] = (max(old[0], high), size, old[2] and ok)
-        for index, count in d.excluded.items():
-            excluded[index] = excluded.get(index, 0) + count
     shared = dict(digests[0].labels)
     for d in digests[1:]:
         shared = {k: v for k, v in shared.items() if d.labels.get(k) == v}
@@ -223,7 +160,7 @@ def pool(digests: Sequence[CaptureDigest]) -> CaptureDigest:
         findings=tuple(_first_of_each(f for d in digests for f in d.findings)),
         labels=shared,
         warnings=tuple(w for d in digests for w in d.warnings),
-        excluded=excluded,
+        excluded=add_counts([d.excluded for d in digests]),
     )
 
 
@@ -239,21 +176,6 @@ def merge_windows(windows: Sequence[CaptureDigest], name: str, labels: Mapping[s
         findings = tuple(f for f in findings if f.id != NOTHING_MEASURED)
     return dataclasses.replace(merged, names=(name,), labels=dict(labels), findings=findings,
                                warnings=windows[-1].warnings)  # fmt: skip
-
-
-def _pool_samples(parts: list[LayerSamples]) -> LayerSamples:
-    cycles = compact(np.concatenate([p.cycles for p in parts]))
-    if all(p.isr_cycles is None for p in parts):
-        isr = None
-    else:
-        isr = compact(np.concatenate([p.isr_cycles if p.isr_cycles is not None else np.zeros(len(p.cycles), np.int32)
-                                      for p in parts]))  # fmt: skip
-    counters: dict[str, tuple[int, int]] = {}
-    for p in parts:
-        for name, (total, count) in p.pmu.items():
-            old = counters.get(name, (0, 0))
-            counters[name] = (old[0] + total, old[1] + count)
-    return LayerSamples(cycles, isr, counters)
 
 
 def _first_of_each(findings: Iterable[FindingKey]) -> list[FindingKey]:

@@ -18,17 +18,21 @@ from typing import IO, Any
 import numpy as np
 
 from tracer.analysis.analyze import Analysis
+from tracer.base.columns import JsonRows
 from tracer.base.timeline import InferenceTimeline
 
 SCHEMA_VERSION = 1
 
 
-def report_object(analysis: Analysis, per_inference: bool = False) -> dict[str, Any]:
+def report_object(analysis: Analysis, per_inference: bool = False, streamed: bool = False) -> dict[str, Any]:
     """The report of an analysis.
 
     Args:
         analysis: The analysis.
         per_inference: Also list every inference with every layer span (``per_inference``).
+        streamed: Sections with a row per inference are made as :func:`write_report_json` writes
+            them (:class:`~tracer.base.columns.JsonRows`), not held: for :func:`write_report_json`
+            and the text rendering only.
     """
     timeline = analysis.timeline
     comparison = analysis.comparison
@@ -38,7 +42,7 @@ def report_object(analysis: Analysis, per_inference: bool = False) -> dict[str, 
         "inferences": _inferences(analysis),
         "layers": _layers(analysis),
         "memory": analysis.memory.to_json(),
-        "pmu": analysis.pmu.to_json(),
+        "pmu": analysis.pmu.to_json(streamed),
         "findings": [f.to_json() for f in analysis.findings],
     }
     interrupts = _interrupts(analysis)
@@ -66,14 +70,38 @@ def report_object(analysis: Analysis, per_inference: bool = False) -> dict[str, 
 
 
 def write_report_json(report: dict[str, Any], out: IO[str]) -> None:
-    """Write a report object as indented JSON with a final newline."""
-    json.dump(report, out, indent=2)
+    """Write a report object as indented JSON with a final newline (streamed rows one at a time)."""
+    json.dump(report, out, indent=2, cls=_RowsEncoder)
     out.write("\n")
+
+
+class _RowsEncoder(json.JSONEncoder):
+    """Writes :class:`~tracer.base.columns.JsonRows` as a JSON array, a row at a time."""
+
+    def default(self, o: Any) -> Any:
+        if isinstance(o, JsonRows):
+            return _StreamedList(o)
+        return super().default(o)
+
+
+class _StreamedList(list):  # type: ignore[type-arg]
+    """A list the JSON encoder iterates without it holding the rows: with ``indent`` (as
+    :func:`write_report_json` writes), ``json`` encodes lists in Python, through ``__iter__``."""
+
+    def __init__(self, rows: JsonRows) -> None:
+        super().__init__()
+        self._rows = rows
+
+    def __iter__(self) -> Any:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 def _capture(analysis: Analysis) -> dict[str, Any]:
     timeline, facts = analysis.timeline, analysis.facts
-    first, last = _time_span(timeline)
+    first, last = analysis.time_span
     cycles = last - first if first is not None and last is not None else None
     duration: float | None = None
     duration_source = None
@@ -104,14 +132,6 @@ def _capture(analysis: Analysis) -> dict[str, Any]:
         out["sessions"] = timeline.stream.sessions
         out["restarts"] = [r.to_json() for r in timeline.stream.restarts]
     return out
-
-
-def _time_span(timeline: InferenceTimeline) -> tuple[int | None, int | None]:
-    starts = [timeline.spans.start, timeline.inferences.start]
-    ends = [timeline.spans.end, timeline.inferences.end]
-    lo = [int(a[a >= 0].min()) for a in starts if (a >= 0).any()]
-    hi = [int(a[a >= 0].max()) for a in ends if (a >= 0).any()]
-    return (min(lo) if lo else None), (max(hi) if hi else None)
 
 
 def _inferences(analysis: Analysis) -> dict[str, Any]:
@@ -160,7 +180,7 @@ def _interrupts(analysis: Analysis) -> dict[str, Any] | None:
     """The ``interrupts`` section, or None when the input has no interrupt at all."""
     timeline = analysis.timeline
     sources = timeline.isr_sources
-    if not len(timeline.isrs) and not sources:
+    if not analysis.interrupts.slices and not sources:
         return None
     isrs = analysis.interrupts
     out: dict[str, Any] = {

@@ -31,7 +31,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
 from tracer.base.timeline import Engine, LayerInfo
-from tracer.compare.digest import CaptureDigest, FindingKey, LayerSamples, compact, layer_rows
+from tracer.analysis.samples import LayerSamples, compact, layer_rows
+from tracer.compare.digest import CaptureDigest, FindingKey
 from tracer.errors import CaptureError, UsageError
 from tracer.fleet import schema
 

@@ -78,6 +78,13 @@ def load_timeline(
         if timeline.console:
             facts.console_lines = len(timeline.console)
             timeline = merge_console(timeline, facts.warnings)
+    settle_clock(timeline, facts, label, clock_hz)
+    return timeline, facts
+
+
+def settle_clock(timeline: InferenceTimeline, facts: InputFacts, label: str, clock_hz: int | None) -> None:
+    """Refuse a clock out of range (with a warning) and use ``clock_hz`` (``--clock``) when the
+    input gives none."""
     if timeline.clock_hz is not None and not valid_clock_hz(timeline.clock_hz):
         facts.warnings.append(
             f"{label}: the {timeline.clock_source} gives a clock of {timeline.clock_hz} Hz, not {CLOCK_RANGE}; "
@@ -87,7 +94,6 @@ def load_timeline(
     if timeline.clock_hz is None and clock_hz:
         timeline.clock_hz = clock_hz
         timeline.clock_source = "given (--clock)"
-    return timeline, facts
 
 
 def _stream_head(reader: Any) -> bytes:

@@ -29,7 +29,7 @@ from tracer.base.timeline import InferenceTimeline
 from tracer.capture.reader import open_capture
 from tracer.decode.tpiu import TpiuMode
 from tracer.pipeline.capture import decode_reader
-from tracer.pipeline.load import CAPTURE, RAW_ITM, load_timeline
+from tracer.pipeline.load import CAPTURE, RAW_ITM, load_timeline, settle_clock
 from tracer.telemetry.console_text import merge_console
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
 from tracer.telemetry.logs import is_text_log
@@ -40,11 +40,27 @@ WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
 WINDOW_SPANS = 50_000  # layer executions per window: about 60 MB while one is decoded and analysed
 
 
+def is_windowed(path: str | os.PathLike[str], whole_bytes: int | None = None) -> bool:
+    """Whether :func:`read_windows` reads ``path`` in windows (else it is one window, read whole).
+
+    Raises:
+        CaptureError: The file is missing or unreadable.
+    """
+    whole_bytes = WHOLE_BYTES if whole_bytes is None else whole_bytes
+    with open_capture(path) as reader:
+        is_capture, size = reader.is_capture, reader.size
+        text = reader.metadata.encoding == "text"
+        head = next(iter(reader.chunks()), None)
+    sniff = head.data if head is not None else b""
+    return not (size <= whole_bytes or text or is_text_log(sniff) or (not is_capture and is_etdump(sniff)))
+
+
 def read_windows(
     path: str | os.PathLike[str],
     on_progress: Callable[[int], None] | None = None,
     whole_bytes: int | None = None,
     window_spans: int | None = None,
+    clock_hz: int | None = None,
 ) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
     """The windows of an input, in order, each with the input's facts so far (the last: all of them).
 
@@ -53,26 +69,24 @@ def read_windows(
         on_progress: Called with the stream bytes read so far.
         whole_bytes: Inputs up to this size are one window (default :data:`WHOLE_BYTES`).
         window_spans: Layer executions per window (default :data:`WINDOW_SPANS`).
+        clock_hz: The clock the input's cycles count when it does not say (``--clock``).
 
     Raises:
         CaptureError: The file is missing or unreadable.
     """
-    whole_bytes = WHOLE_BYTES if whole_bytes is None else whole_bytes
     window_spans = WINDOW_SPANS if window_spans is None else window_spans
-    with open_capture(path) as reader:
-        is_capture, size = reader.is_capture, reader.size
-        text = reader.metadata.encoding == "text"
-        head = next(iter(reader.chunks()), None)
-    sniff = head.data if head is not None else b""
-    if size <= whole_bytes or text or is_text_log(sniff) or (not is_capture and is_etdump(sniff)):
-        yield load_timeline(path, on_progress=on_progress)
+    if not is_windowed(path, whole_bytes):
+        yield load_timeline(path, on_progress=on_progress, clock_hz=clock_hz)
         return
-    yield from _stream(path, CAPTURE if is_capture else RAW_ITM, on_progress, window_spans)
+    with open_capture(path) as reader:
+        kind = CAPTURE if reader.is_capture else RAW_ITM
+    yield from _stream(path, kind, on_progress, window_spans, clock_hz)
 
 
 def _stream(
-    path: str | os.PathLike[str], kind: str, on_progress: Callable[[int], None] | None, window_spans: int
-) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
+    path: str | os.PathLike[str], kind: str, on_progress: Callable[[int], None] | None, window_spans: int,
+    clock_hz: int | None,
+) -> Iterator[tuple[InferenceTimeline, InputFacts]]:  # fmt: skip
     label = str(path)
     with open_capture(path) as reader:
         meta = reader.metadata
@@ -80,16 +94,18 @@ def _stream(
         itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
         pcs = SwoPcCollector()
         facts = InputFacts(kind, meta.source or label, label, 0)
+        cut = _Cut(clock_hz)
         for batch in batches:
             decoder.feed(batch)
             pcs.feed(batch)
             if on_progress is not None:
                 on_progress(itm.input_bytes)
             if decoder.held_rows["spans"] >= window_spans:
-                window = _window(decoder, facts, itm.input_bytes)
+                window = _window(decoder, facts, itm.input_bytes, cut)
                 if window is not None:
                     yield window
         decoder.finish()
+        facts.trace_doubt = itm.doubt
         facts.warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
         if pcs.samples:
             facts.warnings.append(f"{reader.name}: {pcs.samples} DWT PC samples left out: a capture larger than "
@@ -101,13 +117,22 @@ def _stream(
         first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
         facts.host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
         # The last window, even without an inference: it carries the capture's facts at its end.
-        last = _window(decoder, facts, itm.input_bytes, final=True)
+        last = _window(decoder, facts, itm.input_bytes, cut, final=True)
         assert last is not None
         yield last
 
 
+@dataclasses.dataclass
+class _Cut:
+    """Where the last window ended (its last layer execution's end: interrupt slices that start
+    after it belong to the next window), and the ``--clock`` to settle every window's clock with."""
+
+    clock_hz: int | None
+    after: int | None = None
+
+
 def _window(
-    decoder: TelemetryDecoder, facts: InputFacts, stream_bytes: int, final: bool = False
+    decoder: TelemetryDecoder, facts: InputFacts, stream_bytes: int, cut: _Cut, final: bool = False
 ) -> tuple[InferenceTimeline, InputFacts] | None:
     """The rows closed since the last window as a timeline; then the decoder forgets them."""
     rows = decoder.take()
@@ -115,20 +140,25 @@ def _window(
     decoder.discard_taken()
     if not len(rows.inferences) and not final:
         return None
-    timeline = _timeline(base, rows)
+    timeline = _timeline(base, rows, cut.after)
     if len(rows.spans):
-        decoder.discard_isrs(int(rows.spans.end.max()))
+        cut.after = int(rows.spans.end.max())
+        decoder.discard_isrs(cut.after)
     window_facts = dataclasses.replace(facts, bytes=stream_bytes, records=decoder.records_accepted,
                                        warnings=list(facts.warnings))  # fmt: skip
     if timeline.console:
         window_facts.console_lines = len(timeline.console)
         timeline = merge_console(timeline, window_facts.warnings)
+    settle_clock(timeline, window_facts, window_facts.path, cut.clock_hz)
     return timeline, window_facts
 
 
-def _timeline(base: InferenceTimeline, rows: NewRows) -> InferenceTimeline:
-    """``base`` (the decoder's facts) with the window's own rows."""
+def _timeline(base: InferenceTimeline, rows: NewRows, after: int | None) -> InferenceTimeline:
+    """``base`` (the decoder's facts) with the window's own rows: the interrupt slices that start
+    after the last window's end (``after``) up to this window's."""
     isrs = base.isrs  # the slices held: from the window's start (older ones were discarded) on
+    if after is not None and len(isrs):
+        isrs = isrs[int(np.searchsorted(isrs.column(0), after, side="right")) :]  # type: ignore[attr-defined]
     if len(rows.spans) and len(isrs):
         isrs = isrs[: int(np.searchsorted(isrs.column(0), int(rows.spans.end.max()), side="right"))]  # type: ignore[attr-defined]
     return dataclasses.replace(

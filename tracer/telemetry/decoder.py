@@ -148,6 +148,9 @@ class TelemetryDecoder:
         self._events_done = 0  # event rows turned into objects (or left as columns)
         self._text_done = 0  # text bytes turned into console lines
         self._taken = 0  # inference rows handed out by take()
+        # Facts learned from span rows, kept when the rows are discarded (a stream read in windows):
+        self._engines: dict[int, Engine] = {}  # undescribed layers' engine, from their first span
+        self._pmu_used = 0  # PMU columns any span used
         # What take() handed out: span rows, event rows, and rows of each event list / list.
         self._spans_taken = 0
         self._events_taken = 0
@@ -434,12 +437,12 @@ class TelemetryDecoder:
         """Where interrupt slices came from and what pairing could not do."""
         hw, marks = self._hardware, self.firmware.isr_marks
         mark_facts = None
-        if len(marks.pairing) or any(marks.pairing.counters.to_json().values()):
-            mark_facts = IsrMarkFacts(len(marks.pairing), dataclasses.replace(marks.pairing.counters))
+        if marks.pairing.paired or any(marks.pairing.counters.to_json().values()):
+            mark_facts = IsrMarkFacts(marks.pairing.paired, dataclasses.replace(marks.pairing.counters))
         trace = None
         if hw.exception_packets:
             trace = ExceptionTraceFacts(
-                hw.exception_packets, len(hw.pairing), hw.basis, cycles_per_tick(self._state),
+                hw.exception_packets, hw.pairing.paired, hw.basis, cycles_per_tick(self._state),
                 dataclasses.replace(hw.pairing.counters), hw.before_first_record,
             )  # fmt: skip
         return IsrSources(mark_facts, trace, dict(sorted(self.firmware.isr_names.items())))
@@ -448,7 +451,7 @@ class TelemetryDecoder:
     def _pmu_names(self) -> tuple[str, ...]:
         if self.firmware.pmu_event_ids:
             return (CYCLE_COUNTER, *self._pmu_event_names())
-        used = self._tables.used_pmu_columns(self._published_spans())
+        used = self._pmu_used = max(self._pmu_used, self._tables.used_pmu_columns(self._published_spans()))
         return tuple([CYCLE_COUNTER] + [f"EVENT{i}" for i in range(max(used - 1, 0))]) if used else ()
 
     def _pmu_event_names(self) -> tuple[str, ...]:
@@ -465,9 +468,10 @@ class TelemetryDecoder:
         if len(seen):
             indices, first = np.unique(seen, return_index=True)
             for index, at in zip(indices.tolist(), first.tolist()):
-                if index not in layers:
-                    engine = Engine.NPU if spans[k.SP_ENGINE, at] == 1 else Engine.CPU
-                    layers[index] = LayerInfo(index, "", "", engine)
+                self._engines.setdefault(index, Engine.NPU if spans[k.SP_ENGINE, at] == 1 else Engine.CPU)
+        for index, engine in self._engines.items():
+            if index not in layers:
+                layers[index] = LayerInfo(index, "", "", engine)
         return dict(sorted(layers.items()))
 
     def _labels(self) -> dict[str, str]:

@@ -113,9 +113,15 @@ class SlicePairing:
         self.open: list[_Open] = []
         self.counters = IsrCounters()
         self._store = _SliceStore()
+        self.discarded = 0  # closed slices forgotten (discard_ended_before)
 
     def __len__(self) -> int:
         return self._store.n
+
+    @property
+    def paired(self) -> int:
+        """Slices closed since the start, forgotten ones included."""
+        return self._store.n + self.discarded
 
     def enter(self, number: int, at: Stamp) -> None:
         """A handler starts. Entering one that is open means its exit and return were lost."""
@@ -161,6 +167,7 @@ class SlicePairing:
         dropped = int((~keep).sum())
         if dropped:
             self._store.keep(keep)
+            self.discarded += dropped
         return dropped
 
     def _close_from(self, i: int, at: Stamp, repaired_above: bool, repaired_first: bool = False) -> None:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from typing import Iterable
 
-import numpy as np
 
 from tracer.analysis.budget_view import LayerPlan
 from tracer.analysis.findings.base import Finding, Severity
@@ -58,7 +57,7 @@ def layers_over_budget(analysis: Analysis) -> Iterable[Finding]:
         if st is None or st.cycles is None or limit is None or not plan.predicted_cycles:
             continue
         cycles = st.cycles
-        over = _inferences_over(timeline, index, limit)
+        over = list(analysis.over_limit.get(index, ()))
         evidence = _evidence(timeline, plan, cycles.p50, cycles.p99, cycles.max, cycles.count, over)
         if cycles.p50 > limit:
             ratio = cycles.p50 / plan.predicted_cycles
@@ -119,7 +118,7 @@ def unmatched_layers(analysis: Analysis) -> Iterable[Finding]:
     if budget is None:
         return
     missing = [b for b in budget.matching.unmatched_budget if b.predicted_cycles]
-    if missing and len(analysis.timeline.spans):
+    if missing and analysis.executions:
         names = ", ".join(b.label for b in missing[:10]) + (" ..." if len(missing) > 10 else "")
         # None matched at all: the gate compared nothing, which must not pass as "within budget".
         none = len(missing) == sum(1 for b in budget.budget.layers if b.predicted_cycles)
@@ -157,13 +156,6 @@ def clock_unknown(analysis: Analysis) -> Iterable[Finding]:
         {"budget_clock_hz": budget.budget.model.clock_hz, "capture_clock_hz": None},
         "Give the clock the capture's cycles count: --clock 400M (or have the firmware report it).",
     )  # fmt: skip
-
-
-def _inferences_over(timeline: InferenceTimeline, index: int, limit: float) -> list[int]:
-    spans = timeline.spans
-    rows = (spans.layer == index) & spans.complete
-    over = rows & (spans.cycles > limit)
-    return sorted(set(spans.inference[over].tolist())) if np.any(over) else []
 
 
 def _evidence(

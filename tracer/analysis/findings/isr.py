@@ -22,7 +22,7 @@ def layer_label(timeline: InferenceTimeline, index: int) -> str:
 def isrs_in_layers(analysis: Analysis) -> Iterable[Finding]:
     """Each interrupt that ran inside a layer: how often and at what cost (info)."""
     timeline = analysis.timeline
-    if not len(timeline.isrs) or not len(timeline.spans):
+    if not analysis.interrupts.slices or not analysis.executions:
         return
     for hit in analysis.interrupts.by_layer:
         jitter = analysis.jitter.layer(hit.layer)

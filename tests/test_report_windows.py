@@ -1,0 +1,175 @@
+"""``tracer report`` and ``tracer check`` of a capture read in windows (bounded memory) say exactly
+what they say of the capture read whole.
+
+Real streams from the reference encoders, written as .trace captures and read in windows of about
+a hundred layer executions (``whole_bytes=0``): interrupts preempting a layer, a warm-up run, more
+work, noisy cycles and PMU counters, a budget some layers exceed at p50 or only at p99. The report
+JSON is compared section by section, then the CLI's JSON and text, and the gate's verdict. Inputs
+whose analysis is not merged across windows yet (the QEMU demo capture declares NPU buffers; an
+RTOS task lane) are read whole, and say so.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import tracer.pipeline.capture as pipeline_capture
+import tracer.pipeline.windows as windows
+from check_streams import budget_toml
+from fleet_streams import CLOCK_HZ, LAYERS, Build, encode_build
+from jitter_streams import stream, task_in_layer, timer_in_layer, two_tasks, work_in_layer
+from telemetry_encoder import TelemetryEncoder
+from tracer.analysis.analyze import analyze
+from tracer.analysis.windowed import NotWindowable, analyze_windows
+from tracer.budget import load_budget
+from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.writer import CaptureWriter
+from tracer.export.report_json import report_object
+from tracer.pipeline.load import load_timeline
+from tracer.pipeline.windows import read_windows
+from tracer.telemetry.wire import TimeSource
+
+DEMO = Path(__file__).resolve().parent.parent / "captures"
+SPANS = 100  # layer executions per window
+
+
+def write(path: Path, data: bytes, clock_hz: int = 100_000_000) -> Path:
+    """``data`` as a capture in 4 KiB chunks (windows can close every few dozen executions)."""
+    with CaptureWriter(path, CaptureMetadata(source="test://windows", tpiu=False, cpu_hz=clock_hz),
+                       flush_bytes=1 << 12) as writer:  # fmt: skip
+        for at in range(0, len(data), 1 << 12):
+            writer.write(data[at : at + (1 << 12)])
+    return path
+
+
+def warm_up(n: int, index: int, enc: object, t: int) -> int:
+    """Layer 1 slow in the first 6 inferences (warm-up) and again in 30 to 59 (not warm-up: the
+    run broke), across a window's end."""
+    return 3000 if (n < 6 or 30 <= n < 60) and index == 1 else 0
+
+
+def undescribed() -> bytes:
+    """No layer descriptions and no PMU configuration (as the benchmark's captures): the layers'
+    engines and the PMU columns are learned from the executions. The last 60 inferences run only
+    the CPU layer, so the last windows never see the NPU layers or their counters."""
+    enc = TelemetryEncoder()
+    enc.target_info(0, 100_000_000, TimeSource.DWT)
+    for n in range(240):
+        t = 1000 + n * 50_000
+        enc.inference_begin(t)
+        for index, length in enumerate((4000, 6000, 3000)):
+            if n >= 180 and index < 2:
+                continue
+            t += 100
+            enc.layer_begin(t, index, int(index < 2))
+            if index < 2:
+                enc.pmu_snapshot(t + length - 20, length - 50, [600 + n % 7, 300])
+            t += length + (2500 if index == 1 and n % 19 == 4 else 0)
+            enc.layer_end(t, index)
+        enc.inference_end(t + 100)
+    return bytes(enc)
+
+
+STREAMS: dict[str, Callable[[], bytes]] = {
+    "undescribed layers": undescribed,
+    "interrupts": lambda: stream(240, [4000, 6000, 3000], extra=timer_in_layer(1, 7, 3, 2500)),
+    "warm-up": lambda: stream(240, [4000, 6000, 3000], extra=warm_up),
+    "more work": lambda: stream(240, [4000, 6000, 3000],
+                                extra=work_in_layer(0, lambda n: 10 + (15 if n % 13 == 2 else 0), 100)),
+}  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decode 4 KiB at a time, so that a window can close every hundred executions."""
+    monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 1 << 12)
+
+
+def fleet_capture(tmp_path: Path) -> tuple[Path, Path]:
+    """A five-layer model with noisy cycles, an interrupt in pool3, PMU snapshots; and a budget that
+    pool3 exceeds at p50 (its interrupt) and add2 only at p99 (its noise)."""
+    path = write(tmp_path / "fleet.trace", encode_build(Build(isr=(3, 900), noise_pct=2.0), 300, seed=4), CLOCK_HZ)
+    cycles = {"add2": 2800, "pool3": 2300}
+    budget = budget_toml(tmp_path / "budget.toml", [(name, op, "npu" if npu else "cpu", cycles.get(name, base * 1.05))
+                                                    for name, op, npu, base, _ in LAYERS], clock_hz=CLOCK_HZ)  # fmt: skip
+    return path, budget
+
+
+def both(path: Path, budget: Path | None = None) -> tuple[dict, dict, int]:
+    """The report of ``path`` read whole and read in windows, and the number of windows."""
+    loaded = load_budget([budget]) if budget is not None else None
+    whole = report_object(analyze(*load_timeline(path), loaded))
+    count = 0
+
+    def counted(_: object) -> None:
+        nonlocal count
+        count += 1
+
+    parts = analyze_windows(lambda: read_windows(path, whole_bytes=0, window_spans=SPANS), loaded, on_window=counted)
+    return whole, report_object(parts), count
+
+
+def assert_same(whole: dict, parts: dict) -> None:
+    assert list(parts) == list(whole)
+    for section in whole:
+        assert json.dumps(parts[section]) == json.dumps(whole[section]), section
+
+
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_report_in_windows_is_the_whole_report(tmp_path: Path, name: str) -> None:
+    """Jitter (outliers, causes, warm-up, latency outliers), interrupts, layers: section by section."""
+    whole, parts, count = both(write(tmp_path / "run.trace", STREAMS[name]()))
+    assert count >= 5
+    assert whole["jitter"]["layers"] and any(layer["outliers"] for layer in whole["jitter"]["layers"])
+    if name == "warm-up":
+        assert whole["jitter"]["layers"][1]["warm_up_runs"] == 6
+    assert_same(whole, parts)
+
+
+def test_report_with_budget_in_windows(tmp_path: Path) -> None:
+    """Budget findings (over at p50, over at p99, the inferences over), PMU, memory: the same."""
+    path, budget = fleet_capture(tmp_path)
+    whole, parts, count = both(path, budget)
+    assert count >= 10
+    ids = {f["id"] for f in whole["findings"]}
+    assert {"layer-over-budget", "layer-p99-over-budget", "isr-in-layer"} <= ids, ids
+    assert whole["pmu"]["per_inference"] and whole["interrupts"]["count"] == 300
+    assert_same(whole, parts)
+
+
+def small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(windows, "WHOLE_BYTES", 0)
+    monkeypatch.setattr(windows, "WINDOW_SPANS", SPANS)
+
+
+def test_cli_report_and_check_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:  # noqa: ANN001
+    """The commands' JSON and text, and the gate's verdict, are those of the capture read whole."""
+    path, budget = fleet_capture(tmp_path)
+    commands = [("report", path, "--budget", budget, "--format", "json"), ("report", path, "--budget", budget),
+                ("check", path, "--budget", budget, "--format", "json"), ("check", path, "--budget", budget)]  # fmt: skip
+    whole = [run_cli(*command) for command in commands]
+    small_windows(monkeypatch)
+    parts = [run_cli(*command) for command in commands]
+    for command, a, b in zip(commands, whole, parts):
+        assert (b.code, b.out) == (a.code, a.out), command
+        assert "read whole" not in b.err
+    assert whole[2].code == 1 and json.loads(whole[2].out)["passed"] is False
+
+
+def test_inputs_not_merged_yet_are_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:  # noqa: ANN001
+    """The QEMU demo capture (NPU buffer declarations) and an RTOS task lane: read whole, said so."""
+    tasks = write(tmp_path / "tasks.trace", stream(120, [4000, 6000, 3000], setup=two_tasks,
+                                                    extra=task_in_layer(2, (3, 50), 3000)))  # fmt: skip
+    for path in (DEMO / "demo.trace", tasks):
+        with pytest.raises(NotWindowable):
+            analyze_windows(lambda: read_windows(path, whole_bytes=0, window_spans=SPANS))
+    demo = ("report", DEMO / "demo.trace", "--budget", DEMO / "demo_budget.toml", "--format", "json")
+    whole = run_cli(*demo)
+    small_windows(monkeypatch)
+    parts = run_cli(*demo)
+    assert (parts.code, parts.out) == (whole.code, whole.out)
+    assert "read whole, not in windows: it has NPU buffer declarations" in parts.err

@@ -1,0 +1,127 @@
+"""The complete executions of each layer in compact columns: what per-layer statistics are made of.
+
+Per layer index, the cycles of every complete execution and the interrupt cycles inside them, as
+numpy integers in the smallest type that holds them (no Python object per execution), and per PMU
+counter its sum and how many executions measured it. Columns of several parts (the windows of one
+long capture, the captures of one side of a comparison) pool by concatenation
+(:func:`pool_samples`), so statistics over the whole are exact: :func:`tracer.analysis.layer_stats.
+layer_stats` makes a layer's statistics from these columns, whether they came from one timeline or
+from many windows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from tracer.base.timeline import LayerSpans
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerSamples:
+    """The complete executions of one layer.
+
+    Attributes:
+        cycles: Cycles of each execution, interrupts included.
+        isr_cycles: Interrupt cycles inside each execution (None: none at all).
+        pmu: Per PMU counter: (sum over the executions that measured it, how many did).
+    """
+
+    cycles: np.ndarray
+    isr_cycles: np.ndarray | None
+    pmu: Mapping[str, tuple[int, int]]
+
+    @property
+    def own_cycles(self) -> np.ndarray:
+        """Cycles without the interrupts."""
+        return self.cycles if self.isr_cycles is None else self.cycles - self.isr_cycles
+
+    def pmu_mean(self, name: str) -> float | None:
+        """The mean of counter ``name`` per execution that measured it."""
+        total, count = self.pmu.get(name, (0, 0))
+        return total / count if count else None
+
+
+def compact(values: np.ndarray) -> np.ndarray:
+    """Integer ``values`` as int32 when they fit (cycle counts of a layer do), else int64."""
+    small = np.iinfo(np.int32)
+    if not len(values) or (small.min <= int(values.min()) and int(values.max()) <= small.max):
+        return values.astype(np.int32)
+    return values.astype(np.int64)
+
+
+def layer_rows(layer: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """Per layer index present in ``layer`` (non-negative integers), the positions of its rows, in
+    order (a stable sort: small indices sort by radix)."""
+    if not len(layer):
+        return []
+    key = layer.astype(np.uint16) if int(layer.max()) < (1 << 16) and int(layer.min()) >= 0 else layer
+    order = np.argsort(key, kind="stable")
+    counts = np.bincount(layer.astype(np.int64))
+    ends = np.cumsum(counts)
+    return [(index, order[ends[index] - counts[index] : ends[index]]) for index in np.flatnonzero(counts).tolist()]
+
+
+def layer_samples(spans: LayerSpans) -> dict[int, LayerSamples]:
+    """The complete executions of each layer of ``spans``, in the order they ended, by layer index."""
+    ok = spans.complete
+    layer = spans.layer[ok]
+    cycles = spans.cycles[ok]
+    isr = spans.isr_cycles[ok]
+    pmu = spans.pmu[ok] if spans.pmu.shape[1] else None
+    samples: dict[int, LayerSamples] = {}
+    for index, rows in layer_rows(layer):
+        isr_part = isr[rows]
+        counters: dict[str, tuple[int, int]] = {}
+        if pmu is not None:
+            values = pmu[rows]
+            for j, counter in enumerate(spans.pmu_names):
+                have = values[:, j] >= 0
+                if have.any():
+                    counters[counter] = (int(values[have, j].sum()), int(have.sum()))
+        samples[index] = LayerSamples(compact(cycles[rows]), compact(isr_part) if isr_part.any() else None, counters)
+    return samples
+
+
+def excluded_spans(spans: LayerSpans) -> dict[int, int]:
+    """Per layer index, its executions left out because their inference is incomplete."""
+    left_out = spans.layer[~spans.complete].astype(np.int64)
+    if not len(left_out):
+        return {}
+    counts = np.bincount(left_out)
+    return {index: int(counts[index]) for index in np.flatnonzero(counts).tolist()}
+
+
+def pool_samples(parts: Sequence[LayerSamples]) -> LayerSamples:
+    """One layer's executions from several parts, in the parts' order."""
+    if len(parts) == 1:
+        return parts[0]
+    cycles = compact(np.concatenate([p.cycles for p in parts]))
+    if all(p.isr_cycles is None for p in parts):
+        isr = None
+    else:
+        isr = compact(np.concatenate([p.isr_cycles if p.isr_cycles is not None else np.zeros(len(p.cycles), np.int32)
+                                      for p in parts]))  # fmt: skip
+    counters: dict[str, tuple[int, int]] = {}
+    for p in parts:
+        for name, (total, count) in p.pmu.items():
+            old = counters.get(name, (0, 0))
+            counters[name] = (old[0] + total, old[1] + count)
+    return LayerSamples(cycles, isr, counters)
+
+
+def pool_layers(parts: Sequence[Mapping[int, LayerSamples]]) -> dict[int, LayerSamples]:
+    """Per layer index, its executions pooled over ``parts`` (layer indices in ascending order)."""
+    indices = sorted({i for part in parts for i in part})
+    return {index: pool_samples([part[index] for part in parts if index in part]) for index in indices}
+
+
+def add_counts(parts: Sequence[Mapping[int, int]]) -> dict[int, int]:
+    """Per-layer counts added over ``parts``."""
+    out: dict[int, int] = {}
+    for part in parts:
+        for index, count in part.items():
+            out[index] = out.get(index, 0) + count
+    return out

@@ -1,0 +1,202 @@
+"""The :class:`~tracer.analysis.analyze.Analysis` of a capture read in windows, equal to the
+capture's analysed whole, in bounded memory.
+
+A capture larger than :data:`tracer.pipeline.windows.WHOLE_BYTES` is read as a sequence of
+windows of consecutive inferences (:func:`tracer.pipeline.windows.read_windows`), each an
+:class:`~tracer.base.timeline.InferenceTimeline` of its own rows. :func:`analyze_windows` reads
+them twice. The first pass keeps, compact, what each section needs of every window and makes the
+section with the function that makes it from one timeline:
+
+- per-layer statistics: each layer's complete executions in compact columns
+  (:mod:`tracer.analysis.samples`), pooled, then :func:`~tracer.analysis.layer_stats.layer_stats`
+  (exact nearest-rank percentiles, exact means); latency: every complete inference's latency;
+- PMU: every inference's counters, then :func:`~tracer.analysis.pmu.pmu_summary`;
+- memory: :func:`~tracer.analysis.memory.merge_memory` (maxima, last sizes, first broken canary);
+- interrupts: :class:`~tracer.analysis.isr.WindowedIsrs` (every slice in exactly one window);
+- coherency: each window's checks, determinism over every inference
+  (:func:`~tracer.analysis.coherency.merge_coherency`);
+- jitter, whose outlier rules compare each execution with its layer's median over the capture:
+  :class:`~tracer.analysis.jitter.WindowedJitter` keeps per layer the cycles of each execution
+  (4 bytes; 4 more for its own time where interrupts or tasks took some; the per-layer statistics
+  are made from the same column) and tallies of its work and PMU counters, and judges each window
+  against those values in the second pass (which also lists the inferences over the budget's
+  limits).
+
+The budget comparison reads only the capture's facts (its layers and clock: the last window has
+them all) and the findings rules run once, on the merged analysis, as for a capture read whole, so
+a finding seen in several windows is one finding. The analysis's ``timeline`` then holds the
+capture's facts and every inference, but no layer execution, event or interrupt slice.
+
+Inputs whose analysis looks across windows in ways not merged yet raise :class:`NotWindowable`
+(the caller reads them whole): an RTOS task lane or CPU counter records (configured once, used by
+every later window), NPU buffer declarations or DWT data trace (checked against the inference
+before each NPU job and the reads after it), port-0 console text, and sampler records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Iterable, Mapping
+
+import numpy as np
+
+from tracer.analysis.analyze import Analysis, memory_of, time_span
+from tracer.analysis.budget_view import compare_budget, inferences_over
+from tracer.analysis.coherency import CoherencyAnalysis, analyse_coherency, merge_coherency, windowable
+from tracer.analysis.isr import WindowedIsrs
+from tracer.analysis.jitter import WindowedJitter
+from tracer.analysis.layer_stats import LayerStats, complete_latencies, layer_stats
+from tracer.analysis.memory import MemorySummary, merge_memory
+from tracer.analysis.pmu import InferenceCounterTable, inference_counters, pmu_summary
+from tracer.analysis.samples import LayerSamples, add_counts, compact, excluded_spans, layer_samples, pool_samples
+from tracer.analysis.sampling import sampling_analysis
+from tracer.analysis.settings import AnalysisSettings
+from tracer.analysis.statistics import summarize
+from tracer.analysis.findings.rules import find_all
+from tracer.base.facts import InputFacts
+from tracer.base.timeline import Inferences, InferenceTimeline, LayerSpans
+from tracer.budget.model import Budget
+
+Windows = Callable[[], Iterable[tuple[InferenceTimeline, InputFacts]]]
+"""Reads an input's windows, in order, each time it is called."""
+
+
+class NotWindowable(Exception):
+    """The input has something whose analysis is not merged across windows yet (the message says
+    what): read it whole."""
+
+
+def analyze_windows(
+    windows: Windows,
+    budget: Budget | None = None,
+    settings: AnalysisSettings | None = None,
+    on_window: Callable[[InferenceTimeline], None] | None = None,
+) -> Analysis:
+    """The analysis of an input read in windows (twice), equal to :func:`~tracer.analysis.analyze.
+    analyze` of the whole input.
+
+    Args:
+        windows: Reads the input's windows (each window with the input's facts so far).
+        budget: The normalized budget, or None.
+        settings: Thresholds (as for :func:`~tracer.analysis.analyze.analyze`).
+        on_window: Called with each window of the first pass.
+
+    Raises:
+        NotWindowable: The input must be read whole (see the module docstring).
+    """
+    settings = settings or AnalysisSettings()
+    sections = _Sections(settings, budget)
+    last: tuple[InferenceTimeline, InputFacts] | None = None
+    for timeline, facts in windows():
+        _refuse(timeline, facts)
+        sections.add(timeline)
+        if on_window is not None:
+            on_window(timeline)
+        last = (_facts_only(timeline), facts)  # the window's rows are not kept
+    if last is None:
+        raise NotWindowable("no window")
+    summary = dataclasses.replace(last[0], inferences=Inferences.concat(sections.inferences))
+    comparison = compare_budget(summary, budget, settings.tolerance_pct) if budget is not None else None
+    sections.jitter.data_dependent = comparison.data_dependent if comparison is not None else frozenset()
+    sections.jitter.settle()
+    over: dict[int, list[int]] = {}
+    for timeline, _ in windows():
+        sections.jitter.judge(timeline)
+        if comparison is not None:
+            for index, numbers in inferences_over(timeline.spans, comparison).items():
+                over.setdefault(index, []).extend(numbers)
+    analysis = Analysis(
+        timeline=summary,
+        facts=last[1],
+        settings=settings,
+        comparison=comparison,
+        layers=sections.layers(),
+        latency=summarize(np.concatenate(sections.latency).astype(np.int64)) if sections.latency else None,
+        jitter=sections.jitter.result(),
+        interrupts=sections.isrs.result(),
+        tasks=None,
+        pmu=pmu_summary(InferenceCounterTable.concat(sections.pmu), summary),
+        memory=merge_memory(sections.memory) if sections.memory else memory_of(summary, budget),
+        coherency=merge_coherency(sections.coherency, summary) if sections.has_jobs else None,
+        sampling=None,
+        time_span=sections.time_span(),
+        over_limit={index: tuple(numbers) for index, numbers in sorted(over.items())},
+    )
+    return dataclasses.replace(analysis, findings=tuple(find_all(analysis)))
+
+
+def _facts_only(timeline: InferenceTimeline) -> InferenceTimeline:
+    """``timeline``'s facts (clock, labels, layers, loss ...) without its rows."""
+    return dataclasses.replace(
+        timeline, inferences=Inferences.concat([]), spans=LayerSpans.empty(timeline.spans.pmu_names), arena=[],
+        stacks=[], cache_ops=[], npu_jobs=[], isrs=[], console=[], marks=[], crcs=[], records=[], data_trace=[],
+        span_facts=None,
+    )  # fmt: skip
+
+
+def _refuse(timeline: InferenceTimeline, facts: InputFacts) -> None:
+    """Raise :class:`NotWindowable` when a window has what the merge does not handle yet."""
+    facts_of_spans = timeline.span_facts
+    if timeline.tasks or (facts_of_spans is not None and facts_of_spans.counter_names):
+        raise NotWindowable("an RTOS task lane or CPU counter records")
+    if not windowable(timeline):
+        raise NotWindowable("NPU buffer declarations or DWT data trace")
+    if facts.console_lines:
+        raise NotWindowable("console text")
+    if sampling_analysis(timeline, None, None) is not None:
+        raise NotWindowable("sampler records")
+
+
+class _Sections:
+    """What the first pass keeps of every window, compact."""
+
+    def __init__(self, settings: AnalysisSettings, budget: Budget | None) -> None:
+        self.settings = settings
+        self.budget = budget
+        model = budget.model if budget is not None else None
+        self.pmu_sums: list[dict[int, Mapping[str, tuple[int, int]]]] = []  # per window and layer
+        self.excluded: list[dict[int, int]] = []
+        self.latency: list[np.ndarray] = []
+        self.pmu: list[InferenceCounterTable] = []
+        self.memory: list[MemorySummary] = []
+        self.isrs = WindowedIsrs()
+        self.coherency: list[CoherencyAnalysis] = []
+        self.has_jobs = False
+        self.jitter = WindowedJitter(settings.jitter(model))
+        self.inferences: list[Inferences] = []
+        self.spans: list[tuple[int | None, int | None]] = []
+
+    def add(self, timeline: InferenceTimeline) -> None:
+        """Keep what the sections need of the next window (not the window)."""
+        spans = timeline.spans
+        self.pmu_sums.append({index: s.pmu for index, s in layer_samples(spans).items()})
+        self.excluded.append(excluded_spans(spans))
+        self.latency.append(compact(complete_latencies(timeline.inferences)))
+        self.pmu.append(inference_counters(timeline))
+        self.memory.append(memory_of(timeline, self.budget))
+        self.isrs.add(timeline)
+        if len(timeline.npu_jobs) or len(timeline.inferences):
+            self.has_jobs = True
+            self.coherency.append(analyse_coherency(timeline, self.settings.cache_line_bytes))
+        self.jitter.measure(timeline)
+        self.inferences.append(timeline.inferences)
+        self.spans.append(time_span(timeline))
+
+    def layers(self) -> dict[int, LayerStats]:
+        """Per-layer statistics over every window, from the complete executions' cycles the jitter
+        keeps (one layer at a time) and the PMU sums."""
+        excluded = add_counts(self.excluded)
+        out: dict[int, LayerStats] = {}
+        for index in sorted({i for part in self.pmu_sums for i in part} | set(excluded)):
+            parts = [LayerSamples(np.zeros(0, np.int32), None, part[index]) for part in self.pmu_sums if index in part]
+            samples = {}
+            if parts:
+                samples[index] = dataclasses.replace(pool_samples(parts), cycles=self.jitter.cycles(index))
+            out.update(layer_stats(samples, {index: excluded.get(index, 0)}))
+        return out
+
+    def time_span(self) -> tuple[int | None, int | None]:
+        """The first and last cycle over every window."""
+        firsts = [first for first, _ in self.spans if first is not None]
+        lasts = [last for _, last in self.spans if last is not None]
+        return (min(firsts) if firsts else None), (max(lasts) if lasts else None)
