@@ -138,7 +138,8 @@ def device(rate: float, seconds: float, ports: Any, results: Any) -> None:
 
 class BenchApp(TracerApp):
     """The app, with a probe on its actions: when the probed key's action has run, note the time
-    and again once the screen has been redrawn after it."""
+    and again once the screen has been redrawn after it (and after the views the key asked to be
+    redrawn, when it asked)."""
 
     probe: dict[str, Any] | None = None
 
@@ -151,7 +152,17 @@ class BenchApp(TracerApp):
             self.call_after_refresh(self._painted, probe)
         return result
 
+    def _flush_requests(self) -> None:
+        super()._flush_requests()
+        if self.probe is not None and "acted" in self.probe:
+            self.probe["redrawn"] = True
+
     def _painted(self, probe: dict[str, Any]) -> None:
+        # A key that changes what views show has them redrawn after the first paint (the app's
+        # request_refresh, pending or just done); the user waits until that redraw is painted too.
+        if probe.pop("redrawn", False) or self._dirty:
+            self.call_after_refresh(self._painted, probe)
+            return
         probe["painted"] = time.perf_counter()
         probe["done"].set()
 
