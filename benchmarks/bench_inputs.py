@@ -136,7 +136,9 @@ def short_lines(sizes: list[float], tmp: Path) -> None:
                 written += len(text)
                 line += 1
         wall, rss, _ = run([*TRACER, "report", str(path), "-o", os.devnull])
-        print(f"   {mb:5g} MB ({line:,} lines): {wall:7.1f} s, peak RSS {rss:5.0f} MB ({rss - rss0:+.0f} MB over the start-up)")
+        print(
+            f"   {mb:5g} MB ({line:,} lines): {wall:7.1f} s, peak RSS {rss:5.0f} MB ({rss - rss0:+.0f} MB over the start-up)"
+        )
 
 
 def build_elf(labels: int, tmp: Path) -> Path | None:
@@ -175,12 +177,16 @@ def unsized_symbols(labels: int, packets: int, tmp: Path) -> None:
     t_old = (time.perf_counter() - start) * len(pcs) / len(sample)
     assert old == [index.lookup(pc) for pc in sample], "the index must agree with the walk"
     assert all(found is not None for found in now)
-    print(f"   {packets:,} lookups: now {t_new * 1e3:.1f} ms; reference walk-back {t_old:.1f} s "
-          f"(extrapolated from {len(sample)}): {t_old / t_new:,.0f}x")  # fmt: skip
+    print(
+        f"   {packets:,} lookups: now {t_new * 1e3:.1f} ms; reference walk-back {t_old:.1f} s "
+        f"(extrapolated from {len(sample)}): {t_old / t_new:,.0f}x"
+    )
     raw = tmp / "pcs.swo"
     raw.write_bytes(b"".join(b"\x17" + pc.to_bytes(4, "little") for pc in pcs))
     wall, rss, _ = run([*TRACER, "decode", str(raw), "--elf", str(elf), "--format", "ndjson", "-o", os.devnull])
-    print(f"   tracer decode --elf on {raw.stat().st_size / 1024:.0f} KB of PC samples: {wall:.2f} s, peak RSS {rss:.0f} MB")
+    print(
+        f"   tracer decode --elf on {raw.stat().st_size / 1024:.0f} KB of PC samples: {wall:.2f} s, peak RSS {rss:.0f} MB"
+    )
 
 
 def main() -> None:

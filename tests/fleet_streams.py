@@ -94,9 +94,11 @@ def write_build(path: Path, build: Build = Build(), inferences: int = 20, seed: 
     ``created``, and further keys such as ``board`` or ``git_revision``)."""
     known = {"elf_build_id", "firmware_hash", "created", "source", "cpu_hz"}
     meta = CaptureMetadata(
-        source=header.pop("source", "test://fleet"), tpiu=False, cpu_hz=CLOCK_HZ,
+        source=header.pop("source", "test://fleet"),
+        tpiu=False,
+        cpu_hz=CLOCK_HZ,
         **{k: header.pop(k) for k in list(header) if k in known},
-    )  # fmt: skip
+    )
     meta.extra.update(header)
     with CaptureWriter(path, meta, flush_bytes=1 << 14) as writer:
         writer.write(encode_build(build, inferences, seed))

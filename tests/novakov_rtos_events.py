@@ -195,12 +195,8 @@ RECORD_TYPES: dict[int, RecordType] = {
         )
     },
     10: RecordType("QueueCreated", (_ref(QueueReference, "queue"), ("capacity", bits(1)))),
-    11: RecordType(
-        "QueuePushed", (_ref(QueueReference, "queue"), ("updated_count", bits(1, 16)), ("isr", flag(1, 0)))
-    ),
-    12: RecordType(
-        "QueuePopped", (_ref(QueueReference, "queue"), ("updated_count", bits(1, 16)), ("isr", flag(1, 0)))
-    ),
+    11: RecordType("QueuePushed", (_ref(QueueReference, "queue"), ("updated_count", bits(1, 16)), ("isr", flag(1, 0)))),
+    12: RecordType("QueuePopped", (_ref(QueueReference, "queue"), ("updated_count", bits(1, 16)), ("isr", flag(1, 0)))),
     13: RecordType("QueuePushFailed", (_ref(QueueReference, "queue"),)),
     14: RecordType("QueuePopFailed", (_ref(QueueReference, "queue"),)),
     15: RecordType(

@@ -17,9 +17,16 @@ __all__ = ["TelemetryEncoder", "dwt_pc_sample", "npu_sample", "pc_sample", "samp
 
 
 def npu_sample(
-    enc: TelemetryEncoder, t: int, qread: int, status: int, qbase: int, qsize: int, pmu_cycles: int | None = None,
-    counters: Sequence[int] = (), calibration: bool = False,
-) -> None:  # fmt: skip
+    enc: TelemetryEncoder,
+    t: int,
+    qread: int,
+    status: int,
+    qbase: int,
+    qsize: int,
+    pmu_cycles: int | None = None,
+    counters: Sequence[int] = (),
+    calibration: bool = False,
+) -> None:
     """NPU_SAMPLE: QREAD, STATUS, QBASE, QSIZE, flags | PMCCNTR high, [PMCCNTR low], counters."""
     flags = len(counters[:8]) | (0x100 if calibration else 0)
     words = [qread, status, qbase, qsize, flags]

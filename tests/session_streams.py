@@ -31,8 +31,16 @@ class Truth:
 
 
 def build_stream(
-    inferences: int = 40, layers: int = 6, seed: int = 1, isr_every: int = 5, first: int = 0, text: bool = True,
-    isr_cycles: int = 40, canary_at: int | None = None, cut_last: bool = False, memory: bool = True,
+    inferences: int = 40,
+    layers: int = 6,
+    seed: int = 1,
+    isr_every: int = 5,
+    first: int = 0,
+    text: bool = True,
+    isr_cycles: int = 40,
+    canary_at: int | None = None,
+    cut_last: bool = False,
+    memory: bool = True,
     gap: int = 300,
 ) -> Truth:
     """A stream like an instrumented NPU application's: target info, layer descriptions, then per
@@ -49,7 +57,9 @@ def build_stream(
     enc.target_info(t, CLOCK_HZ, TimeSource.DWT, marker_cost_q4=16 * 12)
     enc.pmu_config(t + 1, 55, [35, 130], simulated=True)
     for layer in range(layers):
-        enc.layer_info(t + 2 + layer, layer, int(layer % 2 == 0), "CONV_2D" if layer % 2 == 0 else "ADD", f"layer{layer}")
+        enc.layer_info(
+            t + 2 + layer, layer, int(layer % 2 == 0), "CONV_2D" if layer % 2 == 0 else "ADD", f"layer{layer}"
+        )
     t += 100
     cycles: dict[int, list[int]] = {layer: [] for layer in range(layers)}
     latencies, console = [], []

@@ -17,8 +17,12 @@ def test_json_shape(run_cli) -> None:  # noqa: ANN001
     data = json.loads(result.out)
     model = data["model"]
     assert (model["name"], model["clock_hz"], model["cycles_total"], model["sram_bytes"], model["arena_bytes"]) == (
-        "tiny_int8", 500000000, 63878, 33104, 33104,
-    )  # fmt: skip
+        "tiny_int8",
+        500000000,
+        63878,
+        33104,
+        33104,
+    )
     assert set(data["layers"][0]) >= {"index", "name", "op", "engine", "predicted_cycles", "sram_bytes"}
     assert [la["engine"] for la in data["layers"]].count("cpu") == 1
     assert sum(la["predicted_cycles"] or 0 for la in data["layers"]) == 63878
@@ -28,8 +32,17 @@ def test_json_shape(run_cli) -> None:  # noqa: ANN001
 
 def test_json_with_parts_and_output_file(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
     out = tmp_path / "budget.json"
-    result = run_cli("budget", LEGACY / "tiny_int8_per-layer.csv", LEGACY / SUMMARY, LEGACY / "tiny_int8_debug.xml",
-                     "--format", "json", "--parts", "-o", out)  # fmt: skip
+    result = run_cli(
+        "budget",
+        LEGACY / "tiny_int8_per-layer.csv",
+        LEGACY / SUMMARY,
+        LEGACY / "tiny_int8_debug.xml",
+        "--format",
+        "json",
+        "--parts",
+        "-o",
+        out,
+    )
     assert result.code == 0 and result.out == ""
     data = json.loads(out.read_text())
     softmax = data["layers"][-1]

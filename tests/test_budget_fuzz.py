@@ -21,7 +21,9 @@ SAMPLES = [
     DATA / "vela" / "out_u55-128_legacy" / "tiny_int8_debug.xml",
     DATA / "logs" / "glow_bundle_nanodet_m_glow_cm7.h",
 ]
-TOML = '[model]\nname = "m"\nclock_hz = "400M"\narena_bytes = 100\n\n[[layer]]\nindex = 0\nop = "CONV_2D"\ncycles = 10\n'
+TOML = (
+    '[model]\nname = "m"\nclock_hz = "400M"\narena_bytes = 100\n\n[[layer]]\nindex = 0\nop = "CONV_2D"\ncycles = 10\n'
+)
 LOCATED = re.compile(r"^f\.txt:\d+: |^f\.txt: ")
 
 

@@ -25,9 +25,19 @@ clock_hz = 32000000
 
 """ + "\n".join(
     f'[[layer]]\nindex = {k}\nname = "kws_{op.lower()}_{k}"\nop = "{op}"\nengine = "npu"\ncycles = {900 + 10 * k}\n'
-    for k, op in enumerate(["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D",
-                            "AVERAGE_POOL_2D", "FULLY_CONNECTED", "SOFTMAX"])
-)  # fmt: skip
+    for k, op in enumerate(
+        [
+            "CONV_2D",
+            "DEPTHWISE_CONV_2D",
+            "CONV_2D",
+            "DEPTHWISE_CONV_2D",
+            "CONV_2D",
+            "AVERAGE_POOL_2D",
+            "FULLY_CONNECTED",
+            "SOFTMAX",
+        ]
+    )
+)
 
 
 def test_a_budget_for_an_8_layer_model_is_refused_against_the_10_layer_demo(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
@@ -86,18 +96,31 @@ def test_model_difference_names_counts_and_the_first_operator_that_differs() -> 
 def test_same_model_with_other_names_is_the_same_model() -> None:
     """Vela names layers by output tensor, the firmware by its own names: names alone decide nothing."""
     measured = _layers("CONV_2D", "DEPTHWISE_CONV_2D", "ADD", names=("conv0", "dw1", "add2"))
-    budget = Budget(ModelBudget(), tuple(BudgetLayer(k, None, f"t{k}", op, Engine.NPU, 1.0)
-                                         for k, op in enumerate(["Conv2D", "DepthwiseConv2D", "Add"])))  # fmt: skip
+    budget = Budget(
+        ModelBudget(),
+        tuple(
+            BudgetLayer(k, None, f"t{k}", op, Engine.NPU, 1.0)
+            for k, op in enumerate(["Conv2D", "DepthwiseConv2D", "Add"])
+        ),
+    )
     assert model_difference(match_layers(measured, budget, None), budget) is None
 
 
 def test_tflm_ethos_u_operators_against_velas_budget_are_the_same_model() -> None:
     """TFLM runs each Vela command stream as one ethos-u operator: 3 measured layers, 9 budget layers."""
     vela = Path(__file__).parent / "data" / "vela" / "out_u55-128_regor"
-    budget = load_budget([vela / "tiny_int8_per-layer.csv", vela / "tiny_int8_summary_Ethos_U55_High_End_Embedded.csv",
-                          vela / "tiny_int8_debug.xml"])  # fmt: skip
-    measured = [LayerInfo(0, "", "ethos-u", Engine.NPU), LayerInfo(1, "", "L2_NORMALIZATION", Engine.CPU),
-                LayerInfo(2, "", "ethos-u", Engine.NPU)]  # fmt: skip
+    budget = load_budget(
+        [
+            vela / "tiny_int8_per-layer.csv",
+            vela / "tiny_int8_summary_Ethos_U55_High_End_Embedded.csv",
+            vela / "tiny_int8_debug.xml",
+        ]
+    )
+    measured = [
+        LayerInfo(0, "", "ethos-u", Engine.NPU),
+        LayerInfo(1, "", "L2_NORMALIZATION", Engine.CPU),
+        LayerInfo(2, "", "ethos-u", Engine.NPU),
+    ]
     assert model_difference(match_layers(measured, budget, 32_000_000), budget) is None
     one_stream = [LayerInfo(0, "", "ethos-u", Engine.NPU)]  # another model's log: one stream, no L2 norm
     text = model_difference(match_layers(one_stream, budget, 32_000_000), budget)

@@ -78,10 +78,18 @@ def test_write_and_read_back(tmp_path: Path) -> None:
 def test_metadata_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "m.trace"
     meta = CaptureMetadata(
-        source="serial:///dev/ttyACM0?baud=2000000", tpiu=True, tpiu_id=2, cpu_hz=480_000_000, swo_hz=2_000_000,
-        ts_prescaler=16, ts_clock="swo", firmware_hash="ab12", elf_build_id="cd34", notes="bring-up, board 3",
+        source="serial:///dev/ttyACM0?baud=2000000",
+        tpiu=True,
+        tpiu_id=2,
+        cpu_hz=480_000_000,
+        swo_hz=2_000_000,
+        ts_prescaler=16,
+        ts_clock="swo",
+        firmware_hash="ab12",
+        elf_build_id="cd34",
+        notes="bring-up, board 3",
         extra={"launcher": {"kind": "fvp", "model": "FVP_Corstone_SSE-300"}, "simulated_npu": True},
-    )  # fmt: skip
+    )
     with CaptureWriter(path, meta) as writer:
         writer.write(b"\x01\x22")
         writer.note({"event": "reconnect", "after_s": 1.5})
@@ -95,7 +103,11 @@ def test_metadata_round_trip(tmp_path: Path) -> None:
     assert (got.cpu_hz, got.swo_hz, got.ts_prescaler, got.ts_clock) == (480_000_000, 2_000_000, 16, "swo")
     assert got.firmware_hash == "ab12" and got.notes == "bring-up, board 3"
     assert got.elf_build_id == "ef56"  # the METADATA chunk's patch applies
-    assert got.extra == {"launcher": {"kind": "fvp", "model": "FVP_Corstone_SSE-300"}, "simulated_npu": True, "board": "MPS3"}
+    assert got.extra == {
+        "launcher": {"kind": "fvp", "model": "FVP_Corstone_SSE-300"},
+        "simulated_npu": True,
+        "board": "MPS3",
+    }
     assert got.created and got.tool.startswith("tracer ")
 
 

@@ -52,7 +52,12 @@ def test_halved_budget_fails_with_one_junit_failure_per_layer(run_cli, tmp_path:
     assert "check FAILED: 10 of" in done.err
     xml = JUnitXml.fromfile(str(out))
     suites = {suite.name.split(" (")[0]: suite for suite in xml}
-    assert set(suites) == {"tracer check: input", "tracer check: layer budgets", "tracer check: memory", "tracer check: findings"}
+    assert set(suites) == {
+        "tracer check: input",
+        "tracer check: layer budgets",
+        "tracer check: memory",
+        "tracer check: findings",
+    }
     layer_cases = list(suites["tracer check: layer budgets"])
     assert len(layer_cases) == 10
     for case, name in zip(layer_cases, DEMO_LAYERS):
@@ -85,8 +90,18 @@ def test_json_is_the_report_plus_checks(run_cli, tmp_path: Path, demo_budget: di
     done = run_cli("check", DEMO, "--budget", DEMO_BUDGET, "--format", "json")
     assert done.code == 0
     doc = json.loads(done.out)
-    assert set(doc) >= {"schema_version", "capture", "inferences", "layers", "memory", "pmu", "findings", "checks",
-                        "passed", "budget"}  # fmt: skip
+    assert set(doc) >= {
+        "schema_version",
+        "capture",
+        "inferences",
+        "layers",
+        "memory",
+        "pmu",
+        "findings",
+        "checks",
+        "passed",
+        "budget",
+    }
     assert doc["passed"] is True
     layer_checks = [c for c in doc["checks"] if c["group"] == "layers"]
     assert len(layer_checks) == 10
@@ -124,8 +139,9 @@ def test_without_budget_memory_and_findings_are_still_checked(run_cli, tmp_path:
 
 def test_fail_on_warning_fails_on_loss(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
     """Bytes lost in one inference: a warning (the numbers exclude it); --fail-on warning fails."""
-    enc = encode_model([LayerSpec("conv", "CONV_2D", False, 800), LayerSpec("fc", "FULLY_CONNECTED", False, 300)],
-                       inferences=6)  # fmt: skip
+    enc = encode_model(
+        [LayerSpec("conv", "CONV_2D", False, 800), LayerSpec("fc", "FULLY_CONNECTED", False, 300)], inferences=6
+    )
     data = bytes(enc.out)
     layer_end = next(r for r in enc.records if r.inference == 2 and r.type == RecordType.LAYER_END)
     data = data[: layer_end.offset] + data[layer_end.offset + layer_end.length :]
@@ -179,6 +195,13 @@ def test_help_teaches(run_cli) -> None:  # noqa: ANN001
     """Description, metavars, examples."""
     done = run_cli("check", "--help")
     assert done.code == 0
-    for text in ("--budget FILE", "--tolerance PCT", "--fail-on {warning,error}", "--format {text,json,junit}",
-                 "-o PATH", "examples:", "tracer check captures/demo.trace --budget captures/demo_budget.toml"):  # fmt: skip
+    for text in (
+        "--budget FILE",
+        "--tolerance PCT",
+        "--fail-on {warning,error}",
+        "--format {text,json,junit}",
+        "-o PATH",
+        "examples:",
+        "tracer check captures/demo.trace --budget captures/demo_budget.toml",
+    ):
         assert text in done.out, text

@@ -70,10 +70,14 @@ def test_bytes_that_are_not_trace_are_said_to_be_so(make, tmp_path: Path, run_cl
 
 @pytest.mark.parametrize(
     "path",
-    [DEMO, *sorted((CORPUS / "novakov_rtos_trace").glob("*.trace")), CORPUS / "sigrok_stm32f105" / "trace_example_swo_tpiu.bin",
-     CORPUS / "sigrok_stm32f105" / "trace_example_itm_stream1.bin"],
+    [
+        DEMO,
+        *sorted((CORPUS / "novakov_rtos_trace").glob("*.trace")),
+        CORPUS / "sigrok_stm32f105" / "trace_example_swo_tpiu.bin",
+        CORPUS / "sigrok_stm32f105" / "trace_example_itm_stream1.bin",
+    ],
     ids=lambda p: p.name,
-)  # fmt: skip
+)
 def test_real_trace_is_never_doubted(path: Path, run_cli) -> None:  # noqa: ANN001
     result = run_cli("decode", path, "--format", "stats")
     assert result.code == 0 and NOT_TRACE not in result.err

@@ -25,15 +25,23 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("builds")
     renamed = tuple((("dwX",) + layer[1:]) if i == 1 else layer for i, layer in enumerate(LAYERS))
     specs = {
-        "base": (Build(), 1), "base2": (Build(), 2), "base3": (Build(), 3),
-        "slow": (Build(slow=(1, 10.0)), 4), "slow2": (Build(slow=(1, 10.0)), 5),
-        "isr": (Build(isr=(3, 900)), 6), "beats": (Build(slow=(0, 8.0), beats_pct=(0, 40.0)), 7),
-        "renamed": (Build(layers=renamed), 8), "shorter": (Build(layers=LAYERS[:4]), 9),
-        "arena": (Build(arena_used=50_000), 10), "exact": (Build(noise_pct=0.0), 11),
+        "base": (Build(), 1),
+        "base2": (Build(), 2),
+        "base3": (Build(), 3),
+        "slow": (Build(slow=(1, 10.0)), 4),
+        "slow2": (Build(slow=(1, 10.0)), 5),
+        "isr": (Build(isr=(3, 900)), 6),
+        "beats": (Build(slow=(0, 8.0), beats_pct=(0, 40.0)), 7),
+        "renamed": (Build(layers=renamed), 8),
+        "shorter": (Build(layers=LAYERS[:4]), 9),
+        "arena": (Build(arena_used=50_000), 10),
+        "exact": (Build(noise_pct=0.0), 11),
         "exact_slow": (Build(noise_pct=0.0, slow=(2, 3.0)), 12),
-    }  # fmt: skip
-    return {name: write_build(root / f"{name}.trace", build, 30, seed, elf_build_id=name)
-            for name, (build, seed) in specs.items()}  # fmt: skip
+    }
+    return {
+        name: write_build(root / f"{name}.trace", build, 30, seed, elf_build_id=name)
+        for name, (build, seed) in specs.items()
+    }
 
 
 def _compare(builds: dict[str, Path], base: list[str], new: list[str], **options: object):  # noqa: ANN202
@@ -47,7 +55,10 @@ def test_slower_layer_is_found_with_its_size(builds: dict[str, Path]) -> None:
     dw1 = by_label["dw1"]
     assert dw1.verdict is Verdict.SLOWER and dw1.significant
     assert dw1.p50 is not None and 9.0 < (dw1.p50.pct or 0) < 11.0
-    assert dw1.p50.interval is not None and 9.0 < (dw1.p50.interval.low_pct or 0) <= (dw1.p50.interval.high_pct or 0) < 11.0
+    assert (
+        dw1.p50.interval is not None
+        and 9.0 < (dw1.p50.interval.low_pct or 0) <= (dw1.p50.interval.high_pct or 0) < 11.0
+    )
     assert dw1.test is not None and dw1.test.p_value < 1e-6
     assert [c.label for c in result.regressions] == ["dw1"]
     assert all(c.verdict is Verdict.UNCHANGED for c in result.layers if c.label != "dw1")

@@ -45,28 +45,61 @@ CONTRACT: dict[str, set[str]] = {
 }
 # Compatible extensions: the merged global timestamp, the page of a page change, a malformed
 # packet's flag, and the capture-level gap marker.
-OPTIONAL: dict[str, set[str]] = {"gts1": {"global"}, "gts2": {"global"}, "extension": {"page"}, "reserved": {"malformed"}}
+OPTIONAL: dict[str, set[str]] = {
+    "gts1": {"global"},
+    "gts2": {"global"},
+    "extension": {"page"},
+    "reserved": {"malformed"},
+}
 TYPES: dict[str, Any] = {
-    "delta": int, "tc": int, "value": int, "wrap": bool, "clkch": bool, "global": (int, type(None)), "sh": int,
-    "ex": int, "page": int, "port": int, "size": int, "counters": int, "number": int, "action": str, "pc": int,
-    "prohibited": bool, "comparator": int, "address": int, "write": bool, "header": int, "malformed": bool,
-}  # fmt: skip
+    "delta": int,
+    "tc": int,
+    "value": int,
+    "wrap": bool,
+    "clkch": bool,
+    "global": (int, type(None)),
+    "sh": int,
+    "ex": int,
+    "page": int,
+    "port": int,
+    "size": int,
+    "counters": int,
+    "number": int,
+    "action": str,
+    "pc": int,
+    "prohibited": bool,
+    "comparator": int,
+    "address": int,
+    "write": bool,
+    "header": int,
+    "malformed": bool,
+}
 
 
 def _every_packet_type() -> bytes:
     pkts = [
-        {"type": "sync", "zeros": 6}, {"type": "overflow"}, {"type": "lts", "delta": 3, "tc": 0, "format": 2},
-        {"type": "lts", "delta": 0x4105, "tc": 1}, {"type": "gts1", "value": 5, "wrap": False, "clkch": False},
-        {"type": "gts1", "value": 0x123456, "wrap": True, "clkch": True, "nbytes": 4}, {"type": "gts2", "value": 7, "nbytes": 4},
-        {"type": "extension", "sh": 0, "ex": 2}, {"type": "extension", "sh": 1, "ex": 0x1234},
-        {"type": "swit", "addr": 5, "size": 4, "value": 0xDEADBEEF}, {"type": "dwt_event", "counters": 0x3F},
-        {"type": "exception", "number": 0x142, "action": "enter"}, {"type": "pc_sample", "pc": 0x08000100},
-        {"type": "pc_sleep", "prohibited": True}, {"type": "data_pc", "comparator": 1, "pc": 0x100, "size": 2},
-        {"type": "data_addr", "comparator": 2, "address": 0x40, "size": 1}, {"type": "data_match", "comparator": 3},
+        {"type": "sync", "zeros": 6},
+        {"type": "overflow"},
+        {"type": "lts", "delta": 3, "tc": 0, "format": 2},
+        {"type": "lts", "delta": 0x4105, "tc": 1},
+        {"type": "gts1", "value": 5, "wrap": False, "clkch": False},
+        {"type": "gts1", "value": 0x123456, "wrap": True, "clkch": True, "nbytes": 4},
+        {"type": "gts2", "value": 7, "nbytes": 4},
+        {"type": "extension", "sh": 0, "ex": 2},
+        {"type": "extension", "sh": 1, "ex": 0x1234},
+        {"type": "swit", "addr": 5, "size": 4, "value": 0xDEADBEEF},
+        {"type": "dwt_event", "counters": 0x3F},
+        {"type": "exception", "number": 0x142, "action": "enter"},
+        {"type": "pc_sample", "pc": 0x08000100},
+        {"type": "pc_sleep", "prohibited": True},
+        {"type": "data_pc", "comparator": 1, "pc": 0x100, "size": 2},
+        {"type": "data_addr", "comparator": 2, "address": 0x40, "size": 1},
+        {"type": "data_match", "comparator": 3},
         {"type": "data_value", "comparator": 0, "value": 0x1234, "write": True, "size": 2},
-        {"type": "pmu_overflow", "counters": 0x42}, {"type": "reserved", "header": 0xA0},
+        {"type": "pmu_overflow", "counters": 0x42},
+        {"type": "reserved", "header": 0xA0},
         {"type": "lts", "delta": 9, "tc": 3},
-    ]  # fmt: skip
+    ]
     return encode_stream(pkts)[0] + bytes.fromhex("E0 85 85 85 85 01 22")  # + a malformed packet
 
 
@@ -115,8 +148,14 @@ def test_stats_format(run_cli) -> None:  # noqa: ANN001
     stats = json.loads(result.out)
     assert stats["bytes"] == 7856
     assert stats["packets"] == {
-        "overflow": 14, "swit": 97, "exception": 16, "pc_sample": 393, "data_pc": 9, "data_addr": 26, "data_value": 31,
-    }  # fmt: skip
+        "overflow": 14,
+        "swit": 97,
+        "exception": 16,
+        "pc_sample": 393,
+        "data_pc": 9,
+        "data_addr": 26,
+        "data_value": 31,
+    }
     assert stats["overflows"] == 14 and stats["resyncs"] == 0 and stats["reserved"] == 0
     assert stats["tpiu"]["frames"] == 491
     assert stats["tpiu"]["ids"] == {"0": 3149, "1": 2619, "2": 760, "125": 8}
@@ -177,7 +216,9 @@ def test_partly_corrupt_capture_decodes_what_it_can(tmp_path: Path, run_cli) -> 
     assert stats["gaps"] == 2 and stats["lost_bytes"] == 400
     assert stats["bytes"] == len(data) - 400
     assert result.err.count("corrupt chunk at byte") == 2
-    assert f"corrupt chunk at byte {heads[40] + 36}" in result.err and f"corrupt chunk at byte {heads[80]}" in result.err
+    assert (
+        f"corrupt chunk at byte {heads[40] + 36}" in result.err and f"corrupt chunk at byte {heads[80]}" in result.err
+    )
     ndjson = run_cli("decode", path, "--format", "ndjson")
     assert ndjson.code == 0
     gaps = [json.loads(line) for line in ndjson.out.splitlines() if '"gap"' in line]

@@ -24,8 +24,21 @@ def demo_runs(qemu_build: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
     out = {}
     for name, extra in runs.items():
         out[name] = root / f"{name}.trace"
-        code = main(["demo", "--inferences", "8", "-o", str(out[name]), "--build-dir", str(qemu_build), "-q",
-                     "--format", "json", *extra])  # fmt: skip
+        code = main(
+            [
+                "demo",
+                "--inferences",
+                "8",
+                "-o",
+                str(out[name]),
+                "--build-dir",
+                str(qemu_build),
+                "-q",
+                "--format",
+                "json",
+                *extra,
+            ]
+        )
         assert code == 0, name
     return out
 
@@ -66,6 +79,7 @@ def test_a_bad_slow_option_is_refused(run_cli) -> None:  # noqa: ANN001
 
 def test_a_layer_the_demo_does_not_have_is_said(qemu_build: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
     """--slow names a layer the demo network does not have: the firmware refuses it, tracer says so (exit 4)."""
-    done = run_cli("demo", "--slow", "nope:3", "--inferences", "1", "-o", tmp_path / "x.trace",
-                   "--build-dir", qemu_build)  # fmt: skip
+    done = run_cli(
+        "demo", "--slow", "nope:3", "--inferences", "1", "-o", tmp_path / "x.trace", "--build-dir", qemu_build
+    )
     assert done.code == 4 and "ERROR bad slow option slow=nope" in done.err

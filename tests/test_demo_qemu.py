@@ -154,11 +154,29 @@ def test_marker_cost_firmware(qemu_build: Path) -> None:
     than the library alone, which costs more than an empty loop."""
     elf = qemu_build / "demo" / "marker_cost.elf"
     done = subprocess.run(
-        ["qemu-system-arm", "-M", "mps3-an547", "-display", "none", "-monitor", "none", "-no-reboot",
-         "-icount", "shift=0", "-semihosting-config", "enable=on,target=native", "-serial", "stdio",
-         "-kernel", str(elf)],
-        stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
-    )  # fmt: skip
+        [
+            "qemu-system-arm",
+            "-M",
+            "mps3-an547",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-no-reboot",
+            "-icount",
+            "shift=0",
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-serial",
+            "stdio",
+            "-kernel",
+            str(elf),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     packets = decode_bytes(done.stdout)
     text_packets = (packets.kind == PacketKind.SWIT) & (packets.b == 0)

@@ -34,7 +34,9 @@ def _record(elf: Path, scenario: str, path: Path, inferences: int = INFERENCES, 
 
 
 @pytest.fixture(scope="module")
-def preemption(qemu_build: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[InferenceTimeline, InferenceTimeline]:
+def preemption(
+    qemu_build: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[InferenceTimeline, InferenceTimeline]:
     """The task-preemption scenario, recorded twice."""
     tmp = tmp_path_factory.mktemp("tasks")
     elf = qemu_build / "demo" / "tracer_demo.elf"
@@ -105,7 +107,10 @@ def test_masked_time_per_record_is_at_most_50_instructions(qemu_build: Path, tmp
     tl = _record(qemu_build / "demo" / "tracer_demo_masked.elf", "task-preemption", tmp_path / "m.trace", shift=5)
     text = "\n".join(c.text for c in tl.console)
     ticks = {(m, s): int(t) for m, s, t in re.findall(r"MASKED drain=(\w+) site=(\w+) longest_ticks=(\d+)", text)}
-    sections = {(m, s): int(n) for m, s, n in re.findall(r"MASKED drain=(\w+) site=(\w+) longest_ticks=\d+ sections=(\d+)", text)}
+    sections = {
+        (m, s): int(n)
+        for m, s, n in re.findall(r"MASKED drain=(\w+) site=(\w+) longest_ticks=\d+ sections=(\d+)", text)
+    }
     drops = int(re.search(r"drops_measured=(\d+)", text).group(1))
     assert drops > 0 and sections[("on_emit", "reserve")] > 100
     # Every record of the capture, and every dropped one, went through one reservation.

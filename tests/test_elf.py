@@ -34,17 +34,34 @@ def tiny_elf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert gcc, "arm-none-eabi-gcc is needed (apt-get install gcc-arm-none-eabi; .ci/run installs it)"
     out = tmp_path_factory.mktemp("elf") / "tiny.elf"
     subprocess.run(
-        [gcc, "-mcpu=cortex-m55", "-mthumb", "-O1", "-nostdlib", "-ffreestanding", "-Wall", "-Werror",
-         "-T", str(HERE / "tiny.ld"), "-Wl,--build-id=sha1", str(HERE / "tiny.c"), "-o", str(out)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            gcc,
+            "-mcpu=cortex-m55",
+            "-mthumb",
+            "-O1",
+            "-nostdlib",
+            "-ffreestanding",
+            "-Wall",
+            "-Werror",
+            "-T",
+            str(HERE / "tiny.ld"),
+            "-Wl,--build-id=sha1",
+            str(HERE / "tiny.c"),
+            "-o",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return out
 
 
 def nm(path: Path) -> dict[str, int]:
     """Symbol addresses as arm-none-eabi-nm prints them."""
     done = subprocess.run(["arm-none-eabi-nm", str(path)], check=True, capture_output=True, text=True)
-    return {parts[2]: int(parts[0], 16) for parts in (line.split() for line in done.stdout.splitlines()) if len(parts) == 3}
+    return {
+        parts[2]: int(parts[0], 16) for parts in (line.split() for line in done.stdout.splitlines()) if len(parts) == 3
+    }
 
 
 def test_build_id_matches_readelf(tiny_elf: Path) -> None:
@@ -91,8 +108,15 @@ def test_irq_names_come_from_the_vector_table(tiny_elf: Path) -> None:
 
 def test_exception_labels() -> None:
     assert [exception_label(n) for n in (0, 1, 3, 11, 14, 15, 16, 21)] == [
-        "Thread", "Reset", "HardFault", "SVCall", "PendSV", "SysTick", "IRQ0", "IRQ5"
-    ]  # fmt: skip
+        "Thread",
+        "Reset",
+        "HardFault",
+        "SVCall",
+        "PendSV",
+        "SysTick",
+        "IRQ0",
+        "IRQ5",
+    ]
 
 
 def test_read_from_a_pipe(tiny_elf: Path) -> None:
@@ -196,7 +220,10 @@ def test_polling_symbols_come_from_the_elf(tiny_elf: Path) -> None:
 
     image = open_elf(tiny_elf)
     addresses = nm(tiny_elf)
-    spec = parse_poll_spec({"arena": "arena_used_bytes", "arena_size": "8k", "stack": "main@main_stack,isr@main_stack..tensor_arena"}, image)
+    spec = parse_poll_spec(
+        {"arena": "arena_used_bytes", "arena_size": "8k", "stack": "main@main_stack,isr@main_stack..tensor_arena"},
+        image,
+    )
     assert spec.arena == addresses["arena_used_bytes"] and spec.arena_size == 8192
     main, isr = spec.stacks
     assert (main.name, main.start, main.size) == ("main", addresses["main_stack"], 1024)

@@ -87,7 +87,7 @@ def test_damaged_section_types_are_a_usage_error_or_read(tmp_path) -> None:  # n
     elf = build_elf(tmp_path)
     assert elf is not None
     blob = bytearray(elf.read_bytes())
-    shoff, = struct.unpack_from("<I", blob, 32)
+    (shoff,) = struct.unpack_from("<I", blob, 32)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", blob, 46)
     names_at = struct.unpack_from("<I", blob, shoff + shstrndx * shentsize + 16)[0]
     for k in range(shnum):

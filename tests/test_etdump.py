@@ -33,15 +33,18 @@ def test_fixture_is_what_the_script_writes() -> None:
 def test_inferences_and_layers() -> None:
     timeline = read_etdump(ETDP)
     assert [(i.start, i.end, i.latency_cycles) for i in inference_views(timeline)] == [
-        (1_000, 501_000, 500_000), (600_000, 1_110_000, 510_000),
-    ]  # fmt: skip
+        (1_000, 501_000, 500_000),
+        (600_000, 1_110_000, 510_000),
+    ]
     assert [[(s.layer, s.cycles) for s in i.layers] for i in inference_views(timeline)] == [
-        [(0, 10_000), (1, 480_000), (2, 9_500)], [(0, 10_200), (1, 490_000), (2, 9_300)],
-    ]  # fmt: skip
+        [(0, 10_000), (1, 480_000), (2, 9_500)],
+        [(0, 10_200), (1, 490_000), (2, 9_300)],
+    ]
     assert [(la.name, la.op, la.engine) for la in timeline.layers.values()] == [
-        ("instruction 0", "OPERATOR_CALL", Engine.CPU), ("instruction 1", "DELEGATE_CALL", Engine.NPU),
+        ("instruction 0", "OPERATOR_CALL", Engine.CPU),
+        ("instruction 1", "DELEGATE_CALL", Engine.NPU),
         ("instruction 2", "OPERATOR_CALL", Engine.CPU),
-    ]  # fmt: skip
+    ]
     assert [(j.start, j.end, j.inference) for j in timeline.npu_jobs] == [(20_000, 480_000, 0), (619_000, 1_089_000, 1)]
     facts = timeline.log["etdump"]
     assert facts["allocations"] == {"method allocator": {"count": 2, "bytes": 752_640 + 1_048_576}}

@@ -51,10 +51,32 @@ def test_csv_rows_with_budget(run_cli, tmp_path: Path, demo_budget: dict) -> Non
     done = run_cli("export", DEMO, "--format", "csv", "--budget", DEMO_BUDGET, "-o", out)
     assert done.code == 0 and "200 layer executions" in done.err
     rows = list(csv.DictReader(out.open()))
-    assert list(rows[0]) == ["inference", "layer", "name", "op", "engine", "start", "end", "cycles", "complete",
-                             "predicted", "ratio"]  # fmt: skip
+    assert list(rows[0]) == [
+        "inference",
+        "layer",
+        "name",
+        "op",
+        "engine",
+        "start",
+        "end",
+        "cycles",
+        "complete",
+        "predicted",
+        "ratio",
+    ]
     assert len(rows) == 200
-    assert [r["name"] for r in rows[:10]] == ["conv0", "dw1", "pw2", "dw3", "pw4", "add5", "pool6", "conv7", "gap8", "fc9"]
+    assert [r["name"] for r in rows[:10]] == [
+        "conv0",
+        "dw1",
+        "pw2",
+        "dw3",
+        "pw4",
+        "add5",
+        "pool6",
+        "conv7",
+        "gap8",
+        "fc9",
+    ]
     for r in rows:
         assert int(r["end"]) - int(r["start"]) == int(r["cycles"]) and r["complete"] == "1"
         assert float(r["ratio"]) == round(int(r["cycles"]) / float(r["predicted"]), 4)

@@ -71,8 +71,14 @@ def test_mlek_profiles_give_pmu_counters(run_cli) -> None:  # noqa: ANN001
     """MLEK's profile blocks become the pmu section with their units and the utilization."""
     r = report(run_cli, "mlek_inference_runner_fvp_profile.log")
     pmu = r["pmu"]
-    assert pmu["totals"] == {"AXI0_RD_DATA_BEAT_RECEIVED": 9332, "AXI0_WR_DATA_BEAT_WRITTEN": 3248,
-                             "AXI1_RD_DATA_BEAT_RECEIVED": 2219, "NPU_ACTIVE": 33145, "NPU_IDLE": 1033, "CYCLE": 34178}  # fmt: skip
+    assert pmu["totals"] == {
+        "AXI0_RD_DATA_BEAT_RECEIVED": 9332,
+        "AXI0_WR_DATA_BEAT_WRITTEN": 3248,
+        "AXI1_RD_DATA_BEAT_RECEIVED": 2219,
+        "NPU_ACTIVE": 33145,
+        "NPU_IDLE": 1033,
+        "CYCLE": 34178,
+    }
     assert pmu["per_inference"] == [{"number": 0, "complete": True, "counters": pmu["totals"]}]
     assert pmu["units"]["AXI0_RD_DATA_BEAT_RECEIVED"] == "beats" and pmu["units"]["CYCLE"] == "cycles"
     assert pmu["npu_utilization"] == {"active": 33145, "idle": 1033, "total": 34178, "ratio": round(33145 / 34178, 6)}
@@ -86,8 +92,14 @@ def test_mlek_profiles_give_pmu_counters(run_cli) -> None:  # noqa: ANN001
 def test_mlia_metrics_line_and_its_utilization_finding(run_cli) -> None:  # noqa: ANN001
     """The base64 <metrics> JSON line: counters 1..6, ACTIVE 1 of TOTAL 3 is low utilization."""
     r = report(run_cli, "mlia_generic_inference_runner_metrics_line.txt")
-    assert r["pmu"]["totals"] == {"NPU_IDLE": 2, "AXI0_RD_DATA_BEAT_RECEIVED": 4, "AXI0_WR_DATA_BEAT_WRITTEN": 5,
-                                  "AXI1_RD_DATA_BEAT_RECEIVED": 6, "NPU_ACTIVE": 1, "CYCLE": 3}  # fmt: skip
+    assert r["pmu"]["totals"] == {
+        "NPU_IDLE": 2,
+        "AXI0_RD_DATA_BEAT_RECEIVED": 4,
+        "AXI0_WR_DATA_BEAT_WRITTEN": 5,
+        "AXI1_RD_DATA_BEAT_RECEIVED": 6,
+        "NPU_ACTIVE": 1,
+        "CYCLE": 3,
+    }
     low = r["findings"][0]
     assert low["evidence"]["ratio"] == round(1 / 3, 6) and "33.3%" in low["message"] and low["inferences"] == [0]
 
@@ -95,8 +107,14 @@ def test_mlia_metrics_line_and_its_utilization_finding(run_cli) -> None:  # noqa
 def test_executorch_report_carries_its_numbers(run_cli) -> None:  # noqa: ANN001
     """ExecuTorch's PMU report named by its event list, the operator layer, allocator pools."""
     r = report(run_cli, "executorch_arm_fvp_corstone320_u85.log")
-    assert r["pmu"]["totals"] == {"CPU_WAIT_FOR_NPU": 729, "CYCLE": 5920305, "EXT0_RD_DATA_BEAT_RECEIVED": 359921,
-                                  "EXT1_RD_DATA_BEAT_RECEIVED": 0, "EXT0_WR_DATA_BEAT_WRITTEN": 0, "NPU_IDLE": 503}  # fmt: skip
+    assert r["pmu"]["totals"] == {
+        "CPU_WAIT_FOR_NPU": 729,
+        "CYCLE": 5920305,
+        "EXT0_RD_DATA_BEAT_RECEIVED": 359921,
+        "EXT1_RD_DATA_BEAT_RECEIVED": 0,
+        "EXT0_WR_DATA_BEAT_WRITTEN": 0,
+        "NPU_IDLE": 503,
+    }
     assert r["pmu"]["npu_utilization"]["active"] == 5920305 - 503
     assert [(la["op"], la["engine"], la["cycles"]["p50"]) for la in r["layers"]] == [("ethos-u", "npu", 1498202)]
     assert r["memory"]["arena"] == {"used": 1355722, "size": 62914560, "planned": None}

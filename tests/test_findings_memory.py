@@ -62,8 +62,11 @@ def test_arena_over_plan_is_information() -> None:
 
 def test_allocation_failure_fix_follows_the_npu() -> None:
     """U55: the linker-script fix; U65: Dedicated_Sram; the arena size needed when it is known."""
-    tl = InferenceTimeline(allocation_failures=[AllocationFailure("resize buffer", 49_152, 47_544, 1_608, None, 2)],
-                           arena=[ArenaSample(None, 40_000, 50_000)], npu="Ethos-U55")  # fmt: skip
+    tl = InferenceTimeline(
+        allocation_failures=[AllocationFailure("resize buffer", 49_152, 47_544, 1_608, None, 2)],
+        arena=[ArenaSample(None, 40_000, 50_000)],
+        npu="Ethos-U55",
+    )
     f = one(tl, "arena-too-small")
     assert f.evidence["needed"] == 51_608 and "51,608" in f.message
     assert f.evidence["recommended_min"] == 56_784 and f.evidence["recommended_max"] == 59_360  # +10%, +15%, to 16 B
@@ -75,9 +78,15 @@ def test_allocation_failure_fix_follows_the_npu() -> None:
 
 def test_stacks() -> None:
     """Above 75%: warning; canary overwritten: error, with when it was first seen."""
-    tl = InferenceTimeline(stacks=[StackSample(10, "main", 3000, 4096), StackSample(20, "main", 3100, 4096),
-                                   StackSample(10, "isr", 200, 1024), StackSample(30, "isr", 1024, 1024, False),
-                                   StackSample(40, "idle", 100, 1024)])  # fmt: skip
+    tl = InferenceTimeline(
+        stacks=[
+            StackSample(10, "main", 3000, 4096),
+            StackSample(20, "main", 3100, 4096),
+            StackSample(10, "isr", 200, 1024),
+            StackSample(30, "isr", 1024, 1024, False),
+            StackSample(40, "idle", 100, 1024),
+        ]
+    )
     found = {f.evidence["stack"]: f for f in analyze(tl, FACTS).findings}
     assert set(found) == {"main", "isr"}
     assert found["main"].id == "stack-high-water" and found["main"].severity.value == "warning"
@@ -98,7 +107,10 @@ def test_compiler_sram_peak() -> None:
 
 def test_npu_utilization_per_layer_from_a_capture(tmp_path: Path) -> None:
     """An NPU layer active 50% of its PMU cycles: warning on that layer only."""
-    layers = [LayerSpec("conv", "CONV_2D", True, 1000, active=0.95), LayerSpec("fc", "FULLY_CONNECTED", True, 800, active=0.5)]
+    layers = [
+        LayerSpec("conv", "CONV_2D", True, 1000, active=0.95),
+        LayerSpec("fc", "FULLY_CONNECTED", True, 800, active=0.5),
+    ]
     capture = write_capture(tmp_path / "c.trace", bytes(encode_model(layers).out))
     timeline, _ = load_timeline(capture)
     found = [f for f in analyze(timeline, FACTS).findings if f.id == "npu-utilization-low"]

@@ -32,8 +32,22 @@ def host_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _build(host_lib: Path, out: Path, *sources: str) -> Path:
     exe = out / Path(sources[0]).stem
-    run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE / 'include'}", f"-I{HARNESS / 'stubs'}",
-          *(str(HARNESS / s) for s in sources), str(host_lib), "-o", str(exe)])  # fmt: skip
+    run(
+        [
+            "gcc",
+            "-std=c99",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{FIRMWARE / 'include'}",
+            f"-I{HARNESS / 'stubs'}",
+            *(str(HARNESS / s) for s in sources),
+            str(host_lib),
+            "-o",
+            str(exe),
+        ]
+    )
     return exe
 
 

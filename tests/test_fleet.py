@@ -32,8 +32,9 @@ from tracer.sources.qemu import free_port
 @pytest.fixture(scope="module")
 def scheduler() -> str:
     """A local Dask cluster of two worker processes; its scheduler's address."""
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=logging.ERROR)  # fmt: skip
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+    )
     try:
         yield cluster.scheduler_address
     finally:
@@ -47,11 +48,20 @@ def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("captures")
     out = {}
     for name, build, seed, board, number in (
-        ("a1", Build(), 1, "board-a", 41), ("a2", Build(), 2, "board-b", 41),
-        ("b1", Build(slow=(1, 10.0)), 3, "board-a", 42), ("b2", Build(slow=(1, 10.0)), 4, "board-b", 42),
-    ):  # fmt: skip
-        out[name] = write_build(root / f"{name}.trace", build, 25, seed, board=board, labels={"build": number},
-                                created="2025-06-0%dT10:00:00+00:00" % (1 + number - 41))  # fmt: skip
+        ("a1", Build(), 1, "board-a", 41),
+        ("a2", Build(), 2, "board-b", 41),
+        ("b1", Build(slow=(1, 10.0)), 3, "board-a", 42),
+        ("b2", Build(slow=(1, 10.0)), 4, "board-b", 42),
+    ):
+        out[name] = write_build(
+            root / f"{name}.trace",
+            build,
+            25,
+            seed,
+            board=board,
+            labels={"build": number},
+            created="2025-06-0%dT10:00:00+00:00" % (1 + number - 41),
+        )
     out["cut"] = root / "cut.trace"
     out["cut"].write_bytes(out["a1"].read_bytes()[:20])
     out["missing"] = root / "missing.trace"
@@ -65,8 +75,11 @@ def snapshot(root: Path) -> dict[str, str]:
     out = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
-        if path.is_file() and not any(part.startswith(("_", ".")) for part in relative.split("/")[:-1]) \
-                and not path.name.startswith("_lock"):  # fmt: skip
+        if (
+            path.is_file()
+            and not any(part.startswith(("_", ".")) for part in relative.split("/")[:-1])
+            and not path.name.startswith("_lock")
+        ):
             out[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
@@ -150,9 +163,11 @@ def test_a_newer_dataset_is_refused_untouched(captures, run_cli, tmp_path) -> No
     data["schema_version"] = schema.SCHEMA_VERSION + 1
     manifest.write_text(json.dumps(data))
     before = snapshot(ds)
-    for args in (("ingest", captures["b1"], "-o", ds, "--workers", "1"),
-                 ("compare", "--dataset", ds, "--base", "build=41", "--new", "build=41"),
-                 ("trend", ds, "--by", "build")):  # fmt: skip
+    for args in (
+        ("ingest", captures["b1"], "-o", ds, "--workers", "1"),
+        ("compare", "--dataset", ds, "--base", "build=41", "--new", "build=41"),
+        ("trend", ds, "--by", "build"),
+    ):
         done = run_cli(*args)
         assert done.code == 2 and "newer than this tracer's" in done.err, args
     assert snapshot(ds) == before
@@ -175,8 +190,12 @@ def test_a_killed_ingest_leaves_the_dataset_as_it_was(captures, run_cli, tmp_pat
     for i in range(60):
         write_build(many / f"c{i:02d}.trace", Build(), 40, 100 + i)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([sys.executable, "-m", "tracer", "ingest", str(many), "-o", str(ds), "--workers", "1"],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tracer", "ingest", str(many), "-o", str(ds), "--workers", "1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while not any((ds / "_staging").rglob("*.parquet")):

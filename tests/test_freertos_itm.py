@@ -81,5 +81,6 @@ def test_an_overflow_inside_a_slice_makes_it_incomplete() -> None:
     reader.feed(decoder.finish())
     slices, _ = reader.slices()
     assert [(s.task, s.start, s.end, s.complete) for s in slices] == [
-        (0x2000_0100, 100, 200, True), (0x2000_0200, 200, 350, False),
-    ]  # fmt: skip
+        (0x2000_0100, 100, 200, True),
+        (0x2000_0200, 200, 350, False),
+    ]

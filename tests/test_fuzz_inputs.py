@@ -50,7 +50,9 @@ def test_mutated_inputs_keep_the_contract(index: int, setting: tuple[dict, Path,
     _keeps_the_contract(make_case(CAMPAIGN, index, seeds), work, trace)
 
 
-@settings(max_examples=max(20, EXAMPLES // 8), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=max(20, EXAMPLES // 8), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(blob=st.binary(max_size=3000), verb=st.sampled_from(["decode", "report", "check"]))
 def test_any_bytes_keep_the_contract(blob: bytes, verb: str, setting: tuple[dict, Path, Path]) -> None:
     _, work, trace = setting

@@ -57,7 +57,13 @@ def test_banner_fixture_is_what_the_launcher_parses() -> None:
 
 
 def test_command_line_facts() -> None:
-    cmd = ["FVP_Corstone_SSE-300_Ethos-U55", "-C", "mps3_board.uart0.out_file=-", "-C", "ethosu.extra_args=--pmu-trace out/npu.json"]
+    cmd = [
+        "FVP_Corstone_SSE-300_Ethos-U55",
+        "-C",
+        "mps3_board.uart0.out_file=-",
+        "-C",
+        "ethosu.extra_args=--pmu-trace out/npu.json",
+    ]
     assert uses_stdout_uart(cmd) and pmu_trace_path(cmd) == Path("out/npu.json")
     assert uses_stdout_uart(["x", "-C", "mps4_board.uart0.out_file='-'"])
     assert not uses_stdout_uart(["x", "-C", "mps3_board.uart0.out_file=uart.log"])
@@ -80,8 +86,9 @@ def test_record_through_the_telnet_port(run_cli, tmp_path: Path, app: Path) -> N
 
 def test_record_through_stdout(run_cli, tmp_path: Path, app: Path) -> None:  # noqa: ANN001
     out = tmp_path / "fvp.trace"
-    done = run_cli("record", "fvp", "-o", out, "--", *FAKE, "-a", app, "-C", "mps3_board.uart0.out_file=-",
-                   "-C", "fake.chunk=333")  # fmt: skip
+    done = run_cli(
+        "record", "fvp", "-o", out, "--", *FAKE, "-a", app, "-C", "mps3_board.uart0.out_file=-", "-C", "fake.chunk=333"
+    )
     assert done.code == 0, done.err
     with open_capture(out) as reader:
         assert reader.read_stream() == app.read_bytes()
@@ -91,8 +98,22 @@ def test_record_through_stdout(run_cli, tmp_path: Path, app: Path) -> None:  # n
 def test_pmu_trace_is_kept_and_mapped(run_cli, tmp_path: Path, app: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "fvp.trace"
-    done = run_cli("record", "fvp", "-o", out, "--debug-db", REGOR_DB, "--", *FAKE, "-a", app,
-                   "-C", "ethosu.extra_args=--pmu-trace npu.json", "-C", f"fake.pmu_trace_template={TRACE}")  # fmt: skip
+    done = run_cli(
+        "record",
+        "fvp",
+        "-o",
+        out,
+        "--debug-db",
+        REGOR_DB,
+        "--",
+        *FAKE,
+        "-a",
+        app,
+        "-C",
+        "ethosu.extra_args=--pmu-trace npu.json",
+        "-C",
+        f"fake.pmu_trace_template={TRACE}",
+    )
     assert done.code == 0, done.err
     assert "3 inferences, 6 NPU jobs" in done.err
     assert "l2norm" in done.err and "model estimate" in done.err
@@ -113,7 +134,9 @@ def test_fvp_failing_before_the_banner(run_cli, tmp_path: Path) -> None:  # noqa
 
 
 def test_fvp_not_installed(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
-    done = run_cli("record", "fvp", "-o", tmp_path / "x.trace", "--", "FVP_Corstone_SSE-300_Ethos-U55_absent", "-a", "x")
+    done = run_cli(
+        "record", "fvp", "-o", tmp_path / "x.trace", "--", "FVP_Corstone_SSE-300_Ethos-U55_absent", "-a", "x"
+    )
     assert done.code == 4 and "not found" in done.err
 
 
@@ -136,8 +159,16 @@ def test_other_terminal_and_telnet_stripping(tmp_path: Path) -> None:
 def test_help_shows_the_fvp_example(run_cli) -> None:  # noqa: ANN001
     done = run_cli("record", "--help")
     assert done.code == 0
-    for example in ("fvp -- FVP_Corstone", "jlink://", "pyocd://", "tcp://localhost:3443", "tcp://localhost:2332",
-                    "socket://", "serial://", "orbflow://"):  # fmt: skip
+    for example in (
+        "fvp -- FVP_Corstone",
+        "jlink://",
+        "pyocd://",
+        "tcp://localhost:3443",
+        "tcp://localhost:2332",
+        "socket://",
+        "serial://",
+        "orbflow://",
+    ):
         assert example in done.out, example
 
 
@@ -232,9 +263,20 @@ def test_bad_inputs_are_capture_errors(tmp_path: Path) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.fixed_dictionaries({"tid": st.sampled_from(["qread", "x"]), "ts": st.one_of(st.integers(0, 10**6), st.text(max_size=5)),
-                                       "args": st.fixed_dictionaries({"qread": st.integers(0, 800)}),
-                                       "dur": st.integers(-5, 100), "ph": st.sampled_from(["X", "C"])}), max_size=60))  # fmt: skip
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "tid": st.sampled_from(["qread", "x"]),
+                "ts": st.one_of(st.integers(0, 10**6), st.text(max_size=5)),
+                "args": st.fixed_dictionaries({"qread": st.integers(0, 800)}),
+                "dur": st.integers(-5, 100),
+                "ph": st.sampled_from(["X", "C"]),
+            }
+        ),
+        max_size=60,
+    )
+)
 def test_any_trace_joins_without_crashing(events: list[dict[str, object]]) -> None:
     timeline = npu_timeline(parse_trace_events(events), read_debug_db(REGOR_DB))
     # Whatever the trace, every layer span lies inside the inference it names.

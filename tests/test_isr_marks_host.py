@@ -83,8 +83,21 @@ def emitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, str]:
     source = tmp / "marks.c"
     source.write_text(HARNESS)
     exe = tmp / "marks"
-    _run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE / 'include'}", str(source),
-          str(tmp / "host" / "libtrc.a"), "-o", str(exe)])  # fmt: skip
+    _run(
+        [
+            "gcc",
+            "-std=c99",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{FIRMWARE / 'include'}",
+            str(source),
+            str(tmp / "host" / "libtrc.a"),
+            "-o",
+            str(exe),
+        ]
+    )
     out = tmp / "out.bin"
     done = _run([str(exe), str(out)])
     return out.read_bytes(), done.stdout

@@ -231,7 +231,9 @@ def _apply(data: bytes, inserts: list[tuple[int, bytes]], deletes: list[tuple[in
 
 @settings(max_examples=EXAMPLES + 100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(packets, packets, st.data())
-def test_damage_before_a_sync_does_not_reach_past_it(before: list[Packet], after: list[Packet], data: st.DataObject) -> None:
+def test_damage_before_a_sync_does_not_reach_past_it(
+    before: list[Packet], after: list[Packet], data: st.DataObject
+) -> None:
     """Inject or drop bytes before a sync packet: everything after the sync decodes as the original."""
     head, _ = encode_stream(before)
     body, _ = encode_stream([{"type": "sync", "zeros": 5}, *after])
@@ -332,10 +334,11 @@ def test_differential_against_pyocd(pkts: list[Packet]) -> None:
     from pyocd.trace.swo import SWOParser
 
     supported = [
-        p for p in pkts
+        p
+        for p in pkts
         if p["type"] in ("swit", "exception", "pc_sample", "dwt_event")
         or (p["type"] == "lts" and (p.get("format") == 2 or (p["tc"] < 3 and p["nbytes"] == 1)))
-    ]  # fmt: skip
+    ]
     data, expected = encode_stream(supported)
 
     class Sink:

@@ -17,6 +17,7 @@ from tracer.export.report_text import render_report
 from telemetry_encoder import TelemetryEncoder
 from tracer.base.timeline import InferenceTimeline
 
+
 def findings(timeline: InferenceTimeline) -> list:
     return findings_of(timeline, JITTER_RULES)
 
@@ -145,10 +146,20 @@ def test_report_has_interrupt_and_jitter_sections() -> None:
     json.dumps(report)  # JSON-ready
     interrupts, jitter = report["interrupts"], report["jitter"]
     assert interrupts["count"] == 2 and interrupts["by_exception"][0]["name"] == "TIMER0"
-    assert interrupts["by_layer"] == [{
-        "layer": 1, "exception": 24, "name": "TIMER0", "hits": 2, "spans": 8, "inferences_hit": 2,
-        "inferences": [1, 5], "cycles_total": 14_000, "cycles_per_hit": 7000.0, "cycles_max": 7000,
-    }]  # fmt: skip
+    assert interrupts["by_layer"] == [
+        {
+            "layer": 1,
+            "exception": 24,
+            "name": "TIMER0",
+            "hits": 2,
+            "spans": 8,
+            "inferences_hit": 2,
+            "inferences": [1, 5],
+            "cycles_total": 14_000,
+            "cycles_per_hit": 7000.0,
+            "cycles_max": 7000,
+        }
+    ]
     layer1 = jitter["layers"][1]
     assert layer1["outliers"] == 2 and layer1["causes"] == {"preemption": 2} and layer1["own_p50"] == 9000
     text = render_report(report)

@@ -99,9 +99,21 @@ def test_bounded_numbers() -> None:
 
 @pytest.mark.parametrize(
     ("value", "ok"),
-    [(32_000_000, True), (1_000, True), (10**10, True), (999, False), (1, False), (0, False), (-5, False),
-     (1.5e8, False), (float("nan"), False), ("fast", False), (True, False), (10**10 + 1, False)],
-)  # fmt: skip
+    [
+        (32_000_000, True),
+        (1_000, True),
+        (10**10, True),
+        (999, False),
+        (1, False),
+        (0, False),
+        (-5, False),
+        (1.5e8, False),
+        (float("nan"), False),
+        ("fast", False),
+        (True, False),
+        (10**10 + 1, False),
+    ],
+)
 def test_valid_clock_hz(value: object, ok: bool) -> None:
     assert valid_clock_hz(value) is ok
 

@@ -106,7 +106,9 @@ def test_console_text_of_a_log_of_millions_of_lines_is_bounded() -> None:
     assert len(timeline.console) == MAX_CONSOLE_LINES
     assert reader.line_no == total
     texts = [w["text"] for w in timeline.log["warnings"]]
-    assert f"only the first {MAX_CONSOLE_LINES:,} of {total:,} lines kept as console text (every line was read)" in texts
+    assert (
+        f"only the first {MAX_CONSOLE_LINES:,} of {total:,} lines kept as console text (every line was read)" in texts
+    )
 
 
 def test_a_long_run_of_spaces_does_not_stall_the_readers() -> None:

@@ -54,8 +54,19 @@ class FakeJLink:
     no_dll = False
     instances: list[FakeJLink] = []
 
-    def __init__(self, lib=None, log=None, detailed_log=None, error=None, warn=None, unsecure_hook=None,
-                 serial_no=None, ip_addr=None, open_tunnel=False, use_tmpcpy=None):  # fmt: skip
+    def __init__(
+        self,
+        lib=None,
+        log=None,
+        detailed_log=None,
+        error=None,
+        warn=None,
+        unsecure_hook=None,
+        serial_no=None,
+        ip_addr=None,
+        open_tunnel=False,
+        use_tmpcpy=None,
+    ):
         if FakeJLink.no_dll:
             raise TypeError("Expected to be given a valid DLL.")
         self.calls: list[tuple[str, Any]] = []

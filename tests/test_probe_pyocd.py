@@ -138,9 +138,20 @@ class FakeSession:
 def test_fakes_match_pyocd_signatures() -> None:
     for fake, real, names in (
         (FakeProbe, DebugProbe, ["swo_start", "swo_stop", "swo_read"]),
-        (FakeTarget, SoCTarget, ["read32", "write32", "read_memory_block32", "read_memory_block8",
-                                 "write_memory_block8", "get_memory_map", "get_first_child_of_type"]),
-    ):  # fmt: skip
+        (
+            FakeTarget,
+            SoCTarget,
+            [
+                "read32",
+                "write32",
+                "read_memory_block32",
+                "read_memory_block8",
+                "write_memory_block8",
+                "get_memory_map",
+                "get_first_child_of_type",
+            ],
+        ),
+    ):
         for name in names:
             assert list(inspect.signature(getattr(real, name)).parameters) == list(
                 inspect.signature(getattr(fake, name)).parameters
@@ -269,7 +280,9 @@ def test_memory_polling_reads_through_the_target() -> None:
     target.write32(0xE000_1004, 99)  # DWT CYCCNT
     for i in range(8):
         target.write32(RAM + 0x100 + 4 * i, 0xCAFEF00D if i < 6 else 1)
-    src, _, _ = make(f"pyocd://?target=x&arena={RAM + 0x10:#x}&stack=isr@{RAM + 0x100:#x}:32&paint=0xCAFEF00D", FakeProbe(), target)
+    src, _, _ = make(
+        f"pyocd://?target=x&arena={RAM + 0x10:#x}&stack=isr@{RAM + 0x100:#x}:32&paint=0xCAFEF00D", FakeProbe(), target
+    )
     src.open()
     src.read(65536, 0.0)
     arena, stacks = samples_from_notes(src.drain_events())

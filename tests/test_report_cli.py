@@ -33,8 +33,14 @@ def test_json_report_of_the_shipped_capture_has_the_contract_shape(run_cli) -> N
         stream_bytes = len(reader.read_stream())
     assert capture["clock_source"] == "systick" and capture["bytes"] == stream_bytes
     assert isinstance(capture["duration"], float) and capture["duration"] > 0
-    assert capture["loss"] == {"overflows": 0, "gaps": 0, "lost_records": 0, "damaged_records": 0,
-                               "orphan_packets": 0, "desyncs": 0}  # fmt: skip
+    assert capture["loss"] == {
+        "overflows": 0,
+        "gaps": 0,
+        "lost_records": 0,
+        "damaged_records": 0,
+        "orphan_packets": 0,
+        "desyncs": 0,
+    }
     assert capture["labels"]["npu_pmu"] == "simulated"
     inferences = report["inferences"]
     assert inferences["count"] == 20 and inferences["complete"] == 20
@@ -96,8 +102,9 @@ def test_incomplete_inferences_are_counted_but_not_averaged(tmp_path: Path, run_
     path = write_capture(tmp_path / "lossy.trace", cut(stream.data, *stream.record_bytes(record)))
     report = json.loads(run_cli("report", path, "--format", "json").out)
     assert report["inferences"]["count"] == 6 and report["inferences"]["complete"] == 5
-    assert report["inferences"]["incomplete"] == [{"number": 2, "problems": [
-        "1 record(s) lost (sequence gap)", "layer begin/end records do not pair up"]}]  # fmt: skip
+    assert report["inferences"]["incomplete"] == [
+        {"number": 2, "problems": ["1 record(s) lost (sequence gap)", "layer begin/end records do not pair up"]}
+    ]
     assert report["capture"]["loss"]["lost_records"] == 1
     layer0 = report["layers"][0]
     assert layer0["count"] == 5 and layer0["excluded"] == 1

@@ -87,8 +87,12 @@ def test_check_json_follows_the_schema(tmp_path: Path, run_cli) -> None:  # noqa
     ("breakage", "where"),
     [
         (lambda r: r.pop("layers"), "(top)"),
-        (lambda r: r["findings"].append({"id": "x", "severity": "fatal", "layer": None, "message": "m",
-                                         "evidence": {}}), "findings/0/severity"),  # fmt: skip
+        (
+            lambda r: r["findings"].append(
+                {"id": "x", "severity": "fatal", "layer": None, "message": "m", "evidence": {}}
+            ),
+            "findings/0/severity",
+        ),
         (lambda r: r["layers"][0].update(engine="gpu"), "layers/0/engine"),
         (lambda r: r["layers"][0]["cycles"].pop("p99"), "layers/0/cycles"),
         (lambda r: r["capture"]["loss"].update(gaps=-1), "capture/loss/gaps"),

@@ -20,8 +20,11 @@ from perfetto_reader import read_trace
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURE = ROOT / "captures" / "demo_sampling.trace"
 VELA = ROOT / "firmware_snippets" / "demo" / "model" / "vela"
-BUDGET = [VELA / "sampling_net_per-layer.csv", VELA / "sampling_net_summary_Ethos_U55_High_End_Embedded.csv",
-          VELA / "sampling_net_debug.xml"]  # fmt: skip
+BUDGET = [
+    VELA / "sampling_net_per-layer.csv",
+    VELA / "sampling_net_summary_Ethos_U55_High_End_Embedded.csv",
+    VELA / "sampling_net_debug.xml",
+]
 OPERATIONS = ["conv1", "dw2", "add3", "pool4", "pw5", "gap6", "fc7"]
 
 
@@ -118,7 +121,9 @@ def test_tui_layer_detail_shows_the_sampled_breakdown() -> None:
     breakdowns = layer_breakdowns(sampling_analysis(timeline, load_budget(BUDGET)))
     npu = breakdowns[10]
     assert npu.kind == "npu operators" and npu.simulated and npu.parts[0][0] == "dw2"
-    assert breakdowns[5].kind == "cpu hot spots" and sum(share for _, share in breakdowns[5].parts) == pytest.approx(1.0)
+    assert breakdowns[5].kind == "cpu hot spots" and sum(share for _, share in breakdowns[5].parts) == pytest.approx(
+        1.0
+    )
 
 
 def test_tui_replay_draws_the_breakdown_in_the_layer_detail() -> None:

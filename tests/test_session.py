@@ -267,8 +267,13 @@ def test_a_long_replay_keeps_the_same_state_size(tmp_path: Path) -> None:
         run_to_end(session)
         snap = session.snapshot()
         assert snap.inferences == n
-        held = (len(snap.ring), len(snap.latency.cycles), len(session.held.console), len(snap.events.isrs),
-                session.held.events.rows)
+        held = (
+            len(snap.ring),
+            len(snap.latency.cycles),
+            len(session.held.console),
+            len(snap.events.isrs),
+            session.held.events.rows,
+        )
         return (*held, *session.decoder.table_rows.values())
 
     small, large = sizes(200), sizes(2000)
@@ -290,13 +295,21 @@ def test_session_statistics_equal_the_report_on_the_demo_capture() -> None:
     snap = session.snapshot()
     decoded = decode_capture(DEMO_CAPTURE)
     report = report_object(analyse(decoded.timeline))
-    assert snap.inferences == report["inferences"]["count"] and snap.complete_inferences == report["inferences"]["complete"]
+    assert (
+        snap.inferences == report["inferences"]["count"]
+        and snap.complete_inferences == report["inferences"]["complete"]
+    )
     for layer in report["layers"]:
         row = snap.layer(layer["index"])
         assert row.info.name == layer["name"] and row.info.op == layer["op"]
         c = layer["cycles"]
         assert (row.cycles.count, row.cycles.min, row.cycles.p50, row.cycles.p99, row.cycles.max) == (
-            layer["count"], c["min"], c["p50"], c["p99"], c["max"])  # fmt: skip
+            layer["count"],
+            c["min"],
+            c["p50"],
+            c["p99"],
+            c["max"],
+        )
         assert row.predicted is not None
     lat = report["inferences"]["latency_cycles"]
     assert (snap.latency.stats.p50, snap.latency.stats.max) == (lat["p50"], lat["max"])
@@ -464,8 +477,9 @@ def test_live_session_records_everything_and_survives_a_reconnection(tmp_path: P
     def sleep(seconds: float) -> None:
         clock.now += seconds
 
-    source = ReconnectingSource(lambda: ScriptedSource(script, opens), backoff=Backoff(0.2, 2.0, 1.0),
-                                clock=clock, sleep=sleep)  # fmt: skip
+    source = ReconnectingSource(
+        lambda: ScriptedSource(script, opens), backoff=Backoff(0.2, 2.0, 1.0), clock=clock, sleep=sleep
+    )
     states: list[str] = []
     source.add_listener(lambda event: states.append(event.state))
     source.open()

@@ -31,8 +31,11 @@ class FrozenClock:
 
 
 def replay(path: Path, budget: Path | None = None, **options: object) -> Session:
-    session = Session.replay(str(path), budget=load_budget([budget]) if budget else None,
-                             options=SessionOptions(**{"speed": None, **options}))  # type: ignore[arg-type]  # fmt: skip
+    session = Session.replay(
+        str(path),
+        budget=load_budget([budget]) if budget else None,
+        options=SessionOptions(**{"speed": None, **options}),
+    )  # type: ignore[arg-type]
     session.run()
     assert session.ended, session.snapshot().status
     return session
@@ -117,8 +120,9 @@ def test_the_window_is_the_tail_of_the_whole_timeline(tmp_path: Path) -> None:
 
 reports = st.lists(
     st.tuples(st.booleans(), st.integers(0, 2), st.integers(0, 20_000), st.integers(1, 16_384), st.booleans()),
-    min_size=1, max_size=60,
-)  # fmt: skip
+    min_size=1,
+    max_size=60,
+)
 
 
 @settings(max_examples=80, deadline=None)
@@ -147,7 +151,9 @@ def test_the_deciding_memory_reports_give_the_whole_streams_verdicts(rows: list,
             else:
                 stack_rows.append((cycle, stack_id, min(used, size), size, int(ok)))
         arena = LazyRecords(lambda c, u, s, i: ArenaSample(c, u, s, None), _columns(arena_rows, 4))
-        stacks = LazyRecords(lambda c, i, hw, size, ok: StackSample(c, names[i], hw, size, bool(ok)), _columns(stack_rows, 5))
+        stacks = LazyRecords(
+            lambda c, i, hw, size, ok: StackSample(c, names[i], hw, size, bool(ok)), _columns(stack_rows, 5)
+        )
         arena_all += list(arena)
         stack_all += list(stacks)
         tracker.add_arena(arena)

@@ -139,8 +139,9 @@ def test_unknown_record_types_are_kept_for_later_stages() -> None:
     tl = decode(bytes(enc))
     assert tl.inferences.complete.tolist() == [True]
     assert [(r.type, r.cycle, r.inference, r.words) for r in tl.records] == [
-        (RecordType.ISR_ENTER, 1100, 0, (15,)), (0x3E, 1150, 0, (1, 2, 3)),
-    ]  # fmt: skip
+        (RecordType.ISR_ENTER, 1100, 0, (15,)),
+        (0x3E, 1150, 0, (1, 2, 3)),
+    ]
 
 
 def test_records_with_extra_words_are_accepted() -> None:

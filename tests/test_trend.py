@@ -93,7 +93,9 @@ def test_trend_finds_the_step_and_nothing_else(dataset: Path, run_cli) -> None: 
         assert series[label]["changes"] == [], label
     text = run_cli("trend", dataset, "--by", "build")
     assert "17: " in text.out and "PASS" in text.out
-    assert run_cli("trend", dataset, "--by", "build", "--format", "markdown").out.startswith("### tracer trend by build: PASS")
+    assert run_cli("trend", dataset, "--by", "build", "--format", "markdown").out.startswith(
+        "### tracer trend by build: PASS"
+    )
 
 
 def test_the_newest_build_regressing_fails(dataset: Path, tmp_path: Path, run_cli) -> None:  # noqa: ANN001

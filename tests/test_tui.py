@@ -310,8 +310,13 @@ def test_replay_stepping_is_deterministic() -> None:
         return seen
 
     first = steps()
-    assert first == [(1, None, "inference #0"), (2, None, "inference #1"), (3, None, "inference #2"),
-                     (4, None, "inference #3"), (4, 2, "inference #2")]  # fmt: skip
+    assert first == [
+        (1, None, "inference #0"),
+        (2, None, "inference #1"),
+        (3, None, "inference #2"),
+        (4, None, "inference #3"),
+        (4, 2, "inference #2"),
+    ]
     assert steps() == first
 
 

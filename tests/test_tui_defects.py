@@ -55,8 +55,10 @@ def jitter_capture(tmp_path: Path, inferences: int = 300, **kw) -> Path:  # noqa
 
 def synthetic_budget(tmp_path: Path) -> Path:
     """A budget for the synthetic stream's six layers (predictions near their mean)."""
-    layers = [(f"layer{i}", "CONV_2D" if i % 2 == 0 else "ADD", "npu" if i % 2 == 0 else "cpu", 1200 + 100 * i)
-              for i in range(6)]  # fmt: skip
+    layers = [
+        (f"layer{i}", "CONV_2D" if i % 2 == 0 else "ADD", "npu" if i % 2 == 0 else "cpu", 1200 + 100 * i)
+        for i in range(6)
+    ]
     return budget_toml(tmp_path / "budget.toml", layers, clock_hz=CLOCK_HZ)
 
 
@@ -308,8 +310,11 @@ def test_bars_cut_by_the_zoom_keep_their_label() -> None:
             await pilot.press("full_stop")
         await redraw(app, pilot)
         gantt = app.query_one("#gantt")
-        npu = next(gantt.render_line(y) for y in range(gantt.content_size.height)
-                   if gantt.render_line(y).text.lstrip().startswith("NPU"))  # fmt: skip
+        npu = next(
+            gantt.render_line(y)
+            for y in range(gantt.content_size.height)
+            if gantt.render_line(y).text.lstrip().startswith("NPU")
+        )
         runs = _bar_runs(npu)
         assert runs, "the view shows bars"
         for width, text in runs:

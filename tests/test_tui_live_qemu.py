@@ -47,7 +47,9 @@ def test_live_screen_on_the_qemu_demo(tmp_path: Path) -> None:
             await pilot.pause()
             assert app.snapshot.inferences == INFERENCES
             status = app.snapshot.status
-            assert status.mode == "live" and status.state == "ended" and status.recording == str(tmp_path / "live.trace")
+            assert (
+                status.mode == "live" and status.state == "ended" and status.recording == str(tmp_path / "live.trace")
+            )
             assert "emulated" in status.labels["cycles"] and status.labels["npu_pmu"] == "simulated"
             assert app.query_one("#layers").row_count == 10
 

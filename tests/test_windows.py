@@ -28,8 +28,9 @@ def capture(tmp_path: Path) -> Path:
 
     path = tmp_path / "long.trace"
     data = encode_build(Build(isr=(3, 900), noise_pct=2.0), 600, seed=4)
-    with CaptureWriter(path, CaptureMetadata(source="test://windows", tpiu=False, cpu_hz=CLOCK_HZ),
-                       flush_bytes=1 << 14) as writer:  # fmt: skip
+    with CaptureWriter(
+        path, CaptureMetadata(source="test://windows", tpiu=False, cpu_hz=CLOCK_HZ), flush_bytes=1 << 14
+    ) as writer:
         for at in range(0, len(data), 1 << 14):
             writer.write(data[at : at + (1 << 14)])
     return path
@@ -72,8 +73,12 @@ def test_a_digest_read_in_windows_is_the_whole_one(capture: Path, monkeypatch: p
         if samples.isr_cycles is not None:
             assert int(mine.isr_cycles.sum()) == int(samples.isr_cycles.sum()) == 600 * 900
     assert np.sort(parts.latency).tolist() == np.sort(whole.latency).tolist()
-    assert (parts.inferences, parts.complete, parts.arena_used, dict(parts.stacks)) == \
-        (whole.inferences, whole.complete, whole.arena_used, dict(whole.stacks))  # fmt: skip
+    assert (parts.inferences, parts.complete, parts.arena_used, dict(parts.stacks)) == (
+        whole.inferences,
+        whole.complete,
+        whole.arena_used,
+        dict(whole.stacks),
+    )
     assert {f.key for f in parts.findings} == {f.key for f in whole.findings}
     assert parts.names == whole.names == (str(capture),)
 

@@ -14,8 +14,12 @@ from tracer.session.engine import Session, SessionOptions
 from tracer.tui.app import TracerApp
 
 
-def replay_app(capture: Path | str = DEMO_CAPTURE, budget: Path | str | None = DEMO_BUDGET, tmp_path: Path | None = None,
-               **options: Any) -> TracerApp:  # fmt: skip
+def replay_app(
+    capture: Path | str = DEMO_CAPTURE,
+    budget: Path | str | None = DEMO_BUDGET,
+    tmp_path: Path | None = None,
+    **options: Any,
+) -> TracerApp:
     """The app on a replay of ``capture`` (as fast as possible unless ``speed`` is given)."""
     known = {f.name for f in dataclasses.fields(SessionOptions)}  # (the tests also run on older code)
     opts = SessionOptions(**{k: v for k, v in {"speed": None, **options}.items() if k in known})

@@ -125,9 +125,12 @@ def parse_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH, nonfinite: bo
     if _json_depth(text) > max_depth:
         _raise_too_deep(text, max_depth)
     try:
-        return json.loads(text, parse_int=_NumberHook(text, int, nonfinite),
-                          parse_float=_NumberHook(text, float, nonfinite),
-                          parse_constant=_NumberHook(text, None, nonfinite))  # fmt: skip
+        return json.loads(
+            text,
+            parse_int=_NumberHook(text, int, nonfinite),
+            parse_float=_NumberHook(text, float, nonfinite),
+            parse_constant=_NumberHook(text, None, nonfinite),
+        )
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", exc.lineno, exc.colno, exc.pos) from None
     except RecursionError:  # not reached: the depth is checked above

@@ -92,8 +92,9 @@ def layer_breakdowns(sampling: SamplingAnalysis | None) -> dict[int, LayerBreakd
     if sampling.npu is not None and sampling.npu.mapped:
         for job in sampling.npu.jobs:
             ops = sorted(job.operators, key=lambda op: -op.share)
-            out[job.layer] = LayerBreakdown("npu operators", job.samples, tuple((op.name, op.share) for op in ops),
-                                            sampling.npu.simulated)  # fmt: skip
+            out[job.layer] = LayerBreakdown(
+                "npu operators", job.samples, tuple((op.name, op.share) for op in ops), sampling.npu.simulated
+            )
     return out
 
 

@@ -23,7 +23,9 @@ from tracer.limits import MAX_MEMORY_BYTES
 
 # Object-like macros only: ``#define GLOW_MEM_ALIGN(size) ...`` is a function-like helper.
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_(])(.*)$")  # value stripped after
-_SIZE_MACRO = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_(CONSTANT_MEM_SIZE|MUTABLE_MEM_SIZE|ACTIVATIONS_MEM_SIZE|MEM_ALIGN)$")
+_SIZE_MACRO = re.compile(
+    r"^([A-Za-z_][A-Za-z0-9_]*)_(CONSTANT_MEM_SIZE|MUTABLE_MEM_SIZE|ACTIVATIONS_MEM_SIZE|MEM_ALIGN)$"
+)
 _INT = re.compile(r"^\(?\s*(0[xX][0-9a-fA-F]+|[0-9]+)[uUlL]*\s*\)?$")
 _COMMENT = re.compile(r"^\s*//\s?(.*)$")
 _REQUIRED = ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE", "ACTIVATIONS_MEM_SIZE")
@@ -74,7 +76,9 @@ def read_glow_header(source: BudgetText) -> Budget:
         names = ", ".join(sorted(bundles))
         raise source.error(1, f"several Glow bundles in one header ({names}); give one header per bundle")
     if not bundles:
-        raise source.error(len(lines) or 1, "end of file without <NAME>_CONSTANT_MEM_SIZE (expected a Glow bundle header)")
+        raise source.error(
+            len(lines) or 1, "end of file without <NAME>_CONSTANT_MEM_SIZE (expected a Glow bundle header)"
+        )
     prefix, texts = next(iter(bundles.items()))
     kinds: dict[str, tuple[int, int]] = {}
     for kind, (line, value) in texts.items():
@@ -86,7 +90,9 @@ def read_glow_header(source: BudgetText) -> Budget:
         kinds[kind] = (number, line)
     for required in _REQUIRED:
         if required not in kinds:
-            raise source.error(len(lines) or 1, f"end of file without {prefix}_{required} (expected a Glow bundle header)")
+            raise source.error(
+                len(lines) or 1, f"end of file without {prefix}_{required} (expected a Glow bundle header)"
+            )
 
     constant = kinds["CONSTANT_MEM_SIZE"][0]
     mutable = kinds["MUTABLE_MEM_SIZE"][0]
@@ -182,10 +188,11 @@ def _placeholders(
             )
         out.append(
             Placeholder(
-                name, offset,
+                name,
+                offset,
                 size_bytes=facts.get("size_bytes"),  # type: ignore[arg-type]
                 elements=facts.get("elements"),  # type: ignore[arg-type]
                 type=str(facts.get("type", "")),
             )
-        )  # fmt: skip
+        )
     return out

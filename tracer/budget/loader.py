@@ -37,9 +37,17 @@ EXPECTED = (
     "(#define <NAME>_CONSTANT_MEM_SIZE ...), or a TOML/JSON budget ([model] and [[layer]] tables)"
 )
 _MODEL_NUMBERS = (
-    "clock_hz", "cycles_total", "sram_bytes", "arena_bytes", "flash_bytes", "dram_bytes",
-    "sram_available_bytes", "tolerance_pct", "jitter_threshold_pct", "jitter_min_share_pct",
-)  # fmt: skip
+    "clock_hz",
+    "cycles_total",
+    "sram_bytes",
+    "arena_bytes",
+    "flash_bytes",
+    "dram_bytes",
+    "sram_available_bytes",
+    "tolerance_pct",
+    "jitter_threshold_pct",
+    "jitter_min_share_pct",
+)
 
 
 def file_kind(source: BudgetText) -> str:
@@ -109,7 +117,11 @@ def load_budget_texts(texts: Sequence[BudgetText]) -> Budget:
             users.append(read_json(source))
         else:
             users.append(read_toml(source))
-    groups = ((tables, "Vela per-layer CSVs/tables"), (summaries, "Vela summary CSVs/network summaries"), (dbs, "Vela debug databases"))
+    groups = (
+        (tables, "Vela per-layer CSVs/tables"),
+        (summaries, "Vela summary CSVs/network summaries"),
+        (dbs, "Vela debug databases"),
+    )
     for group, what in groups:
         if len(group) > 1:
             names = " and ".join(g.source.path for g in group)  # type: ignore[attr-defined]
@@ -118,7 +130,9 @@ def load_budget_texts(texts: Sequence[BudgetText]) -> Budget:
         raise UsageError(f"{dbs[0].source.path}: a Vela debug database needs its per-layer CSV beside it")
     parts: list[Budget] = []
     if tables or summaries:
-        parts.append(vela_budget(tables[0] if tables else None, summaries[0] if summaries else None, dbs[0] if dbs else None))
+        parts.append(
+            vela_budget(tables[0] if tables else None, summaries[0] if summaries else None, dbs[0] if dbs else None)
+        )
     parts.extend(others)
     return _combine(parts, users, tuple(order))
 
@@ -137,9 +151,13 @@ def _combine(compiled: list[Budget], users: list[UserBudget], sources: tuple[str
                 raise UsageError(f"both {layers_from} and {src} give layers: give one file with layers per budget")
             layers, layers_from = budget.layers, src
     for budget in compiled:
-        model = _merge_model(model, budget.model, owner, budget.sources[0] if budget.sources else "?", notes, strict=True)
+        model = _merge_model(
+            model, budget.model, owner, budget.sources[0] if budget.sources else "?", notes, strict=True
+        )
     for user in users:
-        model = _merge_model(model, user.budget.model, owner, user.budget.sources[0], notes, strict=False, only=user.explicit)
+        model = _merge_model(
+            model, user.budget.model, owner, user.budget.sources[0], notes, strict=False, only=user.explicit
+        )
     for user in users:
         if user.overlay:
             if not layers:

@@ -151,7 +151,9 @@ def read_debug_db(source: BudgetText) -> DebugDb:
         try:
             return list(reader)
         except csv.Error as exc:
-            raise source.error(line_of.get(name, 1) + reader.line_num, f"table '{name}': not a CSV table ({exc})") from None
+            raise source.error(
+                line_of.get(name, 1) + reader.line_num, f"table '{name}': not a CSV table ({exc})"
+            ) from None
 
     def num(name: str, row: dict[str, str], key: str, k: int) -> int:
         text = row.get(key)
@@ -205,12 +207,17 @@ def _streams(
             source_id, operator = optimised.get(optimised_id, (None, ""))
             name = ""
         src = sources.get(source_id) if source_id is not None else None
-        by_stream.setdefault(stream, []).append(StreamOperation(
-            offset=offset, name=name, operator=operator, model_index=src.index if src else None,
-            model_operator=src.operator if src else "",
-            op_cycles=_float_or_none(perf.get("op_cycles")) if perf else None,
-            npu_cycles=_float_or_none(perf.get("npu_cycles")) if perf else None,
-        ))  # fmt: skip
+        by_stream.setdefault(stream, []).append(
+            StreamOperation(
+                offset=offset,
+                name=name,
+                operator=operator,
+                model_index=src.index if src else None,
+                model_operator=src.operator if src else "",
+                op_cycles=_float_or_none(perf.get("op_cycles")) if perf else None,
+                npu_cycles=_float_or_none(perf.get("npu_cycles")) if perf else None,
+            )
+        )
     return tuple(
         CommandStream(sid, tuple(sorted(ops, key=lambda o: o.offset)), path) for sid, ops in sorted(by_stream.items())
     )
@@ -309,5 +316,5 @@ def _table_lines(text: str) -> dict[str, int]:
             marker = f"<table name={quote}"
             if marker in line:
                 name = line.split(marker, 1)[1].split(quote, 1)[0]
-                lines.setdefault(name, i + (0 if "CDATA[\"" in line else 1))
+                lines.setdefault(name, i + (0 if 'CDATA["' in line else 1))
     return lines

@@ -17,7 +17,10 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "source": _TEXT,
     "encoding": _TEXT,
     "tpiu": (lambda v: v is None or isinstance(v, bool), "true, false or null"),
-    "tpiu_id": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 0x6F, "a TPIU source ID, 1..111"),
+    "tpiu_id": (
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 0x6F,
+        "a TPIU source ID, 1..111",
+    ),
     "cpu_hz": _CLOCK,
     "swo_hz": _CLOCK,
     "ts_prescaler": (lambda v: v in (1, 4, 16, 64) and not isinstance(v, bool), "1, 4, 16 or 64"),

@@ -75,19 +75,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--inferences", type=int, default=20, metavar="N", help="inferences to run (default: 20)")
     parser.add_argument("-o", "--output", metavar="CAPTURE", help="keep the capture here (default: a temporary file)")
     parser.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
-    parser.add_argument("--scenario", choices=SCENARIOS, default="clean", metavar="NAME",
-                        help=f"what the firmware does: {', '.join(SCENARIOS)} (default: clean; see below)")  # fmt: skip
-    parser.add_argument("--sample-hz", type=_rate, metavar="HZ",
-                        help="npu-sampling: the sampling timer's rate, 1 to 100k, k suffix accepted (default: 1k)")  # fmt: skip
-    parser.add_argument("--slow", metavar="LAYER:PCT",
-                        help="make layer LAYER (conv0, dw1 ... fc9) slower by PCT percent, e.g. pw4:3")  # fmt: skip
+    parser.add_argument(
+        "--scenario",
+        choices=SCENARIOS,
+        default="clean",
+        metavar="NAME",
+        help=f"what the firmware does: {', '.join(SCENARIOS)} (default: clean; see below)",
+    )
+    parser.add_argument(
+        "--sample-hz",
+        type=_rate,
+        metavar="HZ",
+        help="npu-sampling: the sampling timer's rate, 1 to 100k, k suffix accepted (default: 1k)",
+    )
+    parser.add_argument(
+        "--slow", metavar="LAYER:PCT", help="make layer LAYER (conv0, dw1 ... fc9) slower by PCT percent, e.g. pw4:3"
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
     parser.add_argument("--per-inference", action="store_true", help="list every inference with every layer")
-    parser.add_argument("--build-dir", metavar="DIR", type=Path,
-                        help="where make builds the firmware (default: firmware_snippets/build in a checkout, "
-                             "else ~/.cache/tracer/firmware-build-VERSION)")  # fmt: skip
-    parser.add_argument("--timeout", type=seconds, metavar="S",
-                        help="give up after S seconds of running (default: 30 + 0.5 per inference)")  # fmt: skip
+    parser.add_argument(
+        "--build-dir",
+        metavar="DIR",
+        type=Path,
+        help="where make builds the firmware (default: firmware_snippets/build in a checkout, "
+        "else ~/.cache/tracer/firmware-build-VERSION)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=seconds,
+        metavar="S",
+        help="give up after S seconds of running (default: 30 + 0.5 per inference)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -160,8 +178,11 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     if status != 0:
         output = source.qemu_output()
         said = "; ".join(line.text for line in timeline.console if line.text.startswith("ERROR"))
-        console.error(f"the demo firmware exited with status {status}" + (f": {said}" if said else "")
-                      + (f" (QEMU: {output})" if output else ""))  # fmt: skip
+        console.error(
+            f"the demo firmware exited with status {status}"
+            + (f": {said}" if said else "")
+            + (f" (QEMU: {output})" if output else "")
+        )
         return ExitCode.SOURCE_UNAVAILABLE
     return ExitCode.OK
 
@@ -173,8 +194,11 @@ def _sampling_inputs(elf: Path) -> tuple[object, object]:
     from tracer.sources.qemu import firmware_dir
 
     vela = firmware_dir() / "demo" / "model" / "vela"
-    files = [vela / "sampling_net_per-layer.csv", vela / "sampling_net_summary_Ethos_U55_High_End_Embedded.csv",
-             vela / "sampling_net_debug.xml"]  # fmt: skip
+    files = [
+        vela / "sampling_net_per-layer.csv",
+        vela / "sampling_net_summary_Ethos_U55_High_End_Embedded.csv",
+        vela / "sampling_net_debug.xml",
+    ]
     return load_budget(files), open_locator(elf)
 
 
@@ -182,4 +206,3 @@ def _rate(text: str) -> int:
     from tracer.cli.analysis_input import _frequency
 
     return int(_frequency(text))
-

@@ -40,17 +40,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or another tool's raw ITM file")
     parser.add_argument(
-        "--budget", metavar="FILE", nargs="+", action="extend", default=[],
+        "--budget",
+        metavar="FILE",
+        nargs="+",
+        action="extend",
+        default=[],
         help="predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow header, or TOML/JSON; "
-             "files of one model combine (repeatable)",
-    )  # fmt: skip
+        "files of one model combine (repeatable)",
+    )
     parser.add_argument(
-        "--speed", metavar="X", default="1",
+        "--speed",
+        metavar="X",
+        default="1",
         help="replay speed: a factor (2, 0.25, 1/4) or 'max' for as fast as possible (default: 1)",
-    )  # fmt: skip
+    )
     parser.add_argument("--paused", action="store_true", help="start paused (right arrow steps one inference)")
-    parser.add_argument("--baseline", metavar="CAPTURE",
-                        help="another capture to compare with: per-layer p50 and its change (Δp50) in the layers table")  # fmt: skip
+    parser.add_argument(
+        "--baseline",
+        metavar="CAPTURE",
+        help="another capture to compare with: per-layer p50 and its change (Δp50) in the layers table",
+    )
     add_screen_arguments(parser)
 
 

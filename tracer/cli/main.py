@@ -15,7 +15,21 @@ from tracer.errors import ExitCode, OutputError, TracerError
 
 # Each verb is a module ``tracer.cli.cmd_<verb>`` with HELP, DESCRIPTION, add_arguments(parser)
 # and run(args) -> int. The order here is the order in ``tracer --help``.
-VERBS = ["decode", "record", "export", "budget", "list", "demo", "report", "live", "replay", "check", "compare", "ingest", "trend"]
+VERBS = [
+    "decode",
+    "record",
+    "export",
+    "budget",
+    "list",
+    "demo",
+    "report",
+    "live",
+    "replay",
+    "check",
+    "compare",
+    "ingest",
+    "trend",
+]
 
 EPILOG = """\
 exit codes: 0 ok; 1 a check failed; 2 usage or configuration error, or an output that cannot be
@@ -59,9 +73,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             description=module.DESCRIPTION,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        verb_parser.add_argument(
-            "-q", "--quiet", action="store_true", help="no warnings or progress on stderr"
-        )
+        verb_parser.add_argument("-q", "--quiet", action="store_true", help="no warnings or progress on stderr")
         if only is None or only == verb:
             module.add_arguments(verb_parser)
         verb_parser.set_defaults(run=module.run)

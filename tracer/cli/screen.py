@@ -48,10 +48,20 @@ def add_screen_arguments(parser: argparse.ArgumentParser) -> None:
     from tracer.analysis.statistics import DEFAULT_WINDOW
 
     view = parser.add_argument_group("how much the screen keeps")
-    view.add_argument("--ring", type=int, default=DEFAULT_RING, metavar="N",
-                      help=f"recent inferences kept whole for the timeline and the findings (default: {DEFAULT_RING})")  # fmt: skip
-    view.add_argument("--window", type=int, default=DEFAULT_WINDOW, metavar="N",
-                      help=f"recent executions per layer for p50/p99, history, distribution (default: {DEFAULT_WINDOW})")  # fmt: skip
+    view.add_argument(
+        "--ring",
+        type=int,
+        default=DEFAULT_RING,
+        metavar="N",
+        help=f"recent inferences kept whole for the timeline and the findings (default: {DEFAULT_RING})",
+    )
+    view.add_argument(
+        "--window",
+        type=int,
+        default=DEFAULT_WINDOW,
+        metavar="N",
+        help=f"recent executions per layer for p50/p99, history, distribution (default: {DEFAULT_WINDOW})",
+    )
 
 
 def session_options(args: argparse.Namespace, speed: float | None = 1.0, paused: bool = False) -> SessionOptions:

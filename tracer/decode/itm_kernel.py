@@ -239,7 +239,9 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
     first_stamp = np.int64(-1)
     if zeros > 0 and length > 0 and buf[0] != 0:  # a run of zeros ended the previous buffer
         if buf[0] == 0x80 and zeros >= 5:
-            n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, zero_at, K_SYNC, 0, 0, 0, 0)
+            n = _put(
+                n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, zero_at, K_SYNC, 0, 0, 0, 0
+            )
             page = 0
             state[S_GTS_HI_VALID] = 0
             state[S_GTS_LO_BITS] = 0
@@ -260,8 +262,12 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             if end > length:
                 break
             if i + 4 < length:
-                value = (np.int64(buf[i + 1]) | (np.int64(buf[i + 2]) << 8) | (np.int64(buf[i + 3]) << 16)
-                         | (np.int64(buf[i + 4]) << 24)) & SIZE_MASK[size]  # fmt: skip
+                value = (
+                    np.int64(buf[i + 1])
+                    | (np.int64(buf[i + 2]) << 8)
+                    | (np.int64(buf[i + 3]) << 16)
+                    | (np.int64(buf[i + 4]) << 24)
+                ) & SIZE_MASK[size]
             else:
                 value = np.int64(0)
                 for j in range(size):
@@ -271,7 +277,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 if p == -1:
                     break
                 if p >= 0:
-                    n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                    n = _put(
+                        n,
+                        counts,
+                        out_offset,
+                        out_kind,
+                        out_a,
+                        out_b,
+                        out_c,
+                        out_flags,
+                        out_ts,
+                        at,
+                        K_RESERVED,
+                        h,
+                        0,
+                        0,
+                        FLAG_MALFORMED,
+                    )
                     damaged = 1
                     i = p
                     continue
@@ -337,7 +359,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 b3 = np.int64(buf[i + 3]) if k > 2 else np.int64(0)
                 b4 = np.int64(buf[i + 4]) if k > 3 else np.int64(0)
             if over:
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                n = _put(
+                    n,
+                    counts,
+                    out_offset,
+                    out_kind,
+                    out_a,
+                    out_b,
+                    out_c,
+                    out_flags,
+                    out_ts,
+                    at,
+                    K_RESERVED,
+                    h,
+                    0,
+                    0,
+                    FLAG_MALFORMED,
+                )
                 damaged = 1
                 i += 5
                 continue
@@ -347,7 +385,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 if p == -1:
                     break
                 if p >= 0:
-                    n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                    n = _put(
+                        n,
+                        counts,
+                        out_offset,
+                        out_kind,
+                        out_a,
+                        out_b,
+                        out_c,
+                        out_flags,
+                        out_ts,
+                        at,
+                        K_RESERVED,
+                        h,
+                        0,
+                        0,
+                        FLAG_MALFORMED,
+                    )
                     damaged = 1
                     i = p
                     continue
@@ -355,7 +409,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             i = end
             if cls == C_LTS1:
                 value = lo | ((b4 & 0x7F) << 21)
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_LTS, value, (h >> 4) & 3, k, 0)
+                n = _put(
+                    n,
+                    counts,
+                    out_offset,
+                    out_kind,
+                    out_a,
+                    out_b,
+                    out_c,
+                    out_flags,
+                    out_ts,
+                    at,
+                    K_LTS,
+                    value,
+                    (h >> 4) & 3,
+                    k,
+                    0,
+                )
                 ts += value
                 for j in range(unstamped, n):
                     out_ts[j] = ts
@@ -386,7 +456,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             if state[S_GTS_HI_VALID] and state[S_GTS_LO_BITS] == 26:
                 flags |= FLAG_GLOBAL_VALID
                 merged = (np.uint64(state[S_GTS_HI]) << np.uint64(26)) | np.uint64(gts_lo)
-            n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_GTS1, value, merged, k, flags)
+            n = _put(
+                n,
+                counts,
+                out_offset,
+                out_kind,
+                out_a,
+                out_b,
+                out_c,
+                out_flags,
+                out_ts,
+                at,
+                K_GTS1,
+                value,
+                merged,
+                k,
+                flags,
+            )
             continue
         if cls == C_LTS2:
             value = np.int64(h >> 4)
@@ -411,7 +497,9 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             if i == length:
                 break  # the run may go on in the next buffer
             if buf[i] == 0x80 and zeros >= 5:
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, zero_at, K_SYNC, 0, 0, 0, 0)
+                n = _put(
+                    n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, zero_at, K_SYNC, 0, 0, 0, 0
+                )
                 page = 0
                 state[S_GTS_HI_VALID] = 0
                 state[S_GTS_LO_BITS] = 0
@@ -424,7 +512,9 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             zeros = 0
             continue
         if cls == C_OVERFLOW:
-            n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_OVERFLOW, 0, 0, 0, 0)
+            n = _put(
+                n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_OVERFLOW, 0, 0, 0, 0
+            )
             i += 1
             continue
         if cls == C_GTS2:  # global timestamp 2: bits [47:26] (4 bytes) or [63:26] (6 bytes)
@@ -440,7 +530,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 break
             end = i + 1 + k
             if buf[end - 1] & 0x80:  # six continuation bytes: over-long
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                n = _put(
+                    n,
+                    counts,
+                    out_offset,
+                    out_kind,
+                    out_a,
+                    out_b,
+                    out_c,
+                    out_flags,
+                    out_ts,
+                    at,
+                    K_RESERVED,
+                    h,
+                    0,
+                    0,
+                    FLAG_MALFORMED,
+                )
                 damaged = 1
                 i = end
                 continue
@@ -449,13 +555,45 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 if p == -1:
                     break
                 if p >= 0:
-                    n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                    n = _put(
+                        n,
+                        counts,
+                        out_offset,
+                        out_kind,
+                        out_a,
+                        out_b,
+                        out_c,
+                        out_flags,
+                        out_ts,
+                        at,
+                        K_RESERVED,
+                        h,
+                        0,
+                        0,
+                        FLAG_MALFORMED,
+                    )
                     damaged = 1
                     i = p
                     continue
             i = end
             if k != 4 and k != 6:
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                n = _put(
+                    n,
+                    counts,
+                    out_offset,
+                    out_kind,
+                    out_a,
+                    out_b,
+                    out_c,
+                    out_flags,
+                    out_ts,
+                    at,
+                    K_RESERVED,
+                    h,
+                    0,
+                    0,
+                    FLAG_MALFORMED,
+                )
                 damaged = 1
                 continue
             value = np.int64(0)
@@ -468,7 +606,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             if state[S_GTS_LO_BITS] == 26:
                 flags = FLAG_GLOBAL_VALID
                 merged = (np.uint64(value) << np.uint64(26)) | np.uint64(state[S_GTS_LO])
-            n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_GTS2, value, merged, k, flags)
+            n = _put(
+                n,
+                counts,
+                out_offset,
+                out_kind,
+                out_a,
+                out_b,
+                out_c,
+                out_flags,
+                out_ts,
+                at,
+                K_GTS2,
+                value,
+                merged,
+                k,
+                flags,
+            )
             continue
         if cls == C_EXTENSION:
             sh = (h >> 2) & 1
@@ -477,7 +631,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 flags = FLAG_PAGE if sh == 0 else 0
                 if sh == 0:
                     page = ex
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_EXTENSION, ex, sh, 0, flags)
+                n = _put(
+                    n,
+                    counts,
+                    out_offset,
+                    out_kind,
+                    out_a,
+                    out_b,
+                    out_c,
+                    out_flags,
+                    out_ts,
+                    at,
+                    K_EXTENSION,
+                    ex,
+                    sh,
+                    0,
+                    flags,
+                )
                 i += 1
                 continue
             # Up to three 7-bit continuation bytes, then a final byte with all 8 bits.
@@ -505,11 +675,29 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 if p == -1:
                     break
                 if p >= 0:
-                    n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                    n = _put(
+                        n,
+                        counts,
+                        out_offset,
+                        out_kind,
+                        out_a,
+                        out_b,
+                        out_c,
+                        out_flags,
+                        out_ts,
+                        at,
+                        K_RESERVED,
+                        h,
+                        0,
+                        0,
+                        FLAG_MALFORMED,
+                    )
                     damaged = 1
                     i = p
                     continue
-            n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_EXTENSION, ex, sh, k, 0)
+            n = _put(
+                n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_EXTENSION, ex, sh, k, 0
+            )
             i = end
             continue
         # A one-byte reserved header.

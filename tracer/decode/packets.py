@@ -152,9 +152,14 @@ class PacketBatch:
     def record(self, i: int) -> dict[str, Any]:
         """Return packet ``i`` as the contract's JSON object."""
         return packet_record(
-            int(self.offset[i]), int(self.kind[i]), int(self.a[i]), int(self.b[i]),
-            int(self.c[i]), int(self.flags[i]), int(self.ts[i]),
-        )  # fmt: skip
+            int(self.offset[i]),
+            int(self.kind[i]),
+            int(self.a[i]),
+            int(self.b[i]),
+            int(self.c[i]),
+            int(self.flags[i]),
+            int(self.ts[i]),
+        )
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Yield every packet as the contract's JSON object."""

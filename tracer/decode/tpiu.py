@@ -164,15 +164,31 @@ def measure(sample: bytes, start: int, source_id: int, length: int | None = None
         state = tpiu_kernel.new_state()
         changes = np.zeros(tpiu_kernel.ID_COUNT, np.int64)
         out = np.empty(data.shape[0] + FRAME, np.uint8)
-        n, _ = tpiu_kernel.deframe(data, start, state, np.zeros(FRAME, np.uint8), wanted, out,
-                                   np.zeros(tpiu_kernel.ID_COUNT, np.int64), changes, tpiu_kernel.ALL_VALID)  # fmt: skip
+        n, _ = tpiu_kernel.deframe(
+            data,
+            start,
+            state,
+            np.zeros(FRAME, np.uint8),
+            wanted,
+            out,
+            np.zeros(tpiu_kernel.ID_COUNT, np.int64),
+            changes,
+            tpiu_kernel.ALL_VALID,
+        )
         return state, changes, out[:n]
 
     state, changes, wanted = deframe(source_id)
     # The null ID's bytes, read the same way (only when the frames change to it).
     null_noise = int(np.count_nonzero(deframe(NULL_ID)[2])) if changes[NULL_ID] else 0
-    return Run(start, int(state[tpiu_kernel.S_FRAMES]), int(state[tpiu_kernel.S_STOP]), changes,
-               int(state[tpiu_kernel.S_REDUNDANT]), null_noise, wanted.tobytes())  # fmt: skip
+    return Run(
+        start,
+        int(state[tpiu_kernel.S_FRAMES]),
+        int(state[tpiu_kernel.S_STOP]),
+        changes,
+        int(state[tpiu_kernel.S_REDUNDANT]),
+        null_noise,
+        wanted.tobytes(),
+    )
 
 
 def _itm_damage(data: bytes) -> float:
@@ -204,9 +220,17 @@ class Grid:
     wanted: bytes = dataclasses.field(default=b"", repr=False)
 
 
-def locate(sample: bytes, source_id: int = 1, *, min_frames: int = MIN_FRAMES, keep: int | None = None,
-           known: tuple[int, ...] = (), strict: bool = True, trust_sync: bool = False,
-           window: int = SEARCH_WINDOW) -> Grid | None:  # fmt: skip
+def locate(
+    sample: bytes,
+    source_id: int = 1,
+    *,
+    min_frames: int = MIN_FRAMES,
+    keep: int | None = None,
+    known: tuple[int, ...] = (),
+    strict: bool = True,
+    trust_sync: bool = False,
+    window: int = SEARCH_WINDOW,
+) -> Grid | None:
     """Find where the first whole frame of ``sample`` begins, or None if it holds no frames.
 
     A full sync (at any byte offset, among the first few) whose following frames hold up fixes the
@@ -487,8 +511,17 @@ class TpiuDeframer:
         # A frame completed by these bytes may hold up to 14 bytes that arrived in earlier calls.
         out = np.empty(buf.shape[0] + FRAME, np.uint8)
         while True:
-            n, used = k.deframe(buf[done:], base + done, self._state, self._frame, self.source_id, out,
-                                self._id_bytes, self.id_changes, self._expected)  # fmt: skip
+            n, used = k.deframe(
+                buf[done:],
+                base + done,
+                self._state,
+                self._frame,
+                self.source_id,
+                out,
+                self._id_bytes,
+                self.id_changes,
+                self._expected,
+            )
             if n or lost_before is not None:
                 pieces.append(Deframed(out[:n].tobytes(), lost_before))
                 lost_before = None
@@ -539,8 +572,9 @@ class TpiuDeframer:
             self._search_at = at + give_up
             return b""
         if grid.ambiguous and self.ambiguity is None:
-            self.ambiguity = dataclasses.replace(grid, start=at + grid.start,
-                                                 ambiguous=tuple(at + s for s in grid.ambiguous))  # fmt: skip
+            self.ambiguity = dataclasses.replace(
+                grid, start=at + grid.start, ambiguous=tuple(at + s for s in grid.ambiguous)
+            )
         rest = bytes(self._search[grid.start :])
         self._search = None
         self._expect(grid.ids)

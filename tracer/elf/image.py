@@ -16,8 +16,16 @@ from tracer.errors import UsageError, reading_file
 from tracer.limits import MAX_ELF_FILE_BYTES, read_limited
 
 # Where toolchains and CMSIS startup files put the vector table: symbol names, then section names.
-VECTOR_SYMBOLS = ("__Vectors", "__isr_vector", "g_pfnVectors", "__vector_table", "_vector_table",
-                  "vector_table", "__VECTOR_TABLE", "_vectors")  # fmt: skip
+VECTOR_SYMBOLS = (
+    "__Vectors",
+    "__isr_vector",
+    "g_pfnVectors",
+    "__vector_table",
+    "_vector_table",
+    "vector_table",
+    "__VECTOR_TABLE",
+    "_vectors",
+)
 VECTOR_SECTIONS = (".isr_vector", ".vectors", ".vector_table", "RESET", ".intvecs")
 MAX_VECTORS = FIRST_IRQ + 496  # Armv8-M allows up to 496 external interrupts
 
@@ -139,7 +147,16 @@ def read_elf(stream: BinaryIO | bytes, name: str = "<elf>") -> ElfImage:
     try:
         elf = ELFFile(io.BytesIO(blob))
         return _build(elf, name)
-    except (ELFError, ValueError, KeyError, IndexError, AssertionError, struct.error, OverflowError, RecursionError) as exc:
+    except (
+        ELFError,
+        ValueError,
+        KeyError,
+        IndexError,
+        AssertionError,
+        struct.error,
+        OverflowError,
+        RecursionError,
+    ) as exc:
         # pyelftools raises a few kinds on damaged files; any of them means "cannot use this".
         raise UsageError(f"{name}: damaged ELF file ({exc})") from None
 

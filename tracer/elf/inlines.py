@@ -24,8 +24,14 @@ import numpy as np
 from tracer.elf.image import ElfImage, read_elf
 from tracer.errors import UsageError, reading_file
 
-ADDRESS_FORMS = ("DW_FORM_addr", "DW_FORM_addrx", "DW_FORM_addrx1", "DW_FORM_addrx2", "DW_FORM_addrx3",
-                 "DW_FORM_addrx4")  # fmt: skip
+ADDRESS_FORMS = (
+    "DW_FORM_addr",
+    "DW_FORM_addrx",
+    "DW_FORM_addrx1",
+    "DW_FORM_addrx2",
+    "DW_FORM_addrx3",
+    "DW_FORM_addrx4",
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -38,11 +38,53 @@ MAX_LINE = 256  # bytes; the longest line is about 130
 SLICE = 1 << 16  # packets formatted per kernel call (bounds the buffer to 16 MiB)
 
 KEYS = (
-    "delta", "tc", "value", "wrap", "clkch", "global", "sh", "ex", "page", "port", "size", "counters", "number",
-    "action", "pc", "prohibited", "comparator", "address", "write", "header", "malformed", "lost_bytes",
-)  # fmt: skip
-(K_DELTA, K_TC, K_VALUE, K_WRAP, K_CLKCH, K_GLOBAL, K_SH, K_EX, K_PAGE, K_PORT, K_SIZE, K_COUNTERS, K_NUMBER,
- K_ACTION, K_PC, K_PROHIBITED, K_COMPARATOR, K_ADDRESS, K_WRITE, K_HEADER, K_MALFORMED, K_LOST) = range(len(KEYS))  # fmt: skip
+    "delta",
+    "tc",
+    "value",
+    "wrap",
+    "clkch",
+    "global",
+    "sh",
+    "ex",
+    "page",
+    "port",
+    "size",
+    "counters",
+    "number",
+    "action",
+    "pc",
+    "prohibited",
+    "comparator",
+    "address",
+    "write",
+    "header",
+    "malformed",
+    "lost_bytes",
+)
+(
+    K_DELTA,
+    K_TC,
+    K_VALUE,
+    K_WRAP,
+    K_CLKCH,
+    K_GLOBAL,
+    K_SH,
+    K_EX,
+    K_PAGE,
+    K_PORT,
+    K_SIZE,
+    K_COUNTERS,
+    K_NUMBER,
+    K_ACTION,
+    K_PC,
+    K_PROHIBITED,
+    K_COMPARATOR,
+    K_ADDRESS,
+    K_WRITE,
+    K_HEADER,
+    K_MALFORMED,
+    K_LOST,
+) = range(len(KEYS))
 HEX_IN_TEXT = frozenset({"value", "pc", "address", "global", "header", "counters"})
 
 
@@ -328,7 +370,7 @@ def _with_symbols(batch: PacketBatch, text: str, fmt: str, symbols: Describer) -
         if name is None:
             continue
         if fmt == "ndjson":
-            lines[i] = f"{lines[i][:-1]},\"symbol\":{json.dumps(name)}}}"
+            lines[i] = f'{lines[i][:-1]},"symbol":{json.dumps(name)}}}'
         else:
             lines[i] = _NAMED_FIELD[kind].sub(lambda m, n=name: f"{m.group(0)} <{n}>", lines[i], count=1)
     return "\n".join(lines)

@@ -191,8 +191,14 @@ def _layers(
         track("CPU (" + MODEL_ESTIMATE + ")" if estimate else "CPU")
     if Engine.NPU in engines:
         track("NPU")
-    cols = (spans.inference.tolist(), spans.layer.tolist(), spans.start.tolist(), spans.end.tolist(),
-            spans.complete.tolist(), spans.isr_cycles.tolist())  # fmt: skip
+    cols = (
+        spans.inference.tolist(),
+        spans.layer.tolist(),
+        spans.start.tolist(),
+        spans.end.tolist(),
+        spans.complete.tolist(),
+        spans.isr_cycles.tolist(),
+    )
     pmu = spans.pmu
     for r in order.tolist():
         number, index, start, end, complete, isr = (c[r] for c in cols)
@@ -207,8 +213,14 @@ def _layers(
             ends[lane] = end
         name_of_track = track(base if lane == 0 else f"{base} #{lane + 1}")
         cycles = end - start
-        args: dict[str, Any] = {"layer": index, "op": info.op, "engine": engine.value, "inference": number,
-                                "cycles": cycles, "complete": bool(complete)}  # fmt: skip
+        args: dict[str, Any] = {
+            "layer": index,
+            "op": info.op,
+            "engine": engine.value,
+            "inference": number,
+            "cycles": cycles,
+            "complete": bool(complete),
+        }
         if isr:
             args["isr_cycles"] = isr
         guess = predicted.get(index)
@@ -266,18 +278,24 @@ def _npu_jobs(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, 
 
 def _moments(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, track: Any) -> None:
     for op in timeline.cache_ops:
-        out.instants.append(Instant(
-            track(CACHE), clock.ns(op.cycle), f"{op.op} 0x{op.address:08x} +{op.length}", "cache",
-            {"op": op.op, "address": f"0x{op.address:08x}", "length": op.length, "inference": op.inference},
-        ))  # fmt: skip
+        out.instants.append(
+            Instant(
+                track(CACHE),
+                clock.ns(op.cycle),
+                f"{op.op} 0x{op.address:08x} +{op.length}",
+                "cache",
+                {"op": op.op, "address": f"0x{op.address:08x}", "length": op.length, "inference": op.inference},
+            )
+        )
     for mark in timeline.marks:
         args = {"id": mark.id} if mark.value is None else {"id": mark.id, "value": mark.value}
         name = f"mark {mark.id}" + ("" if mark.value is None else f" = {mark.value}")
         out.instants.append(Instant(track(MARKS), clock.ns(mark.cycle), name, "mark", args))
     for line in timeline.console:
         if line.cycle is not None and line.text.strip():
-            out.instants.append(Instant(track(CONSOLE), clock.ns(line.cycle), line.text[:200], "console",
-                                        {"text": line.text}))  # fmt: skip
+            out.instants.append(
+                Instant(track(CONSOLE), clock.ns(line.cycle), line.text[:200], "console", {"text": line.text})
+            )
 
 
 def _memory(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, track: Any) -> None:

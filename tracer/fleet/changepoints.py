@@ -118,10 +118,15 @@ def segment(values: Sequence[float] | np.ndarray, threshold_pct: float = 5.0, al
         fit = _test(_Fit(y, _candidates(y), []), threshold_pct, alpha)
     edges = [0, *fit.bounds, n]
     changes = tuple(
-        Change(b, fit.level(edges[k], b), fit.level(b, edges[k + 2]), edges[k + 2] - b,
-               fit.p_value(edges[k], b, edges[k + 2]))
+        Change(
+            b,
+            fit.level(edges[k], b),
+            fit.level(b, edges[k + 2]),
+            edges[k + 2] - b,
+            fit.p_value(edges[k], b, edges[k + 2]),
+        )
         for k, b in enumerate(fit.bounds)
-    )  # fmt: skip
+    )
     return Segmentation(changes, tuple(fit.outliers), fit.sigma)
 
 

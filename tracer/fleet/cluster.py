@@ -95,7 +95,9 @@ class DaskRunner:
                 except TracerError:
                     raise
                 except Exception as exc:  # a worker died, ran out of memory, cannot import tracer ...
-                    raise SourceUnavailable(f"a Dask task failed on {self.where}: {type(exc).__name__}: {exc}") from None
+                    raise SourceUnavailable(
+                        f"a Dask task failed on {self.where}: {type(exc).__name__}: {exc}"
+                    ) from None
                 yield position[future.key], result
                 future.release()
         finally:
@@ -158,9 +160,12 @@ def local_cluster(workers: int) -> Any:
     distributed = require_dask(f"--workers {workers}")
     with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
         return distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
             silence_logs=logging.ERROR,
-        )  # fmt: skip
+        )
 
 
 @contextlib.contextmanager

@@ -75,9 +75,9 @@ def decode_capture(
         timeline.records.extend(polled)
         timeline.records.extend(pcs.finish(timeline))
         warnings += [f"{reader.name}: {w}" for w in why]
-        return DecodedCapture(timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted,
-                              itm.doubt)  # fmt: skip
-
+        return DecodedCapture(
+            timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted, itm.doubt
+        )
 
 
 def decode_reader(

@@ -83,8 +83,15 @@ class Diagnosis:
         """The findings of ``analysis`` with every instance of each (worker thread: made once here)."""
         from tracer.analysis.sampling import layer_breakdowns
 
-        return cls(analysis.findings, analysis, scope, whole, inferences, FindingFlags(analysis.findings, analysis),
-                   layer_breakdowns(analysis.sampling))  # fmt: skip
+        return cls(
+            analysis.findings,
+            analysis,
+            scope,
+            whole,
+            inferences,
+            FindingFlags(analysis.findings, analysis),
+            layer_breakdowns(analysis.sampling),
+        )
 
     @property
     def ran(self) -> bool:
@@ -106,8 +113,11 @@ class Diagnosis:
         """Stack canaries found broken: (cycle, stack, inference, layer), from the analysis."""
         if self.analysis is None:
             return []
-        return [(s.first_broken_cycle, s.name, s.first_broken_inference, s.first_broken_layer)
-                for s in self.analysis.memory.stacks if s.first_broken_cycle is not None]  # fmt: skip
+        return [
+            (s.first_broken_cycle, s.name, s.first_broken_inference, s.first_broken_layer)
+            for s in self.analysis.memory.stacks
+            if s.first_broken_cycle is not None
+        ]
 
 
 def window_analysis(timeline: InferenceTimeline, facts: InputFacts, budget: Budget | None) -> Analysis:

@@ -76,9 +76,12 @@ class Holdings:
         return stretch
 
     def jobs(
-        self, stopped: Callable[[], bool], give_way: Callable[[], None], budget: Budget | None,
+        self,
+        stopped: Callable[[], bool],
+        give_way: Callable[[], None],
+        budget: Budget | None,
         changed: Callable[[str | None], None],
-    ) -> list[tuple[str, Callable[[], None]]]:  # fmt: skip
+    ) -> list[tuple[str, Callable[[], None]]]:
         """The work to do in threads beside the session: build the index, read the baseline.
 
         Args:

@@ -115,8 +115,14 @@ class CaptureIndex:
         most: Checkpoints kept at most.
     """
 
-    def __init__(self, path: str, setup: DecoderSetup, window: int = 64, spacing: int = CHECKPOINT_BYTES,
-                 most: int = MAX_CHECKPOINTS) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: str,
+        setup: DecoderSetup,
+        window: int = 64,
+        spacing: int = CHECKPOINT_BYTES,
+        most: int = MAX_CHECKPOINTS,
+    ) -> None:
         self.path = path
         self.setup = setup
         self._window = window

@@ -42,6 +42,9 @@ class LatencyHistory:
         """A copy for a snapshot."""
         held, size = self._held, self._numbers.shape[0]
         return LatencyInfo(
-            numbers=self._numbers[size - held :].copy(), cycles=self._cycles[size - held :].copy(),
-            complete=self._complete[size - held :].copy(), stats=self._stats.summary(), budget_cycles=budget_cycles,
-        )  # fmt: skip
+            numbers=self._numbers[size - held :].copy(),
+            cycles=self._cycles[size - held :].copy(),
+            complete=self._complete[size - held :].copy(),
+            stats=self._stats.summary(),
+            budget_cycles=budget_cycles,
+        )

@@ -80,9 +80,11 @@ class LayerFold:
         return stats.recent(limit) if stats is not None else np.zeros(0, np.int64)
 
     def rows(
-        self, known: Mapping[int, LayerInfo], budget: SessionBudget | None,
+        self,
+        known: Mapping[int, LayerInfo],
+        budget: SessionBudget | None,
         flags: Mapping[int, tuple[tuple[str, str], ...]],
-    ) -> tuple[LayerRow, ...]:  # fmt: skip
+    ) -> tuple[LayerRow, ...]:
         """One row per layer (described or seen), by index.
 
         Args:
@@ -108,10 +110,14 @@ class LayerFold:
         plan = budget.plans.get(index) if budget else None
         pmu = {name: mean.mean for name, mean in self._pmu.get(index, {}).items() if mean.mean is not None}
         return LayerRow(
-            info=info, cycles=stats.summary() if stats is not None else None, excluded=self._excluded.get(index, 0),
+            info=info,
+            cycles=stats.summary() if stats is not None else None,
+            excluded=self._excluded.get(index, 0),
             predicted=plan.predicted_cycles if plan else None,
             tolerance_pct=plan.tolerance_pct if plan else DEFAULT_TOLERANCE_PCT,
             planned_engine=plan.planned_engine if plan else None,
-            isr_hits=self._isr_hits.get(index, 0), pmu_mean=pmu,  # type: ignore[arg-type]
-            note=plan.note if plan else "", findings=flags,
-        )  # fmt: skip
+            isr_hits=self._isr_hits.get(index, 0),
+            pmu_mean=pmu,  # type: ignore[arg-type]
+            note=plan.note if plan else "",
+            findings=flags,
+        )

@@ -57,7 +57,9 @@ class Pacer:
         clock: Monotonic wall clock in seconds.
     """
 
-    def __init__(self, speed: float | None = 1.0, paused: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, speed: float | None = 1.0, paused: bool = False, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._clock = clock
         self.speed = speed
         self.paused = paused

@@ -128,8 +128,9 @@ class RollingDecoder:
         rows = self.telemetry.take()
         if self.compacting:
             self.telemetry.discard_taken()
-        delta = DecodedDelta(bytes=nbytes, packets=npackets,
-                             **{f.name: getattr(rows, f.name) for f in dataclasses.fields(NewRows)})  # fmt: skip
+        delta = DecodedDelta(
+            bytes=nbytes, packets=npackets, **{f.name: getattr(rows, f.name) for f in dataclasses.fields(NewRows)}
+        )
         self._learn_layers(delta)
         return delta
 

@@ -41,18 +41,25 @@ class FindingsSchedule:
     def due(self, key: tuple[int, ...], final: bool, ui_hold_until: float) -> bool:
         """Whether to run now for the state ``key`` (:attr:`StreamState.analysis_key`); if so, noted as run."""
         now = self._clock()
-        if not final and (key in (self._analysed, (0, 0)) or now - self._analysed_at < INTERVAL_S
-                          or time.monotonic() < ui_hold_until):  # fmt: skip
+        if not final and (
+            key in (self._analysed, (0, 0)) or now - self._analysed_at < INTERVAL_S or time.monotonic() < ui_hold_until
+        ):
             return False
         self._analysed, self._analysed_at = key, now
         self.runs += 1
         return True
 
     def run(
-        self, window: Callable[[], InferenceTimeline], facts: Callable[[], InputFacts], budget: Budget | None,
-        numbers: Sequence[int], whole: bool, inferences: int, capture: str | None = None,
+        self,
+        window: Callable[[], InferenceTimeline],
+        facts: Callable[[], InputFacts],
+        budget: Budget | None,
+        numbers: Sequence[int],
+        whole: bool,
+        inferences: int,
+        capture: str | None = None,
         on_progress: Callable[[int], None] | None = None,
-    ) -> Diagnosis:  # fmt: skip
+    ) -> Diagnosis:
         """Run the rules on the window (or, given ``capture``, on that whole file).
 
         Args:

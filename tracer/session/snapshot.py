@@ -215,8 +215,11 @@ class SessionSnapshot:
     def locate(self, number: int | None = None, ordinal: int | None = None) -> tuple[Stretch, InferenceRecord] | None:
         """Where an inference is held, by number or by position in the stream (the ring first)."""
         for stretch in (self.ring_stretch, *reversed(self.stretches)):
-            record = stretch.record(number) if number is not None else (
-                stretch.at_ordinal(ordinal) if ordinal is not None else None)  # fmt: skip
+            record = (
+                stretch.record(number)
+                if number is not None
+                else (stretch.at_ordinal(ordinal) if ordinal is not None else None)
+            )
             if record is not None:
                 return stretch, record
         return None

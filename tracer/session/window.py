@@ -82,9 +82,12 @@ class InferenceEvents:
 
 
 def _chunk(
-    cache_ops: Sequence[CacheOp], npu_jobs: Sequence[NpuJob], marks: Sequence[Mark], crcs: Sequence[BufferCrc],
+    cache_ops: Sequence[CacheOp],
+    npu_jobs: Sequence[NpuJob],
+    marks: Sequence[Mark],
+    crcs: Sequence[BufferCrc],
     records: Sequence[TelemetryRecord],
-) -> EventChunk | None:  # fmt: skip
+) -> EventChunk | None:
     times: list[int] = []
     for cycles in (column(cache_ops, 0), column(npu_jobs, 0)):
         if len(cycles):
@@ -121,9 +124,13 @@ class EventWindow:
         self.forgot = False  # True once anything was forgotten
 
     def add(
-        self, cache_ops: Sequence[CacheOp], npu_jobs: Sequence[NpuJob], marks: Sequence[Mark],
-        crcs: Sequence[BufferCrc], records: Sequence[TelemetryRecord],
-    ) -> None:  # fmt: skip
+        self,
+        cache_ops: Sequence[CacheOp],
+        npu_jobs: Sequence[NpuJob],
+        marks: Sequence[Mark],
+        crcs: Sequence[BufferCrc],
+        records: Sequence[TelemetryRecord],
+    ) -> None:
         """Events a feed brought (read-only sequences the window may keep)."""
         chunk = _chunk(cache_ops, npu_jobs, marks, crcs, records)
         if chunk is None:
@@ -285,17 +292,26 @@ def ring_columns(records: Sequence[InferenceRecord]) -> tuple[Inferences, LayerS
         inf = block.inferences
         lo, hi = int(block.span_first[r0]), int(block.span_end[r1])
         span_parts.append((block.spans, lo, hi))
-        parts.append(Inferences(
-            inf.number[r0 : r1 + 1], inf.start[r0 : r1 + 1], inf.end[r0 : r1 + 1], inf.complete[r0 : r1 + 1],
-            inf.input_crc[r0 : r1 + 1], inf.output_crc[r0 : r1 + 1], list(inf.problems[r0 : r1 + 1]),
-        ))  # fmt: skip
+        parts.append(
+            Inferences(
+                inf.number[r0 : r1 + 1],
+                inf.start[r0 : r1 + 1],
+                inf.end[r0 : r1 + 1],
+                inf.complete[r0 : r1 + 1],
+                inf.input_crc[r0 : r1 + 1],
+                inf.output_crc[r0 : r1 + 1],
+                list(inf.problems[r0 : r1 + 1]),
+            )
+        )
     if not parts:
         return Inferences.from_rows([]), LayerSpans.empty()
     inferences = Inferences(
-        *(np.concatenate([getattr(p, f) for p in parts]) for f in
-          ("number", "start", "end", "complete", "input_crc", "output_crc")),
+        *(
+            np.concatenate([getattr(p, f) for p in parts])
+            for f in ("number", "start", "end", "complete", "input_crc", "output_crc")
+        ),
         problems=[problem for p in parts for problem in p.problems],
-    )  # fmt: skip
+    )
     return inferences, _join_spans(span_parts)
 
 
@@ -317,10 +333,15 @@ def _join_spans(parts: list[tuple[LayerSpans, int, int]]) -> LayerSpans:
             pmu.append(lined)
     joined = {f: np.concatenate(v) for f, v in columns.items()}
     return LayerSpans(
-        inference=joined["inference"], layer=joined["layer"], start=joined["start"], end=joined["end"],
-        complete=joined["complete"], isr_cycles=np.zeros(len(joined["layer"]), np.int64),
-        pmu=np.concatenate(pmu) if pmu else np.zeros((0, len(names)), np.int64), pmu_names=names,
-    )  # fmt: skip
+        inference=joined["inference"],
+        layer=joined["layer"],
+        start=joined["start"],
+        end=joined["end"],
+        complete=joined["complete"],
+        isr_cycles=np.zeros(len(joined["layer"]), np.int64),
+        pmu=np.concatenate(pmu) if pmu else np.zeros((0, len(names)), np.int64),
+        pmu_names=names,
+    )
 
 
 def window_timeline(
@@ -352,7 +373,17 @@ def window_timeline(
     held = events.since(horizon)
     arena, stacks = memory
     return dataclasses.replace(
-        base, layers=dict(sorted(layers.items())), inferences=inferences, spans=spans, arena=list(arena),
-        stacks=list(stacks), cache_ops=held["cache_ops"], npu_jobs=held["npu_jobs"], isrs=isrs,  # type: ignore[arg-type]
-        console=list(console), marks=held["marks"], crcs=held["crcs"], records=held["records"],
-    )  # fmt: skip
+        base,
+        layers=dict(sorted(layers.items())),
+        inferences=inferences,
+        spans=spans,
+        arena=list(arena),
+        stacks=list(stacks),
+        cache_ops=held["cache_ops"],
+        npu_jobs=held["npu_jobs"],
+        isrs=isrs,  # type: ignore[arg-type]
+        console=list(console),
+        marks=held["marks"],
+        crcs=held["crcs"],
+        records=held["records"],
+    )

@@ -234,8 +234,15 @@ class JLinkSource(NpuSampling):
         status = self._jlink.rtt_get_status()
         overflows = int(getattr(status, "HostOverflowCount", 0))
         if overflows > self._rtt_overflows:
-            self._events.append({"event": "probe overflow", "probe": "jlink", "transport": "rtt",
-                                 "count": overflows - self._rtt_overflows, "total": overflows})  # fmt: skip
+            self._events.append(
+                {
+                    "event": "probe overflow",
+                    "probe": "jlink",
+                    "transport": "rtt",
+                    "count": overflows - self._rtt_overflows,
+                    "total": overflows,
+                }
+            )
             self._rtt_overflows = overflows
 
     def _poll_memory(self) -> None:

@@ -111,7 +111,9 @@ class ProbeOptions:
             except ValueError:
                 sym = symbols.symbol(text) if symbols is not None else None
                 if sym is None:
-                    raise UsageError(f"{where}: rtt_address {text!r} is neither an address nor a symbol of the ELF") from None
+                    raise UsageError(
+                        f"{where}: rtt_address {text!r} is neither an address nor a symbol of the ELF"
+                    ) from None
                 return int(sym.address)
         sym = symbols.symbol("_SEGGER_RTT") if symbols is not None else None
         return int(sym.address) if sym is not None else None

@@ -165,7 +165,11 @@ class PyocdSource(NpuSampling):
 
     def metadata(self) -> dict[str, Any]:
         """What the capture header records."""
-        meta: dict[str, Any] = {"source": self.url, "probe": f"pyocd {self.probe_name}".strip(), "target": self.target_name}
+        meta: dict[str, Any] = {
+            "source": self.url,
+            "probe": f"pyocd {self.probe_name}".strip(),
+            "target": self.target_name,
+        }
         meta.update(transport_metadata(self.options, self.cpu_hz, self.swo_hz))
         return meta
 

@@ -67,13 +67,18 @@ class FreeRtosItmReader:
         port = batch.b
         wanted = (
             ((kind == PacketKind.SWIT) & ((port == RECORD_PORT) | (port == FIELD_PORT)))
-            | (kind == PacketKind.LTS) | np.isin(kind, _LOSS)
-        )  # fmt: skip
+            | (kind == PacketKind.LTS)
+            | np.isin(kind, _LOSS)
+        )
         rows = np.flatnonzero(wanted)
         if not len(rows):
             return
-        kinds, values, ports, sizes = (kind[rows].tolist(), batch.a[rows].tolist(), port[rows].tolist(),
-                                       batch.c[rows].tolist())  # fmt: skip
+        kinds, values, ports, sizes = (
+            kind[rows].tolist(),
+            batch.a[rows].tolist(),
+            port[rows].tolist(),
+            batch.c[rows].tolist(),
+        )
         for k, value, p, size in zip(kinds, values, ports, sizes):
             if k == PacketKind.LTS:
                 self._ts += int(value)

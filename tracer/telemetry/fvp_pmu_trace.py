@@ -149,10 +149,14 @@ def parse_trace_events(raw: Iterable[Any]) -> PmuTrace:
         args = item.get("args") if isinstance(item.get("args"), dict) else {}
         events.append(
             TraceEvent(
-                str(item.get("name", "")), str(item.get("tid", "")), str(item.get("pid", "")),
-                ts, _number(item.get("dur")) or 0, args,
+                str(item.get("name", "")),
+                str(item.get("tid", "")),
+                str(item.get("pid", "")),
+                ts,
+                _number(item.get("dur")) or 0,
+                args,
             )
-        )  # fmt: skip
+        )
     events.sort(key=lambda e: e.ts)
     qread = []
     for event in events:
@@ -247,10 +251,17 @@ def npu_operations(trace: PmuTrace, db: VelaDebugDb) -> tuple[list[NpuOperation]
             end = kicks[i + 1] if i + 1 < len(entries) else run_end
             complete = start is not None and end is not None and kicks[i] is not None and not mismatch
             ops.append(
-                NpuOperation(inference, job, stream, entry.offset, entry.layer,
-                             start if start is not None else run_end,
-                             end if end is not None else run_end, complete)
-            )  # fmt: skip
+                NpuOperation(
+                    inference,
+                    job,
+                    stream,
+                    entry.offset,
+                    entry.layer,
+                    start if start is not None else run_end,
+                    end if end is not None else run_end,
+                    complete,
+                )
+            )
     if runs and len(runs) % len(streams):
         problems.append(
             f"{len(runs)} NPU jobs is not a whole number of inferences of {len(streams)} command "
@@ -300,7 +311,9 @@ def npu_timeline(trace: PmuTrace, db: VelaDebugDb, clock_hz: int | None = None, 
     return timeline
 
 
-def _add_layer_spans(builder: TimelineBuilder, number: int, ops: list[NpuOperation], counters: dict[int, dict[str, int]]) -> None:
+def _add_layer_spans(
+    builder: TimelineBuilder, number: int, ops: list[NpuOperation], counters: dict[int, dict[str, int]]
+) -> None:
     by_layer: dict[int, list[NpuOperation]] = {}
     for op in ops:
         if op.layer is not None:
@@ -311,9 +324,16 @@ def _add_layer_spans(builder: TimelineBuilder, number: int, ops: list[NpuOperati
             for key, value in counters.get(id(op), {}).items():
                 pmu[key] = pmu.get(key, 0) + value
         builder.add_span(
-            LayerSpan(number, layer, min(o.start for o in span_ops), max(o.end for o in span_ops),
-                      all(o.complete for o in span_ops), 0, pmu)
-        )  # fmt: skip
+            LayerSpan(
+                number,
+                layer,
+                min(o.start for o in span_ops),
+                max(o.end for o in span_ops),
+                all(o.complete for o in span_ops),
+                0,
+                pmu,
+            )
+        )
 
 
 def _add_cpu_gaps(builder: TimelineBuilder, db: VelaDebugDb, number: int, ops: list[NpuOperation]) -> None:

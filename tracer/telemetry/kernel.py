@@ -377,8 +377,9 @@ def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):  # 
             rows = missing if missing < MAX_LOST_ROWS else MAX_LOST_ROWS
             first = state[S_LAST_UNIQUE] + 1
             for k in range(rows):
-                _open_inference(state, infs, spans, first + k, first + k - state[S_NUMBER_OFFSET], NO_VALUE,
-                                P_LOST_ENTIRELY)  # fmt: skip
+                _open_inference(
+                    state, infs, spans, first + k, first + k - state[S_NUMBER_OFFSET], NO_VALUE, P_LOST_ENTIRELY
+                )
                 _close_inference(state, infs, spans, NO_VALUE)
             state[S_LOST_UNROWED] += missing - rows
         _open_inference(state, infs, spans, unique, number, t, 0)
@@ -593,8 +594,26 @@ def _calibrate(state, t, ts):  # noqa: ANN001, ANN202
     state[S_TS_LAST_TS] = ts
 
 
-def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu, spans, infs, events, words_out,  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
-                   text, text_time, dwt):  # fmt: skip
+def decode_records(
+    kind,
+    a,
+    b,
+    c,
+    flags,
+    ts_col,
+    offset,
+    start,
+    state,
+    pend,
+    pmu,
+    spans,
+    infs,
+    events,
+    words_out,  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
+    text,
+    text_time,
+    dwt,
+):
     """Process packets ``start:`` of a batch.
 
     ``ts_col`` is not used for timing (the kernel adds up local timestamps itself, whatever the
@@ -614,9 +633,13 @@ def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu
     cap_dwt = dwt.shape[1]
     i = start
     while i < n:
-        if (state[S_N_SPANS] + 1 > cap_spans or state[S_N_INF] + NEED_INF > cap_inf
-                or state[S_N_EVENTS] + NEED_EVENTS > cap_events or state[S_N_WORDS] + NEED_WORDS > cap_words
-                or state[S_N_TEXT] + NEED_TEXT > cap_text):  # fmt: skip
+        if (
+            state[S_N_SPANS] + 1 > cap_spans
+            or state[S_N_INF] + NEED_INF > cap_inf
+            or state[S_N_EVENTS] + NEED_EVENTS > cap_events
+            or state[S_N_WORDS] + NEED_WORDS > cap_words
+            or state[S_N_TEXT] + NEED_TEXT > cap_text
+        ):
             return i
         k = kind[i]
         if k != K_SWIT and state[S_N_DWT] + 1 > cap_dwt:  # hardware packets need a DWT row
@@ -692,8 +715,17 @@ def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu
         elif k == K_LTS:
             _stamp(state, dwt, np.int64(a[i]))
         elif k == K_EXCEPTION or (K_DATA_FIRST <= k <= K_DATA_LAST):
-            _store_dwt(state, infs, dwt, k, np.int64(a[i] & MASK32), np.int64(b[i]), np.int64(c[i]),
-                       np.int64(flags[i]), offset[i])  # fmt: skip
+            _store_dwt(
+                state,
+                infs,
+                dwt,
+                k,
+                np.int64(a[i] & MASK32),
+                np.int64(b[i]),
+                np.int64(c[i]),
+                np.int64(flags[i]),
+                offset[i],
+            )
         elif k == K_OVERFLOW:
             state[S_OVERFLOWS] += 1
             _loss(state, infs, P_OVERFLOW, False)

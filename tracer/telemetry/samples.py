@@ -194,10 +194,15 @@ def samples_from_records(records: Iterable[TelemetryRecord]) -> Samples:
                 continue
             pc.append((record.cycle, w[0], w[1] & 0x1FF, inference))
         elif record.type == RecordType.SAMPLER_INFO:
-            info.append(SamplerInfo(
-                cycle=record.cycle, npu=bool(w[0] & SAMPLER_NPU), pc=bool(w[0] & SAMPLER_PC),
-                how=SOURCE_NAMES.get((w[0] >> 8) & 0xFF, f"source {(w[0] >> 8) & 0xFF}"),
-                period_cycles=w[1], dither_cycles=w[2],
-                cost_cycles=None if w[3] == MARKER_COST_UNKNOWN else w[3] / 16,
-            ))  # fmt: skip
+            info.append(
+                SamplerInfo(
+                    cycle=record.cycle,
+                    npu=bool(w[0] & SAMPLER_NPU),
+                    pc=bool(w[0] & SAMPLER_PC),
+                    how=SOURCE_NAMES.get((w[0] >> 8) & 0xFF, f"source {(w[0] >> 8) & 0xFF}"),
+                    period_cycles=w[1],
+                    dither_cycles=w[2],
+                    cost_cycles=None if w[3] == MARKER_COST_UNKNOWN else w[3] / 16,
+                )
+            )
     return Samples(NpuSamples.from_rows(npu), PcSamples.from_rows(pc), tuple(info), calibration)

@@ -26,9 +26,16 @@ from tracer.telemetry.wire import RecordType
 from tracer.telemetry.work import span_counters, span_work
 
 _TYPES = frozenset(
-    int(t) for t in (RecordType.WORK, RecordType.CPU_COUNTERS, RecordType.CPU_COUNTER_CONFIG, RecordType.TASK_SWITCH,
-                     RecordType.TASK_INFO, RecordType.TASK_DELETE)
-)  # fmt: skip
+    int(t)
+    for t in (
+        RecordType.WORK,
+        RecordType.CPU_COUNTERS,
+        RecordType.CPU_COUNTER_CONFIG,
+        RecordType.TASK_SWITCH,
+        RecordType.TASK_INFO,
+        RecordType.TASK_DELETE,
+    )
+)
 
 
 class TimelineFacts:
@@ -68,7 +75,14 @@ def attach(timeline: InferenceTimeline, end_time: int | None, handlers: HandlerT
     counter_names, counters, malformed = span_counters(spans, records)
     own, ids, took = preemption(spans, timeline.tasks, handlers)
     timeline.span_facts = SpanFacts(
-        inference=spans.inference.copy(), layer=spans.layer.astype(np.int64), start=spans.start.copy(),
-        work=span_work(spans, records), counter_names=counter_names, counters=counters, task=own, task_ids=ids,
-        preempted=took, malformed=malformed,
-    )  # fmt: skip
+        inference=spans.inference.copy(),
+        layer=spans.layer.astype(np.int64),
+        start=spans.start.copy(),
+        work=span_work(spans, records),
+        counter_names=counter_names,
+        counters=counters,
+        task=own,
+        task_ids=ids,
+        preempted=took,
+        malformed=malformed,
+    )

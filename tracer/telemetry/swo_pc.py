@@ -107,8 +107,16 @@ class SwoPcCollector:
             if hi > lo:
                 cycles[inside] = start + (end - start) * (offsets[inside] - lo) // (hi - lo)
             b += 1
-        records = [TelemetryRecord(RecordType.SAMPLER_INFO, max(int(cycles.max()), 0), None,
-                                   (SAMPLER_PC | (DWT_SOURCE << 8), 0, 0, MARKER_COST_UNKNOWN))]  # fmt: skip
-        records += [TelemetryRecord(RecordType.PC_SAMPLE, int(c), None, (int(p) & MASK32, 0))
-                    for c, p in zip(cycles.tolist(), pcs.tolist())]  # fmt: skip
+        records = [
+            TelemetryRecord(
+                RecordType.SAMPLER_INFO,
+                max(int(cycles.max()), 0),
+                None,
+                (SAMPLER_PC | (DWT_SOURCE << 8), 0, 0, MARKER_COST_UNKNOWN),
+            )
+        ]
+        records += [
+            TelemetryRecord(RecordType.PC_SAMPLE, int(c), None, (int(p) & MASK32, 0))
+            for c, p in zip(cycles.tolist(), pcs.tolist())
+        ]
         return records

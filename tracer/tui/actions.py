@@ -55,8 +55,12 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
         return self.query_one("#gantt", TimelineView)
 
     def _refocus(self) -> None:
-        target = {"overview": "#layers", "timeline": "#spans", "findings": "#findings-full",
-                  "console": "#console-full"}.get(self.active_tab, "#layers")  # fmt: skip
+        target = {
+            "overview": "#layers",
+            "timeline": "#spans",
+            "findings": "#findings-full",
+            "console": "#console-full",
+        }.get(self.active_tab, "#layers")
         self.query_one(target).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -97,8 +101,11 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
         target = neighbour(snapshot, self.ui, direction)
         if target is not None and not (direction > 0 and self.ui.inference is None):
             newest = snapshot.ring[-1].number if snapshot.ring else None
-            if direction > 0 and target.number == newest and target.ordinal == snapshot.ring_stretch.ordinal(
-                    len(snapshot.ring) - 1):  # fmt: skip
+            if (
+                direction > 0
+                and target.number == newest
+                and target.ordinal == snapshot.ring_stretch.ordinal(len(snapshot.ring) - 1)
+            ):
                 self.action_follow()
                 return
             self.goto(target, place_cursor=False)
@@ -126,12 +133,17 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
         field.display = True
         field.focus()
 
-    def goto_inference(self, number: int, layer: int | None = None, tab: str | None = None,
-                       place_cursor: bool = True) -> None:  # fmt: skip
+    def goto_inference(
+        self, number: int, layer: int | None = None, tab: str | None = None, place_cursor: bool = True
+    ) -> None:
         """Show inference ``number`` (read from the capture in replay when it is not held)."""
         here = current(self._snap(), self.ui)
-        self.goto(Target(number, None, layer if layer is not None else self.ui.layer), tab, place_cursor,
-                  near=here.ordinal if here else None)  # fmt: skip
+        self.goto(
+            Target(number, None, layer if layer is not None else self.ui.layer),
+            tab,
+            place_cursor,
+            near=here.ordinal if here else None,
+        )
 
     def goto(self, target: Target, tab: str | None = None, place_cursor: bool = True, near: int | None = None) -> None:
         """Select ``target``: the inference (pinned), the layer, the cursor at the layer's start."""
@@ -152,8 +164,13 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
             self.show_view(tab)
         if found is None and index is not None and ordinal is not None:
             self.select(inference=number, ordinal=ordinal, layer=layer)
-            self.run_worker(functools.partial(self._load, ordinal, number, layer, place_cursor), thread=True,
-                            group="seek", exclusive=True, exit_on_error=False)  # fmt: skip
+            self.run_worker(
+                functools.partial(self._load, ordinal, number, layer, place_cursor),
+                thread=True,
+                group="seek",
+                exclusive=True,
+                exit_on_error=False,
+            )
             return
         if found is None and index is None and snapshot.status.mode == "replay" and ordinal is None:
             self.notify(f"no inference #{number} in this capture", severity="warning", timeout=3)
@@ -214,8 +231,11 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
             target = next_instance(snapshot, ui, direction)
         if target is None:
             what = "the chosen finding" if ui.finding is not None else "a finding"
-            self.notify(f"no inference shows {what} (in {snapshot.diagnosis.scope or 'what was analysed'})",
-                        severity="warning", timeout=3)  # fmt: skip
+            self.notify(
+                f"no inference shows {what} (in {snapshot.diagnosis.scope or 'what was analysed'})",
+                severity="warning",
+                timeout=3,
+            )
             return
         self.goto_inference(target.number, layer=target.layer, tab="timeline")
 

@@ -103,8 +103,9 @@ class TracerApp(Actions, App[int]):
     def compose(self) -> ComposeResult:
         """Status on top, four tabs, keys at the bottom."""
         yield StatusBar(id="status")
-        yield Tabs(*(Tab(f"{n} {title}", id=f"tab-{name}") for n, (name, title) in enumerate(TABS.items(), 1)),
-                   id="tabs")  # fmt: skip
+        yield Tabs(
+            *(Tab(f"{n} {title}", id=f"tab-{name}") for n, (name, title) in enumerate(TABS.items(), 1)), id="tabs"
+        )
         # The overview stays laid out underneath; the other views are panes drawn over it. Going
         # back to the overview then repaints from what is already drawn instead of laying out and
         # rendering the whole screen again.
@@ -114,8 +115,9 @@ class TracerApp(Actions, App[int]):
                     yield LatencyPlot(id="latency")
                     yield MemoryView(id="memory")
                 with Vertical(id="row-layers"):
-                    yield Input(placeholder="filter layers by name, op or engine · enter keeps it · escape clears",
-                                id="filter")  # fmt: skip
+                    yield Input(
+                        placeholder="filter layers by name, op or engine · enter keeps it · escape clears", id="filter"
+                    )
                     yield LayersTable(id="layers")
                 with Horizontal(id="row-bottom"):
                     yield LayerDetail(self.session.layer_history, id="detail")
@@ -191,7 +193,9 @@ class TracerApp(Actions, App[int]):
             self.session.hold_for_ui()
         await super().on_event(event)
 
-    def refresh_views(self, force: bool = False, fields: set[str] | None = None, views: set[View] | None = None) -> None:
+    def refresh_views(
+        self, force: bool = False, fields: set[str] | None = None, views: set[View] | None = None
+    ) -> None:
         """Take a snapshot and update visible views in one batch.
 
         Args:
@@ -350,8 +354,12 @@ class TracerApp(Actions, App[int]):
             self.refresh_views(views=shown)
         self.query_one("#tabs", Tabs).active = f"tab-{name}"
         # Keys act on what is in front: the layers on the overview, the spans on the timeline.
-        target = {"overview": "#layers", "timeline": "#spans", "findings": "#findings-full",
-                  "console": "#console-full"}.get(name)  # fmt: skip
+        target = {
+            "overview": "#layers",
+            "timeline": "#spans",
+            "findings": "#findings-full",
+            "console": "#console-full",
+        }.get(name)
         if target is not None:
             self.query_one(target).focus()
 
@@ -393,7 +401,9 @@ class TracerApp(Actions, App[int]):
             name = key.action.split("(")[0]
             if name in ("faster", "slower") and self.session.mode != "replay":
                 continue
-            yield SystemCommand(f"{key.title} ({key.display})", key.help, functools.partial(self.run_action, key.action))
+            yield SystemCommand(
+                f"{key.title} ({key.display})", key.help, functools.partial(self.run_action, key.action)
+            )
         yield from super().get_system_commands(screen)
 
 

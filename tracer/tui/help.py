@@ -13,8 +13,14 @@ from textual.strip import Strip
 from tracer.tui import palette as pal
 from tracer.tui.keys import KEYS, MOUSE_HELP, VIEW_KEYS
 
-GROUPS = (("playback", "Playback"), ("findings", "Findings"), ("layers", "Layers"), ("timeline", "Timeline"),
-          ("views", "Views"), ("general", "General"))  # fmt: skip
+GROUPS = (
+    ("playback", "Playback"),
+    ("findings", "Findings"),
+    ("layers", "Layers"),
+    ("timeline", "Timeline"),
+    ("views", "Views"),
+    ("general", "General"),
+)
 
 
 def help_rows() -> list[tuple[str, str, str]]:
@@ -26,8 +32,12 @@ def help_rows() -> list[tuple[str, str, str]]:
         rows.append((title, "", "group"))
         rows += [(key.display, key.help, "key") for key in KEYS if key.group == group]
         rows += [(key, does, "key") for key, does, where in VIEW_KEYS if where == group]
-    rows += [("ctrl+p", "command palette: every action above by name", "key"),
-             ("ctrl+c", "quit as an interrupt (exit code 130)", "key"), ("", "", "gap"), ("Mouse", "", "group")]  # fmt: skip
+    rows += [
+        ("ctrl+p", "command palette: every action above by name", "key"),
+        ("ctrl+c", "quit as an interrupt (exit code 130)", "key"),
+        ("", "", "gap"),
+        ("Mouse", "", "group"),
+    ]
     rows += [(what, does, "mouse") for what, does in MOUSE_HELP]
     return rows
 
@@ -85,8 +95,10 @@ class HelpPanel(ScrollView, can_focus=True):
         self.border_title = "tracer · keys"
         self.border_subtitle = "escape, ? or q to close"
         console = Console(width=200, color_system="truecolor", legacy_windows=False)
-        self._lines = [Strip(list(line)) for line in console.render_lines(help_text(), console.options.update(width=200),
-                                                                           pad=False)]  # fmt: skip
+        self._lines = [
+            Strip(list(line))
+            for line in console.render_lines(help_text(), console.options.update(width=200), pad=False)
+        ]
         self.virtual_size = Size(max(s.cell_length for s in self._lines), len(self._lines))
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:

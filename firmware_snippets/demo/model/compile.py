@@ -44,10 +44,21 @@ MODEL = "sampling_net"
 OUT = "vela"
 SYSTEM_CONFIG = "Ethos_U55_High_End_Embedded"
 VELA_ARGS = [
-    f"{MODEL}.tflite", "--accelerator-config", "ethos-u55-128", "--config", "Arm/vela.ini",
-    "--system-config", SYSTEM_CONFIG, "--memory-mode", "Shared_Sram", "--enable-debug-db",
-    "--verbose-performance", "--verbose-register-command-stream", "--output-dir", OUT,
-]  # fmt: skip
+    f"{MODEL}.tflite",
+    "--accelerator-config",
+    "ethos-u55-128",
+    "--config",
+    "Arm/vela.ini",
+    "--system-config",
+    SYSTEM_CONFIG,
+    "--memory-mode",
+    "Shared_Sram",
+    "--enable-debug-db",
+    "--verbose-performance",
+    "--verbose-register-command-stream",
+    "--output-dir",
+    OUT,
+]
 
 # Simulated cost of each operation relative to Vela's estimate, by output tensor name.
 SLOWDOWN = {"dw2": 2.5, "pw5": 0.6}
@@ -141,11 +152,18 @@ def operations(stream: bytes, tables: dict[str, list[dict[str, str]]]) -> list[d
         row = perf[q["scheduled_id"]]
         vela = int(row["op_cycles"])
         cycles = round(vela * SLOWDOWN.get(row["name"], 1.0))
-        ops.append({
-            "index": index, "offset": int(q["offset"]), "name": row["name"], "operator": row["operator"],
-            "vela_op_cycles": vela, "npu_cycles": cycles, "ticks": cycles * TICKS_PER_NPU_CYCLE,
-            "counters": simulated_counters(row, cycles),
-        })  # fmt: skip
+        ops.append(
+            {
+                "index": index,
+                "offset": int(q["offset"]),
+                "name": row["name"],
+                "operator": row["operator"],
+                "vela_op_cycles": vela,
+                "npu_cycles": cycles,
+                "ticks": cycles * TICKS_PER_NPU_CYCLE,
+                "counters": simulated_counters(row, cycles),
+            }
+        )
     return ops
 
 

@@ -15,8 +15,16 @@ _PREFIXES = (
     re.compile(r"^(?P<level>[IWED]): (?:\w+\(\): )?"),
     re.compile(r"^\[[0-9:.,\s]+\]\s*(?:<(?P<level>inf|wrn|err|dbg)>\s*[\w.]*:\s*)?"),
 )
-_LEVELS = {"E": "error", "ERROR": "error", "err": "error", "F": "error", "W": "warning", "WARN": "warning",
-           "WARNING": "warning", "wrn": "warning"}  # fmt: skip
+_LEVELS = {
+    "E": "error",
+    "ERROR": "error",
+    "err": "error",
+    "F": "error",
+    "W": "warning",
+    "WARN": "warning",
+    "WARNING": "warning",
+    "wrn": "warning",
+}
 MAX_LINE_CHARS = MAX_LOG_LINE_CHARS  # longer lines are cut here (a <metrics> line is a few KiB)
 
 

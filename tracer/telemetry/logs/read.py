@@ -43,8 +43,7 @@ def _read_binary(handle: IO[bytes], label: str) -> InferenceTimeline:
     if head and not is_text_log(head):
         line, offset = first_binary_position(head)
         raise CaptureError(
-            f"{label}: line {line}: not a text log (binary data near byte {offset}); "
-            "expected UART or FVP text output"
+            f"{label}: line {line}: not a text log (binary data near byte {offset}); expected UART or FVP text output"
         )
     stream = io.TextIOWrapper(_Prepend(head, handle), encoding="utf-8", errors="replace", newline="")
     return _read_lines(stream, label)

@@ -226,11 +226,15 @@ class LogReader:
         for line in self._splitter.finish():
             self.feed_line(line, self._last_cycle)
         if self.line_no > MAX_CONSOLE_LINES:
-            self._warn(f"only the first {MAX_CONSOLE_LINES:,} of {self.line_no:,} lines kept as console text "
-                       "(every line was read)")  # fmt: skip
+            self._warn(
+                f"only the first {MAX_CONSOLE_LINES:,} of {self.line_no:,} lines kept as console text "
+                "(every line was read)"
+            )
         if self._splitter.cut_lines:
-            self._warn(f"{self._splitter.cut_lines} line(s) longer than {MAX_LINE_CHARS:,} characters cut there "
-                       f"({self._splitter.dropped_chars:,} characters dropped)")  # fmt: skip
+            self._warn(
+                f"{self._splitter.cut_lines} line(s) longer than {MAX_LINE_CHARS:,} characters cut there "
+                f"({self._splitter.dropped_chars:,} characters dropped)"
+            )
         self._flush_run()
         self._check_cut_block()
         self._leave_mode()
@@ -284,7 +288,9 @@ class LogReader:
             return self._mode is Mode.ALLOC_TABLE
         elif isinstance(record, AllocFailure):
             self.failures.append(
-                AllocationFailure(record.kind, record.requested, record.available, record.missing, self._last_cycle, self.line_no)
+                AllocationFailure(
+                    record.kind, record.requested, record.available, record.missing, self._last_cycle, self.line_no
+                )
             )
         elif isinstance(record, ArenaUsed):
             self.arena.append(ArenaSample(self._last_cycle, record.used, record.size, None))
@@ -425,7 +431,9 @@ class LogReader:
             self._block_counters.append(name)
         if isinstance(record, CounterSummary):
             if self._samples not in (None, 1):
-                self.stats[name] = CounterStat(name, unit, self._samples, record.total, record.mean, record.min, record.max)
+                self.stats[name] = CounterStat(
+                    name, unit, self._samples, record.total, record.mean, record.min, record.max
+                )
                 self._stats_models[name] = self._run_model
                 return
             value = record.total
@@ -512,9 +520,11 @@ class LogReader:
 
     def _allocation(self, record: Allocation) -> None:
         self.extra.setdefault("arena_allocations", {})[record.category] = {
-            "used_bytes": record.used, "requested_bytes": record.requested, "count": record.count,
+            "used_bytes": record.used,
+            "requested_bytes": record.requested,
+            "count": record.count,
             **({"unit": record.unit} if record.unit else {}),
-        }  # fmt: skip
+        }
 
     def _tag_total(self, total: int | None) -> None:
         block = self._tag_block or {}
@@ -641,7 +651,9 @@ class LogReader:
             return
         if not self._cur.job:
             # The log starts inside the job (or its start line was lost): what came before is it.
-            self._cur.problems.append(f"no 'Running inference job' line for job {record.name!r} before line {self.line_no}")
+            self._cur.problems.append(
+                f"no 'Running inference job' line for job {record.name!r} before line {self.line_no}"
+            )
             self._cur.opened = self._cur.opened or record.label
             self._cur.facts["job"] = record.name
             self._mark_start()
@@ -752,8 +764,17 @@ class LogReader:
                 start, end = base, base + pending.runtime
                 cursor = max(cursor, end)
             builder.add_inference(
-                Inference(number, start, end, not pending.problems, tuple(pending.problems), (),
-                          pending.input_crc, pending.output_crc, dict(pending.counters))  # fmt: skip
+                Inference(
+                    number,
+                    start,
+                    end,
+                    not pending.problems,
+                    tuple(pending.problems),
+                    (),
+                    pending.input_crc,
+                    pending.output_crc,
+                    dict(pending.counters),
+                )
             )
             if pending.counters:
                 builder.timeline.pmu_totals[number] = _qualified(pending.counters, models.get(pending.model))

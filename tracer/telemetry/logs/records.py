@@ -225,7 +225,27 @@ class Damaged:
 
 
 Record = (
-    OpTicks | OpCounter | EnterMode | Counter | CounterSummary | SampleCount | Metrics | PmuEventNames
-    | TagTicks | TagTotal | ArenaPart | Allocation | AllocFailure | ArenaUsed | Runtime | Boundary | Crc
-    | Fact | ErrorLine | Neutral | Damaged | InferenceMark | ModelName
-)  # fmt: skip
+    OpTicks
+    | OpCounter
+    | EnterMode
+    | Counter
+    | CounterSummary
+    | SampleCount
+    | Metrics
+    | PmuEventNames
+    | TagTicks
+    | TagTotal
+    | ArenaPart
+    | Allocation
+    | AllocFailure
+    | ArenaUsed
+    | Runtime
+    | Boundary
+    | Crc
+    | Fact
+    | ErrorLine
+    | Neutral
+    | Damaged
+    | InferenceMark
+    | ModelName
+)

@@ -26,8 +26,11 @@ from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 
 MAX_LINES = CONSOLE_LINES  # as many as the session keeps
-ERROR = re.compile(r"\b(error|err|fail(ed|ure)?|fault|hardfault|assert(ion)?|panic|abort(ed)?|overflow|"
-                   r"overrun|exception|fatal|crash(ed)?)\b", re.IGNORECASE)  # fmt: skip
+ERROR = re.compile(
+    r"\b(error|err|fail(ed|ure)?|fault|hardfault|assert(ion)?|panic|abort(ed)?|overflow|"
+    r"overrun|exception|fatal|crash(ed)?)\b",
+    re.IGNORECASE,
+)
 WARNING = re.compile(r"\b(warn(ing)?|timeout|retry|dropped|lost)\b", re.IGNORECASE)
 STAMP = Style(color=pal.MUTED)
 TEXT = Style(color=pal.TEXT)

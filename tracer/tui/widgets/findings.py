@@ -40,8 +40,11 @@ def _value(value: Any) -> str:
 
 def evidence_text(finding: Finding) -> str:
     """``key=value`` pairs of the finding's evidence (long values cut)."""
-    return "  ".join(f"{key}={_value(value)}" for key, value in finding.evidence.items()
-                     if value is not None and value != [] and value != {})  # fmt: skip
+    return "  ".join(
+        f"{key}={_value(value)}"
+        for key, value in finding.evidence.items()
+        if value is not None and value != [] and value != {}
+    )
 
 
 def inference_numbers(numbers: tuple[int, ...]) -> str:
@@ -161,8 +164,13 @@ class FindingsView(View, VerticalScroll):
         """Draw the findings of ``snapshot``, the chosen one marked."""
         diagnosis = snapshot.diagnosis
         selected = finding_index(snapshot, ui)
-        key = (diagnosis.findings, diagnosis.ran, tuple(row.info for row in snapshot.layers), len(diagnosis.flags),
-               selected if not self.detailed else None)  # fmt: skip
+        key = (
+            diagnosis.findings,
+            diagnosis.ran,
+            tuple(row.info for row in snapshot.layers),
+            len(diagnosis.flags),
+            selected if not self.detailed else None,
+        )
         findings = diagnosis.findings
         summary = summary_text(findings)
         self.border_title = f"Findings ({summary})" if summary else "Findings"
@@ -209,8 +217,10 @@ class FindingsView(View, VerticalScroll):
             table.add_column(width=7, no_wrap=True)
             table.add_column(ratio=1, overflow="fold")
             severity = finding.severity.value
-            table.add_row(Text(severity.upper(), style=f"bold {pal.SEVERITY.get(severity, pal.MUTED)}"),
-                          finding_body(finding, labels, len(flags.instances(n)) or None))  # fmt: skip
+            table.add_row(
+                Text(severity.upper(), style=f"bold {pal.SEVERITY.get(severity, pal.MUTED)}"),
+                finding_body(finding, labels, len(flags.instances(n)) or None),
+            )
             bodies.append(table)
         if not bodies:
             bodies.append(empty_text(snapshot))

@@ -12,8 +12,18 @@ from textual.widgets import Static
 
 from tracer.tui import palette as pal
 
-REPLAY_KEYS = (("space", "Pause"), ("← →", "Inference"), ("n N", "Finding"), ("+ -", "Speed"), ("/", "Filter"),
-               ("1-4", "Views"), ("e", "Export"), ("p", "Shot"), ("?", "Help"), ("q", "Quit"))  # fmt: skip
+REPLAY_KEYS = (
+    ("space", "Pause"),
+    ("← →", "Inference"),
+    ("n N", "Finding"),
+    ("+ -", "Speed"),
+    ("/", "Filter"),
+    ("1-4", "Views"),
+    ("e", "Export"),
+    ("p", "Shot"),
+    ("?", "Help"),
+    ("q", "Quit"),
+)
 LIVE_KEYS = tuple(k for k in REPLAY_KEYS if k[0] != "+ -")
 
 

@@ -101,11 +101,21 @@ class LatencyPlot(View, Widget):
             level = rows - 1 - r
             label = labels.get(r, "")
             colour = pal.WARN if r == budget_row and label else pal.MUTED
-            segments = [Segment(f"{label:>{GUTTER - 2}} ", Style(color=colour)),
-                        Segment("┤" if label else "│", Style(color=pal.MUTED))]  # fmt: skip
+            segments = [
+                Segment(f"{label:>{GUTTER - 2}} ", Style(color=colour)),
+                Segment("┤" if label else "│", Style(color=pal.MUTED)),
+            ]
             for c in range(len(cycles)):
-                cell = self._cell(int(eighths[c]), level, r == budget_row, bool(complete[c]), int(cycles[c]), budget,
-                                  int(numbers[c]) == self._selected, r == rows - 1)  # fmt: skip
+                cell = self._cell(
+                    int(eighths[c]),
+                    level,
+                    r == budget_row,
+                    bool(complete[c]),
+                    int(cycles[c]),
+                    budget,
+                    int(numbers[c]) == self._selected,
+                    r == rows - 1,
+                )
                 if bar >= 3:
                     segments.append(Segment(cell.text * (bar - 1), cell.style))
                     segments.append(Segment("─" if r == budget_row else " ", Style(color=pal.WARN)))
@@ -119,11 +129,20 @@ class LatencyPlot(View, Widget):
         self._strips = strips
 
     def _cell(
-        self, eighths: int, level: int, budget_row: bool, complete: bool, value: int, budget: float | None,
-        selected: bool, bottom: bool,
-    ) -> Segment:  # fmt: skip
+        self,
+        eighths: int,
+        level: int,
+        budget_row: bool,
+        complete: bool,
+        value: int,
+        budget: float | None,
+        selected: bool,
+        bottom: bool,
+    ) -> Segment:
         if eighths < 0:
-            return Segment("·" if bottom else ("─" if budget_row else " "), Style(color=pal.MUTED if bottom else pal.WARN))
+            return Segment(
+                "·" if bottom else ("─" if budget_row else " "), Style(color=pal.MUTED if bottom else pal.WARN)
+            )
         if not complete and bottom:
             return Segment("×", Style(color=pal.WARN, bold=True))
         fill = max(0, min(8, eighths - level * 8))

@@ -108,8 +108,10 @@ class LayerDetail(View, Static):
             self._distribution(text, values, min(left, 8), width)
         if row.pmu_mean:
             simulated = snapshot.status.labels.get("npu_pmu") == "simulated"
-            text.append("NPU PMU mean" + (" (simulated)" if simulated else "") + ": ",
-                        style=pal.WARN if simulated else pal.MUTED)  # fmt: skip
+            text.append(
+                "NPU PMU mean" + (" (simulated)" if simulated else "") + ": ",
+                style=pal.WARN if simulated else pal.MUTED,
+            )
             text.append(" · ".join(f"{name} {value:,.0f}" for name, value in row.pmu_mean.items()), style=pal.TEXT)
         if sampled is not None:
             _sampled(text, sampled)

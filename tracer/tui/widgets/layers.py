@@ -29,8 +29,15 @@ COLUMNS = (
 )
 # When the table is narrower than its columns (80x24), these go first (# layer ratio flags stay).
 DROP = ("time", "op", "max", "predicted", "p99", "engine", "base", "jitter", "p50", "delta")
-SORT_OF_COLUMN = {"index": "index", "name": "name", "p50": "p50", "p99": "p99", "max": "max", "ratio": "ratio",
-                  "jitter": "jitter"}  # fmt: skip
+SORT_OF_COLUMN = {
+    "index": "index",
+    "name": "name",
+    "p50": "p50",
+    "p99": "p99",
+    "max": "max",
+    "ratio": "ratio",
+    "jitter": "jitter",
+}
 
 SORTERS: dict[str, Callable[[LayerRow], tuple]] = {
     "index": lambda r: (r.index,),

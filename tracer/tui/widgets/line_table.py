@@ -134,7 +134,9 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         cells = [c for _key, c in rows]
         if keys == self._keys and cells == self._cells:
             return
-        changed = [i for i, c in enumerate(cells) if i >= len(self._cells) or self._cells[i] != c or keys[i] != self._keys[i]]
+        changed = [
+            i for i, c in enumerate(cells) if i >= len(self._cells) or self._cells[i] != c or keys[i] != self._keys[i]
+        ]
         self._keys, self._cells = keys, cells
         widths_before = list(self._widths)
         self._fit()
@@ -199,8 +201,11 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         return sum(self._widths[i] + 2 for i in self._shown_all())
 
     def _shown_all(self) -> list[int]:
-        return [i for i in range(len(self.COLUMNS))
-                if self.COLUMNS[i].keep or not self._cells or any(row[i][0] for row in self._cells)]  # fmt: skip
+        return [
+            i
+            for i in range(len(self.COLUMNS))
+            if self.COLUMNS[i].keep or not self._cells or any(row[i][0] for row in self._cells)
+        ]
 
     def action_columns(self, step: int) -> None:
         """Scroll the columns that do not fit by ``step``."""
