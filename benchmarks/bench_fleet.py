@@ -46,12 +46,13 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "tests"))  # the telemetry encoder (a test oracle)
 
 from telemetry_encoder import encode_inferences  # noqa: E402
+from workload import LAYERS, inference_slots  # noqa: E402
+
 from tracer.capture.metadata import CaptureMetadata  # noqa: E402
 from tracer.capture.reader import open_capture  # noqa: E402
 from tracer.capture.writer import CaptureWriter  # noqa: E402
 from tracer.decode.tpiu import TpiuMode  # noqa: E402
 from tracer.pipeline.capture import decode_reader  # noqa: E402
-from workload import LAYERS, inference_slots  # noqa: E402
 
 DATA = HERE / "data" / "fleet"
 SLOW_LAYER = 7
@@ -65,12 +66,12 @@ def write_capture(path: Path, megabytes: float, build: int, seed: int) -> int:
     """One synthetic capture of about ``megabytes`` MB of stream; returns its stream bytes."""
     rng = random.Random(seed)
     factor = 1 + rng.gauss(0, 0.005)
-    scale = {layer: factor for layer in range(LAYERS)}
+    scale = dict.fromkeys(range(LAYERS), factor)
     if build == 2:
         scale[SLOW_LAYER] = factor * (1 + SLOW_PCT / 100)
     slots, t = inference_slots(scale)
     period = t + 5000
-    created = (_dt.datetime(2025, 6, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(days=build - 1)).isoformat()
+    created = (_dt.datetime(2025, 6, 1, tzinfo=_dt.UTC) + _dt.timedelta(days=build - 1)).isoformat()
     meta = CaptureMetadata(
         source="synthetic://bench_fleet",
         tpiu=False,

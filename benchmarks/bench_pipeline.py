@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,17 +34,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the telemetry encoder (a test oracle)
 
-from tracer.analysis.analyze import analyze  # noqa: E402
-from tracer.export.report_json import report_object  # noqa: E402
-from tracer.base.facts import InputFacts  # noqa: E402
-from tracer.capture.metadata import CaptureMetadata  # noqa: E402
-from tracer.capture.reader import open_capture  # noqa: E402
-from tracer.capture.writer import CaptureWriter  # noqa: E402
-from tracer.pipeline.capture import decode_reader  # noqa: E402
-from tracer.decode.tpiu import TpiuMode  # noqa: E402
-from telemetry_encoder import SlotSpec, encode_inferences  # noqa: E402
-from tracer.telemetry.wire import RecordType as R  # noqa: E402
-from workload import LAYERS, inference_slots  # noqa: E402
+from telemetry_encoder import SlotSpec, encode_inferences
+from workload import LAYERS, inference_slots
+
+from tracer.analysis.analyze import analyze
+from tracer.base.facts import InputFacts
+from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.reader import open_capture
+from tracer.capture.writer import CaptureWriter
+from tracer.decode.tpiu import TpiuMode
+from tracer.export.report_json import report_object
+from tracer.pipeline.capture import decode_reader
+from tracer.telemetry.wire import RecordType as R
 
 TARGET_RATIO = 0.5  # pipeline MB/s over decode-only MB/s
 
@@ -121,7 +122,7 @@ def child_peak_rss(stage: str, path: Path) -> int:
     return int(done.stdout.split()[-1]) * 1024  # kB
 
 
-def best_of(repeat: int, fn, *args):  # noqa: ANN001, ANN201
+def best_of(repeat: int, fn, *args):
     """(best wall seconds, best CPU seconds, last result)."""
     best, best_cpu, result = float("inf"), float("inf"), None
     for _ in range(repeat):

@@ -42,20 +42,20 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the telemetry encoder (a test oracle)
 
-from textual import events  # noqa: E402
+from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences
+from textual import events
+from workload import LAYERS, inference_slots, is_npu
 
-from tracer.capture.metadata import CaptureMetadata  # noqa: E402
-from tracer.capture.writer import CaptureWriter  # noqa: E402
-from tracer.session.engine import Session  # noqa: E402
-from tracer.decode.tpiu import TpiuMode  # noqa: E402
-from tracer.session.feeds import SourceFeed  # noqa: E402
-from tracer.sources.reconnect import ReconnectingSource  # noqa: E402
-from tracer.sources.registry import open_source  # noqa: E402
-from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences  # noqa: E402
-from tracer.telemetry.wire import RecordType as R  # noqa: E402
-from tracer.telemetry.wire import TimeSource  # noqa: E402
-from tracer.tui.app import TracerApp  # noqa: E402
-from workload import LAYERS, inference_slots, is_npu  # noqa: E402
+from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.writer import CaptureWriter
+from tracer.decode.tpiu import TpiuMode
+from tracer.session.engine import Session
+from tracer.session.feeds import SourceFeed
+from tracer.sources.reconnect import ReconnectingSource
+from tracer.sources.registry import open_source
+from tracer.telemetry.wire import RecordType as R
+from tracer.telemetry.wire import TimeSource
+from tracer.tui.app import TracerApp
 
 CLOCK_HZ = 480_000_000
 TARGET_MS = 100.0
@@ -215,7 +215,7 @@ def press_keys(
     while not stop.is_set() and time.perf_counter() - start < seconds:
         elapsed = time.perf_counter() - start
         if elapsed >= next_rss:
-            rss.append((elapsed, rss_mb(), getattr(app.session._feed, "backlog", 0) / 1e6))  # noqa: SLF001
+            rss.append((elapsed, rss_mb(), getattr(app.session._feed, "backlog", 0) / 1e6))
             next_rss += 1.0
         key = KEYS[i % len(KEYS)]
         i += 1
@@ -223,7 +223,7 @@ def press_keys(
         app.probe = probe
         sent = time.perf_counter()
         char = {"space": " ", "question_mark": "?"}.get(key, key if len(key) == 1 else None)
-        app._driver.process_message(events.Key(key, char))  # noqa: SLF001 - what the real input thread does
+        app._driver.process_message(events.Key(key, char))  # what the real input thread does
         if probe["done"].wait(5.0):
             out.append((probe["painted"] - sent) * 1000)
             if os.environ.get("BENCH_TUI_DETAIL"):
@@ -237,7 +237,7 @@ def press_keys(
         keys_out.append(key)
         app.probe = None
         time.sleep(0.4)
-    rss.append((time.perf_counter() - start, rss_mb(), getattr(app.session._feed, "backlog", 0) / 1e6))  # noqa: SLF001
+    rss.append((time.perf_counter() - start, rss_mb(), getattr(app.session._feed, "backlog", 0) / 1e6))
 
 
 def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[str, Any]:

@@ -106,7 +106,7 @@ def campaign(args: argparse.Namespace, seeds: dict, work: Path, trace: Path | No
     return 1 if failures else 0
 
 
-def report(args, per_format, per_code, per_pair, per_mutation, failures, slowest, elapsed, peak) -> None:  # noqa: ANN001, PLR0913
+def report(args, per_format, per_code, per_pair, per_mutation, failures, slowest, elapsed, peak) -> None:
     codes = sorted(per_code, key=lambda c: (not c.isdigit(), c))
     print(
         f"\ncampaign {args.campaign}: {sum(per_format.values()):,} inputs (indices {args.start}.."

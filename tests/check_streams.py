@@ -7,12 +7,13 @@ Built with the reference telemetry encoder (the bytes the C library emits) and w
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+
+from telemetry_encoder import TelemetryEncoder
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import INFO_NPU_PMU_SIMULATED, TimeSource
 
 

@@ -78,7 +78,7 @@ class CliResult:
 
 
 @pytest.fixture
-def run_cli(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+def run_cli(monkeypatch: pytest.MonkeyPatch):
     """Run ``tracer ARGS`` in-process (like west's ``cmd()``) and capture stdout/stderr."""
 
     def run(*args: str) -> CliResult:

@@ -14,9 +14,10 @@ import random
 from pathlib import Path
 from typing import Any
 
+from telemetry_encoder import TelemetryEncoder
+
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import TimeSource
 
 CLOCK_HZ = 200_000_000

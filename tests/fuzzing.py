@@ -38,8 +38,8 @@ import subprocess
 import time
 import traceback
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from tracer.capture.format import CHUNK_HEAD, CRC, HEAD_CRC_SPAN, HEADER_PREFIX, MAGIC, VERSION
 from tracer.cli.main import main
@@ -165,9 +165,9 @@ def _rel(path: Path) -> str:
 
 def _capture_with_events() -> bytes:
     """A capture of a corpus stream in 512-byte chunks with an event and a metadata patch."""
+    from tracer.capture.format import ChunkKind
     from tracer.capture.metadata import CaptureMetadata
     from tracer.capture.writer import encode_chunk, encode_header
-    from tracer.capture.format import ChunkKind
 
     stream = (DATA / "corpus" / "novakov_rtos_trace" / "queue_demo.trace").read_bytes()[:20_000]
     blob = bytearray(encode_header(CaptureMetadata(source="tcp://localhost:3443", cpu_hz=64_000_000).stamped()))

@@ -3,9 +3,10 @@ longer by what the test emits inside them (an interrupt, another task, more work
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from telemetry_encoder import TelemetryEncoder
+
 from tracer.base.timeline import InferenceTimeline
 from tracer.decode.itm import decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from tracer.decode.packets import NO_TS, PacketBatch, PacketKind
 

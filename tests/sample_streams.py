@@ -8,9 +8,10 @@ describes them, independently of the decoder in ``tracer.telemetry.samples``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from telemetry_encoder import TelemetryEncoder
+
 from tracer.telemetry.wire import RecordType
 
 __all__ = ["TelemetryEncoder", "dwt_pc_sample", "npu_sample", "pc_sample", "sampler_info"]

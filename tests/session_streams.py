@@ -6,9 +6,10 @@ import dataclasses
 import random
 from pathlib import Path
 
+from telemetry_encoder import TelemetryEncoder
+
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import RecordType, TimeSource
 
 CLOCK_HZ = 100_000_000

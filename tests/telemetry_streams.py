@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 import random
 
+from telemetry_encoder import EncodedRecord, TelemetryEncoder
+
+from tracer.base.timeline import InferenceTimeline
 from tracer.decode.itm import ItmDecoder
 from tracer.telemetry.decoder import TelemetryDecoder
-from telemetry_encoder import EncodedRecord, TelemetryEncoder
-from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import TimeSource
 
 CLOCK_HZ = 100_000_000

@@ -86,7 +86,7 @@ TOML_CASES = {
 
 
 @pytest.mark.parametrize("case", list(TOML_CASES))
-def test_toml_budget_refused_by_budget_and_check_alike(case: str, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_toml_budget_refused_by_budget_and_check_alike(case: str, tmp_path: Path, run_cli) -> None:
     text, at, message = TOML_CASES[case]
     path = tmp_path / "b.toml"
     path.write_text(text)
@@ -140,7 +140,7 @@ JSON_CASES = {
 
 
 @pytest.mark.parametrize("case", list(JSON_CASES))
-def test_json_budget_refused_with_the_line(case: str, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_json_budget_refused_with_the_line(case: str, tmp_path: Path, run_cli) -> None:
     text, line, message = JSON_CASES[case]
     path = tmp_path / "b.json"
     path.write_text(text)
@@ -163,7 +163,7 @@ def _vela_csv(column: str, value: str, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("column", ["NPU", "SRAM AC", "MAC Count", "Util% (MAC)", "Network% (cycles)", "Staging Usage"])
-def test_vela_per_layer_negative_columns_refused(column: str, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_vela_per_layer_negative_columns_refused(column: str, tmp_path: Path, run_cli) -> None:
     path = _vela_csv(column, "-5", tmp_path)
     result = run_cli("budget", path)
     assert result.code == 2, result.err
@@ -192,7 +192,7 @@ def _vela_summary(column: str, value: str, tmp_path: Path) -> Path:
         ("sram_memory_used", "1e30", "column 'sram_memory_used': expected a size in KiB"),
     ],
 )
-def test_vela_summary_out_of_range_refused(column: str, value: str, message: str, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_vela_summary_out_of_range_refused(column: str, value: str, message: str, tmp_path: Path, run_cli) -> None:
     path = _vela_summary(column, value, tmp_path)
     result = run_cli("budget", path)
     assert result.code == 2, result.err
@@ -207,7 +207,7 @@ def test_vela_summary_out_of_range_refused(column: str, value: str, message: str
         ("0x" + "f" * 5000, "expected a size in bytes from 0 to 2**40"),
     ],
 )
-def test_glow_header_sizes_out_of_range_refused(value: str, message: str, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_glow_header_sizes_out_of_range_refused(value: str, message: str, tmp_path: Path, run_cli) -> None:
     text = GLOW.read_text()
     m = re.search(r"^#define (\w+_CONSTANT_MEM_SIZE)\s+(\S+)", text, re.MULTILINE)
     assert m is not None
@@ -220,7 +220,7 @@ def test_glow_header_sizes_out_of_range_refused(value: str, message: str, tmp_pa
     assert "Traceback" not in result.err
 
 
-def test_budget_of_dev_zero_is_refused_without_reading_it_all(run_cli) -> None:  # noqa: ANN001
+def test_budget_of_dev_zero_is_refused_without_reading_it_all(run_cli) -> None:
     result = run_cli("budget", "/dev/zero")
     assert result.code == 2
     assert "/dev/zero: more than 67,108,864 bytes: too large for a budget file" in result.err
@@ -234,7 +234,7 @@ def test_the_demo_budget_still_reads() -> None:
     assert budget.model.clock_hz == 32_000_000 and len(budget.layers) == 10
 
 
-def test_vela_debug_database_with_a_field_past_the_csv_limit_is_refused(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_vela_debug_database_with_a_field_past_the_csv_limit_is_refused(tmp_path: Path, run_cli) -> None:
     """Found by the fuzzing campaign: csv's own field limit (131072) raised out of the reader."""
     source = VELA / "tiny_int8_debug.xml"
     text = source.read_text()
@@ -246,7 +246,7 @@ def test_vela_debug_database_with_a_field_past_the_csv_limit_is_refused(tmp_path
     assert f"{path}:" in result.err and "table 'source'" in result.err and "Traceback" not in result.err
 
 
-def test_vela_debug_database_ids_are_bounded(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_vela_debug_database_ids_are_bounded(tmp_path: Path, run_cli) -> None:
     text = (VELA / "tiny_int8_debug.xml").read_text()
     m = re.search(r"<table name=\"source\">\s*<!\[CDATA\[\s*([^\n]*)\n([0-9]+),", text)
     assert m is not None, "the source table's first row"
@@ -273,7 +273,7 @@ SPACES = " " * 165_000
 )
 def test_long_runs_of_white_space_do_not_stall_the_budget_readers(
     name: str, text: str, tmp_path: Path, run_cli
-) -> None:  # noqa: ANN001
+) -> None:
     """Found by the fuzzing campaign: patterns that took the spaces around a value were quadratic
     (cubic for a TOML table header) in a long run of them. The alarm turns a stall into a failure."""
     import signal

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from tracer.base.timeline import Engine, LayerInfo
 from tracer.budget import load_budget
 from tracer.budget.matching import MatchKind, cycle_scale, match_layers
 from tracer.budget.model import Budget, BudgetLayer, ModelBudget
 from tracer.telemetry.logs import read_log
-from tracer.base.timeline import Engine, LayerInfo
 
 DATA = Path(__file__).parent / "data"
 U55 = DATA / "vela" / "out_u55-128_regor"

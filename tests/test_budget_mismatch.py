@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tracer.base.timeline import Engine, LayerInfo
 from tracer.budget import load_budget
 from tracer.budget.matching import match_layers, model_difference
 from tracer.budget.model import Budget, BudgetLayer, ModelBudget
-from tracer.base.timeline import Engine, LayerInfo
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "captures" / "demo.trace"
@@ -40,7 +40,7 @@ clock_hz = 32000000
 )
 
 
-def test_a_budget_for_an_8_layer_model_is_refused_against_the_10_layer_demo(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_a_budget_for_an_8_layer_model_is_refused_against_the_10_layer_demo(tmp_path: Path, run_cli) -> None:
     budget = tmp_path / "kws.toml"
     budget.write_text(KWS_8_LAYERS)
     for verb in ("check", "report"):
@@ -53,7 +53,7 @@ def test_a_budget_for_an_8_layer_model_is_refused_against_the_10_layer_demo(tmp_
         assert "x over budget" not in result.out
 
 
-def test_match_any_pairs_anyway_and_says_what_differs(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_match_any_pairs_anyway_and_says_what_differs(tmp_path: Path, run_cli) -> None:
     budget = tmp_path / "kws.toml"
     budget.write_text(KWS_8_LAYERS)
     result = run_cli("check", DEMO, "--budget", budget, "--match", "any", "--format", "json")
@@ -62,13 +62,13 @@ def test_match_any_pairs_anyway_and_says_what_differs(tmp_path: Path, run_cli) -
     json.loads(result.out)
 
 
-def test_the_right_budgets_are_not_called_a_different_model(run_cli) -> None:  # noqa: ANN001
+def test_the_right_budgets_are_not_called_a_different_model(run_cli) -> None:
     result = run_cli("check", DEMO, "--budget", DEMO_BUDGET)
     assert result.code == 0, result.err
     assert "does not describe" not in result.err
 
 
-def test_a_partial_budget_naming_its_layers_is_not_a_different_model(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_a_partial_budget_naming_its_layers_is_not_a_different_model(tmp_path: Path, run_cli) -> None:
     budget = tmp_path / "partial.toml"
     budget.write_text('[[layer]]\nname = "conv0"\ncycles = 40000\n\n[[layer]]\nname = "fc9"\ncycles = 100\n')
     result = run_cli("check", DEMO, "--budget", budget)
@@ -131,7 +131,7 @@ def test_tflm_ethos_u_operators_against_velas_budget_are_the_same_model() -> Non
 
 
 @pytest.mark.parametrize("verb", ["check", "report"])
-def test_tolerance_option_applies_to_every_layer_and_says_what_it_replaced(verb: str, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_tolerance_option_applies_to_every_layer_and_says_what_it_replaced(verb: str, tmp_path: Path, run_cli) -> None:
     overlay = tmp_path / "tolerances.toml"
     overlay.write_text('[[layer]]\nname = "conv0"\ntolerance_pct = 30\n')
     result = run_cli(verb, DEMO, "--budget", DEMO_BUDGET, overlay, "--tolerance", "5", "--format", "json")
@@ -142,14 +142,14 @@ def test_tolerance_option_applies_to_every_layer_and_says_what_it_replaced(verb:
     assert "--tolerance 5% applies to every layer, in place of the budget's own (model 15%; conv0 30%)" in result.err
 
 
-def test_without_the_option_the_budget_tolerances_apply(run_cli) -> None:  # noqa: ANN001
+def test_without_the_option_the_budget_tolerances_apply(run_cli) -> None:
     result = run_cli("report", DEMO, "--budget", DEMO_BUDGET, "--format", "json")
     document = json.loads(result.out)
     assert {layer["budget"]["tolerance_pct"] for layer in document["layers"]} == {15}
     assert "--tolerance" not in result.err
 
 
-def test_a_capture_that_lost_layers_is_not_called_another_model(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_a_capture_that_lost_layers_is_not_called_another_model(tmp_path: Path, run_cli) -> None:
     """Found by the campaign: a damaged demo capture holding a few layers' records only (its layer
     descriptions lost) had its own budget refused as another model's. Layers a capture that lost
     data lacks decide nothing."""

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tracer.base.timeline import Engine
 from tracer.budget import load_budget
 from tracer.errors import UsageError
-from tracer.base.timeline import Engine
 
 VELA = Path(__file__).parent / "data" / "vela" / "out_u55-128_regor"
 PER_LAYER = VELA / "tiny_int8_per-layer.csv"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tracer.base.timeline import Engine
 from tracer.budget import file_kind, load_budget
 from tracer.budget.text import BudgetText
 from tracer.budget.vela_csv import read_per_layer, read_summary
 from tracer.errors import UsageError
-from tracer.base.timeline import Engine
 
 VELA = Path(__file__).parent / "data" / "vela"
 U55 = VELA / "out_u55-128_regor"

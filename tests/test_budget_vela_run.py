@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tracer.budget import load_budget
 from tracer.base.timeline import Engine
+from tracer.budget import load_budget
 
 MODEL = Path(__file__).parent / "data" / "vela" / "tiny_int8.tflite"
 # The Vela flags the sample budgets in tests/data/vela were made with, per configuration.

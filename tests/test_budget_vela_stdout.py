@@ -7,13 +7,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from test_budget_vela_run import CONFIGS, MODEL, _vela
+
+from tracer.base.timeline import Engine
 from tracer.budget import load_budget
 from tracer.budget.loader import file_kind
 from tracer.budget.text import BudgetText
 from tracer.errors import UsageError
-from tracer.base.timeline import Engine
 
 VELA = Path(__file__).parent / "data" / "vela"
 # config -> (clock, cycles_total, SRAM bytes as printed "32.33 KiB", layers, CSV folder)
@@ -145,14 +145,14 @@ def test_fresh_vela_summary_only(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_damaged_output_is_refused_with_its_line(edit, message: str) -> None:  # noqa: ANN001
+def test_damaged_output_is_refused_with_its_line(edit, message: str) -> None:
     text = edit((VELA / "out_u55-128_regor.stdout.txt").read_text())
     with pytest.raises(UsageError, match=message) as err:
         load_budget_texts_one(text)
     assert "vela.txt:" in str(err.value)
 
 
-def load_budget_texts_one(text: str):  # noqa: ANN201
+def load_budget_texts_one(text: str):
     from tracer.budget.loader import load_budget_texts
 
     return load_budget_texts([BudgetText("vela.txt", text)])

@@ -8,14 +8,13 @@ import zlib
 from pathlib import Path
 
 import pytest
+from itm_encoder import encode_stream
 
 from tracer.capture import CaptureMetadata, CaptureReader, CaptureWriter, open_capture
 from tracer.capture.format import CHUNK_HEAD, HEADER_PREFIX, MAGIC
 from tracer.decode import PacketBatch, PacketKind
-from tracer.pipeline.capture import decode_reader
 from tracer.errors import CaptureError
-
-from itm_encoder import encode_stream
+from tracer.pipeline.capture import decode_reader
 
 
 def _stream(n: int = 600) -> bytes:
@@ -281,7 +280,7 @@ def test_missing_and_directory_are_capture_errors(tmp_path: Path) -> None:
         open_capture(tmp_path)
 
 
-def test_export_raw_gives_the_exact_stream(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_export_raw_gives_the_exact_stream(tmp_path: Path, run_cli) -> None:
     data = _stream(400)
     path = tmp_path / "e.trace"
     _write(path, data)

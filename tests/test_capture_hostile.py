@@ -10,12 +10,11 @@ import zlib
 from pathlib import Path
 
 import pytest
+from test_capture import _stream
 
 from tracer.capture import CaptureMetadata, CaptureReader, CaptureWriter
 from tracer.capture.format import CHUNK_HEAD, CRC, HEADER_PREFIX, MAGIC, VERSION, ChunkKind
 from tracer.capture.writer import encode_chunk, encode_header
-
-from test_capture import _stream
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,11 +111,10 @@ def test_every_known_header_key_is_checked(key: str, value: object) -> None:
     assert getattr(reader.metadata, key) == getattr(CaptureMetadata(), key)
 
 
-def test_report_of_a_capture_with_a_nan_clock_says_unknown_not_nan(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_report_of_a_capture_with_a_nan_clock_says_unknown_not_nan(tmp_path: Path, run_cli) -> None:
     """The demo's stream without its target-info record: the clock comes from the header only."""
-    from telemetry_streams import build_stream
-
     from telemetry_encoder import TelemetryEncoder
+    from telemetry_streams import build_stream
 
     original = TelemetryEncoder.target_info
     TelemetryEncoder.target_info = lambda self, *a, **k: None  # type: ignore[method-assign]
@@ -181,7 +179,7 @@ def test_writer_splits_data_into_chunks_of_at_most_16_kib(tmp_path: Path) -> Non
         CaptureWriter(tmp_path / "big.trace", CaptureMetadata(), flush_bytes=1 << 20)
 
 
-def test_record_of_a_file_source_writes_16_kib_chunks(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_record_of_a_file_source_writes_16_kib_chunks(tmp_path: Path, run_cli) -> None:
     raw = tmp_path / "raw.swo"
     data = _stream(40_000)
     assert len(data) > 200_000

@@ -5,16 +5,16 @@ data-trace writes into buffers an NPU job owns; and no false alarm on a correct 
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
+from analysis_helpers import findings_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from telemetry_streams import decode
-from tracer.analysis.coherency import analyse_coherency, lines_of
-from analysis_helpers import findings_of
-from tracer.analysis.findings.coherency import RULES as COHERENCY_RULES
 from telemetry_encoder import TelemetryEncoder
+from telemetry_streams import decode
+
+from tracer.analysis.coherency import analyse_coherency, lines_of
+from tracer.analysis.findings.coherency import RULES as COHERENCY_RULES
 from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import NPU_READS, NPU_WRITES, TimeSource
 

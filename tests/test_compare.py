@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 
 import pytest
+from fleet_streams import LAYERS, Build, write_build
 from junitparser import JUnitXml
 
-from fleet_streams import LAYERS, Build, write_build
 from tracer.compare.compare import Verdict, compare
-from tracer.pipeline.digest import digest_file
 from tracer.compare.models import MatchMode, ModelMismatch
+from tracer.pipeline.digest import digest_file
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
-def _compare(builds: dict[str, Path], base: list[str], new: list[str], **options: object):  # noqa: ANN202
+def _compare(builds: dict[str, Path], base: list[str], new: list[str], **options: object):
     return compare([digest_file(str(builds[b])) for b in base], [digest_file(str(builds[n])) for n in new], **options)
 
 
@@ -149,7 +149,7 @@ def test_different_models_are_refused_with_what_differs(builds: dict[str, Path])
         _compare(builds, ["base", "shorter"], ["slow"])
 
 
-def test_cli_exit_codes_and_text(builds: dict[str, Path], run_cli) -> None:  # noqa: ANN001
+def test_cli_exit_codes_and_text(builds: dict[str, Path], run_cli) -> None:
     """exit 1 naming the layer; exit 0 for a repeat; exit 2 for another model; exit 3 unreadable."""
     slow = run_cli("compare", builds["base"], builds["slow"])
     assert slow.code == 1, slow.err
@@ -168,7 +168,7 @@ def test_cli_exit_codes_and_text(builds: dict[str, Path], run_cli) -> None:  # n
     assert run_cli("compare", builds["base"], builds["slow"], "--base", builds["base"]).code == 2
 
 
-def test_json_markdown_and_junit_carry_the_same_verdict(builds: dict[str, Path], run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_json_markdown_and_junit_carry_the_same_verdict(builds: dict[str, Path], run_cli, tmp_path: Path) -> None:
     """Every format: dw1 the one regression, with its numbers; JUnit has one failing test case."""
     out = run_cli("compare", builds["base"], builds["slow"], "--format", "json")
     obj = json.loads(out.out)

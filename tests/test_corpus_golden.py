@@ -12,11 +12,11 @@ import json
 import zipfile
 from pathlib import Path
 
+import novakov_rtos_events as rtos
 import numpy as np
 import pytest
 
-import novakov_rtos_events as rtos
-from tracer.decode import ItmDecoder, PacketBatch, PacketKind, TraceDecoder, TpiuMode, decode_bytes
+from tracer.decode import ItmDecoder, PacketBatch, PacketKind, TpiuMode, TraceDecoder, decode_bytes
 from tracer.decode.tpiu import TpiuDeframer, frame_alignment
 
 # Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
@@ -260,7 +260,7 @@ def test_novakov_decode_is_split_invariant() -> None:
         assert np.array_equal(a, b)
 
 
-def test_novakov_stats_through_the_cli(run_cli) -> None:  # noqa: ANN001
+def test_novakov_stats_through_the_cli(run_cli) -> None:
     result = run_cli("decode", NOVAKOV / "queue_demo.trace", "--format", "stats")
     assert result.code == 0
     stats = json.loads(result.out)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from demo_runs import record_demo
+
 from tracer.base.timeline import Engine
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
@@ -44,7 +44,7 @@ def run_demo(elf: Path, inferences: int, capture: Path) -> tuple[DecodedCapture,
     return decode_capture(capture), status
 
 
-def test_host_work_never_counts_against_the_ready_timeout(demo_elf: Path, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_host_work_never_counts_against_the_ready_timeout(demo_elf: Path, tmp_path: Path, monkeypatch) -> None:
     """Setting up the decoder (2 s) and decoding the first bytes (5 s) are slow here, as a JIT
     compile of the kernels once was: the READY timeout (4 s) counts only the wait for QEMU."""
     init, feed = qemu._ReadyWatcher.__init__, qemu._ReadyWatcher.feed
@@ -129,7 +129,7 @@ def test_the_capture_says_what_the_target_is(demo_elf: Path, tmp_path: Path) -> 
     assert "EXIT 0" in [c.text for c in tl.console]
 
 
-def test_tracer_demo_then_tracer_report(demo_elf: Path, tmp_path: Path, run_cli, monkeypatch) -> None:  # noqa: ANN001
+def test_tracer_demo_then_tracer_report(demo_elf: Path, tmp_path: Path, run_cli, monkeypatch) -> None:
     """The commands as a user runs them: demo records and reports; report shows every layer of
     every inference."""
     build = demo_elf.parent.parent  # the session's build folder: make finds it up to date

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from demo_runs import record_demo
-from tracer.pipeline.capture import decode_capture
+
 from tracer.base.timeline import InferenceTimeline
+from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.tasks import cpu_share
 
 pytestmark = pytest.mark.qemu
@@ -43,7 +43,7 @@ def preemption(
     return _record(elf, "task-preemption", tmp / "a.trace"), _record(elf, "task-preemption", tmp / "b.trace")
 
 
-def test_the_sensor_task_preempts_layer_2_through_a_real_context_switch(preemption) -> None:  # noqa: ANN001
+def test_the_sensor_task_preempts_layer_2_through_a_real_context_switch(preemption) -> None:
     """Two named tasks; the sensor task holds the CPU exactly inside layer 2 of inferences 2 and
     6, right after the timer interrupt that woke it; the layer's extra time is the sensor's slice
     plus the interrupt, to the cycle."""
@@ -73,7 +73,7 @@ def test_the_sensor_task_preempts_layer_2_through_a_real_context_switch(preempti
     assert 0 < share[sensor[0].task].share < 0.05
 
 
-def test_task_preemption_runs_are_cycle_identical(preemption) -> None:  # noqa: ANN001
+def test_task_preemption_runs_are_cycle_identical(preemption) -> None:
     """Two runs give the same spans, task slices and preemption to the cycle."""
     a, b = preemption
     assert a.tasks == b.tasks

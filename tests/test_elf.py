@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracer.capture.reader import open_capture
 from tracer.base.exceptions import exception_label
+from tracer.capture.reader import open_capture
 from tracer.elf import open_elf
-from tracer.export.packet_symbols import SymbolResolver
 from tracer.elf.image import read_elf
 from tracer.errors import UsageError
+from tracer.export.packet_symbols import SymbolResolver
 
 HERE = Path(__file__).parent / "data" / "elf"
 
@@ -160,7 +160,7 @@ def _pc_and_exception_stream(main: int) -> bytes:
     return pc + irq0 + irq1 + ret
 
 
-def test_decode_names_pc_samples_and_irqs(run_cli, tmp_path: Path, tiny_elf: Path) -> None:  # noqa: ANN001
+def test_decode_names_pc_samples_and_irqs(run_cli, tmp_path: Path, tiny_elf: Path) -> None:
     main = nm(tiny_elf)["main"] & ~1
     raw = tmp_path / "swo.bin"
     raw.write_bytes(_pc_and_exception_stream(main))
@@ -178,14 +178,14 @@ def test_decode_names_pc_samples_and_irqs(run_cli, tmp_path: Path, tiny_elf: Pat
     assert all("symbol" not in json.loads(line) for line in plain.out.splitlines())
 
 
-def test_decode_with_a_non_elf_is_a_usage_error(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_decode_with_a_non_elf_is_a_usage_error(run_cli, tmp_path: Path) -> None:
     raw = tmp_path / "swo.bin"
     raw.write_bytes(b"\x01A")
     done = run_cli("decode", raw, "--elf", raw)
     assert done.code == 2 and "not an ELF file" in done.err and "Traceback" not in done.err
 
 
-def test_record_stores_the_build_id_and_decode_warns_on_mismatch(run_cli, tmp_path: Path, tiny_elf: Path) -> None:  # noqa: ANN001
+def test_record_stores_the_build_id_and_decode_warns_on_mismatch(run_cli, tmp_path: Path, tiny_elf: Path) -> None:
     raw = tmp_path / "swo.bin"
     raw.write_bytes(_pc_and_exception_stream(nm(tiny_elf)["main"] & ~1))
     capture = tmp_path / "run.trace"

@@ -11,12 +11,12 @@ import random
 from pathlib import Path
 
 import pytest
-
-from tracer.errors import CaptureError
-from tracer.telemetry.etdump import is_etdump, read_etdump
-from tracer.pipeline.load import load_timeline
-from tracer.base.timeline import Engine
 from timeline_views import inference_views
+
+from tracer.base.timeline import Engine
+from tracer.errors import CaptureError
+from tracer.pipeline.load import load_timeline
+from tracer.telemetry.etdump import is_etdump, read_etdump
 
 ETDP = Path(__file__).parent / "data" / "etdump" / "arm_runner_two_inferences.etdp"
 _SPEC = importlib.util.spec_from_file_location("make_etdump", ETDP.with_name("make_etdump.py"))
@@ -54,7 +54,7 @@ def test_inferences_and_layers() -> None:
     assert len(RUNS) == 2
 
 
-def test_report_reads_it_by_content(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_report_reads_it_by_content(run_cli, tmp_path: Path) -> None:
     """The name does not matter: a renamed .etdp is still an ETDump."""
     renamed = tmp_path / "profile.bin"
     renamed.write_bytes(ETDP.read_bytes())

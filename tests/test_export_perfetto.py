@@ -10,16 +10,12 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from analysis_helpers import analyse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
-
-from analysis_helpers import analyse
 from perfetto_reader import read_trace
-from tracer.budget.model import Budget, BudgetLayer, ModelBudget
-from tracer.export.perfetto import perfetto_packets, write_perfetto
-from tracer.export.protobuf import Message, varint
-from tracer.pipeline.load import load_timeline
+
 from tracer.base.timeline import (
     Engine,
     Inference,
@@ -28,6 +24,10 @@ from tracer.base.timeline import (
     LayerSpan,
     TimelineBuilder,
 )
+from tracer.budget.model import Budget, BudgetLayer, ModelBudget
+from tracer.export.perfetto import perfetto_packets, write_perfetto
+from tracer.export.protobuf import Message, varint
+from tracer.pipeline.load import load_timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "captures" / "demo.trace"
@@ -40,7 +40,7 @@ def ns(cycles: int, hz: int) -> int:
     return math.floor(Fraction(cycles * 10**9, hz) + Fraction(1, 2))
 
 
-def export(timeline, budget=None) -> bytes:  # noqa: ANN001
+def export(timeline, budget=None) -> bytes:
     """The trace bytes (as write_perfetto writes them) of the timeline analysed against ``budget``."""
     import io
 
@@ -49,7 +49,7 @@ def export(timeline, budget=None) -> bytes:  # noqa: ANN001
     return out.getvalue()
 
 
-def test_demo_trace_read_back(run_cli, tmp_path: Path, demo_budget: dict) -> None:  # noqa: ANN001
+def test_demo_trace_read_back(run_cli, tmp_path: Path, demo_budget: dict) -> None:
     """Tracks, slice counts and names, timestamps and args of the shipped capture."""
     path = tmp_path / "demo.pftrace"
     done = run_cli("export", DEMO, "--format", "perfetto", "--budget", DEMO_BUDGET, "-o", path)

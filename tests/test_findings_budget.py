@@ -6,10 +6,10 @@ from __future__ import annotations
 from tracer.analysis.analyze import analyze
 from tracer.analysis.settings import AnalysisSettings
 from tracer.base.facts import InputFacts
-from tracer.export.report_json import report_object
+from tracer.base.timeline import Engine, Inference, LayerInfo, LayerSpan, TimelineBuilder
 from tracer.budget.loader import load_budget_texts
 from tracer.budget.text import BudgetText
-from tracer.base.timeline import Engine, Inference, LayerInfo, LayerSpan, TimelineBuilder
+from tracer.export.report_json import report_object
 
 FACTS = InputFacts("capture", "test://", None, 0)
 
@@ -18,7 +18,7 @@ def timeline(
     layers: list[tuple[str, str, Engine, list[int]]],
     clock_hz: int | None = 100_000_000,
     incomplete: tuple[int, ...] = (),
-):  # noqa: ANN201
+):
     """Inferences laid end to end: layer k of inference n takes ``layers[k][3][n]`` cycles."""
     b = TimelineBuilder(clock_hz=clock_hz, clock_source="dwt", source="test")
     for index, (name, op, engine, _) in enumerate(layers):
@@ -35,12 +35,12 @@ def timeline(
     return b.build()
 
 
-def budget(toml: str):  # noqa: ANN201
+def budget(toml: str):
     """A budget from TOML text."""
     return load_budget_texts([BudgetText("budget.toml", toml)])
 
 
-def findings(tl, b=None, tolerance=None):  # noqa: ANN001, ANN201
+def findings(tl, b=None, tolerance=None):
     """Every finding of the analysis."""
     return list(analyze(tl, FACTS, b, AnalysisSettings(tolerance_pct=tolerance)).findings)
 

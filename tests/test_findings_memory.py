@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from check_streams import LayerSpec, encode_model, write_capture
+
 from tracer.analysis.analyze import analyze
 from tracer.analysis.settings import AnalysisSettings
 from tracer.base.facts import InputFacts
-from tracer.budget.loader import load_budget_texts
-from tracer.budget.text import BudgetText
-from tracer.pipeline.load import load_timeline
 from tracer.base.timeline import (
     AllocationFailure,
     ArenaSample,
@@ -22,17 +20,20 @@ from tracer.base.timeline import (
     StackSample,
     TimelineBuilder,
 )
+from tracer.budget.loader import load_budget_texts
+from tracer.budget.text import BudgetText
+from tracer.pipeline.load import load_timeline
 from tracer.telemetry.wire import RecordType
 
 FACTS = InputFacts("capture", "test://", None, 0)
 
 
-def ids(timeline: InferenceTimeline, budget=None, **options) -> list[tuple[str, str]]:  # noqa: ANN001
+def ids(timeline: InferenceTimeline, budget=None, **options) -> list[tuple[str, str]]:
     """(id, severity) of every finding."""
     return [(f.id, f.severity.value) for f in analyze(timeline, FACTS, budget, AnalysisSettings(**options)).findings]
 
 
-def one(timeline: InferenceTimeline, kind: str, budget=None):  # noqa: ANN001, ANN201
+def one(timeline: InferenceTimeline, kind: str, budget=None):
     """The only finding of ``kind``."""
     found = [f for f in analyze(timeline, FACTS, budget).findings if f.id == kind]
     assert len(found) == 1, found

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from firmware_host import FIRMWARE, HARNESS, build_host_lib, run
-from telemetry_streams import decode
 from telemetry_encoder import TelemetryEncoder
+from telemetry_streams import decode
+
 from tracer.base.timeline import Engine
 from tracer.telemetry.wire import INFO_NPU_PMU_SIMULATED, TimeSource
 

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from distributed import LocalCluster
-
 from conftest import ROOT
+from distributed import LocalCluster
 from fleet_streams import LAYERS, Build, write_build
-from tracer.fleet.dataset import Dataset
+
 from tracer.fleet import schema
+from tracer.fleet.dataset import Dataset
 from tracer.sources.qemu import free_port
 
 
@@ -84,7 +84,7 @@ def snapshot(root: Path) -> dict[str, str]:
     return out
 
 
-def test_ingest_on_the_cluster_then_again_changes_nothing(captures, scheduler, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_ingest_on_the_cluster_then_again_changes_nothing(captures, scheduler, run_cli, tmp_path) -> None:
     """Four captures go in on two Dask workers, partitioned by day, labelled; ingesting them again
     (and a copy of one under another name) adds nothing and changes no byte."""
     ds = tmp_path / "results"
@@ -109,7 +109,7 @@ def test_ingest_on_the_cluster_then_again_changes_nothing(captures, scheduler, r
     assert snapshot(ds) == before
 
 
-def test_unreadable_captures_go_to_the_errors_table(captures, scheduler, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_unreadable_captures_go_to_the_errors_table(captures, scheduler, run_cli, tmp_path) -> None:
     """A missing file, a capture cut in its header and a file with nothing in it fail, the good
     capture goes in; exit 3 says the run was partial."""
     ds = tmp_path / "results"
@@ -126,7 +126,7 @@ def test_unreadable_captures_go_to_the_errors_table(captures, scheduler, run_cli
     assert "not ingested" in done.err
 
 
-def test_compare_on_the_cluster_and_from_the_dataset(captures, scheduler, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_compare_on_the_cluster_and_from_the_dataset(captures, scheduler, run_cli, tmp_path) -> None:
     """Sets compared on the cluster, and the same captures selected from the dataset by label, give
     the same verdict and the same numbers."""
     base, new = [captures["a1"], captures["a2"]], [captures["b1"], captures["b2"]]
@@ -143,7 +143,7 @@ def test_compare_on_the_cluster_and_from_the_dataset(captures, scheduler, run_cl
     assert run_cli("compare", "--dataset", ds, "--base", "build=41", "--new", "build=99").code == 2
 
 
-def test_unreachable_scheduler_is_exit_4_and_writes_nothing(captures, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_unreachable_scheduler_is_exit_4_and_writes_nothing(captures, run_cli, tmp_path) -> None:
     """No scheduler listens on the port: exit 4, said in words; no dataset folder is made."""
     address = f"tcp://127.0.0.1:{free_port()}"
     ds = tmp_path / "results"
@@ -154,7 +154,7 @@ def test_unreachable_scheduler_is_exit_4_and_writes_nothing(captures, run_cli, t
     assert run_cli("ingest", captures["a1"], "-o", ds, "--scheduler", "localhost").code == 2
 
 
-def test_a_newer_dataset_is_refused_untouched(captures, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_a_newer_dataset_is_refused_untouched(captures, run_cli, tmp_path) -> None:
     """A dataset written by a newer schema: ingest, compare and trend say so (exit 2), change nothing."""
     ds = tmp_path / "results"
     assert run_cli("ingest", captures["a1"], "-o", ds, "--workers", "1").code == 0
@@ -179,7 +179,7 @@ def test_a_newer_dataset_is_refused_untouched(captures, run_cli, tmp_path) -> No
     assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
 
 
-def test_a_killed_ingest_leaves_the_dataset_as_it_was(captures, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_a_killed_ingest_leaves_the_dataset_as_it_was(captures, run_cli, tmp_path) -> None:
     """An ingest killed (SIGKILL) while its workers write: the dataset readers see is unchanged, and
     the next ingest clears what the killed one staged."""
     ds = tmp_path / "results"
@@ -212,7 +212,7 @@ def test_a_killed_ingest_leaves_the_dataset_as_it_was(captures, run_cli, tmp_pat
     assert len(Dataset.open(ds).known_ids()) == 2
 
 
-def test_a_commit_cut_midway_is_completed(captures, run_cli, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_a_commit_cut_midway_is_completed(captures, run_cli, tmp_path, monkeypatch) -> None:
     """The process dies between two renames of a commit (simulated: the rename raises after four
     files): the next writer completes the run from its journal; the capture is then whole."""
     import tracer.fleet.dataset as dataset_module
@@ -221,7 +221,7 @@ def test_a_commit_cut_midway_is_completed(captures, run_cli, tmp_path, monkeypat
     real_replace = os.replace
     calls = {"n": 0}
 
-    def dying_replace(src, dst):  # noqa: ANN001, ANN202
+    def dying_replace(src, dst):
         if "_staging" in str(src) and "_staging" not in str(dst):  # a commit's move into place
             calls["n"] += 1
             if calls["n"] > 4:
@@ -241,7 +241,7 @@ def test_a_commit_cut_midway_is_completed(captures, run_cli, tmp_path, monkeypat
     assert not list((ds / "_journal").glob("*.json"))
 
 
-def test_duckdb_queries_of_the_docs_run(captures, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_duckdb_queries_of_the_docs_run(captures, run_cli, tmp_path) -> None:
     """The three queries of docs/fleet.md run on a dataset and give what they promise."""
     ds = tmp_path / "results"
     jitter = write_build(tmp_path / "isr.trace", Build(isr=(3, 900)), 25, 9, board="board-b", labels={"build": 43})

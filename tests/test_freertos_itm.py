@@ -7,12 +7,12 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-import pytest
-
 import novakov_rtos_events as rtos
+import pytest
+from telemetry_encoder import TelemetryEncoder
+
 from tracer.decode.itm import ItmDecoder, decode_bytes
 from tracer.pipeline.capture import decode_capture
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.freertos_itm import TIME_LABEL, FreeRtosItmReader
 from tracer.telemetry.tasks import cpu_share
 

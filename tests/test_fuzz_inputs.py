@@ -13,11 +13,10 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from conftest import require_tools
 from fuzzing import FORMATS, Case, build_elf, elf_trace, load_seeds, make_case, problems, run_case
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 CAMPAIGN = 16  # the unit test's inputs; the campaign draws its own
 EXAMPLES = int(os.environ.get("TRACER_FUZZ_EXAMPLES", "240"))

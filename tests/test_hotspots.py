@@ -14,13 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from telemetry_streams import CLOCK_HZ, decode
 from sample_streams import TelemetryEncoder, dwt_pc_sample, pc_sample
+from telemetry_streams import CLOCK_HZ, decode
+
 from tracer.analysis.hotspots import OTHER, cpu_hot_spots
+from tracer.base.timeline import InferenceTimeline
 from tracer.elf.inlines import open_locator
 from tracer.errors import UsageError
-from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.samples import read_samples
 from tracer.telemetry.wire import TimeSource
 

@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from telemetry_encoder import TelemetryEncoder
+from timeline_views import inference_view
 
+from tracer.base.timeline import InferenceTimeline, IsrSlice
 from tracer.decode.itm import ItmDecoder, decode_bytes
 from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.decoder import TelemetryDecoder
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.isr import BASIS_OFFSET, HandlerTime, exception_name
-from tracer.base.timeline import InferenceTimeline, IsrSlice
 from tracer.telemetry.wire import RecordType, TimeSource
-from timeline_views import inference_view
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus" / "sigrok_stm32f105"
 ENTER, EXIT, RETURN = 1, 2, 3

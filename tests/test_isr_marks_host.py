@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from telemetry_encoder import TelemetryEncoder
 
 from tracer.decode.itm import decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import NPU_READS, NPU_WRITES
 
 ROOT = Path(__file__).resolve().parent.parent

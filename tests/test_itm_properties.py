@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
 from itm_encoder import FULL_SYNC, HALF_SYNC, SIZE_CODE, encode_stream, min_groups, per_source, tpiu_frames
-from tracer.decode import ItmDecoder, PacketBatch, TraceDecoder, TpiuMode, decode_bytes
+
+from tracer.decode import ItmDecoder, PacketBatch, TpiuMode, TraceDecoder, decode_bytes
 
 # Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
 pytestmark = pytest.mark.usefixtures("kernels")

@@ -4,18 +4,17 @@ more work), the findings' words, and the report sections. Streams are built with
 from __future__ import annotations
 
 import json
-from typing import Callable
 
 import numpy as np
-
 from analysis_helpers import analyse, findings_of
 from jitter_streams import PERIOD, build, timer_in_layer
+from telemetry_encoder import TelemetryEncoder
+
 from tracer.analysis.findings.jitter import RULES as JITTER_RULES
 from tracer.analysis.jitter import CONTENTION, MORE_WORK, PREEMPTION, WARM_UP, analyse_jitter
+from tracer.base.timeline import InferenceTimeline
 from tracer.export.report_json import report_object
 from tracer.export.report_text import render_report
-from telemetry_encoder import TelemetryEncoder
-from tracer.base.timeline import InferenceTimeline
 
 
 def findings(timeline: InferenceTimeline) -> list:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from analysis_helpers import analyse
 from jitter_streams import (
     INFERENCE_TASK,
@@ -24,6 +23,7 @@ from jitter_streams import (
     work_in_layer,
 )
 from telemetry_encoder import TelemetryEncoder
+
 from tracer.analysis.findings import Finding
 from tracer.analysis.findings.jitter import KINDS
 from tracer.analysis.findings.rules import declared_kinds

@@ -14,27 +14,36 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 import session_streams
 import telemetry_streams
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from itm_encoder import FULL_SYNC, encode_stream, tpiu_frames
+from telemetry_encoder import TelemetryEncoder
 from test_itm_properties import packets as packet_lists
+
 from tracer import native
 from tracer.capture.reader import open_capture
-from tracer.decode import ItmDecoder, PacketBatch, PacketKind, TpiuDeframer, TpiuMode, TraceDecoder
-from tracer.decode import itm_kernel, tpiu_kernel
+from tracer.decode import (
+    ItmDecoder,
+    PacketBatch,
+    PacketKind,
+    TpiuDeframer,
+    TpiuMode,
+    TraceDecoder,
+    itm_kernel,
+    tpiu_kernel,
+)
 from tracer.decode.packets import KIND_COUNT
 from tracer.export import packets_text
 from tracer.telemetry import kernel as telemetry_kernel
 from tracer.telemetry.decoder import TelemetryDecoder
-from telemetry_encoder import TelemetryEncoder
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"

@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from check_streams import LayerSpec, encode_model, write_capture
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from check_streams import LayerSpec, encode_model, write_capture
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import CaptureError
@@ -136,9 +136,10 @@ def test_damaged_captures_still_give_valid_traces(tmp_path: Path, cuts: list[tup
     import io
 
     from perfetto_reader import read_trace
+
     from tracer.analysis.analyze import analyze
-    from tracer.export.report_json import report_object
     from tracer.export.perfetto import write_perfetto
+    from tracer.export.report_json import report_object
 
     data = STREAM
     for at, length in sorted(cuts, reverse=True):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tracer.telemetry.logs import is_text_log, read_log
-from tracer.base.timeline import AllocationFailure, Engine
 from timeline_views import inference_view
+
+from tracer.base.timeline import AllocationFailure, Engine
+from tracer.telemetry.logs import is_text_log, read_log
 
 LOGS = Path(__file__).parent / "data" / "logs"
 LOG_FILES = sorted(p for p in LOGS.rglob("*") if p.suffix in (".log", ".txt"))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from timeline_views import inference_view
 
 from tracer.errors import CaptureError
 from tracer.telemetry.logs import LogReader, read_log
-from timeline_views import inference_view
 
 LOGS = Path(__file__).parent / "data" / "logs"
 FIXTURE_LINES = sorted(

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from timeline_views import inference_view, inference_views
 
+from tracer.base.timeline import CounterStat, Engine, InferenceTimeline
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import CaptureError
 from tracer.telemetry.logs import LogReader, is_text_log, read_log, split_inferences
 from tracer.telemetry.logs.lines import LineSplitter, strip_prefix
-from tracer.base.timeline import CounterStat, Engine, InferenceTimeline
-from timeline_views import inference_view, inference_views
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"

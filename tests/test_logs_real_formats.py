@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from timeline_views import inference_view
 
+from tracer.base.timeline import Engine
 from tracer.telemetry.logs import read_log
 from tracer.telemetry.logs.reader import LogReader
-from tracer.base.timeline import Engine
-from timeline_views import inference_view
 
 LOGS = Path(__file__).parent / "data" / "logs"
 MOBILENET = LOGS / "ethosu_core_platform_mobilenet_v2_fvp.log"

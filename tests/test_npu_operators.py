@@ -16,15 +16,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from telemetry_streams import CLOCK_HZ, decode
 from sample_streams import TelemetryEncoder, npu_sample, pc_sample, sampler_info
+from telemetry_streams import CLOCK_HZ, decode
+
 from tracer.analysis.npu_operators import npu_operator_profile, wilson
 from tracer.analysis.sampling import layer_breakdowns, sampling_analysis
+from tracer.base.timeline import InferenceTimeline
 from tracer.budget.loader import load_budget
 from tracer.budget.text import BudgetText
 from tracer.budget.vela_debugdb import CommandStream, StreamOperation, read_debug_db
-from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.samples import read_samples
 from tracer.telemetry.wire import TimeSource
 

@@ -18,11 +18,11 @@ from typing import Any
 import pylink
 import pytest
 
-from tracer.capture.reader import open_capture
-from tracer.pipeline.record import record
-from tracer.capture.writer import CaptureWriter
 from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.reader import open_capture
+from tracer.capture.writer import CaptureWriter
 from tracer.errors import SourceUnavailable, UsageError
+from tracer.pipeline.record import record
 from tracer.sources.base import SourceLost
 from tracer.sources.jlink import JLinkSource
 from tracer.sources.polling import samples_from_notes

@@ -20,18 +20,18 @@ from typing import Any
 import pylink
 import pytest
 from pyocd.core.soc_target import SoCTarget
-
-from telemetry_streams import decode
 from sample_streams import TelemetryEncoder
+from telemetry_streams import decode
 from test_probe_jlink import FAKE_PYLINK, FakeClock, FakeJLink, source
 from test_probe_pyocd import FakeProbe, FakeTarget, make
+
 from tracer.analysis.npu_operators import npu_operator_profile
 from tracer.budget.vela_debugdb import CommandStream, StreamOperation
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
-from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import UsageError
+from tracer.pipeline.record import record
 from tracer.sources.npu_polling import NpuPoller, parse_npu_spec
 from tracer.telemetry.probe_samples import probe_npu_records
 from tracer.telemetry.samples import samples_from_records
@@ -252,7 +252,7 @@ def test_samples_that_cannot_be_placed_are_left_out_with_a_reason() -> None:
     assert records == [] and "not DWT CYCCNT" in warnings[0]
 
 
-def test_record_prints_the_achieved_rate(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_record_prints_the_achieved_rate(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("tracer.sources.jlink._load_pylink", lambda: FAKE_PYLINK)
     FakeJLink.memory = npu_registers(NPU, 484)
     done = run_cli(

@@ -26,9 +26,9 @@ from pyocd.probe.debug_probe import DebugProbe
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
-from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import SourceUnavailable, UsageError
+from tracer.pipeline.record import record
 from tracer.sources.polling import samples_from_notes
 from tracer.sources.pyocd_probe import PyocdSource
 from tracer.sources.url import SourceUrl

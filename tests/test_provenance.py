@@ -47,7 +47,7 @@ def test_git_revision_of_a_checkout(checkout: Path, tmp_path: Path) -> None:
     assert git_revision(outside) is None
 
 
-def test_record_writes_the_revision_of_the_checkout(checkout: Path, run_cli, monkeypatch, data_dir: Path) -> None:  # noqa: ANN001
+def test_record_writes_the_revision_of_the_checkout(checkout: Path, run_cli, monkeypatch, data_dir: Path) -> None:
     """tracer record run inside a checkout puts its revision in the capture header; ingest reads it
     back as labels."""
     raw = data_dir / "corpus" / "sigrok_stm32f105" / "trace_example_swo_tpiu.bin"

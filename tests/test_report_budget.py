@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from check_streams import LayerSpec, encode_model, write_capture
+
+from tracer.base.timeline import Engine
 from tracer.budget import load_budget
 from tracer.budget.model import Budget
-from tracer.base.timeline import Engine
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "captures" / "demo.trace"
@@ -24,7 +24,7 @@ VELA = Path(__file__).resolve().parent / "data" / "vela"
 CLOCK = 100_000_000  # the synthetic captures' CPU clock
 
 
-def test_demo_report_with_its_budget(run_cli) -> None:  # noqa: ANN001
+def test_demo_report_with_its_budget(run_cli) -> None:
     """Every layer predicted (same clock: no scaling), ratio = p50 / predicted, memory planned, pmu."""
     report = json.loads(run_cli("report", DEMO, "--budget", DEMO_BUDGET, "--format", "json").out)
     predicted = {
@@ -69,7 +69,7 @@ def _measured_model(budget: Budget, slow: str, factor: float = 3.0) -> list[Laye
 
 
 @pytest.mark.parametrize("dialect", ["out_u55-128_regor", "out_u55-128_legacy"])
-def test_vela_samples_against_a_capture(run_cli, tmp_path: Path, dialect: str) -> None:  # noqa: ANN001
+def test_vela_samples_against_a_capture(run_cli, tmp_path: Path, dialect: str) -> None:
     """Vela's NPU cycles (500 MHz) scaled to a 100 MHz capture; they add up to Vela's own total; the
     slow layer, and only it, is over budget; the CPU operator is Vela's own fallback."""
     files = [VELA / dialect / "tiny_int8_per-layer.csv", next((VELA / dialect).glob("tiny_int8_summary_*.csv"))]
@@ -105,7 +105,7 @@ def _vela() -> str:
     return found
 
 
-def test_budget_generated_by_vela_gates_a_capture(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_budget_generated_by_vela_gates_a_capture(run_cli, tmp_path: Path) -> None:
     """A fresh Vela run (U65, 1 GHz, with its debug database) as the budget of a 100 MHz capture:
     ``tracer check`` passes at the prediction and fails, on that layer alone, when one layer is 3x."""
     shutil.copyfile(VELA / "tiny_int8.tflite", tmp_path / "tiny_int8.tflite")

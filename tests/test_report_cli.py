@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from check_streams import write_capture
 from telemetry_streams import build_stream, cut
+
 from tracer.capture.reader import open_capture
 from tracer.telemetry.wire import RecordType
 
@@ -19,7 +19,7 @@ LAYERS = ["conv0", "dw1", "pw2", "dw3", "pw4", "add5", "pool6", "conv7", "gap8",
 STATS = {"min", "p50", "p99", "max", "mean", "std"}
 
 
-def test_json_report_of_the_shipped_capture_has_the_contract_shape(run_cli) -> None:  # noqa: ANN001
+def test_json_report_of_the_shipped_capture_has_the_contract_shape(run_cli) -> None:
     """schema_version, capture, inferences, layers, memory, findings, with the contract's fields."""
     done = run_cli("report", DEMO, "--format", "json")
     assert done.code == 0, done.err
@@ -63,7 +63,7 @@ def test_json_report_of_the_shipped_capture_has_the_contract_shape(run_cli) -> N
     assert report["findings"] == []
 
 
-def test_text_report_has_the_same_content(run_cli) -> None:  # noqa: ANN001
+def test_text_report_has_the_same_content(run_cli) -> None:
     """Every layer, latency, memory, loss and the labels, readable in a terminal."""
     done = run_cli("report", DEMO)
     assert done.code == 0, done.err
@@ -79,7 +79,7 @@ def test_text_report_has_the_same_content(run_cli) -> None:  # noqa: ANN001
     assert "findings    none" in text
 
 
-def test_per_inference_lists_every_layer_of_every_inference(run_cli) -> None:  # noqa: ANN001
+def test_per_inference_lists_every_layer_of_every_inference(run_cli) -> None:
     """JSON per_inference: 20 inferences x 10 layers with cycles; text: one row per inference."""
     report = json.loads(run_cli("report", DEMO, "--format", "json", "--per-inference").out)
     listing = report["per_inference"]
@@ -95,7 +95,7 @@ def test_per_inference_lists_every_layer_of_every_inference(run_cli) -> None:  #
     assert len(rows) == 20 and all(len(r) == 13 for r in rows)
 
 
-def test_incomplete_inferences_are_counted_but_not_averaged(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_incomplete_inferences_are_counted_but_not_averaged(tmp_path: Path, run_cli) -> None:
     """A damaged inference shows in count and in the reasons; its spans are not in the statistics."""
     stream = build_stream(inferences=6, layers=3)
     record = stream.records_of(2, RecordType.LAYER_END)[2]
@@ -115,7 +115,7 @@ def test_incomplete_inferences_are_counted_but_not_averaged(tmp_path: Path, run_
     assert "incomplete  #2: 1 record(s) lost (sequence gap)" in text and "1 lost records" in text
 
 
-def test_output_file(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_output_file(tmp_path: Path, run_cli) -> None:
     """-o writes the report to a file, nothing on stdout."""
     out = tmp_path / "report.json"
     done = run_cli("report", DEMO, "--format", "json", "-o", out)
@@ -123,13 +123,13 @@ def test_output_file(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
     assert json.loads(out.read_text())["inferences"]["count"] == 20
 
 
-def test_missing_capture_exits_3(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_missing_capture_exits_3(tmp_path: Path, run_cli) -> None:
     """No file: exit 3 with the path in the message, no traceback."""
     done = run_cli("report", tmp_path / "nope.trace")
     assert done.code == 3 and "nope.trace" in done.err and "Traceback" not in done.err
 
 
-def test_capture_without_telemetry_warns_and_reports_nothing(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_capture_without_telemetry_warns_and_reports_nothing(tmp_path: Path, run_cli) -> None:
     """An empty or foreign capture is not an error: the report is empty and a warning says why."""
     empty = tmp_path / "empty.bin"
     empty.write_bytes(b"")
@@ -142,7 +142,7 @@ def test_capture_without_telemetry_warns_and_reports_nothing(tmp_path: Path, run
     assert text.code == 0 and "no complete inference" in text.out
 
 
-def test_text_findings_give_their_evidence_in_words_not_python_objects(run_cli) -> None:  # noqa: ANN001
+def test_text_findings_give_their_evidence_in_words_not_python_objects(run_cli) -> None:
     """Evidence lines read ``name value`` (None as "-"), never a printed dict; nested lists are counted."""
     done = run_cli("report", DEMO, "--budget", ROOT / "captures" / "demo_budget.toml")
     assert done.code == 0, done.err

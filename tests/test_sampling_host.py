@@ -15,8 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from telemetry_streams import decode
+
 from tracer.telemetry.samples import read_samples
 from tracer.telemetry.wire import MIN_WORDS, RecordType
 

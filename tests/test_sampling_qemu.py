@@ -27,16 +27,16 @@ import pytest
 
 from tracer.analysis.npu_operators import wilson
 from tracer.analysis.sampling import SamplingAnalysis, sampling_analysis
+from tracer.base.timeline import InferenceTimeline
 from tracer.budget.loader import load_budget
 from tracer.capture.metadata import CaptureMetadata
-from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.decode.itm import decode_bytes
 from tracer.decode.packets import PacketKind
 from tracer.elf.inlines import open_locator
-from tracer.sources.qemu import QemuDemoSource
 from tracer.pipeline.capture import decode_capture
-from tracer.base.timeline import InferenceTimeline
+from tracer.pipeline.record import record
+from tracer.sources.qemu import QemuDemoSource
 
 pytestmark = pytest.mark.qemu
 
@@ -274,7 +274,7 @@ def test_a_debug_database_of_another_compile_is_refused(
     assert all(job.operators == () for job in analysis.npu.jobs)  # type: ignore[union-attr]
 
 
-def test_tracer_demo_npu_sampling_prints_the_sections(demo_elf: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_tracer_demo_npu_sampling_prints_the_sections(demo_elf: Path, run_cli, tmp_path: Path) -> None:
     build = demo_elf.parent.parent
     done = run_cli(
         "demo",

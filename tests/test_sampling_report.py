@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from perfetto_reader import read_trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +58,7 @@ def test_json_sections(report: dict[str, Any]) -> None:
         assert sum(f["samples"] for f in layer["functions"]) == layer["samples"]
 
 
-def test_text_report(run_cli) -> None:  # noqa: ANN001
+def test_text_report(run_cli) -> None:
     done = run_cli("report", CAPTURE, "--budget", *BUDGET)
     assert done.code == 0, done.err
     text = done.out
@@ -70,7 +69,7 @@ def test_text_report(run_cli) -> None:  # noqa: ANN001
     assert "sampling    NPU+PC by timer interrupt, 10,000 Hz nominal" in text
 
 
-def test_without_the_debug_database_the_report_says_why(run_cli) -> None:  # noqa: ANN001
+def test_without_the_debug_database_the_report_says_why(run_cli) -> None:
     done = run_cli("report", CAPTURE, "--format", "json", "--budget", *BUDGET[:2])
     assert done.code == 0, done.err
     npu = json.loads(done.out)["npu_operators"]
@@ -80,7 +79,7 @@ def test_without_the_debug_database_the_report_says_why(run_cli) -> None:  # noq
     assert "per-job view only: no Vela debug database" in text
 
 
-def test_perfetto_has_the_operator_lane_inside_the_jobs(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_perfetto_has_the_operator_lane_inside_the_jobs(run_cli, tmp_path: Path) -> None:
     path = tmp_path / "s.pftrace"
     done = run_cli("export", CAPTURE, "--format", "perfetto", "--budget", *BUDGET, "-o", path)
     assert done.code == 0, done.err
@@ -98,7 +97,7 @@ def test_perfetto_has_the_operator_lane_inside_the_jobs(run_cli, tmp_path: Path)
     assert len([i for i in trace.instants if i[0] == "CPU PC samples"]) == 1320
 
 
-def test_chrome_json_has_the_same_lanes(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_chrome_json_has_the_same_lanes(run_cli, tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     done = run_cli("export", CAPTURE, "--format", "chrome-json", "--budget", *BUDGET, "-o", path)
     assert done.code == 0, done.err

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from demo_runs import record_demo
+
 from tracer.pipeline.capture import decode_capture
 
 pytestmark = pytest.mark.qemu

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 import json
+import math
 import threading
 import time
 from pathlib import Path
@@ -15,6 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from session_streams import CLOCK_HZ, DEMO_BUDGET, DEMO_CAPTURE, build_stream, write_capture
 
+from tracer.analysis.statistics import RunningStats, exact_square_sum, histogram
+from tracer.base.timeline import Engine
 from tracer.budget import load_budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
@@ -27,12 +28,10 @@ from tracer.session.feeds import SourceFeed
 from tracer.session.pacing import SPEEDS, Pacer, parse_speed, speed_label
 from tracer.session.report import session_report
 from tracer.session.rolling import RollingDecoder
-from tracer.analysis.statistics import RunningStats, exact_square_sum, histogram
 from tracer.sources.base import SourceEnded, SourceLost
 from tracer.sources.reconnect import Backoff, ReconnectingSource
 from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.telemetry.isr import exception_name
-from tracer.base.timeline import Engine
 
 
 class FakeClock:
@@ -50,7 +49,7 @@ def run_to_end(session: Session) -> None:
     assert session.ended, session.snapshot().status
 
 
-def wait_for(condition, timeout: float = 10.0) -> None:  # noqa: ANN001
+def wait_for(condition, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -114,7 +113,7 @@ def test_histogram_counts_every_value() -> None:
 EVENTS = ("arena", "stacks", "cache_ops", "npu_jobs", "console", "marks", "records")
 
 
-def plain_timeline(data: bytes):  # noqa: ANN201
+def plain_timeline(data: bytes):
     trace = TraceDecoder(TpiuMode.OFF, 1, hold_timestamps=False)
     decoder = TelemetryDecoder(clock_hz=CLOCK_HZ)
     decoder.feed(trace.feed(data))
@@ -135,7 +134,7 @@ def rolled(data: bytes, piece: int) -> tuple[dict[str, list], RollingDecoder, di
     return got, decoder, most
 
 
-def collect(got: dict[str, list], rows) -> None:  # noqa: ANN001
+def collect(got: dict[str, list], rows) -> None:
     """Append what a decoder handed out (inferences, spans, events) to ``got``."""
     got["inf"].append(rows.inferences)
     got["spans"].append(rows.spans)
@@ -143,7 +142,7 @@ def collect(got: dict[str, list], rows) -> None:  # noqa: ANN001
         got[name] += list(getattr(rows, name))
 
 
-def assert_same(got: dict[str, list], timeline) -> None:  # noqa: ANN001
+def assert_same(got: dict[str, list], timeline) -> None:
     for column in ("number", "start", "end", "complete"):
         joined = np.concatenate([getattr(x, column) for x in got["inf"]])
         assert (joined == getattr(timeline.inferences, column)).all(), column
@@ -217,12 +216,12 @@ def test_decoder_tables_stay_small_whatever_the_stream_length() -> None:
 
 
 @pytest.fixture
-def synthetic(tmp_path: Path):  # noqa: ANN201
+def synthetic(tmp_path: Path):
     truth = build_stream(inferences=300)
     return truth, write_capture(tmp_path / "synthetic.trace", truth.data)
 
 
-def test_replay_counts_every_record_and_keeps_a_bounded_ring(synthetic) -> None:  # noqa: ANN001
+def test_replay_counts_every_record_and_keeps_a_bounded_ring(synthetic) -> None:
     truth, path = synthetic
     session = Session.replay(str(path), options=SessionOptions(ring=32, window=64, speed=None))
     run_to_end(session)
@@ -287,6 +286,7 @@ def test_a_long_replay_keeps_the_same_state_size(tmp_path: Path) -> None:
 def test_session_statistics_equal_the_report_on_the_demo_capture() -> None:
     """The screen's numbers for the shipped capture are the numbers of ``tracer report``."""
     from analysis_helpers import analyse
+
     from tracer.export.report_json import report_object
     from tracer.pipeline.capture import decode_capture
 
@@ -318,7 +318,7 @@ def test_session_statistics_equal_the_report_on_the_demo_capture() -> None:
     assert snap.latency.budget_cycles is not None
 
 
-def test_export_is_the_report_of_the_capture(synthetic, run_cli) -> None:  # noqa: ANN001
+def test_export_is_the_report_of_the_capture(synthetic, run_cli) -> None:
     """With a capture on disk, ``e`` writes what ``tracer report --format json`` prints for it."""
     _truth, path = synthetic
     session = Session.replay(str(path), options=SessionOptions(speed=None))

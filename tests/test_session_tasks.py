@@ -30,7 +30,7 @@ def capture(tmp_path: Path) -> Path:
     return write_capture(tmp_path / "tasks.trace", data, chunk=512)
 
 
-def test_the_window_has_the_task_lane_and_the_gates_task_finding(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_the_window_has_the_task_lane_and_the_gates_task_finding(tmp_path: Path, run_cli) -> None:
     path = capture(tmp_path)
     session = replay(path)
     snap = session.snapshot()

@@ -12,9 +12,9 @@ import pytest
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
-from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import SourceUnavailable
+from tracer.pipeline.record import record
 from tracer.sources.base import SourceEnded, SourceLost
 from tracer.sources.reconnect import Backoff, ReconnectingSource, SourceEvent
 from tracer.sources.registry import open_source

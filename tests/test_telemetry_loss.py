@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from telemetry_streams import Stream, build_stream, complete_and_exact, cut, decode
+
+from tracer.base.timeline import InferenceTimeline
 from tracer.capture.format import CHUNK_HEAD, CHUNK_MARKER
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import CaptureReader
@@ -23,7 +24,6 @@ from tracer.capture.writer import CaptureWriter
 from tracer.decode.packets import PacketBatch
 from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import RecordType
 
 # Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).

@@ -12,11 +12,11 @@ import random
 from pathlib import Path
 
 import pytest
+import tpiu_streams
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import tpiu_streams
 from itm_encoder import FULL_SYNC, HALF_SYNC, NULL_ID, TRIGGER_ID, encode_stream, per_source, tpiu_frames
+
 from tracer.decode import TpiuDeframer, TpiuMode, TraceDecoder, decode_bytes
 from tracer.decode.tpiu import frame_alignment, looks_formatted
 

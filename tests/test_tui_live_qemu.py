@@ -13,11 +13,11 @@ import pytest
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
+from tracer.pipeline.capture import decode_capture
 from tracer.session.engine import Session
 from tracer.session.feeds import SourceFeed
 from tracer.sources.reconnect import ReconnectingSource
 from tracer.sources.registry import open_source
-from tracer.pipeline.capture import decode_capture
 from tracer.tui.app import TracerApp
 
 INFERENCES = 200  # a few seconds of arrivals, so the screen sees them come in even on a busy machine

@@ -19,7 +19,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import require_tools
 
 pytestmark = pytest.mark.qemu

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fleet_streams import LAYERS, Build
 
 import tracer.pipeline.capture as pipeline_capture
 import tracer.pipeline.windows as windows
-from fleet_streams import LAYERS, Build, write_build
 from tracer.pipeline.digest import digest_file
 from tracer.pipeline.load import load_timeline
 from tracer.pipeline.windows import read_windows
@@ -22,9 +22,10 @@ from tracer.pipeline.windows import read_windows
 @pytest.fixture
 def capture(tmp_path: Path) -> Path:
     """600 inferences with an interrupt inside pool3 and noisy cycles, in 16 KiB chunks."""
+    from fleet_streams import CLOCK_HZ, encode_build
+
     from tracer.capture.metadata import CaptureMetadata
     from tracer.capture.writer import CaptureWriter
-    from fleet_streams import CLOCK_HZ, encode_build
 
     path = tmp_path / "long.trace"
     data = encode_build(Build(isr=(3, 900), noise_pct=2.0), 600, seed=4)
@@ -83,7 +84,7 @@ def test_a_digest_read_in_windows_is_the_whole_one(capture: Path, monkeypatch: p
     assert parts.names == whole.names == (str(capture),)
 
 
-def test_ingest_in_windows_writes_the_same_rows(capture: Path, tmp_path: Path, monkeypatch, run_cli) -> None:  # noqa: ANN001
+def test_ingest_in_windows_writes_the_same_rows(capture: Path, tmp_path: Path, monkeypatch, run_cli) -> None:
     """The dataset of a capture ingested in windows has the rows and statistics of one ingested whole."""
     from tracer.fleet.dataset import Dataset
 

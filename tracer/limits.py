@@ -87,7 +87,7 @@ def gunzip_limited(blob: bytes, limit: int, what: str) -> bytes:
     Raises:
         InputError: Damaged gzip data, or more than ``limit`` bytes once decompressed.
     """
-    import zlib  # noqa: PLC0415
+    import zlib
 
     inflater = zlib.decompressobj(wbits=31)
     try:
@@ -142,7 +142,7 @@ def _json_depth(text: str) -> int:
     opening = text.count("[") + text.count("{")
     if opening <= 1:
         return opening
-    import numpy as np  # noqa: PLC0415 - only for texts with nesting; keeps this module light
+    import numpy as np  # only for texts with nesting; keeps this module light
 
     brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)).encode("ascii")
     return int(np.cumsum(np.array(_BRACKET_STEP, np.int64)[np.frombuffer(brackets, np.uint8)]).max(initial=0))
@@ -250,7 +250,8 @@ _TOO_BIG = "9" * (MAX_NUMBER_DIGITS + 1)
 def bounded_numbers(text: str) -> str:
     """``text`` with every run of more than ``MAX_NUMBER_DIGITS`` digits replaced by that many
     nines plus one: a number no reader takes as a reading (they check ranges), where ``int()`` of
-    4,300 digits or more would raise. Readers parse this; the user is shown the original."""
+    4,300 digits or more would raise. Readers parse this; the user is shown the original.
+    """
     if len(text) <= MAX_NUMBER_DIGITS:
         return text
     return _LONG_DIGITS.sub(_TOO_BIG, text)
@@ -258,7 +259,8 @@ def bounded_numbers(text: str) -> str:
 
 def check_range(value: Any, low: float, high: float, integer: bool = False) -> bool:
     """True if ``value`` is a number (not a bool) from ``low`` to ``high``, finite, and whole
-    when ``integer``."""
+    when ``integer``.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     if integer and not isinstance(value, int):

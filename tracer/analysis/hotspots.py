@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from tracer.elf.inlines import CodeLocator
 from tracer.base.timeline import InferenceTimeline
+from tracer.elf.inlines import CodeLocator
 from tracer.telemetry.samples import PcSamples
 
 TOP_FUNCTIONS = 8

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from tracer.budget.vela_debugdb import CommandStream
 from tracer.base.timeline import Engine, InferenceTimeline
+from tracer.budget.vela_debugdb import CommandStream
 from tracer.telemetry.samples import NpuSamples
 
 CONFIDENCE = 0.95

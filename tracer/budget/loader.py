@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from tracer.budget.glow import is_glow_header, read_glow_header
 from tracer.budget.model import Budget, BudgetLayer, ModelBudget
@@ -181,7 +182,8 @@ def _merge_model(
     only: frozenset[str] | None = None,
 ) -> ModelBudget:
     """Fill ``into`` from ``new``. Compiler files must agree (``strict``); the user's explicit
-    values win, with a note when they change what a compiler file said."""
+    values win, with a note when they change what a compiler file said.
+    """
     changes: dict[str, Any] = {}
     for key in ("name", *_MODEL_NUMBERS):
         value = getattr(new, key)

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
+from tracer.base.timeline import Engine, LayerInfo
 from tracer.budget.model import Budget, BudgetLayer
 from tracer.budget.ops import is_npu_custom_op, normalize_op, same_op
-from tracer.base.timeline import Engine, LayerInfo
 
 
 class MatchKind(str, enum.Enum):

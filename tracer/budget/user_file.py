@@ -35,6 +35,7 @@ import math
 import re
 from typing import Any
 
+from tracer.base.timeline import Engine
 from tracer.budget.model import Budget, BudgetLayer, BudgetPart, Compiler, ModelBudget
 from tracer.budget.text import BudgetText
 from tracer.errors import UsageError
@@ -49,7 +50,6 @@ from tracer.limits import (
     parse_toml,
     valid_clock_hz,
 )
-from tracer.base.timeline import Engine
 from tracer.units import parse_clock
 
 MAX_LAYER_INDEX = 2**31  # an operator index of a model (TFLite's are 32-bit)

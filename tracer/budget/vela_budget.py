@@ -1,16 +1,17 @@
 """A budget from Vela's outputs: the per-layer CSV's operations grouped into model operators, the
-summary's clock, totals and memory, and (when given) the debug database's exact mapping."""
+summary's clock, totals and memory, and (when given) the debug database's exact mapping.
+"""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
+from tracer.base.timeline import Engine
 from tracer.budget.model import Budget, BudgetLayer, Compiler, ModelBudget
 from tracer.budget.ops import normalize_op
 from tracer.budget.vela_csv import VelaLayerTable, VelaRow, VelaSummary
 from tracer.budget.vela_debugdb import DebugDb, map_rows
-from tracer.base.timeline import Engine
 
 # Memory modes whose SRAM peak is the tensor arena (Dedicated_Sram keeps the arena in DRAM and uses
 # SRAM as a cache; its size then says nothing about the arena).
@@ -197,7 +198,8 @@ def _renumber(layer: BudgetLayer, position: int) -> BudgetLayer:
 
 def _group_by_order(rows: tuple[VelaRow, ...]) -> list[list[VelaRow]]:
     """Rows of one model operator are consecutive and share ``Original Operator``; a second operator
-    of the same type starts where its first operation's type comes round again."""
+    of the same type starts where its first operation's type comes round again.
+    """
     groups: list[list[VelaRow]] = []
     for row in rows:
         current = groups[-1] if groups else None

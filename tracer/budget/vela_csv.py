@@ -19,10 +19,10 @@ import csv
 import dataclasses
 import math
 
+from tracer.base.timeline import Engine
 from tracer.budget.model import BudgetPart
 from tracer.budget.text import BudgetText
 from tracer.limits import MAX_CYCLES, MAX_MEMORY_BYTES, MAX_NUMBER_CHARS, MAX_SECONDS, valid_clock_hz
-from tracer.base.timeline import Engine
 
 MAX_COUNT = 2**53  # any other count or rate Vela writes: exact as a double
 

@@ -124,7 +124,7 @@ class RowMapping:
 def is_debug_db(text: str) -> bool:
     """True if the text is a Vela debug database."""
     head = text.lstrip()[:400]
-    return head.startswith("<?xml") and "<debug" in head or head.startswith("<debug")
+    return (head.startswith("<?xml") and "<debug" in head) or head.startswith("<debug")
 
 
 def read_debug_db(source: BudgetText) -> DebugDb:
@@ -277,7 +277,7 @@ def _map_legacy(db: DebugDb, table: VelaLayerTable) -> list[int] | str:
     queued = {o for _, o in db.queue}
     spare = [oid for oid in db.optimised if oid not in queued]
     by_stream = {s: [o for c, o in db.queue if c == s] for s in streams}
-    cursor = {s: 0 for s in streams}
+    cursor = dict.fromkeys(streams, 0)
     indices = []
     for row in table.rows:
         if row.block >= len(streams):

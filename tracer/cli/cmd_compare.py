@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tracer.cli.output import Console
@@ -168,9 +169,10 @@ def _digest_files(
     console: Console, paths: Sequence[str], workers: int | None, scheduler: str | None, label: str
 ) -> list[CaptureDigest]:
     """The digests of ``paths``, in order, read where :func:`tracer.fleet.cluster.open_runner` says
-    (one capture a side: in this process)."""
-    from tracer.pipeline.digest import digest_file
+    (one capture a side: in this process).
+    """
     from tracer.fleet.cluster import dask_available, open_runner
+    from tracer.pipeline.digest import digest_file
 
     if scheduler is None and workers is None:
         if len(paths) <= 2:  # one capture a side: no cluster to start

@@ -64,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
     """Decode and print."""
     from tracer.capture.reader import open_capture
     from tracer.cli.output import open_output
-    from tracer.pipeline.capture import decode_reader
     from tracer.decode.tpiu import TpiuMode
     from tracer.export.packets_text import write_packets
+    from tracer.pipeline.capture import decode_reader
 
     console = args.console
     symbols = _symbols(args.elf) if args.elf else None

@@ -128,15 +128,15 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, capture: Path) -> int:
     from tracer.analysis.analyze import analyze
     from tracer.capture.metadata import CaptureMetadata
-    from tracer.pipeline.record import record
     from tracer.capture.writer import CaptureWriter
     from tracer.cli.output import open_output
     from tracer.errors import ExitCode
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
-    from tracer.sources.qemu import SAMPLING_SCENARIO, QemuDemoSource, Slowdown, check_tools, demo_elf
     from tracer.pipeline.load import load_timeline
     from tracer.pipeline.provenance import git_revision
+    from tracer.pipeline.record import record
+    from tracer.sources.qemu import SAMPLING_SCENARIO, QemuDemoSource, Slowdown, check_tools, demo_elf
 
     console = args.console
     slow = Slowdown.parse(args.slow) if args.slow else None
@@ -149,9 +149,8 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     source.open()
     try:
         meta = CaptureMetadata.from_json({**source.metadata(), **(git_revision(elf) or {})})
-        with CaptureWriter(capture, meta, overwrite=args.force) as writer:
-            with console.progress("recording") as bar:
-                result = record(source, writer, duration=timeout, on_tick=bar.update)
+        with CaptureWriter(capture, meta, overwrite=args.force) as writer, console.progress("recording") as bar:
+            result = record(source, writer, duration=timeout, on_tick=bar.update)
     finally:
         source.close()
     status = source.exit_code

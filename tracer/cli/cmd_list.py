@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 HELP = "list attached J-Link and pyOCD probes and serial ports"
 DESCRIPTION = """\

@@ -110,14 +110,13 @@ def source_url(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Open, record, watch."""
     from tracer.capture.writer import CaptureWriter
+    from tracer.cli.cmd_replay import baseline_path
+    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
     from tracer.cli.source_setup import capture_metadata, source_factory
     from tracer.decode.tpiu import TpiuMode
     from tracer.session.engine import Session
     from tracer.session.feeds import SourceFeed
     from tracer.sources.reconnect import ReconnectingSource
-    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
-
-    from tracer.cli.cmd_replay import baseline_path
 
     console = args.console
     options = dataclasses.replace(session_options(args), baseline=baseline_path(args.baseline))

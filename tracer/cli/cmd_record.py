@@ -106,11 +106,11 @@ def _stop_signals_set(stop: threading.Event, caught: list[str]) -> Iterator[None
 
 def run(args: argparse.Namespace) -> int:
     """Record until the end, the duration, or Ctrl-C."""
-    from tracer.pipeline.record import record
     from tracer.capture.writer import CaptureWriter
     from tracer.cli.source_setup import capture_metadata, source_factory
-    from tracer.pipeline.provenance import git_revision
     from tracer.errors import ExitCode, UsageError
+    from tracer.pipeline.provenance import git_revision
+    from tracer.pipeline.record import record
     from tracer.sources.fvp import FvpSource
 
     console = args.console

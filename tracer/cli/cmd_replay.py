@@ -80,10 +80,10 @@ def baseline_path(path: str | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Open the capture, then the screen."""
+    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
     from tracer.errors import UsageError
     from tracer.session.engine import Session
     from tracer.session.pacing import parse_speed
-    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
 
     try:
         speed = parse_speed(args.speed)

@@ -56,7 +56,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Return the parser: every verb with its options (tests check every verb's help), or, with
     ``only``, that verb alone if it is one (a run loads what its verb needs, not what every verb's
     options do), else every verb without options (``tracer --help`` lists them; a wrong verb is
-    refused with the list)."""
+    refused with the list).
+    """
     parser = argparse.ArgumentParser(
         prog="tracer",
         description="Telemetry and trace analyzer for microcontrollers running neural networks.",

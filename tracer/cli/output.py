@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 from tracer.errors import OutputError
 

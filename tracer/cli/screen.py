@@ -10,7 +10,8 @@ import asyncio
 import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from tracer.errors import ExitCode, UsageError
 
@@ -44,8 +45,8 @@ def load_budget_files(paths: list[str]) -> Budget | None:
 
 def add_screen_arguments(parser: argparse.ArgumentParser) -> None:
     """``--ring`` and ``--window``: how much the screen keeps (``live`` and ``replay``)."""
-    from tracer.session.ring import DEFAULT_RING
     from tracer.analysis.statistics import DEFAULT_WINDOW
+    from tracer.session.ring import DEFAULT_RING
 
     view = parser.add_argument_group("how much the screen keeps")
     view.add_argument(

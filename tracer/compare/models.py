@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from tracer.base.timeline import LayerInfo
 from tracer.errors import UsageError

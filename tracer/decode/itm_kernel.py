@@ -178,7 +178,7 @@ def new_state() -> np.ndarray:
     return np.zeros(STATE_SIZE, np.int64)
 
 
-def _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, offset, kind, a, b, c, flags):  # noqa: ANN001, ANN202
+def _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, offset, kind, a, b, c, flags):
     counts[kind] += 1
     out_offset[n] = offset
     out_kind[n] = kind
@@ -190,7 +190,7 @@ def _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts
     return n + 1
 
 
-def _hidden_sync(buf, start, end, length, final):  # noqa: ANN001, ANN202
+def _hidden_sync(buf, start, end, length, final):
     """Check whether the zeros ending the packet ``buf[start:end]`` begin a sync packet.
 
     Returns the position of the first of those zeros if a sync starts there, -1 if the buffer
@@ -211,7 +211,7 @@ def _hidden_sync(buf, start, end, length, final):  # noqa: ANN001, ANN202
     return -2
 
 
-def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts):  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
+def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts):
     """Decode whole packets of ``buf`` (uint8) whose first byte is at stream offset ``base``.
 
     Args:

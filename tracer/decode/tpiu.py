@@ -144,7 +144,8 @@ class Run:
         """True if these frames hold up as a formatter's: enough of them, a few valid IDs, at
         least one real source, and changes to the current ID rare (a formatter that repeats an ID
         does so at most now and then; raw ITM read as frames repeats ``01`` on every byte).
-        ``strict`` also wants the null ID's bytes zero (padding), but for one in 32 frames (or one)."""
+        ``strict`` also wants the null ID's bytes zero (padding), but for one in 32 frames (or one).
+        """
         ids = self.ids
         total = int(self.changes.sum())
         return (
@@ -285,7 +286,8 @@ def _by_sync(
 
 def _walk_back(sample: bytes, boundary: int, ids: set[int]) -> int:
     """The earliest start of whole frames ending at ``boundary`` on its grid: frames (with the
-    half syncs among them) that keep the formatter's rules and change only to ``ids``."""
+    half syncs among them) that keep the formatter's rules and change only to ``ids``.
+    """
     reserved = tpiu_kernel.RESERVED_ID
     at = boundary
     while True:
@@ -375,7 +377,8 @@ def looks_formatted(sample: bytes, source_id: int = 1) -> bool:
 @dataclasses.dataclass
 class Deframed:
     """A piece of the wanted source's bytes; ``lost_before`` is set when the stream of that source
-    is broken just before it (the grid was lost and found again: bytes between are unknown)."""
+    is broken just before it (the grid was lost and found again: bytes between are unknown).
+    """
 
     data: bytes
     lost_before: int | None = None
@@ -556,7 +559,8 @@ class TpiuDeframer:
 
     def _resolve(self, final: bool) -> bytes:
         """Search the bytes collected for the grid. Returns the bytes to deframe on it; or, when
-        none holds up, gives up the bytes no later frame can start in and keeps searching."""
+        none holds up, gives up the bytes no later frame can start in and keeps searching.
+        """
         assert self._search is not None
         sample = bytes(self._search[: SEARCH_WINDOW + FRAME])
         at, why, keep = self._search_at, self._search_why, self._search_keep
@@ -596,7 +600,8 @@ class TpiuDeframer:
 
     def _source_after_loss(self) -> int:
         """The source of the bytes on a new grid before its first ID change: the stream's only
-        source if it has carried one so far, else unknown (-1; those bytes are counted)."""
+        source if it has carried one so far, else unknown (-1; those bytes are counted).
+        """
         sources = [i for i in np.flatnonzero(self._id_bytes) if 0 < i < 0x70]
         return int(sources[0]) if len(sources) == 1 else -1
 

@@ -135,8 +135,8 @@ def read_elf(stream: BinaryIO | bytes, name: str = "<elf>") -> ElfImage:
         UsageError: Not an ELF image, or one pyelftools cannot read.
     """
     try:
-        from elftools.common.exceptions import ELFError  # noqa: PLC0415 - lazy, like all parsers
-        from elftools.elf.elffile import ELFFile  # noqa: PLC0415
+        from elftools.common.exceptions import ELFError  # lazy, like all parsers
+        from elftools.elf.elffile import ELFFile
     except ImportError:  # pragma: no cover - a core dependency
         raise UsageError("reading ELF files needs pyelftools: pip install pyelftools") from None
     blob = stream if isinstance(stream, bytes) else stream.read(MAX_ELF_FILE_BYTES + 1)

@@ -105,8 +105,8 @@ def open_locator(path: str | os.PathLike[str]) -> CodeLocator:
 
 def read_inlined_ranges(data: bytes, name: str = "<elf>") -> list[InlinedRange]:
     """Every inlined call's address ranges in an ELF file's DWARF (empty without DWARF)."""
-    from elftools.common.exceptions import ELFError  # noqa: PLC0415 - only with an ELF
-    from elftools.elf.elffile import ELFFile  # noqa: PLC0415
+    from elftools.common.exceptions import ELFError  # only with an ELF
+    from elftools.elf.elffile import ELFFile
 
     try:
         elf = ELFFile(io.BytesIO(data))

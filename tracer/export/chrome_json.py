@@ -11,11 +11,10 @@ already moved to lanes of their own): the format does not allow it.
 from __future__ import annotations
 
 import json
-from typing import IO, TYPE_CHECKING, Any, Mapping
+from typing import IO, Any
 
-from tracer.export.perfetto_layout import layout
 from tracer.analysis.analyze import Analysis
-
+from tracer.export.perfetto_layout import layout
 
 PID = 1
 

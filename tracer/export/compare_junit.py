@@ -58,7 +58,7 @@ def write_junit(obj: dict[str, Any], out: IO[str]) -> None:
             "errors": "0",
             "skipped": "0",
             "time": "0",
-            "timestamp": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+            "timestamp": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
         },
     )
     props = ET.SubElement(suite, "properties")

@@ -10,7 +10,7 @@ by start.
 from __future__ import annotations
 
 import csv
-from typing import IO, Mapping
+from typing import IO
 
 import numpy as np
 

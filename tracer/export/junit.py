@@ -40,7 +40,7 @@ def junit_tree(result: GateResult, capture: str, properties: dict[str, Any] | No
             "time": "0",
         },
     )
-    stamp = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    stamp = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     for group in GROUP_TITLES:
         checks = [c for c in result.checks if c.group == group]
         if not checks:

@@ -17,6 +17,7 @@ from typing import IO, Protocol
 import numpy as np
 
 from tracer.decode.packets import (
+    EXCEPTION_ACTIONS,
     FLAG_CLKCH,
     FLAG_GLOBAL_VALID,
     FLAG_MALFORMED,
@@ -24,7 +25,6 @@ from tracer.decode.packets import (
     FLAG_PROHIBITED,
     FLAG_WRAP,
     FLAG_WRITE,
-    EXCEPTION_ACTIONS,
     KIND_COUNT,
     NO_TS,
     PacketBatch,
@@ -103,19 +103,19 @@ ACTION_NAMES, ACTION_LENS = _table([EXCEPTION_ACTIONS[i] for i in range(4)])
 DIGITS = np.frombuffer(b"0123456789abcdef", np.uint8)
 
 
-def _bytes(out, pos, table, lens, i):  # noqa: ANN001, ANN202
+def _bytes(out, pos, table, lens, i):
     for j in range(lens[i]):
         out[pos + j] = table[i, j]
     return pos + lens[i]
 
 
-def _lit(out, pos, text):  # noqa: ANN001, ANN202
+def _lit(out, pos, text):
     for j in range(len(text)):
         out[pos + j] = ord(text[j])
     return pos + len(text)
 
 
-def _uint(out, pos, value, base):  # noqa: ANN001, ANN202
+def _uint(out, pos, value, base):
     """Write an unsigned integer in base 10 or, as ``0x...``, base 16."""
     v = np.uint64(value)
     ub = np.uint64(base)
@@ -134,7 +134,7 @@ def _uint(out, pos, value, base):  # noqa: ANN001, ANN202
     return pos + n
 
 
-def _int_padded(out, pos, value, width, left):  # noqa: ANN001, ANN202
+def _int_padded(out, pos, value, width, left):
     """A signed decimal right-aligned in ``width`` (or left-aligned), like ``f"{v:>w}"``."""
     neg = value < 0
     v = -value if neg else value
@@ -163,7 +163,7 @@ def _int_padded(out, pos, value, width, left):  # noqa: ANN001, ANN202
     return pos
 
 
-def _key(out, pos, mode, key, first):  # noqa: ANN001, ANN202
+def _key(out, pos, mode, key, first):
     if mode == NDJSON:
         out[pos] = 44  # ,
         out[pos + 1] = 34  # "
@@ -179,22 +179,22 @@ def _key(out, pos, mode, key, first):  # noqa: ANN001, ANN202
     return pos + 1
 
 
-def _int_field(out, pos, mode, key, value, first):  # noqa: ANN001, ANN202
+def _int_field(out, pos, mode, key, value, first):
     pos = _key(out, pos, mode, key, first)
     return _uint(out, pos, value, 16 if mode == TEXT and KEY_HEX[key] else 10)
 
 
-def _bool_field(out, pos, mode, key, value, first):  # noqa: ANN001, ANN202
+def _bool_field(out, pos, mode, key, value, first):
     pos = _key(out, pos, mode, key, first)
     return _lit(out, pos, "true") if value else _lit(out, pos, "false")
 
 
-def _null_field(out, pos, mode, key, first):  # noqa: ANN001, ANN202
+def _null_field(out, pos, mode, key, first):
     pos = _key(out, pos, mode, key, first)
     return _lit(out, pos, "null") if mode == NDJSON else _lit(out, pos, "none")
 
 
-def _action_field(out, pos, mode, action, first):  # noqa: ANN001, ANN202
+def _action_field(out, pos, mode, action, first):
     pos = _key(out, pos, mode, K_ACTION, first)
     if mode == NDJSON:
         out[pos] = 34
@@ -204,7 +204,7 @@ def _action_field(out, pos, mode, action, first):  # noqa: ANN001, ANN202
     return _bytes(out, pos, ACTION_NAMES, ACTION_LENS, action)
 
 
-def format_packets(offset, kind, a, b, c, flags, ts, mode, out):  # noqa: ANN001, ANN201, C901, PLR0912, PLR0915
+def format_packets(offset, kind, a, b, c, flags, ts, mode, out):
     """Write packets as ndjson or text lines into ``out`` (room for ``MAX_LINE`` per packet)."""
     pos = 0
     for i in range(kind.shape[0]):

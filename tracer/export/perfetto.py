@@ -27,12 +27,12 @@ slice's begin, so back-to-back layers nest correctly.
 from __future__ import annotations
 
 import struct
-from typing import IO, TYPE_CHECKING, Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import IO, Any
 
+from tracer.analysis.analyze import Analysis
 from tracer.export.perfetto_layout import TraceLayout, layout
 from tracer.export.protobuf import FIXED64, Message, length_delimited, tag, varint_field
-from tracer.analysis.analyze import Analysis
-
 
 SEQUENCE_ID = 1
 PID = 1

@@ -21,13 +21,13 @@ timings an FVP produced carry "model estimate" in the CPU track's name and in ea
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from tracer.analysis.analyze import Analysis
 from tracer.base.timeline import Engine, InferenceTimeline
-
 
 INFERENCES = "Inferences"
 NPU_JOBS = "NPU jobs"

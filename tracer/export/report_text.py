@@ -297,7 +297,8 @@ def _findings(findings: list[dict[str, Any]]) -> list[str]:
 
 def _evidence(evidence: dict[str, Any]) -> list[str]:
     """The numbers behind a finding, ``name value`` pairs wrapped at about 100 columns; nested
-    lists and objects are counted (every value is in ``--format json``)."""
+    lists and objects are counted (every value is in ``--format json``).
+    """
     parts = [f"{key.replace('_', ' ')} {_evidence_value(value)}" for key, value in evidence.items()]
     lines, line = [], "      evidence:"
     for part in parts:

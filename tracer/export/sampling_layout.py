@@ -12,7 +12,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ def add_sampling_tracks(
     out: Any, timeline: InferenceTimeline, sampling: SamplingAnalysis, clock: Any, track: TrackFn
 ) -> None:
     """Append the tracks above to a :class:`~tracer.export.perfetto_layout.TraceLayout`."""
-    from tracer.export.perfetto_layout import CounterValue, Instant, Slice  # noqa: PLC0415 - no cycle
+    from tracer.export.perfetto_layout import CounterValue, Instant, Slice  # no cycle
 
     profile = sampling.npu
     if profile is not None and profile.mapped:

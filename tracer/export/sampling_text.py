@@ -7,7 +7,8 @@ same numbers.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Table = Callable[[list[str], list[list[str]], set[int]], list[str]]
 HOT_FUNCTIONS_SHOWN = 4

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -232,7 +232,8 @@ def _test(fit: _Fit, threshold_pct: float, alpha: float) -> _Fit:
 def _resolve_single_builds(fit: _Fit) -> _Fit:
     """An interior segment of one build joins the closer of its neighbours' levels, unless it lies
     beyond both, further from them than they are from each other: then it is an outlier (away and
-    back) and the boundary between its neighbours is left for the test to keep or remove."""
+    back) and the boundary between its neighbours is left for the test to keep or remove.
+    """
     n = len(fit.y)
     while True:
         edges = [0, *fit.bounds, n]

@@ -20,7 +20,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
 
 from tracer.errors import SourceUnavailable, TracerError, UsageError
 from tracer.fleet import require_extra
@@ -83,7 +84,8 @@ class DaskRunner:
 
     def run(self, function: Callable[..., Any], items: Sequence[tuple[Any, ...]]) -> Iterator[tuple[int, Any]]:
         """Submit every item (pure=False: a capture is read again if asked twice) and yield results
-        as they complete; a failed task's exception is raised here."""
+        as they complete; a failed task's exception is raised here.
+        """
         from distributed import as_completed
 
         futures = [self.client.submit(function, *item, pure=False) for item in items]

@@ -18,8 +18,8 @@ import os
 import time
 import traceback
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -207,7 +207,7 @@ def ingest(
     """
     start = time.monotonic()
     unique = list(dict.fromkeys(str(p) for p in paths))
-    ingested_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    ingested_at = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     with dataset.writing() as staging:
         known = runner.share(frozenset(dataset.known_ids()))  # sent once, however many captures
         items = [(p, str(staging.folder), known, dict(labels or {}), staging.run_id, ingested_at) for p in unique]
@@ -275,7 +275,8 @@ def _write_run_tables(outcomes: list[CaptureOutcome], folder: Path, run_id: str,
 
 class _CaptureFiles:
     """The per-capture tables of one capture, written window after window into the staging folder
-    (a Parquet row group per window), each renamed into place when complete."""
+    (a Parquet row group per window), each renamed into place when complete.
+    """
 
     def __init__(self, staging: Path, date: str, capture_id: str) -> None:
         self.staging = staging
@@ -311,7 +312,8 @@ class _CaptureFiles:
 
 def _write(target: Path, table: pa.Table) -> None:
     """Write a Parquet file whole: to a temporary name beside it, then renamed (two workers writing
-    the same capture's file cannot interleave)."""
+    the same capture's file cannot interleave).
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     pq.write_table(table, temporary, compression="zstd")

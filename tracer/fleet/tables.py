@@ -13,7 +13,7 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import json
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -208,7 +208,8 @@ def execution_tables(timeline: InferenceTimeline, capture_id: str) -> dict[str, 
 
 def _pmu(timeline: InferenceTimeline, capture_id: str) -> pa.Table:
     """Long format: one row per measured counter of a layer execution, and per counter a log
-    printed for a whole inference (layer null)."""
+    printed for a whole inference (layer null).
+    """
     spans = timeline.spans
     parts = []
     names = list(spans.pmu_names)

@@ -11,7 +11,8 @@ revisions label the captures with a build number or commit date). Each series is
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pyarrow.compute as pc

@@ -26,19 +26,21 @@ import dataclasses
 import functools
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from tracer.analysis.statistics import DEFAULT_WINDOW
+from tracer.base.timeline import ConsoleLine, InferenceTimeline
 from tracer.budget.model import Budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.decode.tpiu import TpiuMode
 from tracer.errors import TracerError
 from tracer.session.budget import SessionBudget
+from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, SourceFeed
 from tracer.session.held import Stretch
 from tracer.session.holdings import Holdings
 from tracer.session.index import CaptureIndex, DecoderSetup
-from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, SourceFeed
 from tracer.session.media import MediaClock
 from tracer.session.pacing import Pacer, RateMeter
 from tracer.session.ring import DEFAULT_RING
@@ -49,7 +51,6 @@ from tracer.session.state import CONSOLE_LINES, StreamState, window_of
 from tracer.session.status import status_info
 from tracer.session.transport import Transport
 from tracer.sources.base import SourceEnded, SourceLost
-from tracer.base.timeline import ConsoleLine, InferenceTimeline
 
 if TYPE_CHECKING:
     import numpy as np
@@ -427,7 +428,8 @@ class Session:
 
     def hold_for_ui(self, seconds: float = 0.1) -> None:
         """Let the screen answer a key first: the decoder waits (at most ``seconds``; see
-        :mod:`tracer.session.transport`)."""
+        :mod:`tracer.session.transport`).
+        """
         self._transport.hold_for_ui(seconds)
 
     def release_ui_hold(self) -> None:

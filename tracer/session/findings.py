@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from tracer.session.flags import FindingFlags
 
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
     from tracer.analysis.findings import Finding
     from tracer.analysis.sampling import LayerBreakdown
     from tracer.base.facts import InputFacts
-    from tracer.budget.model import Budget
     from tracer.base.timeline import InferenceTimeline
+    from tracer.budget.model import Budget
 
 INTERVAL_S = 1.0  # least seconds between two runs of the rules while data flows
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import collections
 import threading
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from tracer.errors import TracerError
 from tracer.session.baseline import Baseline, load_baseline

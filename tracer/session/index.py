@@ -30,7 +30,8 @@ import pickle
 import threading
 import types
 import zlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

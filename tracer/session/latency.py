@@ -1,5 +1,6 @@
 """Inference latency over a session: running statistics of every complete inference, and the most
-recent latencies for the plot (a fixed-size history, oldest first)."""
+recent latencies for the plot (a fixed-size history, oldest first).
+"""
 
 from __future__ import annotations
 

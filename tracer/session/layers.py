@@ -5,7 +5,7 @@ mean NPU PMU counters, and the layers table's rows built from them (rebuilt only
 from __future__ import annotations
 
 import collections
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 

@@ -49,7 +49,7 @@ class InferenceRecord:
         row: This inference's row in them.
     """
 
-    __slots__ = ("_block", "_row", "__dict__")
+    __slots__ = ("__dict__", "_block", "_row")
 
     def __init__(self, block: InferenceBlock, row: int) -> None:
         self._block = block

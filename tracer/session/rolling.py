@@ -15,11 +15,11 @@ import dataclasses
 
 import numpy as np
 
+from tracer.base.timeline import Engine, LayerInfo, LossCounters
 from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
 from tracer.telemetry.firmware_records import TargetInfo
-from tracer.base.timeline import Engine, LayerInfo, LossCounters
 
 
 @dataclasses.dataclass

@@ -10,7 +10,8 @@ not stop the session: the failure becomes a warning on screen.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from tracer.session.findings import INTERVAL_S, Diagnosis, capture_analysis, describe_scope, window_analysis
 

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
+from tracer.analysis.statistics import CycleSummary
+from tracer.base.timeline import LayerInfo, LossCounters
 from tracer.session.findings import Diagnosis
 from tracer.session.held import Stretch
 from tracer.session.memory import MemoryInfo
 from tracer.session.ring import InferenceRecord
-from tracer.analysis.statistics import CycleSummary
 from tracer.session.window import EventView, InferenceEvents
-from tracer.base.timeline import LayerInfo, LossCounters
 
 if TYPE_CHECKING:
     from tracer.analysis.findings import Finding

@@ -13,7 +13,7 @@ Not thread-safe by itself: the session folds and reads it under its lock.
 from __future__ import annotations
 
 import collections
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from tracer.base.timeline import ConsoleLine, InferenceTimeline, IsrSlice
 from tracer.session.latency import LatencyHistory

@@ -1,5 +1,6 @@
 """The status line of a snapshot: where the bytes come from, how far along, at what rate, what was
-lost, and the labels the numbers carry (emulated cycles, simulated PMU, model estimates)."""
+lost, and the labels the numbers carry (emulated cycles, simulated PMU, model estimates).
+"""
 
 from __future__ import annotations
 

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from tracer.session.ring import InferenceBlock, InferenceRecord
 from tracer.base.columns import LazyRecords
-from tracer.telemetry.isr import HandlerTime
 from tracer.base.timeline import (
     ArenaSample,
     BufferCrc,
@@ -41,6 +40,8 @@ from tracer.base.timeline import (
     StackSample,
     TelemetryRecord,
 )
+from tracer.session.ring import InferenceBlock, InferenceRecord
+from tracer.telemetry.isr import HandlerTime
 from tracer.telemetry.wire import CACHE_OPS
 
 MAX_ROWS = 1 << 18  # events kept at most, whatever the ring holds (a stream with no inference in it)
@@ -211,7 +212,8 @@ class EventView:
 
     def between(self, lo: int, hi: int) -> InferenceEvents:
         """Everything held that happened (or ran) between cycles ``lo`` and ``hi``, inside
-        inferences or not: the continuous timeline's lanes."""
+        inferences or not: the continuous timeline's lanes.
+        """
         jobs: list[NpuJob] = []
         cache: list[CacheOp] = []
         marks: list[Mark] = []

@@ -27,8 +27,9 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 from tracer.errors import SourceUnavailable, UsageError
 from tracer.sources.base import SourceEnded

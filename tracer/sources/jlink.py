@@ -25,8 +25,9 @@ is a fake checked against the real signatures.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from tracer.errors import SourceUnavailable, UsageError
 from tracer.sources.npu_polling import NpuSampling
@@ -46,7 +47,7 @@ IDLE_SLEEP = 0.002
 
 def _load_pylink() -> ModuleType:
     try:
-        import pylink  # noqa: PLC0415 - optional backend, imported when opened
+        import pylink  # optional backend, imported when opened
     except ImportError:
         raise SourceUnavailable(
             "jlink:// needs pylink-square: pip install 'pylink-square>=1.2,<2' (tracer's jlink extra)"

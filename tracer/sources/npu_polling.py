@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tracer.errors import UsageError
 from tracer.units import parse_frequency

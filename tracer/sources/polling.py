@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from tracer.errors import UsageError
 from tracer.base.timeline import ArenaSample, StackSample
+from tracer.errors import UsageError
 
 DWT_CYCCNT = 0xE0001004
 DEFAULT_PAINT = 0xDEADBEEF

@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tracer.errors import UsageError
 from tracer.sources.base import SourceLost
@@ -93,7 +94,7 @@ class ProbeOptions:
         """
         if given is not None or not self.elf:
             return given
-        from tracer.elf import open_elf  # noqa: PLC0415 - pyelftools only when an ELF is named
+        from tracer.elf import open_elf  # pyelftools only when an ELF is named
 
         return open_elf(self.elf)
 

@@ -116,7 +116,8 @@ def firmware_dir() -> Path:
 
 def default_build_dir(source: Path) -> Path:
     """Where ``make`` builds when no folder is given: ``firmware_snippets/build`` in a checkout, else
-    a folder of the user's cache (an installed package's folder is no place for build output)."""
+    a folder of the user's cache (an installed package's folder is no place for build output).
+    """
     if (source.parent / "pyproject.toml").is_file() and (source.parent / "tracer").is_dir():
         return source / "build"
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
@@ -260,7 +261,7 @@ class QemuDemoSource:
             self.port = free_port()
             self._log = tempfile.TemporaryFile()
             try:
-                self._process = subprocess.Popen(  # noqa: S603 - fixed program, our arguments
+                self._process = subprocess.Popen(  # fixed program, our arguments
                     qemu_command(self.elf, self.port, self.icount_shift),
                     stdin=subprocess.DEVNULL,
                     stdout=self._log,
@@ -334,7 +335,8 @@ class QemuDemoSource:
 
     def terminate(self) -> None:
         """Stop the emulator now, if it still runs (the user quit before the firmware finished);
-        :meth:`close` then has nothing to wait for."""
+        :meth:`close` then has nothing to wait for.
+        """
         self._stop_process()
 
     def wait(self, timeout: float = 10.0) -> int | None:
@@ -406,7 +408,7 @@ class _ReadyWatcher:
     """Looks for READY in the console text (ITM port 0) of the firmware's first bytes."""
 
     def __init__(self) -> None:
-        from tracer.decode.itm import ItmDecoder  # noqa: PLC0415 - the decoder loads numpy
+        from tracer.decode.itm import ItmDecoder  # the decoder loads numpy
 
         self._decoder = ItmDecoder(hold_timestamps=False)
         self._text = bytearray()
@@ -418,7 +420,7 @@ class _ReadyWatcher:
 
     def feed(self, data: bytes) -> None:
         """Decode the next bytes and keep their port-0 text."""
-        from tracer.decode.packets import PacketKind  # noqa: PLC0415
+        from tracer.decode.packets import PacketKind
 
         batch = self._decoder.feed(data)
         text = (batch.kind == PacketKind.SWIT) & (batch.b == 0)

@@ -73,7 +73,7 @@ class FirmwareRecords:
         self._line = bytearray()
         self._line_time: int | None = None
 
-    def add(self, rtype: int, t: int, inference: int | None, w: np.ndarray) -> None:  # noqa: C901, PLR0912 - one branch per record type
+    def add(self, rtype: int, t: int, inference: int | None, w: np.ndarray) -> None:  # one branch per record type
         """Take one checked record of type ``rtype`` at cycle ``t`` with payload words ``w``."""
         words = w.tolist()
         if rtype == RecordType.TARGET_INFO:

@@ -24,8 +24,8 @@ import dataclasses
 
 import numpy as np
 
-from tracer.decode.packets import PacketBatch, PacketKind
 from tracer.base.tasks import TaskSlice
+from tracer.decode.packets import PacketBatch, PacketKind
 
 RECORD_PORT = 3
 FIELD_PORT = 2
@@ -120,7 +120,8 @@ class FreeRtosItmReader:
 
     def slices(self) -> tuple[list[TaskSlice], dict[int, str]]:
         """The task slices so far (a task runs from its switch-in to its switch-out or the next
-        switch-in) and the task names; events still waiting for their timestamp are left out."""
+        switch-in) and the task names; events still waiting for their timestamp are left out.
+        """
         names: dict[int, str] = {}
         out: list[TaskSlice] = []
         current: tuple[int, int] | None = None

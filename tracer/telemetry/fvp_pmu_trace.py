@@ -23,12 +23,13 @@ import dataclasses
 import io
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO
 
+from tracer.base.timeline import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
 from tracer.errors import CaptureError, reading_file
 from tracer.limits import MAX_PMU_TRACE_BYTES, InputError, gunzip_limited, parse_json, read_limited
-from tracer.base.timeline import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
 
 QREAD_TRACK = "qread"
 # After its last operation a command stream holds only NPU_OP_STOP and perhaps a few waits; a
@@ -176,7 +177,7 @@ def read_debug_db(source: str | os.PathLike[str] | BinaryIO | bytes, name: str |
     label = name or (str(source) if isinstance(source, (str, os.PathLike)) else "<debug db>")
     blob = _read_bytes(source, label)
     try:
-        root = ET.fromstring(blob)  # noqa: S314 - a local file the user names, not network input
+        root = ET.fromstring(blob)  # a local file the user names, not network input
     except ET.ParseError as exc:
         raise CaptureError(f"{label}: not Vela debug database XML ({exc})") from None
     tables = {t.get("name"): _csv_rows(t.text or "") for t in root.iter("table")}

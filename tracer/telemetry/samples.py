@@ -17,7 +17,7 @@ those into numpy columns. Samples a firmware took to measure its own cost are fl
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 

@@ -12,16 +12,14 @@ decoder keeps as they are, and sets ``timeline.tasks``, ``timeline.task_names`` 
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
+from tracer.base.span_facts import SpanFacts
+from tracer.base.timeline import InferenceTimeline
 from tracer.decode.packets import PacketBatch
 from tracer.telemetry.freertos_itm import TIME_LABEL, FreeRtosItmReader
 from tracer.telemetry.isr import HandlerTime
-from tracer.base.span_facts import SpanFacts
-from tracer.base.timeline import InferenceTimeline
-from tracer.telemetry.tasks import cpu_share, mark_loss, preemption, task_slices
+from tracer.telemetry.tasks import mark_loss, preemption, task_slices
 from tracer.telemetry.wire import RecordType
 from tracer.telemetry.work import span_counters, span_work
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracer.decode.packets import PacketBatch, PacketKind
 from tracer.base.timeline import InferenceTimeline, TelemetryRecord
+from tracer.decode.packets import PacketBatch, PacketKind
 from tracer.telemetry.wire import MARKER_COST_UNKNOWN, PORT_DATA, PORT_HEADER, SAMPLER_PC, RecordType
 
 DWT_SOURCE = 3  # SAMPLER_INFO "how": the DWT's periodic PC sampling

@@ -11,7 +11,7 @@ discards what it has taken.
 from __future__ import annotations
 
 import struct
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -170,7 +170,8 @@ class RecordTables:
 
     def npu_jobs(self, state: np.ndarray, limit: int | None = None) -> LazyRecords[NpuJob]:
         """NPU jobs. Jobs do not nest: an end pairs with the begin just before it, if the job ids
-        agree (``limit``: among the first ``limit`` event rows only)."""
+        agree (``limit``: among the first ``limit`` event rows only).
+        """
         rows = self.events_of(state, RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END, limit=limit)
         ev = self.events
         is_end = ev[k.EV_TYPE, rows] == RecordType.NPU_JOB_END

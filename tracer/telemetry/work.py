@@ -10,7 +10,7 @@ belongs to the span of its layer that contains its time, in its inference.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 

@@ -18,8 +18,8 @@ import functools
 import gc
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand

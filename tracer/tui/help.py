@@ -90,7 +90,7 @@ class HelpPanel(ScrollView, can_focus=True):
     class Closed(Message):
         """The panel was closed."""
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "tracer · keys"
         self.border_subtitle = "escape, ? or q to close"

@@ -14,9 +14,8 @@ import argparse
 import asyncio
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
-
 from typing import TYPE_CHECKING
 
 from tracer.errors import TracerError

@@ -78,7 +78,7 @@ DA_CONFIG, DA_CMD_STREAM, DA_READ_APB, DA_NOP = 0x01, 0x02, 0x03, 0x05
 
 def command_stream(optimised: Path) -> bytes:
     """The register command stream of the (single) ``ethos-u`` operator of a Vela-optimised model."""
-    from ethosu.vela.tflite import Model  # noqa: PLC0415 - Vela's schema modules, only here
+    from ethosu.vela.tflite import Model  # Vela's schema modules, only here
 
     data = optimised.read_bytes()
     model = Model.Model.GetRootAsModel(data, 0)
@@ -228,7 +228,7 @@ def run_vela(where: Path) -> None:
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(HERE))
-    import make_model  # noqa: PLC0415
+    import make_model
 
     where = Path(argv[argv.index("--out") + 1]) if "--out" in argv else HERE
     where.mkdir(parents=True, exist_ok=True)

@@ -222,7 +222,7 @@ def _table_vector(b: flatbuffers.Builder, start: object, offsets: list[int]) -> 
     return b.EndVector()
 
 
-def _conv_options(stride: int, padding: int, activation: int):  # noqa: ANN202
+def _conv_options(stride: int, padding: int, activation: int):
     def build(b: flatbuffers.Builder) -> int:
         Conv2DOptions.Conv2DOptionsStart(b)
         Conv2DOptions.Conv2DOptionsAddPadding(b, padding)
@@ -236,7 +236,7 @@ def _conv_options(stride: int, padding: int, activation: int):  # noqa: ANN202
     return build
 
 
-def _depthwise_options(activation: int):  # noqa: ANN202
+def _depthwise_options(activation: int):
     def build(b: flatbuffers.Builder) -> int:
         DepthwiseConv2DOptions.DepthwiseConv2DOptionsStart(b)
         DepthwiseConv2DOptions.DepthwiseConv2DOptionsAddPadding(b, SAME)
@@ -251,7 +251,7 @@ def _depthwise_options(activation: int):  # noqa: ANN202
     return build
 
 
-def _pool_options(size: int, stride: int):  # noqa: ANN202
+def _pool_options(size: int, stride: int):
     def build(b: flatbuffers.Builder) -> int:
         Pool2DOptions.Pool2DOptionsStart(b)
         Pool2DOptions.Pool2DOptionsAddPadding(b, VALID)

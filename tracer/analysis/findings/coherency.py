@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from tracer.analysis.coherency import (
-    CACHE_LINE_BYTES,
     CPU_WRITE_DURING_JOB,
     MISSING_CLEAN,
     MISSING_INVALIDATE,
@@ -54,7 +52,8 @@ def _times(problems: list[Problem], total: int) -> str:
 
 def coherency(analysis: Analysis) -> Iterable[Finding]:
     """Missing cleans and invalidates, unaligned maintenance, nondeterministic outputs, CPU writes
-    into buffers the NPU owns."""
+    into buffers the NPU owns.
+    """
     timeline = analysis.timeline
     found = analysis.coherency
     if found is None:

@@ -9,9 +9,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
-
-from typing import Iterable
 
 from tracer.analysis.findings.base import Finding, Severity
 from tracer.analysis.findings.common import describe, n

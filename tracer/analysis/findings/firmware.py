@@ -11,10 +11,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from tracer.analysis.findings.base import Finding, Severity
 

@@ -10,7 +10,8 @@ one that unmeasured extra work could hide behind (contention, unexplained).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from tracer.analysis.findings.base import Finding, Severity
 from tracer.analysis.findings.isr import layer_label
@@ -85,7 +86,8 @@ def _each(found: int, outliers: list[Outlier]) -> str:
 
 def _by_source(outliers: list[Outlier], key: str, ident: str) -> list[tuple[dict[str, Any], list[int]]]:
     """What ran inside the outliers (``isrs`` by ``exception``, ``tasks`` by ``task``): one entry
-    per source with its cycles in each outlier it ran in, the most cycles first."""
+    per source with its cycles in each outlier it ran in, the most cycles first.
+    """
     cycles: dict[int, list[int]] = {}
     first: dict[int, dict[str, Any]] = {}
     for o in outliers:

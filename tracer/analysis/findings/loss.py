@@ -9,10 +9,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from tracer.analysis.findings.base import Finding, Severity
 

@@ -16,10 +16,9 @@ Thresholds come from :class:`~tracer.analysis.settings.AnalysisSettings`: ``aren
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from tracer.analysis.findings.base import Finding, Severity
 from tracer.analysis.findings.common import describe, n

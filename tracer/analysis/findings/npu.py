@@ -11,9 +11,8 @@ compiled for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from tracer.analysis.findings.base import Finding, Severity
 from tracer.analysis.findings.common import describe, n

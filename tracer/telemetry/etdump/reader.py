@@ -27,9 +27,9 @@ import os
 import struct
 from typing import Any
 
+from tracer.base.timeline import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
 from tracer.errors import CaptureError, reading_file
 from tracer.telemetry.etdump.schema.ETDump import ETDump
-from tracer.base.timeline import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
 
 IDENTIFIER = b"ED00"
 MAX_ETDUMP_BYTES = 256 * 1024 * 1024  # far beyond a device's ETDump buffer; guards against a wrong path

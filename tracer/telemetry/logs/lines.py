@@ -30,7 +30,8 @@ MAX_LINE_CHARS = MAX_LOG_LINE_CHARS  # longer lines are cut here (a <metrics> li
 
 def strip_prefix(line: str) -> tuple[str, str]:
     """``(level, text)``: the log level the prefix gave (``"error"``, ``"warning"`` or ``""``) and
-    the text after the prefix, without surrounding white space."""
+    the text after the prefix, without surrounding white space.
+    """
     text = line.strip()
     level = ""
     for pattern in _PREFIXES:
@@ -54,7 +55,8 @@ _SPACE_RUN = re.compile(r"[ \t]{%d,}" % (MAX_SPACE_RUN + 1))
 def parse_view(text: str) -> str:
     """The line as the readers parse it: at most ``MAX_PARSED_CHARS`` characters, runs of spaces
     and tabs cut to ``MAX_SPACE_RUN``, digit runs bounded (:func:`tracer.limits.bounded_numbers`).
-    The console keeps the line as it came."""
+    The console keeps the line as it came.
+    """
     text = text[:MAX_PARSED_CHARS]
     if len(text) > MAX_SPACE_RUN:
         text = _SPACE_RUN.sub(" " * MAX_SPACE_RUN, text)

@@ -6,10 +6,10 @@ import io
 import os
 from typing import IO, Union
 
+from tracer.base.timeline import InferenceTimeline
 from tracer.errors import CaptureError, reading_file
 from tracer.telemetry.logs.reader import LogReader
 from tracer.telemetry.logs.sniff import SNIFF_BYTES, first_binary_position, is_text_log
-from tracer.base.timeline import InferenceTimeline
 
 LogInput = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]
 

@@ -44,14 +44,27 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+from tracer.base.timeline import (
+    AllocationFailure,
+    ArenaSample,
+    ConsoleLine,
+    CounterStat,
+    Engine,
+    Inference,
+    InferenceTimeline,
+    LayerInfo,
+    LayerSpan,
+    TimelineBuilder,
+)
 from tracer.telemetry.logs import ethosu_sw, executorch, mlek, platform, tflm
 from tracer.telemetry.logs.counters import canonical_counter, default_unit, is_npu_counter
 from tracer.telemetry.logs.lines import MAX_LINE_CHARS, LineSplitter, parse_view, strip_prefix
 from tracer.telemetry.logs.records import (
-    AllocFailure,
     Allocation,
+    AllocFailure,
     ArenaPart,
     ArenaUsed,
     Boundary,
@@ -75,18 +88,6 @@ from tracer.telemetry.logs.records import (
     SampleCount,
     TagTicks,
     TagTotal,
-)
-from tracer.base.timeline import (
-    AllocationFailure,
-    ArenaSample,
-    ConsoleLine,
-    CounterStat,
-    Engine,
-    Inference,
-    InferenceTimeline,
-    LayerInfo,
-    LayerSpan,
-    TimelineBuilder,
 )
 
 TIME_LABEL = "reconstructed: per-operator durations from a text log laid end to end (no timestamps)"
@@ -263,7 +264,7 @@ class LogReader:
         if isinstance(record, OpTicks):
             self._op(record)
             return record.style == "csv" and self._mode is Mode.TFLM_CSV
-        elif isinstance(record, OpCounter):
+        if isinstance(record, OpCounter):
             self._op_counter(record)
         elif isinstance(record, EnterMode):
             return self._enter(record)

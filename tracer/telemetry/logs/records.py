@@ -141,7 +141,8 @@ class AllocFailure:
 @dataclasses.dataclass(frozen=True, slots=True)
 class ArenaUsed:
     """Arena (or memory pool) use: ``arena_used_bytes``, MLEK's activation buffer, ExecuTorch's
-    method allocator."""
+    method allocator.
+    """
 
     used: int
     size: int | None

@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 
 from tracer.telemetry.logs.records import (
-    AllocFailure,
     Allocation,
+    AllocFailure,
     ArenaPart,
     Crc,
     Damaged,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -75,7 +75,7 @@ class ConsoleView(View, ScrollView, can_focus=True, inherit_bindings=False):
         Binding("end", "move('scroll_end')", "Bottom", show=False),
     ]
 
-    def __init__(self, lines: Callable[[int, int], tuple[list[ConsoleLine], int]], *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, lines: Callable[[int, int], tuple[list[ConsoleLine], int]], *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Console"
         self._source = lines

@@ -1,5 +1,6 @@
 """Findings: the CI gate's own (``tracer check``), with their evidence, how many inferences show
-them, and the fix the field uses; a list to go from a finding to the inference and layer that show it."""
+them, and the fix the field uses; a list to go from a finding to the inference and layer that show it.
+"""
 
 from __future__ import annotations
 
@@ -152,7 +153,7 @@ class FindingsView(View, VerticalScroll):
             self.index = index
             self.go = go
 
-    def __init__(self, detailed: bool = False, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, detailed: bool = False, *, id: str | None = None) -> None:
         super().__init__(id=id, can_focus=detailed)
         self.detailed = detailed
         self.border_title = "Findings"
@@ -206,7 +207,8 @@ class FindingsView(View, VerticalScroll):
 
     def _rebuild(self, snapshot: SessionSnapshot) -> None:
         """One row per finding; rows already there are updated in place (no widgets made or
-        removed while the number of findings stays the same)."""
+        removed while the number of findings stays the same).
+        """
         findings = snapshot.findings
         self._count = len(findings)
         labels = {row.index: row.info.label for row in snapshot.layers}

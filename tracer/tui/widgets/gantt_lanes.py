@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -394,7 +395,8 @@ def segments(cells: list[Cell]) -> list[Segment]:
 
 def edges(data: LaneInput, vp: Viewport) -> list[int]:
     """Cycles where something starts or ends in view (layers, inferences, handlers, jobs): where the
-    cursor can jump to."""
+    cursor can jump to.
+    """
     lo, hi = int(vp.t0) - 1, int(math.ceil(vp.t1)) + 1
     out: set[int] = set()
     for record in data.stretch.between(lo, hi):

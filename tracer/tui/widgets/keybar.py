@@ -45,5 +45,5 @@ class KeyBar(Static):
     KeyBar { dock: bottom; height: 1; background: $panel; }
     """
 
-    def __init__(self, mode: str, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, mode: str, *, id: str | None = None) -> None:
         super().__init__(key_text(mode), id=id)

@@ -39,7 +39,7 @@ class LatencyPlot(View, Widget):
             super().__init__()
             self.number = number
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Inference latency"
         self._data: LatencyInfo | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from tracer.session.snapshot import LayerRow, SessionSnapshot
 from tracer.tui import format as fmt
@@ -98,7 +98,7 @@ class LayersTable(View, LineTable):
     COLUMNS = COLUMNS
     DROP = DROP
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Layers"
 

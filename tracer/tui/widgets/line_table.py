@@ -12,7 +12,7 @@ which lists them first dropped first); ``<`` and ``>`` scroll through those.
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.segment import Segment
 from rich.style import Style
@@ -36,7 +36,8 @@ Cell = tuple[str, str]  # text, Rich style
 @dataclasses.dataclass(frozen=True)
 class Column:
     """A column: its key, header text, alignment, least width, and whether it stays when the
-    table is too narrow (``keep``); ``max_width`` cuts its text then (0: never)."""
+    table is too narrow (``keep``); ``max_width`` cuts its text then (0: never).
+    """
 
     key: str
     header: str
@@ -98,7 +99,7 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
             """The table (for ``@on`` selectors)."""
             return self.table
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._keys: list[str] = []
         self._cells: list[tuple[Cell, ...]] = []

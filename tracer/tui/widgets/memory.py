@@ -52,7 +52,7 @@ class MemoryView(View, Static):
                  padding: 0 1; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Memory"
         self.border_subtitle = "ticks at 75% and 90%"

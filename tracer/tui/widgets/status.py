@@ -29,7 +29,8 @@ STATE_LOOK = {
 
 class StatusBar(View, Static):
     """Two lines at the top: source and state; clock, labels and loss. Never wraps: what does not
-    fit goes, least important first (the source's path is shortened before anything goes)."""
+    fit goes, least important first (the source's path is shortened before anything goes).
+    """
 
     interval = 0.2
 

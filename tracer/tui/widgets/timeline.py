@@ -28,8 +28,8 @@ from tracer.session.snapshot import SessionSnapshot
 from tracer.session.state import cut_by_end
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
-from tracer.tui.navigation import shown
 from tracer.tui.fit import Piece, fit
+from tracer.tui.navigation import shown
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.gantt_lanes import (
@@ -99,7 +99,7 @@ class TimelineView(View, Widget):
             super().__init__()
             self.cycle = cycle
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Timeline"
         self.zoom = 1.0
@@ -210,7 +210,8 @@ class TimelineView(View, Widget):
 
     def set_zoom(self, zoom: float, focus_x: int | None = None, cursor: int | None = None) -> None:
         """Zoom keeping the time under cell ``focus_x`` (default: the cursor if in view, else the
-        middle) where it is; zoom 1 fits the inference."""
+        middle) where it is; zoom 1 fits the inference.
+        """
         vp = self.viewport()
         if vp is None or self._extent is None:
             self.zoom = max(MIN_ZOOM, zoom)
@@ -247,7 +248,8 @@ class TimelineView(View, Widget):
 
     def show_cycle(self, cycle: int) -> None:
         """Scroll so that ``cycle`` is in view (it stays where it is if it already is); a cycle of
-        an inference not drawn yet is brought into view when it is."""
+        an inference not drawn yet is brought into view when it is.
+        """
         if self._extent is None or not self._extent[0] <= cycle <= self._extent[1]:
             self._reveal = cycle
             return
