@@ -124,8 +124,8 @@ def main() -> int:
     cpu = {"cold_s": cold[1], "warm_s": warm[1], "help_s": help_[1]}
     names = {
         "cold_s": "tracer report (README main job), cold",
-        "warm_s": "tracer report, warm (best of %d)" % args.repeat,
-        "help_s": "tracer --help, warm (best of %d)" % args.repeat,
+        "warm_s": f"tracer report, warm (best of {args.repeat})",
+        "help_s": f"tracer --help, warm (best of {args.repeat})",
         "venv_mb": "core install: du of the venv (MB)",
     }
     ok = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import shutil
@@ -28,15 +29,14 @@ def require_tools(*tools: str) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     """``--snapshot-update``: accept the new SVG screens of the TUI snapshot tests (as the
     environment variable ``TRACER_SNAPSHOT_UPDATE=1`` does)."""
-    try:
+    # ValueError: a snapshot plugin registered the same option; its value is read all the same.
+    with contextlib.suppress(ValueError):
         parser.addoption(
             "--snapshot-update",
             action="store_true",
             default=False,
             help="write the TUI snapshot tests' SVG screens as the new reference (look at them first)",
         )
-    except ValueError:  # a snapshot plugin registered the same option: its value is read all the same
-        pass
 
 
 # The pure-Python kernels are about a hundred times slower than the compiled ones: property tests

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import random
 
 from telemetry_encoder import EncodedRecord, TelemetryEncoder
@@ -101,7 +102,7 @@ def decode(data: bytes, splits: list[int] | None = None) -> InferenceTimeline:
     itm = ItmDecoder(hold_timestamps=False)
     decoder = TelemetryDecoder()
     cuts = [0, *sorted(splits or []), len(data)]
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         decoder.feed(itm.feed(data[a:b]))
     decoder.feed(itm.finish())
     decoder.finish()

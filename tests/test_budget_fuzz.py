@@ -43,7 +43,7 @@ def test_any_bytes(blob: bytes) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(SAMPLES + [None]), st.data())
+@given(st.sampled_from([*SAMPLES, None]), st.data())
 def test_mutated_real_files(path: Path | None, data: st.DataObject) -> None:
     """Real files with lines replaced, cut or duplicated."""
     lines = (path.read_text() if path else TOML).splitlines()

@@ -23,7 +23,7 @@ from tracer.pipeline.digest import digest_file
 def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Captures of a base build, a repeat of it, and builds with one known difference each."""
     root = tmp_path_factory.mktemp("builds")
-    renamed = tuple((("dwX",) + layer[1:]) if i == 1 else layer for i, layer in enumerate(LAYERS))
+    renamed = tuple((("dwX", *layer[1:])) if i == 1 else layer for i, layer in enumerate(LAYERS))
     specs = {
         "base": (Build(), 1),
         "base2": (Build(), 2),

@@ -92,7 +92,7 @@ def test_damaged_section_types_are_a_usage_error_or_read(tmp_path) -> None:
     names_at = struct.unpack_from("<I", blob, shoff + shstrndx * shentsize + 16)[0]
     for k in range(shnum):
         entry = shoff + k * shentsize
-        name_offset, sh_type = struct.unpack_from("<II", blob, entry)
+        name_offset, _sh_type = struct.unpack_from("<II", blob, entry)
         name = bytes(blob[names_at + name_offset : names_at + name_offset + 8]).split(b"\0")[0]
         if name == b".symtab":
             struct.pack_into("<I", blob, entry + 4, 1)  # SHT_PROGBITS

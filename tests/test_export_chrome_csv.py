@@ -4,6 +4,7 @@ overlapping on a thread) and ``--format csv`` (one row per layer execution), and
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -33,7 +34,7 @@ def test_chrome_json_of_the_demo(run_cli, tmp_path: Path) -> None:
     assert len(by_thread["CPU"]) == 80 and len(by_thread["NPU"]) == 120 and len(by_thread["Inferences"]) == 20
     for name, items in by_thread.items():
         items.sort(key=lambda e: e["ts"])
-        for a, b in zip(items, items[1:]):
+        for a, b in itertools.pairwise(items):
             assert a["ts"] + a["dur"] <= b["ts"] + 1e-9, (name, a["name"], b["name"])
     timeline, _ = load_timeline(DEMO)
     first = min(by_thread["NPU"], key=lambda e: e["ts"])

@@ -60,7 +60,7 @@ def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             seed,
             board=board,
             labels={"build": number},
-            created="2025-06-0%dT10:00:00+00:00" % (1 + number - 41),
+            created=f"2025-06-0{1 + number - 41}T10:00:00+00:00",
         )
     out["cut"] = root / "cut.trace"
     out["cut"].write_bytes(out["a1"].read_bytes()[:20])

@@ -37,7 +37,7 @@ def decode_split(data: bytes, cuts: list[int]) -> InferenceTimeline:
     itm = ItmDecoder(hold_timestamps=False)
     decoder = TelemetryDecoder()
     at = 0
-    for cut in sorted(set(cuts)) + [len(data)]:
+    for cut in [*sorted(set(cuts)), len(data)]:
         decoder.feed(itm.feed(data[at:cut]))
         decoder.timeline()  # reading in between must not change anything
         at = cut

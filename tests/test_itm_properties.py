@@ -7,6 +7,7 @@ before a sync packet never reaches past it.
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any
 
@@ -135,7 +136,7 @@ def feed_split(data: bytes, cuts: list[int], decoder: ItmDecoder | TraceDecoder 
     decoder = decoder or ItmDecoder()
     out: list[Packet] = []
     points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
-    for a, b in zip(points, points[1:]):
+    for a, b in itertools.pairwise(points):
         out += records(decoder.feed(data[a:b]))
     return out + records(decoder.finish())
 

@@ -11,6 +11,7 @@ capture. Then the single source of truth of the tables, and the fallback without
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -97,7 +98,7 @@ class Calls:
 
 def _first_difference(a: np.ndarray, b: np.ndarray) -> tuple[Any, ...]:
     where = np.argwhere(a != b)
-    return tuple(where[0].tolist()) + (a[tuple(where[0])], b[tuple(where[0])]) if len(where) else ()
+    return (*tuple(where[0].tolist()), a[tuple(where[0])], b[tuple(where[0])]) if len(where) else ()
 
 
 @pytest.fixture
@@ -130,7 +131,7 @@ def test_random_bytes(calls: Calls, data: bytes, cuts: list[int], hold: bool) ->
     decoder = ItmDecoder(hold_timestamps=hold)
     batches = []
     points = _cut_points(len(data), cuts)
-    for i, (a, b) in enumerate(zip(points, points[1:])):
+    for i, (a, b) in enumerate(itertools.pairwise(points)):
         if i == 2:
             batches.append(decoder.gap(7))  # bytes lost between two pieces: the kernel restarts there
         batches.append(decoder.feed(data[a:b]))
@@ -152,7 +153,7 @@ def test_random_packet_streams(calls: Calls, pkts: list[dict[str, Any]], cuts: l
     data, _ = encode_stream(pkts)
     decoder = ItmDecoder()
     points = _cut_points(len(data), cuts)
-    batch = PacketBatch.concat([*(decoder.feed(data[a:b]) for a, b in zip(points, points[1:])), decoder.finish()])
+    batch = PacketBatch.concat([*(decoder.feed(data[a:b]) for a, b in itertools.pairwise(points)), decoder.finish()])
     _format_both(batch)
     assert calls.count.get("format_packets", 0) == (2 if len(batch) else 0)
 
@@ -179,12 +180,12 @@ def test_tpiu_streams(
     points = _cut_points(len(blob), cuts)
     for source in (1, 2):
         deframer = TpiuDeframer(source, alignment=len(junk))
-        for a, b in zip(points, points[1:]):
+        for a, b in itertools.pairwise(points):
             deframer.feed(blob[a:b])
         deframer.finish()
     for mode in (TpiuMode.ON, TpiuMode.AUTO):
         decoder = TraceDecoder(mode)
-        for a, b in zip(points, points[1:]):
+        for a, b in itertools.pairwise(points):
             decoder.feed(blob[a:b])
         decoder.finish()
     assert calls.count["deframe"] >= 2
@@ -218,7 +219,7 @@ def test_damaged_telemetry_with_tiny_tables(calls: Calls, data: bytes, cuts: lis
     decoder = TelemetryDecoder()
     _shrink_tables(decoder)
     points = _cut_points(len(data), cuts)
-    for a, b in zip(points, points[1:]):
+    for a, b in itertools.pairwise(points):
         decoder.feed(itm.feed(data[a:b]))
     decoder.feed(itm.finish())
     decoder.finish()

@@ -32,9 +32,11 @@ def test_read_limited_reads_a_file_within_the_limit(tmp_path: Path) -> None:
 
 
 def test_reading_file_says_too_large_in_words() -> None:
-    with pytest.raises(UsageError, match=r"^--elf /dev/zero: more than 1,024 bytes: too large for an ELF file"):
-        with reading_file("--elf /dev/zero", "an ELF file", UsageError):
-            read_limited("/dev/zero", 1024, "an ELF file")
+    with (
+        pytest.raises(UsageError, match=r"^--elf /dev/zero: more than 1,024 bytes: too large for an ELF file"),
+        reading_file("--elf /dev/zero", "an ELF file", UsageError),
+    ):
+        read_limited("/dev/zero", 1024, "an ELF file")
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 import json
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def test_repeated_inferences_in_one_log_run() -> None:
 
 
 def test_runs_separated_by_other_lines_are_separate_inferences() -> None:
-    text = "\n".join(["Invoke 0"] + MODEL_RUN + ["Invoke 1", "INFO - Input CRC32: 0x0000BEEF"] + MODEL_RUN) + "\n"
+    text = "\n".join(["Invoke 0", *MODEL_RUN, "Invoke 1", "INFO - Input CRC32: 0x0000BEEF", *MODEL_RUN]) + "\n"
     timeline = _read(text)
     assert len(timeline.inferences) == 2 and inference_view(timeline, 1).input_crc == 0xBEEF
     assert inference_view(timeline, 0).input_crc is None
@@ -222,7 +223,7 @@ FIXTURE = (DATA / "logs" / "tflm_generic_benchmark_corstone300_fvp.log").read_te
 def test_any_split_of_the_text_gives_the_same_timeline(cuts: list[int]) -> None:
     reader = LogReader()
     points = [0, *sorted(cuts), len(FIXTURE)]
-    for a, b in zip(points, points[1:]):
+    for a, b in itertools.pairwise(points):
         reader.feed_text(FIXTURE[a:b])
     split = reader.finish()
     whole = read_log(DATA / "logs" / "tflm_generic_benchmark_corstone300_fvp.log")

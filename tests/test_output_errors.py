@@ -76,7 +76,7 @@ def test_output_to_dev_full_says_so_and_exits_2(argv: list[object], monkeypatch:
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv", WRITING_VERBS + [["list"]], ids=lambda a: " ".join(str(x) for x in a[:1] + a[2:]))
+@pytest.mark.parametrize("argv", [*WRITING_VERBS, ["list"]], ids=lambda a: " ".join(str(x) for x in a[:1] + a[2:]))
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EPIPE], ids=["full", "closed-pipe"])
 def test_stdout_that_fails_says_so_and_exits_2(argv: list[object], code: int, monkeypatch: pytest.MonkeyPatch) -> None:
     extra = ["-o", "-"] if argv[0] == "export" else []

@@ -224,7 +224,7 @@ def polled_notes(times: list[int], qreads: list[int], hz: float = 1000.0) -> lis
 def test_polled_samples_are_placed_by_cyccnt_and_split_into_operations() -> None:
     timeline, spans = dwt_timeline()
     times, qreads = [], []
-    for start, end in spans:  # 100 samples per job: the first 30 on op 0, the next 70 on op 1
+    for start, _end in spans:  # 100 samples per job: the first 30 on op 0, the next 70 on op 1
         for k in range(100):
             times.append(start + 50 + 99 * k)
             qreads.append(200 if k < 30 else 300)

@@ -74,7 +74,7 @@ class FakeTarget:
     def get_memory_map(self):
         return MemoryMap(RamRegion(start=RAM, length=0x4000))
 
-    def get_first_child_of_type(self, klass, filter=None):
+    def get_first_child_of_type(self, klass, filter=None):  # noqa: A002 - pyocd's own parameter name
         found = {ITM: self.itm, TPIU: self.tpiu}.get(klass)
         if found is not None and filter is not None and not getattr(found, filter):
             return None

@@ -89,7 +89,7 @@ def test_vela_samples_against_a_capture(run_cli, tmp_path: Path, dialect: str) -
     total = sum(la["predicted_cycles"] or 0 for la in report["layers"])
     assert total == pytest.approx(budget.model.cycles_total * scale)  # Vela's own cycles_total, scaled
     over = [(f["id"], f["layer"]) for f in report["findings"] if f["severity"] == "error"]
-    assert over == [("layer-over-budget", [la["index"] for la in report["layers"] if la["name"] == "add"][0])]
+    assert over == [("layer-over-budget", next(la["index"] for la in report["layers"] if la["name"] == "add"))]
     assert rows["add"]["ratio"] == pytest.approx(3.0, rel=0.01)
     fallbacks = [f for f in report["findings"] if f["id"] == "cpu-fallback"]
     if "regor" in dialect:  # the default core lists the CPU operator; the legacy core does not

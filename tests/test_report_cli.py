@@ -70,7 +70,7 @@ def test_text_report_has_the_same_content(run_cli) -> None:
     text = done.out
     report = json.loads(run_cli("report", DEMO, "--format", "json").out)
     for layer in report["layers"]:
-        line = next(l for l in text.splitlines() if f" {layer['name']} " in l and layer["op"] in l)
+        line = next(ln for ln in text.splitlines() if f" {layer['name']} " in ln and layer["op"] in ln)
         assert f"{layer['cycles']['p50']:,}" in line and f"{layer['cycles']['max']:,}" in line
     assert f"p50 {report['inferences']['latency_cycles']['p50']:,}" in text
     assert "20 (20 complete, 0 incomplete)" in text
@@ -91,7 +91,7 @@ def test_per_inference_lists_every_layer_of_every_inference(run_cli) -> None:
     npu = listing[0]["layers"][0]
     assert npu["pmu"]["NPU_ACTIVE"] > 0
     text = run_cli("report", DEMO, "--per-inference").out
-    rows = [l.split() for l in text.splitlines() if l.strip() and l.split()[0].isdigit() and "ok" in l.split()]
+    rows = [ln.split() for ln in text.splitlines() if ln.strip() and ln.split()[0].isdigit() and "ok" in ln.split()]
     assert len(rows) == 20 and all(len(r) == 13 for r in rows)
 
 
@@ -108,7 +108,7 @@ def test_incomplete_inferences_are_counted_but_not_averaged(tmp_path: Path, run_
     assert report["capture"]["loss"]["lost_records"] == 1
     layer0 = report["layers"][0]
     assert layer0["count"] == 5 and layer0["excluded"] == 1
-    truth = sorted(e - s for t in stream.truth if t.number != 2 for l, s, e in t.spans if l == 0)
+    truth = sorted(e - s for t in stream.truth if t.number != 2 for layer, s, e in t.spans if layer == 0)
     assert layer0["cycles"]["min"] == truth[0] and layer0["cycles"]["max"] == truth[-1]
     assert layer0["cycles"]["mean"] == pytest.approx(sum(truth) / len(truth), abs=1e-3)
     text = run_cli("report", path).out

@@ -173,7 +173,7 @@ def addr2line_outer_inline(elf: Path, pcs: list[int]) -> dict[int, str]:
 def test_cpu_hot_spots_name_what_the_cpu_layers_run(
     runs: dict[int, tuple[InferenceTimeline, SamplingAnalysis]], demo_elf: Path
 ) -> None:
-    timeline, analysis = runs[10_000]
+    _timeline, analysis = runs[10_000]
     spots = analysis.hotspots
     assert spots is not None and spots.symbolised and spots.inlines
     by_layer = {layer.layer: layer for layer in spots.layers}

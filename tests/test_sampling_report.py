@@ -9,6 +9,7 @@ staying inside their job, and the TUI's layer detail.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -107,7 +108,7 @@ def test_chrome_json_has_the_same_lanes(run_cli, tmp_path: Path) -> None:
     tids = {e["tid"] for e in ops}
     assert len(tids) == 1
     ordered = sorted(ops, key=lambda e: e["ts"])
-    assert all(a["ts"] + a["dur"] <= b["ts"] + 1e-3 for a, b in zip(ordered, ordered[1:]))  # no overlap
+    assert all(a["ts"] + a["dur"] <= b["ts"] + 1e-3 for a, b in itertools.pairwise(ordered))  # no overlap
 
 
 def test_tui_layer_detail_shows_the_sampled_breakdown() -> None:

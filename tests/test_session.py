@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import threading
@@ -146,7 +147,7 @@ def assert_same(got: dict[str, list], timeline) -> None:
     for column in ("number", "start", "end", "complete"):
         joined = np.concatenate([getattr(x, column) for x in got["inf"]])
         assert (joined == getattr(timeline.inferences, column)).all(), column
-    assert sum((x.problems for x in got["inf"]), []) == list(timeline.inferences.problems)
+    assert list(itertools.chain.from_iterable(x.problems for x in got["inf"])) == list(timeline.inferences.problems)
     for column in ("inference", "layer", "start", "end", "complete"):
         joined = np.concatenate([getattr(x, column) for x in got["spans"]])
         assert (joined == getattr(timeline.spans, column)).all(), column
@@ -368,7 +369,7 @@ def test_speed_ladder_and_parsing() -> None:
     assert parse_speed("1/4") == 0.25 and parse_speed("max") is None and parse_speed("x2") == 2.0
     assert speed_label(0.25) == "×1/4" and speed_label(None) == "max" and speed_label(2.0) == "×2"
     for bad in ("0", "-1", "fast", "1/0x", "1/0"):
-        with pytest.raises(ValueError, match="positive number .* or 'max'"):  # said in words, not Python's
+        with pytest.raises(ValueError, match=r"positive number .* or 'max'"):  # said in words, not Python's
             parse_speed(bad)
 
 
@@ -417,7 +418,7 @@ def test_stepping_releases_exactly_one_inference_each_time(tmp_path: Path) -> No
             assert session.snapshot().inferences == 0
             for n in range(1, 6):
                 assert session.step()
-                wait_for(lambda: not session.stepping)
+                wait_for(lambda: not session.stepping)  # noqa: B023 - called before the loop moves on
                 snap = session.snapshot()
                 assert snap.inferences == n and snap.ring[-1].number == n - 1
                 assert snap.status.state == "paused"

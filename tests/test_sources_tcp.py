@@ -143,7 +143,7 @@ def test_orbflow_any_split_gives_the_same_payload(parts: list[bytes], data: st.D
     decoder = OrbflowDecoder(1)
     got = b""
     last = 0
-    for cut in cuts + [len(stream)]:
+    for cut in [*cuts, len(stream)]:
         got += decoder.feed(stream[last:cut])
         last = cut
     assert got == b"".join(parts) and decoder.damaged == 0

@@ -34,7 +34,7 @@ def test_unknown_scheme_offers_only_what_is_accepted() -> None:
     with pytest.raises(UsageError) as info:
         open_source("ftp://x")
     message = str(info.value)
-    offered = [word.rstrip(",") for word in message.split() if word.endswith("://") or word.endswith("://,")]
+    offered = [word.rstrip(",") for word in message.split() if word.endswith(("://", "://,"))]
     assert offered, message
     assert "fvp://" not in message
     assert "'fvp -- COMMAND'" in message

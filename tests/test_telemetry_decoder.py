@@ -69,7 +69,9 @@ def test_incremental_use_publishes_inferences_as_they_close() -> None:
     first = decoder.take()
     assert first.inferences.number.tolist() == [0] and first.inferences.complete.all()
     spans = first.spans
-    assert list(zip(spans.layer.tolist(), spans.cycles.tolist())) == [(l, e - s) for l, s, e in stream.truth[0].spans]
+    assert list(zip(spans.layer.tolist(), spans.cycles.tolist())) == [
+        (layer, e - s) for layer, s, e in stream.truth[0].spans
+    ]
     decoder.feed(itm.feed(stream.data[end_of_first + 1 :]))
     assert decoder.take().inferences.number.tolist() == [1, 2]
     assert len(decoder.take().inferences) == 0

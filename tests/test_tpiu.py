@@ -7,6 +7,7 @@ and half syncs inside them.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 from pathlib import Path
@@ -117,7 +118,7 @@ def test_deframe_gives_each_source_its_bytes(
     points = sorted({min(c, len(blob)) for c in cuts} | {0, len(blob)})
     for source in (1, 2, 3):
         deframer = TpiuDeframer(source)
-        got = b"".join(deframer.feed(blob[a:b]) for a, b in zip(points, points[1:]))
+        got = b"".join(deframer.feed(blob[a:b]) for a, b in itertools.pairwise(points))
         assert got == expected.get(source, b"")
         assert deframer.stats.frames == len(frames)
         assert deframer.stats.id_bytes == {k: len(v) for k, v in expected.items()}
@@ -383,7 +384,7 @@ def test_any_split_of_a_slipped_stream_gives_the_same_packets(
 
     def segments(points: list[int]) -> tuple[list[tuple[int | None, bytes]], dict[str, object]]:
         deframer = TpiuDeframer(1, None, strict=True)
-        pieces = [p for a, b in zip(points, points[1:]) for p in deframer.feed_pieces(blob[a:b])]
+        pieces = [p for a, b in itertools.pairwise(points) for p in deframer.feed_pieces(blob[a:b])]
         pieces += deframer.finish()
         out: list[tuple[int | None, bytes]] = []
         for piece in pieces:  # pieces are cut where the chunks are; breaks are where they are

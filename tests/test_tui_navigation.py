@@ -76,7 +76,7 @@ def test_replay_shows_any_inference_of_the_file(tmp_path: Path) -> None:
         assert "!layer3" in lane(app, "CPU")
         for expected in (9, 8):
             await pilot.press("left")
-            await until(pilot, lambda: app.session.snapshot().locate(ordinal=expected) is not None)
+            await until(pilot, lambda: app.session.snapshot().locate(ordinal=expected) is not None)  # noqa: B023 - awaited here
             await redraw(app, pilot)
             assert header(app).startswith(f"inference #{expected} ")
         await pilot.press("n")  # the next inference showing a finding after #8: #10

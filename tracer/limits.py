@@ -243,7 +243,7 @@ def _at(text: str, offset: int, message: str) -> InputError:
 
 
 # -- numbers in text -----------------------------------------------------------------------------
-_LONG_DIGITS = re.compile(r"[0-9]{%d,}" % (MAX_NUMBER_DIGITS + 1))
+_LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_NUMBER_DIGITS + 1},}}")
 _TOO_BIG = "9" * (MAX_NUMBER_DIGITS + 1)
 
 

@@ -206,9 +206,8 @@ def _merge_model(
         changes["memory"] = {**into.memory, **new.memory}
     if new.details:
         changes["details"] = {**into.details, **new.details}
-    if new.compiler is not None:
-        if into.compiler is None or (not strict and only is not None and "compiler" in only):
-            changes["compiler"] = new.compiler
+    if new.compiler is not None and (into.compiler is None or (not strict and only is not None and "compiler" in only)):
+        changes["compiler"] = new.compiler
     return dataclasses.replace(into, **changes)
 
 

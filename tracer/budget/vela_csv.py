@@ -113,7 +113,7 @@ class VelaSummary:
 def is_per_layer_csv(text: str) -> bool:
     """True if the text starts with a Vela per-layer CSV header of either dialect."""
     first = _first_line(text)
-    return first.startswith(REGOR_FIRST + ",") or first.startswith(LEGACY_FIRST + ",")
+    return first.startswith((REGOR_FIRST + ",", LEGACY_FIRST + ","))
 
 
 def is_summary_csv(text: str) -> bool:

@@ -244,10 +244,7 @@ def map_rows(db: DebugDb, table: VelaLayerTable) -> RowMapping | str:
         The mapping, or a sentence saying why the database does not fit the CSV.
     """
     operators = {s.index: s.operator for s in db.sources.values()}
-    if db.perf:
-        indices = _map_regor(db, table)
-    else:
-        indices = _map_legacy(db, table)
+    indices = _map_regor(db, table) if db.perf else _map_legacy(db, table)
     if isinstance(indices, str):
         return indices
     used = set(indices)

@@ -168,7 +168,7 @@ def _table(source: BudgetText, lines: list[str]) -> VelaLayerTable | None:
         i += 3
         while i < len(lines) and lines[i].strip():
             tokens = lines[i].split()
-            fields = tokens[: columns - 1] + [" ".join(tokens[columns - 1 :])]
+            fields = [*tokens[: columns - 1], " ".join(tokens[columns - 1 :])]
             body.append((i + 1, fields))
             i += 1
     if header is None:

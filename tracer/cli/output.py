@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -39,10 +40,9 @@ class Console:
         self._say(f"tracer: error: {message}")
 
     def _say(self, line: str) -> None:
-        try:
+        # stderr itself may be gone (closed, full): nobody to tell then; the exit code still says it
+        with contextlib.suppress(OSError, ValueError):
             print(line, file=self.stream, flush=True)
-        except (OSError, ValueError):
-            pass  # stderr itself is gone (closed, full): nobody to tell; the exit code still says it
 
     @property
     def interactive(self) -> bool:

@@ -324,7 +324,7 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, kind, a, b, c, flags)
             i = end
             continue
-        if cls == C_LTS1 or cls == C_GTS1:
+        if cls in (C_LTS1, C_GTS1):
             if i + 4 < length:
                 b1 = np.int64(buf[i + 1])
                 b2 = np.int64(buf[i + 2])

@@ -349,9 +349,12 @@ def detect(sample: bytes, source_id: int = 1, strict: bool = True) -> Grid | Non
     for block in range(0, max(1, len(sample)), SEARCH_WINDOW):
         part = sample[block : block + SEARCH_WINDOW + FRAME]
         grid = locate(part, source_id, strict=strict)
-        if grid is not None and (grid.full or grid.found_by == "full sync"):
-            if grid.found_by == "full sync" or not (strict and _reads_as_raw_itm(part)):
-                return dataclasses.replace(grid, start=block + grid.start)
+        if (
+            grid is not None
+            and (grid.full or grid.found_by == "full sync")
+            and (grid.found_by == "full sync" or not (strict and _reads_as_raw_itm(part)))
+        ):
+            return dataclasses.replace(grid, start=block + grid.start)
         if len(part) < SEARCH_WINDOW:
             break
     return None

@@ -19,8 +19,10 @@ def render_text(obj: dict[str, Any]) -> str:
     out = [
         f"base        {_side(obj['base'])}",
         f"new         {_side(obj['new'])}",
-        f"rule        slower or faster: median change beyond {obj['threshold_pct']:g} % and real "
-        f"(Mann-Whitney p < {obj['alpha']:g} and 95 % bootstrap interval excludes 0; exact when a side has no spread)",
+        (
+            f"rule        slower or faster: median change beyond {obj['threshold_pct']:g} % and real "
+            f"(Mann-Whitney p < {obj['alpha']:g} and 95 % bootstrap interval excludes 0; exact when a side has no spread)"
+        ),
         f"verdict     {_verdict(obj)}",
         "",
     ]
@@ -41,7 +43,7 @@ def render_text(obj: dict[str, Any]) -> str:
     out += _table(headers, rows, right={0, 3, 4, 5, 6, 7, 8, 9})
     why = [f"  {ch['label']}: {explain(ch)}" for ch in _changes(obj) if ch["significant"]]
     if why:
-        out += ["", "why"] + why
+        out += ["", "why", *why]
     out += ["", "memory      high-water marks"]
     out += [f"  {line}" for line in _memory_lines(obj)] or ["  none reported"]
     out += ["", "findings"] + [f"  {line}" for line in _finding_lines(obj)]
@@ -58,9 +60,11 @@ def render_markdown(obj: dict[str, Any]) -> str:
         f"**Base:** {_side(obj['base'], code=True)}  ",
         f"**New:** {_side(obj['new'], code=True)}",
         "",
-        f"A change counts when the median moved by more than {obj['threshold_pct']:g} % and it is real: "
-        f"Mann-Whitney p < {obj['alpha']:g} and the 95 % bootstrap interval excludes 0 (exact when a side has "
-        "no spread).",
+        (
+            f"A change counts when the median moved by more than {obj['threshold_pct']:g} % and it is real: "
+            f"Mann-Whitney p < {obj['alpha']:g} and the 95 % bootstrap interval excludes 0 (exact when a side has "
+            "no spread)."
+        ),
         "",
         "| # | layer | op | count | base p50 | new p50 | change | 95 % interval | p99 change | p | verdict |",
         "|--:|---|---|--:|--:|--:|--:|--:|--:|--:|---|",
@@ -71,7 +75,7 @@ def render_markdown(obj: dict[str, Any]) -> str:
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     why = [f"- **{ch['label']}**: {explain(ch)}" for ch in _changes(obj) if ch["significant"]]
     if why:
-        out += ["", "**Why**", ""] + why
+        out += ["", "**Why**", "", *why]
     memory = _memory_lines(obj)
     findings = _finding_lines(obj)
     out += ["", "<details><summary>Memory and findings</summary>", ""]

@@ -216,18 +216,12 @@ def format_packets(offset, kind, a, b, c, flags, ts, mode, out):
             pos = _lit(out, pos, ',"type":"')
             pos = _bytes(out, pos, TYPE_NAMES, TYPE_LENS, k)
             pos = _lit(out, pos, '","ts":')
-            if ts[i] == NO_TS:
-                pos = _lit(out, pos, "null")
-            else:
-                pos = _uint(out, pos, ts[i], 10)
+            pos = _lit(out, pos, "null") if ts[i] == NO_TS else _uint(out, pos, ts[i], 10)
         else:
             pos = _int_padded(out, pos, offset[i], 10, False)
             out[pos] = 32
             pos += 1
-            if ts[i] == NO_TS:
-                pos = _lit(out, pos, "           -")
-            else:
-                pos = _int_padded(out, pos, ts[i], 12, False)
+            pos = _lit(out, pos, "           -") if ts[i] == NO_TS else _int_padded(out, pos, ts[i], 12, False)
             pos = _lit(out, pos, "  ")
             start = pos
             pos = _bytes(out, pos, TYPE_NAMES, TYPE_LENS, k)

@@ -104,8 +104,10 @@ def _hotspots(section: dict[str, Any]) -> list[str]:
         else "not symbolised"
     )
     lines = [
-        f"hot spots   {section['source']}: {section['samples']:,} ({section['outside_layers']:,} outside layers, "
-        f"{section['in_handlers']:,} in interrupt handlers), {how}"
+        (
+            f"hot spots   {section['source']}: {section['samples']:,} ({section['outside_layers']:,} outside layers, "
+            f"{section['in_handlers']:,} in interrupt handlers), {how}"
+        )
     ]
     if section["message"]:
         lines.append(f"  note: {section['message']}")

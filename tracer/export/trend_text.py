@@ -49,8 +49,10 @@ def render_markdown(obj: dict[str, Any]) -> str:
     out = [
         f"### tracer trend by {obj['by']}: {_verdict(obj)}",
         "",
-        f"{len(obj['builds'])} builds ({_span(obj['builds'])}), {sum(obj['captures'])} captures; a change is a new "
-        f"level beyond {obj['threshold_pct']:g} % of the one before with p < {obj['alpha']:g}.",
+        (
+            f"{len(obj['builds'])} builds ({_span(obj['builds'])}), {sum(obj['captures'])} captures; a change is a "
+            f"new level beyond {obj['threshold_pct']:g} % of the one before with p < {obj['alpha']:g}."
+        ),
         "",
         "| # | layer | op | series | newest | changes |",
         "|--:|---|---|---|--:|---|",

@@ -22,6 +22,7 @@ alarm rates on generated series) is in ``docs/trend.md``.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -139,7 +140,7 @@ class _Fit:
         self.bounds = sorted(bounds)
         self.outliers = sorted(outliers)
         edges = [0, *self.bounds, len(y)]
-        residuals = [self._values(lo, hi) - np.mean(self._values(lo, hi)) for lo, hi in zip(edges, edges[1:])]
+        residuals = [self._values(lo, hi) - np.mean(self._values(lo, hi)) for lo, hi in itertools.pairwise(edges)]
         flat = np.concatenate(residuals)
         self.df = len(flat) - len(residuals)
         self.sigma = float(np.sqrt(np.sum(flat**2) / self.df)) if self.df > 0 else 0.0

@@ -96,7 +96,7 @@ class DaskRunner:
                     result = future.result()
                 except TracerError:
                     raise
-                except Exception as exc:  # a worker died, ran out of memory, cannot import tracer ...
+                except Exception as exc:  # noqa: BLE001 - a worker died, ran out of memory, cannot import tracer ...
                     raise SourceUnavailable(
                         f"a Dask task failed on {self.where}: {type(exc).__name__}: {exc}"
                     ) from None

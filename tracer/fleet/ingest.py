@@ -131,7 +131,8 @@ def ingest_capture(
         staging: The run's staging folder (a path the worker can write).
         known: Capture ids already in the dataset.
         labels: ``--label`` values, added to the capture's own.
-        run_id, ingested_at: The run.
+        run_id: The ingest run's id.
+        ingested_at: When the run started.
     """
     capture_id = None
     try:
@@ -304,7 +305,7 @@ class _CaptureFiles:
         for writer in self.writers.values():
             writer.close()
         files = []
-        for name, writer in self.writers.items():
+        for name in self.writers:
             os.replace(self.temporaries[name], self.targets[name])
             files.append(self.targets[name].relative_to(self.staging).as_posix())
         return files, self.executions

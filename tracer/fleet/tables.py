@@ -97,8 +97,11 @@ def summary_tables(
         stats: Its statistics.
         last: Its last window (the loss counters and the clock, as at the end of the capture).
         facts: The input's facts at its end.
-        capture_id, size, created: Its identity, file size and recording time.
-        run_id, ingested_at: The ingest run.
+        capture_id: Its identity.
+        size: Its file size in bytes.
+        created: When it was recorded, if known.
+        run_id: The ingest run's id.
+        ingested_at: When the ingest run started.
     """
     loss = last.loss
     lat = stats.latency

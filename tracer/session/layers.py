@@ -54,7 +54,7 @@ class LayerFold:
         by_layer, values = layers[ok][order], cycles[ok][order]
         pmu = spans.pmu[ok][order] if spans.pmu.shape[1] else None
         indices, starts = np.unique(by_layer, return_index=True)
-        bounds = list(starts.tolist()) + [len(by_layer)]
+        bounds = [*list(starts.tolist()), len(by_layer)]
         for j, index in enumerate(indices.tolist()):
             lo, hi = bounds[j], bounds[j + 1]
             stats = self._stats.get(index)

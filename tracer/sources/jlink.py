@@ -24,6 +24,7 @@ is a fake checked against the real signatures.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from types import ModuleType
@@ -162,10 +163,8 @@ class JLinkSource(NpuSampling):
         if jlink is None:
             return
         for stop in ("swo_stop" if self.options.mode == "swo" else "rtt_stop", "close"):
-            try:
+            with contextlib.suppress(*self._errors):
                 getattr(jlink, stop)()
-            except self._errors:
-                pass
 
     def metadata(self) -> dict[str, Any]:
         """What the capture header records about this probe."""

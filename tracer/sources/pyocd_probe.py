@@ -23,6 +23,7 @@ TPIU and RTT classes do the work.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -154,15 +155,11 @@ class PyocdSource(NpuSampling):
         if session is None:
             return
         if self._swo_started:
-            try:
+            with contextlib.suppress(*self._errors):
                 session.probe.swo_stop()
-            except self._errors:
-                pass
             self._swo_started = False
-        try:
+        with contextlib.suppress(*self._errors):
             session.close()
-        except self._errors:
-            pass
 
     def metadata(self) -> dict[str, Any]:
         """What the capture header records."""
@@ -209,10 +206,8 @@ class PyocdSource(NpuSampling):
                 f"(nearest: {self.cpu_hz // divider} Hz); choose a rate that divides the clock"
             )
         self.swo_hz = self.cpu_hz // (self.cpu_hz // wanted)
-        try:
+        with contextlib.suppress(*self._errors):
             probe.swo_stop()  # the probe may still be capturing from an earlier session
-        except self._errors:
-            pass
         probe.swo_start(self.swo_hz)
         self._swo_started = True
 

@@ -259,7 +259,7 @@ class QemuDemoSource:
         for attempt in range(3):
             self._waited = 0.0
             self.port = free_port()
-            self._log = tempfile.TemporaryFile()
+            self._log = tempfile.TemporaryFile()  # noqa: SIM115 - QEMU's log: qemu_output() reads it after QEMU exits
             try:
                 self._process = subprocess.Popen(  # fixed program, our arguments
                     qemu_command(self.elf, self.port, self.icount_shift),

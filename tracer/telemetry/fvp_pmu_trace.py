@@ -21,6 +21,7 @@ import bisect
 import csv
 import dataclasses
 import io
+import itertools
 import os
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
@@ -343,7 +344,7 @@ def _add_cpu_gaps(builder: TimelineBuilder, db: VelaDebugDb, number: int, ops: l
     for op in ops:
         jobs.setdefault(op.job, []).append(op)
     ordered = [jobs[j] for j in sorted(jobs)]
-    for before, after in zip(ordered, ordered[1:]):
+    for before, after in itertools.pairwise(ordered):
         last = max((o.layer for o in before if o.layer is not None), default=None)
         first = min((o.layer for o in after if o.layer is not None), default=None)
         if last is None or first is None:

@@ -348,7 +348,7 @@ def _shape_ok(rtype, pend, count):
 def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):
     """Apply one complete, checked record."""
     lo = pend[0]
-    if rtype == T_TARGET_INFO or rtype == T_TIME_SYNC or rtype == T_INF_BEGIN:
+    if rtype in (T_TARGET_INFO, T_TIME_SYNC, T_INF_BEGIN):
         anchor = (pend[1] << 32) | lo
         if state[S_HAVE_TIME] and anchor != state[S_TIME]:
             delta = (lo - (state[S_TIME] & MASK32)) & MASK32
@@ -481,7 +481,7 @@ def _restart_reason(state, pend, rtype, seq):
     if state[S_RECORDS] == 0 or not state[S_HAVE_TIME]:
         return 0
     unexpected = state[S_SEQ_NEXT] >= 0 and seq != state[S_SEQ_NEXT]
-    if rtype == T_TARGET_INFO or rtype == T_TIME_SYNC or rtype == T_INF_BEGIN:
+    if rtype in (T_TARGET_INFO, T_TIME_SYNC, T_INF_BEGIN):
         if rtype == T_TARGET_INFO and unexpected:
             return RESTART_TARGET_INFO
         if ((pend[1] << 32) | pend[0]) < state[S_TIME]:
@@ -498,7 +498,7 @@ def _restart(state, pend, rtype, reason, spans, infs, events, words_out):
     if state[S_INF_OPEN]:
         infs[IN_PROBLEMS, state[S_INF_ROW]] |= P_RESTARTED
         _close_inference(state, infs, spans, NO_VALUE)
-    anchored = rtype == T_TARGET_INFO or rtype == T_TIME_SYNC or rtype == T_INF_BEGIN
+    anchored = rtype in (T_TARGET_INFO, T_TIME_SYNC, T_INF_BEGIN)
     target_time = (pend[1] << 32) | pend[0] if anchored else pend[0]
     last = state[S_TIME] + state[S_TIME_OFFSET]
     if target_time + state[S_TIME_OFFSET] <= last:

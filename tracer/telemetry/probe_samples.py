@@ -52,8 +52,10 @@ def probe_npu_records(
     where = f"{count} NPU samples polled by the probe"
     if timeline.clock_source != "dwt" or not timeline.clock_hz:
         return [], [
-            f"{where} are left out: the firmware's time base is {timeline.clock_source}, not DWT CYCCNT, "
-            "so they cannot be placed on its time line"
+            (
+                f"{where} are left out: the firmware's time base is {timeline.clock_source}, not DWT CYCCNT, "
+                "so they cannot be placed on its time line"
+            )
         ]
     if any(c is None for c in columns["cyccnt"]):
         return [], [f"{where} are left out: they carry no DWT CYCCNT (cyccnt=0 in the URL)"]

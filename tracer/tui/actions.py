@@ -65,9 +65,7 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Replay speed keys only in replay."""
-        if action in ("faster", "slower") and self.session.mode != "replay":
-            return False
-        return True
+        return not (action in ("faster", "slower") and self.session.mode != "replay")
 
     # -- playback --------------------------------------------------------------------------------
     def action_toggle_pause(self) -> None:

@@ -20,9 +20,11 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import ClassVar
 
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
@@ -63,7 +65,7 @@ class TracerApp(Actions, App[int]):
 
     CSS_PATH = Path(__file__).resolve().parent / "tracer.tcss"  # absolute: subclasses live elsewhere
     TITLE = "tracer"
-    BINDINGS = keys.bindings()
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings()
 
     def __init__(
         self,

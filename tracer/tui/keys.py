@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 
 @dataclasses.dataclass(frozen=True)
@@ -205,7 +205,7 @@ MOUSE_HELP: tuple[tuple[str, str], ...] = (
 )
 
 
-def bindings() -> list[Binding]:
+def bindings() -> list[BindingType]:
     """The app's bindings (ctrl+c quits with the interrupted exit code; ctrl+p opens the palette)."""
     out = [Binding(k.keys, k.action, k.title, show=k.footer, key_display=k.display) for k in KEYS]
     out.append(Binding("ctrl+c", "interrupt", "Quit", show=False, priority=True))

@@ -246,8 +246,10 @@ def _arena_fix(analysis: Analysis, needed: int | None, missing: int | None = Non
         size = size.replace("Make", "Before it fails, make")
     family = _npu_family(analysis)
     fixes = [
-        f"{size}: with the ML Embedded Evaluation Kit, -D<use_case>_ACTIVATION_BUF_SZ={hex_size} "
-        "(e.g. -Dimg_class_ACTIVATION_BUF_SZ); in your own firmware, the arena array's size."
+        (
+            f"{size}: with the ML Embedded Evaluation Kit, -D<use_case>_ACTIVATION_BUF_SZ={hex_size} "
+            "(e.g. -Dimg_class_ACTIVATION_BUF_SZ); in your own firmware, the arena array's size."
+        )
     ]
     if family in ("U65", "U85", ""):
         fixes.append(

@@ -152,7 +152,7 @@ class _Timeline:
             self._inference(number, call, inside)
             number += 1
         for p in profiles:
-            if not calls or p[0] not in LAYER_EVENTS + (INFERENCE_EVENT,):
+            if not calls or p[0] not in (*LAYER_EVENTS, INFERENCE_EVENT):
                 entry = self.facts["events"].setdefault(p[0], {"count": 0, "total_ticks": 0})
                 entry["count"] += 1
                 entry["total_ticks"] += p[4] - p[3]

@@ -1,5 +1,6 @@
-"""ExecuTorch Arm ``executor_runner`` lines (``I [executorch:file:line] `` prefix removed), beyond
-the ``cycle_cnt`` / ``ethosu_pmu_cntr`` lines it shares with ethos-u-core-software::
+"""ExecuTorch Arm ``executor_runner`` lines (with their ``I [executorch:file:line] `` prefix removed).
+
+Beyond the ``cycle_cnt`` / ``ethosu_pmu_cntr`` lines it shares with ethos-u-core-software::
 
     NPU Inferences : 1
     Operator(s) total: 1498202 CPU cycles

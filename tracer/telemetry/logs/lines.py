@@ -49,7 +49,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # line or a long run of spaces stays quick (a 100,000-space run once made one run for minutes).
 MAX_PARSED_CHARS = 64 * 1024
 MAX_SPACE_RUN = 64
-_SPACE_RUN = re.compile(r"[ \t]{%d,}" % (MAX_SPACE_RUN + 1))
+_SPACE_RUN = re.compile(rf"[ \t]{{{MAX_SPACE_RUN + 1},}}")
 
 
 def parse_view(text: str) -> str:
@@ -64,7 +64,7 @@ def parse_view(text: str) -> str:
 
 
 class LineSplitter:
-    """Turns text arriving in pieces (ITM port 0, a UART) into whole lines.
+    r"""Turns text arriving in pieces (ITM port 0, a UART) into whole lines.
 
     ``\\n``, ``\\r\\n`` and a lone ``\\r`` all end a line; any split of the input gives the same
     lines. Linear in the input whatever the lines' length: only new text is searched for breaks,

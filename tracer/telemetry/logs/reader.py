@@ -502,7 +502,7 @@ class LogReader:
                 if is_npu_counter(counter) and counter not in self.pmu_events:
                     self.pmu_events.append(counter)
             if name.lower() != "inference":
-                self.extra.setdefault("profiles", {})[name] = {k: v for k, v in columns.items()}
+                self.extra.setdefault("profiles", {})[name] = dict(columns)
                 continue
             count = max((len(v) for v in columns.values()), default=0)
             for k in range(count):
@@ -790,7 +790,7 @@ class LogReader:
         timeline.console = self.console
         timeline.arena = self.arena
         timeline.allocation_failures = self.failures
-        timeline.pmu_units = {k: v for k, v in self.units.items()}
+        timeline.pmu_units = dict(self.units)
         timeline.pmu_stats = self.stats
         timeline.pmu_events = tuple(self.pmu_events)
         if models:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import collections
 import re
 from collections.abc import Callable
+from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -66,7 +67,7 @@ class ConsoleView(View, ScrollView, can_focus=True, inherit_bindings=False):
                   overflow-x: hidden; }
     ConsoleView:focus { border: round $primary; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "move('scroll_up')", "Up", show=False),
         Binding("down", "move('scroll_down')", "Down", show=False),
         Binding("pageup", "move('scroll_page_up')", "Page up", show=False),

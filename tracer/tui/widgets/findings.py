@@ -4,11 +4,11 @@ them, and the fix the field uses; a list to go from a finding to the inference a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
@@ -135,7 +135,7 @@ class FindingsView(View, VerticalScroll):
                    padding: 0 1; }
     FindingsView:focus { border: round $primary; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "choose(-1)", "Previous finding", show=False),
         Binding("down", "choose(1)", "Next finding", show=False),
         Binding("pageup", "page_up", "Page up", show=False),

@@ -192,10 +192,12 @@ def _tick_times(data: LaneInput, vp: Viewport) -> Iterable[float]:
 def time_label(cycles: float, clock_hz: int | None) -> str:
     """``+1.2ms``, ``-350µs``, ``+12k`` (cycles without a clock)."""
     sign = "-" if cycles < 0 else "+" if cycles > 0 else ""
-    if clock_hz:
-        text = fmt.duration(abs(cycles) / clock_hz) if cycles else "0"
-    else:
+    if not clock_hz:
         text = fmt.short_cycles(abs(cycles))
+    elif cycles:
+        text = fmt.duration(abs(cycles) / clock_hz)
+    else:
+        text = "0"
     return sign + text.replace(" ", "")
 
 
