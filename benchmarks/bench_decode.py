@@ -232,7 +232,7 @@ def pyocd_rate(data: bytes) -> tuple[float, float]:
         def exception_number_to_name(self, number: int) -> str:
             return str(number)
 
-    parser = SWOParser(Core(), Sink())  # type: ignore[arg-type]
+    parser = SWOParser(Core(), Sink())
     start, cpu = time.perf_counter(), time.process_time()
     parser.parse(data)
     return len(data) / (time.perf_counter() - start) / 1e6, len(data) / (time.process_time() - cpu) / 1e6

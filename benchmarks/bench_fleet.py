@@ -45,14 +45,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "tests"))  # the telemetry encoder (a test oracle)
 
-from telemetry_encoder import encode_inferences  # noqa: E402
-from workload import LAYERS, inference_slots  # noqa: E402
+from telemetry_encoder import encode_inferences
+from workload import LAYERS, inference_slots
 
-from tracer.capture.metadata import CaptureMetadata  # noqa: E402
-from tracer.capture.reader import open_capture  # noqa: E402
-from tracer.capture.writer import CaptureWriter  # noqa: E402
-from tracer.decode.tpiu import TpiuMode  # noqa: E402
-from tracer.pipeline.capture import decode_reader  # noqa: E402
+from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.reader import open_capture
+from tracer.capture.writer import CaptureWriter
+from tracer.decode.tpiu import TpiuMode
+from tracer.pipeline.capture import decode_reader
 
 DATA = HERE / "data" / "fleet"
 SLOW_LAYER = 7

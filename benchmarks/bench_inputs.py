@@ -40,10 +40,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from test_elf_bounds import walk_back_reference  # noqa: E402  (the lookup SymbolIndex replaced)
+from test_elf_bounds import walk_back_reference  # the lookup SymbolIndex replaced
 
-from tracer.elf.image import SymbolIndex, open_elf  # noqa: E402
-from tracer.telemetry.logs.lines import LineSplitter  # noqa: E402
+from tracer.elf.image import SymbolIndex, open_elf
+from tracer.telemetry.logs.lines import LineSplitter
 
 PIECE = 64 * 1024
 TRACER = [sys.executable, "-m", "tracer"]
@@ -74,8 +74,8 @@ def time_splitter(splitter: object, megabytes: float) -> float:
     pieces = int(megabytes * 1024 * 1024 / PIECE)
     start = time.perf_counter()
     for _ in range(pieces):
-        splitter.feed(piece)  # type: ignore[attr-defined]
-    splitter.feed("\n")  # type: ignore[attr-defined]
+        splitter.feed(piece)
+    splitter.feed("\n")
     return time.perf_counter() - start
 
 

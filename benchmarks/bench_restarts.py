@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 sys.path.insert(0, str(ROOT))
 
-from tracer.capture.reader import open_capture  # noqa: E402
+from tracer.capture.reader import open_capture
 
 LINEAR_SLACK = 2.0  # per-restart cost at the largest N over that at the smallest, at most
 
@@ -106,7 +106,7 @@ def main() -> int:
         rows.append(
             {"runs": n, "bytes": len(stream) * n, "wall_s": wall, "cpu_s": cpu, "rss_mb": rss, "report": report}
         )
-    per_run = rows[0]["report"]["inferences"]["count"]  # type: ignore[index]
+    per_run = rows[0]["report"]["inferences"]["count"]
     base = rows[0]
     print(f"demo stream {len(stream)} bytes, {per_run} inferences per boot; reference: one boot")
     print(
@@ -115,10 +115,10 @@ def main() -> int:
     first_cost = None
     failures = []
     for row in rows:
-        n = int(row["runs"])  # type: ignore[arg-type]
-        wrong = problems_of(row["report"], n, per_run)  # type: ignore[arg-type]
+        n = int(row["runs"])
+        wrong = problems_of(row["report"], n, per_run)
         failures += [f"{n} boots: {w}" for w in wrong]
-        cost = (row["cpu_s"] - base["cpu_s"]) / (n - 1) if n > 1 else None  # type: ignore[operator]
+        cost = (row["cpu_s"] - base["cpu_s"]) / (n - 1) if n > 1 else None
         if cost is not None and first_cost is None:
             first_cost = cost
         row["cpu_per_restart_ms"] = None if cost is None else cost * 1000
@@ -132,7 +132,7 @@ def main() -> int:
     print(
         f"cost per restart at {counts[-1]} boots / at {counts[1]} boots: "
         f"{last / (first_cost * 1000):.2f} (linear if about 1; target <= {LINEAR_SLACK})"
-    )  # type: ignore[operator]
+    )
     if args.json:
         args.json.write_text(json.dumps([{k: v for k, v in r.items() if k != "report"} for r in rows], indent=2))
     if not linear:

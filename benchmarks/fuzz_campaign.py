@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from fuzzing import FORMATS, build_elf, elf_trace, load_seeds, make_case, outcome_json, problems, run_case  # noqa: E402
+from fuzzing import FORMATS, build_elf, elf_trace, load_seeds, make_case, outcome_json, problems, run_case
 
 FAILURES = Path(__file__).resolve().parent / "data" / "fuzz-failures"
 

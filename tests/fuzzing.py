@@ -412,7 +412,7 @@ def _rechunk(chunk: bytes, **fields: int) -> bytes:
     values = list(CHUNK_HEAD.unpack(chunk[: CHUNK_HEAD.size]))
     payload = chunk[CHUNK_HEAD.size :]
     if "payload" in fields:
-        payload = fields.pop("payload")  # type: ignore[assignment]
+        payload = fields.pop("payload")
         values[6] = len(payload)
     for name, index in (("kind", 1), ("offset", 5), ("length", 6)):
         if name in fields:

@@ -48,7 +48,7 @@ class SymbolRef:
         return f"{type(self).__name__}({self.field_name}=0x{self.address:08X}, name={self.address})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.address == self.address  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.address == self.address
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.address))

@@ -117,11 +117,11 @@ def test_report_of_a_capture_with_a_nan_clock_says_unknown_not_nan(tmp_path: Pat
     from telemetry_streams import build_stream
 
     original = TelemetryEncoder.target_info
-    TelemetryEncoder.target_info = lambda self, *a, **k: None  # type: ignore[method-assign]
+    TelemetryEncoder.target_info = lambda self, *a, **k: None
     try:
         data = build_stream(inferences=3, layers=3).data
     finally:
-        TelemetryEncoder.target_info = original  # type: ignore[method-assign]
+        TelemetryEncoder.target_info = original
     for value in ("fast", float("nan"), 1.5e8, -5):
         path = tmp_path / "c.trace"
         path.write_bytes(_capture(_meta_json(cpu_hz=value), data))

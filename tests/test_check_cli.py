@@ -33,7 +33,7 @@ def test_demo_capture_passes_its_budget(run_cli) -> None:
     done = run_cli("check", DEMO, "--budget", DEMO_BUDGET)
     assert done.code == 0, done.out + done.err
     passed = [line for line in done.out.splitlines() if line.startswith("  PASS  layer ")]
-    assert [re.match(r"  PASS  layer \d+ (\S+)", line).group(1) for line in passed] == DEMO_LAYERS  # type: ignore[union-attr]
+    assert [re.match(r"  PASS  layer \d+ (\S+)", line).group(1) for line in passed] == DEMO_LAYERS
     assert "FAIL" not in done.out and "check passed" in done.out
 
 

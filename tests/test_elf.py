@@ -67,7 +67,7 @@ def nm(path: Path) -> dict[str, int]:
 
 def test_build_id_matches_readelf(tiny_elf: Path) -> None:
     notes = subprocess.run(["arm-none-eabi-readelf", "-n", str(tiny_elf)], check=True, capture_output=True, text=True)
-    expected = re.search(r"Build ID: ([0-9a-f]+)", notes.stdout).group(1)  # type: ignore[union-attr]
+    expected = re.search(r"Build ID: ([0-9a-f]+)", notes.stdout).group(1)
     image = open_elf(tiny_elf)
     assert image.build_id == expected
     assert image.identity["elf_build_id"] == expected

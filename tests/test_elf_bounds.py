@@ -48,7 +48,7 @@ def test_many_unsized_symbols_do_not_make_lookups_linear() -> None:
     index = SymbolIndex(symbols)
     reads = []
 
-    class Counting(list):  # type: ignore[type-arg]
+    class Counting(list):
         def __getitem__(self, i):
             reads.append(i)
             return super().__getitem__(i)

@@ -83,15 +83,18 @@ def test_tolerance_order_layer_model_option_default() -> None:
     """--tolerance when given, else the layer's own tolerance, else the model's, else 10%."""
     tl = timeline([("a", "ADD", Engine.CPU, [1150] * 3), ("b", "ADD", Engine.CPU, [1150] * 3)])
     layers = '[[layer]]\nname = "a"\ncycles = 1000\ntolerance_pct = 20\n[[layer]]\nname = "b"\ncycles = 1000\n'
-    over = lambda fs: sorted(f.layer for f in fs if f.id == "layer-over-budget")  # noqa: E731
+
+    def over(fs: list) -> list:
+        return sorted(f.layer for f in fs if f.id == "layer-over-budget")
+
     assert over(findings(tl, budget(layers))) == [1]  # a: own 20%; b: default 10%
     assert over(findings(tl, budget(layers), tolerance=16)) == []  # b: --tolerance 16
     assert over(findings(tl, budget("[model]\ntolerance_pct = 12\n" + layers))) == [1]  # b: the model's 12%
     assert over(findings(tl, budget("[model]\ntolerance_pct = 12\n" + layers), tolerance=30)) == []  # the option
     assert over(findings(tl, budget(layers), tolerance=12)) == [0, 1]  # a's own 20% replaced too
-    plans = analyze(tl, FACTS, budget(layers), AnalysisSettings(tolerance_pct=16)).comparison.plans  # type: ignore[union-attr]
+    plans = analyze(tl, FACTS, budget(layers), AnalysisSettings(tolerance_pct=16)).comparison.plans
     assert (plans[0].tolerance_from, plans[1].tolerance_from) == ("option", "option")
-    plans = analyze(tl, FACTS, budget(layers)).comparison.plans  # type: ignore[union-attr]
+    plans = analyze(tl, FACTS, budget(layers)).comparison.plans
     assert (plans[0].tolerance_from, plans[1].tolerance_from) == ("layer", "default")
 
 

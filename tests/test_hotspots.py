@@ -110,7 +110,7 @@ def test_an_elf_without_debug_information_names_symbols_only(inline_elf: Path, t
     locator = open_locator(stripped)
     assert not locator.has_inlines
     image_function = locator.image.function_at(locator.image.symbols["run_layer"].address)
-    assert locator.locate(locator.image.symbols["run_layer"].address) == (image_function[0], None)  # type: ignore[index]
+    assert locator.locate(locator.image.symbols["run_layer"].address) == (image_function[0], None)
 
 
 def test_not_an_elf_is_a_usage_error(tmp_path: Path) -> None:

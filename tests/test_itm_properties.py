@@ -354,7 +354,7 @@ def test_differential_against_pyocd(pkts: list[Packet]) -> None:
             return str(number)
 
     sink = Sink()
-    SWOParser(Core(), sink).parse(data)  # type: ignore[arg-type]
+    SWOParser(Core(), sink).parse(data)
     theirs = []
     for e in sink.events:
         if isinstance(e, events.TraceITMEvent):

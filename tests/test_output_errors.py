@@ -140,7 +140,7 @@ def test_an_interrupt_inside_an_import_is_raised_once_the_import_is_done(
     try:
         interrupt_outside_imports()
         with pytest.raises(KeyboardInterrupt):
-            import interrupted_while_imported  # noqa: F401
+            import interrupted_while_imported  # noqa: F401 - imported for what importing it does
 
             time.sleep(2)  # the held interrupt is raised here, well before the end
         assert sys.modules["interrupted_while_imported"].DONE

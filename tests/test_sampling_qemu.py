@@ -131,7 +131,7 @@ def test_per_operator_time_matches_the_simulators_ground_truth(
     assert len(outside_95) <= 2, outside_95
     # At 10 kHz the estimate is within 5 % for every operation (the smallest gets ~150 samples).
     _, fast = runs[10_000]
-    for op, truth in zip(fast.npu.jobs[0].operators, TRUTH["operations"]):  # type: ignore[union-attr]
+    for op, truth in zip(fast.npu.jobs[0].operators, TRUTH["operations"]):
         assert abs(op.cycles - truth["ticks"]) <= 0.05 * truth["ticks"], op.name
 
 
@@ -140,7 +140,7 @@ def test_held_against_vela_the_slowed_operations_stand_out(
 ) -> None:
     """The simulator made dw2 2.5x and pw5 0.6x Vela's estimate: the ratios (PMU cycles) say so."""
     _, analysis = runs[10_000]
-    ops = {op.name: op for op in analysis.npu.jobs[0].operators}  # type: ignore[union-attr]
+    ops = {op.name: op for op in analysis.npu.jobs[0].operators}
     assert ops["dw2"].ratio == pytest.approx(2.5, rel=0.05)
     assert ops["pw5"].ratio == pytest.approx(0.6, rel=0.1)
     for name in ("conv1", "add3", "pool4", "gap6"):
@@ -259,8 +259,8 @@ def test_a_debug_database_of_another_compile_is_refused(
     # tiny_int8's database: two command streams for one sampled job.
     other = load_budget([TINY_DB.with_name("tiny_int8_per-layer.csv"), TINY_DB])
     analysis = sampling_analysis(timeline, other)
-    assert analysis is not None and not analysis.npu.mapped  # type: ignore[union-attr]
-    assert "from another compile" in (analysis.npu.message or "")  # type: ignore[union-attr]
+    assert analysis is not None and not analysis.npu.mapped
+    assert "from another compile" in (analysis.npu.message or "")
     # sampling_net's database with its offsets moved (as another compile's would be): one stream,
     # but its last kernel command far from the sampled stream's end.
     xml = (VELA / "sampling_net_debug.xml").read_text()
@@ -269,9 +269,9 @@ def test_a_debug_database_of_another_compile_is_refused(
     db = tmp_path / "moved_debug.xml"
     db.write_text(moved)
     analysis = sampling_analysis(timeline, load_budget(budget_files(db)))
-    assert analysis is not None and not analysis.npu.mapped  # type: ignore[union-attr]
-    assert "offsets do not fit the stream" in (analysis.npu.message or "")  # type: ignore[union-attr]
-    assert all(job.operators == () for job in analysis.npu.jobs)  # type: ignore[union-attr]
+    assert analysis is not None and not analysis.npu.mapped
+    assert "offsets do not fit the stream" in (analysis.npu.message or "")
+    assert all(job.operators == () for job in analysis.npu.jobs)
 
 
 def test_tracer_demo_npu_sampling_prints_the_sections(demo_elf: Path, run_cli, tmp_path: Path) -> None:

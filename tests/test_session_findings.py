@@ -35,7 +35,7 @@ def replay(path: Path, budget: Path | None = None, **options: object) -> Session
         str(path),
         budget=load_budget([budget]) if budget else None,
         options=SessionOptions(**{"speed": None, **options}),
-    )  # type: ignore[arg-type]
+    )
     session.run()
     assert session.ended, session.snapshot().status
     return session

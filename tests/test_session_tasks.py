@@ -19,7 +19,7 @@ from tracer.session.engine import Session, SessionOptions
 
 
 def replay(path: Path, **options: object) -> Session:
-    session = Session.replay(str(path), options=SessionOptions(**{"speed": None, **options}))  # type: ignore[arg-type]
+    session = Session.replay(str(path), options=SessionOptions(**{"speed": None, **options}))
     session.run()
     assert session.ended, session.snapshot().status
     return session

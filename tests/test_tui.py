@@ -27,7 +27,7 @@ SIZE = (160, 48)
 
 
 def demo_app(tmp_path: Path | None = None, **options: object) -> TracerApp:
-    opts = SessionOptions(**{"speed": None, **options})  # type: ignore[arg-type]
+    opts = SessionOptions(**{"speed": None, **options})
     session = Session.replay(str(DEMO_CAPTURE), budget=load_budget([DEMO_BUDGET]), options=opts)
     return TracerApp(session, export_dir=tmp_path)
 
@@ -57,7 +57,7 @@ def table(app: TracerApp) -> LayersTable:
 
 def plain(widget: object) -> str:
     """What a Static shows, as plain text."""
-    content = widget.content  # type: ignore[attr-defined]
+    content = widget.content
     return content.plain if hasattr(content, "plain") else str(content)
 
 

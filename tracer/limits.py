@@ -228,8 +228,8 @@ def parse_toml(text: str, max_depth: int = MAX_JSON_DEPTH) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+), column (\d+)", str(exc))
-        line, column = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
+        where = re.search(r"line (\d+), column (\d+)", str(exc))
+        line, column = (int(where.group(1)), int(where.group(2))) if where else (1, 1)
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         raise InputError(f"not valid TOML: {message}", line, column) from None
     except (ValueError, RecursionError) as exc:  # the scan above should have caught it

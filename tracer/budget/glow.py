@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import TypedDict
 
 from tracer.budget.model import Budget, Compiler, ModelBudget
 from tracer.budget.text import BudgetText
@@ -140,13 +141,22 @@ def _short(text: str) -> str:
     return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
 
 
-def _comment_facts(comments: list[tuple[int, str]]) -> tuple[str, int | None, str | None, dict[str, dict[str, object]]]:
+class _Described(TypedDict, total=False):
+    """What the comment block says of one placeholder."""
+
+    type: str
+    elements: int
+    size_bytes: int
+    offset: int
+
+
+def _comment_facts(comments: list[tuple[int, str]]) -> tuple[str, int | None, str | None, dict[str, _Described]]:
     """Model name, total size, tool version and per-placeholder facts from the comment block."""
     name = ""
     total = None
     version = None
-    described: dict[str, dict[str, object]] = {}
-    current: dict[str, object] | None = None
+    described: dict[str, _Described] = {}
+    current: _Described | None = None
     for _, text in comments:
         if m := re.match(r'Model name:\s*"([^"]*)"', text):
             name = m.group(1)
@@ -168,7 +178,7 @@ def _comment_facts(comments: list[tuple[int, str]]) -> tuple[str, int | None, st
 
 
 def _placeholders(
-    source: BudgetText, prefix: str, defines: dict[str, tuple[int, str]], described: dict[str, dict[str, object]]
+    source: BudgetText, prefix: str, defines: dict[str, tuple[int, str]], described: dict[str, _Described]
 ) -> list[Placeholder]:
     out = []
     skip = {f"{prefix}_{k}" for k in ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE", "ACTIVATIONS_MEM_SIZE", "MEM_ALIGN")}
@@ -190,8 +200,8 @@ def _placeholders(
             Placeholder(
                 name,
                 offset,
-                size_bytes=facts.get("size_bytes"),  # type: ignore[arg-type]
-                elements=facts.get("elements"),  # type: ignore[arg-type]
+                size_bytes=facts.get("size_bytes"),
+                elements=facts.get("elements"),
                 type=str(facts.get("type", "")),
             )
         )

@@ -125,7 +125,7 @@ def load_budget_texts(texts: Sequence[BudgetText]) -> Budget:
     )
     for group, what in groups:
         if len(group) > 1:
-            names = " and ".join(g.source.path for g in group)  # type: ignore[attr-defined]
+            names = " and ".join(g.source.path for g in group)
             raise UsageError(f"two {what} given ({names}): give one model's files per budget")
     if dbs and not tables:
         raise UsageError(f"{dbs[0].source.path}: a Vela debug database needs its per-layer CSV beside it")
@@ -222,14 +222,14 @@ def _apply_overlay(
                 by_name.setdefault(name, k)
     out = list(layers)
     for item in overlay:
-        k = by_index.get(item.index) if item.index is not None else None
-        if k is None and item.name:
-            k = by_name.get(item.name)
-        if k is None:
+        at = by_index.get(item.index) if item.index is not None else None
+        if at is None and item.name:
+            at = by_name.get(item.name)
+        if at is None:
             what = f"index {item.index}" if item.index is not None else f"name {item.name!r}"
             raise UsageError(f"{item.origin}: layer with {what} matches no layer of {layers_from}")
-        target = out[k]
-        out[k] = dataclasses.replace(
+        target = out[at]
+        out[at] = dataclasses.replace(
             target,
             tolerance_pct=item.tolerance_pct if item.tolerance_pct is not None else target.tolerance_pct,
             data_dependent=item.data_dependent or target.data_dependent,

@@ -163,10 +163,10 @@ def _by_name(layers: Sequence[LayerInfo], budget: Sequence[BudgetLayer], found: 
         for layer in layers:
             if layer.index in found or not layer.name:
                 continue
-            b = names.get(layer.name.lower() if fold else layer.name)
-            if b is not None and b.position not in taken:
-                found[layer.index] = ((b,), MatchKind.NAME)
-                taken.add(b.position)
+            named = names.get(layer.name.lower() if fold else layer.name)
+            if named is not None and named.position not in taken:
+                found[layer.index] = ((named,), MatchKind.NAME)
+                taken.add(named.position)
 
 
 def _by_subgraph(layers: Sequence[LayerInfo], budget: Sequence[BudgetLayer], found: dict, taken: set[int]) -> None:

@@ -112,7 +112,7 @@ def _model(table: VelaLayerTable | None, summary: VelaSummary | None, notes: lis
     memory = {k: int(x) for k, x in v.items() if k.endswith("_memory_used_bytes") or k == "arena_cache_size_bytes"}
     for key in ("total_original_weights", "total_npu_encoded_weights"):
         if isinstance(v.get(key), float):
-            memory[key + "_bytes"] = int(v[key])  # type: ignore[arg-type]
+            memory[key + "_bytes"] = int(v[key])
     sram = memory.get("sram_memory_used_bytes")
     flash_parts = [
         memory[k] for k in ("on_chip_flash_memory_used_bytes", "off_chip_flash_memory_used_bytes") if k in memory

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 
 from tracer.budget.text import BudgetText
 from tracer.budget.vela_csv import LEGACY_FIRST, REGOR_FIRST, VelaLayerTable, VelaSummary, layer_table
@@ -185,7 +186,13 @@ def _titles(title_line: str, dashes: str) -> list[str]:
 
 
 def _unit_number(
-    source: BudgetText, line: int, key: str, value: str, pattern: re.Pattern[str], units: dict[str, float], what: str
+    source: BudgetText,
+    line: int,
+    key: str,
+    value: str,
+    pattern: re.Pattern[str],
+    units: Mapping[str, float],
+    what: str,
 ) -> float:
     found = pattern.match(value)
     if not found:

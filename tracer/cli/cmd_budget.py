@@ -65,8 +65,8 @@ def write_text(budget: Budget, out: IO[str], parts: bool = False) -> None:
     compiler = ""
     if m.compiler is not None:
         bits = [m.compiler.name + (f" {m.compiler.version}" if m.compiler.version else "")]
-        shown = ("core", "accelerator_configuration", "system_config", "memory_mode", "bundle")
-        bits += [v for k, v in m.compiler.config.items() if k in shown]
+        config_keys = ("core", "accelerator_configuration", "system_config", "memory_mode", "bundle")
+        bits += [v for k, v in m.compiler.config.items() if k in config_keys]
         compiler = f" ({', '.join(bits)})"
     out.write(f"model: {m.name or '(unnamed)'}{compiler}\n")
     clock = f"{m.clock_hz / 1e6:g} MHz" if m.clock_hz else "the capture's clock"

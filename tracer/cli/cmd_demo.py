@@ -7,8 +7,13 @@ import dataclasses
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracer.cli.source_setup import seconds
+
+if TYPE_CHECKING:
+    from tracer.budget.model import Budget
+    from tracer.elf.inlines import CodeLocator
 
 HELP = "run the demo network on QEMU mps3-an547 (Cortex-M55), record it and print the report"
 DESCRIPTION = """\
@@ -186,7 +191,7 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     return ExitCode.OK
 
 
-def _sampling_inputs(elf: Path) -> tuple[object, object]:
+def _sampling_inputs(elf: Path) -> tuple[Budget, CodeLocator]:
     """The npu-sampling model's Vela outputs (with its debug database) and the firmware's symbols."""
     from tracer.budget import load_budget
     from tracer.elf.inlines import open_locator

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     require_extra("tracer ingest", ("pyarrow",))
     from tracer.fleet.cluster import open_runner
     from tracer.fleet.dataset import Dataset, parse_selector
-    from tracer.fleet.ingest import FAILED, ingest
+    from tracer.fleet.ingest import FAILED, CaptureOutcome, ingest
 
     console = args.console
     labels = parse_selector(args.label)
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     ):
         dataset = Dataset.create_or_open(args.output)  # after the scheduler answered: nothing made in vain
 
-        def progress(outcome):  # noqa: ANN001, ANN202 - a CaptureOutcome
+        def progress(outcome: CaptureOutcome) -> None:
             done["bytes"] += sizes.get(outcome.path, 0)
             bar.update(done["bytes"])
             if outcome.status == FAILED:
@@ -85,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        rate = summary["bytes"] / 1e6 / max(result.seconds, 1e-9)
+        rate = result.bytes / 1e6 / max(result.seconds, 1e-9)
         print(
             f"{args.output}: {summary['ingested']} captures added ({summary['executions']:,} layer executions, "
-            f"{summary['bytes'] / 1e6:.1f} MB at {rate:.1f} MB/s on {result.workers} worker(s)), "
+            f"{result.bytes / 1e6:.1f} MB at {rate:.1f} MB/s on {result.workers} worker(s)), "
             f"{summary['skipped']} already there, {summary['failed']} failed (errors table)"
         )
     return result.exit_code

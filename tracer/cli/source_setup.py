@@ -55,7 +55,7 @@ def split_command_line(parser: argparse.ArgumentParser) -> None:
             namespace.command = list(namespace.command or []) + tail
         return namespace, extras
 
-    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
+    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]  # this parser only: argparse has no hook
 
 
 def source_factory(url: str, command: list[str]) -> Callable[[], ByteSource]:

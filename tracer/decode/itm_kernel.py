@@ -162,8 +162,8 @@ def _header_table() -> np.ndarray:
                     kind, special = K_DATA_ADDR, SP_NONE
                 else:
                     kind, special = K_DATA_PC, SP_DATA_PC1 if size == 1 else SP_NONE
-            row[T_KIND] = kind
-            row[T_B] = b
+            row[T_KIND] = int(kind)
+            row[T_B] = int(b)
             row[T_FLAGS] = flags
             row[T_SPECIAL] = special
     return np.array(tab, np.int64)

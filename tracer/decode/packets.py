@@ -120,9 +120,9 @@ class PacketBatch:
     def __len__(self) -> int:
         return int(self.kind.shape[0])
 
-    def columns(self) -> tuple[np.ndarray, ...]:
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """All columns, in field order."""
-        return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
+        return (self.offset, self.kind, self.a, self.b, self.c, self.flags, self.ts)
 
     def slice(self, start: int, stop: int | None = None) -> PacketBatch:
         """Return packets ``start:stop`` (views, no copy)."""

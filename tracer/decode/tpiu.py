@@ -293,7 +293,8 @@ def _walk_back(sample: bytes, boundary: int, ids: set[int]) -> int:
     while True:
         while at >= 2 and sample[at - 2 : at] == HALF_SYNC:
             at -= 2
-        pos, halves = at, []
+        pos = at
+        halves: list[bytes] = []
         while len(halves) < FRAME // 2:
             if pos < 2:
                 return at

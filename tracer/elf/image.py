@@ -9,11 +9,14 @@ import io
 import os
 import struct
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from tracer.base.exceptions import FIRST_IRQ, exception_label
 from tracer.errors import UsageError, reading_file
 from tracer.limits import MAX_ELF_FILE_BYTES, read_limited
+
+if TYPE_CHECKING:
+    from elftools.elf.elffile import ELFFile
 
 # Where toolchains and CMSIS startup files put the vector table: symbol names, then section names.
 VECTOR_SYMBOLS = (
@@ -162,7 +165,7 @@ def read_elf(stream: BinaryIO | bytes, name: str = "<elf>") -> ElfImage:
 
 
 # -- building -----------------------------------------------------------------------------------
-def _build(elf: object, name: str) -> ElfImage:
+def _build(elf: ELFFile, name: str) -> ElfImage:
     symbols = _symbols(elf)
     memory = _memory(elf)
     digest = hashlib.sha256()
@@ -174,9 +177,9 @@ def _build(elf: object, name: str) -> ElfImage:
     return image
 
 
-def _symbols(elf: object) -> dict[str, ElfSymbol]:
+def _symbols(elf: ELFFile) -> dict[str, ElfSymbol]:
     out: dict[str, ElfSymbol] = {}
-    symtab = elf.get_section_by_name(".symtab")  # type: ignore[attr-defined]
+    symtab = elf.get_section_by_name(".symtab")
     if symtab is None or not hasattr(symtab, "iter_symbols"):  # missing, or not a symbol table (damaged type)
         return out
     for sym in symtab.iter_symbols():
@@ -194,40 +197,40 @@ def _symbols(elf: object) -> dict[str, ElfSymbol]:
     return out
 
 
-def _memory(elf: object) -> list[tuple[int, bytes]]:
+def _memory(elf: ELFFile) -> list[tuple[int, bytes]]:
     regions = []
-    for section in elf.iter_sections():  # type: ignore[attr-defined]
+    for section in elf.iter_sections():
         flags = section["sh_flags"]
         if flags & 0x2 and section["sh_type"] != "SHT_NOBITS" and section["sh_size"]:  # SHF_ALLOC
             regions.append((int(section["sh_addr"]), bytes(section.data())))
     return sorted(regions)
 
 
-def _build_id(elf: object) -> str | None:
-    for section in elf.iter_sections():  # type: ignore[attr-defined]
+def _build_id(elf: ELFFile) -> str | None:
+    for section in elf.iter_sections():
         if section["sh_type"] != "SHT_NOTE":
             continue
-        for note in section.iter_notes():
+        for note in section.iter_notes():  # type: ignore[attr-defined]  # elftools makes SHT_NOTE a NoteSection
             if note["n_type"] == "NT_GNU_BUILD_ID":
                 desc = note["n_desc"]
                 return desc if isinstance(desc, str) else bytes(desc).hex()
     return None
 
 
-def _vector_table(elf: object, image: ElfImage) -> tuple[int, int] | None:
+def _vector_table(elf: ELFFile, image: ElfImage) -> tuple[int, int] | None:
     """(address, number of entries) of the vector table, or None."""
     for sym_name in VECTOR_SYMBOLS:
         sym = image.symbols.get(sym_name)
         if sym is not None:
             return sym.address, (sym.size // 4 if sym.size else MAX_VECTORS)
     for sec_name in VECTOR_SECTIONS:
-        section = elf.get_section_by_name(sec_name)  # type: ignore[attr-defined]
+        section = elf.get_section_by_name(sec_name)
         if section is not None and section["sh_size"] >= 8:
             return int(section["sh_addr"]), int(section["sh_size"]) // 4
     return None
 
 
-def _vector_names(elf: object, image: ElfImage) -> dict[int, str]:
+def _vector_names(elf: ELFFile, image: ElfImage) -> dict[int, str]:
     table = _vector_table(elf, image)
     if table is None:
         return {}

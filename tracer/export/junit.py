@@ -20,7 +20,9 @@ from tracer.analysis.checks import FINDINGS, LAYERS, MEMORY, Check, GateResult
 GROUP_TITLES = {"input": "input", LAYERS: "layer budgets", MEMORY: "memory", FINDINGS: "findings"}
 
 
-def junit_tree(result: GateResult, capture: str, properties: dict[str, Any] | None = None) -> ET.ElementTree:
+def junit_tree(
+    result: GateResult, capture: str, properties: dict[str, Any] | None = None
+) -> ET.ElementTree[ET.Element]:
     """The JUnit document of a gate result.
 
     Args:

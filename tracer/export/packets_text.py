@@ -331,7 +331,7 @@ def write_packets(batch: PacketBatch, out: IO[str], fmt: str, symbols: Describer
     for start in range(0, len(batch), SLICE):
         n = format_packets(*batch.slice(start, start + SLICE).columns(), mode, buf)
         if binary is not None:
-            binary.write(memoryview(buf)[:n])
+            binary.write(buf.data[:n])
         else:
             out.write(buf[:n].tobytes().decode("ascii"))
 
@@ -366,5 +366,7 @@ def _with_symbols(batch: PacketBatch, text: str, fmt: str, symbols: Describer) -
         if fmt == "ndjson":
             lines[i] = f'{lines[i][:-1]},"symbol":{json.dumps(name)}}}'
         else:
-            lines[i] = _NAMED_FIELD[kind].sub(lambda m, n=name: f"{m.group(0)} <{n}>", lines[i], count=1)
+            field = _NAMED_FIELD[kind].search(lines[i])
+            if field is not None:
+                lines[i] = f"{lines[i][: field.end()]} <{name}>{lines[i][field.end() :]}"
     return "\n".join(lines)

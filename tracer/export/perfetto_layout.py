@@ -163,7 +163,7 @@ def _inferences(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout
         start, end = int(inf.start[i]), int(inf.end[i])
         if start < 0:
             continue
-        args = {"inference": int(inf.number[i]), "complete": bool(inf.complete[i])}
+        args: dict[str, Any] = {"inference": int(inf.number[i]), "complete": bool(inf.complete[i])}
         if inf.problems[i]:
             args["problems"] = "; ".join(inf.problems[i])
         name = f"inference {int(inf.number[i])}" + ("" if inf.complete[i] else " (incomplete)")
@@ -254,7 +254,7 @@ def _isrs(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, trac
         # The same handler cannot preempt itself; a second lane only guards against damaged data.
         name = base if lanes.get(base, -1) <= isr.start else f"{base} #2"
         lanes[name] = isr.end
-        args = {"exception": isr.exception, "depth": isr.depth, "cycles": isr.end - isr.start}
+        args: dict[str, Any] = {"exception": isr.exception, "depth": isr.depth, "cycles": isr.end - isr.start}
         if isr.repaired:
             args["repaired"] = "exit lost in an overflow; inferred"
         if isr.end > isr.start:

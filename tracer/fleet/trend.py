@@ -137,7 +137,7 @@ def trend(
         per = series_values[key]
         values = tuple(nearest_rank(np.array(v, np.int64), 0.5) if v else None for v in per)
         positions = tuple(i for i, v in enumerate(values) if v is not None)
-        measured = [values[i] for i in positions]
+        measured = [v for v in values if v is not None]
         if not measured:
             continue
         series.append(Series(key[1], key[0], key[2], values, segment(measured, threshold_pct, alpha), positions))

@@ -117,7 +117,7 @@ class LayerFold:
             tolerance_pct=plan.tolerance_pct if plan else DEFAULT_TOLERANCE_PCT,
             planned_engine=plan.planned_engine if plan else None,
             isr_hits=self._isr_hits.get(index, 0),
-            pmu_mean=pmu,  # type: ignore[arg-type]
+            pmu_mean=pmu,
             note=plan.note if plan else "",
             findings=flags,
         )

@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -43,6 +43,8 @@ from tracer.base.timeline import (
 from tracer.session.ring import InferenceBlock, InferenceRecord
 from tracer.telemetry.isr import HandlerTime
 from tracer.telemetry.wire import CACHE_OPS
+
+_Event = TypeVar("_Event")
 
 MAX_ROWS = 1 << 18  # events kept at most, whatever the ring holds (a stream with no inference in it)
 
@@ -95,11 +97,17 @@ def _chunk(
             times += [int(cycles.min()), int(cycles.max())]
     for items in (marks, crcs, records):
         if items:
-            cycles = [item.cycle for item in items]
-            times += [min(cycles), max(cycles)]
+            stamps = [item.cycle for item in items]
+            times += [min(stamps), max(stamps)]
     if not times:
         return None
     return EventChunk(min(times), max(times), cache_ops, npu_jobs, tuple(marks), tuple(crcs), tuple(records))
+
+
+def _owned_by(items: Sequence[_Event], owner: int, number: int) -> list[_Event]:
+    """The ``items`` whose field ``owner`` is inference ``number``."""
+    rows = np.flatnonzero(column(items, owner) == number)
+    return [items[int(r)] for r in rows.tolist()]
 
 
 def column(items: Sequence[Any], i: int) -> np.ndarray:
@@ -195,9 +203,8 @@ class EventView:
         cache: list[CacheOp] = []
         marks: list[Mark] = []
         for chunk in chunks:
-            for items, out, owner in ((chunk.npu_jobs, jobs, 2), (chunk.cache_ops, cache, 4)):
-                rows = np.flatnonzero(column(items, owner) == number)
-                out.extend(items[int(r)] for r in rows.tolist())
+            jobs.extend(_owned_by(chunk.npu_jobs, 2, number))
+            cache.extend(_owned_by(chunk.cache_ops, 4, number))
             if lo is not None and hi is not None:
                 marks.extend(m for m in chunk.marks if lo <= m.cycle <= hi)
         return InferenceEvents(self._isrs_between(lo, hi), tuple(jobs), tuple(cache), tuple(marks))
@@ -307,11 +314,17 @@ def ring_columns(records: Sequence[InferenceRecord]) -> tuple[Inferences, LayerS
         )
     if not parts:
         return Inferences.from_rows([]), LayerSpans.empty()
+    number, start, end, complete, input_crc, output_crc = (
+        np.concatenate([getattr(p, f) for p in parts])
+        for f in ("number", "start", "end", "complete", "input_crc", "output_crc")
+    )
     inferences = Inferences(
-        *(
-            np.concatenate([getattr(p, f) for p in parts])
-            for f in ("number", "start", "end", "complete", "input_crc", "output_crc")
-        ),
+        number,
+        start,
+        end,
+        complete,
+        input_crc,
+        output_crc,
         problems=[problem for p in parts for problem in p.problems],
     )
     return inferences, _join_spans(span_parts)
@@ -381,11 +394,11 @@ def window_timeline(
         spans=spans,
         arena=list(arena),
         stacks=list(stacks),
-        cache_ops=held["cache_ops"],
-        npu_jobs=held["npu_jobs"],
-        isrs=isrs,  # type: ignore[arg-type]
+        cache_ops=held["cache_ops"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+        npu_jobs=held["npu_jobs"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+        isrs=isrs,  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
         console=list(console),
-        marks=held["marks"],
-        crcs=held["crcs"],
-        records=held["records"],
+        marks=held["marks"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+        crcs=held["crcs"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+        records=held["records"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
     )

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from tracer.base.timeline import ArenaSample, StackSample
 from tracer.errors import UsageError
@@ -40,7 +40,7 @@ MAX_STACK_BYTES = 1 << 20
 ReadWords = Callable[[int, int], list[int]]
 
 
-class SymbolTable:
+class SymbolTable(Protocol):
     """Anything with ``symbol(name)`` returning an object with ``address`` and ``size`` (ElfImage)."""
 
     def symbol(self, name: str) -> Any:  # pragma: no cover - protocol

@@ -64,7 +64,7 @@ class SerialSource:
                 port = serial.serial_for_url(self._pyserial_url(), baudrate=self.baud, timeout=0, do_not_open=True)
                 if self._parsed.scheme == "socket":
                     # Keep what the peer sends the moment we connect (see the module docstring).
-                    port.reset_input_buffer = _keep_input
+                    port.reset_input_buffer = _keep_input  # type: ignore[method-assign]  # this port only, on purpose
                 port.open()
                 self._port = port
                 return

@@ -148,7 +148,8 @@ def parse_trace_events(raw: Iterable[Any]) -> PmuTrace:
         if ts is None:
             skipped += 1
             continue
-        args = item.get("args") if isinstance(item.get("args"), dict) else {}
+        given = item.get("args")
+        args = given if isinstance(given, dict) else {}
         events.append(
             TraceEvent(
                 str(item.get("name", "")),
@@ -197,8 +198,8 @@ def read_debug_db(source: str | os.PathLike[str] | BinaryIO | bytes, name: str |
         npu_layers: set[int] = set()
         for row in tables["queue"]:
             opt = int(row["optimised_id"])
-            sid = to_source.get(opt)
-            layer = int(source_rows[sid].get("ext_key", sid)) if sid in source_rows else None
+            source_id = to_source.get(opt)
+            layer = int(source_rows[source_id].get("ext_key", source_id)) if source_id in source_rows else None
             entry = QueueEntry(int(row["cmdstream_id"]), int(row["offset"]), opt, layer)
             streams.setdefault(entry.cmdstream, []).append(entry)
             if layer is not None:

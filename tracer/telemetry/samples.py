@@ -79,8 +79,9 @@ class NpuSamples:
         for i, row in enumerate(rows):
             values = row[6][:MAX_COUNTERS]
             counters[i, : len(values)] = values
-        columns = [np.array([r[k] for r in rows], np.int64) for k in range(6)]
-        return cls(*columns, counters=counters, inference=np.array([r[7] for r in rows], np.int64))
+        cycle, qread, status, qbase, qsize, pmu_cycles = (np.array([r[k] for r in rows], np.int64) for k in range(6))
+        inference = np.array([r[7] for r in rows], np.int64)
+        return cls(cycle, qread, status, qbase, qsize, pmu_cycles, counters, inference)
 
     def where(self, mask: np.ndarray) -> NpuSamples:
         """The rows where ``mask`` holds."""

@@ -109,11 +109,11 @@ def span_counters(spans: LayerSpans, records: Iterable[TelemetryRecord]) -> tupl
             rows_of.append((rec, [names.index(c) for c in columns]))
     out = np.full((len(spans), len(names)), -1, np.int64)
     rows = span_rows(spans, [rec for rec, _ in rows_of])
-    for row, (rec, columns) in zip(rows.tolist(), rows_of):
+    for row, (rec, indices) in zip(rows.tolist(), rows_of):
         if row < 0:
             continue
         source = (rec.words[0] >> 16) & 0xF
-        for j, column in enumerate(columns):
+        for j, column in enumerate(indices):
             value = rec.words[1 + j]
             if source == COUNTERS_DWT:  # the counter at the layer's begin | at its end << 8
                 value = ((value >> 8) - value) & 0xFF

@@ -23,10 +23,16 @@ from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.timeline import TimelineView
 
 if TYPE_CHECKING:
-    from tracer.session.snapshot import SessionSnapshot
-    from tracer.tui.app import TracerApp
+    from textual.app import App
+    from textual.timer import Timer
+    from textual.widget import Widget
 
-    _Base = TracerApp
+    from tracer.session.engine import Session
+    from tracer.session.snapshot import SessionSnapshot
+    from tracer.tui.state import UiState
+    from tracer.tui.widgets.base import View
+
+    _Base = App[int]
 else:
     _Base = object
 
@@ -41,8 +47,29 @@ def free_path(folder: Path, stem: str, suffix: str) -> Path:
     return path
 
 
-class Actions(_Base):  # type: ignore[misc,valid-type]
+class Actions(_Base):
     """The app's actions (see the module docstring)."""
+
+    if TYPE_CHECKING:  # what the actions use of TracerApp, which defines them
+        session: Session
+        ui: UiState
+        snapshot: SessionSnapshot | None
+        export_dir: Path | None
+        last_export: Path | None
+        last_screenshot: Path | None
+        active_tab: str
+        _timer: Timer | None
+        _pinned: int | None
+        _focus_before_help: Widget | None
+
+        def select(self, **values: object) -> set[str]:
+            """Defined by TracerApp."""
+
+        def request_refresh(self, *fields: str, view: View | None = None) -> None:
+            """Defined by TracerApp."""
+
+        def show_view(self, name: str) -> None:
+            """Defined by TracerApp."""
 
     def _snap(self) -> SessionSnapshot:
         return self.snapshot or self.session.snapshot()
@@ -149,7 +176,8 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
         index = self.session.index
         number, ordinal = target.number, target.ordinal
         if number < 0 and ordinal is not None and index is not None:
-            number = index.number_at(ordinal) if index.number_at(ordinal) is not None else -1
+            at = index.number_at(ordinal)
+            number = at if at is not None else -1
         if ordinal is None:
             held = snapshot.ordinal_of(number)
             ordinal = held if held is not None else (index.ordinal(number, near) if index is not None else None)
@@ -358,19 +386,27 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
         self.last_export = written
         self.call_from_thread(self.notify, f"report written to {written}", title="exported", timeout=8)
 
-    def action_screenshot(self) -> None:
-        """Write the screen as it is, as SVG, to the current folder."""
-        folder = self.export_dir or Path.cwd()
-        capture = self.session.capture_file()
-        stem = f"{capture.stem if capture is not None else 'tracer-live'}-{self.active_tab}"
-        path = free_path(folder, stem, ".svg")
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """Write the screen as it is, as SVG.
+
+        Args:
+            filename: The file's name (Textual's parameter); default: a free one named after the capture and tab.
+            path: Its folder (Textual's parameter); default: the export folder, else the current one.
+        """
+        folder = Path(path) if path is not None else (self.export_dir or Path.cwd())
+        if filename is not None:
+            target = folder / filename
+        else:
+            capture = self.session.capture_file()
+            stem = f"{capture.stem if capture is not None else 'tracer-live'}-{self.active_tab}"
+            target = free_path(folder, stem, ".svg")
         try:
-            self.save_screenshot(filename=path.name, path=str(folder))
+            self.save_screenshot(filename=target.name, path=str(folder))
         except OSError as exc:
-            self.notify(f"cannot write {path}: {exc.strerror}", title="screenshot failed", severity="error")
+            self.notify(f"cannot write {target}: {exc.strerror}", title="screenshot failed", severity="error")
             return
-        self.last_screenshot = path
-        self.notify(f"screen written to {path}", title="screenshot", timeout=6)
+        self.last_screenshot = target
+        self.notify(f"screen written to {target}", title="screenshot", timeout=6)
 
     async def action_quit(self) -> None:
         """Quit (exit code 0)."""

@@ -227,7 +227,7 @@ class TracerApp(Actions, App[int]):
                 status = isinstance(view, StatusBar)
                 # Not attached (yet, or any more: a quit by a signal tears the screen down while a
                 # redraw is pending): nothing to draw into.
-                if not (view.shown or status) or not view.is_attached:  # type: ignore[attr-defined]
+                if not (view.shown or status) or not view.is_attached:  # type: ignore[attr-defined]  # View is mixed into a Textual widget
                     continue
                 behind = view.drawn_version != snapshot.version
                 # New data waits for the view's own pace, also when it was just shown again: the
@@ -235,7 +235,7 @@ class TracerApp(Actions, App[int]):
                 # next ticks bring it up to date, instead of drawing every view at once.
                 due = behind and (now - view.last_draw >= view.interval or (view in views and view.drawn_version < 0))
                 choices = self.ui.generation(view.depends)
-                size = tuple(view.content_size)  # type: ignore[attr-defined]
+                size = tuple(view.content_size)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
                 changed = choices != view.drawn_choices or size != view.drawn_size  # what it shows moved
                 if force or due or changed or (status and asked):
                     drawn += 1
@@ -244,7 +244,7 @@ class TracerApp(Actions, App[int]):
                     view.last_draw = now
                     view.drawn_version = snapshot.version
                     view.drawn_choices = choices
-                    view.drawn_size = size  # type: ignore[assignment]
+                    view.drawn_size = size
                 elif behind:
                     stale = True  # drawn at its own pace: a later tick brings it up to date
         self._stale = stale
@@ -252,7 +252,7 @@ class TracerApp(Actions, App[int]):
 
     def _resized(self) -> bool:
         """A shown view's size changed since it was drawn (it lays its text out for its size)."""
-        return any(view.shown and tuple(view.content_size) != view.drawn_size for view in self._views)  # type: ignore[attr-defined]
+        return any(view.shown and tuple(view.content_size) != view.drawn_size for view in self._views)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
 
     def _label_findings_tab(self, snapshot: SessionSnapshot) -> None:
         """The findings tab says how many there are (seen at any size, from any view)."""

@@ -207,7 +207,7 @@ MOUSE_HELP: tuple[tuple[str, str], ...] = (
 
 def bindings() -> list[BindingType]:
     """The app's bindings (ctrl+c quits with the interrupted exit code; ctrl+p opens the palette)."""
-    out = [Binding(k.keys, k.action, k.title, show=k.footer, key_display=k.display) for k in KEYS]
+    out: list[BindingType] = [Binding(k.keys, k.action, k.title, show=k.footer, key_display=k.display) for k in KEYS]
     out.append(Binding("ctrl+c", "interrupt", "Quit", show=False, priority=True))
     out.append(Binding("escape", "escape", "Back", show=False))
     return out

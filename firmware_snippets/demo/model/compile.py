@@ -238,7 +238,7 @@ def main(argv: list[str]) -> int:
     vela_dir = (where if "--no-vela" not in argv else HERE) / OUT
     stream = command_stream(vela_dir / f"{MODEL}_vela.tflite")
     ops = operations(stream, debug_tables(vela_dir / f"{MODEL}_debug.xml"))
-    setup = int(ops[0]["npu_cycles"]) // SETUP_SHARE  # type: ignore[call-overload]
+    setup = int(ops[0]["npu_cycles"]) // SETUP_SHARE
     (where / "sampling_stream.h").write_text(header(stream, ops, setup))
     truth = {
         "model": f"{MODEL}.tflite",
@@ -247,7 +247,7 @@ def main(argv: list[str]) -> int:
         "ticks_per_npu_cycle": TICKS_PER_NPU_CYCLE,
         "slowdown": SLOWDOWN,
         "operations": ops,
-        "total_npu_cycles": sum(int(op["npu_cycles"]) for op in ops),  # type: ignore[call-overload]
+        "total_npu_cycles": sum(int(op["npu_cycles"]) for op in ops),
     }
     (where / "sampling_stream.json").write_text(json.dumps(truth, indent=2) + "\n")
     print(f"{len(ops)} operations, stream {len(stream)} bytes, {truth['total_npu_cycles']} simulated NPU cycles")

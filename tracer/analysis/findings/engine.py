@@ -40,7 +40,7 @@ def cpu_fallback(analysis: Analysis) -> Iterable[Finding]:
     stats = analysis.layers
     budget = analysis.comparison
     compiler = budget.budget.model.compiler.name if budget and budget.budget.model.compiler else ""
-    budget_has_npu = bool(budget) and any(b.engine is Engine.NPU for b in budget.budget.layers)  # type: ignore[union-attr]
+    budget_has_npu = budget is not None and any(b.engine is Engine.NPU for b in budget.budget.layers)
     has_npu = budget_has_npu or any(la.engine is Engine.NPU for la in timeline.layers.values())
     planned_cpu: list[int] = []
     for index, info in sorted(timeline.layers.items()):
@@ -80,7 +80,7 @@ def cpu_fallback(analysis: Analysis) -> Iterable[Finding]:
             planned_cpu.append(index)
     if planned_cpu:
         total = sum(st.cycles.p50 for st in stats.values() if st.cycles)
-        on_cpu = sum(stats[i].cycles.p50 for i in planned_cpu if stats[i].cycles)  # type: ignore[union-attr]
+        on_cpu = sum(cycles.p50 for i in planned_cpu if (cycles := stats[i].cycles))
         share = on_cpu / total if total else 0.0
         names = ", ".join(f"{timeline.layer(i).label} ({timeline.layer(i).op or '?'})" for i in planned_cpu)
         yield Finding(

@@ -42,15 +42,19 @@ def firmware_errors(analysis: Analysis) -> Iterable[Finding]:
     if not errors:
         return
     explained = {f.line for f in analysis.timeline.allocation_failures if f.line is not None}
-    explained |= {r.get("line") for r in facts.get("npu_config_mismatch") or [] if isinstance(r, dict)}
-    explained.discard(None)
+    explained |= {
+        line
+        for r in facts.get("npu_config_mismatch") or []
+        if isinstance(r, dict) and (line := r.get("line")) is not None
+    }
     kernels: set[int] = set()
     rest: list[dict[str, Any]] = []
     for error in errors:
         text = str(error.get("text", ""))
         m = _NO_KERNEL.search(text)
         if m:
-            kernels.add(error.get("line"))
+            if error.get("line") is not None:  # a line-less error would break sorting the lines below
+                kernels.add(error["line"])
             code = m.group("code") or m.group("builtin")
             custom = (code or "").upper() == "CUSTOM"
             yield Finding(

@@ -487,10 +487,9 @@ class LogReader:
             columns: dict[str, list[int]] = {}
             for sample in samples:
                 values = sample.get("value") if isinstance(sample, dict) else None
-                numbers = isinstance(values, list) and all(
+                if not isinstance(values, list) or not all(
                     isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
-                )
-                if not numbers:
+                ):
                     self._damaged(f"<metrics> sample {repr(sample)[:80]} has no list of numbers")
                     continue
                 counter = self._cntr_name_from(canonical_counter(str(sample.get("name", ""))))

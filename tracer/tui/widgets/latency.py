@@ -94,8 +94,8 @@ class LatencyPlot(View, Widget):
         eighths = np.where(cycles >= 0, np.round(cycles / top * rows * 8), -1).astype(np.int64)
         budget_row = None if not budget else rows - 1 - min(rows - 1, int(math.floor(budget / top * rows)))
         labels = {0: fmt.short_cycles(top), rows - 1: "0"}
-        if budget_row is not None:
-            labels[budget_row] = fmt.short_cycles(budget)  # type: ignore[arg-type]
+        if budget_row is not None and budget:
+            labels[budget_row] = fmt.short_cycles(budget)
         strips = []
         for r in range(rows):
             level = rows - 1 - r

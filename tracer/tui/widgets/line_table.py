@@ -333,12 +333,12 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         else:
             base = ZEBRA if row % 2 else Style()
         key = (self._cells[row], base, width, tuple(self._shown))
-        strip = self._strips.get(key)
-        if strip is None:
+        cached = self._strips.get(key)
+        if cached is None:
             if len(self._strips) > 4 * max(64, len(self._keys)):
                 self._strips.clear()
-            strip = self._strips[key] = self._row_strip(list(self._cells[row]), base, width)
-        return strip
+            cached = self._strips[key] = self._row_strip(list(self._cells[row]), base, width)
+        return cached
 
     def _row_strip(self, cells: list[Cell], base: Style, width: int) -> Strip:
         segments = [Segment(" ", base)]
