@@ -37,8 +37,7 @@ class BuildWithFirmware(build_py):
     def run(self) -> None:
         super().run()
         if not self.editable_mode:
-            shutil.copytree(FIRMWARE, Path(self.build_lib) / "tracer" / "firmware", ignore=LEFT_OUT,
-                            dirs_exist_ok=True)  # fmt: skip
+            shutil.copytree(FIRMWARE, Path(self.build_lib) / "tracer" / "firmware", ignore=LEFT_OUT, dirs_exist_ok=True)
 
 
 setup(

@@ -58,12 +58,33 @@ SYNC = b"\x00\x00\x00\x00\x00\x80"
 
 # Event kinds of the generator and their probabilities.
 KINDS = [
-    ("sw1", 0.30), ("sw2", 0.08), ("sw4", 0.12), ("exception", 0.15), ("pc_sample", 0.22), ("pc_sleep", 0.03),
-    ("data_addr", 0.02), ("data_value", 0.02), ("data_pc", 0.01), ("dwt_event", 0.02), ("pmu", 0.003),
+    ("sw1", 0.30),
+    ("sw2", 0.08),
+    ("sw4", 0.12),
+    ("exception", 0.15),
+    ("pc_sample", 0.22),
+    ("pc_sleep", 0.03),
+    ("data_addr", 0.02),
+    ("data_value", 0.02),
+    ("data_pc", 0.01),
+    ("dwt_event", 0.02),
+    ("pmu", 0.003),
     ("overflow", 0.00001),
-]  # fmt: skip
-LENGTHS = {"sw1": 2, "sw2": 3, "sw4": 5, "exception": 3, "pc_sample": 5, "pc_sleep": 2, "data_addr": 3,
-           "data_value": 5, "data_pc": 5, "dwt_event": 2, "pmu": 2, "overflow": 1}  # fmt: skip
+]
+LENGTHS = {
+    "sw1": 2,
+    "sw2": 3,
+    "sw4": 5,
+    "exception": 3,
+    "pc_sample": 5,
+    "pc_sleep": 2,
+    "data_addr": 3,
+    "data_value": 5,
+    "data_pc": 5,
+    "dwt_event": 2,
+    "pmu": 2,
+    "overflow": 1,
+}
 
 
 def generate_block(rng: np.random.Generator, n: int = EVENTS_PER_BLOCK) -> bytes:
@@ -159,7 +180,10 @@ def capture_file(source: Path) -> Path:
         return path
     tmp = path.with_suffix(".tmp")
     meta = CaptureMetadata(source="benchmark", cpu_hz=160_000_000, notes="bench_decode.py generated stream")
-    with CaptureWriter(tmp, meta, overwrite=True, flush_interval=1e9, sync_interval=1e9) as writer, open(source, "rb") as f:
+    with (
+        CaptureWriter(tmp, meta, overwrite=True, flush_interval=1e9, sync_interval=1e9) as writer,
+        open(source, "rb") as f,
+    ):
         while block := f.read(1 << 20):
             writer.write(block)
     tmp.replace(path)
@@ -208,7 +232,7 @@ def pyocd_rate(data: bytes) -> tuple[float, float]:
         def exception_number_to_name(self, number: int) -> str:
             return str(number)
 
-    parser = SWOParser(Core(), Sink())  # type: ignore[arg-type]
+    parser = SWOParser(Core(), Sink())
     start, cpu = time.perf_counter(), time.process_time()
     parser.parse(data)
     return len(data) / (time.perf_counter() - start) / 1e6, len(data) / (time.process_time() - cpu) / 1e6
@@ -264,10 +288,14 @@ def main() -> int:
         warm(path)
         wall, cpu, rss = best_of(args.repeats, [*decode, str(path), *extra])
         results[name] = {
-            "mb": round(size_mb, 1), "seconds": round(wall, 2), "mb_per_s": round(size_mb / wall, 1),
-            "steady_mb_per_s": round(size_mb / max(wall - startup, 1e-9), 1), "peak_rss_mb": round(rss, 1),
-            "cpu_seconds": round(cpu, 2), "steady_cpu_mb_per_s": round(size_mb / max(cpu - startup_cpu, 1e-9), 1),
-        }  # fmt: skip
+            "mb": round(size_mb, 1),
+            "seconds": round(wall, 2),
+            "mb_per_s": round(size_mb / wall, 1),
+            "steady_mb_per_s": round(size_mb / max(wall - startup, 1e-9), 1),
+            "peak_rss_mb": round(rss, 1),
+            "cpu_seconds": round(cpu, 2),
+            "steady_cpu_mb_per_s": round(size_mb / max(cpu - startup_cpu, 1e-9), 1),
+        }
 
     measure("stats_raw_big", big, big_mb, "--format", "stats")
     measure("stats_raw_small", small, small_mb, "--format", "stats")
@@ -280,40 +308,62 @@ def main() -> int:
         pyocd, pyocd_cpu = pyocd_rate(f.read(args.pyocd_mb * 1_000_000))
 
     total = sum(mix.values())
-    print(f"packets: {total:,} ({total / big_mb / 1e3:.0f} k/MB): "
-          + ", ".join(f"{k} {v / total:.1%}" for k, v in sorted(mix.items(), key=lambda kv: -kv[1])))  # fmt: skip
-    print(f"start-up of `tracer decode` (1 KB file): {startup:.2f} s ({startup_cpu:.2f} s CPU), {startup_rss:.0f} MB RSS")
+    print(
+        f"packets: {total:,} ({total / big_mb / 1e3:.0f} k/MB): "
+        + ", ".join(f"{k} {v / total:.1%}" for k, v in sorted(mix.items(), key=lambda kv: -kv[1]))
+    )
+    print(
+        f"start-up of `tracer decode` (1 KB file): {startup:.2f} s ({startup_cpu:.2f} s CPU), {startup_rss:.0f} MB RSS"
+    )
     print(f"pyOCD SWOParser: {pyocd:.2f} MB/s ({pyocd_cpu:.2f} MB/s of CPU time) on the first {args.pyocd_mb} MB")
     print("(wall-clock figures depend on what else the machine runs; CPU time, user + system, much less)\n")
-    print(f"{'measurement':<34}{'MB':>7}{'s':>8}{'MB/s':>9}{'steady':>9}{'x pyOCD':>9}{'CPU s':>8}{'CPU MB/s':>10}"
-          f"{'x pyOCD':>9}{'peak RSS':>10}")  # fmt: skip
+    print(
+        f"{'measurement':<34}{'MB':>7}{'s':>8}{'MB/s':>9}{'steady':>9}{'x pyOCD':>9}{'CPU s':>8}{'CPU MB/s':>10}"
+        f"{'x pyOCD':>9}{'peak RSS':>10}"
+    )
     for name, r in results.items():
-        print(f"{name:<34}{r['mb']:>7.0f}{r['seconds']:>8.2f}{r['mb_per_s']:>9.1f}{r['steady_mb_per_s']:>9.1f}"
-              f"{r['steady_mb_per_s'] / pyocd:>9.1f}{r['cpu_seconds']:>8.2f}{r['steady_cpu_mb_per_s']:>10.1f}"
-              f"{r['steady_cpu_mb_per_s'] / pyocd_cpu:>9.1f}{r['peak_rss_mb']:>9.0f}M")  # fmt: skip
-    print(f"{'in-process ItmDecoder (1 MiB chunks)':<34}{big_mb:>7.0f}{'':>8}{decoder_rate:>9.1f}{'':>9}"
-          f"{decoder_rate / pyocd:>9.1f}")  # fmt: skip
+        print(
+            f"{name:<34}{r['mb']:>7.0f}{r['seconds']:>8.2f}{r['mb_per_s']:>9.1f}{r['steady_mb_per_s']:>9.1f}"
+            f"{r['steady_mb_per_s'] / pyocd:>9.1f}{r['cpu_seconds']:>8.2f}{r['steady_cpu_mb_per_s']:>10.1f}"
+            f"{r['steady_cpu_mb_per_s'] / pyocd_cpu:>9.1f}{r['peak_rss_mb']:>9.0f}M"
+        )
+    print(
+        f"{'in-process ItmDecoder (1 MiB chunks)':<34}{big_mb:>7.0f}{'':>8}{decoder_rate:>9.1f}{'':>9}"
+        f"{decoder_rate / pyocd:>9.1f}"
+    )
 
     ratio = results["stats_raw_big"]["steady_mb_per_s"] / pyocd
     cpu_ratio = results["stats_raw_big"]["steady_cpu_mb_per_s"] / pyocd_cpu
     growth = results["stats_raw_big"]["peak_rss_mb"] - results["stats_raw_small"]["peak_rss_mb"]
     ndjson_rate = results["ndjson"]["mb_per_s"]
     speed_ok, memory_ok, ndjson_ok = ratio >= 100, growth <= 64, ndjson_rate >= 30
-    print(f"\ntarget speed : >= 100x pyOCD, steady state over {big_mb:.0f} MB: {ratio:.1f}x  "
-          f"{'PASS' if speed_ok else 'MISS'} (CPU time: {cpu_ratio:.1f}x)")  # fmt: skip
-    print(f"target memory: {big_mb:.0f} MB uses <= 64 MB more than {small_mb:.0f} MB: {growth:+.1f} MB  "
-          f"{'PASS' if memory_ok else 'MISS'}")  # fmt: skip
+    print(
+        f"\ntarget speed : >= 100x pyOCD, steady state over {big_mb:.0f} MB: {ratio:.1f}x  "
+        f"{'PASS' if speed_ok else 'MISS'} (CPU time: {cpu_ratio:.1f}x)"
+    )
+    print(
+        f"target memory: {big_mb:.0f} MB uses <= 64 MB more than {small_mb:.0f} MB: {growth:+.1f} MB  "
+        f"{'PASS' if memory_ok else 'MISS'}"
+    )
     ndjson_cpu = results["ndjson"]["mb"] / results["ndjson"]["cpu_seconds"]
-    print(f"target ndjson: >= 30 MB/s end to end: {ndjson_rate:.1f} MB/s  {'PASS' if ndjson_ok else 'MISS'} "
-          f"(CPU time: {ndjson_cpu:.1f} MB/s)")  # fmt: skip
+    print(
+        f"target ndjson: >= 30 MB/s end to end: {ndjson_rate:.1f} MB/s  {'PASS' if ndjson_ok else 'MISS'} "
+        f"(CPU time: {ndjson_cpu:.1f} MB/s)"
+    )
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end")
     if args.json:
         summary = {
-            "stream_mb": big_mb, "pyocd_mb_per_s": round(pyocd, 2), "pyocd_cpu_mb_per_s": round(pyocd_cpu, 2),
-            "startup_s": round(startup, 2), "ratio_steady_cpu": round(cpu_ratio, 1),
-            "in_process_mb_per_s": round(decoder_rate, 1), "runs": results, "ratio_steady": round(ratio, 1),
-            "memory_growth_mb": round(growth, 1), "packet_mix": mix,
-        }  # fmt: skip
+            "stream_mb": big_mb,
+            "pyocd_mb_per_s": round(pyocd, 2),
+            "pyocd_cpu_mb_per_s": round(pyocd_cpu, 2),
+            "startup_s": round(startup, 2),
+            "ratio_steady_cpu": round(cpu_ratio, 1),
+            "in_process_mb_per_s": round(decoder_rate, 1),
+            "runs": results,
+            "ratio_steady": round(ratio, 1),
+            "memory_growth_mb": round(growth, 1),
+            "packet_mix": mix,
+        }
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
     return 1 if args.check and not (speed_ok and memory_ok and ndjson_ok) else 0
 

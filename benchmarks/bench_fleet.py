@@ -45,13 +45,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "tests"))  # the telemetry encoder (a test oracle)
 
-from telemetry_encoder import encode_inferences  # noqa: E402
-from tracer.capture.metadata import CaptureMetadata  # noqa: E402
-from tracer.capture.reader import open_capture  # noqa: E402
-from tracer.capture.writer import CaptureWriter  # noqa: E402
-from tracer.decode.tpiu import TpiuMode  # noqa: E402
-from tracer.pipeline.capture import decode_reader  # noqa: E402
-from workload import LAYERS, inference_slots  # noqa: E402
+from telemetry_encoder import encode_inferences
+from workload import LAYERS, inference_slots
+
+from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.reader import open_capture
+from tracer.capture.writer import CaptureWriter
+from tracer.decode.tpiu import TpiuMode
+from tracer.pipeline.capture import decode_reader
 
 DATA = HERE / "data" / "fleet"
 SLOW_LAYER = 7
@@ -65,22 +66,33 @@ def write_capture(path: Path, megabytes: float, build: int, seed: int) -> int:
     """One synthetic capture of about ``megabytes`` MB of stream; returns its stream bytes."""
     rng = random.Random(seed)
     factor = 1 + rng.gauss(0, 0.005)
-    scale = {layer: factor for layer in range(LAYERS)}
+    scale = dict.fromkeys(range(LAYERS), factor)
     if build == 2:
         scale[SLOW_LAYER] = factor * (1 + SLOW_PCT / 100)
     slots, t = inference_slots(scale)
     period = t + 5000
-    created = (_dt.datetime(2025, 6, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(days=build - 1)).isoformat()
-    meta = CaptureMetadata(source="synthetic://bench_fleet", tpiu=False, cpu_hz=CLOCK_HZ, created=created,
-                           extra={"labels": {"build": build}, "board": f"bench-board-{seed % 2}"})  # fmt: skip
+    created = (_dt.datetime(2025, 6, 1, tzinfo=_dt.UTC) + _dt.timedelta(days=build - 1)).isoformat()
+    meta = CaptureMetadata(
+        source="synthetic://bench_fleet",
+        tpiu=False,
+        cpu_hz=CLOCK_HZ,
+        created=created,
+        extra={"labels": {"build": build}, "board": f"bench-board-{seed % 2}"},
+    )
     block = 128  # inferences per encoded block (about 430 kB): the capture ends close to its size
     target = int(megabytes * 1e6)
     written = inferences = sequence = 0
     start = seed * 1_000_003  # every capture's bytes differ (its own content hash)
     with CaptureWriter(path, meta, overwrite=True) as writer:
         while written < target:
-            data = encode_inferences(slots, block, period, start=start + inferences * period, first_number=inferences,
-                                     first_sequence=sequence)  # fmt: skip
+            data = encode_inferences(
+                slots,
+                block,
+                period,
+                start=start + inferences * period,
+                first_number=inferences,
+                first_sequence=sequence,
+            )
             writer.write(data)
             written += len(data)
             inferences += block
@@ -106,8 +118,10 @@ def generate(count: int, megabytes: float, big_mb: float) -> tuple[list[Path], P
         write_capture(big, big_mb, 1, 10_000)
         made += 1
     total = sum(p.stat().st_size for p in paths)
-    print(f"captures: {count} x {megabytes:g} MB = {total / 1e9:.2f} GB, big {big.stat().st_size / 1e9:.2f} GB "
-          f"({made} written in {time.perf_counter() - t0:.0f} s, the rest reused) under {DATA}")  # fmt: skip
+    print(
+        f"captures: {count} x {megabytes:g} MB = {total / 1e9:.2f} GB, big {big.stat().st_size / 1e9:.2f} GB "
+        f"({made} written in {time.perf_counter() - t0:.0f} s, the rest reused) under {DATA}"
+    )
     return paths, big
 
 
@@ -162,16 +176,24 @@ def ingest_on(paths: list[Path], workers: int, dataset: Path) -> dict:
             client.run(lambda: __import__("tracer.fleet.ingest"))  # imports paid before the clock starts
             cpu_before = client.run(cpu_seconds)
             t1, own = time.perf_counter(), cpu_seconds()
-            result = ingest([str(p) for p in paths], Dataset.create_or_open(dataset),
-                            DaskRunner(client, f"{workers} workers"))  # fmt: skip
+            result = ingest(
+                [str(p) for p in paths], Dataset.create_or_open(dataset), DaskRunner(client, f"{workers} workers")
+            )
             seconds, own = time.perf_counter() - t1, cpu_seconds() - own
             cpu = [after - cpu_before[w] for w, after in client.run(cpu_seconds).items()]
             peaks = client.run(vm_hwm_mb)
     finally:
         cluster.close()
     assert result.count("failed") == 0, [o.error for o in result.outcomes if o.error]
-    return {"seconds": seconds, "start": started, "bytes": result.bytes, "executions": result.executions,
-            "peaks": sorted(peaks.values()), "cpu": sorted(cpu), "client_cpu": own}  # fmt: skip
+    return {
+        "seconds": seconds,
+        "start": started,
+        "bytes": result.bytes,
+        "executions": result.executions,
+        "peaks": sorted(peaks.values()),
+        "cpu": sorted(cpu),
+        "client_cpu": own,
+    }
 
 
 def compare_sets(paths: list[Path], dataset: Path) -> tuple[float, float, list[str]]:
@@ -207,12 +229,15 @@ def compare_sets(paths: list[Path], dataset: Path) -> tuple[float, float, list[s
 
 def run_cli(args: list[str]) -> tuple[int, float, float]:
     """``tracer ARGS`` in a fresh process: (exit code, seconds, peak resident MB)."""
-    code = ("import sys; from tracer.cli.main import main; rc = main(sys.argv[1:]); "
-            "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0]; "
-            "print(hwm, file=sys.stderr); sys.exit(rc)")  # fmt: skip
+    code = (
+        "import sys; from tracer.cli.main import main; rc = main(sys.argv[1:]); "
+        "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0]; "
+        "print(hwm, file=sys.stderr); sys.exit(rc)"
+    )
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code, args[0], "-q", *args[1:]], capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code, args[0], "-q", *args[1:]], capture_output=True, text=True, check=False
+    )
     seconds = time.perf_counter() - t0
     return done.returncode, seconds, int(done.stderr.split()[-1]) / 1024
 
@@ -238,18 +263,24 @@ def main() -> int:
         for workers in (1, 2):
             r = ingest_on(paths, workers, work / f"ds-{workers}w")
             runs[workers] = r
-            print(f"ingest, {workers} worker(s): {r['seconds']:.1f} s, {r['bytes'] / 1e6 / r['seconds']:.1f} MB/s "
-                  f"({r['bytes'] / 1e6 / r['seconds'] / (total / 1e6 / reference):.2f}x decoding alone), "
-                  f"{r['executions']:,} layer executions; cluster start {r['start']:.1f} s; "
-                  f"peak RSS per worker {', '.join(f'{p:.0f}' for p in r['peaks'])} MB  ({load()})")  # fmt: skip
+            print(
+                f"ingest, {workers} worker(s): {r['seconds']:.1f} s, {r['bytes'] / 1e6 / r['seconds']:.1f} MB/s "
+                f"({r['bytes'] / 1e6 / r['seconds'] / (total / 1e6 / reference):.2f}x decoding alone), "
+                f"{r['executions']:,} layer executions; cluster start {r['start']:.1f} s; "
+                f"peak RSS per worker {', '.join(f'{p:.0f}' for p in r['peaks'])} MB  ({load()})"
+            )
             shares = ", ".join(f"{100 * c / r['seconds']:.0f}" for c in r["cpu"])
-            print(f"  CPU: workers {', '.join(f'{c:.1f}' for c in r['cpu'])} s (on a CPU {shares} % of the wall time), "
-                  f"client and scheduler {r['client_cpu']:.1f} s; "
-                  f"{r['bytes'] / 1e6 / sum(r['cpu']):.1f} MB per worker CPU second")  # fmt: skip
+            print(
+                f"  CPU: workers {', '.join(f'{c:.1f}' for c in r['cpu'])} s (on a CPU {shares} % of the wall time), "
+                f"client and scheduler {r['client_cpu']:.1f} s; "
+                f"{r['bytes'] / 1e6 / sum(r['cpu']):.1f} MB per worker CPU second"
+            )
         speedup = runs[1]["seconds"] / runs[2]["seconds"]
         verdict = "meets" if speedup >= SCALING_TARGET else "misses"
-        print(f"scaling: 2 workers {speedup:.2f}x 1 worker ({verdict} the {SCALING_TARGET}x target); "
-              f"in worker CPU time per MB, 2 workers cost {sum(runs[2]['cpu']) / sum(runs[1]['cpu']):.2f}x 1 worker")
+        print(
+            f"scaling: 2 workers {speedup:.2f}x 1 worker ({verdict} the {SCALING_TARGET}x target); "
+            f"in worker CPU time per MB, 2 workers cost {sum(runs[2]['cpu']) / sum(runs[1]['cpu']):.2f}x 1 worker"
+        )
 
     if "compare" not in args.skip:
         dataset = work / "ds-2w"
@@ -257,9 +288,11 @@ def main() -> int:
             ingest_on(paths, 2, dataset)
         from_files, from_dataset, regressions = compare_sets(paths, dataset)
         half = len(paths) // 2
-        print(f"\ncompare {half} against {len(paths) - half} captures: {from_files:.1f} s decoded on 2 workers, "
-              f"{from_dataset:.1f} s from the dataset; regressions at 2 %: {', '.join(regressions) or 'none'} "
-              f"(layer {SLOW_LAYER} was made {SLOW_PCT:g} % slower)  ({load()})")  # fmt: skip
+        print(
+            f"\ncompare {half} against {len(paths) - half} captures: {from_files:.1f} s decoded on 2 workers, "
+            f"{from_dataset:.1f} s from the dataset; regressions at 2 %: {', '.join(regressions) or 'none'} "
+            f"(layer {SLOW_LAYER} was made {SLOW_PCT:g} % slower)  ({load()})"
+        )
 
     if "big" not in args.skip:
         size = big.stat().st_size / 1e6
@@ -269,11 +302,13 @@ def main() -> int:
             ("report", ["report", str(big), "--format", "json", "-o", os.devnull]),
             ("compare", ["compare", str(big), str(big), "--format", "json", "-o", os.devnull]),
             ("ingest", ["ingest", str(big), "-o", str(work / "ds-big"), "--workers", "1"]),
-        ):  # fmt: skip
+        ):
             code, seconds, peak = run_cli(cli)
             verdict = "under" if peak < RSS_TARGET_MB else "OVER"
-            print(f"{name:8s} exit {code}, {seconds:.1f} s ({size / seconds:.0f} MB/s), peak RSS {peak:.0f} MB "
-                  f"({verdict} the {RSS_TARGET_MB} MB target)  ({load()})")  # fmt: skip
+            print(
+                f"{name:8s} exit {code}, {seconds:.1f} s ({size / seconds:.0f} MB/s), peak RSS {peak:.0f} MB "
+                f"({verdict} the {RSS_TARGET_MB} MB target)  ({load()})"
+            )
     return 0
 
 

@@ -40,10 +40,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from test_elf_bounds import walk_back_reference  # noqa: E402  (the lookup SymbolIndex replaced)
+from test_elf_bounds import walk_back_reference  # the lookup SymbolIndex replaced
 
-from tracer.elf.image import SymbolIndex, open_elf  # noqa: E402
-from tracer.telemetry.logs.lines import LineSplitter  # noqa: E402
+from tracer.elf.image import SymbolIndex, open_elf
+from tracer.telemetry.logs.lines import LineSplitter
 
 PIECE = 64 * 1024
 TRACER = [sys.executable, "-m", "tracer"]
@@ -74,8 +74,8 @@ def time_splitter(splitter: object, megabytes: float) -> float:
     pieces = int(megabytes * 1024 * 1024 / PIECE)
     start = time.perf_counter()
     for _ in range(pieces):
-        splitter.feed(piece)  # type: ignore[attr-defined]
-    splitter.feed("\n")  # type: ignore[attr-defined]
+        splitter.feed(piece)
+    splitter.feed("\n")
     return time.perf_counter() - start
 
 
@@ -136,7 +136,9 @@ def short_lines(sizes: list[float], tmp: Path) -> None:
                 written += len(text)
                 line += 1
         wall, rss, _ = run([*TRACER, "report", str(path), "-o", os.devnull])
-        print(f"   {mb:5g} MB ({line:,} lines): {wall:7.1f} s, peak RSS {rss:5.0f} MB ({rss - rss0:+.0f} MB over the start-up)")
+        print(
+            f"   {mb:5g} MB ({line:,} lines): {wall:7.1f} s, peak RSS {rss:5.0f} MB ({rss - rss0:+.0f} MB over the start-up)"
+        )
 
 
 def build_elf(labels: int, tmp: Path) -> Path | None:
@@ -175,12 +177,16 @@ def unsized_symbols(labels: int, packets: int, tmp: Path) -> None:
     t_old = (time.perf_counter() - start) * len(pcs) / len(sample)
     assert old == [index.lookup(pc) for pc in sample], "the index must agree with the walk"
     assert all(found is not None for found in now)
-    print(f"   {packets:,} lookups: now {t_new * 1e3:.1f} ms; reference walk-back {t_old:.1f} s "
-          f"(extrapolated from {len(sample)}): {t_old / t_new:,.0f}x")  # fmt: skip
+    print(
+        f"   {packets:,} lookups: now {t_new * 1e3:.1f} ms; reference walk-back {t_old:.1f} s "
+        f"(extrapolated from {len(sample)}): {t_old / t_new:,.0f}x"
+    )
     raw = tmp / "pcs.swo"
     raw.write_bytes(b"".join(b"\x17" + pc.to_bytes(4, "little") for pc in pcs))
     wall, rss, _ = run([*TRACER, "decode", str(raw), "--elf", str(elf), "--format", "ndjson", "-o", os.devnull])
-    print(f"   tracer decode --elf on {raw.stat().st_size / 1024:.0f} KB of PC samples: {wall:.2f} s, peak RSS {rss:.0f} MB")
+    print(
+        f"   tracer decode --elf on {raw.stat().st_size / 1024:.0f} KB of PC samples: {wall:.2f} s, peak RSS {rss:.0f} MB"
+    )
 
 
 def main() -> None:

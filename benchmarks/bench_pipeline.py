@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,17 +34,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the telemetry encoder (a test oracle)
 
-from tracer.analysis.analyze import analyze  # noqa: E402
-from tracer.export.report_json import report_object  # noqa: E402
-from tracer.base.facts import InputFacts  # noqa: E402
-from tracer.capture.metadata import CaptureMetadata  # noqa: E402
-from tracer.capture.reader import open_capture  # noqa: E402
-from tracer.capture.writer import CaptureWriter  # noqa: E402
-from tracer.pipeline.capture import decode_reader  # noqa: E402
-from tracer.decode.tpiu import TpiuMode  # noqa: E402
-from telemetry_encoder import SlotSpec, encode_inferences  # noqa: E402
-from tracer.telemetry.wire import RecordType as R  # noqa: E402
-from workload import LAYERS, inference_slots  # noqa: E402
+from telemetry_encoder import SlotSpec, encode_inferences
+from workload import LAYERS, inference_slots
+
+from tracer.analysis.analyze import analyze
+from tracer.base.facts import InputFacts
+from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.reader import open_capture
+from tracer.capture.writer import CaptureWriter
+from tracer.decode.tpiu import TpiuMode
+from tracer.export.report_json import report_object
+from tracer.pipeline.capture import decode_reader
+from tracer.telemetry.wire import RecordType as R
 
 TARGET_RATIO = 0.5  # pipeline MB/s over decode-only MB/s
 
@@ -52,8 +53,13 @@ TARGET_RATIO = 0.5  # pipeline MB/s over decode-only MB/s
 def template() -> list[SlotSpec]:
     """One inference (:mod:`workload`) with a second stack's report at its end."""
     slots, t = inference_slots()
-    slots.append(SlotSpec(R.STACK, t + 1100, (1 | (1 << 8) | (7 << 16), 4096, 256, int.from_bytes(b"han", "little"),
-                                              int.from_bytes(b"dler", "little"))))  # fmt: skip
+    slots.append(
+        SlotSpec(
+            R.STACK,
+            t + 1100,
+            (1 | (1 << 8) | (7 << 16), 4096, 256, int.from_bytes(b"han", "little"), int.from_bytes(b"dler", "little")),
+        )
+    )
     return slots
 
 
@@ -68,8 +74,9 @@ def write_capture(path: Path, megabytes: float) -> tuple[int, int]:
     sequence = 0
     with CaptureWriter(path, meta, overwrite=True) as writer:
         while written < target:
-            data = encode_inferences(slots, block, period, start=inferences * period, first_number=inferences,
-                                     first_sequence=sequence)  # fmt: skip
+            data = encode_inferences(
+                slots, block, period, start=inferences * period, first_number=inferences, first_sequence=sequence
+            )
             writer.write(data)
             written += len(data)
             inferences += block
@@ -91,8 +98,9 @@ def pipeline(path: Path) -> tuple[int, dict]:
     from tracer.pipeline.capture import decode_capture
 
     decoded = decode_capture(path)
-    facts = InputFacts("capture", decoded.metadata.source, str(path), decoded.stream_bytes, decoded.host_seconds,
-                       decoded.warnings)
+    facts = InputFacts(
+        "capture", decoded.metadata.source, str(path), decoded.stream_bytes, decoded.host_seconds, decoded.warnings
+    )
     return decoded.stream_bytes, report_object(analyze(decoded.timeline, facts))
 
 
@@ -105,12 +113,16 @@ def child_peak_rss(stage: str, path: Path) -> int:
         "from pathlib import Path; getattr(b, sys.argv[2])(Path(sys.argv[3])); "
         "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
     )
-    done = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), stage, str(path)],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(Path(__file__).parent), stage, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(done.stdout.split()[-1]) * 1024  # kB
 
 
-def best_of(repeat: int, fn, *args):  # noqa: ANN001, ANN201
+def best_of(repeat: int, fn, *args):
     """(best wall seconds, best CPU seconds, last result)."""
     best, best_cpu, result = float("inf"), float("inf"), None
     for _ in range(repeat):
@@ -132,8 +144,10 @@ def main() -> int:
         path = Path(args.keep) if args.keep else Path(tmp) / "bench.trace"
         t0 = time.perf_counter()
         stream_bytes, inferences = write_capture(path, args.mb)
-        print(f"synthetic capture: {stream_bytes / 1e6:.1f} MB of ITM, {inferences:,} inferences x {LAYERS} layers, "
-              f"{os.path.getsize(path) / 1e6:.1f} MB on disk, written in {time.perf_counter() - t0:.1f} s")  # fmt: skip
+        print(
+            f"synthetic capture: {stream_bytes / 1e6:.1f} MB of ITM, {inferences:,} inferences x {LAYERS} layers, "
+            f"{os.path.getsize(path) / 1e6:.1f} MB on disk, written in {time.perf_counter() - t0:.1f} s"
+        )
 
         small = Path(tmp) / "warm.trace"
         write_capture(small, 0.2)
@@ -148,19 +162,31 @@ def main() -> int:
     ref_rate = stream_bytes / ref_s / 1e6
     pipe_rate = stream_bytes / pipe_s / 1e6
     complete = report["inferences"]["complete"]
-    print(f"reference  (read + ITM decode)           {ref_s:7.2f} s  {ref_rate:7.1f} MB/s   CPU {ref_cpu:6.2f} s "
-          f"{stream_bytes / ref_cpu / 1e6:7.1f} MB/s")  # fmt: skip
-    print(f"pipeline   (read + decode + report)      {pipe_s:7.2f} s  {pipe_rate:7.1f} MB/s   CPU {pipe_cpu:6.2f} s "
-          f"{stream_bytes / pipe_cpu / 1e6:7.1f} MB/s")  # fmt: skip
-    print(f"ratio      pipeline / reference          {pipe_rate / ref_rate:7.2f}             CPU {ref_cpu / pipe_cpu:6.2f}")
-    print(f"report     {report['inferences']['count']:,} inferences ({complete:,} complete), "
-          f"{len(report['layers'])} layers, loss {report['capture']['loss']}")  # fmt: skip
-    print(f"memory     peak RSS of a fresh process: reference {ref_rss / 1e6:.0f} MB, pipeline {pipe_rss / 1e6:.0f} MB "
-          f"({(pipe_rss - ref_rss) / (inferences * LAYERS):.0f} bytes more per layer span)")  # fmt: skip
+    print(
+        f"reference  (read + ITM decode)           {ref_s:7.2f} s  {ref_rate:7.1f} MB/s   CPU {ref_cpu:6.2f} s "
+        f"{stream_bytes / ref_cpu / 1e6:7.1f} MB/s"
+    )
+    print(
+        f"pipeline   (read + decode + report)      {pipe_s:7.2f} s  {pipe_rate:7.1f} MB/s   CPU {pipe_cpu:6.2f} s "
+        f"{stream_bytes / pipe_cpu / 1e6:7.1f} MB/s"
+    )
+    print(
+        f"ratio      pipeline / reference          {pipe_rate / ref_rate:7.2f}             CPU {ref_cpu / pipe_cpu:6.2f}"
+    )
+    print(
+        f"report     {report['inferences']['count']:,} inferences ({complete:,} complete), "
+        f"{len(report['layers'])} layers, loss {report['capture']['loss']}"
+    )
+    print(
+        f"memory     peak RSS of a fresh process: reference {ref_rss / 1e6:.0f} MB, pipeline {pipe_rss / 1e6:.0f} MB "
+        f"({(pipe_rss - ref_rss) / (inferences * LAYERS):.0f} bytes more per layer span)"
+    )
     fast = pipe_rate / ref_rate >= TARGET_RATIO
     ok = fast and complete == inferences and decoded_bytes == stream_bytes
-    print(f"target     pipeline / reference >= {TARGET_RATIO}: {'PASS' if fast else 'MISS'}; every inference "
-          f"complete: {'yes' if complete == inferences else 'NO'} (load average {os.getloadavg()[0]:.2f})")
+    print(
+        f"target     pipeline / reference >= {TARGET_RATIO}: {'PASS' if fast else 'MISS'}; every inference "
+        f"complete: {'yes' if complete == inferences else 'NO'} (load average {os.getloadavg()[0]:.2f})"
+    )
     return 0 if ok else 1
 
 

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 sys.path.insert(0, str(ROOT))
 
-from tracer.capture.reader import open_capture  # noqa: E402
+from tracer.capture.reader import open_capture
 
 LINEAR_SLACK = 2.0  # per-restart cost at the largest N over that at the smallest, at most
 
@@ -54,8 +54,9 @@ def run_report(path: Path) -> tuple[float, float, float, dict[str, object]]:
     out = path.with_suffix(".json")
     start = time.perf_counter()
     with out.open("w") as stdout:
-        proc = subprocess.Popen([*tracer_exe(), "report", str(path), "--format", "json"], stdout=stdout,
-                                stderr=subprocess.PIPE)  # fmt: skip
+        proc = subprocess.Popen(
+            [*tracer_exe(), "report", str(path), "--format", "json"], stdout=stdout, stderr=subprocess.PIPE
+        )
         _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     err = proc.stderr.read().decode() if proc.stderr else ""
@@ -82,8 +83,13 @@ def problems_of(report: dict[str, object], runs: int, per_run: int) -> list[str]
 def main() -> int:
     """Run the benchmark; print a table; with ``--check``, exit 1 on a missed target."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--counts", type=int, nargs="+", default=[1, 10, 40, 100, 200, 500],
-                        help="boots in a row per file (1 is added: it is the reference)")  # fmt: skip
+    parser.add_argument(
+        "--counts",
+        type=int,
+        nargs="+",
+        default=[1, 10, 40, 100, 200, 500],
+        help="boots in a row per file (1 is added: it is the reference)",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args()
@@ -97,29 +103,36 @@ def main() -> int:
         path = DATA / f"demo_restarts_{n}.swo"
         path.write_bytes(stream * n)
         wall, cpu, rss, report = run_report(path)
-        rows.append({"runs": n, "bytes": len(stream) * n, "wall_s": wall, "cpu_s": cpu, "rss_mb": rss,
-                     "report": report})  # fmt: skip
-    per_run = rows[0]["report"]["inferences"]["count"]  # type: ignore[index]
+        rows.append(
+            {"runs": n, "bytes": len(stream) * n, "wall_s": wall, "cpu_s": cpu, "rss_mb": rss, "report": report}
+        )
+    per_run = rows[0]["report"]["inferences"]["count"]
     base = rows[0]
     print(f"demo stream {len(stream)} bytes, {per_run} inferences per boot; reference: one boot")
-    print(f"{'boots':>6} {'MB':>7} {'wall s':>8} {'CPU s':>7} {'RSS MB':>7} {'CPU/restart ms':>15} {'x first':>8}  report")
+    print(
+        f"{'boots':>6} {'MB':>7} {'wall s':>8} {'CPU s':>7} {'RSS MB':>7} {'CPU/restart ms':>15} {'x first':>8}  report"
+    )
     first_cost = None
     failures = []
     for row in rows:
-        n = int(row["runs"])  # type: ignore[arg-type]
-        wrong = problems_of(row["report"], n, per_run)  # type: ignore[arg-type]
+        n = int(row["runs"])
+        wrong = problems_of(row["report"], n, per_run)
         failures += [f"{n} boots: {w}" for w in wrong]
-        cost = (row["cpu_s"] - base["cpu_s"]) / (n - 1) if n > 1 else None  # type: ignore[operator]
+        cost = (row["cpu_s"] - base["cpu_s"]) / (n - 1) if n > 1 else None
         if cost is not None and first_cost is None:
             first_cost = cost
         row["cpu_per_restart_ms"] = None if cost is None else cost * 1000
         ratio = "" if cost is None or not first_cost else f"{cost / first_cost:8.2f}"
-        print(f"{n:>6} {row['bytes'] / 1e6:7.2f} {row['wall_s']:8.2f} {row['cpu_s']:7.2f} {row['rss_mb']:7.0f} "
-              f"{'' if cost is None else f'{cost * 1000:15.1f}':>15} {ratio:>8}  {'ok' if not wrong else '; '.join(wrong)}")  # fmt: skip
+        print(
+            f"{n:>6} {row['bytes'] / 1e6:7.2f} {row['wall_s']:8.2f} {row['cpu_s']:7.2f} {row['rss_mb']:7.0f} "
+            f"{'' if cost is None else f'{cost * 1000:15.1f}':>15} {ratio:>8}  {'ok' if not wrong else '; '.join(wrong)}"
+        )
     last = rows[-1]["cpu_per_restart_ms"]
     linear = first_cost is not None and last is not None and last <= LINEAR_SLACK * first_cost * 1000
-    print(f"cost per restart at {counts[-1]} boots / at {counts[1]} boots: "
-          f"{last / (first_cost * 1000):.2f} (linear if about 1; target <= {LINEAR_SLACK})")  # type: ignore[operator]
+    print(
+        f"cost per restart at {counts[-1]} boots / at {counts[1]} boots: "
+        f"{last / (first_cost * 1000):.2f} (linear if about 1; target <= {LINEAR_SLACK})"
+    )
     if args.json:
         args.json.write_text(json.dumps([{k: v for k, v in r.items() if k != "report"} for r in rows], indent=2))
     if not linear:

@@ -73,8 +73,12 @@ def du_mb(path: Path) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--install", choices=("editable", "wheel"), default="editable",
-                        help="pip install -e . (the README's way, default) or pip install .")  # fmt: skip
+    parser.add_argument(
+        "--install",
+        choices=("editable", "wheel"),
+        default="editable",
+        help="pip install -e . (the README's way, default) or pip install .",
+    )
     parser.add_argument("--repeat", type=int, default=5, help="warm runs; the fastest counts (default 5)")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
@@ -84,8 +88,9 @@ def main() -> int:
         clone, venv = Path(tmp) / "tracer", Path(tmp) / "venv"
         t0 = time.perf_counter()
         subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
-        head = subprocess.run(["git", "-C", str(clone), "log", "-1", "--format=%h"], capture_output=True, text=True,
-                              check=True).stdout.strip()  # fmt: skip
+        head = subprocess.run(
+            ["git", "-C", str(clone), "log", "-1", "--format=%h"], capture_output=True, text=True, check=True
+        ).stdout.strip()
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         python = venv / "bin" / "python"
         target = ["-e", "."] if args.install == "editable" else ["."]
@@ -106,17 +111,23 @@ def main() -> int:
 
     load = os.getloadavg()[0]
     print(f"fresh clone of {head}, fresh venv, pip install -q {' '.join(target)} (no extras): {install_s:.0f} s")
-    print(f"cache state: tracer __pycache__ folders before the cold run {before}, after it {after}; "
-          f"compiled kernels: {', '.join(kernels) or 'none'}; nothing else cached by tracer; page cache not dropped")  # fmt: skip
-    print(f"machine: {os.cpu_count()} cores, load average {load:.2f}; interpreter alone (python -c pass): "
-          f"{floor[0]:.3f} s, {floor[1]:.3f} s CPU")  # fmt: skip
+    print(
+        f"cache state: tracer __pycache__ folders before the cold run {before}, after it {after}; "
+        f"compiled kernels: {', '.join(kernels) or 'none'}; nothing else cached by tracer; page cache not dropped"
+    )
+    print(
+        f"machine: {os.cpu_count()} cores, load average {load:.2f}; interpreter alone (python -c pass): "
+        f"{floor[0]:.3f} s, {floor[1]:.3f} s CPU"
+    )
     print("(wall-clock figures depend on what else the machine runs; CPU time, user + system, much less)\n")
     figures = {"cold_s": cold[0], "warm_s": warm[0], "help_s": help_[0], "venv_mb": venv_mb}
     cpu = {"cold_s": cold[1], "warm_s": warm[1], "help_s": help_[1]}
     names = {
-        "cold_s": "tracer report (README main job), cold", "warm_s": "tracer report, warm (best of %d)" % args.repeat,
-        "help_s": "tracer --help, warm (best of %d)" % args.repeat, "venv_mb": "core install: du of the venv (MB)",
-    }  # fmt: skip
+        "cold_s": "tracer report (README main job), cold",
+        "warm_s": f"tracer report, warm (best of {args.repeat})",
+        "help_s": f"tracer --help, warm (best of {args.repeat})",
+        "venv_mb": "core install: du of the venv (MB)",
+    }
     ok = True
     for key, value in figures.items():
         passed = value <= TARGETS[key]
@@ -124,10 +135,17 @@ def main() -> int:
         ratio = "" if key == "venv_mb" else f"  (CPU {cpu[key]:.3f} s; {value / floor[0]:4.1f}x the interpreter alone)"
         print(f"{names[key]:<44}{value:8.3f}  target <= {TARGETS[key]:g}  {'PASS' if passed else 'MISS'}{ratio}")
     if args.json:
-        summary = {**{k: round(v, 3) for k, v in figures.items()}, "interpreter_s": round(floor[0], 3),
-                   "cpu_s": {k: round(v, 3) for k, v in cpu.items()},
-                   "load_average": round(load, 2), "install": args.install, "commit": head,
-                   "pycache_before": before, "pycache_after": after, "kernels": kernels}  # fmt: skip
+        summary = {
+            **{k: round(v, 3) for k, v in figures.items()},
+            "interpreter_s": round(floor[0], 3),
+            "cpu_s": {k: round(v, 3) for k, v in cpu.items()},
+            "load_average": round(load, 2),
+            "install": args.install,
+            "commit": head,
+            "pycache_before": before,
+            "pycache_after": after,
+            "kernels": kernels,
+        }
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
     return 1 if args.check and not ok else 0
 

@@ -42,25 +42,48 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the telemetry encoder (a test oracle)
 
-from textual import events  # noqa: E402
+from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences
+from textual import events
+from workload import LAYERS, inference_slots, is_npu
 
-from tracer.capture.metadata import CaptureMetadata  # noqa: E402
-from tracer.capture.writer import CaptureWriter  # noqa: E402
-from tracer.session.engine import Session  # noqa: E402
-from tracer.decode.tpiu import TpiuMode  # noqa: E402
-from tracer.session.feeds import SourceFeed  # noqa: E402
-from tracer.sources.reconnect import ReconnectingSource  # noqa: E402
-from tracer.sources.registry import open_source  # noqa: E402
-from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences  # noqa: E402
-from tracer.telemetry.wire import RecordType as R  # noqa: E402
-from tracer.telemetry.wire import TimeSource  # noqa: E402
-from tracer.tui.app import TracerApp  # noqa: E402
-from workload import LAYERS, inference_slots, is_npu  # noqa: E402
+from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.writer import CaptureWriter
+from tracer.decode.tpiu import TpiuMode
+from tracer.session.engine import Session
+from tracer.session.feeds import SourceFeed
+from tracer.sources.reconnect import ReconnectingSource
+from tracer.sources.registry import open_source
+from tracer.telemetry.wire import RecordType as R
+from tracer.telemetry.wire import TimeSource
+from tracer.tui.app import TracerApp
 
 CLOCK_HZ = 480_000_000
 TARGET_MS = 100.0
-KEYS = ("s", "down", "2", "left", "right", "l", "m", "l", "right_square_bracket", "left_square_bracket", "n", "f",
-        "1", "space", "space", "S", "up", "3", "down", "1", "question_mark", "escape", "escape")
+KEYS = (
+    "s",
+    "down",
+    "2",
+    "left",
+    "right",
+    "l",
+    "m",
+    "l",
+    "right_square_bracket",
+    "left_square_bracket",
+    "n",
+    "f",
+    "1",
+    "space",
+    "space",
+    "S",
+    "up",
+    "3",
+    "down",
+    "1",
+    "question_mark",
+    "escape",
+    "escape",
+)
 
 
 def template() -> list[SlotSpec]:
@@ -91,8 +114,9 @@ class Plan:
     def block(self, first: int, count: int) -> bytes:
         """Inferences ``first`` .. ``first + count - 1`` (sequence numbers continue from the prologue)."""
         sequence = (self.head_records + first * self.per_inference) & 0xFF
-        return encode_inferences(self.slots, count, self.period, start=(first + 1) * self.period, first_number=first,
-                                 first_sequence=sequence)  # fmt: skip
+        return encode_inferences(
+            self.slots, count, self.period, start=(first + 1) * self.period, first_number=first, first_sequence=sequence
+        )
 
 
 def device(rate: float, seconds: float, ports: Any, results: Any) -> None:
@@ -132,8 +156,14 @@ def device(rate: float, seconds: float, ports: Any, results: Any) -> None:
         time.sleep(0.002)
     conn.close()
     server.close()
-    results.put({"inferences": sent, "records": plan.head_records + sent * plan.per_inference, "bytes": total_bytes,
-                 "seconds": time.perf_counter() - start})  # fmt: skip
+    results.put(
+        {
+            "inferences": sent,
+            "records": plan.head_records + sent * plan.per_inference,
+            "bytes": total_bytes,
+            "seconds": time.perf_counter() - start,
+        }
+    )
 
 
 class BenchApp(TracerApp):
@@ -182,9 +212,13 @@ def rss_mb() -> float:
 
 
 def press_keys(
-    app: BenchApp, seconds: float, stop: threading.Event, out: list[float], keys_out: list[str],
+    app: BenchApp,
+    seconds: float,
+    stop: threading.Event,
+    out: list[float],
+    keys_out: list[str],
     rss: list[tuple[float, float, float]],
-) -> None:  # fmt: skip
+) -> None:
     """The 'terminal input thread': a key every 0.4 s through the driver, as a terminal sends it."""
     start = time.perf_counter()
     i = 0
@@ -192,7 +226,7 @@ def press_keys(
     while not stop.is_set() and time.perf_counter() - start < seconds:
         elapsed = time.perf_counter() - start
         if elapsed >= next_rss:
-            rss.append((elapsed, rss_mb(), getattr(app.session._feed, "backlog", 0) / 1e6))  # noqa: SLF001
+            rss.append((elapsed, rss_mb(), getattr(app.session._feed, "backlog", 0) / 1e6))
             next_rss += 1.0
         key = KEYS[i % len(KEYS)]
         i += 1
@@ -200,18 +234,21 @@ def press_keys(
         app.probe = probe
         sent = time.perf_counter()
         char = {"space": " ", "question_mark": "?"}.get(key, key if len(key) == 1 else None)
-        app._driver.process_message(events.Key(key, char))  # noqa: SLF001 - what the real input thread does
+        app._driver.process_message(events.Key(key, char))  # what the real input thread does
         if probe["done"].wait(5.0):
             out.append((probe["painted"] - sent) * 1000)
             if os.environ.get("BENCH_TUI_DETAIL"):
-                print(f"  {key:>22}: to action {(probe['acted'] - sent) * 1000:6.1f} ms, "
-                      f"to paint {(probe['painted'] - probe['acted']) * 1000:6.1f} ms", file=sys.__stderr__)
+                print(
+                    f"  {key:>22}: to action {(probe['acted'] - sent) * 1000:6.1f} ms, "
+                    f"to paint {(probe['painted'] - probe['acted']) * 1000:6.1f} ms",
+                    file=sys.__stderr__,
+                )
         else:
             out.append(float("inf"))
         keys_out.append(key)
         app.probe = None
         time.sleep(0.4)
-    rss.append((time.perf_counter() - start, rss_mb(), getattr(app.session._feed, "backlog", 0) / 1e6))  # noqa: SLF001
+    rss.append((time.perf_counter() - start, rss_mb(), getattr(app.session._feed, "backlog", 0) / 1e6))
 
 
 def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[str, Any]:
@@ -298,7 +335,9 @@ def percentile(values: list[float], q: float) -> float:
 def summary(values: list[float]) -> str:
     ordered = sorted(values)
     p99 = percentile(values, 0.99)
-    return f"p50 {statistics.median(ordered):6.1f} ms  p99 {p99:6.1f} ms  max {ordered[-1]:6.1f} ms  ({len(ordered)} keys)"
+    return (
+        f"p50 {statistics.median(ordered):6.1f} ms  p99 {p99:6.1f} ms  max {ordered[-1]:6.1f} ms  ({len(ordered)} keys)"
+    )
 
 
 def main() -> int:
@@ -327,46 +366,61 @@ def main() -> int:
                 stop_neighbour.set()
                 neighbour.join(10)
         capture_mb = capture.stat().st_size / 1e6 if capture is not None else None
-    print(f"machine    {os.cpu_count()} cores; beside the app: "
-          f"{'one CPU-bound process (a busy loop)' if neighbour is not None else 'nothing of ours'}")  # fmt: skip
+    print(
+        f"machine    {os.cpu_count()} cores; beside the app: "
+        f"{'one CPU-bound process (a busy loop)' if neighbour is not None else 'nothing of ours'}"
+    )
 
     shown = busy["shown"]
     sent = busy["sent"]
     status = shown.status
     spans_sent = sent["inferences"] * LAYERS
     achieved = sent["records"] / sent["seconds"]
-    print(f"feed       {sent['records']:,} records ({sent['inferences']:,} inferences x {len(template())} records, "
-          f"{sent['bytes'] / 1e6:.1f} MB) over TCP in {sent['seconds']:.1f} s: {achieved:,.0f} records/s "
-          f"(asked {args.rate:,.0f})" + (f"; recorded {capture_mb:.1f} MB" if capture_mb else ""))  # fmt: skip
+    print(
+        f"feed       {sent['records']:,} records ({sent['inferences']:,} inferences x {len(template())} records, "
+        f"{sent['bytes'] / 1e6:.1f} MB) over TCP in {sent['seconds']:.1f} s: {achieved:,.0f} records/s "
+        f"(asked {args.rate:,.0f})" + (f"; recorded {capture_mb:.1f} MB" if capture_mb else "")
+    )
     print(f"keys idle  {summary(idle['latencies'])}   (reference: the same app, no data)")
     print(f"keys busy  {summary(busy['latencies'])}")
     busy_p99 = percentile(busy["latencies"], 0.99)
     slowest = sorted(zip(busy["latencies"], busy["keys"]), reverse=True)[:3]
     print("slowest    " + ", ".join(f"{key} {ms:.0f} ms" for ms, key in slowest))
-    print(f"ratio      busy / idle: p50 {statistics.median(busy['latencies']) / statistics.median(idle['latencies']):.2f}, "
-          f"p99 {busy_p99 / percentile(idle['latencies'], 0.99):.2f}")  # fmt: skip
+    print(
+        f"ratio      busy / idle: p50 {statistics.median(busy['latencies']) / statistics.median(idle['latencies']):.2f}, "
+        f"p99 {busy_p99 / percentile(idle['latencies'], 0.99):.2f}"
+    )
     samples = busy["rss"]
     settle_at = min(10.0, args.seconds / 3)
     early = next((mb for t, mb, _b in samples if t >= settle_at), samples[0][1])
     late = samples[-1][1]
     peak = max(mb for _t, mb, _b in samples)
     trace = "  ".join(f"{t:.0f}s:{mb:.0f}" for t, mb, _b in samples[:: max(1, len(samples) // 8)])
-    print(f"memory     RSS MB: {trace}  (peak {peak:.0f}; {early:.0f} at {settle_at:.0f} s -> {late:.0f} at the end: "
-          f"{late - early:+.1f} MB)")  # fmt: skip
-    print(f"backlog    received, not yet decoded: max {max(b for _t, _mb, b in samples):.2f} MB, at the end "
-          f"{samples[-1][2]:.2f} MB (the decoder keeps up when this stays near zero)")  # fmt: skip
+    print(
+        f"memory     RSS MB: {trace}  (peak {peak:.0f}; {early:.0f} at {settle_at:.0f} s -> {late:.0f} at the end: "
+        f"{late - early:+.1f} MB)"
+    )
+    print(
+        f"backlog    received, not yet decoded: max {max(b for _t, _mb, b in samples):.2f} MB, at the end "
+        f"{samples[-1][2]:.2f} MB (the decoder keeps up when this stays near zero)"
+    )
     diagnosis = shown.diagnosis
-    print(f"findings   tracer check's rules ran {busy['analyses']} times on the window ({diagnosis.scope} at the end): "
-          f"{len(diagnosis.findings)} finding(s)")  # fmt: skip
-    same = (status.records == sent["records"] and shown.inferences == sent["inferences"]
-            and shown.spans == spans_sent)  # fmt: skip
-    print(f"counts     records sent {sent['records']:,} / shown {status.records:,}; inferences {sent['inferences']:,} / "
-          f"{shown.inferences:,} ({shown.complete_inferences:,} complete); layer executions {spans_sent:,} / "
-          f"{shown.spans:,}; loss {status.loss.to_json()}")  # fmt: skip
+    print(
+        f"findings   tracer check's rules ran {busy['analyses']} times on the window ({diagnosis.scope} at the end): "
+        f"{len(diagnosis.findings)} finding(s)"
+    )
+    same = status.records == sent["records"] and shown.inferences == sent["inferences"] and shown.spans == spans_sent
+    print(
+        f"counts     records sent {sent['records']:,} / shown {status.records:,}; inferences {sent['inferences']:,} / "
+        f"{shown.inferences:,} ({shown.complete_inferences:,} complete); layer executions {spans_sent:,} / "
+        f"{shown.spans:,}; loss {status.loss.to_json()}"
+    )
     ok_latency = busy_p99 < TARGET_MS
     ok_memory = late - early < max(20.0, 0.1 * early)
-    print(f"target     key p99 < {TARGET_MS:.0f} ms: {'yes' if ok_latency else 'NO'}; memory flat: "
-          f"{'yes' if ok_memory else 'NO'}; nothing dropped: {'yes' if same else 'NO'}")  # fmt: skip
+    print(
+        f"target     key p99 < {TARGET_MS:.0f} ms: {'yes' if ok_latency else 'NO'}; memory flat: "
+        f"{'yes' if ok_memory else 'NO'}; nothing dropped: {'yes' if same else 'NO'}"
+    )
     return 0 if ok_latency and ok_memory and same else 1
 
 

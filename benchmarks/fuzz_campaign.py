@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from fuzzing import FORMATS, build_elf, elf_trace, load_seeds, make_case, outcome_json, problems, run_case  # noqa: E402
+from fuzzing import FORMATS, build_elf, elf_trace, load_seeds, make_case, outcome_json, problems, run_case
 
 FAILURES = Path(__file__).resolve().parent / "data" / "fuzz-failures"
 
@@ -57,8 +57,11 @@ def main() -> int:
             print("arm-none-eabi-gcc not installed: no ELF inputs", file=sys.stderr)
         seeds = load_seeds(elf)
         trace = elf_trace(elf, work) if elf is not None else None
-        print(f"campaign {args.campaign}: seeds per format: "
-              + ", ".join(f"{f} {len(seeds.get(f, []))}" for f in FORMATS), file=sys.stderr)  # fmt: skip
+        print(
+            f"campaign {args.campaign}: seeds per format: "
+            + ", ".join(f"{f} {len(seeds.get(f, []))}" for f in FORMATS),
+            file=sys.stderr,
+        )
         if args.only is not None:
             case = make_case(args.campaign, args.only, seeds)
             outcome = run_case(case, work, trace, timeout=args.max_seconds * 2)
@@ -103,10 +106,12 @@ def campaign(args: argparse.Namespace, seeds: dict, work: Path, trace: Path | No
     return 1 if failures else 0
 
 
-def report(args, per_format, per_code, per_pair, per_mutation, failures, slowest, elapsed, peak) -> None:  # noqa: ANN001, PLR0913
+def report(args, per_format, per_code, per_pair, per_mutation, failures, slowest, elapsed, peak) -> None:
     codes = sorted(per_code, key=lambda c: (not c.isdigit(), c))
-    print(f"\ncampaign {args.campaign}: {sum(per_format.values()):,} inputs (indices {args.start}.."
-          f"{args.start + args.count - 1}) in {elapsed:.0f} s ({sum(per_format.values()) / elapsed:.1f} inputs/s)")  # fmt: skip
+    print(
+        f"\ncampaign {args.campaign}: {sum(per_format.values()):,} inputs (indices {args.start}.."
+        f"{args.start + args.count - 1}) in {elapsed:.0f} s ({sum(per_format.values()) / elapsed:.1f} inputs/s)"
+    )
     width = max(len(f) for f in per_format)
     print(f"\n{'format':<{width}}  {'inputs':>7}  " + "  ".join(f"exit {c:>6}" for c in codes))
     for fmt in sorted(per_format):
@@ -119,15 +124,27 @@ def report(args, per_format, per_code, per_pair, per_mutation, failures, slowest
     print(f"\nfailures: {len(failures)}")
     for outcome, found in failures[:50]:
         print(f"  {outcome.describe()}: {'; '.join(found)}")
-        print(f"    again: .venv/bin/python benchmarks/fuzz_campaign.py --campaign {args.campaign} --only {outcome.case.index}")
+        print(
+            f"    again: .venv/bin/python benchmarks/fuzz_campaign.py --campaign {args.campaign} --only {outcome.case.index}"
+        )
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "campaign": args.campaign, "start": args.start, "count": args.count, "seconds": round(elapsed, 1),
-            "per_format": dict(per_format), "per_exit_code": dict(per_code),
-            "per_format_and_code": {f"{f} {c}": n for (f, c), n in sorted(per_pair.items())},
-            "slowest": outcome_json(slowest) if slowest else None, "peak_rss_mb": round(peak),
-            "failures": [dict(outcome_json(o), problems=found) for o, found in failures],
-        }, indent=2))  # fmt: skip
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "campaign": args.campaign,
+                    "start": args.start,
+                    "count": args.count,
+                    "seconds": round(elapsed, 1),
+                    "per_format": dict(per_format),
+                    "per_exit_code": dict(per_code),
+                    "per_format_and_code": {f"{f} {c}": n for (f, c), n in sorted(per_pair.items())},
+                    "slowest": outcome_json(slowest) if slowest else None,
+                    "peak_rss_mb": round(peak),
+                    "failures": [dict(outcome_json(o), problems=found) for o, found in failures],
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

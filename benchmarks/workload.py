@@ -8,9 +8,10 @@ main stack's report. Each benchmark adds its own reports after that (:func:`infe
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from telemetry_encoder import SlotSpec
+
 from tracer.telemetry.wire import RecordType as R
 
 LAYERS = 30

@@ -7,12 +7,13 @@ Built with the reference telemetry encoder (the bytes the C library emits) and w
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+
+from telemetry_encoder import TelemetryEncoder
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import INFO_NPU_PMU_SIMULATED, TimeSource
 
 
@@ -40,11 +41,15 @@ class LayerSpec:
 
 
 def encode_model(
-    layers: Sequence[LayerSpec], inferences: int = 5, clock_hz: int = 100_000_000,
+    layers: Sequence[LayerSpec],
+    inferences: int = 5,
+    clock_hz: int = 100_000_000,
     arena: tuple[int, int] | None = (40_000, 65_536),
     stacks: Sequence[tuple[str, int, int, bool]] = (("main", 8192, 2000, True),),
-    text_before: str = "", text_after: str = "", simulated: bool = False,
-) -> TelemetryEncoder:  # fmt: skip
+    text_before: str = "",
+    text_after: str = "",
+    simulated: bool = False,
+) -> TelemetryEncoder:
     """The telemetry of ``inferences`` inferences of a model made of ``layers``.
 
     Args:
@@ -99,8 +104,13 @@ def write_capture(path: Path, data: bytes, source: str = "test://check") -> Path
     return path
 
 
-def budget_toml(path: Path, layers: Sequence[tuple[str, str, str, float]], clock_hz: int | None = None,
-                model: str = "", extra: str = "") -> Path:  # fmt: skip
+def budget_toml(
+    path: Path,
+    layers: Sequence[tuple[str, str, str, float]],
+    clock_hz: int | None = None,
+    model: str = "",
+    extra: str = "",
+) -> Path:
     """A TOML budget with ``[[layer]]`` tables of (name, op, engine, cycles) in order."""
     lines = ["[model]", 'name = "synthetic"']
     if clock_hz:
@@ -108,7 +118,14 @@ def budget_toml(path: Path, layers: Sequence[tuple[str, str, str, float]], clock
     if model:
         lines.append(model)
     for index, (name, op, engine, cycles) in enumerate(layers):
-        lines += ["", "[[layer]]", f"index = {index}", f'name = "{name}"', f'op = "{op}"', f'engine = "{engine}"',
-                  f"cycles = {cycles}"]  # fmt: skip
+        lines += [
+            "",
+            "[[layer]]",
+            f"index = {index}",
+            f'name = "{name}"',
+            f'op = "{op}"',
+            f'engine = "{engine}"',
+            f"cycles = {cycles}",
+        ]
     path.write_text("\n".join(lines) + "\n" + extra)
     return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import shutil
@@ -28,13 +29,14 @@ def require_tools(*tools: str) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     """``--snapshot-update``: accept the new SVG screens of the TUI snapshot tests (as the
     environment variable ``TRACER_SNAPSHOT_UPDATE=1`` does)."""
-    try:
+    # ValueError: a snapshot plugin registered the same option; its value is read all the same.
+    with contextlib.suppress(ValueError):
         parser.addoption(
-            "--snapshot-update", action="store_true", default=False,
+            "--snapshot-update",
+            action="store_true",
+            default=False,
             help="write the TUI snapshot tests' SVG screens as the new reference (look at them first)",
-        )  # fmt: skip
-    except ValueError:  # a snapshot plugin registered the same option: its value is read all the same
-        pass
+        )
 
 
 # The pure-Python kernels are about a hundred times slower than the compiled ones: property tests
@@ -60,7 +62,9 @@ def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         from hypothesis import settings as Settings
 
         fewer = max(10, int(settings.max_examples * PYTHON_KERNEL_EXAMPLES))
-        monkeypatch.setattr(request.function, "_hypothesis_internal_use_settings", Settings(settings, max_examples=fewer))
+        monkeypatch.setattr(
+            request.function, "_hypothesis_internal_use_settings", Settings(settings, max_examples=fewer)
+        )
     return implementation
 
 
@@ -74,7 +78,7 @@ class CliResult:
 
 
 @pytest.fixture
-def run_cli(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+def run_cli(monkeypatch: pytest.MonkeyPatch):
     """Run ``tracer ARGS`` in-process (like west's ``cmd()``) and capture stdout/stderr."""
 
     def run(*args: str) -> CliResult:
@@ -108,8 +112,10 @@ def firmware_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("firmware")
     done = subprocess.run(
         ["make", "-C", str(ROOT / "firmware_snippets"), f"BUILD={out}", "-j2", "all"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out
 

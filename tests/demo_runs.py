@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tracer.capture.metadata import CaptureMetadata
-from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
+from tracer.pipeline.record import record
 from tracer.sources.qemu import QemuDemoSource
 
 

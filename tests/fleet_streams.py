@@ -14,9 +14,10 @@ import random
 from pathlib import Path
 from typing import Any
 
+from telemetry_encoder import TelemetryEncoder
+
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import TimeSource
 
 CLOCK_HZ = 200_000_000
@@ -94,9 +95,11 @@ def write_build(path: Path, build: Build = Build(), inferences: int = 20, seed: 
     ``created``, and further keys such as ``board`` or ``git_revision``)."""
     known = {"elf_build_id", "firmware_hash", "created", "source", "cpu_hz"}
     meta = CaptureMetadata(
-        source=header.pop("source", "test://fleet"), tpiu=False, cpu_hz=CLOCK_HZ,
+        source=header.pop("source", "test://fleet"),
+        tpiu=False,
+        cpu_hz=CLOCK_HZ,
         **{k: header.pop(k) for k in list(header) if k in known},
-    )  # fmt: skip
+    )
     meta.extra.update(header)
     with CaptureWriter(path, meta, flush_bytes=1 << 14) as writer:
         writer.write(encode_build(build, inferences, seed))

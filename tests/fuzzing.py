@@ -38,8 +38,8 @@ import subprocess
 import time
 import traceback
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from tracer.capture.format import CHUNK_HEAD, CRC, HEAD_CRC_SPAN, HEADER_PREFIX, MAGIC, VERSION
 from tracer.cli.main import main
@@ -89,8 +89,10 @@ class Outcome:
 
     def describe(self) -> str:
         """One line to reproduce it."""
-        return (f"#{self.case.index} {self.case.format} seed={self.case.seed} mutations={self.case.mutations} "
-                f"argv={self.case.argv}")  # fmt: skip
+        return (
+            f"#{self.case.index} {self.case.format} seed={self.case.seed} mutations={self.case.mutations} "
+            f"argv={self.case.argv}"
+        )
 
 
 class FuzzTimeout(BaseException):
@@ -104,10 +106,23 @@ def build_elf(out_dir: Path) -> Path | None:
     out = out_dir / "tiny.elf"
     try:
         subprocess.run(
-            ["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-O1", "-nostdlib", "-ffreestanding",
-             "-T", str(source / "tiny.ld"), "-Wl,--build-id=sha1", str(source / "tiny.c"), "-o", str(out)],
-            check=True, capture_output=True,
-        )  # fmt: skip
+            [
+                "arm-none-eabi-gcc",
+                "-mcpu=cortex-m55",
+                "-mthumb",
+                "-O1",
+                "-nostdlib",
+                "-ffreestanding",
+                "-T",
+                str(source / "tiny.ld"),
+                "-Wl,--build-id=sha1",
+                str(source / "tiny.c"),
+                "-o",
+                str(out),
+            ],
+            check=True,
+            capture_output=True,
+        )
     except (OSError, subprocess.CalledProcessError):
         return None
     return out
@@ -130,8 +145,9 @@ def load_seeds(elf: Path | None) -> dict[str, list[Seed]]:
         summary = next(folder.glob("*summary*.csv"))
         companion = ((summary.name, summary.read_bytes()),)
         for path in sorted(folder.iterdir()):
-            seeds["budget-vela"].append(Seed("budget-vela", _rel(path), path.read_bytes(),
-                                             companion if path is not summary else ()))  # fmt: skip
+            seeds["budget-vela"].append(
+                Seed("budget-vela", _rel(path), path.read_bytes(), companion if path is not summary else ())
+            )
     seeds["budget-toml"].append(Seed("budget-toml", "captures/demo_budget.toml", DEMO_BUDGET.read_bytes()))
     from tracer.budget import load_budget
 
@@ -149,9 +165,9 @@ def _rel(path: Path) -> str:
 
 def _capture_with_events() -> bytes:
     """A capture of a corpus stream in 512-byte chunks with an event and a metadata patch."""
+    from tracer.capture.format import ChunkKind
     from tracer.capture.metadata import CaptureMetadata
     from tracer.capture.writer import encode_chunk, encode_header
-    from tracer.capture.format import ChunkKind
 
     stream = (DATA / "corpus" / "novakov_rtos_trace" / "queue_demo.trace").read_bytes()[:20_000]
     blob = bytearray(encode_header(CaptureMetadata(source="tcp://localhost:3443", cpu_hz=64_000_000).stamped()))
@@ -166,32 +182,53 @@ def _capture_with_events() -> bytes:
 # -- commands --------------------------------------------------------------------------------------
 COMMANDS: dict[str, list[list[str]]] = {
     "capture": [
-        ["decode", "{input}", "--format", "stats"], ["decode", "{input}", "--format", "ndjson", "-o", "{out}"],
-        ["report", "{input}", "--format", "json", "-o", "{out}"], ["check", "{input}", "--format", "junit", "-o", "{out}"],
-        ["export", "{input}", "--format", "perfetto", "-o", "{out}"], ["export", "{input}", "--format", "csv", "-o", "{out}"],
-        ["check", "{input}", "--budget", str(DEMO_BUDGET), "-o", "{out}"], ["export", "{input}", "--format", "raw", "-o", "{out}"],
+        ["decode", "{input}", "--format", "stats"],
+        ["decode", "{input}", "--format", "ndjson", "-o", "{out}"],
+        ["report", "{input}", "--format", "json", "-o", "{out}"],
+        ["check", "{input}", "--format", "junit", "-o", "{out}"],
+        ["export", "{input}", "--format", "perfetto", "-o", "{out}"],
+        ["export", "{input}", "--format", "csv", "-o", "{out}"],
+        ["check", "{input}", "--budget", str(DEMO_BUDGET), "-o", "{out}"],
+        ["export", "{input}", "--format", "raw", "-o", "{out}"],
         ["record", "file://{input}", "-o", "{out}", "--force"],
     ],
     "raw-trace": [
-        ["decode", "{input}", "--format", "stats"], ["decode", "{input}", "--format", "text", "-o", "{out}"],
-        ["decode", "{input}", "--tpiu", "on", "--format", "stats"], ["report", "{input}", "-o", "{out}"],
+        ["decode", "{input}", "--format", "stats"],
+        ["decode", "{input}", "--format", "text", "-o", "{out}"],
+        ["decode", "{input}", "--tpiu", "on", "--format", "stats"],
+        ["report", "{input}", "-o", "{out}"],
         ["check", "{input}", "-o", "{out}"],
     ],
     "log": [
-        ["report", "{input}", "-o", "{out}"], ["report", "{input}", "--format", "json", "-o", "{out}"],
-        ["check", "{input}", "--format", "json", "-o", "{out}"], ["export", "{input}", "--format", "chrome-json", "-o", "{out}"],
+        ["report", "{input}", "-o", "{out}"],
+        ["report", "{input}", "--format", "json", "-o", "{out}"],
+        ["check", "{input}", "--format", "json", "-o", "{out}"],
+        ["export", "{input}", "--format", "chrome-json", "-o", "{out}"],
         ["report", "{input}", "--budget", str(DEMO_BUDGET), "--clock", "32M", "--match", "any", "-o", "{out}"],
     ],
     "budget": [
-        ["budget", "{input}", "{companion}", "--format", "json", "-o", "{out}"], ["budget", "{input}", "{companion}", "--parts", "-o", "{out}"],
+        ["budget", "{input}", "{companion}", "--format", "json", "-o", "{out}"],
+        ["budget", "{input}", "{companion}", "--parts", "-o", "{out}"],
         ["check", str(DEMO), "--budget", "{input}", "{companion}", "-o", "{out}"],
-        ["report", str(DEMO), "--budget", "{input}", "{companion}", "--match", "any", "--format", "json", "-o", "{out}"],
+        [
+            "report",
+            str(DEMO),
+            "--budget",
+            "{input}",
+            "{companion}",
+            "--match",
+            "any",
+            "--format",
+            "json",
+            "-o",
+            "{out}",
+        ],
     ],
     "elf": [
         ["decode", "{trace}", "--elf", "{input}", "--format", "ndjson", "-o", "{out}"],
         ["decode", "{trace}", "--elf", "{input}", "--format", "text", "-o", "{out}"],
     ],
-}  # fmt: skip
+}
 
 
 def command_for(fmt: str) -> list[list[str]]:
@@ -201,10 +238,30 @@ def command_for(fmt: str) -> list[list[str]]:
 
 # -- mutations -------------------------------------------------------------------------------------
 INTERESTING_NUMBERS = [
-    "0", "-1", "-0", "1", "0.4", "1e308", "-1e308", "1e-320", "nan", "NaN", "inf", "-inf", "Infinity",
-    "4294967296", "18446744073709551616", "9223372036854775808", "2147483648", "9" * 45, "9" * 5000,
-    "0x" + "f" * 5000, "1" + "0" * 30, "3.5", "1e30",
-]  # fmt: skip
+    "0",
+    "-1",
+    "-0",
+    "1",
+    "0.4",
+    "1e308",
+    "-1e308",
+    "1e-320",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "Infinity",
+    "4294967296",
+    "18446744073709551616",
+    "9223372036854775808",
+    "2147483648",
+    "9" * 45,
+    "9" * 5000,
+    "0x" + "f" * 5000,
+    "1" + "0" * 30,
+    "3.5",
+    "1e30",
+]
 _NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
@@ -264,9 +321,14 @@ def _bytes_random(rng: random.Random, data: bytes) -> bytes:
 
 
 BYTE_MUTATIONS: dict[str, Callable[[random.Random, bytes], bytes]] = {
-    "flip": _bytes_flip, "set": _bytes_set, "insert": _bytes_insert, "delete": _bytes_delete,
-    "duplicate": _bytes_duplicate, "truncate": _bytes_truncate, "repeat": _bytes_repeat,
-}  # fmt: skip
+    "flip": _bytes_flip,
+    "set": _bytes_set,
+    "insert": _bytes_insert,
+    "delete": _bytes_delete,
+    "duplicate": _bytes_duplicate,
+    "truncate": _bytes_truncate,
+    "repeat": _bytes_repeat,
+}
 
 
 def _text_number(rng: random.Random, data: bytes) -> bytes:
@@ -306,7 +368,7 @@ def _text_long_line(rng: random.Random, data: bytes) -> bytes:
 def _text_nesting(rng: random.Random, data: bytes) -> bytes:
     at = rng.randrange(len(data) + 1)
     depth = rng.choice([65, 1000, 100_000])
-    opening = rng.choice([b"[", b"{\"a\":", b"[[", b"{"])
+    opening = rng.choice([b"[", b'{"a":', b"[[", b"{"])
     return data[:at] + opening * depth + data[at:]
 
 
@@ -317,9 +379,12 @@ def _text_control(rng: random.Random, data: bytes) -> bytes:
 
 
 TEXT_MUTATIONS: dict[str, Callable[[random.Random, bytes], bytes]] = {
-    "number": _text_number, "lines": _text_lines, "long-line": _text_long_line, "nesting": _text_nesting,
+    "number": _text_number,
+    "lines": _text_lines,
+    "long-line": _text_long_line,
+    "nesting": _text_nesting,
     "control": _text_control,
-}  # fmt: skip
+}
 
 
 def _chunks_of(blob: bytes) -> tuple[bytes, list[bytes]] | None:
@@ -347,7 +412,7 @@ def _rechunk(chunk: bytes, **fields: int) -> bytes:
     values = list(CHUNK_HEAD.unpack(chunk[: CHUNK_HEAD.size]))
     payload = chunk[CHUNK_HEAD.size :]
     if "payload" in fields:
-        payload = fields.pop("payload")  # type: ignore[assignment]
+        payload = fields.pop("payload")
         values[6] = len(payload)
     for name, index in (("kind", 1), ("offset", 5), ("length", 6)):
         if name in fields:
@@ -360,11 +425,25 @@ def _rechunk(chunk: bytes, **fields: int) -> bytes:
 
 
 HOSTILE_JSON = [
-    b"[1, 2]", b"null", b"3", b'"text"', b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 1000 + b"1" + b"}" * 1000,
-    b'{"cpu_hz": "fast"}', b'{"cpu_hz": 1.5e8}', b'{"cpu_hz": 1}', b'{"cpu_hz": -5}', b'{"cpu_hz": NaN}',
-    b'{"cpu_hz": Infinity}', b'{"cpu_hz": ' + b"9" * 5000 + b"}", b'{"tpiu": "yes", "tpiu_id": 9999}',
-    b'{"ts_prescaler": 3, "encoding": 5}', b'{"encoding": "text"}', b"\xff\xfe", b"",
-]  # fmt: skip
+    b"[1, 2]",
+    b"null",
+    b"3",
+    b'"text"',
+    b"[" * 100_000 + b"]" * 100_000,
+    b'{"a":' * 1000 + b"1" + b"}" * 1000,
+    b'{"cpu_hz": "fast"}',
+    b'{"cpu_hz": 1.5e8}',
+    b'{"cpu_hz": 1}',
+    b'{"cpu_hz": -5}',
+    b'{"cpu_hz": NaN}',
+    b'{"cpu_hz": Infinity}',
+    b'{"cpu_hz": ' + b"9" * 5000 + b"}",
+    b'{"tpiu": "yes", "tpiu_id": 9999}',
+    b'{"ts_prescaler": 3, "encoding": 5}',
+    b'{"encoding": "text"}',
+    b"\xff\xfe",
+    b"",
+]
 
 
 def _capture_structure(rng: random.Random, data: bytes) -> bytes:
@@ -409,7 +488,9 @@ def _capture_structure(rng: random.Random, data: bytes) -> bytes:
         k = rng.randrange(len(chunks))
         values = CHUNK_HEAD.unpack(chunks[k][: CHUNK_HEAD.size])
         payload = chunks[k][CHUNK_HEAD.size :]
-        pieces = [_rechunk(chunks[k], payload=payload[a : a + 7], offset=values[5] + a) for a in range(0, len(payload), 7)]
+        pieces = [
+            _rechunk(chunks[k], payload=payload[a : a + 7], offset=values[5] + a) for a in range(0, len(payload), 7)
+        ]
         chunks[k : k + 1] = pieces or [chunks[k]]
     else:  # a cut inside the header or the first chunk
         return _capture_of(header, chunks)[: rng.randrange(len(MAGIC) + HEADER_PREFIX.size + len(header) + 64)]
@@ -442,7 +523,9 @@ def mutations_for(fmt: str) -> dict[str, Callable[[random.Random, bytes], bytes]
     """The mutations that make sense for a format (bytes for all; text and structure where they apply)."""
     out = dict(BYTE_MUTATIONS)
     if fmt == "capture":
-        out.update({"structure": _capture_structure, "structure2": _capture_structure, "structure3": _capture_structure})
+        out.update(
+            {"structure": _capture_structure, "structure2": _capture_structure, "structure3": _capture_structure}
+        )
     elif fmt == "raw-trace":
         out.update({"tpiu-sync": _tpiu_syncs, "random": _bytes_random})
     elif fmt == "elf":
@@ -490,8 +573,11 @@ def run_case(case: Case, workdir: Path, trace_for_elf: Path | None = None, timeo
         if word == "{companion}":
             argv += companions
         else:
-            argv.append(word.replace("{input}", str(path)).replace("{out}", str(out))
-                        .replace("{trace}", str(trace_for_elf or DEMO)))  # fmt: skip
+            argv.append(
+                word.replace("{input}", str(path))
+                .replace("{out}", str(out))
+                .replace("{trace}", str(trace_for_elf or DEMO))
+            )
     if out.exists():
         out.unlink()
     stdout, stderr = io.StringIO(), io.StringIO()
@@ -553,8 +639,14 @@ def elf_trace(elf: Path, workdir: Path) -> Path:
 
 def outcome_json(outcome: Outcome) -> dict[str, object]:
     """For the campaign's record of failures."""
-    return {"index": outcome.case.index, "format": outcome.case.format, "seed": outcome.case.seed,
-            "mutations": outcome.case.mutations, "argv": outcome.case.argv, "code": outcome.code,
-            "seconds": round(outcome.seconds, 3), "rss_growth_mb": round(outcome.rss_growth_mb, 1),
-            "error": outcome.error[-2000:]}  # fmt: skip
-
+    return {
+        "index": outcome.case.index,
+        "format": outcome.case.format,
+        "seed": outcome.case.seed,
+        "mutations": outcome.case.mutations,
+        "argv": outcome.case.argv,
+        "code": outcome.code,
+        "seconds": round(outcome.seconds, 3),
+        "rss_growth_mb": round(outcome.rss_growth_mb, 1),
+        "error": outcome.error[-2000:],
+    }

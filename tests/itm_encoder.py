@@ -20,7 +20,8 @@ Bit layouts (Armv7-M ARM Appendix D4, Armv8-M ARM Appendix F):
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 Packet = dict[str, Any]
 

@@ -3,9 +3,10 @@ longer by what the test emits inside them (an interrupt, another task, more work
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from telemetry_encoder import TelemetryEncoder
+
 from tracer.base.timeline import InferenceTimeline
 from tracer.decode.itm import decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder
@@ -22,9 +23,16 @@ Extra = Callable[[int, int, TelemetryEncoder, int], int]
 Setup = Callable[[TelemetryEncoder, int], None]
 
 
-def build(inferences: int, lengths: list[int], extra: Extra | None = None, npu: tuple[int, ...] = (),
-          pmu: Callable[[int, int, int], list[int]] | None = None, start: int = 0, setup: Setup | None = None,
-          time_source: TimeSource = TimeSource.DWT) -> InferenceTimeline:  # fmt: skip
+def build(
+    inferences: int,
+    lengths: list[int],
+    extra: Extra | None = None,
+    npu: tuple[int, ...] = (),
+    pmu: Callable[[int, int, int], list[int]] | None = None,
+    start: int = 0,
+    setup: Setup | None = None,
+    time_source: TimeSource = TimeSource.DWT,
+) -> InferenceTimeline:
     """``inferences`` inferences of layers of ``lengths`` cycles; ``extra`` lengthens some."""
     decoder = TelemetryDecoder()
     decoder.feed(decode_bytes(stream(inferences, lengths, extra, npu, pmu, start, setup, time_source)))
@@ -32,9 +40,16 @@ def build(inferences: int, lengths: list[int], extra: Extra | None = None, npu: 
     return decoder.timeline()
 
 
-def stream(inferences: int, lengths: list[int], extra: Extra | None = None, npu: tuple[int, ...] = (),
-           pmu: Callable[[int, int, int], list[int]] | None = None, start: int = 0, setup: Setup | None = None,
-           time_source: TimeSource = TimeSource.DWT) -> bytes:  # fmt: skip
+def stream(
+    inferences: int,
+    lengths: list[int],
+    extra: Extra | None = None,
+    npu: tuple[int, ...] = (),
+    pmu: Callable[[int, int, int], list[int]] | None = None,
+    start: int = 0,
+    setup: Setup | None = None,
+    time_source: TimeSource = TimeSource.DWT,
+) -> bytes:
     """The ITM bytes :func:`build` decodes."""
     enc = TelemetryEncoder()
     enc.target_info(start, 100_000_000, time_source)
@@ -98,8 +113,9 @@ def task_in_layer(layer: int, inferences: tuple[int, ...], cycles: int, isr: int
     return extra
 
 
-def work_in_layer(layer: int, work: Callable[[int], int], cycles_per_work: int,
-                  instructions: Callable[[int], int] | None = None) -> Extra:  # fmt: skip
+def work_in_layer(
+    layer: int, work: Callable[[int], int], cycles_per_work: int, instructions: Callable[[int], int] | None = None
+) -> Extra:
     """``layer`` reports ``work(n)`` (trc_layer_work) and takes ``cycles_per_work`` more cycles per
     unit of it; with ``instructions``, also INST_RETIRED (configure it with :func:`inst_retired`)."""
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from tracer.decode.packets import NO_TS, PacketBatch, PacketKind
 
@@ -47,7 +48,7 @@ class SymbolRef:
         return f"{type(self).__name__}({self.field_name}=0x{self.address:08X}, name={self.address})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.address == self.address  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.address == self.address
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.address))
@@ -195,12 +196,8 @@ RECORD_TYPES: dict[int, RecordType] = {
         )
     },
     10: RecordType("QueueCreated", (_ref(QueueReference, "queue"), ("capacity", bits(1)))),
-    11: RecordType(
-        "QueuePushed", (_ref(QueueReference, "queue"), ("updated_count", bits(1, 16)), ("isr", flag(1, 0)))
-    ),
-    12: RecordType(
-        "QueuePopped", (_ref(QueueReference, "queue"), ("updated_count", bits(1, 16)), ("isr", flag(1, 0)))
-    ),
+    11: RecordType("QueuePushed", (_ref(QueueReference, "queue"), ("updated_count", bits(1, 16)), ("isr", flag(1, 0)))),
+    12: RecordType("QueuePopped", (_ref(QueueReference, "queue"), ("updated_count", bits(1, 16)), ("isr", flag(1, 0)))),
     13: RecordType("QueuePushFailed", (_ref(QueueReference, "queue"),)),
     14: RecordType("QueuePopFailed", (_ref(QueueReference, "queue"),)),
     15: RecordType(

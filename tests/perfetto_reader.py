@@ -113,8 +113,9 @@ def read_trace(data: bytes) -> TraceRead:
         elif e.type == e.TYPE_SLICE_END:
             assert open_slices[e.track_uuid], f"SLICE_END without BEGIN on {name} at {ts}"
             start, begin = open_slices[e.track_uuid].pop()
-            read.slices.append(SliceRead(name, begin.name, start, ts, begin.categories[0] if begin.categories else "",
-                                         _args(begin)))  # fmt: skip
+            read.slices.append(
+                SliceRead(name, begin.name, start, ts, begin.categories[0] if begin.categories else "", _args(begin))
+            )
         elif e.type == e.TYPE_INSTANT:
             read.instants.append((name, ts, e.name, _args(e)))
         elif e.type == e.TYPE_COUNTER:
@@ -137,8 +138,10 @@ def dump(path: str) -> None:
         instants = [i for i in read.instants if i[0] == name]
         counters = read.counters.get(name, [])
         kind = "counter" if name in read.counter_units else "track"
-        print(f"  {kind} {uuid} {name!r} (parent {read.parents.get(uuid)}): {len(slices)} slices, "
-              f"{len(instants)} instants, {len(counters)} counter values")  # fmt: skip
+        print(
+            f"  {kind} {uuid} {name!r} (parent {read.parents.get(uuid)}): {len(slices)} slices, "
+            f"{len(instants)} instants, {len(counters)} counter values"
+        )
         for s in slices[:3]:
             print(f"      slice {s.name!r} {s.start}..{s.end} ns ({s.end - s.start} ns) {s.args}")
         for i in instants[:2]:

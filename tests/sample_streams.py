@@ -8,18 +8,26 @@ describes them, independently of the decoder in ``tracer.telemetry.samples``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from telemetry_encoder import TelemetryEncoder
+
 from tracer.telemetry.wire import RecordType
 
 __all__ = ["TelemetryEncoder", "dwt_pc_sample", "npu_sample", "pc_sample", "sampler_info"]
 
 
 def npu_sample(
-    enc: TelemetryEncoder, t: int, qread: int, status: int, qbase: int, qsize: int, pmu_cycles: int | None = None,
-    counters: Sequence[int] = (), calibration: bool = False,
-) -> None:  # fmt: skip
+    enc: TelemetryEncoder,
+    t: int,
+    qread: int,
+    status: int,
+    qbase: int,
+    qsize: int,
+    pmu_cycles: int | None = None,
+    counters: Sequence[int] = (),
+    calibration: bool = False,
+) -> None:
     """NPU_SAMPLE: QREAD, STATUS, QBASE, QSIZE, flags | PMCCNTR high, [PMCCNTR low], counters."""
     flags = len(counters[:8]) | (0x100 if calibration else 0)
     words = [qread, status, qbase, qsize, flags]

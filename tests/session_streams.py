@@ -6,9 +6,10 @@ import dataclasses
 import random
 from pathlib import Path
 
+from telemetry_encoder import TelemetryEncoder
+
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import RecordType, TimeSource
 
 CLOCK_HZ = 100_000_000
@@ -31,8 +32,16 @@ class Truth:
 
 
 def build_stream(
-    inferences: int = 40, layers: int = 6, seed: int = 1, isr_every: int = 5, first: int = 0, text: bool = True,
-    isr_cycles: int = 40, canary_at: int | None = None, cut_last: bool = False, memory: bool = True,
+    inferences: int = 40,
+    layers: int = 6,
+    seed: int = 1,
+    isr_every: int = 5,
+    first: int = 0,
+    text: bool = True,
+    isr_cycles: int = 40,
+    canary_at: int | None = None,
+    cut_last: bool = False,
+    memory: bool = True,
     gap: int = 300,
 ) -> Truth:
     """A stream like an instrumented NPU application's: target info, layer descriptions, then per
@@ -49,7 +58,9 @@ def build_stream(
     enc.target_info(t, CLOCK_HZ, TimeSource.DWT, marker_cost_q4=16 * 12)
     enc.pmu_config(t + 1, 55, [35, 130], simulated=True)
     for layer in range(layers):
-        enc.layer_info(t + 2 + layer, layer, int(layer % 2 == 0), "CONV_2D" if layer % 2 == 0 else "ADD", f"layer{layer}")
+        enc.layer_info(
+            t + 2 + layer, layer, int(layer % 2 == 0), "CONV_2D" if layer % 2 == 0 else "ADD", f"layer{layer}"
+        )
     t += 100
     cycles: dict[int, list[int]] = {layer: [] for layer in range(layers)}
     latencies, console = [], []

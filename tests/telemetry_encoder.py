@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -91,12 +91,24 @@ class TelemetryEncoder:
 
     # -- records ---------------------------------------------------------------------------------
     def target_info(
-        self, t: int, clock_hz: int, source: int, flags: int = 0, marker_cost_q4: int = 0xFFFFFFFF,
-        scenario: int = 0, cpuid: int = 0,
-    ) -> None:  # fmt: skip
+        self,
+        t: int,
+        clock_hz: int,
+        source: int,
+        flags: int = 0,
+        marker_cost_q4: int = 0xFFFFFFFF,
+        scenario: int = 0,
+        cpuid: int = 0,
+    ) -> None:
         """TARGET_INFO (with the 64-bit time)."""
-        words = [t >> 32, clock_hz, (source & 0xFF) | (flags & 0xFFFFFF00), marker_cost_q4,
-                 WIRE_VERSION | ((scenario & 0xFF) << 8), cpuid]  # fmt: skip
+        words = [
+            t >> 32,
+            clock_hz,
+            (source & 0xFF) | (flags & 0xFFFFFF00),
+            marker_cost_q4,
+            WIRE_VERSION | ((scenario & 0xFF) << 8),
+            cpuid,
+        ]
         self.record(RecordType.TARGET_INFO, t, words)
 
     def time_sync(self, t: int) -> None:
@@ -299,9 +311,14 @@ class SlotSpec:
 
 
 def encode_inferences(
-    template: Sequence[SlotSpec], count: int, period: int, start: int = 0, first_number: int = 0,
-    first_sequence: int = 0, sync: bool = True,
-) -> bytes:  # fmt: skip
+    template: Sequence[SlotSpec],
+    count: int,
+    period: int,
+    start: int = 0,
+    first_number: int = 0,
+    first_sequence: int = 0,
+    sync: bool = True,
+) -> bytes:
     """Encode ``count`` inferences that each follow ``template``, vectorised with numpy.
 
     Inference ``i`` starts at ``start + i * period``; slot times are ``start + offset + jitter``.
@@ -346,4 +363,3 @@ def encode_inferences(
         if sync and slot.type == RecordType.INFERENCE_BEGIN and s != 0:
             raise ValueError("with sync=True the template must start with INFERENCE_BEGIN")
     return np.concatenate(parts, axis=1).tobytes()
-

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import random
 
+from telemetry_encoder import EncodedRecord, TelemetryEncoder
+
+from tracer.base.timeline import InferenceTimeline
 from tracer.decode.itm import ItmDecoder
 from tracer.telemetry.decoder import TelemetryDecoder
-from telemetry_encoder import EncodedRecord, TelemetryEncoder
-from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import TimeSource
 
 CLOCK_HZ = 100_000_000
@@ -39,13 +41,20 @@ class Stream:
 
     def records_of(self, inference: int, type_: int | None = None) -> list[int]:
         """Indices of the records of an inference (of one type)."""
-        return [i for i, r in enumerate(self.records) if r.inference == inference and (type_ is None or r.type == type_)]
+        return [
+            i for i, r in enumerate(self.records) if r.inference == inference and (type_ is None or r.type == type_)
+        ]
 
 
 def build_stream(
-    inferences: int = 6, layers: int = 4, start: int = 5_000, seed: int = 1, idle: int = 300, first_number: int = 0,
+    inferences: int = 6,
+    layers: int = 4,
+    start: int = 5_000,
+    seed: int = 1,
+    idle: int = 300,
+    first_number: int = 0,
     npu_every: int = 2,
-) -> Stream:  # fmt: skip
+) -> Stream:
     """A stream like the demo's: target info, descriptions, then inferences with CRCs, layers,
     PMU snapshots on NPU layers, stack reports after each inference."""
     rng = random.Random(seed)
@@ -55,8 +64,9 @@ def build_stream(
     enc.target_info(t, CLOCK_HZ, TimeSource.DWT, marker_cost_q4=16 * 12)
     enc.pmu_config(t + 1, 55, [35, 130])
     for layer in range(layers):
-        enc.layer_info(t + 2 + layer, layer, int(layer % npu_every == 0), "CONV_2D" if layer % 2 == 0 else "ADD",
-                       f"layer{layer}")  # fmt: skip
+        enc.layer_info(
+            t + 2 + layer, layer, int(layer % npu_every == 0), "CONV_2D" if layer % 2 == 0 else "ADD", f"layer{layer}"
+        )
     enc.arena(t + 20, 4096, 8192)
     t += 100
     truth = []
@@ -92,7 +102,7 @@ def decode(data: bytes, splits: list[int] | None = None) -> InferenceTimeline:
     itm = ItmDecoder(hold_timestamps=False)
     decoder = TelemetryDecoder()
     cuts = [0, *sorted(splits or []), len(data)]
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         decoder.feed(itm.feed(data[a:b]))
     decoder.feed(itm.finish())
     decoder.finish()
@@ -118,7 +128,10 @@ def complete_and_exact(timeline: InferenceTimeline, truth: list[TrueInference]) 
         rows = spans.inference == number
         got = sorted(zip(spans.layer[rows].tolist(), spans.start[rows].tolist(), spans.end[rows].tolist()))
         out[number] = (
-            true is not None and int(inf.start[i]) == true.start and int(inf.end[i]) == true.end
-            and got == sorted(true.spans) and bool(spans.complete[rows].all())
-        )  # fmt: skip
+            true is not None
+            and int(inf.start[i]) == true.start
+            and int(inf.end[i]) == true.end
+            and got == sorted(true.spans)
+            and bool(spans.complete[rows].all())
+        )
     return out

@@ -11,14 +11,18 @@ LEGACY = DATA / "vela" / "out_u55-128_legacy"
 SUMMARY = "tiny_int8_summary_Ethos_U55_High_End_Embedded.csv"
 
 
-def test_json_shape(run_cli) -> None:  # noqa: ANN001
+def test_json_shape(run_cli) -> None:
     result = run_cli("budget", U55 / "tiny_int8_per-layer.csv", U55 / SUMMARY, "--format", "json")
     assert result.code == 0, result.err
     data = json.loads(result.out)
     model = data["model"]
     assert (model["name"], model["clock_hz"], model["cycles_total"], model["sram_bytes"], model["arena_bytes"]) == (
-        "tiny_int8", 500000000, 63878, 33104, 33104,
-    )  # fmt: skip
+        "tiny_int8",
+        500000000,
+        63878,
+        33104,
+        33104,
+    )
     assert set(data["layers"][0]) >= {"index", "name", "op", "engine", "predicted_cycles", "sram_bytes"}
     assert [la["engine"] for la in data["layers"]].count("cpu") == 1
     assert sum(la["predicted_cycles"] or 0 for la in data["layers"]) == 63878
@@ -26,10 +30,19 @@ def test_json_shape(run_cli) -> None:  # noqa: ANN001
     assert "note: layers grouped from the operation order" in result.err  # notes on stderr, data on stdout
 
 
-def test_json_with_parts_and_output_file(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_json_with_parts_and_output_file(run_cli, tmp_path: Path) -> None:
     out = tmp_path / "budget.json"
-    result = run_cli("budget", LEGACY / "tiny_int8_per-layer.csv", LEGACY / SUMMARY, LEGACY / "tiny_int8_debug.xml",
-                     "--format", "json", "--parts", "-o", out)  # fmt: skip
+    result = run_cli(
+        "budget",
+        LEGACY / "tiny_int8_per-layer.csv",
+        LEGACY / SUMMARY,
+        LEGACY / "tiny_int8_debug.xml",
+        "--format",
+        "json",
+        "--parts",
+        "-o",
+        out,
+    )
     assert result.code == 0 and result.out == ""
     data = json.loads(out.read_text())
     softmax = data["layers"][-1]
@@ -40,7 +53,7 @@ def test_json_with_parts_and_output_file(run_cli, tmp_path: Path) -> None:  # no
     assert again.code == 0 and json.loads(again.out)["model"]["cycles_total"] == 62279
 
 
-def test_text_output(run_cli) -> None:  # noqa: ANN001
+def test_text_output(run_cli) -> None:
     result = run_cli("budget", U55 / "tiny_int8_per-layer.csv", U55 / SUMMARY, U55 / "tiny_int8_debug.xml")
     assert result.code == 0
     assert "model: tiny_int8 (vela, regor, Ethos_U55_128, Ethos_U55_High_End_Embedded, Shared_Sram)" in result.out
@@ -51,7 +64,7 @@ def test_text_output(run_cli) -> None:  # noqa: ANN001
     assert ["4", "4", "l2norm", "L2Norm", "cpu", "-", "0", "-", "1"] in rows
 
 
-def test_glow_and_toml(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_glow_and_toml(run_cli, tmp_path: Path) -> None:
     result = run_cli("budget", DATA / "logs" / "glow_bundle_nanodet_m_glow_cm7.h")
     assert result.code == 0 and "memory: SRAM 1427200 B, arena 1075200 B, flash 216704 B" in result.out
     toml = tmp_path / "b.toml"
@@ -62,7 +75,7 @@ def test_glow_and_toml(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
     assert data["model"]["clock_hz"] == 32000000 and data["layers"][0]["predicted_cycles"] == 1000
 
 
-def test_bad_files_exit_2_with_the_line(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_bad_files_exit_2_with_the_line(run_cli, tmp_path: Path) -> None:
     bad = tmp_path / "b.toml"
     bad.write_text('[[layer]]\nindex = 0\ncycles = "lots"\n')
     result = run_cli("budget", bad)
@@ -75,7 +88,7 @@ def test_bad_files_exit_2_with_the_line(run_cli, tmp_path: Path) -> None:  # noq
     assert "Traceback" not in result.err
 
 
-def test_help_teaches(run_cli) -> None:  # noqa: ANN001
+def test_help_teaches(run_cli) -> None:
     result = run_cli("budget", "--help")
     assert result.code == 0
     assert "examples:" in result.out and "--format {text,json}" in result.out and "FILE" in result.out

@@ -21,7 +21,9 @@ SAMPLES = [
     DATA / "vela" / "out_u55-128_legacy" / "tiny_int8_debug.xml",
     DATA / "logs" / "glow_bundle_nanodet_m_glow_cm7.h",
 ]
-TOML = '[model]\nname = "m"\nclock_hz = "400M"\narena_bytes = 100\n\n[[layer]]\nindex = 0\nop = "CONV_2D"\ncycles = 10\n'
+TOML = (
+    '[model]\nname = "m"\nclock_hz = "400M"\narena_bytes = 100\n\n[[layer]]\nindex = 0\nop = "CONV_2D"\ncycles = 10\n'
+)
 LOCATED = re.compile(r"^f\.txt:\d+: |^f\.txt: ")
 
 
@@ -41,7 +43,7 @@ def test_any_bytes(blob: bytes) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(SAMPLES + [None]), st.data())
+@given(st.sampled_from([*SAMPLES, None]), st.data())
 def test_mutated_real_files(path: Path | None, data: st.DataObject) -> None:
     """Real files with lines replaced, cut or duplicated."""
     lines = (path.read_text() if path else TOML).splitlines()

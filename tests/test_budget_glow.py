@@ -27,8 +27,13 @@ def test_nanodet_sizes_and_placeholders() -> None:
     assert m.compiler is not None and m.compiler.name == "glow"
     assert m.compiler.version == "2022-05-11 (2ee55ec50) (Glow_Release_MCUX_SDK_2.12.0)"
     placeholders = {p["name"]: p for p in m.details["placeholders"]}
-    assert placeholders["cls_pred"] == {"name": "cls_pred", "offset": 307200, "size_bytes": 32000, "elements": 8000,
-                                        "type": "float<1 x 100 x 80>"}  # fmt: skip
+    assert placeholders["cls_pred"] == {
+        "name": "cls_pred",
+        "offset": 307200,
+        "size_bytes": 32000,
+        "elements": 8000,
+        "type": "float<1 x 100 x 80>",
+    }
     assert placeholders["reg_pred"]["offset"] == 339200
     assert placeholders["data"]["offset"] == 0 and placeholders["data"]["size_bytes"] == 307200
     assert budget.layers == () and budget.notes == ()
@@ -37,7 +42,11 @@ def test_nanodet_sizes_and_placeholders() -> None:
 def test_mobilenet_sizes() -> None:
     m = load_budget([MOBILENET]).model
     assert m.name == "mobilenet_v1"
-    assert (m.memory["constant_weights_bytes"], m.memory["mutable_weights_bytes"], m.memory["activations_bytes"]) == (479168, 53184, 98368)
+    assert (m.memory["constant_weights_bytes"], m.memory["mutable_weights_bytes"], m.memory["activations_bytes"]) == (
+        479168,
+        53184,
+        98368,
+    )
     offsets = {p["name"]: p["offset"] for p in m.details["placeholders"]}
     assert offsets == {"input": 0, "MobilenetV1_Predictions_Reshape_1": 49152}
 

@@ -6,23 +6,36 @@ from pathlib import Path
 
 import pytest
 
+from tracer.base.timeline import Engine, LayerInfo
 from tracer.budget import load_budget
 from tracer.budget.matching import MatchKind, cycle_scale, match_layers
 from tracer.budget.model import Budget, BudgetLayer, ModelBudget
 from tracer.telemetry.logs import read_log
-from tracer.base.timeline import Engine, LayerInfo
 
 DATA = Path(__file__).parent / "data"
 U55 = DATA / "vela" / "out_u55-128_regor"
-U55_FILES = [U55 / "tiny_int8_per-layer.csv", U55 / "tiny_int8_summary_Ethos_U55_High_End_Embedded.csv", U55 / "tiny_int8_debug.xml"]
+U55_FILES = [
+    U55 / "tiny_int8_per-layer.csv",
+    U55 / "tiny_int8_summary_Ethos_U55_High_End_Embedded.csv",
+    U55 / "tiny_int8_debug.xml",
+]
 
 
 def _budget(*layers: BudgetLayer, clock: int | None = None, tolerance: float | None = None) -> Budget:
     return Budget(ModelBudget(clock_hz=clock, tolerance_pct=tolerance), layers)
 
 
-def _layer(position: int, op: str, cycles: float | None, *, index: int | None = None, name: str = "",
-           engine: Engine | None = Engine.NPU, subgraph: int | None = None, tolerance: float | None = None) -> BudgetLayer:  # fmt: skip
+def _layer(
+    position: int,
+    op: str,
+    cycles: float | None,
+    *,
+    index: int | None = None,
+    name: str = "",
+    engine: Engine | None = Engine.NPU,
+    subgraph: int | None = None,
+    tolerance: float | None = None,
+) -> BudgetLayer:
     return BudgetLayer(position, index, name, op, engine, cycles, tolerance_pct=tolerance, npu_subgraph=subgraph)
 
 
@@ -69,8 +82,10 @@ def test_names_match_first_including_part_names() -> None:
 
 def test_index_match_requires_the_same_operator() -> None:
     budget = _budget(
-        _layer(0, "CONV_2D", 100, index=0), _layer(1, "ADD", 50, index=1), _layer(2, "SOFTMAX", 10, index=2),
-    )  # fmt: skip
+        _layer(0, "CONV_2D", 100, index=0),
+        _layer(1, "ADD", 50, index=1),
+        _layer(2, "SOFTMAX", 10, index=2),
+    )
     measured = [
         LayerInfo(0, "", "Conv2D", Engine.NPU),  # same op, other spelling
         LayerInfo(1, "", "SOFTMAX", Engine.NPU),  # index 1 is ADD in the budget: not an index match
@@ -78,17 +93,22 @@ def test_index_match_requires_the_same_operator() -> None:
     ]
     result = match_layers(measured, budget, None)
     assert [(m.how, m.budget[0].position if m.budget else None) for m in result.matches] == [
-        (MatchKind.INDEX, 0), (MatchKind.NONE, None), (MatchKind.INDEX, 2),
-    ]  # fmt: skip
+        (MatchKind.INDEX, 0),
+        (MatchKind.NONE, None),
+        (MatchKind.INDEX, 2),
+    ]
     assert [b.position for b in result.unmatched_budget] == [1]
     assert result.matches[1].note == "no budget layer matches"
 
 
 def test_op_sequence_alignment_skips_what_does_not_line_up() -> None:
     budget = _budget(
-        _layer(0, "Conv2DBias", 100), _layer(1, "DepthwiseConv2D", 80), _layer(2, "AvgPool", 20),
-        _layer(3, "FullyConnected", 5), _layer(4, "Softmax", 3),
-    )  # fmt: skip
+        _layer(0, "Conv2DBias", 100),
+        _layer(1, "DepthwiseConv2D", 80),
+        _layer(2, "AvgPool", 20),
+        _layer(3, "FullyConnected", 5),
+        _layer(4, "Softmax", 3),
+    )
     measured = [
         LayerInfo(0, "", "CONV_2D", Engine.NPU),
         LayerInfo(1, "", "DEPTHWISE_CONV_2D", Engine.NPU),
@@ -98,7 +118,13 @@ def test_op_sequence_alignment_skips_what_does_not_line_up() -> None:
     ]
     result = match_layers(measured, budget, None)
     pairs = [(m.measured.index, m.how.value, m.budget[0].position if m.budget else None) for m in result.matches]
-    assert pairs == [(0, "op-sequence", 0), (1, "op-sequence", 1), (2, "unmatched", None), (3, "op-sequence", 2), (4, "op-sequence", 4)]
+    assert pairs == [
+        (0, "op-sequence", 0),
+        (1, "op-sequence", 1),
+        (2, "unmatched", None),
+        (3, "op-sequence", 2),
+        (4, "op-sequence", 4),
+    ]
     assert [b.op for b in result.unmatched_budget] == ["FullyConnected"]
 
 
@@ -123,11 +149,16 @@ def test_tolerance_layer_own_else_model_default() -> None:
 
 def test_runs_of_npu_layers_are_subgraphs_when_the_budget_does_not_number_them() -> None:
     budget = _budget(
-        _layer(0, "CONV_2D", 100), _layer(1, "ADD", 10), _layer(2, "L2_NORMALIZATION", None, engine=Engine.CPU),
+        _layer(0, "CONV_2D", 100),
+        _layer(1, "ADD", 10),
+        _layer(2, "L2_NORMALIZATION", None, engine=Engine.CPU),
         _layer(3, "SOFTMAX", 5),
-    )  # fmt: skip
-    measured = [LayerInfo(0, "", "ethos-u", Engine.NPU), LayerInfo(1, "", "L2_NORMALIZATION", Engine.CPU),
-                LayerInfo(2, "", "ethos-u", Engine.NPU)]  # fmt: skip
+    )
+    measured = [
+        LayerInfo(0, "", "ethos-u", Engine.NPU),
+        LayerInfo(1, "", "L2_NORMALIZATION", Engine.CPU),
+        LayerInfo(2, "", "ethos-u", Engine.NPU),
+    ]
     result = match_layers(measured, budget, None)
     assert [m.budget_cycles for m in result.matches] == [110, None, 5]
 

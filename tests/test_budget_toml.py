@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tracer.base.timeline import Engine
 from tracer.budget import load_budget
 from tracer.errors import UsageError
-from tracer.base.timeline import Engine
 
 VELA = Path(__file__).parent / "data" / "vela" / "out_u55-128_regor"
 PER_LAYER = VELA / "tiny_int8_per-layer.csv"
@@ -57,11 +57,19 @@ def test_toml_example(tmp_path: Path) -> None:
     budget = load_budget([_write(tmp_path, EXAMPLE)])
     m = budget.model
     assert (m.name, m.clock_hz, m.arena_bytes, m.sram_bytes, m.sram_available_bytes, m.tolerance_pct) == (
-        "kws", 400_000_000, 48000, 33104, 2097152, 10.0,
-    )  # fmt: skip
+        "kws",
+        400_000_000,
+        48000,
+        33104,
+        2097152,
+        10.0,
+    )
     assert m.cycles_total == 14283 + 13444.5 + 985  # the layers' sum when not given
     assert m.compiler is not None and m.compiler.name == "plan.py"
-    got = [(la.index, la.name, la.op, la.engine, la.predicted_cycles, la.sram_bytes, la.tolerance_pct) for la in budget.layers]
+    got = [
+        (la.index, la.name, la.op, la.engine, la.predicted_cycles, la.sram_bytes, la.tolerance_pct)
+        for la in budget.layers
+    ]
     assert got == [
         (0, "conv1", "CONV_2D", Engine.NPU, 14283, 29440, None),
         (1, "", "DEPTHWISE_CONV_2D", None, 13444.5, None, 25.0),
@@ -78,19 +86,35 @@ def test_clock_defaults_to_the_captures(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[model]\nname = \"x\"\nclok_hz = 5\n", r"budget\.toml:3: unknown key 'clok_hz' in \[model\]; expected one of: name"),
-        ("[model]\nclock_hz = \"fast\"\n", r"budget\.toml:2: 'clock_hz': expected a frequency, a whole number of Hz from 1 kHz to 10 GHz"),
-        ("[model]\narena_bytes = -4\n", r"budget\.toml:2: 'arena_bytes': expected a whole number of bytes from 0 to 2\*\*40, got -4"),
+        (
+            '[model]\nname = "x"\nclok_hz = 5\n',
+            r"budget\.toml:3: unknown key 'clok_hz' in \[model\]; expected one of: name",
+        ),
+        (
+            '[model]\nclock_hz = "fast"\n',
+            r"budget\.toml:2: 'clock_hz': expected a frequency, a whole number of Hz from 1 kHz to 10 GHz",
+        ),
+        (
+            "[model]\narena_bytes = -4\n",
+            r"budget\.toml:2: 'arena_bytes': expected a whole number of bytes from 0 to 2\*\*40, got -4",
+        ),
         ("[model]\narena_bytes = 1.5\n", r"budget\.toml:2: 'arena_bytes': expected a whole number of bytes"),
-        ("[[layer]]\nindex = 0\ncycles = 1\n\n[[layer]]\nindex = 1\ncycles = \"many\"\n",
-         r"budget\.toml:7: 'cycles': expected a number of cycles from 0 to 2\*\*48, got 'many'"),
+        (
+            '[[layer]]\nindex = 0\ncycles = 1\n\n[[layer]]\nindex = 1\ncycles = "many"\n',
+            r"budget\.toml:7: 'cycles': expected a number of cycles from 0 to 2\*\*48, got 'many'",
+        ),
         ("[[layer]]\ncycles = 1\n", r"budget\.toml:1: layer #1: give 'index' or 'name' \(or both\)"),
-        ("[[layer]]\nindex = 0\ncycles = 1\n[[layer]]\nindex = 0\ncycles = 2\n",
-         r"budget\.toml:5: index 0 is already used by layer #1"),
-        ("[[layer]]\nindex = 0\nengine = \"gpu\"\ncycles = 1\n", r"budget\.toml:3: 'engine': expected \"npu\" or \"cpu\", got 'gpu'"),
+        (
+            "[[layer]]\nindex = 0\ncycles = 1\n[[layer]]\nindex = 0\ncycles = 2\n",
+            r"budget\.toml:5: index 0 is already used by layer #1",
+        ),
+        (
+            '[[layer]]\nindex = 0\nengine = "gpu"\ncycles = 1\n',
+            r"budget\.toml:3: 'engine': expected \"npu\" or \"cpu\", got 'gpu'",
+        ),
         ("[[layer]]\nindex = 0\ncycle = 1\n", r"budget\.toml:3: unknown key 'cycle' in layer #1"),
-        ("[model]\nname = \"x\"\n[extra]\na = 1\n", r"budget\.toml:3: unknown table or key 'extra'"),
-        ("[model]\nname = \"x\n", r"budget\.toml:2: not valid TOML"),
+        ('[model]\nname = "x"\n[extra]\na = 1\n', r"budget\.toml:3: unknown table or key 'extra'"),
+        ('[model]\nname = "x\n', r"budget\.toml:2: not valid TOML"),
         ("[model]\nname = 5\n", r"budget\.toml:2: 'name': expected text in quotes, got 5"),
     ],
 )
@@ -129,7 +153,9 @@ def test_json_round_trip(tmp_path: Path) -> None:
 
 def test_json_errors_have_lines(tmp_path: Path) -> None:
     text = '{\n  "model": {"name": "x"},\n  "layers": [\n    {"index": 0, "cycles": 1},\n    {"index": 1,\n     "cycles": "x"}\n  ]\n}\n'
-    with pytest.raises(UsageError, match=r"budget\.json:6: 'cycles': expected a number of cycles from 0 to 2\*\*48, got 'x'"):
+    with pytest.raises(
+        UsageError, match=r"budget\.json:6: 'cycles': expected a number of cycles from 0 to 2\*\*48, got 'x'"
+    ):
         load_budget([_write(tmp_path, text, "budget.json")])
     with pytest.raises(UsageError, match=r"budget\.json:2: not valid JSON"):
         load_budget([_write(tmp_path, '{\n "model": ,\n}', "budget.json")])
@@ -147,7 +173,10 @@ def test_toml_with_vela_fills_limits_and_overrides_with_a_note(tmp_path: Path) -
 
 
 def test_overlay_sets_per_layer_tolerance_on_velas_layers(tmp_path: Path) -> None:
-    overlay = _write(tmp_path, '[[layer]]\nname = "conv/Relu"\ntolerance_pct = 30\n\n[[layer]]\nname = "mean_intermediate"\ntolerance_pct = 5\n')
+    overlay = _write(
+        tmp_path,
+        '[[layer]]\nname = "conv/Relu"\ntolerance_pct = 30\n\n[[layer]]\nname = "mean_intermediate"\ntolerance_pct = 5\n',
+    )
     budget = load_budget([PER_LAYER, SUMMARY, overlay])
     tolerances = {la.name: la.tolerance_pct for la in budget.layers}
     assert tolerances["conv/Relu"] == 30 and tolerances["mean"] == 5 and tolerances["add"] is None

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tracer.base.timeline import Engine
 from tracer.budget import file_kind, load_budget
 from tracer.budget.text import BudgetText
 from tracer.budget.vela_csv import read_per_layer, read_summary
 from tracer.errors import UsageError
-from tracer.base.timeline import Engine
 
 VELA = Path(__file__).parent / "data" / "vela"
 U55 = VELA / "out_u55-128_regor"
@@ -30,7 +30,9 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize(("folder", "summary", "total", "dialect", "rows"), CONFIGS)
-def test_per_layer_predictions_add_up_to_velas_own_total(folder: Path, summary: str, total: int, dialect: str, rows: int) -> None:
+def test_per_layer_predictions_add_up_to_velas_own_total(
+    folder: Path, summary: str, total: int, dialect: str, rows: int
+) -> None:
     """The grouped layers' predicted cycles sum to the summary's cycles_total (both dialects)."""
     budget = load_budget([folder / "tiny_int8_per-layer.csv", folder / summary])
     assert budget.model.cycles_total == total
@@ -41,7 +43,9 @@ def test_per_layer_predictions_add_up_to_velas_own_total(folder: Path, summary: 
 
 
 @pytest.mark.parametrize(("folder", "summary", "total", "dialect", "rows"), CONFIGS)
-def test_debug_database_gives_the_same_total_and_model_indices(folder: Path, summary: str, total: int, dialect: str, rows: int) -> None:
+def test_debug_database_gives_the_same_total_and_model_indices(
+    folder: Path, summary: str, total: int, dialect: str, rows: int
+) -> None:
     """With the debug database each layer is one model operator with its index in the model."""
     budget = load_budget([folder / "tiny_int8_per-layer.csv", folder / summary, folder / "tiny_int8_debug.xml"])
     assert budget.layer_cycles_total == pytest.approx(total, abs=1e-6)
@@ -58,8 +62,18 @@ def test_debug_database_gives_the_same_total_and_model_indices(folder: Path, sum
 def test_regor_grouping_matches_the_csv_rows() -> None:
     """Regor U55: nine model operators; Softmax is 29 NPU operations; names are output tensors."""
     budget = load_budget([U55 / "tiny_int8_per-layer.csv", U55 / U55_SUMMARY])
-    got = [(la.name, la.op, la.engine.value if la.engine else None, la.predicted_cycles, la.sram_bytes, len(la.parts), la.npu_subgraph)
-           for la in budget.layers]  # fmt: skip
+    got = [
+        (
+            la.name,
+            la.op,
+            la.engine.value if la.engine else None,
+            la.predicted_cycles,
+            la.sram_bytes,
+            len(la.parts),
+            la.npu_subgraph,
+        )
+        for la in budget.layers
+    ]
     assert got == [
         ("conv/Relu", "Conv2D", "npu", 14283, 29440, 2, 0),
         ("dw/Relu6", "DepthwiseConv2D", "npu", 13444, 33104, 2, 0),
@@ -97,10 +111,16 @@ def test_legacy_debug_database_maps_memcpy_and_restores_the_cpu_operator() -> No
     """The legacy CSV leaves out L2Norm; its debug database still lists it (not queued)."""
     budget = load_budget([LEGACY / "tiny_int8_per-layer.csv", LEGACY / U55_SUMMARY, LEGACY / "tiny_int8_debug.xml"])
     assert [(la.index, la.op, la.engine.value if la.engine else None) for la in budget.layers] == [
-        (0, "CONV_2D", "npu"), (1, "DEPTHWISE_CONV_2D", "npu"), (2, "ADD", "npu"), (3, "AVERAGE_POOL_2D", "npu"),
-        (4, "L2Norm", "cpu"), (5, "MEAN", "npu"), (6, "RESHAPE", "npu"), (7, "FULLY_CONNECTED", "npu"),
+        (0, "CONV_2D", "npu"),
+        (1, "DEPTHWISE_CONV_2D", "npu"),
+        (2, "ADD", "npu"),
+        (3, "AVERAGE_POOL_2D", "npu"),
+        (4, "L2Norm", "cpu"),
+        (5, "MEAN", "npu"),
+        (6, "RESHAPE", "npu"),
+        (7, "FULLY_CONNECTED", "npu"),
         (8, "SOFTMAX", "npu"),
-    ]  # fmt: skip
+    ]
     assert len(budget.layers[8].parts) == 31
     assert any("legacy core's CSV omits them" in n for n in budget.notes)
 
@@ -165,7 +185,9 @@ def _corrupt(tmp_path: Path, source: Path, line: int, old: str, new: str) -> Pat
 
 def test_bad_number_names_file_line_and_column(tmp_path: Path) -> None:
     bad = _corrupt(tmp_path, U55 / "tiny_int8_per-layer.csv", 4, ",13444,", ",13x44,")
-    with pytest.raises(UsageError, match=r"tiny_int8_per-layer\.csv:4: column 'Op Cycles': expected a number, got '13x44'"):
+    with pytest.raises(
+        UsageError, match=r"tiny_int8_per-layer\.csv:4: column 'Op Cycles': expected a number, got '13x44'"
+    ):
         load_budget([bad])
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tracer.budget import load_budget
 from tracer.base.timeline import Engine
+from tracer.budget import load_budget
 
 MODEL = Path(__file__).parent / "data" / "vela" / "tiny_int8.tflite"
 # The Vela flags the sample budgets in tests/data/vela were made with, per configuration.
@@ -36,10 +36,21 @@ def _run_vela(tmp_path: Path, config: str, legacy: bool = False) -> Path:
     shutil.copyfile(MODEL, model)
     out = tmp_path / f"out_{config}{'_legacy' if legacy else ''}"
     cmd = [
-        *_vela(), str(model), "--config", "Arm/vela.ini", "--accelerator-config", accel,
-        "--system-config", system, "--memory-mode", memory, "--output-dir", str(out),
-        "--verbose-performance", "--enable-debug-db",
-    ]  # fmt: skip
+        *_vela(),
+        str(model),
+        "--config",
+        "Arm/vela.ini",
+        "--accelerator-config",
+        accel,
+        "--system-config",
+        system,
+        "--memory-mode",
+        memory,
+        "--output-dir",
+        str(out),
+        "--verbose-performance",
+        "--enable-debug-db",
+    ]
     if legacy:
         cmd.append("--debug-force-legacy-core")
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=120)

@@ -8,14 +8,13 @@ import zlib
 from pathlib import Path
 
 import pytest
+from itm_encoder import encode_stream
 
 from tracer.capture import CaptureMetadata, CaptureReader, CaptureWriter, open_capture
 from tracer.capture.format import CHUNK_HEAD, HEADER_PREFIX, MAGIC
 from tracer.decode import PacketBatch, PacketKind
-from tracer.pipeline.capture import decode_reader
 from tracer.errors import CaptureError
-
-from itm_encoder import encode_stream
+from tracer.pipeline.capture import decode_reader
 
 
 def _stream(n: int = 600) -> bytes:
@@ -78,10 +77,18 @@ def test_write_and_read_back(tmp_path: Path) -> None:
 def test_metadata_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "m.trace"
     meta = CaptureMetadata(
-        source="serial:///dev/ttyACM0?baud=2000000", tpiu=True, tpiu_id=2, cpu_hz=480_000_000, swo_hz=2_000_000,
-        ts_prescaler=16, ts_clock="swo", firmware_hash="ab12", elf_build_id="cd34", notes="bring-up, board 3",
+        source="serial:///dev/ttyACM0?baud=2000000",
+        tpiu=True,
+        tpiu_id=2,
+        cpu_hz=480_000_000,
+        swo_hz=2_000_000,
+        ts_prescaler=16,
+        ts_clock="swo",
+        firmware_hash="ab12",
+        elf_build_id="cd34",
+        notes="bring-up, board 3",
         extra={"launcher": {"kind": "fvp", "model": "FVP_Corstone_SSE-300"}, "simulated_npu": True},
-    )  # fmt: skip
+    )
     with CaptureWriter(path, meta) as writer:
         writer.write(b"\x01\x22")
         writer.note({"event": "reconnect", "after_s": 1.5})
@@ -95,7 +102,11 @@ def test_metadata_round_trip(tmp_path: Path) -> None:
     assert (got.cpu_hz, got.swo_hz, got.ts_prescaler, got.ts_clock) == (480_000_000, 2_000_000, 16, "swo")
     assert got.firmware_hash == "ab12" and got.notes == "bring-up, board 3"
     assert got.elf_build_id == "ef56"  # the METADATA chunk's patch applies
-    assert got.extra == {"launcher": {"kind": "fvp", "model": "FVP_Corstone_SSE-300"}, "simulated_npu": True, "board": "MPS3"}
+    assert got.extra == {
+        "launcher": {"kind": "fvp", "model": "FVP_Corstone_SSE-300"},
+        "simulated_npu": True,
+        "board": "MPS3",
+    }
     assert got.created and got.tool.startswith("tracer ")
 
 
@@ -269,7 +280,7 @@ def test_missing_and_directory_are_capture_errors(tmp_path: Path) -> None:
         open_capture(tmp_path)
 
 
-def test_export_raw_gives_the_exact_stream(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_export_raw_gives_the_exact_stream(tmp_path: Path, run_cli) -> None:
     data = _stream(400)
     path = tmp_path / "e.trace"
     _write(path, data)

@@ -10,12 +10,11 @@ import zlib
 from pathlib import Path
 
 import pytest
+from test_capture import _stream
 
 from tracer.capture import CaptureMetadata, CaptureReader, CaptureWriter
 from tracer.capture.format import CHUNK_HEAD, CRC, HEADER_PREFIX, MAGIC, VERSION, ChunkKind
 from tracer.capture.writer import encode_chunk, encode_header
-
-from test_capture import _stream
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,9 +62,18 @@ def test_header_nested_100000_deep_is_ignored_with_a_warning() -> None:
 
 @pytest.mark.parametrize(
     ("value", "shown"),
-    [("fast", "'fast'"), (1.5e8, "150000000.0"), (1, "1"), (-5, "-5"), (0, "0"), (0.4, "0.4"),
-     (float("inf"), "inf"), (float("nan"), "nan"), (10**30, str(10**30))],
-)  # fmt: skip
+    [
+        ("fast", "'fast'"),
+        (1.5e8, "150000000.0"),
+        (1, "1"),
+        (-5, "-5"),
+        (0, "0"),
+        (0.4, "0.4"),
+        (float("inf"), "inf"),
+        (float("nan"), "nan"),
+        (10**30, str(10**30)),
+    ],
+)
 def test_header_cpu_hz_out_of_range_is_ignored_and_said(value: object, shown: str) -> None:
     data = _stream(50)
     reader = CaptureReader.from_bytes(_capture(_meta_json(cpu_hz=value), data), name="h.trace")
@@ -85,9 +93,17 @@ def test_header_cpu_hz_of_5000_digits_is_refused_where_it_is() -> None:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("tpiu", "yes"), ("tpiu_id", 500), ("ts_prescaler", 3), ("swo_hz", -1), ("source", ["x"]), ("notes", {"a": 1}),
-     ("ts_clock", "sundial"), ("elf_build_id", 12)],
-)  # fmt: skip
+    [
+        ("tpiu", "yes"),
+        ("tpiu_id", 500),
+        ("ts_prescaler", 3),
+        ("swo_hz", -1),
+        ("source", ["x"]),
+        ("notes", {"a": 1}),
+        ("ts_clock", "sundial"),
+        ("elf_build_id", 12),
+    ],
+)
 def test_every_known_header_key_is_checked(key: str, value: object) -> None:
     reader = CaptureReader.from_bytes(_capture(_meta_json(**{key: value}), _stream(20)), name="h.trace")
     (warning,) = reader.warnings
@@ -95,23 +111,26 @@ def test_every_known_header_key_is_checked(key: str, value: object) -> None:
     assert getattr(reader.metadata, key) == getattr(CaptureMetadata(), key)
 
 
-def test_report_of_a_capture_with_a_nan_clock_says_unknown_not_nan(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_report_of_a_capture_with_a_nan_clock_says_unknown_not_nan(tmp_path: Path, run_cli) -> None:
     """The demo's stream without its target-info record: the clock comes from the header only."""
+    from telemetry_encoder import TelemetryEncoder
     from telemetry_streams import build_stream
 
-    from telemetry_encoder import TelemetryEncoder
-
     original = TelemetryEncoder.target_info
-    TelemetryEncoder.target_info = lambda self, *a, **k: None  # type: ignore[method-assign]
+    TelemetryEncoder.target_info = lambda self, *a, **k: None
     try:
         data = build_stream(inferences=3, layers=3).data
     finally:
-        TelemetryEncoder.target_info = original  # type: ignore[method-assign]
+        TelemetryEncoder.target_info = original
     for value in ("fast", float("nan"), 1.5e8, -5):
         path = tmp_path / "c.trace"
         path.write_bytes(_capture(_meta_json(cpu_hz=value), data))
-        for verb in (["report"], ["check"], ["export", "--format", "perfetto", "-o", tmp_path / "x.pftrace"],
-                     ["export", "--format", "chrome-json", "-o", tmp_path / "x.json"]):  # fmt: skip
+        for verb in (
+            ["report"],
+            ["check"],
+            ["export", "--format", "perfetto", "-o", tmp_path / "x.pftrace"],
+            ["export", "--format", "chrome-json", "-o", tmp_path / "x.json"],
+        ):
             result = run_cli(*verb, path)
             assert result.code == 0, (value, verb, result.err)
             assert "Traceback" not in result.err and "nan mhz" not in result.out.lower(), (value, verb)
@@ -160,7 +179,7 @@ def test_writer_splits_data_into_chunks_of_at_most_16_kib(tmp_path: Path) -> Non
         CaptureWriter(tmp_path / "big.trace", CaptureMetadata(), flush_bytes=1 << 20)
 
 
-def test_record_of_a_file_source_writes_16_kib_chunks(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_record_of_a_file_source_writes_16_kib_chunks(tmp_path: Path, run_cli) -> None:
     raw = tmp_path / "raw.swo"
     data = _stream(40_000)
     assert len(data) > 200_000
@@ -217,11 +236,7 @@ def test_repeated_chunk_is_dropped_and_called_a_repeat() -> None:
 def test_stream_offset_jumping_by_2_62_is_not_believed() -> None:
     data = _stream(200)
     first, second = data[:500], data[500:]
-    blob = (
-        _header(_meta_json())
-        + b"".join(_chunks(first, 250))
-        + b"".join(_chunks(second, 250, start=2**62))
-    )
+    blob = _header(_meta_json()) + b"".join(_chunks(first, 250)) + b"".join(_chunks(second, 250, start=2**62))
     reader = CaptureReader.from_bytes(blob, name="j.trace")
     chunks = list(reader.chunks())
     assert b"".join(c.data for c in chunks) == data
@@ -255,8 +270,15 @@ def test_old_captures_read_as_before() -> None:
 
 
 def test_header_round_trip_still_works(tmp_path: Path) -> None:
-    meta = CaptureMetadata(source="serial:///dev/ttyACM0", tpiu=True, tpiu_id=2, cpu_hz=480_000_000, swo_hz=2_000_000,
-                           ts_prescaler=4, extra={"launcher": {"machine": "x"}})  # fmt: skip
+    meta = CaptureMetadata(
+        source="serial:///dev/ttyACM0",
+        tpiu=True,
+        tpiu_id=2,
+        cpu_hz=480_000_000,
+        swo_hz=2_000_000,
+        ts_prescaler=4,
+        extra={"launcher": {"machine": "x"}},
+    )
     blob = encode_header(meta.stamped())
     reader = CaptureReader.from_bytes(blob)
     assert reader.warnings == []

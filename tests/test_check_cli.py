@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
+from check_streams import LayerSpec, budget_toml, encode_model, write_capture
 from junitparser import Failure, JUnitXml
 
-from check_streams import LayerSpec, budget_toml, encode_model, write_capture
 from tracer.telemetry.wire import RecordType
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,23 +28,23 @@ def halved_budget(tmp_path: Path) -> Path:
     return path
 
 
-def test_demo_capture_passes_its_budget(run_cli) -> None:  # noqa: ANN001
+def test_demo_capture_passes_its_budget(run_cli) -> None:
     """The README's gate: the shipped capture within its shipped budget exits 0, every layer checked."""
     done = run_cli("check", DEMO, "--budget", DEMO_BUDGET)
     assert done.code == 0, done.out + done.err
     passed = [line for line in done.out.splitlines() if line.startswith("  PASS  layer ")]
-    assert [re.match(r"  PASS  layer \d+ (\S+)", line).group(1) for line in passed] == DEMO_LAYERS  # type: ignore[union-attr]
+    assert [re.match(r"  PASS  layer \d+ (\S+)", line).group(1) for line in passed] == DEMO_LAYERS
     assert "FAIL" not in done.out and "check passed" in done.out
 
 
-def test_demo_capture_passes_with_fail_on_warning(run_cli) -> None:  # noqa: ANN001
+def test_demo_capture_passes_with_fail_on_warning(run_cli) -> None:
     """The clean demo has no warning at all: it passes even when warnings fail the gate."""
     done = run_cli("check", DEMO, "--budget", DEMO_BUDGET, "--fail-on", "warning")
     assert done.code == 0, done.out
     assert "[warning]" not in done.out
 
 
-def test_halved_budget_fails_with_one_junit_failure_per_layer(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_halved_budget_fails_with_one_junit_failure_per_layer(run_cli, tmp_path: Path) -> None:
     """Every layer takes about twice its (halved) prediction: ten failures, one per layer, nothing else."""
     out = tmp_path / "junit.xml"
     done = run_cli("check", DEMO, "--budget", halved_budget(tmp_path), "--format", "junit", "-o", out)
@@ -52,7 +52,12 @@ def test_halved_budget_fails_with_one_junit_failure_per_layer(run_cli, tmp_path:
     assert "check FAILED: 10 of" in done.err
     xml = JUnitXml.fromfile(str(out))
     suites = {suite.name.split(" (")[0]: suite for suite in xml}
-    assert set(suites) == {"tracer check: input", "tracer check: layer budgets", "tracer check: memory", "tracer check: findings"}
+    assert set(suites) == {
+        "tracer check: input",
+        "tracer check: layer budgets",
+        "tracer check: memory",
+        "tracer check: findings",
+    }
     layer_cases = list(suites["tracer check: layer budgets"])
     assert len(layer_cases) == 10
     for case, name in zip(layer_cases, DEMO_LAYERS):
@@ -68,7 +73,7 @@ def test_halved_budget_fails_with_one_junit_failure_per_layer(run_cli, tmp_path:
     assert int(xml.failures) == 10 and int(xml.tests) == sum(len(list(s)) for s in xml)
 
 
-def test_halved_budget_text_names_every_layer_and_its_ratio(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_halved_budget_text_names_every_layer_and_its_ratio(run_cli, tmp_path: Path) -> None:
     """The text verdict says which layer, by how much, and what to change."""
     done = run_cli("check", DEMO, "--budget", halved_budget(tmp_path))
     assert done.code == 1
@@ -80,13 +85,23 @@ def test_halved_budget_text_names_every_layer_and_its_ratio(run_cli, tmp_path: P
     assert "check FAILED: 10 of" in done.out
 
 
-def test_json_is_the_report_plus_checks(run_cli, tmp_path: Path, demo_budget: dict) -> None:  # noqa: ANN001
+def test_json_is_the_report_plus_checks(run_cli, tmp_path: Path, demo_budget: dict) -> None:
     """JSON: the report object, with predicted cycles and ratios filled, plus checks and passed."""
     done = run_cli("check", DEMO, "--budget", DEMO_BUDGET, "--format", "json")
     assert done.code == 0
     doc = json.loads(done.out)
-    assert set(doc) >= {"schema_version", "capture", "inferences", "layers", "memory", "pmu", "findings", "checks",
-                        "passed", "budget"}  # fmt: skip
+    assert set(doc) >= {
+        "schema_version",
+        "capture",
+        "inferences",
+        "layers",
+        "memory",
+        "pmu",
+        "findings",
+        "checks",
+        "passed",
+        "budget",
+    }
     assert doc["passed"] is True
     layer_checks = [c for c in doc["checks"] if c["group"] == "layers"]
     assert len(layer_checks) == 10
@@ -103,7 +118,7 @@ def test_json_is_the_report_plus_checks(run_cli, tmp_path: Path, demo_budget: di
     assert "cpu-operators" in {f["id"] for f in half["findings"]}
 
 
-def test_without_budget_memory_and_findings_are_still_checked(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_without_budget_memory_and_findings_are_still_checked(run_cli, tmp_path: Path) -> None:
     """No layer checks, but the arena, each stack and the finding kinds are."""
     done = run_cli("check", DEMO, "--format", "json")
     assert done.code == 0
@@ -122,10 +137,11 @@ def test_without_budget_memory_and_findings_are_still_checked(run_cli, tmp_path:
     assert failed == [("tracer.memory", "stack main", "stack-canary")]
 
 
-def test_fail_on_warning_fails_on_loss(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_fail_on_warning_fails_on_loss(run_cli, tmp_path: Path) -> None:
     """Bytes lost in one inference: a warning (the numbers exclude it); --fail-on warning fails."""
-    enc = encode_model([LayerSpec("conv", "CONV_2D", False, 800), LayerSpec("fc", "FULLY_CONNECTED", False, 300)],
-                       inferences=6)  # fmt: skip
+    enc = encode_model(
+        [LayerSpec("conv", "CONV_2D", False, 800), LayerSpec("fc", "FULLY_CONNECTED", False, 300)], inferences=6
+    )
     data = bytes(enc.out)
     layer_end = next(r for r in enc.records if r.inference == 2 and r.type == RecordType.LAYER_END)
     data = data[: layer_end.offset] + data[layer_end.offset + layer_end.length :]
@@ -139,7 +155,7 @@ def test_fail_on_warning_fails_on_loss(run_cli, tmp_path: Path) -> None:  # noqa
     assert run_cli("check", capture, "--fail-on", "warning").code == 1
 
 
-def test_tolerance_option_applies_to_every_layer(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_tolerance_option_applies_to_every_layer(run_cli, tmp_path: Path) -> None:
     """A layer 15% over its prediction: fails at the default 10%, passes with --tolerance 20."""
     capture = write_capture(tmp_path / "c.trace", bytes(encode_model([LayerSpec("conv", "CONV_2D", False, 1150)]).out))
     budget = budget_toml(tmp_path / "b.toml", [("conv", "CONV_2D", "cpu", 1000)])
@@ -153,7 +169,7 @@ def test_tolerance_option_applies_to_every_layer(run_cli, tmp_path: Path) -> Non
     assert "--tolerance 5% applies to every layer, in place of the budget's own (model 16%)" in replaced.err
 
 
-def test_errors_keep_their_exit_codes(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_errors_keep_their_exit_codes(run_cli, tmp_path: Path) -> None:
     """A bad budget file is 2, an unreadable capture 3: never 1."""
     bad = tmp_path / "bad.toml"
     bad.write_text("[model]\nname = 'x'\nbogus_key = 3\n")
@@ -167,7 +183,7 @@ def test_errors_keep_their_exit_codes(run_cli, tmp_path: Path) -> None:  # noqa:
     assert run_cli("check", DEMO, "--fail-on", "info").code == 2
 
 
-def test_a_log_is_checked_like_a_capture(run_cli, data_dir: Path) -> None:  # noqa: ANN001
+def test_a_log_is_checked_like_a_capture(run_cli, data_dir: Path) -> None:
     """TFLite Micro's 'Failed to resize buffer' in a text log fails the gate on the arena."""
     done = run_cli("check", data_dir / "logs" / "tflm_host" / "arena_50000_too_small.txt")
     assert done.code == 1
@@ -175,10 +191,17 @@ def test_a_log_is_checked_like_a_capture(run_cli, data_dir: Path) -> None:  # no
     assert run_cli("check", data_dir / "logs" / "tflm_host" / "ok_arena_128k.txt").code == 0
 
 
-def test_help_teaches(run_cli) -> None:  # noqa: ANN001
+def test_help_teaches(run_cli) -> None:
     """Description, metavars, examples."""
     done = run_cli("check", "--help")
     assert done.code == 0
-    for text in ("--budget FILE", "--tolerance PCT", "--fail-on {warning,error}", "--format {text,json,junit}",
-                 "-o PATH", "examples:", "tracer check captures/demo.trace --budget captures/demo_budget.toml"):  # fmt: skip
+    for text in (
+        "--budget FILE",
+        "--tolerance PCT",
+        "--fail-on {warning,error}",
+        "--format {text,json,junit}",
+        "-o PATH",
+        "examples:",
+        "tracer check captures/demo.trace --budget captures/demo_budget.toml",
+    ):
         assert text in done.out, text

@@ -34,7 +34,7 @@ def _zip(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("what", ["empty", "random", "zip", "cut in the header", "cut in the magic"])
-def test_check_does_not_pass_on_nothing(what: str, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_check_does_not_pass_on_nothing(what: str, tmp_path: Path, run_cli) -> None:
     if what == "empty":
         path = tmp_path / "empty.trace"
         path.write_bytes(b"")
@@ -53,7 +53,7 @@ def test_check_does_not_pass_on_nothing(what: str, tmp_path: Path, run_cli) -> N
 
 
 @pytest.mark.parametrize("make", [_random, _zip], ids=["random", "zip"])
-def test_bytes_that_are_not_trace_are_said_to_be_so(make, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_bytes_that_are_not_trace_are_said_to_be_so(make, tmp_path: Path, run_cli) -> None:
     path = make(tmp_path)
     decoded = run_cli("decode", path, "--format", "stats")
     assert decoded.code == 0 and NOT_TRACE in decoded.err, decoded.err
@@ -70,16 +70,20 @@ def test_bytes_that_are_not_trace_are_said_to_be_so(make, tmp_path: Path, run_cl
 
 @pytest.mark.parametrize(
     "path",
-    [DEMO, *sorted((CORPUS / "novakov_rtos_trace").glob("*.trace")), CORPUS / "sigrok_stm32f105" / "trace_example_swo_tpiu.bin",
-     CORPUS / "sigrok_stm32f105" / "trace_example_itm_stream1.bin"],
+    [
+        DEMO,
+        *sorted((CORPUS / "novakov_rtos_trace").glob("*.trace")),
+        CORPUS / "sigrok_stm32f105" / "trace_example_swo_tpiu.bin",
+        CORPUS / "sigrok_stm32f105" / "trace_example_itm_stream1.bin",
+    ],
     ids=lambda p: p.name,
-)  # fmt: skip
-def test_real_trace_is_never_doubted(path: Path, run_cli) -> None:  # noqa: ANN001
+)
+def test_real_trace_is_never_doubted(path: Path, run_cli) -> None:
     result = run_cli("decode", path, "--format", "stats")
     assert result.code == 0 and NOT_TRACE not in result.err
 
 
-def test_the_demo_passes_with_its_input_checks(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_the_demo_passes_with_its_input_checks(tmp_path: Path, run_cli) -> None:
     out = tmp_path / "junit.xml"
     result = run_cli("check", DEMO, "--budget", ROOT / "captures" / "demo_budget.toml", "--format", "junit", "-o", out)
     assert result.code == 0, result.err
@@ -92,7 +96,7 @@ def test_the_demo_passes_with_its_input_checks(tmp_path: Path, run_cli) -> None:
     assert "PASS  measured: 20 inferences" in text.out
 
 
-def test_a_text_log_that_measured_something_passes(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_a_text_log_that_measured_something_passes(tmp_path: Path, run_cli) -> None:
     log = tmp_path / "run.log"
     log.write_text("CONV_2D took 100 ticks (1 ms).\nADD took 20 ticks (0 ms).\n")
     result = run_cli("check", log)

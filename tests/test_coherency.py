@@ -5,16 +5,16 @@ data-trace writes into buffers an NPU job owns; and no false alarm on a correct 
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
+from analysis_helpers import findings_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from telemetry_streams import decode
-from tracer.analysis.coherency import analyse_coherency, lines_of
-from analysis_helpers import findings_of
-from tracer.analysis.findings.coherency import RULES as COHERENCY_RULES
 from telemetry_encoder import TelemetryEncoder
+from telemetry_streams import decode
+
+from tracer.analysis.coherency import analyse_coherency, lines_of
+from tracer.analysis.findings.coherency import RULES as COHERENCY_RULES
 from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import NPU_READS, NPU_WRITES, TimeSource
 
@@ -32,8 +32,13 @@ def correct(n: int, enc: TelemetryEncoder, t: int, what: str) -> bool:
     return True
 
 
-def build(inferences: int = 4, step: Step = correct, input_len: int = 4096, output_len: int = 2048,
-          crcs: Callable[[int], tuple[int, int]] | None = None) -> InferenceTimeline:  # fmt: skip
+def build(
+    inferences: int = 4,
+    step: Step = correct,
+    input_len: int = 4096,
+    output_len: int = 2048,
+    crcs: Callable[[int], tuple[int, int]] | None = None,
+) -> InferenceTimeline:
     """Per inference: the CPU writes the input, layer 0 (NPU) cleans it, runs a job reading it
     and writing the output, invalidates the output; layer 1 (CPU) reads the output."""
     enc = TelemetryEncoder()
@@ -161,8 +166,10 @@ def test_unaligned_invalidate_and_buffer_are_warnings() -> None:
     tl = build(output_len=2000)
     (finding,) = coherency_findings(tl)
     assert finding.id == "coherency-unaligned" and finding.severity.value == "warning" and finding.layer == 0
-    assert finding.message.startswith("the invalidate range and the NPU output buffer 0x31001000+2000 in layer 0 "
-                                      "(npu0) do(es) not cover whole 32-byte cache lines")
+    assert finding.message.startswith(
+        "the invalidate range and the NPU output buffer 0x31001000+2000 in layer 0 "
+        "(npu0) do(es) not cover whole 32-byte cache lines"
+    )
     assert "__ALIGNED(32)" in finding.fix
     assert lines_of(0x31001000, 2000) == (0x31001000 // 32, 0x31001000 // 32 + 63)
 

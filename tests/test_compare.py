@@ -11,32 +11,40 @@ import json
 from pathlib import Path
 
 import pytest
+from fleet_streams import LAYERS, Build, write_build
 from junitparser import JUnitXml
 
-from fleet_streams import LAYERS, Build, write_build
 from tracer.compare.compare import Verdict, compare
-from tracer.pipeline.digest import digest_file
 from tracer.compare.models import MatchMode, ModelMismatch
+from tracer.pipeline.digest import digest_file
 
 
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Captures of a base build, a repeat of it, and builds with one known difference each."""
     root = tmp_path_factory.mktemp("builds")
-    renamed = tuple((("dwX",) + layer[1:]) if i == 1 else layer for i, layer in enumerate(LAYERS))
+    renamed = tuple((("dwX", *layer[1:])) if i == 1 else layer for i, layer in enumerate(LAYERS))
     specs = {
-        "base": (Build(), 1), "base2": (Build(), 2), "base3": (Build(), 3),
-        "slow": (Build(slow=(1, 10.0)), 4), "slow2": (Build(slow=(1, 10.0)), 5),
-        "isr": (Build(isr=(3, 900)), 6), "beats": (Build(slow=(0, 8.0), beats_pct=(0, 40.0)), 7),
-        "renamed": (Build(layers=renamed), 8), "shorter": (Build(layers=LAYERS[:4]), 9),
-        "arena": (Build(arena_used=50_000), 10), "exact": (Build(noise_pct=0.0), 11),
+        "base": (Build(), 1),
+        "base2": (Build(), 2),
+        "base3": (Build(), 3),
+        "slow": (Build(slow=(1, 10.0)), 4),
+        "slow2": (Build(slow=(1, 10.0)), 5),
+        "isr": (Build(isr=(3, 900)), 6),
+        "beats": (Build(slow=(0, 8.0), beats_pct=(0, 40.0)), 7),
+        "renamed": (Build(layers=renamed), 8),
+        "shorter": (Build(layers=LAYERS[:4]), 9),
+        "arena": (Build(arena_used=50_000), 10),
+        "exact": (Build(noise_pct=0.0), 11),
         "exact_slow": (Build(noise_pct=0.0, slow=(2, 3.0)), 12),
-    }  # fmt: skip
-    return {name: write_build(root / f"{name}.trace", build, 30, seed, elf_build_id=name)
-            for name, (build, seed) in specs.items()}  # fmt: skip
+    }
+    return {
+        name: write_build(root / f"{name}.trace", build, 30, seed, elf_build_id=name)
+        for name, (build, seed) in specs.items()
+    }
 
 
-def _compare(builds: dict[str, Path], base: list[str], new: list[str], **options: object):  # noqa: ANN202
+def _compare(builds: dict[str, Path], base: list[str], new: list[str], **options: object):
     return compare([digest_file(str(builds[b])) for b in base], [digest_file(str(builds[n])) for n in new], **options)
 
 
@@ -47,7 +55,10 @@ def test_slower_layer_is_found_with_its_size(builds: dict[str, Path]) -> None:
     dw1 = by_label["dw1"]
     assert dw1.verdict is Verdict.SLOWER and dw1.significant
     assert dw1.p50 is not None and 9.0 < (dw1.p50.pct or 0) < 11.0
-    assert dw1.p50.interval is not None and 9.0 < (dw1.p50.interval.low_pct or 0) <= (dw1.p50.interval.high_pct or 0) < 11.0
+    assert (
+        dw1.p50.interval is not None
+        and 9.0 < (dw1.p50.interval.low_pct or 0) <= (dw1.p50.interval.high_pct or 0) < 11.0
+    )
     assert dw1.test is not None and dw1.test.p_value < 1e-6
     assert [c.label for c in result.regressions] == ["dw1"]
     assert all(c.verdict is Verdict.UNCHANGED for c in result.layers if c.label != "dw1")
@@ -138,7 +149,7 @@ def test_different_models_are_refused_with_what_differs(builds: dict[str, Path])
         _compare(builds, ["base", "shorter"], ["slow"])
 
 
-def test_cli_exit_codes_and_text(builds: dict[str, Path], run_cli) -> None:  # noqa: ANN001
+def test_cli_exit_codes_and_text(builds: dict[str, Path], run_cli) -> None:
     """exit 1 naming the layer; exit 0 for a repeat; exit 2 for another model; exit 3 unreadable."""
     slow = run_cli("compare", builds["base"], builds["slow"])
     assert slow.code == 1, slow.err
@@ -157,7 +168,7 @@ def test_cli_exit_codes_and_text(builds: dict[str, Path], run_cli) -> None:  # n
     assert run_cli("compare", builds["base"], builds["slow"], "--base", builds["base"]).code == 2
 
 
-def test_json_markdown_and_junit_carry_the_same_verdict(builds: dict[str, Path], run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_json_markdown_and_junit_carry_the_same_verdict(builds: dict[str, Path], run_cli, tmp_path: Path) -> None:
     """Every format: dw1 the one regression, with its numbers; JUnit has one failing test case."""
     out = run_cli("compare", builds["base"], builds["slow"], "--format", "json")
     obj = json.loads(out.out)

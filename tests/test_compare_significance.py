@@ -15,10 +15,19 @@ from tracer.analysis.statistics import nearest_rank, rank_index
 from tracer.compare.significance import _replicates, bootstrap_change, mann_whitney_u
 
 
-@pytest.mark.parametrize(("n1", "n2", "shift", "ties"), [
-    (3, 5, 1.0, False), (8, 8, 0.5, False), (6, 7, 0.0, False), (20, 30, 0.3, False), (200, 150, 0.1, False),
-    (40, 30, 0.5, True), (5, 6, 0.5, True), (1, 12, 2.0, False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("n1", "n2", "shift", "ties"),
+    [
+        (3, 5, 1.0, False),
+        (8, 8, 0.5, False),
+        (6, 7, 0.0, False),
+        (20, 30, 0.3, False),
+        (200, 150, 0.1, False),
+        (40, 30, 0.5, True),
+        (5, 6, 0.5, True),
+        (1, 12, 2.0, False),
+    ],
+)
 def test_mann_whitney_matches_scipy(n1: int, n2: int, shift: float, ties: bool) -> None:
     """U and the two-sided p-value agree with SciPy's for the same method."""
     rng = np.random.default_rng(n1 * 100 + n2)

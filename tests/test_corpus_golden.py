@@ -12,11 +12,11 @@ import json
 import zipfile
 from pathlib import Path
 
+import novakov_rtos_events as rtos
 import numpy as np
 import pytest
 
-import novakov_rtos_events as rtos
-from tracer.decode import ItmDecoder, PacketBatch, PacketKind, TraceDecoder, TpiuMode, decode_bytes
+from tracer.decode import ItmDecoder, PacketBatch, PacketKind, TpiuMode, TraceDecoder, decode_bytes
 from tracer.decode.tpiu import TpiuDeframer, frame_alignment
 
 # Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
@@ -81,9 +81,14 @@ def test_stm32_packet_counts() -> None:
     batch = PacketBatch.concat([decoder.feed(swo), decoder.finish()])
     assert decoder.formatted
     assert decoder.itm.stats.packet_counts() == {
-        "pc_sample": 393, "swit": 97, "data_value": 31, "data_addr": 26, "data_pc": 9,
-        "exception": 16, "overflow": 14,
-    }  # fmt: skip
+        "pc_sample": 393,
+        "swit": 97,
+        "data_value": 31,
+        "data_addr": 26,
+        "data_pc": 9,
+        "exception": 16,
+        "overflow": 14,
+    }
     stats = decoder.stats_json()
     assert stats["reserved"] == 0 and stats["resyncs"] == 0 and stats["truncated_bytes"] == 0
     assert stats["tpiu"]["ids"] == {"0": 3149, "1": 2619, "2": 760, "125": 8}
@@ -102,10 +107,23 @@ def test_stm32_known_packets() -> None:
     assert itm[140:148] == bytes.fromhex("4E 10 10 8F 00 01 00 00")
     recs = list(decode_bytes(itm).records())
     by_offset = {r["offset"]: r for r in recs}
-    assert by_offset[140] == {"offset": 140, "type": "data_addr", "ts": None, "comparator": 0, "address": 0x1010, "size": 2}
+    assert by_offset[140] == {
+        "offset": 140,
+        "type": "data_addr",
+        "ts": None,
+        "comparator": 0,
+        "address": 0x1010,
+        "size": 2,
+    }
     assert by_offset[143] == {
-        "offset": 143, "type": "data_value", "ts": None, "comparator": 0, "value": 0x100, "write": True, "size": 4,
-    }  # fmt: skip
+        "offset": 143,
+        "type": "data_value",
+        "ts": None,
+        "comparator": 0,
+        "value": 0x100,
+        "write": True,
+        "size": 4,
+    }
     assert all(r["write"] for r in recs if r["type"] == "data_value")
     # IRQ 28 (exception 44) is entered; its exit is lost to an overflow; only the return follows.
     exceptions = [(r["number"], r["action"]) for r in recs if r["type"] == "exception"]
@@ -143,7 +161,14 @@ def test_alignment_search_finds_the_frame_boundary(kernels: str) -> None:
 NOVAKOV_COUNTS = {
     "binary_semaphore": {"sync": 2, "lts": 8725, "swit": 4751, "exception": 3974},
     "counting_semaphores": {"sync": 1, "lts": 4254, "swit": 1168, "exception": 3086},
-    "counting_semaphores_isr": {"sync": 1, "lts": 10562, "swit": 5938, "exception": 4630, "data_value": 1, "reserved": 2},
+    "counting_semaphores_isr": {
+        "sync": 1,
+        "lts": 10562,
+        "swit": 5938,
+        "exception": 4630,
+        "data_value": 1,
+        "reserved": 2,
+    },
     "embo_demo": {"sync": 1, "lts": 15334, "swit": 10298, "exception": 5041, "data_value": 1, "reserved": 1},
     "irq_nested": {"sync": 1, "lts": 8767, "swit": 4776, "exception": 3995, "reserved": 3},
     "itm_time_tester": {"sync": 1, "lts": 4051, "extension": 2, "swit": 1037, "exception": 3018, "reserved": 2},
@@ -154,10 +179,17 @@ NOVAKOV_COUNTS = {
 }
 # RTOS records (port-3 open/close pairs) per trace.
 NOVAKOV_RECORDS = {
-    "binary_semaphore": 1138, "counting_semaphores": 280, "counting_semaphores_isr": 1434, "embo_demo": 2470,
-    "irq_nested": 1144, "itm_time_tester": 0, "mutex_demo": 1147, "queue_demo": 282, "task_notify": 511,
+    "binary_semaphore": 1138,
+    "counting_semaphores": 280,
+    "counting_semaphores_isr": 1434,
+    "embo_demo": 2470,
+    "irq_nested": 1144,
+    "itm_time_tester": 0,
+    "mutex_demo": 1147,
+    "queue_demo": 282,
+    "task_notify": 511,
     "task_notify_isr": 611,
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(NOVAKOV_COUNTS))
@@ -200,7 +232,9 @@ def test_novakov_expected_output_reproduced(name: str) -> None:
     for i in buggy:  # three or more payload bytes, and bit 14 clear: the bug sets it
         assert batch.c[i] >= 3 and not batch.a[i] & 1 << 14
     # Same events in the same order; only timestamps differ.
-    assert [(e.name, repr(e.fields), repr(e.extra)) for e in ours] == [(e.name, repr(e.fields), repr(e.extra)) for e in theirs]
+    assert [(e.name, repr(e.fields), repr(e.extra)) for e in ours] == [
+        (e.name, repr(e.fields), repr(e.extra)) for e in theirs
+    ]
     lts = np.flatnonzero(batch.kind == PacketKind.LTS)
     differing = 0
     for mine, snap in zip(ours, theirs):
@@ -226,7 +260,7 @@ def test_novakov_decode_is_split_invariant() -> None:
         assert np.array_equal(a, b)
 
 
-def test_novakov_stats_through_the_cli(run_cli) -> None:  # noqa: ANN001
+def test_novakov_stats_through_the_cli(run_cli) -> None:
     result = run_cli("decode", NOVAKOV / "queue_demo.trace", "--format", "stats")
     assert result.code == 0
     stats = json.loads(result.out)

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import require_tools
 
 pytestmark = pytest.mark.qemu
@@ -24,13 +23,26 @@ def demo_runs(qemu_build: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
     out = {}
     for name, extra in runs.items():
         out[name] = root / f"{name}.trace"
-        code = main(["demo", "--inferences", "8", "-o", str(out[name]), "--build-dir", str(qemu_build), "-q",
-                     "--format", "json", *extra])  # fmt: skip
+        code = main(
+            [
+                "demo",
+                "--inferences",
+                "8",
+                "-o",
+                str(out[name]),
+                "--build-dir",
+                str(qemu_build),
+                "-q",
+                "--format",
+                "json",
+                *extra,
+            ]
+        )
         assert code == 0, name
     return out
 
 
-def test_a_3_percent_slower_layer_fails_compare(demo_runs: dict[str, Path], run_cli) -> None:  # noqa: ANN001
+def test_a_3_percent_slower_layer_fails_compare(demo_runs: dict[str, Path], run_cli) -> None:
     """pw4 3 % slower: compare --threshold 2 exits 1 naming pw4 alone, by 3.00 %; the capture says
     which layer was slowed."""
     done = run_cli("compare", demo_runs["base"], demo_runs["slow"], "--threshold", "2", "--format", "json")
@@ -48,7 +60,7 @@ def test_a_3_percent_slower_layer_fails_compare(demo_runs: dict[str, Path], run_
     assert next(x for x in json.loads(default.out)["layers"] if x["label"] == "pw4")["verdict"] == "changed"
 
 
-def test_two_builds_with_no_change_pass(demo_runs: dict[str, Path], run_cli) -> None:  # noqa: ANN001
+def test_two_builds_with_no_change_pass(demo_runs: dict[str, Path], run_cli) -> None:
     """Two clean runs on the deterministic target: every layer the same cycles, exit 0."""
     done = run_cli("compare", demo_runs["base"], demo_runs["again"], "--threshold", "0.5", "--format", "json")
     assert done.code == 0, done.out
@@ -57,15 +69,16 @@ def test_two_builds_with_no_change_pass(demo_runs: dict[str, Path], run_cli) -> 
     assert obj["findings"] == {"appeared": [], "gone": []}
 
 
-def test_a_bad_slow_option_is_refused(run_cli) -> None:  # noqa: ANN001
+def test_a_bad_slow_option_is_refused(run_cli) -> None:
     """--slow without a percentage, or out of range: exit 2 before anything runs."""
     for value in ("pw4", "pw4:0", "pw4:x", ":3"):
         done = run_cli("demo", "--slow", value, "--inferences", "1")
         assert done.code == 2 and "LAYER:PERCENT" in done.err, value
 
 
-def test_a_layer_the_demo_does_not_have_is_said(qemu_build: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_layer_the_demo_does_not_have_is_said(qemu_build: Path, run_cli, tmp_path: Path) -> None:
     """--slow names a layer the demo network does not have: the firmware refuses it, tracer says so (exit 4)."""
-    done = run_cli("demo", "--slow", "nope:3", "--inferences", "1", "-o", tmp_path / "x.trace",
-                   "--build-dir", qemu_build)  # fmt: skip
+    done = run_cli(
+        "demo", "--slow", "nope:3", "--inferences", "1", "-o", tmp_path / "x.trace", "--build-dir", qemu_build
+    )
     assert done.code == 4 and "ERROR bad slow option slow=nope" in done.err

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from demo_runs import record_demo
+
 from tracer.base.timeline import Engine
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
@@ -44,7 +44,7 @@ def run_demo(elf: Path, inferences: int, capture: Path) -> tuple[DecodedCapture,
     return decode_capture(capture), status
 
 
-def test_host_work_never_counts_against_the_ready_timeout(demo_elf: Path, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_host_work_never_counts_against_the_ready_timeout(demo_elf: Path, tmp_path: Path, monkeypatch) -> None:
     """Setting up the decoder (2 s) and decoding the first bytes (5 s) are slow here, as a JIT
     compile of the kernels once was: the READY timeout (4 s) counts only the wait for QEMU."""
     init, feed = qemu._ReadyWatcher.__init__, qemu._ReadyWatcher.feed
@@ -129,7 +129,7 @@ def test_the_capture_says_what_the_target_is(demo_elf: Path, tmp_path: Path) -> 
     assert "EXIT 0" in [c.text for c in tl.console]
 
 
-def test_tracer_demo_then_tracer_report(demo_elf: Path, tmp_path: Path, run_cli, monkeypatch) -> None:  # noqa: ANN001
+def test_tracer_demo_then_tracer_report(demo_elf: Path, tmp_path: Path, run_cli, monkeypatch) -> None:
     """The commands as a user runs them: demo records and reports; report shows every layer of
     every inference."""
     build = demo_elf.parent.parent  # the session's build folder: make finds it up to date
@@ -154,11 +154,29 @@ def test_marker_cost_firmware(qemu_build: Path) -> None:
     than the library alone, which costs more than an empty loop."""
     elf = qemu_build / "demo" / "marker_cost.elf"
     done = subprocess.run(
-        ["qemu-system-arm", "-M", "mps3-an547", "-display", "none", "-monitor", "none", "-no-reboot",
-         "-icount", "shift=0", "-semihosting-config", "enable=on,target=native", "-serial", "stdio",
-         "-kernel", str(elf)],
-        stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
-    )  # fmt: skip
+        [
+            "qemu-system-arm",
+            "-M",
+            "mps3-an547",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-no-reboot",
+            "-icount",
+            "shift=0",
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-serial",
+            "stdio",
+            "-kernel",
+            str(elf),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     packets = decode_bytes(done.stdout)
     text_packets = (packets.kind == PacketKind.SWIT) & (packets.b == 0)

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from demo_runs import record_demo
-from tracer.pipeline.capture import decode_capture
+
 from tracer.base.timeline import InferenceTimeline
+from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.tasks import cpu_share
 
 pytestmark = pytest.mark.qemu
@@ -34,14 +34,16 @@ def _record(elf: Path, scenario: str, path: Path, inferences: int = INFERENCES, 
 
 
 @pytest.fixture(scope="module")
-def preemption(qemu_build: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[InferenceTimeline, InferenceTimeline]:
+def preemption(
+    qemu_build: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[InferenceTimeline, InferenceTimeline]:
     """The task-preemption scenario, recorded twice."""
     tmp = tmp_path_factory.mktemp("tasks")
     elf = qemu_build / "demo" / "tracer_demo.elf"
     return _record(elf, "task-preemption", tmp / "a.trace"), _record(elf, "task-preemption", tmp / "b.trace")
 
 
-def test_the_sensor_task_preempts_layer_2_through_a_real_context_switch(preemption) -> None:  # noqa: ANN001
+def test_the_sensor_task_preempts_layer_2_through_a_real_context_switch(preemption) -> None:
     """Two named tasks; the sensor task holds the CPU exactly inside layer 2 of inferences 2 and
     6, right after the timer interrupt that woke it; the layer's extra time is the sensor's slice
     plus the interrupt, to the cycle."""
@@ -71,7 +73,7 @@ def test_the_sensor_task_preempts_layer_2_through_a_real_context_switch(preempti
     assert 0 < share[sensor[0].task].share < 0.05
 
 
-def test_task_preemption_runs_are_cycle_identical(preemption) -> None:  # noqa: ANN001
+def test_task_preemption_runs_are_cycle_identical(preemption) -> None:
     """Two runs give the same spans, task slices and preemption to the cycle."""
     a, b = preemption
     assert a.tasks == b.tasks
@@ -105,7 +107,10 @@ def test_masked_time_per_record_is_at_most_50_instructions(qemu_build: Path, tmp
     tl = _record(qemu_build / "demo" / "tracer_demo_masked.elf", "task-preemption", tmp_path / "m.trace", shift=5)
     text = "\n".join(c.text for c in tl.console)
     ticks = {(m, s): int(t) for m, s, t in re.findall(r"MASKED drain=(\w+) site=(\w+) longest_ticks=(\d+)", text)}
-    sections = {(m, s): int(n) for m, s, n in re.findall(r"MASKED drain=(\w+) site=(\w+) longest_ticks=\d+ sections=(\d+)", text)}
+    sections = {
+        (m, s): int(n)
+        for m, s, n in re.findall(r"MASKED drain=(\w+) site=(\w+) longest_ticks=\d+ sections=(\d+)", text)
+    }
     drops = int(re.search(r"drops_measured=(\d+)", text).group(1))
     assert drops > 0 and sections[("on_emit", "reserve")] > 100
     # Every record of the capture, and every dropped one, went through one reservation.

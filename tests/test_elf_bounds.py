@@ -48,8 +48,8 @@ def test_many_unsized_symbols_do_not_make_lookups_linear() -> None:
     index = SymbolIndex(symbols)
     reads = []
 
-    class Counting(list):  # type: ignore[type-arg]
-        def __getitem__(self, i):  # noqa: ANN001, ANN204
+    class Counting(list):
+        def __getitem__(self, i):
             reads.append(i)
             return super().__getitem__(i)
 
@@ -65,7 +65,7 @@ def test_elf_image_lookups_use_the_index() -> None:
     assert image.function_at(0x106) == ("f", 6) and image.function_at(0x110) is None
 
 
-def test_elf_of_dev_zero_is_refused_without_reading_it_all(run_cli) -> None:  # noqa: ANN001
+def test_elf_of_dev_zero_is_refused_without_reading_it_all(run_cli) -> None:
     from pathlib import Path
 
     demo = Path(__file__).resolve().parent.parent / "captures" / "demo.trace"
@@ -74,7 +74,7 @@ def test_elf_of_dev_zero_is_refused_without_reading_it_all(run_cli) -> None:  # 
     assert "--elf /dev/zero: more than 268,435,456 bytes: too large for an ELF file" in result.err
 
 
-def test_damaged_section_types_are_a_usage_error_or_read(tmp_path) -> None:  # noqa: ANN001
+def test_damaged_section_types_are_a_usage_error_or_read(tmp_path) -> None:
     """Found by the fuzzing campaign: a .symtab whose type says it is something else."""
     import struct
 
@@ -87,12 +87,12 @@ def test_damaged_section_types_are_a_usage_error_or_read(tmp_path) -> None:  # n
     elf = build_elf(tmp_path)
     assert elf is not None
     blob = bytearray(elf.read_bytes())
-    shoff, = struct.unpack_from("<I", blob, 32)
+    (shoff,) = struct.unpack_from("<I", blob, 32)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", blob, 46)
     names_at = struct.unpack_from("<I", blob, shoff + shstrndx * shentsize + 16)[0]
     for k in range(shnum):
         entry = shoff + k * shentsize
-        name_offset, sh_type = struct.unpack_from("<II", blob, entry)
+        name_offset, _sh_type = struct.unpack_from("<II", blob, entry)
         name = bytes(blob[names_at + name_offset : names_at + name_offset + 8]).split(b"\0")[0]
         if name == b".symtab":
             struct.pack_into("<I", blob, entry + 4, 1)  # SHT_PROGBITS

@@ -11,12 +11,12 @@ import random
 from pathlib import Path
 
 import pytest
-
-from tracer.errors import CaptureError
-from tracer.telemetry.etdump import is_etdump, read_etdump
-from tracer.pipeline.load import load_timeline
-from tracer.base.timeline import Engine
 from timeline_views import inference_views
+
+from tracer.base.timeline import Engine
+from tracer.errors import CaptureError
+from tracer.pipeline.load import load_timeline
+from tracer.telemetry.etdump import is_etdump, read_etdump
 
 ETDP = Path(__file__).parent / "data" / "etdump" / "arm_runner_two_inferences.etdp"
 _SPEC = importlib.util.spec_from_file_location("make_etdump", ETDP.with_name("make_etdump.py"))
@@ -33,15 +33,18 @@ def test_fixture_is_what_the_script_writes() -> None:
 def test_inferences_and_layers() -> None:
     timeline = read_etdump(ETDP)
     assert [(i.start, i.end, i.latency_cycles) for i in inference_views(timeline)] == [
-        (1_000, 501_000, 500_000), (600_000, 1_110_000, 510_000),
-    ]  # fmt: skip
+        (1_000, 501_000, 500_000),
+        (600_000, 1_110_000, 510_000),
+    ]
     assert [[(s.layer, s.cycles) for s in i.layers] for i in inference_views(timeline)] == [
-        [(0, 10_000), (1, 480_000), (2, 9_500)], [(0, 10_200), (1, 490_000), (2, 9_300)],
-    ]  # fmt: skip
+        [(0, 10_000), (1, 480_000), (2, 9_500)],
+        [(0, 10_200), (1, 490_000), (2, 9_300)],
+    ]
     assert [(la.name, la.op, la.engine) for la in timeline.layers.values()] == [
-        ("instruction 0", "OPERATOR_CALL", Engine.CPU), ("instruction 1", "DELEGATE_CALL", Engine.NPU),
+        ("instruction 0", "OPERATOR_CALL", Engine.CPU),
+        ("instruction 1", "DELEGATE_CALL", Engine.NPU),
         ("instruction 2", "OPERATOR_CALL", Engine.CPU),
-    ]  # fmt: skip
+    ]
     assert [(j.start, j.end, j.inference) for j in timeline.npu_jobs] == [(20_000, 480_000, 0), (619_000, 1_089_000, 1)]
     facts = timeline.log["etdump"]
     assert facts["allocations"] == {"method allocator": {"count": 2, "bytes": 752_640 + 1_048_576}}
@@ -51,7 +54,7 @@ def test_inferences_and_layers() -> None:
     assert len(RUNS) == 2
 
 
-def test_report_reads_it_by_content(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_report_reads_it_by_content(run_cli, tmp_path: Path) -> None:
     """The name does not matter: a renamed .etdp is still an ETDump."""
     renamed = tmp_path / "profile.bin"
     renamed.write_bytes(ETDP.read_bytes())

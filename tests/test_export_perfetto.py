@@ -10,16 +10,12 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from analysis_helpers import analyse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
-
-from analysis_helpers import analyse
 from perfetto_reader import read_trace
-from tracer.budget.model import Budget, BudgetLayer, ModelBudget
-from tracer.export.perfetto import perfetto_packets, write_perfetto
-from tracer.export.protobuf import Message, varint
-from tracer.pipeline.load import load_timeline
+
 from tracer.base.timeline import (
     Engine,
     Inference,
@@ -28,6 +24,10 @@ from tracer.base.timeline import (
     LayerSpan,
     TimelineBuilder,
 )
+from tracer.budget.model import Budget, BudgetLayer, ModelBudget
+from tracer.export.perfetto import perfetto_packets, write_perfetto
+from tracer.export.protobuf import Message, varint
+from tracer.pipeline.load import load_timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "captures" / "demo.trace"
@@ -40,7 +40,7 @@ def ns(cycles: int, hz: int) -> int:
     return math.floor(Fraction(cycles * 10**9, hz) + Fraction(1, 2))
 
 
-def export(timeline, budget=None) -> bytes:  # noqa: ANN001
+def export(timeline, budget=None) -> bytes:
     """The trace bytes (as write_perfetto writes them) of the timeline analysed against ``budget``."""
     import io
 
@@ -49,7 +49,7 @@ def export(timeline, budget=None) -> bytes:  # noqa: ANN001
     return out.getvalue()
 
 
-def test_demo_trace_read_back(run_cli, tmp_path: Path, demo_budget: dict) -> None:  # noqa: ANN001
+def test_demo_trace_read_back(run_cli, tmp_path: Path, demo_budget: dict) -> None:
     """Tracks, slice counts and names, timestamps and args of the shipped capture."""
     path = tmp_path / "demo.pftrace"
     done = run_cli("export", DEMO, "--format", "perfetto", "--budget", DEMO_BUDGET, "-o", path)
@@ -63,7 +63,9 @@ def test_demo_trace_read_back(run_cli, tmp_path: Path, demo_budget: dict) -> Non
     assert trace.process.startswith("tracer-demo-int8-10layer") and "emulated" in trace.process
     names = list(trace.tracks.values())
     assert names[1:4] == ["Inferences", "CPU", "NPU"]
-    assert {"NPU jobs", "Cache maintenance", "Arena used", "Stack main high-water", "Stack handler high-water"} <= set(names)
+    assert {"NPU jobs", "Cache maintenance", "Arena used", "Stack main high-water", "Stack handler high-water"} <= set(
+        names
+    )
     assert all(parent == 1 for parent in trace.parents.values()) and len(trace.parents) == len(names) - 1
     timeline, _ = load_timeline(DEMO)
     hz = timeline.clock_hz
@@ -73,8 +75,10 @@ def test_demo_trace_read_back(run_cli, tmp_path: Path, demo_budget: dict) -> Non
     assert {s.name for s in npu} == {"conv0", "dw1", "pw2", "dw3", "pw4", "conv7"}
     assert {s.name for s in cpu} == {"add5", "pool6", "gap8", "fc9"}
     spans = timeline.spans
-    expected = sorted((timeline.layer(int(la)).label, ns(int(s), hz), ns(int(e), hz))
-                      for la, s, e in zip(spans.layer, spans.start, spans.end))  # fmt: skip
+    expected = sorted(
+        (timeline.layer(int(la)).label, ns(int(s), hz), ns(int(e), hz))
+        for la, s, e in zip(spans.layer, spans.start, spans.end)
+    )
     got = sorted((s.name, s.start, s.end) for s in cpu + npu)
     assert got == expected
     conv0 = min((s for s in npu if s.name == "conv0"), key=lambda s: s.start)
@@ -111,8 +115,11 @@ def test_isr_tracks_and_overlaps_and_labels() -> None:
     b.add_span(LayerSpan(0, 1, 400, 400, True))  # zero length
     b.add_inference(Inference(0, 90, 410, False, ("damaged",), ()))
     timeline = b.build()
-    timeline.isrs = [IsrSlice(120, 130, 15, "SysTick"), IsrSlice(140, 160, 16, "", depth=1, repaired=True),
-                     IsrSlice(200, 215, 15, "SysTick")]  # fmt: skip
+    timeline.isrs = [
+        IsrSlice(120, 130, 15, "SysTick"),
+        IsrSlice(140, 160, 16, "", depth=1, repaired=True),
+        IsrSlice(200, 215, 15, "SysTick"),
+    ]
     conv_budget = Budget(ModelBudget(clock_hz=1_000_000), [BudgetLayer(0, 0, "conv", "CONV_2D", Engine.CPU, 150.0)])
     trace = read_trace(export(timeline, conv_budget))
     names = set(trace.tracks.values())
@@ -154,16 +161,30 @@ def test_back_to_back_layers_nest_correctly() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(value=st.integers(min_value=-(2**63), max_value=2**63 - 1), name=st.text(max_size=40),
-       real=st.floats(allow_nan=False), uuid=st.integers(min_value=0, max_value=2**64 - 1))  # fmt: skip
+@given(
+    value=st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    name=st.text(max_size=40),
+    real=st.floats(allow_nan=False),
+    uuid=st.integers(min_value=0, max_value=2**64 - 1),
+)
 def test_wire_format_matches_the_protobuf_runtime(value: int, name: str, real: float, uuid: int) -> None:
     """Our writer's bytes equal the protobuf runtime's for the same message, for any values."""
-    ours = (Message().message(4, Message().double(5, real).string(10, name)).uint(9, 4).uint(11, uuid)
-            .string(23, name).uint(30, value).bytes())  # fmt: skip
+    ours = (
+        Message()
+        .message(4, Message().double(5, real).string(10, name))
+        .uint(9, 4)
+        .uint(11, uuid)
+        .string(23, name)
+        .uint(30, value)
+        .bytes()
+    )
     theirs = pb.TrackEvent(
-        debug_annotations=[pb.DebugAnnotation(double_value=real, name=name)], type=4, track_uuid=uuid, name=name,
+        debug_annotations=[pb.DebugAnnotation(double_value=real, name=name)],
+        type=4,
+        track_uuid=uuid,
+        name=name,
         counter_value=value,
-    ).SerializeToString()  # fmt: skip
+    ).SerializeToString()
     assert ours == theirs
     assert pb.TrackEvent.FromString(ours).counter_value == value
 

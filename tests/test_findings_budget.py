@@ -6,16 +6,19 @@ from __future__ import annotations
 from tracer.analysis.analyze import analyze
 from tracer.analysis.settings import AnalysisSettings
 from tracer.base.facts import InputFacts
-from tracer.export.report_json import report_object
+from tracer.base.timeline import Engine, Inference, LayerInfo, LayerSpan, TimelineBuilder
 from tracer.budget.loader import load_budget_texts
 from tracer.budget.text import BudgetText
-from tracer.base.timeline import Engine, Inference, LayerInfo, LayerSpan, TimelineBuilder
+from tracer.export.report_json import report_object
 
 FACTS = InputFacts("capture", "test://", None, 0)
 
 
-def timeline(layers: list[tuple[str, str, Engine, list[int]]], clock_hz: int | None = 100_000_000,
-             incomplete: tuple[int, ...] = ()):  # noqa: ANN201 - fmt: skip
+def timeline(
+    layers: list[tuple[str, str, Engine, list[int]]],
+    clock_hz: int | None = 100_000_000,
+    incomplete: tuple[int, ...] = (),
+):
     """Inferences laid end to end: layer k of inference n takes ``layers[k][3][n]`` cycles."""
     b = TimelineBuilder(clock_hz=clock_hz, clock_source="dwt", source="test")
     for index, (name, op, engine, _) in enumerate(layers):
@@ -32,20 +35,24 @@ def timeline(layers: list[tuple[str, str, Engine, list[int]]], clock_hz: int | N
     return b.build()
 
 
-def budget(toml: str):  # noqa: ANN201
+def budget(toml: str):
     """A budget from TOML text."""
     return load_budget_texts([BudgetText("budget.toml", toml)])
 
 
-def findings(tl, b=None, tolerance=None):  # noqa: ANN001, ANN201
+def findings(tl, b=None, tolerance=None):
     """Every finding of the analysis."""
     return list(analyze(tl, FACTS, b, AnalysisSettings(tolerance_pct=tolerance)).findings)
 
 
 def test_layer_over_budget_names_the_layer_and_the_inferences() -> None:
     """p50 1300 against 1000 predicted (+10%): error, with p50, p99, ratio and which inferences."""
-    tl = timeline([("conv", "CONV_2D", Engine.NPU, [1300, 1300, 1290, 1310, 1300]),
-                   ("fc", "FULLY_CONNECTED", Engine.CPU, [100] * 5)])  # fmt: skip
+    tl = timeline(
+        [
+            ("conv", "CONV_2D", Engine.NPU, [1300, 1300, 1290, 1310, 1300]),
+            ("fc", "FULLY_CONNECTED", Engine.CPU, [100] * 5),
+        ]
+    )
     b = budget('[[layer]]\nname = "conv"\ncycles = 1000\n[[layer]]\nname = "fc"\ncycles = 100\n')
     found = findings(tl, b)
     over = [f for f in found if f.id == "layer-over-budget"]
@@ -67,22 +74,27 @@ def test_p99_only_is_a_warning() -> None:
     f = findings(tl, budget('[[layer]]\nname = "conv"\ncycles = 1000\n'))
     # The jitter rules (issue 7) rightly flag the same outlier; this test is about the budget rules.
     budget_findings = [x for x in f if x.id.startswith("layer-")]
-    assert [(x.id, x.severity.value, x.inferences) for x in budget_findings] == [("layer-p99-over-budget", "warning", (19,))]
+    assert [(x.id, x.severity.value, x.inferences) for x in budget_findings] == [
+        ("layer-p99-over-budget", "warning", (19,))
+    ]
 
 
 def test_tolerance_order_layer_model_option_default() -> None:
     """--tolerance when given, else the layer's own tolerance, else the model's, else 10%."""
     tl = timeline([("a", "ADD", Engine.CPU, [1150] * 3), ("b", "ADD", Engine.CPU, [1150] * 3)])
     layers = '[[layer]]\nname = "a"\ncycles = 1000\ntolerance_pct = 20\n[[layer]]\nname = "b"\ncycles = 1000\n'
-    over = lambda fs: sorted(f.layer for f in fs if f.id == "layer-over-budget")  # noqa: E731
+
+    def over(fs: list) -> list:
+        return sorted(f.layer for f in fs if f.id == "layer-over-budget")
+
     assert over(findings(tl, budget(layers))) == [1]  # a: own 20%; b: default 10%
     assert over(findings(tl, budget(layers), tolerance=16)) == []  # b: --tolerance 16
     assert over(findings(tl, budget("[model]\ntolerance_pct = 12\n" + layers))) == [1]  # b: the model's 12%
     assert over(findings(tl, budget("[model]\ntolerance_pct = 12\n" + layers), tolerance=30)) == []  # the option
     assert over(findings(tl, budget(layers), tolerance=12)) == [0, 1]  # a's own 20% replaced too
-    plans = analyze(tl, FACTS, budget(layers), AnalysisSettings(tolerance_pct=16)).comparison.plans  # type: ignore[union-attr]
+    plans = analyze(tl, FACTS, budget(layers), AnalysisSettings(tolerance_pct=16)).comparison.plans
     assert (plans[0].tolerance_from, plans[1].tolerance_from) == ("option", "option")
-    plans = analyze(tl, FACTS, budget(layers)).comparison.plans  # type: ignore[union-attr]
+    plans = analyze(tl, FACTS, budget(layers)).comparison.plans
     assert (plans[0].tolerance_from, plans[1].tolerance_from) == ("layer", "default")
 
 
@@ -130,17 +142,25 @@ def test_unmatched_layers_both_ways() -> None:
     b = budget('[[layer]]\nname = "conv"\ncycles = 100\n[[layer]]\nname = "softmax"\nop = "SOFTMAX"\ncycles = 50\n')
     f = {x.id: x for x in findings(tl, b)}
     assert set(f) == {"budget-layer-not-measured", "layer-without-budget"}
-    assert f["budget-layer-not-measured"].severity.value == "warning" and "softmax" in f["budget-layer-not-measured"].message
+    assert (
+        f["budget-layer-not-measured"].severity.value == "warning"
+        and "softmax" in f["budget-layer-not-measured"].message
+    )
     assert f["layer-without-budget"].evidence["layers"] == [1]
 
 
 def test_cpu_fallback_planned_npu_measured_cpu() -> None:
     """The plan says NPU, the capture says CPU: an error, zero fallbacks being the rule."""
     tl = timeline([("conv", "CONV_2D", Engine.CPU, [1000] * 3), ("add", "ADD", Engine.CPU, [10] * 3)])
-    b = budget('[[layer]]\nname = "conv"\nengine = "npu"\ncycles = 1000\n'
-               '[[layer]]\nname = "add"\nengine = "cpu"\ncycles = 10\n')  # fmt: skip
+    b = budget(
+        '[[layer]]\nname = "conv"\nengine = "npu"\ncycles = 1000\n'
+        '[[layer]]\nname = "add"\nengine = "cpu"\ncycles = 10\n'
+    )
     f = findings(tl, b)
-    assert [(x.id, x.severity.value, x.layer) for x in f] == [("cpu-fallback", "error", 0), ("cpu-operators", "info", None)]
+    assert [(x.id, x.severity.value, x.layer) for x in f] == [
+        ("cpu-fallback", "error", 0),
+        ("cpu-operators", "info", None),
+    ]
     assert "planned for the NPU" in f[0].message and "AddEthosU" in (f[0].fix or "")
     assert f[1].evidence["layers"] == [1]
 

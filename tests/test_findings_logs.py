@@ -38,7 +38,7 @@ FINDINGS = {
 }
 
 
-def report(run_cli, name: str) -> dict:  # noqa: ANN001
+def report(run_cli, name: str) -> dict:
     """``tracer report LOG --format json``."""
     done = run_cli("report", LOGS / name, "--format", "json")
     assert done.code == 0, done.err
@@ -52,7 +52,7 @@ def test_every_fixture_is_listed() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FINDINGS))
-def test_findings_of_each_log(run_cli, name: str) -> None:  # noqa: ANN001
+def test_findings_of_each_log(run_cli, name: str) -> None:
     """Exactly the expected findings, each with a message, evidence and (for problems) a fix."""
     r = report(run_cli, name)
     # Only the kinds of this issue's rule modules: other rules (interrupts, jitter ...) may add theirs.
@@ -67,12 +67,18 @@ def test_findings_of_each_log(run_cli, name: str) -> None:  # noqa: ANN001
         assert f"[{f['severity']}] {f['id']}" in text
 
 
-def test_mlek_profiles_give_pmu_counters(run_cli) -> None:  # noqa: ANN001
+def test_mlek_profiles_give_pmu_counters(run_cli) -> None:
     """MLEK's profile blocks become the pmu section with their units and the utilization."""
     r = report(run_cli, "mlek_inference_runner_fvp_profile.log")
     pmu = r["pmu"]
-    assert pmu["totals"] == {"AXI0_RD_DATA_BEAT_RECEIVED": 9332, "AXI0_WR_DATA_BEAT_WRITTEN": 3248,
-                             "AXI1_RD_DATA_BEAT_RECEIVED": 2219, "NPU_ACTIVE": 33145, "NPU_IDLE": 1033, "CYCLE": 34178}  # fmt: skip
+    assert pmu["totals"] == {
+        "AXI0_RD_DATA_BEAT_RECEIVED": 9332,
+        "AXI0_WR_DATA_BEAT_WRITTEN": 3248,
+        "AXI1_RD_DATA_BEAT_RECEIVED": 2219,
+        "NPU_ACTIVE": 33145,
+        "NPU_IDLE": 1033,
+        "CYCLE": 34178,
+    }
     assert pmu["per_inference"] == [{"number": 0, "complete": True, "counters": pmu["totals"]}]
     assert pmu["units"]["AXI0_RD_DATA_BEAT_RECEIVED"] == "beats" and pmu["units"]["CYCLE"] == "cycles"
     assert pmu["npu_utilization"] == {"active": 33145, "idle": 1033, "total": 34178, "ratio": round(33145 / 34178, 6)}
@@ -83,20 +89,32 @@ def test_mlek_profiles_give_pmu_counters(run_cli) -> None:  # noqa: ANN001
     assert (img["NPU_ACTIVE"], img["NPU_IDLE"], img["CYCLE"]) == (7345741, 431, 7346172)
 
 
-def test_mlia_metrics_line_and_its_utilization_finding(run_cli) -> None:  # noqa: ANN001
+def test_mlia_metrics_line_and_its_utilization_finding(run_cli) -> None:
     """The base64 <metrics> JSON line: counters 1..6, ACTIVE 1 of TOTAL 3 is low utilization."""
     r = report(run_cli, "mlia_generic_inference_runner_metrics_line.txt")
-    assert r["pmu"]["totals"] == {"NPU_IDLE": 2, "AXI0_RD_DATA_BEAT_RECEIVED": 4, "AXI0_WR_DATA_BEAT_WRITTEN": 5,
-                                  "AXI1_RD_DATA_BEAT_RECEIVED": 6, "NPU_ACTIVE": 1, "CYCLE": 3}  # fmt: skip
+    assert r["pmu"]["totals"] == {
+        "NPU_IDLE": 2,
+        "AXI0_RD_DATA_BEAT_RECEIVED": 4,
+        "AXI0_WR_DATA_BEAT_WRITTEN": 5,
+        "AXI1_RD_DATA_BEAT_RECEIVED": 6,
+        "NPU_ACTIVE": 1,
+        "CYCLE": 3,
+    }
     low = r["findings"][0]
     assert low["evidence"]["ratio"] == round(1 / 3, 6) and "33.3%" in low["message"] and low["inferences"] == [0]
 
 
-def test_executorch_report_carries_its_numbers(run_cli) -> None:  # noqa: ANN001
+def test_executorch_report_carries_its_numbers(run_cli) -> None:
     """ExecuTorch's PMU report named by its event list, the operator layer, allocator pools."""
     r = report(run_cli, "executorch_arm_fvp_corstone320_u85.log")
-    assert r["pmu"]["totals"] == {"CPU_WAIT_FOR_NPU": 729, "CYCLE": 5920305, "EXT0_RD_DATA_BEAT_RECEIVED": 359921,
-                                  "EXT1_RD_DATA_BEAT_RECEIVED": 0, "EXT0_WR_DATA_BEAT_WRITTEN": 0, "NPU_IDLE": 503}  # fmt: skip
+    assert r["pmu"]["totals"] == {
+        "CPU_WAIT_FOR_NPU": 729,
+        "CYCLE": 5920305,
+        "EXT0_RD_DATA_BEAT_RECEIVED": 359921,
+        "EXT1_RD_DATA_BEAT_RECEIVED": 0,
+        "EXT0_WR_DATA_BEAT_WRITTEN": 0,
+        "NPU_IDLE": 503,
+    }
     assert r["pmu"]["npu_utilization"]["active"] == 5920305 - 503
     assert [(la["op"], la["engine"], la["cycles"]["p50"]) for la in r["layers"]] == [("ethos-u", "npu", 1498202)]
     assert r["memory"]["arena"] == {"used": 1355722, "size": 62914560, "planned": None}
@@ -104,7 +122,7 @@ def test_executorch_report_carries_its_numbers(run_cli) -> None:  # noqa: ANN001
     assert r["log"]["executorch"]["operators_total_cycles"] == 1498202
 
 
-def test_tflm_benchmark_layers_and_facts(run_cli) -> None:  # noqa: ANN001
+def test_tflm_benchmark_layers_and_facts(run_cli) -> None:
     """31 operator layers from MicroProfiler::Log, arena parts, the FVP labels the CPU cycles."""
     r = report(run_cli, "tflm_generic_benchmark_corstone300_fvp.log")
     assert len(r["layers"]) == 31
@@ -115,7 +133,7 @@ def test_tflm_benchmark_layers_and_facts(run_cli) -> None:  # noqa: ANN001
     assert r["log"]["fvp"]["cpu0"]["instructions"] == 73961463
 
 
-def test_arena_too_small_gives_the_size_and_the_fixes(run_cli) -> None:  # noqa: ANN001
+def test_arena_too_small_gives_the_size_and_the_fixes(run_cli) -> None:
     """Requested, available, missing; the arena to grow with 10-15% headroom; the field's fixes."""
     r = report(run_cli, "tflm_host/arena_50000_too_small.txt")
     f = r["findings"][0]
@@ -130,7 +148,7 @@ def test_arena_too_small_gives_the_size_and_the_fixes(run_cli) -> None:  # noqa:
     assert cfu["evidence"]["kind"] == "tail memory" and cfu["evidence"]["missing"] == 52
 
 
-def test_config_mismatch_names_the_accelerator(run_cli) -> None:  # noqa: ANN001
+def test_config_mismatch_names_the_accelerator(run_cli) -> None:
     """macs_per_cc 8 against 7: 256 MACs per cycle on the NPU, 128 in the compiled model."""
     f = report(run_cli, "mlek_npu_config_mismatch.log")["findings"][0]
     assert f["id"] == "npu-config-mismatch"
@@ -139,7 +157,7 @@ def test_config_mismatch_names_the_accelerator(run_cli) -> None:  # noqa: ANN001
     assert f["evidence"]["lines"] == [1, 2]
 
 
-def test_memory_only_and_fact_logs(run_cli) -> None:  # noqa: ANN001
+def test_memory_only_and_fact_logs(run_cli) -> None:
     """Allocator reports give arena use; the boot banner gives the clock and the NPU's configuration."""
     r = report(run_cli, "tflm_recording_allocator_print_allocations.log")
     assert r["memory"]["arena"]["used"] == 9568 and r["log"]["arena"]["tail_bytes"] == 1824

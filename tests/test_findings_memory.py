@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from check_streams import LayerSpec, encode_model, write_capture
+
 from tracer.analysis.analyze import analyze
 from tracer.analysis.settings import AnalysisSettings
 from tracer.base.facts import InputFacts
-from tracer.budget.loader import load_budget_texts
-from tracer.budget.text import BudgetText
-from tracer.pipeline.load import load_timeline
 from tracer.base.timeline import (
     AllocationFailure,
     ArenaSample,
@@ -22,17 +20,20 @@ from tracer.base.timeline import (
     StackSample,
     TimelineBuilder,
 )
+from tracer.budget.loader import load_budget_texts
+from tracer.budget.text import BudgetText
+from tracer.pipeline.load import load_timeline
 from tracer.telemetry.wire import RecordType
 
 FACTS = InputFacts("capture", "test://", None, 0)
 
 
-def ids(timeline: InferenceTimeline, budget=None, **options) -> list[tuple[str, str]]:  # noqa: ANN001
+def ids(timeline: InferenceTimeline, budget=None, **options) -> list[tuple[str, str]]:
     """(id, severity) of every finding."""
     return [(f.id, f.severity.value) for f in analyze(timeline, FACTS, budget, AnalysisSettings(**options)).findings]
 
 
-def one(timeline: InferenceTimeline, kind: str, budget=None):  # noqa: ANN001, ANN201
+def one(timeline: InferenceTimeline, kind: str, budget=None):
     """The only finding of ``kind``."""
     found = [f for f in analyze(timeline, FACTS, budget).findings if f.id == kind]
     assert len(found) == 1, found
@@ -62,8 +63,11 @@ def test_arena_over_plan_is_information() -> None:
 
 def test_allocation_failure_fix_follows_the_npu() -> None:
     """U55: the linker-script fix; U65: Dedicated_Sram; the arena size needed when it is known."""
-    tl = InferenceTimeline(allocation_failures=[AllocationFailure("resize buffer", 49_152, 47_544, 1_608, None, 2)],
-                           arena=[ArenaSample(None, 40_000, 50_000)], npu="Ethos-U55")  # fmt: skip
+    tl = InferenceTimeline(
+        allocation_failures=[AllocationFailure("resize buffer", 49_152, 47_544, 1_608, None, 2)],
+        arena=[ArenaSample(None, 40_000, 50_000)],
+        npu="Ethos-U55",
+    )
     f = one(tl, "arena-too-small")
     assert f.evidence["needed"] == 51_608 and "51,608" in f.message
     assert f.evidence["recommended_min"] == 56_784 and f.evidence["recommended_max"] == 59_360  # +10%, +15%, to 16 B
@@ -75,9 +79,15 @@ def test_allocation_failure_fix_follows_the_npu() -> None:
 
 def test_stacks() -> None:
     """Above 75%: warning; canary overwritten: error, with when it was first seen."""
-    tl = InferenceTimeline(stacks=[StackSample(10, "main", 3000, 4096), StackSample(20, "main", 3100, 4096),
-                                   StackSample(10, "isr", 200, 1024), StackSample(30, "isr", 1024, 1024, False),
-                                   StackSample(40, "idle", 100, 1024)])  # fmt: skip
+    tl = InferenceTimeline(
+        stacks=[
+            StackSample(10, "main", 3000, 4096),
+            StackSample(20, "main", 3100, 4096),
+            StackSample(10, "isr", 200, 1024),
+            StackSample(30, "isr", 1024, 1024, False),
+            StackSample(40, "idle", 100, 1024),
+        ]
+    )
     found = {f.evidence["stack"]: f for f in analyze(tl, FACTS).findings}
     assert set(found) == {"main", "isr"}
     assert found["main"].id == "stack-high-water" and found["main"].severity.value == "warning"
@@ -98,7 +108,10 @@ def test_compiler_sram_peak() -> None:
 
 def test_npu_utilization_per_layer_from_a_capture(tmp_path: Path) -> None:
     """An NPU layer active 50% of its PMU cycles: warning on that layer only."""
-    layers = [LayerSpec("conv", "CONV_2D", True, 1000, active=0.95), LayerSpec("fc", "FULLY_CONNECTED", True, 800, active=0.5)]
+    layers = [
+        LayerSpec("conv", "CONV_2D", True, 1000, active=0.95),
+        LayerSpec("fc", "FULLY_CONNECTED", True, 800, active=0.5),
+    ]
     capture = write_capture(tmp_path / "c.trace", bytes(encode_model(layers).out))
     timeline, _ = load_timeline(capture)
     found = [f for f in analyze(timeline, FACTS).findings if f.id == "npu-utilization-low"]

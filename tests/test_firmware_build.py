@@ -11,14 +11,48 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 INCLUDE = ROOT / "firmware_snippets" / "include"
 ARCH = {"cortex-m4": "v7E-M", "cortex-m33": "v8-M.mainline", "cortex-m55": "v8.1-M.mainline"}
-API = ["trc_use_itm", "trc_use_writer", "trc_set_time", "trc_time_dwt_init", "trc_time_systick_init",
-       "trc_target_info", "trc_inference_begin", "trc_inference_end", "trc_layer_begin", "trc_layer_end",
-       "trc_layer_info", "trc_pmu_config", "trc_pmu_snapshot", "trc_npu_job_begin", "trc_npu_job_end",
-       "trc_arena", "trc_stack_paint", "trc_stack_report", "trc_cache_op", "trc_buffer_crc", "trc_mark",
-       "trc_value", "trc_print", "trc_sync", "trc_measure_marker_cost", "trc_ethosu_pmu_read",
-       "trc_set_drain", "trc_flush", "trc_pending", "trc_use_consumer", "trc_tx_span", "trc_tx_done",
-       "trc_layer_work", "trc_cpu_pmu_init", "trc_cpu_dwt_counters_init", "trc_cpu_counters_off",
-       "trc_task_switched_in", "trc_task_info", "trc_task_deleted", "trc_text_dropped"]  # fmt: skip
+API = [
+    "trc_use_itm",
+    "trc_use_writer",
+    "trc_set_time",
+    "trc_time_dwt_init",
+    "trc_time_systick_init",
+    "trc_target_info",
+    "trc_inference_begin",
+    "trc_inference_end",
+    "trc_layer_begin",
+    "trc_layer_end",
+    "trc_layer_info",
+    "trc_pmu_config",
+    "trc_pmu_snapshot",
+    "trc_npu_job_begin",
+    "trc_npu_job_end",
+    "trc_arena",
+    "trc_stack_paint",
+    "trc_stack_report",
+    "trc_cache_op",
+    "trc_buffer_crc",
+    "trc_mark",
+    "trc_value",
+    "trc_print",
+    "trc_sync",
+    "trc_measure_marker_cost",
+    "trc_ethosu_pmu_read",
+    "trc_set_drain",
+    "trc_flush",
+    "trc_pending",
+    "trc_use_consumer",
+    "trc_tx_span",
+    "trc_tx_done",
+    "trc_layer_work",
+    "trc_cpu_pmu_init",
+    "trc_cpu_dwt_counters_init",
+    "trc_cpu_counters_off",
+    "trc_task_switched_in",
+    "trc_task_info",
+    "trc_task_deleted",
+    "trc_text_dropped",
+]
 
 pytestmark = pytest.mark.qemu  # needs gcc-arm-none-eabi (CI installs it with QEMU)
 
@@ -49,9 +83,28 @@ def test_library_needs_no_libc(firmware_build: Path, tmp_path: Path) -> None:
     calls = "".join(f"    (void)&{name};\n" for name in API)
     main.write_text(f'#include "trc.h"\nvoid _start(void);\nvoid _start(void)\n{{\n{calls}    for (;;) {{ }}\n}}\n')
     elf = tmp_path / "app.elf"
-    _out(["arm-none-eabi-gcc", "-mcpu=cortex-m33", "-mthumb", "-std=c99", "-Wall", "-Wextra", "-Werror",
-          f"-I{INCLUDE}", "-nostdlib", "-nostartfiles", "-e", "_start", "-Wl,--no-gc-sections", str(main),
-          str(firmware_build / "cortex-m33" / "libtrc.a"), "-lgcc", "-o", str(elf)])  # fmt: skip
+    _out(
+        [
+            "arm-none-eabi-gcc",
+            "-mcpu=cortex-m33",
+            "-mthumb",
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{INCLUDE}",
+            "-nostdlib",
+            "-nostartfiles",
+            "-e",
+            "_start",
+            "-Wl,--no-gc-sections",
+            str(main),
+            str(firmware_build / "cortex-m33" / "libtrc.a"),
+            "-lgcc",
+            "-o",
+            str(elf),
+        ]
+    )
     undefined = _out(["arm-none-eabi-nm", "--undefined-only", str(elf)])
     assert undefined.strip() == ""
 
@@ -61,10 +114,21 @@ def test_warnings_are_errors(firmware_build: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.c"
     bad.write_text('#include "trc.h"\nint trc_bad(void);\nint trc_bad(void) { int unused; return 0; }\n')
     done = subprocess.run(
-        ["make", "-s", "-C", str(ROOT / "firmware_snippets"), "-f", "Makefile", "--eval",
-         f"probe: ; $(CC) $(call ARM_FLAGS,cortex-m55) $(LIB_CFLAGS) -c {bad} -o {tmp_path / 'bad.o'}", "probe"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            "make",
+            "-s",
+            "-C",
+            str(ROOT / "firmware_snippets"),
+            "-f",
+            "Makefile",
+            "--eval",
+            f"probe: ; $(CC) $(call ARM_FLAGS,cortex-m55) $(LIB_CFLAGS) -c {bad} -o {tmp_path / 'bad.o'}",
+            "probe",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode != 0 and "unused" in done.stderr
 
 
@@ -72,8 +136,11 @@ def test_demo_images_fit_the_board(firmware_build: Path) -> None:
     """The demo, cost and masked-time ELFs for mps3-an547: code in the 512 KiB ITCM, data in the DTCM."""
     for name in ("tracer_demo.elf", "marker_cost.elf", "tracer_demo_masked.elf"):
         sizes = _out(["arm-none-eabi-size", "-A", str(firmware_build / "demo" / name)])
-        rows = {line.split()[0]: (int(line.split()[1]), int(line.split()[2], 0))
-                for line in sizes.splitlines() if line.startswith(".")}  # fmt: skip
+        rows = {
+            line.split()[0]: (int(line.split()[1]), int(line.split()[2], 0))
+            for line in sizes.splitlines()
+            if line.startswith(".")
+        }
         size, address = rows[".text"]
         assert address == 0x10000000 and size < 512 * 1024
         assert rows[".bss"][1] >= 0x30000000

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from firmware_host import FIRMWARE, HARNESS, build_host_lib, run
-from telemetry_streams import decode
 from telemetry_encoder import TelemetryEncoder
+from telemetry_streams import decode
+
 from tracer.base.timeline import Engine
 from tracer.telemetry.wire import INFO_NPU_PMU_SIMULATED, TimeSource
 
@@ -56,8 +56,22 @@ def harness_run(host_lib: Path, tmp_path_factory: pytest.TempPathFactory) -> tup
     """Build and run harness.c: (captured bytes, key=value facts it printed)."""
     tmp = tmp_path_factory.mktemp("harness")
     exe = tmp / "harness"
-    run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE / 'include'}",
-          str(HARNESS / "harness.c"), str(FIRMWARE / "src" / "trc_ethosu_hooks.c"), str(host_lib), "-o", str(exe)])  # fmt: skip
+    run(
+        [
+            "gcc",
+            "-std=c99",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{FIRMWARE / 'include'}",
+            str(HARNESS / "harness.c"),
+            str(FIRMWARE / "src" / "trc_ethosu_hooks.c"),
+            str(host_lib),
+            "-o",
+            str(exe),
+        ]
+    )
     out = tmp / "out.bin"
     done = run([str(exe), str(out)])
     facts: dict[str, str] = {}
@@ -180,9 +194,12 @@ def test_decoder_reads_what_the_host_library_wrote(harness_run: tuple[bytes, dic
     layer0 = spans.where((spans.layer == 0) & (spans.inference == 0))
     assert layer0.cycles.tolist() == [5 * CLOCK_STEP]
     assert dict(zip(spans.pmu_names, layer0.pmu[0].tolist())) == {
-        "PMU_CYCLES": 0x123456789, "NPU_ACTIVE": 100, "AXI0_RD_DATA_BEAT_RECEIVED": 200,
-        "AXI0_WR_DATA_BEAT_WRITTEN": 300, "AXI1_RD_DATA_BEAT_RECEIVED": 400,
-    }  # fmt: skip
+        "PMU_CYCLES": 0x123456789,
+        "NPU_ACTIVE": 100,
+        "AXI0_RD_DATA_BEAT_RECEIVED": 200,
+        "AXI0_WR_DATA_BEAT_WRITTEN": 300,
+        "AXI1_RD_DATA_BEAT_RECEIVED": 400,
+    }
     assert spans.start.min() < (1 << 32) < spans.end.max()  # the run crossed the 32-bit wrap
     assert [len(tl.npu_jobs), len(tl.cache_ops), len(tl.marks)] == [4, 3, 6]
     assert tl.npu_jobs[3].end - tl.npu_jobs[3].start == 2 * CLOCK_STEP
@@ -200,16 +217,33 @@ def test_tflm_adapter_emits_one_layer_per_operator(host_lib: Path, tmp_path: Pat
     stub.mkdir(parents=True)
     (stub / "micro_profiler_interface.h").write_text(TFLM_INTERFACE)
     exe = tmp_path / "tflm"
-    run(["g++", "-std=c++11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{tmp_path / 'stub'}",
-          f"-I{FIRMWARE / 'include'}", str(HARNESS / "tflm_harness.cc"), str(FIRMWARE / "src" / "trc_tflm_profiler.cc"),
-          str(host_lib), "-o", str(exe)])  # fmt: skip
+    run(
+        [
+            "g++",
+            "-std=c++11",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{tmp_path / 'stub'}",
+            f"-I{FIRMWARE / 'include'}",
+            str(HARNESS / "tflm_harness.cc"),
+            str(FIRMWARE / "src" / "trc_tflm_profiler.cc"),
+            str(host_lib),
+            "-o",
+            str(exe),
+        ]
+    )
     out = tmp_path / "out.bin"
     run([str(exe), str(out)])
     tl = decode(out.read_bytes())
     assert tl.inferences.complete.tolist() == [True, True]
     assert [(i.op, i.engine) for i in tl.layers.values()] == [
-        ("CONV_2D", Engine.CPU), ("ethos-u", Engine.NPU), ("WHILE", Engine.CPU), ("SOFTMAX", Engine.CPU),
-    ]  # fmt: skip
+        ("CONV_2D", Engine.CPU),
+        ("ethos-u", Engine.NPU),
+        ("WHILE", Engine.CPU),
+        ("SOFTMAX", Engine.CPU),
+    ]
     assert tl.spans.layer.tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
     # Clock steps of 10 per record: WHILE spans its own begin/end only (ADD was not emitted).
     assert np.all(tl.spans.cycles == 10)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from firmware_host import FIRMWARE, HARNESS, build_host_lib, run
 from telemetry_streams import decode
+
 from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.tasks import cpu_share
 
@@ -32,8 +32,22 @@ def host_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _build(host_lib: Path, out: Path, *sources: str) -> Path:
     exe = out / Path(sources[0]).stem
-    run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE / 'include'}", f"-I{HARNESS / 'stubs'}",
-          *(str(HARNESS / s) for s in sources), str(host_lib), "-o", str(exe)])  # fmt: skip
+    run(
+        [
+            "gcc",
+            "-std=c99",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{FIRMWARE / 'include'}",
+            f"-I{HARNESS / 'stubs'}",
+            *(str(HARNESS / s) for s in sources),
+            str(host_lib),
+            "-o",
+            str(exe),
+        ]
+    )
     return exe
 
 
@@ -42,7 +56,7 @@ def _facts(stdout: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def ring(host_lib: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def ring(host_lib: Path, tmp_path_factory: pytest.TempPathFactory):
     """Run ``harness_ring MODE``: (bytes, facts) per mode."""
     tmp = tmp_path_factory.mktemp("ring")
     exe = _build(host_lib, tmp, "harness_ring.c")
@@ -66,7 +80,7 @@ def records(host_lib: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[I
 
 
 # -- the ring -------------------------------------------------------------------------------------
-def test_a_full_ring_drops_whole_records_and_the_host_sees_the_gap(ring) -> None:  # noqa: ANN001
+def test_a_full_ring_drops_whole_records_and_the_host_sees_the_gap(ring) -> None:
     """Deferred drain, 100 layer records into 1024 bytes: the ones that fit go out whole after the
     flush, the rest are dropped and counted; the inference they belong to is incomplete with the
     exact number lost, and the next inference (complete) carries the firmware's drop count."""
@@ -84,7 +98,7 @@ def test_a_full_ring_drops_whole_records_and_the_host_sees_the_gap(ring) -> None
     assert len(tl.spans.where(tl.spans.inference == 0)) == fit // 2  # the pairs that made it
 
 
-def test_more_than_255_drops_in_a_row_still_show_a_gap(ring) -> None:  # noqa: ANN001
+def test_more_than_255_drops_in_a_row_still_show_a_gap(ring) -> None:
     """300 drops in a row: sequence numbers advance for 255 of them only, so the gap is never a
     multiple of 256 (invisible); the firmware's DROPPED record gives the true total."""
     data, facts = ring("long_drop")
@@ -95,14 +109,14 @@ def test_more_than_255_drops_in_a_row_still_show_a_gap(ring) -> None:  # noqa: A
     assert [m.id for m in tl.marks] == list(range(RING_BYTES // 15))
 
 
-def test_console_text_that_finds_the_ring_full_is_counted(ring) -> None:  # noqa: ANN001
+def test_console_text_that_finds_the_ring_full_is_counted(ring) -> None:
     """Text has no sequence number: when even a drain cannot make room, its bytes are counted."""
     _, facts = ring("text_full")
     assert facts["text_dropped"] == "5"  # one 4-character packet: header byte + 4
     assert int(facts["dropped"]) == 100 - RING_BYTES // 15
 
 
-def test_a_consumer_taking_spans_sends_exactly_what_the_writer_sends(ring) -> None:  # noqa: ANN001
+def test_a_consumer_taking_spans_sends_exactly_what_the_writer_sends(ring) -> None:
     """A DMA or TX-empty interrupt taking the ring in spans of at most 7 bytes (records cut
     anywhere, one span sent only in part and offered again, one span out at a time) puts the
     same bytes on the wire as the software writer; it was kicked when records were waiting."""
@@ -115,7 +129,7 @@ def test_a_consumer_taking_spans_sends_exactly_what_the_writer_sends(ring) -> No
     assert tl.inferences.complete.tolist() == [True] and len(tl.spans) == 5 and not tl.loss.any
 
 
-def test_records_emitted_inside_the_transport_or_the_clock_never_interleave(ring) -> None:  # noqa: ANN001
+def test_records_emitted_inside_the_transport_or_the_clock_never_interleave(ring) -> None:
     """A record emitted while another is being sent waits for it; one emitted between another's
     clock read and its reservation comes first and lends that record its time, so the wire stays
     in time order."""
@@ -130,14 +144,14 @@ def test_records_emitted_inside_the_transport_or_the_clock_never_interleave(ring
 
 
 # -- work counts, CPU counters, tasks ---------------------------------------------------------------
-def test_the_documented_npu_pmu_flag_marks_the_pmu_simulated(records) -> None:  # noqa: ANN001
+def test_the_documented_npu_pmu_flag_marks_the_pmu_simulated(records) -> None:
     """trc_pmu_config(..., TRC_INFO_NPU_PMU_SIMULATED) labels the NPU PMU simulated, on a target
     whose own info does not say so."""
     tl, _ = records
     assert tl.labels.get("npu_pmu") == "simulated"
 
 
-def test_work_counts_and_pmu_counters_land_on_their_spans(records) -> None:  # noqa: ANN001
+def test_work_counts_and_pmu_counters_land_on_their_spans(records) -> None:
     """INST_RETIRED from a chained pair of 16-bit counters (across a carry) and the extra event,
     per span; the work count on the span that reported it."""
     tl, facts = records
@@ -153,7 +167,7 @@ def test_work_counts_and_pmu_counters_land_on_their_spans(records) -> None:  # n
     assert sf.work[rows].tolist() == [-1, 17, -1]
 
 
-def test_dwt_counters_give_their_change_modulo_256(records) -> None:  # noqa: ANN001
+def test_dwt_counters_give_their_change_modulo_256(records) -> None:
     """DWT counters are 8 bits: the records hold their values at begin and end, the host gives
     the change modulo 256 (named so), never a total it cannot know."""
     tl, facts = records
@@ -165,7 +179,7 @@ def test_dwt_counters_give_their_change_modulo_256(records) -> None:  # noqa: AN
     assert "INST_RETIRED" in sf.counter_names and sf.counter("INST_RETIRED")[row] == -1
 
 
-def test_freertos_and_zephyr_hooks_make_the_task_lane(records) -> None:  # noqa: ANN001
+def test_freertos_and_zephyr_hooks_make_the_task_lane(records) -> None:
     """traceTASK_CREATE / traceTASK_SWITCHED_IN / traceTASK_DELETE and Zephyr's user hooks give
     named task slices; the sensor task's slice inside layer 1 is that span's preemption."""
     tl, facts = records
@@ -189,6 +203,7 @@ def test_freertos_and_zephyr_hooks_make_the_task_lane(records) -> None:  # noqa:
 # -- loss and the task lane (streams written by the Python encoder) ---------------------------------
 def _task_stream(lose_inside: bool, lose_between: bool) -> bytes:
     from telemetry_encoder import TelemetryEncoder
+
     from tracer.telemetry.wire import RecordType, TimeSource
 
     enc = TelemetryEncoder()

@@ -20,20 +20,21 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from distributed import LocalCluster
-
 from conftest import ROOT
+from distributed import LocalCluster
 from fleet_streams import LAYERS, Build, write_build
-from tracer.fleet.dataset import Dataset
+
 from tracer.fleet import schema
+from tracer.fleet.dataset import Dataset
 from tracer.sources.qemu import free_port
 
 
 @pytest.fixture(scope="module")
 def scheduler() -> str:
     """A local Dask cluster of two worker processes; its scheduler's address."""
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=logging.ERROR)  # fmt: skip
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+    )
     try:
         yield cluster.scheduler_address
     finally:
@@ -47,11 +48,20 @@ def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("captures")
     out = {}
     for name, build, seed, board, number in (
-        ("a1", Build(), 1, "board-a", 41), ("a2", Build(), 2, "board-b", 41),
-        ("b1", Build(slow=(1, 10.0)), 3, "board-a", 42), ("b2", Build(slow=(1, 10.0)), 4, "board-b", 42),
-    ):  # fmt: skip
-        out[name] = write_build(root / f"{name}.trace", build, 25, seed, board=board, labels={"build": number},
-                                created="2025-06-0%dT10:00:00+00:00" % (1 + number - 41))  # fmt: skip
+        ("a1", Build(), 1, "board-a", 41),
+        ("a2", Build(), 2, "board-b", 41),
+        ("b1", Build(slow=(1, 10.0)), 3, "board-a", 42),
+        ("b2", Build(slow=(1, 10.0)), 4, "board-b", 42),
+    ):
+        out[name] = write_build(
+            root / f"{name}.trace",
+            build,
+            25,
+            seed,
+            board=board,
+            labels={"build": number},
+            created=f"2025-06-0{1 + number - 41}T10:00:00+00:00",
+        )
     out["cut"] = root / "cut.trace"
     out["cut"].write_bytes(out["a1"].read_bytes()[:20])
     out["missing"] = root / "missing.trace"
@@ -65,13 +75,16 @@ def snapshot(root: Path) -> dict[str, str]:
     out = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
-        if path.is_file() and not any(part.startswith(("_", ".")) for part in relative.split("/")[:-1]) \
-                and not path.name.startswith("_lock"):  # fmt: skip
+        if (
+            path.is_file()
+            and not any(part.startswith(("_", ".")) for part in relative.split("/")[:-1])
+            and not path.name.startswith("_lock")
+        ):
             out[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
 
-def test_ingest_on_the_cluster_then_again_changes_nothing(captures, scheduler, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_ingest_on_the_cluster_then_again_changes_nothing(captures, scheduler, run_cli, tmp_path) -> None:
     """Four captures go in on two Dask workers, partitioned by day, labelled; ingesting them again
     (and a copy of one under another name) adds nothing and changes no byte."""
     ds = tmp_path / "results"
@@ -96,7 +109,7 @@ def test_ingest_on_the_cluster_then_again_changes_nothing(captures, scheduler, r
     assert snapshot(ds) == before
 
 
-def test_unreadable_captures_go_to_the_errors_table(captures, scheduler, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_unreadable_captures_go_to_the_errors_table(captures, scheduler, run_cli, tmp_path) -> None:
     """A missing file, a capture cut in its header and a file with nothing in it fail, the good
     capture goes in; exit 3 says the run was partial."""
     ds = tmp_path / "results"
@@ -113,7 +126,7 @@ def test_unreadable_captures_go_to_the_errors_table(captures, scheduler, run_cli
     assert "not ingested" in done.err
 
 
-def test_compare_on_the_cluster_and_from_the_dataset(captures, scheduler, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_compare_on_the_cluster_and_from_the_dataset(captures, scheduler, run_cli, tmp_path) -> None:
     """Sets compared on the cluster, and the same captures selected from the dataset by label, give
     the same verdict and the same numbers."""
     base, new = [captures["a1"], captures["a2"]], [captures["b1"], captures["b2"]]
@@ -130,7 +143,7 @@ def test_compare_on_the_cluster_and_from_the_dataset(captures, scheduler, run_cl
     assert run_cli("compare", "--dataset", ds, "--base", "build=41", "--new", "build=99").code == 2
 
 
-def test_unreachable_scheduler_is_exit_4_and_writes_nothing(captures, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_unreachable_scheduler_is_exit_4_and_writes_nothing(captures, run_cli, tmp_path) -> None:
     """No scheduler listens on the port: exit 4, said in words; no dataset folder is made."""
     address = f"tcp://127.0.0.1:{free_port()}"
     ds = tmp_path / "results"
@@ -141,7 +154,7 @@ def test_unreachable_scheduler_is_exit_4_and_writes_nothing(captures, run_cli, t
     assert run_cli("ingest", captures["a1"], "-o", ds, "--scheduler", "localhost").code == 2
 
 
-def test_a_newer_dataset_is_refused_untouched(captures, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_a_newer_dataset_is_refused_untouched(captures, run_cli, tmp_path) -> None:
     """A dataset written by a newer schema: ingest, compare and trend say so (exit 2), change nothing."""
     ds = tmp_path / "results"
     assert run_cli("ingest", captures["a1"], "-o", ds, "--workers", "1").code == 0
@@ -150,9 +163,11 @@ def test_a_newer_dataset_is_refused_untouched(captures, run_cli, tmp_path) -> No
     data["schema_version"] = schema.SCHEMA_VERSION + 1
     manifest.write_text(json.dumps(data))
     before = snapshot(ds)
-    for args in (("ingest", captures["b1"], "-o", ds, "--workers", "1"),
-                 ("compare", "--dataset", ds, "--base", "build=41", "--new", "build=41"),
-                 ("trend", ds, "--by", "build")):  # fmt: skip
+    for args in (
+        ("ingest", captures["b1"], "-o", ds, "--workers", "1"),
+        ("compare", "--dataset", ds, "--base", "build=41", "--new", "build=41"),
+        ("trend", ds, "--by", "build"),
+    ):
         done = run_cli(*args)
         assert done.code == 2 and "newer than this tracer's" in done.err, args
     assert snapshot(ds) == before
@@ -164,7 +179,7 @@ def test_a_newer_dataset_is_refused_untouched(captures, run_cli, tmp_path) -> No
     assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
 
 
-def test_a_killed_ingest_leaves_the_dataset_as_it_was(captures, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_a_killed_ingest_leaves_the_dataset_as_it_was(captures, run_cli, tmp_path) -> None:
     """An ingest killed (SIGKILL) while its workers write: the dataset readers see is unchanged, and
     the next ingest clears what the killed one staged."""
     ds = tmp_path / "results"
@@ -175,8 +190,12 @@ def test_a_killed_ingest_leaves_the_dataset_as_it_was(captures, run_cli, tmp_pat
     for i in range(60):
         write_build(many / f"c{i:02d}.trace", Build(), 40, 100 + i)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([sys.executable, "-m", "tracer", "ingest", str(many), "-o", str(ds), "--workers", "1"],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tracer", "ingest", str(many), "-o", str(ds), "--workers", "1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while not any((ds / "_staging").rglob("*.parquet")):
@@ -193,7 +212,7 @@ def test_a_killed_ingest_leaves_the_dataset_as_it_was(captures, run_cli, tmp_pat
     assert len(Dataset.open(ds).known_ids()) == 2
 
 
-def test_a_commit_cut_midway_is_completed(captures, run_cli, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_a_commit_cut_midway_is_completed(captures, run_cli, tmp_path, monkeypatch) -> None:
     """The process dies between two renames of a commit (simulated: the rename raises after four
     files): the next writer completes the run from its journal; the capture is then whole."""
     import tracer.fleet.dataset as dataset_module
@@ -202,7 +221,7 @@ def test_a_commit_cut_midway_is_completed(captures, run_cli, tmp_path, monkeypat
     real_replace = os.replace
     calls = {"n": 0}
 
-    def dying_replace(src, dst):  # noqa: ANN001, ANN202
+    def dying_replace(src, dst):
         if "_staging" in str(src) and "_staging" not in str(dst):  # a commit's move into place
             calls["n"] += 1
             if calls["n"] > 4:
@@ -222,7 +241,7 @@ def test_a_commit_cut_midway_is_completed(captures, run_cli, tmp_path, monkeypat
     assert not list((ds / "_journal").glob("*.json"))
 
 
-def test_duckdb_queries_of_the_docs_run(captures, run_cli, tmp_path) -> None:  # noqa: ANN001
+def test_duckdb_queries_of_the_docs_run(captures, run_cli, tmp_path) -> None:
     """The three queries of docs/fleet.md run on a dataset and give what they promise."""
     ds = tmp_path / "results"
     jitter = write_build(tmp_path / "isr.trace", Build(isr=(3, 900)), 25, 9, board="board-b", labels={"build": 43})

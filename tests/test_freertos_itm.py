@@ -7,12 +7,12 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-import pytest
-
 import novakov_rtos_events as rtos
+import pytest
+from telemetry_encoder import TelemetryEncoder
+
 from tracer.decode.itm import ItmDecoder, decode_bytes
 from tracer.pipeline.capture import decode_capture
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.freertos_itm import TIME_LABEL, FreeRtosItmReader
 from tracer.telemetry.tasks import cpu_share
 
@@ -81,5 +81,6 @@ def test_an_overflow_inside_a_slice_makes_it_incomplete() -> None:
     reader.feed(decoder.finish())
     slices, _ = reader.slices()
     assert [(s.task, s.start, s.end, s.complete) for s in slices] == [
-        (0x2000_0100, 100, 200, True), (0x2000_0200, 200, 350, False),
-    ]  # fmt: skip
+        (0x2000_0100, 100, 200, True),
+        (0x2000_0200, 200, 350, False),
+    ]

@@ -13,11 +13,10 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from conftest import require_tools
 from fuzzing import FORMATS, Case, build_elf, elf_trace, load_seeds, make_case, problems, run_case
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 CAMPAIGN = 16  # the unit test's inputs; the campaign draws its own
 EXAMPLES = int(os.environ.get("TRACER_FUZZ_EXAMPLES", "240"))
@@ -50,7 +49,9 @@ def test_mutated_inputs_keep_the_contract(index: int, setting: tuple[dict, Path,
     _keeps_the_contract(make_case(CAMPAIGN, index, seeds), work, trace)
 
 
-@settings(max_examples=max(20, EXAMPLES // 8), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=max(20, EXAMPLES // 8), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(blob=st.binary(max_size=3000), verb=st.sampled_from(["decode", "report", "check"]))
 def test_any_bytes_keep_the_contract(blob: bytes, verb: str, setting: tuple[dict, Path, Path]) -> None:
     _, work, trace = setting

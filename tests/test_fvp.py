@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from timeline_views import inference_view
 
+from tracer.base.timeline import Engine
 from tracer.capture.reader import open_capture
 from tracer.errors import CaptureError, SourceUnavailable, UsageError
 from tracer.sources.base import SourceEnded
@@ -32,8 +34,6 @@ from tracer.telemetry.fvp_pmu_trace import (
     read_debug_db,
     read_pmu_trace,
 )
-from tracer.base.timeline import Engine
-from timeline_views import inference_view
 
 DATA = Path(__file__).parent / "data" / "fvp"
 FAKE = [sys.executable, str(DATA / "fake_fvp.py")]
@@ -57,14 +57,20 @@ def test_banner_fixture_is_what_the_launcher_parses() -> None:
 
 
 def test_command_line_facts() -> None:
-    cmd = ["FVP_Corstone_SSE-300_Ethos-U55", "-C", "mps3_board.uart0.out_file=-", "-C", "ethosu.extra_args=--pmu-trace out/npu.json"]
+    cmd = [
+        "FVP_Corstone_SSE-300_Ethos-U55",
+        "-C",
+        "mps3_board.uart0.out_file=-",
+        "-C",
+        "ethosu.extra_args=--pmu-trace out/npu.json",
+    ]
     assert uses_stdout_uart(cmd) and pmu_trace_path(cmd) == Path("out/npu.json")
     assert uses_stdout_uart(["x", "-C", "mps4_board.uart0.out_file='-'"])
     assert not uses_stdout_uart(["x", "-C", "mps3_board.uart0.out_file=uart.log"])
     assert pmu_trace_path(["x", "-C", "mps4_board.subsystem.ethosu.extra_args=--pmu-trace=t.json"]) == Path("t.json")
 
 
-def test_record_through_the_telnet_port(run_cli, tmp_path: Path, app: Path) -> None:  # noqa: ANN001
+def test_record_through_the_telnet_port(run_cli, tmp_path: Path, app: Path) -> None:
     out = tmp_path / "fvp.trace"
     done = run_cli("record", "fvp", "-o", out, "--", *FAKE, "-a", app, "-C", "ethosu.num_macs=256")
     assert done.code == 0, done.err
@@ -78,21 +84,36 @@ def test_record_through_the_telnet_port(run_cli, tmp_path: Path, app: Path) -> N
     assert any("Simulation is stopping" in n.get("line", "") for n in notes)  # FVP output kept as notes
 
 
-def test_record_through_stdout(run_cli, tmp_path: Path, app: Path) -> None:  # noqa: ANN001
+def test_record_through_stdout(run_cli, tmp_path: Path, app: Path) -> None:
     out = tmp_path / "fvp.trace"
-    done = run_cli("record", "fvp", "-o", out, "--", *FAKE, "-a", app, "-C", "mps3_board.uart0.out_file=-",
-                   "-C", "fake.chunk=333")  # fmt: skip
+    done = run_cli(
+        "record", "fvp", "-o", out, "--", *FAKE, "-a", app, "-C", "mps3_board.uart0.out_file=-", "-C", "fake.chunk=333"
+    )
     assert done.code == 0, done.err
     with open_capture(out) as reader:
         assert reader.read_stream() == app.read_bytes()
         assert reader.metadata.extra["fvp_uart"] == "stdout"
 
 
-def test_pmu_trace_is_kept_and_mapped(run_cli, tmp_path: Path, app: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_pmu_trace_is_kept_and_mapped(run_cli, tmp_path: Path, app: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "fvp.trace"
-    done = run_cli("record", "fvp", "-o", out, "--debug-db", REGOR_DB, "--", *FAKE, "-a", app,
-                   "-C", "ethosu.extra_args=--pmu-trace npu.json", "-C", f"fake.pmu_trace_template={TRACE}")  # fmt: skip
+    done = run_cli(
+        "record",
+        "fvp",
+        "-o",
+        out,
+        "--debug-db",
+        REGOR_DB,
+        "--",
+        *FAKE,
+        "-a",
+        app,
+        "-C",
+        "ethosu.extra_args=--pmu-trace npu.json",
+        "-C",
+        f"fake.pmu_trace_template={TRACE}",
+    )
     assert done.code == 0, done.err
     assert "3 inferences, 6 NPU jobs" in done.err
     assert "l2norm" in done.err and "model estimate" in done.err
@@ -106,18 +127,20 @@ def test_pmu_trace_is_kept_and_mapped(run_cli, tmp_path: Path, app: Path, monkey
     assert stored.qread == read_pmu_trace(TRACE).qread  # the capture alone replays the NPU timeline
 
 
-def test_fvp_failing_before_the_banner(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_fvp_failing_before_the_banner(run_cli, tmp_path: Path) -> None:
     done = run_cli("record", "fvp", "-o", tmp_path / "x.trace", "--", *FAKE, "-C", "fake.fail=1")
     assert done.code == 4
     assert "exited with status 1 before opening its UART" in done.err and "cpu0.bogus" in done.err
 
 
-def test_fvp_not_installed(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
-    done = run_cli("record", "fvp", "-o", tmp_path / "x.trace", "--", "FVP_Corstone_SSE-300_Ethos-U55_absent", "-a", "x")
+def test_fvp_not_installed(run_cli, tmp_path: Path) -> None:
+    done = run_cli(
+        "record", "fvp", "-o", tmp_path / "x.trace", "--", "FVP_Corstone_SSE-300_Ethos-U55_absent", "-a", "x"
+    )
     assert done.code == 4 and "not found" in done.err
 
 
-def test_fvp_needs_a_command(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_fvp_needs_a_command(run_cli, tmp_path: Path) -> None:
     done = run_cli("record", "fvp", "-o", tmp_path / "x.trace")
     assert done.code == 2 and "command line after --" in done.err
     done = run_cli("record", "fvp://?terminal=x", "-o", tmp_path / "x.trace", "--", "FVP")
@@ -130,14 +153,22 @@ def test_other_terminal_and_telnet_stripping(tmp_path: Path) -> None:
         src.open()  # the stand-in serves terminal 0 only and opens no app: it fails
     src.close()
     stripping = FvpSource("fvp://?telnet=strip", ["x"])
-    assert stripping._telnet(b"A\xff\xfb\x01B\xff\xffC\xff\xfa\x18\x01\xff\xf0D") == b"AB\xffCD"  # noqa: SLF001
+    assert stripping._telnet(b"A\xff\xfb\x01B\xff\xffC\xff\xfa\x18\x01\xff\xf0D") == b"AB\xffCD"
 
 
-def test_help_shows_the_fvp_example(run_cli) -> None:  # noqa: ANN001
+def test_help_shows_the_fvp_example(run_cli) -> None:
     done = run_cli("record", "--help")
     assert done.code == 0
-    for example in ("fvp -- FVP_Corstone", "jlink://", "pyocd://", "tcp://localhost:3443", "tcp://localhost:2332",
-                    "socket://", "serial://", "orbflow://"):  # fmt: skip
+    for example in (
+        "fvp -- FVP_Corstone",
+        "jlink://",
+        "pyocd://",
+        "tcp://localhost:3443",
+        "tcp://localhost:2332",
+        "socket://",
+        "serial://",
+        "orbflow://",
+    ):
         assert example in done.out, example
 
 
@@ -232,9 +263,20 @@ def test_bad_inputs_are_capture_errors(tmp_path: Path) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.fixed_dictionaries({"tid": st.sampled_from(["qread", "x"]), "ts": st.one_of(st.integers(0, 10**6), st.text(max_size=5)),
-                                       "args": st.fixed_dictionaries({"qread": st.integers(0, 800)}),
-                                       "dur": st.integers(-5, 100), "ph": st.sampled_from(["X", "C"])}), max_size=60))  # fmt: skip
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "tid": st.sampled_from(["qread", "x"]),
+                "ts": st.one_of(st.integers(0, 10**6), st.text(max_size=5)),
+                "args": st.fixed_dictionaries({"qread": st.integers(0, 800)}),
+                "dur": st.integers(-5, 100),
+                "ph": st.sampled_from(["X", "C"]),
+            }
+        ),
+        max_size=60,
+    )
+)
 def test_any_trace_joins_without_crashing(events: list[dict[str, object]]) -> None:
     timeline = npu_timeline(parse_trace_events(events), read_debug_db(REGOR_DB))
     # Whatever the trace, every layer span lies inside the inference it names.
@@ -258,7 +300,7 @@ def test_unopened_stdout_source_ends(tmp_path: Path, app: Path) -> None:
         FvpSource("fvp", [])
 
 
-def test_fvp_failure_status_is_reported(run_cli, tmp_path: Path, app: Path) -> None:  # noqa: ANN001
+def test_fvp_failure_status_is_reported(run_cli, tmp_path: Path, app: Path) -> None:
     done = run_cli("record", "fvp", "-o", tmp_path / "x.trace", "--", *FAKE, "-a", app, "-C", "fake.exit_code=3")
     assert done.code == 0  # every byte was recorded; the status is a warning
     assert "exited with status 3" in done.err

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from telemetry_streams import CLOCK_HZ, decode
 from sample_streams import TelemetryEncoder, dwt_pc_sample, pc_sample
+from telemetry_streams import CLOCK_HZ, decode
+
 from tracer.analysis.hotspots import OTHER, cpu_hot_spots
+from tracer.base.timeline import InferenceTimeline
 from tracer.elf.inlines import open_locator
 from tracer.errors import UsageError
-from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.samples import read_samples
 from tracer.telemetry.wire import TimeSource
 
@@ -34,10 +34,25 @@ def inline_elf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert gcc, "arm-none-eabi-gcc is needed (apt-get install gcc-arm-none-eabi; .ci/run installs it)"
     out = tmp_path_factory.mktemp("inline") / "inline.elf"
     subprocess.run(
-        [gcc, "-mcpu=cortex-m55", "-mthumb", "-O2", "-g", "-nostdlib", "-ffreestanding", "-Wall", "-Werror",
-         "-T", str(HERE / "tiny.ld"), str(HERE / "inline.c"), "-o", str(out)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            gcc,
+            "-mcpu=cortex-m55",
+            "-mthumb",
+            "-O2",
+            "-g",
+            "-nostdlib",
+            "-ffreestanding",
+            "-Wall",
+            "-Werror",
+            "-T",
+            str(HERE / "tiny.ld"),
+            str(HERE / "inline.c"),
+            "-o",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return out
 
 
@@ -45,8 +60,10 @@ def addr2line(elf: Path, addresses: list[int]) -> list[list[str]]:
     """Per address, the function of each frame ``addr2line -i`` prints, innermost first."""
     done = subprocess.run(
         ["arm-none-eabi-addr2line", "-i", "-f", "-a", "-e", str(elf), *(f"{a:#x}" for a in addresses)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     frames: list[list[str]] = []
     lines = done.stdout.splitlines()
     i = 0
@@ -93,7 +110,7 @@ def test_an_elf_without_debug_information_names_symbols_only(inline_elf: Path, t
     locator = open_locator(stripped)
     assert not locator.has_inlines
     image_function = locator.image.function_at(locator.image.symbols["run_layer"].address)
-    assert locator.locate(locator.image.symbols["run_layer"].address) == (image_function[0], None)  # type: ignore[index]
+    assert locator.locate(locator.image.symbols["run_layer"].address) == (image_function[0], None)
 
 
 def test_not_an_elf_is_a_usage_error(tmp_path: Path) -> None:
@@ -137,13 +154,20 @@ def test_samples_go_to_their_layer_and_shares_add_up(inline_elf: Path) -> None:
     run_layer = locator.image.symbols["run_layer"].address
     out_of_line = locator.image.symbols["kernel_out_of_line"].address
     scale_pc = next(r.low for r in locator.ranges if r.name == "scale" and r.depth == 1)
-    tl = pcs_timeline({0: [scale_pc] * 6 + [out_of_line + 4] * 3 + [run_layer], 1: [out_of_line] * 2}, [run_layer] * 3,
-                      handler_pcs=[out_of_line + 2])  # fmt: skip
+    tl = pcs_timeline(
+        {0: [scale_pc] * 6 + [out_of_line + 4] * 3 + [run_layer], 1: [out_of_line] * 2},
+        [run_layer] * 3,
+        handler_pcs=[out_of_line + 2],
+    )
     spots = cpu_hot_spots(tl, read_samples(tl).pc, locator)
     assert spots is not None and spots.symbolised and spots.inlines and spots.message is None
     assert spots.samples == 2 * (3 + 11 + 2) and spots.outside_layers == 6 and spots.in_handlers == 2
     cpu, npu = spots.layers
-    assert (cpu.layer, cpu.engine, cpu.samples) == (0, "cpu", 22) and (npu.layer, npu.engine, npu.samples) == (1, "npu", 4)
+    assert (cpu.layer, cpu.engine, cpu.samples) == (0, "cpu", 22) and (npu.layer, npu.engine, npu.samples) == (
+        1,
+        "npu",
+        4,
+    )
     assert sum(f.samples for f in cpu.functions) == cpu.samples
     assert sum(f.share for f in cpu.functions) == pytest.approx(1.0)
     top = cpu.functions[0]
@@ -214,6 +238,9 @@ def test_dwt_pc_samples_over_swo_go_to_the_span_they_arrived_in(tmp_path: Path) 
     spots = analysis.hotspots
     assert spots.source == "DWT PC sampling (SWO) PC samples"
     by_layer = {layer.layer: layer for layer in spots.layers}
-    assert by_layer[0].samples == 6 and {f.name: f.samples for f in by_layer[0].functions} == {"0x00000100": 4, "0x00000104": 2}
+    assert by_layer[0].samples == 6 and {f.name: f.samples for f in by_layer[0].functions} == {
+        "0x00000100": 4,
+        "0x00000104": 2,
+    }
     assert by_layer[1].samples == 8  # inferences 0 and 2; inference 1 lost its layer-1 end
     assert spots.samples == 3 * 8 and spots.outside_layers == 3 * 8 - 14

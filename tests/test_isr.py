@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from telemetry_encoder import TelemetryEncoder
+from timeline_views import inference_view
 
+from tracer.base.timeline import InferenceTimeline, IsrSlice
 from tracer.decode.itm import ItmDecoder, decode_bytes
 from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.decoder import TelemetryDecoder
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.isr import BASIS_OFFSET, HandlerTime, exception_name
-from tracer.base.timeline import InferenceTimeline, IsrSlice
 from tracer.telemetry.wire import RecordType, TimeSource
-from timeline_views import inference_view
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus" / "sigrok_stm32f105"
 ENTER, EXIT, RETURN = 1, 2, 3
@@ -37,7 +37,7 @@ def decode_split(data: bytes, cuts: list[int]) -> InferenceTimeline:
     itm = ItmDecoder(hold_timestamps=False)
     decoder = TelemetryDecoder()
     at = 0
-    for cut in sorted(set(cuts)) + [len(data)]:
+    for cut in [*sorted(set(cuts)), len(data)]:
         decoder.feed(itm.feed(data[at:cut]))
         decoder.timeline()  # reading in between must not change anything
         at = cut
@@ -178,8 +178,10 @@ def test_exception_trace_with_timestamps_nesting_and_a_repaired_exit() -> None:
     data = _exception_stream()
     tl = decode(data)
     assert sorted(slices(tl)) == [
-        (2500, 3800, 20, 0, False), (2900, 3200, 21, 1, False), (7000, 7800, 44, 0, True),
-    ]  # fmt: skip
+        (2500, 3800, 20, 0, False),
+        (2900, 3200, 21, 1, False),
+        (7000, 7800, 44, 0, True),
+    ]
     assert tl.spans.isr_cycles.tolist() == [1300, 800]
     facts = tl.isr_sources.exception_trace.to_json()
     assert facts["repaired"] == 1 and facts["repaired_after_overflow"] == 1 and facts["packets"] == 8
@@ -201,8 +203,7 @@ def test_without_timestamps_exception_packets_are_placed_by_order() -> None:
     """No local timestamps: each packet at the record before it; the label says so."""
     data = _exception_stream(with_timestamps=False)
     tl = decode(data)
-    assert sorted(slices(tl)) == [(2000, 2000, 20, 0, False), (2000, 2000, 21, 1, False),
-                                  (6000, 6000, 44, 0, True)]  # fmt: skip
+    assert sorted(slices(tl)) == [(2000, 2000, 20, 0, False), (2000, 2000, 21, 1, False), (6000, 6000, 44, 0, True)]
     assert "order only" in tl.labels["isr_time"]
 
 
@@ -272,7 +273,12 @@ def test_stm32f105_capture_repairs_the_exits_lost_to_overflows() -> None:
     # Its DWT data trace: comparator 0 watches 0x1010 (address offset packets), writes of 0x100.
     first = tl.data_trace[0].to_json()
     assert (first["comparator"], first["address"], first["address_bits"], first["value"], first["write"]) == (
-        0, 0x1010, 16, 0x100, True)  # fmt: skip
+        0,
+        0x1010,
+        16,
+        0x100,
+        True,
+    )
     # The same slices from the TPIU payload alone.
     plain = decode_capture(CORPUS / "trace_example_itm_stream1.bin").timeline
     assert slices(plain) == slices(tl)
@@ -280,8 +286,9 @@ def test_stm32f105_capture_repairs_the_exits_lost_to_overflows() -> None:
 
 def test_handler_time_index_counts_overlaps_once() -> None:
     """The union index: nested and overlapping slices, queries inside and across them."""
-    index = HandlerTime.of([IsrSlice(10, 20, 16), IsrSlice(12, 15, 17, depth=1), IsrSlice(18, 30, 18),
-                            IsrSlice(50, 60, 16)])  # fmt: skip
+    index = HandlerTime.of(
+        [IsrSlice(10, 20, 16), IsrSlice(12, 15, 17, depth=1), IsrSlice(18, 30, 18), IsrSlice(50, 60, 16)]
+    )
     starts = np.array([0, 15, 25, 40, 55, 0])
     ends = np.array([100, 25, 55, 45, 56, 5])
     assert index.inside(starts, ends).tolist() == [30, 10, 10, 0, 1, 0]

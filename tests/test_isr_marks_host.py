@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from telemetry_encoder import TelemetryEncoder
 
 from tracer.decode.itm import decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder
-from telemetry_encoder import TelemetryEncoder
 from tracer.telemetry.wire import NPU_READS, NPU_WRITES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,8 +83,21 @@ def emitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, str]:
     source = tmp / "marks.c"
     source.write_text(HARNESS)
     exe = tmp / "marks"
-    _run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE / 'include'}", str(source),
-          str(tmp / "host" / "libtrc.a"), "-o", str(exe)])  # fmt: skip
+    _run(
+        [
+            "gcc",
+            "-std=c99",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{FIRMWARE / 'include'}",
+            str(source),
+            str(tmp / "host" / "libtrc.a"),
+            "-o",
+            str(exe),
+        ]
+    )
     out = tmp / "out.bin"
     done = _run([str(exe), str(out)])
     return out.read_bytes(), done.stdout

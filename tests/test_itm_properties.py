@@ -7,6 +7,7 @@ before a sync packet never reaches past it.
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any
 
@@ -14,9 +15,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
 from itm_encoder import FULL_SYNC, HALF_SYNC, SIZE_CODE, encode_stream, min_groups, per_source, tpiu_frames
-from tracer.decode import ItmDecoder, PacketBatch, TraceDecoder, TpiuMode, decode_bytes
+
+from tracer.decode import ItmDecoder, PacketBatch, TpiuMode, TraceDecoder, decode_bytes
 
 # Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
 pytestmark = pytest.mark.usefixtures("kernels")
@@ -135,7 +136,7 @@ def feed_split(data: bytes, cuts: list[int], decoder: ItmDecoder | TraceDecoder 
     decoder = decoder or ItmDecoder()
     out: list[Packet] = []
     points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
-    for a, b in zip(points, points[1:]):
+    for a, b in itertools.pairwise(points):
         out += records(decoder.feed(data[a:b]))
     return out + records(decoder.finish())
 
@@ -231,7 +232,9 @@ def _apply(data: bytes, inserts: list[tuple[int, bytes]], deletes: list[tuple[in
 
 @settings(max_examples=EXAMPLES + 100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(packets, packets, st.data())
-def test_damage_before_a_sync_does_not_reach_past_it(before: list[Packet], after: list[Packet], data: st.DataObject) -> None:
+def test_damage_before_a_sync_does_not_reach_past_it(
+    before: list[Packet], after: list[Packet], data: st.DataObject
+) -> None:
     """Inject or drop bytes before a sync packet: everything after the sync decodes as the original."""
     head, _ = encode_stream(before)
     body, _ = encode_stream([{"type": "sync", "zeros": 5}, *after])
@@ -332,10 +335,11 @@ def test_differential_against_pyocd(pkts: list[Packet]) -> None:
     from pyocd.trace.swo import SWOParser
 
     supported = [
-        p for p in pkts
+        p
+        for p in pkts
         if p["type"] in ("swit", "exception", "pc_sample", "dwt_event")
         or (p["type"] == "lts" and (p.get("format") == 2 or (p["tc"] < 3 and p["nbytes"] == 1)))
-    ]  # fmt: skip
+    ]
     data, expected = encode_stream(supported)
 
     class Sink:
@@ -350,7 +354,7 @@ def test_differential_against_pyocd(pkts: list[Packet]) -> None:
             return str(number)
 
     sink = Sink()
-    SWOParser(Core(), sink).parse(data)  # type: ignore[arg-type]
+    SWOParser(Core(), sink).parse(data)
     theirs = []
     for e in sink.events:
         if isinstance(e, events.TraceITMEvent):

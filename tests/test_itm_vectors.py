@@ -143,7 +143,13 @@ def test_reserved_80_90_a0_b0_are_not_timestamps(header: str) -> None:
 def test_gts1_one_to_four_bytes() -> None:
     assert one("94 05") == {"type": "gts1", "value": 5, "wrap": False, "clkch": False, "global": None}
     assert one("94 85 01") == {"type": "gts1", "value": 0x85, "wrap": False, "clkch": False, "global": None}
-    assert one("94 81 82 03") == {"type": "gts1", "value": 1 | 2 << 7 | 3 << 14, "wrap": False, "clkch": False, "global": None}
+    assert one("94 81 82 03") == {
+        "type": "gts1",
+        "value": 1 | 2 << 7 | 3 << 14,
+        "wrap": False,
+        "clkch": False,
+        "global": None,
+    }
     assert one("94 FF FF FF 1F")["value"] == (1 << 26) - 1
 
 
@@ -314,7 +320,12 @@ def test_pmu_overflow() -> None:
 @pytest.mark.parametrize("comparator", range(4))
 def test_data_trace_pc_1_2_4_bytes(comparator: int) -> None:
     n = comparator << 4
-    assert one(f"{0x47 | n:02x} 8C 02 00 08") == {"type": "data_pc", "comparator": comparator, "pc": 0x0800028C, "size": 4}
+    assert one(f"{0x47 | n:02x} 8C 02 00 08") == {
+        "type": "data_pc",
+        "comparator": comparator,
+        "pc": 0x0800028C,
+        "size": 4,
+    }
     assert one(f"{0x46 | n:02x} 02 43") == {"type": "data_pc", "comparator": comparator, "pc": 0x4302, "size": 2}
     assert one(f"{0x45 | n:02x} 40") == {"type": "data_pc", "comparator": comparator, "pc": 0x40, "size": 1}
 
@@ -331,19 +342,28 @@ def test_data_trace_address_1_2_4_bytes(comparator: int) -> None:
     assert one(f"{0x4E | n:02x} 10 10") == {"type": "data_addr", "comparator": comparator, "address": 0x1010, "size": 2}
     assert one(f"{0x4D | n:02x} 40") == {"type": "data_addr", "comparator": comparator, "address": 0x40, "size": 1}
     assert one(f"{0x4F | n:02x} 02 04 08 10") == {
-        "type": "data_addr", "comparator": comparator, "address": 0x10080402, "size": 4,
-    }  # fmt: skip
+        "type": "data_addr",
+        "comparator": comparator,
+        "address": 0x10080402,
+        "size": 4,
+    }
 
 
 @pytest.mark.parametrize("comparator", range(4))
 @pytest.mark.parametrize("write", [False, True])
-@pytest.mark.parametrize(("size", "payload", "value"), [(1, "AB", 0xAB), (2, "CD AB", 0xABCD), (4, "00 01 00 00", 0x100)])
+@pytest.mark.parametrize(
+    ("size", "payload", "value"), [(1, "AB", 0xAB), (2, "CD AB", 0xABCD), (4, "00 01 00 00", 0x100)]
+)
 def test_data_trace_value(comparator: int, write: bool, size: int, payload: str, value: int) -> None:
     """Header bit 3 (discriminator bit 0, WnR) is 1 for a write (pyOCD, sigrok and rtic-scope agree)."""
     header = 0x84 | comparator << 4 | int(write) << 3 | {1: 1, 2: 2, 4: 3}[size]
     assert one(f"{header:02x} {payload}") == {
-        "type": "data_value", "comparator": comparator, "value": value, "write": write, "size": size,
-    }  # fmt: skip
+        "type": "data_value",
+        "comparator": comparator,
+        "value": value,
+        "write": write,
+        "size": size,
+    }
 
 
 def test_data_value_87_is_a_read() -> None:
@@ -433,6 +453,11 @@ def test_counts_per_kind() -> None:
     decoder.feed(bytes.fromhex("01 22 70 05 10 80 0E 0F 10 10"))
     decoder.finish()
     assert decoder.stats.packet_counts() == {
-        "overflow": 1, "lts": 1, "swit": 1, "dwt_event": 1, "exception": 1, "reserved": 1,
-    }  # fmt: skip
+        "overflow": 1,
+        "lts": 1,
+        "swit": 1,
+        "dwt_event": 1,
+        "exception": 1,
+        "reserved": 1,
+    }
     assert decoder.stats.packets[PacketKind.RESERVED] == 1

@@ -4,18 +4,18 @@ more work), the findings' words, and the report sections. Streams are built with
 from __future__ import annotations
 
 import json
-from typing import Callable
 
 import numpy as np
-
 from analysis_helpers import analyse, findings_of
 from jitter_streams import PERIOD, build, timer_in_layer
+from telemetry_encoder import TelemetryEncoder
+
 from tracer.analysis.findings.jitter import RULES as JITTER_RULES
 from tracer.analysis.jitter import CONTENTION, MORE_WORK, PREEMPTION, WARM_UP, analyse_jitter
+from tracer.base.timeline import InferenceTimeline
 from tracer.export.report_json import report_object
 from tracer.export.report_text import render_report
-from telemetry_encoder import TelemetryEncoder
-from tracer.base.timeline import InferenceTimeline
+
 
 def findings(timeline: InferenceTimeline) -> list:
     return findings_of(timeline, JITTER_RULES)
@@ -145,10 +145,20 @@ def test_report_has_interrupt_and_jitter_sections() -> None:
     json.dumps(report)  # JSON-ready
     interrupts, jitter = report["interrupts"], report["jitter"]
     assert interrupts["count"] == 2 and interrupts["by_exception"][0]["name"] == "TIMER0"
-    assert interrupts["by_layer"] == [{
-        "layer": 1, "exception": 24, "name": "TIMER0", "hits": 2, "spans": 8, "inferences_hit": 2,
-        "inferences": [1, 5], "cycles_total": 14_000, "cycles_per_hit": 7000.0, "cycles_max": 7000,
-    }]  # fmt: skip
+    assert interrupts["by_layer"] == [
+        {
+            "layer": 1,
+            "exception": 24,
+            "name": "TIMER0",
+            "hits": 2,
+            "spans": 8,
+            "inferences_hit": 2,
+            "inferences": [1, 5],
+            "cycles_total": 14_000,
+            "cycles_per_hit": 7000.0,
+            "cycles_max": 7000,
+        }
+    ]
     layer1 = jitter["layers"][1]
     assert layer1["outliers"] == 2 and layer1["causes"] == {"preemption": 2} and layer1["own_p50"] == 9000
     text = render_report(report)

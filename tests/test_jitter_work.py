@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from analysis_helpers import analyse
 from jitter_streams import (
     INFERENCE_TASK,
@@ -24,6 +23,7 @@ from jitter_streams import (
     work_in_layer,
 )
 from telemetry_encoder import TelemetryEncoder
+
 from tracer.analysis.findings import Finding
 from tracer.analysis.findings.jitter import KINDS
 from tracer.analysis.findings.rules import declared_kinds
@@ -144,7 +144,9 @@ def test_no_work_measure_stays_contention_and_says_how_to_tell() -> None:
     and the budget's data_dependent."""
     tl = build(12, LENGTHS, slow_once(1, 5, 1800))
     (finding,) = jitter_findings(tl)
-    assert finding.id == "jitter-contention" and "no work count or instruction count tells them apart" in finding.message
+    assert (
+        finding.id == "jitter-contention" and "no work count or instruction count tells them apart" in finding.message
+    )
     assert "report it with trc_layer_work() or mark the layer data_dependent in the budget" in (finding.fix or "")
 
 
@@ -193,8 +195,10 @@ def test_the_larger_of_interrupt_and_task_time_is_the_cause() -> None:
     tl = build(12, [5000, 8000, 4000], task_in_layer(1, (3,), 1000, isr=5000), setup=two_tasks)
     (finding,) = jitter_findings(tl)
     assert finding.id == "jitter-preemption" and finding.inferences == (3,)
-    assert finding.message.endswith("the TIMER0 interrupt (exception 24) ran inside it for 5,000 cycles; it was also "
-                                    "preempted by task sensor for 1,000 cycles")  # fmt: skip
+    assert finding.message.endswith(
+        "the TIMER0 interrupt (exception 24) ran inside it for 5,000 cycles; it was also "
+        "preempted by task sensor for 1,000 cycles"
+    )
 
 
 def test_interrupt_preemption_is_unchanged_without_tasks() -> None:
@@ -212,8 +216,9 @@ def test_a_tiny_layer_s_jitter_is_information() -> None:
     tl = build(12, [40_000, 200, 40_000], slow_once(1, 5, 300))
     (finding,) = jitter_findings(tl)
     assert finding.id == "jitter-contention" and finding.severity.value == "info"
-    assert finding.message.endswith("(information, not a warning: at its slowest it takes 0.62% of the inference, "
-                                    "under the minimum share of 1.00%)")  # fmt: skip
+    assert finding.message.endswith(
+        "(information, not a warning: at its slowest it takes 0.62% of the inference, under the minimum share of 1.00%)"
+    )
     assert finding.evidence["share"] == pytest.approx(500 / 80_450, abs=1e-6)
     (warning,) = jitter_findings(tl, jitter_min_share_pct=0)
     assert warning.severity.value == "warning" and "information" not in warning.message
@@ -296,13 +301,25 @@ def test_jitter_settings_precedence() -> None:
     assert AnalysisSettings().jitter() == AnalysisSettings().jitter(ModelBudget())
     default = AnalysisSettings().jitter()
     assert (default.threshold_pct, default.threshold_from, default.min_share_pct, default.min_share_from) == (
-        20.0, "default", 1.0, "default")  # fmt: skip
+        20.0,
+        "default",
+        1.0,
+        "default",
+    )
     budget = AnalysisSettings().jitter(model)
     assert (budget.threshold_pct, budget.threshold_from, budget.min_share_pct, budget.min_share_from) == (
-        35.0, "budget", 4.0, "budget")  # fmt: skip
+        35.0,
+        "budget",
+        4.0,
+        "budget",
+    )
     both = AnalysisSettings(jitter_threshold_pct=50, jitter_min_share_pct=0).jitter(model)
     assert (both.threshold_pct, both.threshold_from, both.min_share_pct, both.min_share_from) == (
-        50.0, "option", 0.0, "option")  # fmt: skip
+        50.0,
+        "option",
+        0.0,
+        "option",
+    )
 
 
 def test_thresholds_from_the_cli_and_the_budget_file(tmp_path: Path, run_cli: Any) -> None:
@@ -325,7 +342,11 @@ def test_thresholds_from_the_cli_and_the_budget_file(tmp_path: Path, run_cli: An
     budget.write_text("[model]\njitter_threshold_pct = 80\n")
     code, report = check("--budget", str(budget))
     assert code == 0 and report["jitter"]["settings"] == {
-        "threshold_pct": 80.0, "min_share_pct": 1.0, "threshold_from": "budget", "min_share_from": "default"}  # fmt: skip
+        "threshold_pct": 80.0,
+        "min_share_pct": 1.0,
+        "threshold_from": "budget",
+        "min_share_from": "default",
+    }
     code, report = check("--budget", str(budget), "--jitter-threshold", "30")
     assert code == 1 and report["jitter"]["threshold_pct"] == 30.0
     assert report["jitter"]["settings"]["threshold_from"] == "option"
@@ -358,7 +379,9 @@ def test_budget_keys_are_read_checked_and_written_back() -> None:
     assert again.model.jitter_threshold_pct == 25.0 and again.model.jitter_min_share_pct == 0.5
     with pytest.raises(UsageError, match=r"budget\.toml:8: 'data_dependent': expected true or false, got 'yes'"):
         toml_budget(DATA_DEPENDENT_BUDGET.replace("data_dependent = true", 'data_dependent = "yes"'))
-    with pytest.raises(UsageError, match=r"budget\.toml:2: 'jitter_threshold_pct': expected a percentage from 0 to 10000"):
+    with pytest.raises(
+        UsageError, match=r"budget\.toml:2: 'jitter_threshold_pct': expected a percentage from 0 to 10000"
+    ):
         toml_budget('[model]\njitter_threshold_pct = "high"\n')
 
 
@@ -381,10 +404,22 @@ def test_report_tasks_section_and_its_text() -> None:
     total = tl.tasks[-1].end - tl.tasks[0].start
     assert tasks["slices"] == 5 and tasks["complete"] == 5 and tasks["incomplete"] == 0
     assert [(t["name"], t["slices"], t["cycles"]) for t in tasks["by_task"]] == [
-        ("inference", 3, total - 12_000), ("sensor", 2, 12_000)]  # fmt: skip
+        ("inference", 3, total - 12_000),
+        ("sensor", 2, 12_000),
+    ]
     assert tasks["by_task"][1]["share"] == pytest.approx(12_000 / total, abs=1e-6)
-    assert tasks["by_layer"] == [{"layer": 1, "task": SENSOR_TASK, "name": "sensor", "hits": 2, "spans": 8,
-                                  "inferences": [2, 6], "cycles_total": 12_000, "cycles_max": 6000}]  # fmt: skip
+    assert tasks["by_layer"] == [
+        {
+            "layer": 1,
+            "task": SENSOR_TASK,
+            "name": "sensor",
+            "hits": 2,
+            "spans": 8,
+            "inferences": [2, 6],
+            "cycles_total": 12_000,
+            "cycles_max": 6000,
+        }
+    ]
     assert report["jitter"]["layers"][1]["causes"] == {"task preemption": 2}
     text = render_report(report)
     assert "tasks       5 task slice(s)" in text and "  sensor: " in text
@@ -396,14 +431,22 @@ def test_report_tasks_section_and_its_text() -> None:
 def test_the_gate_lists_every_jitter_kind() -> None:
     """The rule module declares its kinds, the new one included, so `tracer check` lists them."""
     assert "jitter-task-preemption" in KINDS and set(KINDS) <= set(declared_kinds())
-    assert {"jitter-preemption", "jitter-contention", "jitter-more-work", "jitter-warm-up",
-            "jitter-unexplained"} <= set(KINDS)  # fmt: skip
+    assert {
+        "jitter-preemption",
+        "jitter-contention",
+        "jitter-more-work",
+        "jitter-warm-up",
+        "jitter-unexplained",
+    } <= set(KINDS)
 
 
 def test_tracer_budget_shows_the_jitter_settings(tmp_path: Path, run_cli: Any) -> None:
     """`tracer budget` prints the model's jitter thresholds and the data-dependent layers."""
     path = tmp_path / "b.toml"
-    path.write_text("[model]\njitter_threshold_pct = 25\n\n" + DATA_DEPENDENT_BUDGET.replace("index = 1\n", 'index = 1\nname = "detect"\n'))
+    path.write_text(
+        "[model]\njitter_threshold_pct = 25\n\n"
+        + DATA_DEPENDENT_BUDGET.replace("index = 1\n", 'index = 1\nname = "detect"\n')
+    )
     done = run_cli("budget", path)
     assert done.code == 0 and "jitter: threshold 25%\n" in done.out
     assert "data-dependent (their jitter is information): detect\n" in done.out

@@ -11,30 +11,40 @@ capture. Then the single source of truth of the tables, and the fallback without
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 import session_streams
 import telemetry_streams
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from itm_encoder import FULL_SYNC, encode_stream, tpiu_frames
+from telemetry_encoder import TelemetryEncoder
 from test_itm_properties import packets as packet_lists
+
 from tracer import native
 from tracer.capture.reader import open_capture
-from tracer.decode import ItmDecoder, PacketBatch, PacketKind, TpiuDeframer, TpiuMode, TraceDecoder
-from tracer.decode import itm_kernel, tpiu_kernel
+from tracer.decode import (
+    ItmDecoder,
+    PacketBatch,
+    PacketKind,
+    TpiuDeframer,
+    TpiuMode,
+    TraceDecoder,
+    itm_kernel,
+    tpiu_kernel,
+)
 from tracer.decode.packets import KIND_COUNT
 from tracer.export import packets_text
 from tracer.telemetry import kernel as telemetry_kernel
 from tracer.telemetry.decoder import TelemetryDecoder
-from telemetry_encoder import TelemetryEncoder
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
@@ -66,7 +76,9 @@ class Calls:
         """Forget the counts (a new example)."""
         self.count.clear()
 
-    def differential(self, name: str, compiled: Callable[..., Any], reference: Callable[..., Any]) -> Callable[..., Any]:
+    def differential(
+        self, name: str, compiled: Callable[..., Any], reference: Callable[..., Any]
+    ) -> Callable[..., Any]:
         """A kernel that runs both implementations on copies of its arguments and compares all."""
 
         def call(*args: Any) -> Any:
@@ -86,7 +98,7 @@ class Calls:
 
 def _first_difference(a: np.ndarray, b: np.ndarray) -> tuple[Any, ...]:
     where = np.argwhere(a != b)
-    return tuple(where[0].tolist()) + (a[tuple(where[0])], b[tuple(where[0])]) if len(where) else ()
+    return (*tuple(where[0].tolist()), a[tuple(where[0])], b[tuple(where[0])]) if len(where) else ()
 
 
 @pytest.fixture
@@ -119,7 +131,7 @@ def test_random_bytes(calls: Calls, data: bytes, cuts: list[int], hold: bool) ->
     decoder = ItmDecoder(hold_timestamps=hold)
     batches = []
     points = _cut_points(len(data), cuts)
-    for i, (a, b) in enumerate(zip(points, points[1:])):
+    for i, (a, b) in enumerate(itertools.pairwise(points)):
         if i == 2:
             batches.append(decoder.gap(7))  # bytes lost between two pieces: the kernel restarts there
         batches.append(decoder.feed(data[a:b]))
@@ -141,7 +153,7 @@ def test_random_packet_streams(calls: Calls, pkts: list[dict[str, Any]], cuts: l
     data, _ = encode_stream(pkts)
     decoder = ItmDecoder()
     points = _cut_points(len(data), cuts)
-    batch = PacketBatch.concat([*(decoder.feed(data[a:b]) for a, b in zip(points, points[1:])), decoder.finish()])
+    batch = PacketBatch.concat([*(decoder.feed(data[a:b]) for a, b in itertools.pairwise(points)), decoder.finish()])
     _format_both(batch)
     assert calls.count.get("format_packets", 0) == (2 if len(batch) else 0)
 
@@ -153,8 +165,9 @@ def test_random_packet_streams(calls: Calls, pkts: list[dict[str, Any]], cuts: l
     st.lists(st.integers(0, 3000), max_size=8),
     st.lists(st.tuples(st.integers(0, 7000), st.sampled_from(["drop", "insert", "sync", "junk"])), max_size=4),
 )
-def test_tpiu_streams(calls: Calls, pairs: list[tuple[int, int]], junk: bytes, cuts: list[int],
-                      damage: list[tuple[int, str]]) -> None:  # fmt: skip
+def test_tpiu_streams(
+    calls: Calls, pairs: list[tuple[int, int]], junk: bytes, cuts: list[int], damage: list[tuple[int, str]]
+) -> None:
     """Frames with syncs, half syncs, and slipped bytes, stray syncs and junk inside: the kernel's
     stops (refused frames, full syncs off the grid) and the grid searches run on both."""
     calls.reset()
@@ -167,12 +180,12 @@ def test_tpiu_streams(calls: Calls, pairs: list[tuple[int, int]], junk: bytes, c
     points = _cut_points(len(blob), cuts)
     for source in (1, 2):
         deframer = TpiuDeframer(source, alignment=len(junk))
-        for a, b in zip(points, points[1:]):
+        for a, b in itertools.pairwise(points):
             deframer.feed(blob[a:b])
         deframer.finish()
     for mode in (TpiuMode.ON, TpiuMode.AUTO):
         decoder = TraceDecoder(mode)
-        for a, b in zip(points, points[1:]):
+        for a, b in itertools.pairwise(points):
             decoder.feed(blob[a:b])
         decoder.finish()
     assert calls.count["deframe"] >= 2
@@ -206,7 +219,7 @@ def test_damaged_telemetry_with_tiny_tables(calls: Calls, data: bytes, cuts: lis
     decoder = TelemetryDecoder()
     _shrink_tables(decoder)
     points = _cut_points(len(data), cuts)
-    for a, b in zip(points, points[1:]):
+    for a, b in itertools.pairwise(points):
         decoder.feed(itm.feed(data[a:b]))
     decoder.feed(itm.finish())
     decoder.finish()
@@ -399,24 +412,40 @@ def test_kernels_refuse_wrong_arrays() -> None:
     with pytest.raises(ValueError, match="room for len"):
         itm_kernel.decode_itm_native(np.zeros(10, np.uint8), 0, state, counts, False, *out)
     with pytest.raises(TypeError, match="out_a"):
-        itm_kernel.decode_itm_native(np.zeros(2, np.uint8), 0, state, counts, False, out[0], out[1],
-                                     out[2].view(np.int64), *out[3:])  # fmt: skip
+        itm_kernel.decode_itm_native(
+            np.zeros(2, np.uint8), 0, state, counts, False, out[0], out[1], out[2].view(np.int64), *out[3:]
+        )
     with pytest.raises(TypeError, match="state"):
         itm_kernel.decode_itm_native(b"\x01\x02", 0, state.astype(np.int32), counts, False, *out)
     k = telemetry_kernel
     tel_state, pend, pmu = k.new_state()
     tel_state[k.S_PEND_TYPE], tel_state[k.S_PEND_GOT], tel_state[k.S_PEND_COUNT] = 1, 5, 3  # not a decoder's
     batch = PacketBatch.empty(1)
-    tables = (np.zeros((k.SP_COLS, 8), np.int64), np.zeros((k.IN_COLS, 2 * k.NEED_INF), np.int64),
-              np.zeros((k.EV_COLS, 8), np.int64), np.zeros(128, np.int64), np.zeros(8, np.uint8), np.zeros(8, np.int64),
-              k.new_dwt_table(8))  # fmt: skip
+    tables = (
+        np.zeros((k.SP_COLS, 8), np.int64),
+        np.zeros((k.IN_COLS, 2 * k.NEED_INF), np.int64),
+        np.zeros((k.EV_COLS, 8), np.int64),
+        np.zeros(128, np.int64),
+        np.zeros(8, np.uint8),
+        np.zeros(8, np.int64),
+        k.new_dwt_table(8),
+    )
     with pytest.raises(ValueError, match="does not fit"):
-        k.decode_records_native(batch.kind, batch.a, batch.b, batch.c, batch.flags, batch.ts, batch.offset, 0,
-                                tel_state, pend, pmu, *tables)  # fmt: skip
+        k.decode_records_native(
+            batch.kind, batch.a, batch.b, batch.c, batch.flags, batch.ts, batch.offset, 0, tel_state, pend, pmu, *tables
+        )
     with pytest.raises(ValueError, match="too small"):
-        tpiu_kernel.deframe_native(np.zeros(64, np.uint8), 0, tpiu_kernel.new_state(), np.zeros(16, np.uint8), 1,
-                                   np.zeros(8, np.uint8), np.zeros(128, np.int64), np.zeros(128, np.int64),
-                                   tpiu_kernel.ALL_VALID)  # fmt: skip
+        tpiu_kernel.deframe_native(
+            np.zeros(64, np.uint8),
+            0,
+            tpiu_kernel.new_state(),
+            np.zeros(16, np.uint8),
+            1,
+            np.zeros(8, np.uint8),
+            np.zeros(128, np.int64),
+            np.zeros(128, np.int64),
+            tpiu_kernel.ALL_VALID,
+        )
 
 
 def test_without_the_extension_the_python_kernels_run_and_say_so_once(tmp_path: Path) -> None:
@@ -428,9 +457,12 @@ def test_without_the_extension_the_python_kernels_run_and_say_so_once(tmp_path: 
         "sys.exit(main(sys.argv[1:]))\n"
     )
     args = ["report", str(capture), "--format", "json"]
-    fallback = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, check=False)
-    compiled = subprocess.run([sys.executable, "-m", "tracer", *args], capture_output=True, text=True, timeout=120,
-                              check=False)  # fmt: skip
+    fallback = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, check=False
+    )
+    compiled = subprocess.run(
+        [sys.executable, "-m", "tracer", *args], capture_output=True, text=True, timeout=120, check=False
+    )
     assert fallback.returncode == compiled.returncode == 0, fallback.stderr
     notices = [line for line in fallback.stderr.splitlines() if "pure-Python kernels" in line]
     assert len(notices) == 1 and "tracer._kernels is not built" in notices[0]
@@ -451,8 +483,15 @@ def test_the_compiled_kernels_release_the_gil() -> None:
     call = {}
 
     def work() -> None:
-        args = (tpiu_kernel.new_state(), np.zeros(16, np.uint8), 1, out, np.zeros(128, np.int64),
-                np.zeros(128, np.int64), tpiu_kernel.ALL_VALID)  # fmt: skip
+        args = (
+            tpiu_kernel.new_state(),
+            np.zeros(16, np.uint8),
+            1,
+            out,
+            np.zeros(128, np.int64),
+            np.zeros(128, np.int64),
+            tpiu_kernel.ALL_VALID,
+        )
         time.sleep(0.05)  # the other thread is spinning by now
         start = time.perf_counter()
         tpiu_kernel.deframe_native(buf, 0, *args)

@@ -32,9 +32,11 @@ def test_read_limited_reads_a_file_within_the_limit(tmp_path: Path) -> None:
 
 
 def test_reading_file_says_too_large_in_words() -> None:
-    with pytest.raises(UsageError, match=r"^--elf /dev/zero: more than 1,024 bytes: too large for an ELF file"):
-        with reading_file("--elf /dev/zero", "an ELF file", UsageError):
-            read_limited("/dev/zero", 1024, "an ELF file")
+    with (
+        pytest.raises(UsageError, match=r"^--elf /dev/zero: more than 1,024 bytes: too large for an ELF file"),
+        reading_file("--elf /dev/zero", "an ELF file", UsageError),
+    ):
+        read_limited("/dev/zero", 1024, "an ELF file")
 
 
 @pytest.mark.parametrize(
@@ -99,9 +101,21 @@ def test_bounded_numbers() -> None:
 
 @pytest.mark.parametrize(
     ("value", "ok"),
-    [(32_000_000, True), (1_000, True), (10**10, True), (999, False), (1, False), (0, False), (-5, False),
-     (1.5e8, False), (float("nan"), False), ("fast", False), (True, False), (10**10 + 1, False)],
-)  # fmt: skip
+    [
+        (32_000_000, True),
+        (1_000, True),
+        (10**10, True),
+        (999, False),
+        (1, False),
+        (0, False),
+        (-5, False),
+        (1.5e8, False),
+        (float("nan"), False),
+        ("fast", False),
+        (True, False),
+        (10**10 + 1, False),
+    ],
+)
 def test_valid_clock_hz(value: object, ok: bool) -> None:
     assert valid_clock_hz(value) is ok
 

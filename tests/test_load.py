@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from check_streams import LayerSpec, encode_model, write_capture
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from check_streams import LayerSpec, encode_model, write_capture
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import CaptureError
@@ -18,8 +18,10 @@ from tracer.pipeline.load import load_timeline
 
 LOGS = Path(__file__).resolve().parent / "data" / "logs"
 MODEL = [LayerSpec("conv", "CONV_2D", True, 900), LayerSpec("add", "ADD", False, 100)]
-PROFILE = ("INFO - Profile for Inference:\nINFO - NPU ACTIVE cycles: {a}\nINFO - NPU IDLE cycles: 10\n"
-           "INFO - NPU TOTAL cycles: {t}\n")  # fmt: skip
+PROFILE = (
+    "INFO - Profile for Inference:\nINFO - NPU ACTIVE cycles: {a}\nINFO - NPU IDLE cycles: 10\n"
+    "INFO - NPU TOTAL cycles: {t}\n"
+)
 
 
 def test_capture_raw_and_log_by_content(tmp_path: Path) -> None:
@@ -55,8 +57,10 @@ def test_port_zero_profiles_join_the_inferences(tmp_path: Path) -> None:
     enc = encode_model(MODEL, inferences=2, text_after=PROFILE.format(a=800, t=810) + PROFILE.format(a=700, t=710))
     timeline, facts = load_timeline(write_capture(tmp_path / "c.trace", bytes(enc.out)))
     assert facts.console_lines == 8
-    assert timeline.pmu_totals == {0: {"NPU_ACTIVE": 800, "NPU_IDLE": 10, "CYCLE": 810},
-                                   1: {"NPU_ACTIVE": 700, "NPU_IDLE": 10, "CYCLE": 710}}  # fmt: skip
+    assert timeline.pmu_totals == {
+        0: {"NPU_ACTIVE": 800, "NPU_IDLE": 10, "CYCLE": 810},
+        1: {"NPU_ACTIVE": 700, "NPU_IDLE": 10, "CYCLE": 710},
+    }
     assert len(timeline.spans) == 4  # the records' layers, not the text's
 
 
@@ -132,9 +136,10 @@ def test_damaged_captures_still_give_valid_traces(tmp_path: Path, cuts: list[tup
     import io
 
     from perfetto_reader import read_trace
+
     from tracer.analysis.analyze import analyze
-    from tracer.export.report_json import report_object
     from tracer.export.perfetto import write_perfetto
+    from tracer.export.report_json import report_object
 
     data = STREAM
     for at, length in sorted(cuts, reverse=True):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tracer.telemetry.logs import is_text_log, read_log
-from tracer.base.timeline import AllocationFailure, Engine
 from timeline_views import inference_view
+
+from tracer.base.timeline import AllocationFailure, Engine
+from tracer.telemetry.logs import is_text_log, read_log
 
 LOGS = Path(__file__).parent / "data" / "logs"
 LOG_FILES = sorted(p for p in LOGS.rglob("*") if p.suffix in (".log", ".txt"))
@@ -17,15 +17,27 @@ LOG_FILES = sorted(p for p in LOGS.rglob("*") if p.suffix in (".log", ".txt"))
 def test_every_fixture_is_covered() -> None:
     """Each log file in the folder has its own test below (guards against a file left untested)."""
     covered = {
-        "executorch_arm_fvp_corstone320_u85.log", "fvp_telnet_banner.log", "mlek_fpga_cpu_profile.log",
-        "mlek_img_class_fvp_profile.log", "mlek_img_class_model_info.log", "mlek_inference_runner_fvp_profile.log",
-        "mlek_npu_config_mismatch.log", "mlek_startup_ethosu_version.log", "mlia_generic_inference_runner_metrics_line.txt",
-        "tflm_arena_too_small_cfu_playground.log", "tflm_generic_benchmark_corstone300_fvp.log",
-        "tflm_recording_allocator_print_allocations.log", "arena_50000_too_small.txt", "arena_default_too_small.txt",
-        "ok_arena_128k.txt", "vela_model_no_ethosu_kernel.txt",
+        "executorch_arm_fvp_corstone320_u85.log",
+        "fvp_telnet_banner.log",
+        "mlek_fpga_cpu_profile.log",
+        "mlek_img_class_fvp_profile.log",
+        "mlek_img_class_model_info.log",
+        "mlek_inference_runner_fvp_profile.log",
+        "mlek_npu_config_mismatch.log",
+        "mlek_startup_ethosu_version.log",
+        "mlia_generic_inference_runner_metrics_line.txt",
+        "tflm_arena_too_small_cfu_playground.log",
+        "tflm_generic_benchmark_corstone300_fvp.log",
+        "tflm_recording_allocator_print_allocations.log",
+        "arena_50000_too_small.txt",
+        "arena_default_too_small.txt",
+        "ok_arena_128k.txt",
+        "vela_model_no_ethosu_kernel.txt",
         # tests/test_logs_real_formats.py:
-        "ethosu_core_platform_mobilenet_v2_fvp.log", "mlek_noise_reduction_fvp.log", "mlek_kws_asr_fvp.log",
-    }  # fmt: skip
+        "ethosu_core_platform_mobilenet_v2_fvp.log",
+        "mlek_noise_reduction_fvp.log",
+        "mlek_kws_asr_fvp.log",
+    }
     assert {p.name for p in LOG_FILES} == covered
 
 
@@ -87,7 +99,13 @@ def test_mlek_startup_banner() -> None:
     timeline = read_log(LOGS / "mlek_startup_ethosu_version.log")
     assert timeline.clock_hz == 32_000_000 and timeline.clock_source == "log"
     assert timeline.log["cpu"] == {"clock_hz": 32000000, "id": "0x410fd220", "name": "Cortex-M55 r0p0"}
-    assert timeline.log["npu"] == {"initialised": True, "arch": "v1.0.6", "driver": "v0.16.0", "macs_per_cc": 128, "cmd_stream": "v0"}
+    assert timeline.log["npu"] == {
+        "initialised": True,
+        "arch": "v1.0.6",
+        "driver": "v0.16.0",
+        "macs_per_cc": 128,
+        "cmd_stream": "v0",
+    }
     assert timeline.log["target"] == "Arm Corstone-300 - AN552"
 
 
@@ -102,10 +120,16 @@ def test_mlek_npu_config_mismatch() -> None:
 
 def test_mlia_metrics_line() -> None:
     timeline = read_log(LOGS / "mlia_generic_inference_runner_metrics_line.txt")
-    assert timeline.pmu_totals == {0: {
-        "NPU_IDLE": 2, "AXI0_RD_DATA_BEAT_RECEIVED": 4, "AXI0_WR_DATA_BEAT_WRITTEN": 5,
-        "AXI1_RD_DATA_BEAT_RECEIVED": 6, "NPU_ACTIVE": 1, "CYCLE": 3,
-    }}  # fmt: skip
+    assert timeline.pmu_totals == {
+        0: {
+            "NPU_IDLE": 2,
+            "AXI0_RD_DATA_BEAT_RECEIVED": 4,
+            "AXI0_WR_DATA_BEAT_WRITTEN": 5,
+            "AXI1_RD_DATA_BEAT_RECEIVED": 6,
+            "NPU_ACTIVE": 1,
+            "CYCLE": 3,
+        }
+    }
 
 
 def test_executorch_pmu_report() -> None:
@@ -117,9 +141,13 @@ def test_executorch_pmu_report() -> None:
     assert timeline.layers[0].op == "ethos-u" and timeline.layers[0].engine is Engine.NPU
     # The counters are printed before the line naming their events; they get the names.
     assert inference.pmu == {
-        "CPU_WAIT_FOR_NPU": 729, "CYCLE": 5920305, "EXT0_RD_DATA_BEAT_RECEIVED": 359921,
-        "EXT1_RD_DATA_BEAT_RECEIVED": 0, "EXT0_WR_DATA_BEAT_WRITTEN": 0, "NPU_IDLE": 503,
-    }  # fmt: skip
+        "CPU_WAIT_FOR_NPU": 729,
+        "CYCLE": 5920305,
+        "EXT0_RD_DATA_BEAT_RECEIVED": 359921,
+        "EXT1_RD_DATA_BEAT_RECEIVED": 0,
+        "EXT0_WR_DATA_BEAT_WRITTEN": 0,
+        "NPU_IDLE": 503,
+    }
     assert timeline.pmu_units["CPU_WAIT_FOR_NPU"] == "CPU cycles" and timeline.pmu_units["NPU_IDLE"] == "cycles"
     assert timeline.pmu_units["EXT0_RD_DATA_BEAT_RECEIVED"] == "beats"
     et = timeline.log["executorch"]
@@ -139,13 +167,25 @@ def test_tflm_generic_benchmark() -> None:
     assert len(ticks) == 31 and ticks[:3] == [224622, 175917, 249561] and ticks[-4:] == [2229, 386, 28, 163]
     # The per-operator ticks add up to LogTicksPerTagCsv's "total number of ticks" printed after them.
     assert sum(ticks) == 2820774
-    assert [timeline.layers[i].op for i in (0, 1, 2, 27, 30)] == ["DEPTHWISE_CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "AVERAGE_POOL_2D", "SOFTMAX"]
+    assert [timeline.layers[i].op for i in (0, 1, 2, 27, 30)] == [
+        "DEPTHWISE_CONV_2D",
+        "DEPTHWISE_CONV_2D",
+        "CONV_2D",
+        "AVERAGE_POOL_2D",
+        "SOFTMAX",
+    ]
     assert all(la.engine is Engine.CPU for la in timeline.layers.values())
     assert (inference.input_crc, inference.output_crc) == (0x14F6A510, 0xA4A6A6BE)
     assert inference.start is None  # no runtime line: no latency is invented
     setup, ops = timeline.log["tflm_ticks_per_tag"]
     assert setup["tags"]["tflite::MicroInterpreter::AllocateTensors"] == 363531 and setup["total"] == 371724
-    assert ops["tags"] == {"DEPTHWISE_CONV_2D": 1009435, "CONV_2D": 1817013, "AVERAGE_POOL_2D": 2269, "RESHAPE": 87, "SOFTMAX": 363694}
+    assert ops["tags"] == {
+        "DEPTHWISE_CONV_2D": 1009435,
+        "CONV_2D": 1817013,
+        "AVERAGE_POOL_2D": 2269,
+        "RESHAPE": 87,
+        "SOFTMAX": 363694,
+    }
     assert ops["total"] == 2820774 == sum(ticks)
     assert timeline.log["arena"] == {"total_bytes": 84436, "head_bytes": 55296, "tail_bytes": 29140}
     assert [s.used for s in timeline.arena] == [84436]
@@ -164,8 +204,18 @@ def test_tflm_recording_allocator() -> None:
     assert timeline.log["arena"] == {"total_bytes": 9568, "head_bytes": 7744, "tail_bytes": 1824}
     assert [s.used for s in timeline.arena] == [9568]
     allocations = timeline.log["arena_allocations"]
-    assert allocations["TfLiteEvalTensor data"] == {"used_bytes": 360, "requested_bytes": 360, "count": 15, "unit": "allocations"}
-    assert allocations["Operator runtime data"] == {"used_bytes": 136, "requested_bytes": 136, "count": 5, "unit": "OpData structs"}
+    assert allocations["TfLiteEvalTensor data"] == {
+        "used_bytes": 360,
+        "requested_bytes": 360,
+        "count": 15,
+        "unit": "allocations",
+    }
+    assert allocations["Operator runtime data"] == {
+        "used_bytes": 136,
+        "requested_bytes": 136,
+        "count": 5,
+        "unit": "OpData structs",
+    }
     assert allocations["NodeAndRegistration struct"]["count"] == 7 and len(allocations) == 6
 
 
@@ -191,8 +241,9 @@ def test_arena_too_small(name: str, failure: AllocationFailure) -> None:
 def test_cfu_playground_tail_memory_failures() -> None:
     timeline = read_log(LOGS / "tflm_arena_too_small_cfu_playground.log")
     assert [(f.kind, f.requested, f.available, f.missing, f.line) for f in timeline.allocation_failures] == [
-        ("tail memory", 40, 0, 40, 3), ("tail memory", 12, 0, 12, 3),
-    ]  # fmt: skip
+        ("tail memory", 40, 0, 40, 3),
+        ("tail memory", 12, 0, 12, 3),
+    ]
     texts = [e["text"] for e in timeline.log["errors"]]
     assert texts[-1] == "AllocateTensors() failed" and len(texts) == 3
 
@@ -204,6 +255,10 @@ def test_missing_ethos_u_kernel() -> None:
 
 def test_fvp_banner() -> None:
     timeline = read_log(LOGS / "fvp_telnet_banner.log")
-    assert timeline.log["fvp"] == {"telnetterminal0_port": 5000, "telnetterminal1_port": 5001,
-                                     "telnetterminal2_port": 5002, "telnetterminal5_port": 5003}  # fmt: skip
+    assert timeline.log["fvp"] == {
+        "telnetterminal0_port": 5000,
+        "telnetterminal1_port": 5001,
+        "telnetterminal2_port": 5002,
+        "telnetterminal5_port": 5003,
+    }
     assert "model estimate" in timeline.labels["cpu_cycles"] and len(timeline.inferences) == 0

@@ -9,13 +9,15 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from timeline_views import inference_view
 
 from tracer.errors import CaptureError
 from tracer.telemetry.logs import LogReader, read_log
-from timeline_views import inference_view
 
 LOGS = Path(__file__).parent / "data" / "logs"
-FIXTURE_LINES = sorted({ln for p in LOGS.rglob("*") if p.suffix in (".log", ".txt") for ln in p.read_text().splitlines()})
+FIXTURE_LINES = sorted(
+    {ln for p in LOGS.rglob("*") if p.suffix in (".log", ".txt") for ln in p.read_text().splitlines()}
+)
 NUMBER = st.one_of(
     st.integers(-(2**70), 2**70).map(str),
     st.sampled_from(["", "x", "1.5", "1.5.9", "0x1F", "-0", "999999999999999999999", "9" * 400, "nan", "inf"]),
@@ -30,8 +32,15 @@ def _check(blob: bytes) -> None:
         return
     assert timeline.log["lines"] == len(timeline.console)
     # Everything found is plain JSON (no NaN or infinity), ready for the report.
-    json.dumps([timeline.log, timeline.pmu_totals, timeline.pmu_units, [vars(f) if hasattr(f, "__dict__") else repr(f)
-                for f in timeline.allocation_failures]], allow_nan=False)  # fmt: skip
+    json.dumps(
+        [
+            timeline.log,
+            timeline.pmu_totals,
+            timeline.pmu_units,
+            [vars(f) if hasattr(f, "__dict__") else repr(f) for f in timeline.allocation_failures],
+        ],
+        allow_nan=False,
+    )
     for i in range(len(timeline.inferences)):
         inference_view(timeline, i)  # every view can be built
 
@@ -53,7 +62,11 @@ def test_any_lines(lines: list[str]) -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(FIXTURE_LINES), NUMBER, st.integers(0, 5), st.booleans()), min_size=1, max_size=40))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(FIXTURE_LINES), NUMBER, st.integers(0, 5), st.booleans()), min_size=1, max_size=40
+    )
+)
 def test_real_lines_with_numbers_replaced(picks: list[tuple[str, str, int, bool]]) -> None:
     """Lines of every format, shuffled, with one of their numbers swapped for an odd one (huge,
     negative, empty, not a number), cut short or not."""

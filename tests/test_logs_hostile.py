@@ -26,7 +26,7 @@ LINES = {
 
 
 @pytest.mark.parametrize("case", list(LINES))
-def test_numbers_of_5000_digits_are_damage_not_a_traceback(case: str, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_numbers_of_5000_digits_are_damage_not_a_traceback(case: str, tmp_path: Path, run_cli) -> None:
     path = tmp_path / "run.log"
     path.write_text("INFO - start\n" + LINES[case] + "\nINFO - done\n")
     for verb in (["report"], ["report", "--format", "json"], ["check"]):
@@ -36,7 +36,7 @@ def test_numbers_of_5000_digits_are_damage_not_a_traceback(case: str, tmp_path: 
         assert BIG not in result.out  # never shown as a number
 
 
-def test_npu_config_mismatch_with_an_absurd_log2_is_bounded(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_npu_config_mismatch_with_an_absurd_log2_is_bounded(tmp_path: Path, run_cli) -> None:
     """The driver prints log2 of the MACs per cycle; 999999999 is no NPU (2**999999999 once ran for 20 s)."""
     path = tmp_path / "run.log"
     path.write_text("NPU config mismatch: npu.macs_per_cc=999999999 optimizer.macs_per_cc=7\n")
@@ -51,7 +51,7 @@ def test_npu_config_mismatch_with_an_absurd_log2_is_bounded(tmp_path: Path, run_
 
 
 @pytest.mark.parametrize("clock", ["999999999999999", "0"])
-def test_a_log_clock_out_of_range_is_ignored_with_a_warning(clock: str, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_a_log_clock_out_of_range_is_ignored_with_a_warning(clock: str, tmp_path: Path, run_cli) -> None:
     path = tmp_path / "run.log"
     path.write_text(f"INFO - MPS3 core clock has been set to: {clock} Hz\nCONV_2D took 100 ticks (1 ms).\n")
     result = run_cli("report", path, "--format", "json")
@@ -62,7 +62,7 @@ def test_a_log_clock_out_of_range_is_ignored_with_a_warning(clock: str, tmp_path
 
 
 @pytest.mark.parametrize("value", ["2", "0.4", "1e3", "20G"])
-def test_clock_option_out_of_range_is_a_usage_error(value: str, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_clock_option_out_of_range_is_a_usage_error(value: str, tmp_path: Path, run_cli) -> None:
     path = tmp_path / "run.log"
     path.write_text("CONV_2D took 100 ticks (1 ms).\n")
     for verb in (["report"], ["export", "--format", "perfetto", "-o", tmp_path / "x.pftrace"]):
@@ -106,7 +106,9 @@ def test_console_text_of_a_log_of_millions_of_lines_is_bounded() -> None:
     assert len(timeline.console) == MAX_CONSOLE_LINES
     assert reader.line_no == total
     texts = [w["text"] for w in timeline.log["warnings"]]
-    assert f"only the first {MAX_CONSOLE_LINES:,} of {total:,} lines kept as console text (every line was read)" in texts
+    assert (
+        f"only the first {MAX_CONSOLE_LINES:,} of {total:,} lines kept as console text (every line was read)" in texts
+    )
 
 
 def test_a_long_run_of_spaces_does_not_stall_the_readers() -> None:

@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 import json
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from timeline_views import inference_view, inference_views
 
+from tracer.base.timeline import CounterStat, Engine, InferenceTimeline
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import CaptureError
 from tracer.telemetry.logs import LogReader, is_text_log, read_log, split_inferences
 from tracer.telemetry.logs.lines import LineSplitter, strip_prefix
-from tracer.base.timeline import CounterStat, Engine, InferenceTimeline
-from timeline_views import inference_view, inference_views
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
@@ -32,8 +33,12 @@ def _ops(timeline: InferenceTimeline, number: int) -> list[tuple[str, int]]:
     return [(timeline.layers[s.layer].op, s.cycles) for s in inference_view(timeline, number).layers]
 
 
-MODEL_RUN = ["CONV_2D took 100 ticks (0 ms).", "DEPTHWISE_CONV_2D took 80 ticks (0 ms).",
-             "ADD took 20 ticks (0 ms).", "SOFTMAX took 5 ticks (0 ms)."]  # fmt: skip
+MODEL_RUN = [
+    "CONV_2D took 100 ticks (0 ms).",
+    "DEPTHWISE_CONV_2D took 80 ticks (0 ms).",
+    "ADD took 20 ticks (0 ms).",
+    "SOFTMAX took 5 ticks (0 ms).",
+]
 
 
 def test_repeated_inferences_in_one_log_run() -> None:
@@ -49,7 +54,7 @@ def test_repeated_inferences_in_one_log_run() -> None:
 
 
 def test_runs_separated_by_other_lines_are_separate_inferences() -> None:
-    text = "\n".join(["Invoke 0"] + MODEL_RUN + ["Invoke 1", "INFO - Input CRC32: 0x0000BEEF"] + MODEL_RUN) + "\n"
+    text = "\n".join(["Invoke 0", *MODEL_RUN, "Invoke 1", "INFO - Input CRC32: 0x0000BEEF", *MODEL_RUN]) + "\n"
     timeline = _read(text)
     assert len(timeline.inferences) == 2 and inference_view(timeline, 1).input_crc == 0xBEEF
     assert inference_view(timeline, 0).input_crc is None
@@ -117,14 +122,22 @@ def test_two_profile_blocks_are_two_inferences_and_case_is_ignored() -> None:
 
 
 def test_metrics_with_several_samples_and_u85_names() -> None:
-    payload = [{"profiling_group": "Inference", "count": 2, "samples": [
-        {"name": "NPU ACTIVE", "value": [100, 110]},
-        {"name": "NPU ETHOSU_PMU_SRAM_RD_DATA_BEAT_RECEIVED", "value": [7, 8]},
-    ]}]  # fmt: skip
+    payload = [
+        {
+            "profiling_group": "Inference",
+            "count": 2,
+            "samples": [
+                {"name": "NPU ACTIVE", "value": [100, 110]},
+                {"name": "NPU ETHOSU_PMU_SRAM_RD_DATA_BEAT_RECEIVED", "value": [7, 8]},
+            ],
+        }
+    ]
     line = "<metrics>" + base64.b64encode(json.dumps(payload).encode()).decode() + "</metrics>"
     timeline = _read(f"boot\n{line}\n")
-    assert timeline.pmu_totals == {0: {"NPU_ACTIVE": 100, "SRAM_RD_DATA_BEAT_RECEIVED": 7},
-                                   1: {"NPU_ACTIVE": 110, "SRAM_RD_DATA_BEAT_RECEIVED": 8}}  # fmt: skip
+    assert timeline.pmu_totals == {
+        0: {"NPU_ACTIVE": 100, "SRAM_RD_DATA_BEAT_RECEIVED": 7},
+        1: {"NPU_ACTIVE": 110, "SRAM_RD_DATA_BEAT_RECEIVED": 8},
+    }
     assert timeline.pmu_units["SRAM_RD_DATA_BEAT_RECEIVED"] == "beats"
 
 
@@ -152,8 +165,10 @@ def test_layer_by_layer_profiler_with_pmu_per_operator() -> None:
     assert len(timeline.inferences) == 2
     first = inference_view(timeline, 0)
     assert [(s.cycles, s.pmu) for s in first.layers] == [
-        (1200, {"PMU_CNTR0": 900, "PMU_CNTR1": 44}), (300, {}), (400, {"PMU_CNTR0": 350}),
-    ]  # fmt: skip
+        (1200, {"PMU_CNTR0": 900, "PMU_CNTR1": 44}),
+        (300, {}),
+        (400, {"PMU_CNTR0": 350}),
+    ]
     assert (first.start, first.end) == (0, 2100)
     assert inference_view(timeline, 1).start == 2100  # after the first inference's runtime
     assert [timeline.layers[i].engine for i in range(3)] == [Engine.NPU, Engine.CPU, Engine.NPU]
@@ -162,21 +177,29 @@ def test_layer_by_layer_profiler_with_pmu_per_operator() -> None:
 
 
 def test_allocation_failure_variants() -> None:
-    timeline = _read("Failed to resize buffer. Requested: 6081600, available: 2088896\nFailed to allocate temp memory. Requested: 64, available 16, missing: 48\n")
+    timeline = _read(
+        "Failed to resize buffer. Requested: 6081600, available: 2088896\nFailed to allocate temp memory. Requested: 64, available 16, missing: 48\n"
+    )
     assert [(f.kind, f.requested, f.available, f.missing) for f in timeline.allocation_failures] == [
-        ("resize buffer", 6081600, 2088896, 6081600 - 2088896), ("temp memory", 64, 16, 48),
-    ]  # fmt: skip
+        ("resize buffer", 6081600, 2088896, 6081600 - 2088896),
+        ("temp memory", 64, 16, 48),
+    ]
 
 
 def test_newer_executorch_suffixes_and_prefixes() -> None:
-    text = "\r\n".join([
-        "I [executorch:arm_perf_monitor.cpp:120] NPU Inferences : 2 (1.00 per inference)",
-        "I [executorch:arm_perf_monitor.cpp:125] ethos-u : cycle_cnt : 1000 cycles (500.00 per inference)",
-        "I [executorch:arm_perf_monitor.cpp:168] ethosu_pmu_cycle_cntr : 900 (450.00 per inference)",
-        "I [executorch:arm_perf_monitor.cpp:171] ethosu_pmu_cntr0 : 10",
-        "I [executorch:arm_perf_monitor.cpp:178] Ethos-U PMU Events:[ETHOSU_PMU_NPU_ACTIVE]",
-        "E [executorch:arm_executor_runner.cpp:99] Something broke",
-    ]) + "\r\n"  # fmt: skip
+    text = (
+        "\r\n".join(
+            [
+                "I [executorch:arm_perf_monitor.cpp:120] NPU Inferences : 2 (1.00 per inference)",
+                "I [executorch:arm_perf_monitor.cpp:125] ethos-u : cycle_cnt : 1000 cycles (500.00 per inference)",
+                "I [executorch:arm_perf_monitor.cpp:168] ethosu_pmu_cycle_cntr : 900 (450.00 per inference)",
+                "I [executorch:arm_perf_monitor.cpp:171] ethosu_pmu_cntr0 : 10",
+                "I [executorch:arm_perf_monitor.cpp:178] Ethos-U PMU Events:[ETHOSU_PMU_NPU_ACTIVE]",
+                "E [executorch:arm_executor_runner.cpp:99] Something broke",
+            ]
+        )
+        + "\r\n"
+    )
     timeline = _read(text)
     assert timeline.pmu_totals == {0: {"CYCLE": 900, "NPU_ACTIVE": 10}}
     assert _ops(timeline, 0) == [("ethos-u", 1000)]
@@ -200,7 +223,7 @@ FIXTURE = (DATA / "logs" / "tflm_generic_benchmark_corstone300_fvp.log").read_te
 def test_any_split_of_the_text_gives_the_same_timeline(cuts: list[int]) -> None:
     reader = LogReader()
     points = [0, *sorted(cuts), len(FIXTURE)]
-    for a, b in zip(points, points[1:]):
+    for a, b in itertools.pairwise(points):
         reader.feed_text(FIXTURE[a:b])
     split = reader.finish()
     whole = read_log(DATA / "logs" / "tflm_generic_benchmark_corstone300_fvp.log")

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from timeline_views import inference_view
 
+from tracer.base.timeline import Engine
 from tracer.telemetry.logs import read_log
 from tracer.telemetry.logs.reader import LogReader
-from tracer.base.timeline import Engine
-from timeline_views import inference_view
 
 LOGS = Path(__file__).parent / "data" / "logs"
 MOBILENET = LOGS / "ethosu_core_platform_mobilenet_v2_fvp.log"
@@ -68,8 +68,9 @@ def test_mlek_inference_k_of_n() -> None:
     assert timeline.pmu_totals == {}  # a mean over 136 inferences is no inference's counters
     stats = timeline.pmu_stats
     assert {k: (v.samples, v.mean, v.total) for k, v in stats.items() if k in ("NPU_ACTIVE", "CYCLE")} == {
-        "NPU_ACTIVE": (136, 103870.0, None), "CYCLE": (136, 104514.0, None),
-    }  # fmt: skip
+        "NPU_ACTIVE": (136, 103870.0, None),
+        "CYCLE": (136, 104514.0, None),
+    }
     assert stats["AXI0_WR_DATA_BEAT_WRITTEN"].mean == 376.0 and stats["AXI1_RD_DATA_BEAT_RECEIVED"].mean == 13911.0
 
 
@@ -79,10 +80,16 @@ def test_two_models_are_never_mixed() -> None:
     timeline = read_log(KWS_ASR)
     assert len(timeline.inferences) == 3 and timeline.inferences.complete.all()
     assert timeline.log["models"] == {"KWS": [0], "unnamed": [1, 2]}
-    assert timeline.pmu_totals == {0: {
-        "KWS/AXI0_RD_DATA_BEAT_RECEIVED": 132130, "KWS/AXI0_WR_DATA_BEAT_WRITTEN": 48252,
-        "KWS/AXI1_RD_DATA_BEAT_RECEIVED": 17544, "KWS/NPU_ACTIVE": 413814, "KWS/NPU_IDLE": 358, "KWS/CYCLE": 414172,
-    }}  # fmt: skip
+    assert timeline.pmu_totals == {
+        0: {
+            "KWS/AXI0_RD_DATA_BEAT_RECEIVED": 132130,
+            "KWS/AXI0_WR_DATA_BEAT_WRITTEN": 48252,
+            "KWS/AXI1_RD_DATA_BEAT_RECEIVED": 17544,
+            "KWS/NPU_ACTIVE": 413814,
+            "KWS/NPU_IDLE": 358,
+            "KWS/CYCLE": 414172,
+        }
+    }
     asr = {k: (v.samples, v.mean) for k, v in timeline.pmu_stats.items()}
     assert asr["unnamed/NPU_ACTIVE"] == (2, 30164330.0) and asr["unnamed/CYCLE"] == (2, 30164672.0)
     assert asr["unnamed/AXI0_RD_DATA_BEAT_RECEIVED"] == (2, 8895431.0)
@@ -117,7 +124,9 @@ def test_log_cut_inside_a_job_is_incomplete() -> None:
     timeline = _read_text(text)
     assert len(timeline.inferences) == 3
     assert timeline.inferences.complete.tolist() == [True, True, False]
-    assert inference_view(timeline, 2).problems == ("the log ends inside job 'JP_Kyoto_kimono' (no 'Finished running job' line)",)
+    assert inference_view(timeline, 2).problems == (
+        "the log ends inside job 'JP_Kyoto_kimono' (no 'Finished running job' line)",
+    )
 
 
 def test_log_cut_inside_a_profile_block_is_incomplete() -> None:
@@ -132,7 +141,9 @@ def test_log_cut_during_a_run_is_incomplete() -> None:
     timeline = _read_text(_cut(NOISE, "INFO - Copied 960 bytes to 0x800003d4\n"))
     assert len(timeline.inferences) == 2
     assert timeline.inferences.complete.tolist() == [True, False]
-    assert inference_view(timeline, 1).problems == ("the log ends during inference 2 of 136 (no results or profile after it)",)
+    assert inference_view(timeline, 1).problems == (
+        "the log ends during inference 2 of 136 (no results or profile after it)",
+    )
 
 
 def test_cut_second_profile_block_is_compared_with_the_first() -> None:
@@ -157,8 +168,12 @@ def test_tflm_per_tag_totals_become_layers() -> None:
     assert len(timeline.inferences) == 1
     inference = inference_view(timeline, 0)
     assert [(timeline.layers[s.layer].op, s.cycles) for s in inference.layers] == [
-        ("DEPTHWISE_CONV_2D", 1009435), ("CONV_2D", 1817013), ("AVERAGE_POOL_2D", 2269), ("RESHAPE", 87), ("SOFTMAX", 363694),
-    ]  # fmt: skip
+        ("DEPTHWISE_CONV_2D", 1009435),
+        ("CONV_2D", 1817013),
+        ("AVERAGE_POOL_2D", 2269),
+        ("RESHAPE", 87),
+        ("SOFTMAX", 363694),
+    ]
     # As printed: these tags add up to 3192498, not the block's "total number of ticks" 2820774 (the
     # SOFTMAX tag is 363531 above its Log() line, the size of the setup block's AllocateTensors tag).
     assert timeline.log["tflm_ticks_per_tag"][0]["total"] == 2820774

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from telemetry_streams import CLOCK_HZ, decode
 from sample_streams import TelemetryEncoder, npu_sample, pc_sample, sampler_info
+from telemetry_streams import CLOCK_HZ, decode
+
 from tracer.analysis.npu_operators import npu_operator_profile, wilson
 from tracer.analysis.sampling import layer_breakdowns, sampling_analysis
+from tracer.base.timeline import InferenceTimeline
 from tracer.budget.loader import load_budget
 from tracer.budget.text import BudgetText
 from tracer.budget.vela_debugdb import CommandStream, StreamOperation, read_debug_db
-from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.samples import read_samples
 from tracer.telemetry.wire import TimeSource
 
@@ -59,8 +59,14 @@ def qread_at(elapsed: int) -> int:
     return QSIZE
 
 
-def build(inferences: int = 4, step: int = 50, qbase: int | list[int] = QBASE, qsize: int = QSIZE,
-          pmu: bool = True, idle_head: int = 200) -> InferenceTimeline:  # fmt: skip
+def build(
+    inferences: int = 4,
+    step: int = 50,
+    qbase: int | list[int] = QBASE,
+    qsize: int = QSIZE,
+    pmu: bool = True,
+    idle_head: int = 200,
+) -> InferenceTimeline:
     """Inferences of a CPU layer then one NPU job sampled every ``step`` cycles (phase varying)."""
     enc = TelemetryEncoder()
     t = 1_000
@@ -83,8 +89,16 @@ def build(inferences: int = 4, step: int = 50, qbase: int | list[int] = QBASE, q
         while s < npu_start + JOB + 150:
             elapsed = s - npu_start
             running = 0 <= elapsed < JOB
-            npu_sample(enc, s, qread_at(elapsed) if running else (0 if elapsed < 0 else QSIZE), 1 if running else 0x22,
-                           bases[n % len(bases)], qsize, pmu_cycles=max(0, min(elapsed, JOB)), counters=[elapsed])  # fmt: skip
+            npu_sample(
+                enc,
+                s,
+                qread_at(elapsed) if running else (0 if elapsed < 0 else QSIZE),
+                1 if running else 0x22,
+                bases[n % len(bases)],
+                qsize,
+                pmu_cycles=max(0, min(elapsed, JOB)),
+                counters=[elapsed],
+            )
             s += step
         end = npu_start + JOB + 200
         if pmu:
@@ -151,7 +165,9 @@ def test_shares_match_the_truth_and_intervals_cover_it(timeline: InferenceTimeli
 
 def test_vela_estimate_is_compared_in_npu_cycles(timeline: InferenceTimeline) -> None:
     predicted = [1000.0, 5000.0, 6000.0]
-    prof = npu_operator_profile(timeline, read_samples(timeline).npu, [stream_of(OFFSETS, cycles=predicted)], 500_000_000)
+    prof = npu_operator_profile(
+        timeline, read_samples(timeline).npu, [stream_of(OFFSETS, cycles=predicted)], 500_000_000
+    )
     assert prof is not None
     ops = prof.jobs[0].operators
     assert [op.predicted_npu_cycles for op in ops] == predicted
@@ -163,8 +179,9 @@ def test_vela_estimate_is_compared_in_npu_cycles(timeline: InferenceTimeline) ->
 
 def test_without_pmu_the_comparison_is_in_time() -> None:
     tl = build(pmu=False)
-    prof = npu_operator_profile(tl, read_samples(tl).npu, [stream_of(OFFSETS, cycles=[1000.0, 5000.0, 6000.0])],
-                                CLOCK_HZ)  # fmt: skip
+    prof = npu_operator_profile(
+        tl, read_samples(tl).npu, [stream_of(OFFSETS, cycles=[1000.0, 5000.0, 6000.0])], CLOCK_HZ
+    )
     assert prof is not None
     op = prof.jobs[0].operators[1]
     assert op.npu_cycles is None and op.ratio == pytest.approx(op.cycles / 5000.0)
@@ -213,8 +230,13 @@ def test_no_npu_sample_no_section() -> None:
 
 
 def test_the_real_sampling_net_database_reads_its_one_stream() -> None:
-    budget = load_budget([MODEL / "sampling_net_per-layer.csv", MODEL / "sampling_net_debug.xml",
-                          MODEL / "sampling_net_summary_Ethos_U55_High_End_Embedded.csv"])  # fmt: skip
+    budget = load_budget(
+        [
+            MODEL / "sampling_net_per-layer.csv",
+            MODEL / "sampling_net_debug.xml",
+            MODEL / "sampling_net_summary_Ethos_U55_High_End_Embedded.csv",
+        ]
+    )
     (stream,) = budget.command_streams
     assert stream.offsets == [328, 484, 628, 744, 904, 1016, 1156]
     assert [op.name for op in stream.operations] == ["conv1", "dw2", "add3", "pool4", "pw5", "gap6", "fc7"]

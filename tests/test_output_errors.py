@@ -76,7 +76,7 @@ def test_output_to_dev_full_says_so_and_exits_2(argv: list[object], monkeypatch:
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv", WRITING_VERBS + [["list"]], ids=lambda a: " ".join(str(x) for x in a[:1] + a[2:]))
+@pytest.mark.parametrize("argv", [*WRITING_VERBS, ["list"]], ids=lambda a: " ".join(str(x) for x in a[:1] + a[2:]))
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EPIPE], ids=["full", "closed-pipe"])
 def test_stdout_that_fails_says_so_and_exits_2(argv: list[object], code: int, monkeypatch: pytest.MonkeyPatch) -> None:
     extra = ["-o", "-"] if argv[0] == "export" else []
@@ -103,14 +103,20 @@ def test_record_to_a_full_device_says_so(tmp_path: Path, monkeypatch: pytest.Mon
 def test_subprocess_stdout_on_dev_full_and_a_closed_pipe() -> None:
     """The real thing: the interpreter's own flush at exit must not print 'Exception ignored'."""
     with open(FULL, "w") as full:
-        done = subprocess.run([sys.executable, "-m", "tracer", "decode", str(DEMO)], stdout=full,
-                              stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "tracer", "decode", str(DEMO)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1] == "tracer: error: cannot write stdout: No space left on device"
     reader, writer = os.pipe()
     os.close(reader)  # nobody will read
-    proc = subprocess.Popen([sys.executable, "-m", "tracer", "decode", str(DEMO)], stdout=writer,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tracer", "decode", str(DEMO)], stdout=writer, stderr=subprocess.PIPE, text=True
+    )
     os.close(writer)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 2, err
@@ -118,8 +124,9 @@ def test_subprocess_stdout_on_dev_full_and_a_closed_pipe() -> None:
     assert "Exception ignored" not in err and "Traceback" not in err
 
 
-def test_an_interrupt_inside_an_import_is_raised_once_the_import_is_done(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupt_inside_an_import_is_raised_once_the_import_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The entry point's handler holds Ctrl-C while a module is being imported (a library may turn
     the interrupt into an error of its own) and raises KeyboardInterrupt right after it."""
     from tracer.cli.signals import interrupt_outside_imports
@@ -133,7 +140,8 @@ def test_an_interrupt_inside_an_import_is_raised_once_the_import_is_done(tmp_pat
     try:
         interrupt_outside_imports()
         with pytest.raises(KeyboardInterrupt):
-            import interrupted_while_imported  # noqa: F401
+            import interrupted_while_imported  # noqa: F401 - imported for what importing it does
+
             time.sleep(2)  # the held interrupt is raised here, well before the end
         assert sys.modules["interrupted_while_imported"].DONE
     finally:
@@ -164,8 +172,14 @@ def test_ctrl_c_early_in_replay_exits_130_quietly(delay: float) -> None:
     delay += 2 * _python_start_up_seconds()
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color"}
-    proc = subprocess.Popen([sys.executable, "-m", "tracer", "replay", str(DEMO)], stdin=slave, stdout=slave,
-                            stderr=slave, env=env, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tracer", "replay", str(DEMO)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
+    )
     os.close(slave)
     seen = bytearray()
 

@@ -13,16 +13,16 @@ import ctypes
 import inspect
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pylink
 import pytest
 
-from tracer.capture.reader import open_capture
-from tracer.pipeline.record import record
-from tracer.capture.writer import CaptureWriter
 from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.reader import open_capture
+from tracer.capture.writer import CaptureWriter
 from tracer.errors import SourceUnavailable, UsageError
+from tracer.pipeline.record import record
 from tracer.sources.base import SourceLost
 from tracer.sources.jlink import JLinkSource
 from tracer.sources.polling import samples_from_notes
@@ -45,17 +45,28 @@ class FakeClock:
 class FakeJLink:
     """A J-Link and its target (see the module docstring). Class attributes configure the next instance."""
 
-    supported = [6_000_000, 4_000_000, 3_000_000, 2_000_000, 1_000_000]
-    swo_chunks: list[bytes] = []
-    rtt_chunks: list[bytes] = []
+    supported: ClassVar[list[int]] = [6_000_000, 4_000_000, 3_000_000, 2_000_000, 1_000_000]
+    swo_chunks: ClassVar[list[bytes]] = []
+    rtt_chunks: ClassVar[list[bytes]] = []
     rtt_search_failures = 0
-    memory: dict[int, int] = {}
+    memory: ClassVar[dict[int, int]] = {}
     fail_after_reads: int | None = None
     no_dll = False
-    instances: list[FakeJLink] = []
+    instances: ClassVar[list[FakeJLink]] = []
 
-    def __init__(self, lib=None, log=None, detailed_log=None, error=None, warn=None, unsecure_hook=None,
-                 serial_no=None, ip_addr=None, open_tunnel=False, use_tmpcpy=None):  # fmt: skip
+    def __init__(
+        self,
+        lib=None,
+        log=None,
+        detailed_log=None,
+        error=None,
+        warn=None,
+        unsecure_hook=None,
+        serial_no=None,
+        ip_addr=None,
+        open_tunnel=False,
+        use_tmpcpy=None,
+    ):
         if FakeJLink.no_dll:
             raise TypeError("Expected to be given a valid DLL.")
         self.calls: list[tuple[str, Any]] = []
@@ -299,7 +310,10 @@ def test_read_raises_source_lost() -> None:
 class Symbols:
     """A stand-in symbol table (the ELF path is tested in test_elf.py)."""
 
-    table = {"arena_used_bytes": (0x2100_0004, 4), "main_stack": (0x2100_0100, 64)}
+    table: ClassVar[dict[str, tuple[int, int]]] = {
+        "arena_used_bytes": (0x2100_0004, 4),
+        "main_stack": (0x2100_0100, 64),
+    }
 
     def symbol(self, name: str) -> Any:
         if name not in self.table:

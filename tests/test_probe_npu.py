@@ -20,18 +20,18 @@ from typing import Any
 import pylink
 import pytest
 from pyocd.core.soc_target import SoCTarget
-
-from telemetry_streams import decode
 from sample_streams import TelemetryEncoder
+from telemetry_streams import decode
 from test_probe_jlink import FAKE_PYLINK, FakeClock, FakeJLink, source
 from test_probe_pyocd import FakeProbe, FakeTarget, make
+
 from tracer.analysis.npu_operators import npu_operator_profile
 from tracer.budget.vela_debugdb import CommandStream, StreamOperation
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
-from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import UsageError
+from tracer.pipeline.record import record
 from tracer.sources.npu_polling import NpuPoller, parse_npu_spec
 from tracer.telemetry.probe_samples import probe_npu_records
 from tracer.telemetry.samples import samples_from_records
@@ -51,8 +51,14 @@ def fresh_fake() -> None:
 
 
 def npu_registers(base: int, qread: int, status: int = 1, pmu: int = 0) -> dict[int, int]:
-    regs = {base + 0x004: status, base + 0x010: 0x1000_3000, base + 0x018: qread, base + 0x020: 1164,
-            base + pmu + 0x1A0: 0x89AB_CDEF, base + pmu + 0x1A4: 0x12}  # fmt: skip
+    regs = {
+        base + 0x004: status,
+        base + 0x010: 0x1000_3000,
+        base + 0x018: qread,
+        base + 0x020: 1164,
+        base + pmu + 0x1A0: 0x89AB_CDEF,
+        base + pmu + 0x1A4: 0x12,
+    }
     regs.update({base + pmu + 0x300 + 4 * i: 10 * (i + 1) for i in range(8)})
     regs[0xE000_1004] = 4242
     return regs
@@ -154,9 +160,14 @@ def test_pyocd_polls_a_u85_through_the_target() -> None:
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [("npu_kind=70", "55, 65 or 85"), ("npu_counters=5", "0 to 4"), ("npu_hz=0", "npu_hz"),
-     ("npu_hz=200k", "npu_hz"), ("npu_counters=x", "npu_counters")],
-)  # fmt: skip
+    [
+        ("npu_kind=70", "55, 65 or 85"),
+        ("npu_counters=5", "0 to 4"),
+        ("npu_hz=0", "npu_hz"),
+        ("npu_hz=200k", "npu_hz"),
+        ("npu_counters=x", "npu_counters"),
+    ],
+)
 def test_bad_npu_options_are_usage_errors(options: str, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         source(f"jlink://1?device=X&npu={NPU:#x}&{options}").open()
@@ -165,7 +176,9 @@ def test_bad_npu_options_are_usage_errors(options: str, message: str) -> None:
 def test_npu_symbol_needs_the_elf() -> None:
     with pytest.raises(UsageError, match="--elf"):
         parse_npu_spec({"npu": "ETHOSU_BASE"}, None, "jlink://1")
-    symbols = types.SimpleNamespace(symbol=lambda name: types.SimpleNamespace(address=NPU) if name == "npu_base" else None)
+    symbols = types.SimpleNamespace(
+        symbol=lambda name: types.SimpleNamespace(address=NPU) if name == "npu_base" else None
+    )
     spec = parse_npu_spec({"npu": "npu_base", "npu_hz": "2k"}, symbols)
     assert spec is not None and spec.base == NPU and spec.hz == 2000
 
@@ -190,16 +203,28 @@ def dwt_timeline(wraps: int = 1) -> tuple[Any, list[tuple[int, int]]]:
 
 def polled_notes(times: list[int], qreads: list[int], hz: float = 1000.0) -> list[dict[str, Any]]:
     n = len(times)
-    return [{"event": "npu samples", "npu": 55, "base": NPU, "qread": qreads, "status": [1] * n,
-             "qbase": [0x1000_3000] * n, "qsize": [308] * n, "pmu_cycles": [None] * n, "counters": [[]] * n,
-             "cyccnt": [t & 0xFFFF_FFFF for t in times], "host_time": [1000.0 + k * 1e-4 for k in range(n)]},
-            {"event": "npu sampling", "requested_hz": hz}]  # fmt: skip
+    return [
+        {
+            "event": "npu samples",
+            "npu": 55,
+            "base": NPU,
+            "qread": qreads,
+            "status": [1] * n,
+            "qbase": [0x1000_3000] * n,
+            "qsize": [308] * n,
+            "pmu_cycles": [None] * n,
+            "counters": [[]] * n,
+            "cyccnt": [t & 0xFFFF_FFFF for t in times],
+            "host_time": [1000.0 + k * 1e-4 for k in range(n)],
+        },
+        {"event": "npu sampling", "requested_hz": hz},
+    ]
 
 
 def test_polled_samples_are_placed_by_cyccnt_and_split_into_operations() -> None:
     timeline, spans = dwt_timeline()
     times, qreads = [], []
-    for start, end in spans:  # 100 samples per job: the first 30 on op 0, the next 70 on op 1
+    for start, _end in spans:  # 100 samples per job: the first 30 on op 0, the next 70 on op 1
         for k in range(100):
             times.append(start + 50 + 99 * k)
             qreads.append(200 if k < 30 else 300)
@@ -207,8 +232,11 @@ def test_polled_samples_are_placed_by_cyccnt_and_split_into_operations() -> None
     assert warnings == [] and [r.cycle for r in records[1:]] == times
     samples = samples_from_records(records)
     assert samples.info[0].how == "probe" and samples.info[0].period_cycles == 100_000
-    stream = CommandStream(1, tuple(StreamOperation(o, f"op{k}", "Conv2D", k, "Conv2D", None, None)
-                                    for k, o in enumerate([100, 200, 300])), "test.xml")  # fmt: skip
+    stream = CommandStream(
+        1,
+        tuple(StreamOperation(o, f"op{k}", "Conv2D", k, "Conv2D", None, None) for k, o in enumerate([100, 200, 300])),
+        "test.xml",
+    )
     prof = npu_operator_profile(timeline, samples.npu, [stream])
     assert prof is not None and prof.mapped
     assert [op.samples for op in prof.jobs[0].operators] == [60, 140, 0]
@@ -224,11 +252,12 @@ def test_samples_that_cannot_be_placed_are_left_out_with_a_reason() -> None:
     assert records == [] and "not DWT CYCCNT" in warnings[0]
 
 
-def test_record_prints_the_achieved_rate(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_record_prints_the_achieved_rate(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("tracer.sources.jlink._load_pylink", lambda: FAKE_PYLINK)
     FakeJLink.memory = npu_registers(NPU, 484)
-    done = run_cli("record", f"jlink://1?device=X&npu={NPU:#x}&npu_hz=50", "-o", tmp_path / "r.trace",
-                   "--duration", "0.3")  # fmt: skip
+    done = run_cli(
+        "record", f"jlink://1?device=X&npu={NPU:#x}&npu_hz=50", "-o", tmp_path / "r.trace", "--duration", "0.3"
+    )
     assert done.code == 0, done.err
     assert "NPU polling:" in done.err and "Hz achieved of 50 Hz asked" in done.err
 
@@ -236,8 +265,12 @@ def test_record_prints_the_achieved_rate(tmp_path: Path, run_cli, monkeypatch: p
 def test_poller_batches_and_summarises_once_a_second() -> None:
     clock = FakeClock()
     memory = npu_registers(NPU, 628)
-    poller = NpuPoller(parse_npu_spec({"npu": str(NPU), "npu_hz": "10"}), lambda a, n: [memory.get(a + 4 * i, 0) for i in range(n)],
-                       clock=clock, wall_clock=lambda: 5.0)  # fmt: skip
+    poller = NpuPoller(
+        parse_npu_spec({"npu": str(NPU), "npu_hz": "10"}),
+        lambda a, n: [memory.get(a + 4 * i, 0) for i in range(n)],
+        clock=clock,
+        wall_clock=lambda: 5.0,
+    )
     for _ in range(25):
         if poller.due():
             poller.poll()

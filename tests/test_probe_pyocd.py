@@ -26,9 +26,9 @@ from pyocd.probe.debug_probe import DebugProbe
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
-from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import SourceUnavailable, UsageError
+from tracer.pipeline.record import record
 from tracer.sources.polling import samples_from_notes
 from tracer.sources.pyocd_probe import PyocdSource
 from tracer.sources.url import SourceUrl
@@ -74,7 +74,7 @@ class FakeTarget:
     def get_memory_map(self):
         return MemoryMap(RamRegion(start=RAM, length=0x4000))
 
-    def get_first_child_of_type(self, klass, filter=None):
+    def get_first_child_of_type(self, klass, filter=None):  # noqa: A002 - pyocd's own parameter name
         found = {ITM: self.itm, TPIU: self.tpiu}.get(klass)
         if found is not None and filter is not None and not getattr(found, filter):
             return None
@@ -138,9 +138,20 @@ class FakeSession:
 def test_fakes_match_pyocd_signatures() -> None:
     for fake, real, names in (
         (FakeProbe, DebugProbe, ["swo_start", "swo_stop", "swo_read"]),
-        (FakeTarget, SoCTarget, ["read32", "write32", "read_memory_block32", "read_memory_block8",
-                                 "write_memory_block8", "get_memory_map", "get_first_child_of_type"]),
-    ):  # fmt: skip
+        (
+            FakeTarget,
+            SoCTarget,
+            [
+                "read32",
+                "write32",
+                "read_memory_block32",
+                "read_memory_block8",
+                "write_memory_block8",
+                "get_memory_map",
+                "get_first_child_of_type",
+            ],
+        ),
+    ):
         for name in names:
             assert list(inspect.signature(getattr(real, name)).parameters) == list(
                 inspect.signature(getattr(fake, name)).parameters
@@ -269,7 +280,9 @@ def test_memory_polling_reads_through_the_target() -> None:
     target.write32(0xE000_1004, 99)  # DWT CYCCNT
     for i in range(8):
         target.write32(RAM + 0x100 + 4 * i, 0xCAFEF00D if i < 6 else 1)
-    src, _, _ = make(f"pyocd://?target=x&arena={RAM + 0x10:#x}&stack=isr@{RAM + 0x100:#x}:32&paint=0xCAFEF00D", FakeProbe(), target)
+    src, _, _ = make(
+        f"pyocd://?target=x&arena={RAM + 0x10:#x}&stack=isr@{RAM + 0x100:#x}:32&paint=0xCAFEF00D", FakeProbe(), target
+    )
     src.open()
     src.read(65536, 0.0)
     arena, stacks = samples_from_notes(src.drain_events())

@@ -62,8 +62,10 @@ def start_recording(tmp_path: Path, server: EndlessServer) -> tuple[subprocess.P
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "tracer", "record", f"tcp://127.0.0.1:{server.port}", "-o", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     assert server.connected.wait(20), proc.stderr.read() if proc.stderr else b""
     return proc, out
 
@@ -137,8 +139,12 @@ def _live_in_a_terminal(tmp_path: Path, server: EndlessServer) -> tuple[subproce
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "tracer", "live", f"tcp://127.0.0.1:{server.port}", "-o", str(out)],
-        stdin=slave, stdout=slave, stderr=subprocess.PIPE, env=env, start_new_session=True,
-    )  # fmt: skip
+        stdin=slave,
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
     os.close(slave)
     threading.Thread(target=_drain_terminal, args=(master,), daemon=True).start()
     return proc, out, master

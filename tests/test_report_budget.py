@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from check_streams import LayerSpec, encode_model, write_capture
+
+from tracer.base.timeline import Engine
 from tracer.budget import load_budget
 from tracer.budget.model import Budget
-from tracer.base.timeline import Engine
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "captures" / "demo.trace"
@@ -24,11 +24,21 @@ VELA = Path(__file__).resolve().parent / "data" / "vela"
 CLOCK = 100_000_000  # the synthetic captures' CPU clock
 
 
-def test_demo_report_with_its_budget(run_cli) -> None:  # noqa: ANN001
+def test_demo_report_with_its_budget(run_cli) -> None:
     """Every layer predicted (same clock: no scaling), ratio = p50 / predicted, memory planned, pmu."""
     report = json.loads(run_cli("report", DEMO, "--budget", DEMO_BUDGET, "--format", "json").out)
-    predicted = {"conv0": 33291, "dw1": 20905, "pw2": 16186, "dw3": 41745, "pw4": 20381, "add5": 2628,
-                 "pool6": 3054, "conv7": 16039, "gap8": 135, "fc9": 62}  # fmt: skip
+    predicted = {
+        "conv0": 33291,
+        "dw1": 20905,
+        "pw2": 16186,
+        "dw3": 41745,
+        "pw4": 20381,
+        "add5": 2628,
+        "pool6": 3054,
+        "conv7": 16039,
+        "gap8": 135,
+        "fc9": 62,
+    }
     for layer in report["layers"]:
         assert layer["predicted_cycles"] == predicted[layer["name"]]
         assert layer["ratio"] == round(layer["cycles"]["p50"] / predicted[layer["name"]], 4)
@@ -59,12 +69,14 @@ def _measured_model(budget: Budget, slow: str, factor: float = 3.0) -> list[Laye
 
 
 @pytest.mark.parametrize("dialect", ["out_u55-128_regor", "out_u55-128_legacy"])
-def test_vela_samples_against_a_capture(run_cli, tmp_path: Path, dialect: str) -> None:  # noqa: ANN001
+def test_vela_samples_against_a_capture(run_cli, tmp_path: Path, dialect: str) -> None:
     """Vela's NPU cycles (500 MHz) scaled to a 100 MHz capture; they add up to Vela's own total; the
     slow layer, and only it, is over budget; the CPU operator is Vela's own fallback."""
     files = [VELA / dialect / "tiny_int8_per-layer.csv", next((VELA / dialect).glob("tiny_int8_summary_*.csv"))]
     budget = load_budget(files)
-    capture = write_capture(tmp_path / "run.trace", bytes(encode_model(_measured_model(budget, "add"), clock_hz=CLOCK).out))
+    capture = write_capture(
+        tmp_path / "run.trace", bytes(encode_model(_measured_model(budget, "add"), clock_hz=CLOCK).out)
+    )
     done = run_cli("report", capture, "--format", "json", "--budget", *files)
     assert done.code == 0, done.err
     report = json.loads(done.out)
@@ -77,7 +89,7 @@ def test_vela_samples_against_a_capture(run_cli, tmp_path: Path, dialect: str) -
     total = sum(la["predicted_cycles"] or 0 for la in report["layers"])
     assert total == pytest.approx(budget.model.cycles_total * scale)  # Vela's own cycles_total, scaled
     over = [(f["id"], f["layer"]) for f in report["findings"] if f["severity"] == "error"]
-    assert over == [("layer-over-budget", [la["index"] for la in report["layers"] if la["name"] == "add"][0])]
+    assert over == [("layer-over-budget", next(la["index"] for la in report["layers"] if la["name"] == "add"))]
     assert rows["add"]["ratio"] == pytest.approx(3.0, rel=0.01)
     fallbacks = [f for f in report["findings"] if f["id"] == "cpu-fallback"]
     if "regor" in dialect:  # the default core lists the CPU operator; the legacy core does not
@@ -93,13 +105,26 @@ def _vela() -> str:
     return found
 
 
-def test_budget_generated_by_vela_gates_a_capture(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_budget_generated_by_vela_gates_a_capture(run_cli, tmp_path: Path) -> None:
     """A fresh Vela run (U65, 1 GHz, with its debug database) as the budget of a 100 MHz capture:
     ``tracer check`` passes at the prediction and fails, on that layer alone, when one layer is 3x."""
     shutil.copyfile(VELA / "tiny_int8.tflite", tmp_path / "tiny_int8.tflite")
-    cmd = [_vela(), "tiny_int8.tflite", "--config", "Arm/vela.ini", "--accelerator-config", "ethos-u65-256",
-           "--system-config", "Ethos_U65_High_End", "--memory-mode", "Dedicated_Sram", "--output-dir", "out",
-           "--verbose-performance", "--enable-debug-db"]  # fmt: skip
+    cmd = [
+        _vela(),
+        "tiny_int8.tflite",
+        "--config",
+        "Arm/vela.ini",
+        "--accelerator-config",
+        "ethos-u65-256",
+        "--system-config",
+        "Ethos_U65_High_End",
+        "--memory-mode",
+        "Dedicated_Sram",
+        "--output-dir",
+        "out",
+        "--verbose-performance",
+        "--enable-debug-db",
+    ]
     run = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     out = tmp_path / "out"

@@ -15,7 +15,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-
 from check_streams import write_capture
 from jitter_streams import SENSOR_TASK, stream, task_in_layer, timer_in_layer, two_tasks
 
@@ -48,7 +47,7 @@ def _errors(report: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.parametrize("args", INPUTS.values(), ids=INPUTS.keys())
-def test_report_of_every_input_kind_follows_the_schema(args: list[Any], run_cli) -> None:  # noqa: ANN001
+def test_report_of_every_input_kind_follows_the_schema(args: list[Any], run_cli) -> None:
     """The JSON report of each input validates; its sections are the ones the contract names."""
     done = run_cli("report", *args, "--format", "json")
     assert done.code == 0, done.err
@@ -57,13 +56,13 @@ def test_report_of_every_input_kind_follows_the_schema(args: list[Any], run_cli)
     assert set(report) <= set(SCHEMA["properties"]), "a section the schema does not describe"
 
 
-def test_reports_with_interrupts_tasks_and_jitter_follow_the_schema(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_reports_with_interrupts_tasks_and_jitter_follow_the_schema(tmp_path: Path, run_cli) -> None:
     """Generated streams where a timer interrupt and another task lengthen layers: the optional
     sections ``interrupts``, ``tasks`` and ``jitter`` (with listed outliers) are present and valid."""
     timer = timer_in_layer(1, every=4, first=2, cycles=9_000)
     task = task_in_layer(2, inferences=(3, 7), cycles=12_000)
 
-    def both(n: int, layer: int, enc: Any, t: int) -> int:  # noqa: ANN401
+    def both(n: int, layer: int, enc: Any, t: int) -> int:
         return timer(n, layer, enc, t) + task(n, layer, enc, t)
 
     capture = write_capture(tmp_path / "busy.trace", stream(12, [20_000, 30_000, 40_000], both, setup=two_tasks))
@@ -74,7 +73,7 @@ def test_reports_with_interrupts_tasks_and_jitter_follow_the_schema(tmp_path: Pa
     assert _errors(report) == []
 
 
-def test_check_json_follows_the_schema(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_check_json_follows_the_schema(tmp_path: Path, run_cli) -> None:
     """``tracer check --format json`` is the report plus checks, passed and fail_on."""
     done = run_cli("check", DEMO, "--budget", BUDGET, "--format", "json")
     report = json.loads(done.out)
@@ -87,8 +86,12 @@ def test_check_json_follows_the_schema(tmp_path: Path, run_cli) -> None:  # noqa
     ("breakage", "where"),
     [
         (lambda r: r.pop("layers"), "(top)"),
-        (lambda r: r["findings"].append({"id": "x", "severity": "fatal", "layer": None, "message": "m",
-                                         "evidence": {}}), "findings/0/severity"),  # fmt: skip
+        (
+            lambda r: r["findings"].append(
+                {"id": "x", "severity": "fatal", "layer": None, "message": "m", "evidence": {}}
+            ),
+            "findings/0/severity",
+        ),
         (lambda r: r["layers"][0].update(engine="gpu"), "layers/0/engine"),
         (lambda r: r["layers"][0]["cycles"].pop("p99"), "layers/0/cycles"),
         (lambda r: r["capture"]["loss"].update(gaps=-1), "capture/loss/gaps"),
@@ -96,7 +99,7 @@ def test_check_json_follows_the_schema(tmp_path: Path, run_cli) -> None:  # noqa
     ],
     ids=["no layers", "unknown severity", "unknown engine", "summary without p99", "negative loss", "newer version"],
 )
-def test_the_schema_rejects_what_the_contract_forbids(breakage, where: str, run_cli) -> None:  # noqa: ANN001
+def test_the_schema_rejects_what_the_contract_forbids(breakage, where: str, run_cli) -> None:
     """A report broken in one place fails validation at that place (the schema can fail)."""
     report = json.loads(run_cli("report", DEMO, "--format", "json").out)
     broken = copy.deepcopy(report)

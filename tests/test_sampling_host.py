@@ -15,8 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from telemetry_streams import decode
+
 from tracer.telemetry.samples import read_samples
 from tracer.telemetry.wire import MIN_WORDS, RecordType
 
@@ -35,10 +35,22 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[str, 
     subprocess.run(["make", "-C", str(FIRMWARE), f"BUILD={tmp}", "host"], check=True, capture_output=True)
     exe = tmp / "sampler_harness"
     subprocess.run(
-        ["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE / 'include'}", str(HARNESS),
-         str(tmp / "host" / "libtrc.a"), "-o", str(exe)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            "gcc",
+            "-std=c99",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{FIRMWARE / 'include'}",
+            str(HARNESS),
+            str(tmp / "host" / "libtrc.a"),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+        capture_output=True,
+    )
     out = tmp / "out.bin"
     done = subprocess.run([str(exe), str(out)], check=True, capture_output=True, text=True)
     facts = {k: int(v) for k, _, v in (token.partition("=") for token in done.stdout.split())}

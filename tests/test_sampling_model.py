@@ -23,18 +23,30 @@ MODEL_DIR = ROOT / "firmware_snippets" / "demo" / "model"
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("model")
-    done = subprocess.run([sys.executable, str(MODEL_DIR / "compile.py"), "--out", str(out)],
-                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(MODEL_DIR / "compile.py"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return out
 
 
 @pytest.mark.parametrize(
     "name",
-    ["sampling_net.tflite", "sampling_stream.h", "sampling_stream.json", "vela/sampling_net_vela.tflite",
-     "vela/sampling_net_debug.xml", "vela/sampling_net_per-layer.csv",
-     "vela/sampling_net_summary_Ethos_U55_High_End_Embedded.csv", "vela/sampling_net_vela.txt"],
-)  # fmt: skip
+    [
+        "sampling_net.tflite",
+        "sampling_stream.h",
+        "sampling_stream.json",
+        "vela/sampling_net_vela.tflite",
+        "vela/sampling_net_debug.xml",
+        "vela/sampling_net_per-layer.csv",
+        "vela/sampling_net_summary_Ethos_U55_High_End_Embedded.csv",
+        "vela/sampling_net_vela.txt",
+    ],
+)
 def test_committed_outputs_are_reproduced(regenerated: Path, name: str) -> None:
     assert (regenerated / name).read_bytes() == (MODEL_DIR / name).read_bytes(), name
 

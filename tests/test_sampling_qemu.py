@@ -27,16 +27,16 @@ import pytest
 
 from tracer.analysis.npu_operators import wilson
 from tracer.analysis.sampling import SamplingAnalysis, sampling_analysis
+from tracer.base.timeline import InferenceTimeline
 from tracer.budget.loader import load_budget
 from tracer.capture.metadata import CaptureMetadata
-from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.decode.itm import decode_bytes
 from tracer.decode.packets import PacketKind
 from tracer.elf.inlines import open_locator
-from tracer.sources.qemu import QemuDemoSource
 from tracer.pipeline.capture import decode_capture
-from tracer.base.timeline import InferenceTimeline
+from tracer.pipeline.record import record
+from tracer.sources.qemu import QemuDemoSource
 
 pytestmark = pytest.mark.qemu
 
@@ -75,7 +75,9 @@ def demo_elf(qemu_build: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def runs(demo_elf: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[InferenceTimeline, SamplingAnalysis]]:
+def runs(
+    demo_elf: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[int, tuple[InferenceTimeline, SamplingAnalysis]]:
     """Both rates, recorded once for the module, analysed with the model's Vela outputs and the ELF."""
     budget = load_budget(budget_files())
     locator = open_locator(demo_elf)
@@ -88,7 +90,9 @@ def runs(demo_elf: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[int, 
     return out
 
 
-def test_runs_are_clean_and_sampled_at_the_asked_rate(runs: dict[int, tuple[InferenceTimeline, SamplingAnalysis]]) -> None:
+def test_runs_are_clean_and_sampled_at_the_asked_rate(
+    runs: dict[int, tuple[InferenceTimeline, SamplingAnalysis]],
+) -> None:
     for hz, (timeline, analysis) in runs.items():
         assert not timeline.loss.any and timeline.inferences.complete.all()
         assert len(timeline.inferences) == INFERENCES
@@ -118,14 +122,16 @@ def test_per_operator_time_matches_the_simulators_ground_truth(
                 outside_95.append((hz, op.name))
             error = (op.cycles - truth["ticks"]) / truth["ticks"]
             ratio_truth = truth["npu_cycles"] / truth["vela_op_cycles"]
-            table.append(f"{hz:>6} Hz  {op.name:6} samples {op.samples:5}  truth {truth['ticks']:7} "
-                         f"estimate {op.cycles:9.0f} [{op.cycles_low:9.0f}, {op.cycles_high:9.0f}]  error {100 * error:+6.2f}%  "
-                         f"ratio to Vela {op.ratio:.3f} (truth {ratio_truth:.3f})")  # fmt: skip
+            table.append(
+                f"{hz:>6} Hz  {op.name:6} samples {op.samples:5}  truth {truth['ticks']:7} "
+                f"estimate {op.cycles:9.0f} [{op.cycles_low:9.0f}, {op.cycles_high:9.0f}]  error {100 * error:+6.2f}%  "
+                f"ratio to Vela {op.ratio:.3f} (truth {ratio_truth:.3f})"
+            )
     print("\n" + "\n".join(table) + f"\noutside their 95 % interval: {outside_95}")
     assert len(outside_95) <= 2, outside_95
     # At 10 kHz the estimate is within 5 % for every operation (the smallest gets ~150 samples).
     _, fast = runs[10_000]
-    for op, truth in zip(fast.npu.jobs[0].operators, TRUTH["operations"]):  # type: ignore[union-attr]
+    for op, truth in zip(fast.npu.jobs[0].operators, TRUTH["operations"]):
         assert abs(op.cycles - truth["ticks"]) <= 0.05 * truth["ticks"], op.name
 
 
@@ -134,7 +140,7 @@ def test_held_against_vela_the_slowed_operations_stand_out(
 ) -> None:
     """The simulator made dw2 2.5x and pw5 0.6x Vela's estimate: the ratios (PMU cycles) say so."""
     _, analysis = runs[10_000]
-    ops = {op.name: op for op in analysis.npu.jobs[0].operators}  # type: ignore[union-attr]
+    ops = {op.name: op for op in analysis.npu.jobs[0].operators}
     assert ops["dw2"].ratio == pytest.approx(2.5, rel=0.05)
     assert ops["pw5"].ratio == pytest.approx(0.6, rel=0.1)
     for name in ("conv1", "add3", "pool4", "gap6"):
@@ -143,8 +149,12 @@ def test_held_against_vela_the_slowed_operations_stand_out(
 
 def addr2line_outer_inline(elf: Path, pcs: list[int]) -> dict[int, str]:
     """Per PC, the outermost function inlined there (addr2line -i), else the function itself."""
-    done = subprocess.run(["arm-none-eabi-addr2line", "-i", "-f", "-a", "-e", str(elf), *(hex(p) for p in pcs)],
-                          check=True, capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["arm-none-eabi-addr2line", "-i", "-f", "-a", "-e", str(elf), *(hex(p) for p in pcs)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     frames: dict[int, list[str]] = {}
     current = 0
     lines = done.stdout.splitlines()
@@ -163,7 +173,7 @@ def addr2line_outer_inline(elf: Path, pcs: list[int]) -> dict[int, str]:
 def test_cpu_hot_spots_name_what_the_cpu_layers_run(
     runs: dict[int, tuple[InferenceTimeline, SamplingAnalysis]], demo_elf: Path
 ) -> None:
-    timeline, analysis = runs[10_000]
+    _timeline, analysis = runs[10_000]
     spots = analysis.hotspots
     assert spots is not None and spots.symbolised and spots.inlines
     by_layer = {layer.layer: layer for layer in spots.layers}
@@ -184,14 +194,34 @@ def test_cpu_hot_spots_name_what_the_cpu_layers_run(
     assert by_layer[SAMPLING_LAYER].functions[0].name == "wait_for_npu"
 
 
-def test_the_sampler_costs_what_is_documented(qemu_build: Path, runs: dict[int, tuple[InferenceTimeline, SamplingAnalysis]]) -> None:
+def test_the_sampler_costs_what_is_documented(
+    qemu_build: Path, runs: dict[int, tuple[InferenceTimeline, SamplingAnalysis]]
+) -> None:
     elf = qemu_build / "demo" / "sampler_cost.elf"
     done = subprocess.run(
-        ["qemu-system-arm", "-M", "mps3-an547", "-display", "none", "-monitor", "none", "-no-reboot",
-         "-icount", "shift=0", "-semihosting-config", "enable=on,target=native", "-serial", "stdio",
-         "-kernel", str(elf)],
-        stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
-    )  # fmt: skip
+        [
+            "qemu-system-arm",
+            "-M",
+            "mps3-an547",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-no-reboot",
+            "-icount",
+            "shift=0",
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-serial",
+            "stdio",
+            "-kernel",
+            str(elf),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     packets = decode_bytes(done.stdout)
     text_packets = (packets.kind == PacketKind.SWIT) & (packets.b == 0)
@@ -211,7 +241,9 @@ def test_the_sampler_costs_what_is_documented(qemu_build: Path, runs: dict[int, 
     assert analysis.overhead_share is not None and analysis.overhead_share < 0.02
 
 
-def test_without_a_debug_database_the_job_stays_whole(runs: dict[int, tuple[InferenceTimeline, SamplingAnalysis]]) -> None:
+def test_without_a_debug_database_the_job_stays_whole(
+    runs: dict[int, tuple[InferenceTimeline, SamplingAnalysis]],
+) -> None:
     timeline, _ = runs[10_000]
     analysis = sampling_analysis(timeline, load_budget(budget_files(None)))
     assert analysis is not None and analysis.npu is not None and not analysis.npu.mapped
@@ -227,8 +259,8 @@ def test_a_debug_database_of_another_compile_is_refused(
     # tiny_int8's database: two command streams for one sampled job.
     other = load_budget([TINY_DB.with_name("tiny_int8_per-layer.csv"), TINY_DB])
     analysis = sampling_analysis(timeline, other)
-    assert analysis is not None and not analysis.npu.mapped  # type: ignore[union-attr]
-    assert "from another compile" in (analysis.npu.message or "")  # type: ignore[union-attr]
+    assert analysis is not None and not analysis.npu.mapped
+    assert "from another compile" in (analysis.npu.message or "")
     # sampling_net's database with its offsets moved (as another compile's would be): one stream,
     # but its last kernel command far from the sampled stream's end.
     xml = (VELA / "sampling_net_debug.xml").read_text()
@@ -237,18 +269,35 @@ def test_a_debug_database_of_another_compile_is_refused(
     db = tmp_path / "moved_debug.xml"
     db.write_text(moved)
     analysis = sampling_analysis(timeline, load_budget(budget_files(db)))
-    assert analysis is not None and not analysis.npu.mapped  # type: ignore[union-attr]
-    assert "offsets do not fit the stream" in (analysis.npu.message or "")  # type: ignore[union-attr]
-    assert all(job.operators == () for job in analysis.npu.jobs)  # type: ignore[union-attr]
+    assert analysis is not None and not analysis.npu.mapped
+    assert "offsets do not fit the stream" in (analysis.npu.message or "")
+    assert all(job.operators == () for job in analysis.npu.jobs)
 
 
-def test_tracer_demo_npu_sampling_prints_the_sections(demo_elf: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_tracer_demo_npu_sampling_prints_the_sections(demo_elf: Path, run_cli, tmp_path: Path) -> None:
     build = demo_elf.parent.parent
-    done = run_cli("demo", "--scenario", "npu-sampling", "--sample-hz", "5k", "--inferences", "3", "--build-dir", build,
-                   "-o", tmp_path / "d.trace", "--format", "json")  # fmt: skip
+    done = run_cli(
+        "demo",
+        "--scenario",
+        "npu-sampling",
+        "--sample-hz",
+        "5k",
+        "--inferences",
+        "3",
+        "--build-dir",
+        build,
+        "-o",
+        tmp_path / "d.trace",
+        "--format",
+        "json",
+    )
     assert done.code == 0, done.err
     report = json.loads(done.out)
     assert report["npu_operators"]["mapped"] and len(report["npu_operators"]["jobs"][0]["operators"]) == 7
     assert report["cpu_hotspots"]["inlines"] and report["sampling"]["sampler"][0]["period_cycles"] == 6400
-    assert math.isclose(sum(op["share"] for op in report["npu_operators"]["jobs"][0]["operators"])
-                        + report["npu_operators"]["jobs"][0]["idle_share"], 1.0, abs_tol=1e-5)  # fmt: skip
+    assert math.isclose(
+        sum(op["share"] for op in report["npu_operators"]["jobs"][0]["operators"])
+        + report["npu_operators"]["jobs"][0]["idle_share"],
+        1.0,
+        abs_tol=1e-5,
+    )

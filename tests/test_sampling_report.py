@@ -9,19 +9,22 @@ staying inside their job, and the TUI's layer detail.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-
 from perfetto_reader import read_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURE = ROOT / "captures" / "demo_sampling.trace"
 VELA = ROOT / "firmware_snippets" / "demo" / "model" / "vela"
-BUDGET = [VELA / "sampling_net_per-layer.csv", VELA / "sampling_net_summary_Ethos_U55_High_End_Embedded.csv",
-          VELA / "sampling_net_debug.xml"]  # fmt: skip
+BUDGET = [
+    VELA / "sampling_net_per-layer.csv",
+    VELA / "sampling_net_summary_Ethos_U55_High_End_Embedded.csv",
+    VELA / "sampling_net_debug.xml",
+]
 OPERATIONS = ["conv1", "dw2", "add3", "pool4", "pw5", "gap6", "fc7"]
 
 
@@ -56,7 +59,7 @@ def test_json_sections(report: dict[str, Any]) -> None:
         assert sum(f["samples"] for f in layer["functions"]) == layer["samples"]
 
 
-def test_text_report(run_cli) -> None:  # noqa: ANN001
+def test_text_report(run_cli) -> None:
     done = run_cli("report", CAPTURE, "--budget", *BUDGET)
     assert done.code == 0, done.err
     text = done.out
@@ -67,7 +70,7 @@ def test_text_report(run_cli) -> None:  # noqa: ANN001
     assert "sampling    NPU+PC by timer interrupt, 10,000 Hz nominal" in text
 
 
-def test_without_the_debug_database_the_report_says_why(run_cli) -> None:  # noqa: ANN001
+def test_without_the_debug_database_the_report_says_why(run_cli) -> None:
     done = run_cli("report", CAPTURE, "--format", "json", "--budget", *BUDGET[:2])
     assert done.code == 0, done.err
     npu = json.loads(done.out)["npu_operators"]
@@ -77,7 +80,7 @@ def test_without_the_debug_database_the_report_says_why(run_cli) -> None:  # noq
     assert "per-job view only: no Vela debug database" in text
 
 
-def test_perfetto_has_the_operator_lane_inside_the_jobs(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_perfetto_has_the_operator_lane_inside_the_jobs(run_cli, tmp_path: Path) -> None:
     path = tmp_path / "s.pftrace"
     done = run_cli("export", CAPTURE, "--format", "perfetto", "--budget", *BUDGET, "-o", path)
     assert done.code == 0, done.err
@@ -95,7 +98,7 @@ def test_perfetto_has_the_operator_lane_inside_the_jobs(run_cli, tmp_path: Path)
     assert len([i for i in trace.instants if i[0] == "CPU PC samples"]) == 1320
 
 
-def test_chrome_json_has_the_same_lanes(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_chrome_json_has_the_same_lanes(run_cli, tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     done = run_cli("export", CAPTURE, "--format", "chrome-json", "--budget", *BUDGET, "-o", path)
     assert done.code == 0, done.err
@@ -105,7 +108,7 @@ def test_chrome_json_has_the_same_lanes(run_cli, tmp_path: Path) -> None:  # noq
     tids = {e["tid"] for e in ops}
     assert len(tids) == 1
     ordered = sorted(ops, key=lambda e: e["ts"])
-    assert all(a["ts"] + a["dur"] <= b["ts"] + 1e-3 for a, b in zip(ordered, ordered[1:]))  # no overlap
+    assert all(a["ts"] + a["dur"] <= b["ts"] + 1e-3 for a, b in itertools.pairwise(ordered))  # no overlap
 
 
 def test_tui_layer_detail_shows_the_sampled_breakdown() -> None:
@@ -118,7 +121,9 @@ def test_tui_layer_detail_shows_the_sampled_breakdown() -> None:
     breakdowns = layer_breakdowns(sampling_analysis(timeline, load_budget(BUDGET)))
     npu = breakdowns[10]
     assert npu.kind == "npu operators" and npu.simulated and npu.parts[0][0] == "dw2"
-    assert breakdowns[5].kind == "cpu hot spots" and sum(share for _, share in breakdowns[5].parts) == pytest.approx(1.0)
+    assert breakdowns[5].kind == "cpu hot spots" and sum(share for _, share in breakdowns[5].parts) == pytest.approx(
+        1.0
+    )
 
 
 def test_tui_replay_draws_the_breakdown_in_the_layer_detail() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from demo_runs import record_demo
+
 from tracer.pipeline.capture import decode_capture
 
 pytestmark = pytest.mark.qemu
@@ -26,8 +26,15 @@ def captures(qemu_build: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     """Every scenario recorded once (about a second each)."""
     out = {}
     tmp = tmp_path_factory.mktemp("scenarios")
-    for scenario in ("clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small", "task-preemption",
-                     "data-dependent"):  # fmt: skip
+    for scenario in (
+        "clean",
+        "isr-jitter",
+        "missing-clean",
+        "stack-overflow",
+        "arena-too-small",
+        "task-preemption",
+        "data-dependent",
+    ):
         path = tmp / f"{scenario}.trace"
         runs = RUNS.get(scenario, INFERENCES)
         assert record_demo(qemu_build / "demo" / "tracer_demo.elf", runs, scenario, path) == 0, scenario

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
+import itertools
 import json
+import math
 import threading
 import time
 from pathlib import Path
@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from session_streams import CLOCK_HZ, DEMO_BUDGET, DEMO_CAPTURE, build_stream, write_capture
 
+from tracer.analysis.statistics import RunningStats, exact_square_sum, histogram
+from tracer.base.timeline import Engine
 from tracer.budget import load_budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
@@ -27,12 +29,10 @@ from tracer.session.feeds import SourceFeed
 from tracer.session.pacing import SPEEDS, Pacer, parse_speed, speed_label
 from tracer.session.report import session_report
 from tracer.session.rolling import RollingDecoder
-from tracer.analysis.statistics import RunningStats, exact_square_sum, histogram
 from tracer.sources.base import SourceEnded, SourceLost
 from tracer.sources.reconnect import Backoff, ReconnectingSource
 from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.telemetry.isr import exception_name
-from tracer.base.timeline import Engine
 
 
 class FakeClock:
@@ -50,7 +50,7 @@ def run_to_end(session: Session) -> None:
     assert session.ended, session.snapshot().status
 
 
-def wait_for(condition, timeout: float = 10.0) -> None:  # noqa: ANN001
+def wait_for(condition, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -114,7 +114,7 @@ def test_histogram_counts_every_value() -> None:
 EVENTS = ("arena", "stacks", "cache_ops", "npu_jobs", "console", "marks", "records")
 
 
-def plain_timeline(data: bytes):  # noqa: ANN201
+def plain_timeline(data: bytes):
     trace = TraceDecoder(TpiuMode.OFF, 1, hold_timestamps=False)
     decoder = TelemetryDecoder(clock_hz=CLOCK_HZ)
     decoder.feed(trace.feed(data))
@@ -135,7 +135,7 @@ def rolled(data: bytes, piece: int) -> tuple[dict[str, list], RollingDecoder, di
     return got, decoder, most
 
 
-def collect(got: dict[str, list], rows) -> None:  # noqa: ANN001
+def collect(got: dict[str, list], rows) -> None:
     """Append what a decoder handed out (inferences, spans, events) to ``got``."""
     got["inf"].append(rows.inferences)
     got["spans"].append(rows.spans)
@@ -143,11 +143,11 @@ def collect(got: dict[str, list], rows) -> None:  # noqa: ANN001
         got[name] += list(getattr(rows, name))
 
 
-def assert_same(got: dict[str, list], timeline) -> None:  # noqa: ANN001
+def assert_same(got: dict[str, list], timeline) -> None:
     for column in ("number", "start", "end", "complete"):
         joined = np.concatenate([getattr(x, column) for x in got["inf"]])
         assert (joined == getattr(timeline.inferences, column)).all(), column
-    assert sum((x.problems for x in got["inf"]), []) == list(timeline.inferences.problems)
+    assert list(itertools.chain.from_iterable(x.problems for x in got["inf"])) == list(timeline.inferences.problems)
     for column in ("inference", "layer", "start", "end", "complete"):
         joined = np.concatenate([getattr(x, column) for x in got["spans"]])
         assert (joined == getattr(timeline.spans, column)).all(), column
@@ -217,12 +217,12 @@ def test_decoder_tables_stay_small_whatever_the_stream_length() -> None:
 
 
 @pytest.fixture
-def synthetic(tmp_path: Path):  # noqa: ANN201
+def synthetic(tmp_path: Path):
     truth = build_stream(inferences=300)
     return truth, write_capture(tmp_path / "synthetic.trace", truth.data)
 
 
-def test_replay_counts_every_record_and_keeps_a_bounded_ring(synthetic) -> None:  # noqa: ANN001
+def test_replay_counts_every_record_and_keeps_a_bounded_ring(synthetic) -> None:
     truth, path = synthetic
     session = Session.replay(str(path), options=SessionOptions(ring=32, window=64, speed=None))
     run_to_end(session)
@@ -267,8 +267,13 @@ def test_a_long_replay_keeps_the_same_state_size(tmp_path: Path) -> None:
         run_to_end(session)
         snap = session.snapshot()
         assert snap.inferences == n
-        held = (len(snap.ring), len(snap.latency.cycles), len(session.held.console), len(snap.events.isrs),
-                session.held.events.rows)
+        held = (
+            len(snap.ring),
+            len(snap.latency.cycles),
+            len(session.held.console),
+            len(snap.events.isrs),
+            session.held.events.rows,
+        )
         return (*held, *session.decoder.table_rows.values())
 
     small, large = sizes(200), sizes(2000)
@@ -282,6 +287,7 @@ def test_a_long_replay_keeps_the_same_state_size(tmp_path: Path) -> None:
 def test_session_statistics_equal_the_report_on_the_demo_capture() -> None:
     """The screen's numbers for the shipped capture are the numbers of ``tracer report``."""
     from analysis_helpers import analyse
+
     from tracer.export.report_json import report_object
     from tracer.pipeline.capture import decode_capture
 
@@ -290,13 +296,21 @@ def test_session_statistics_equal_the_report_on_the_demo_capture() -> None:
     snap = session.snapshot()
     decoded = decode_capture(DEMO_CAPTURE)
     report = report_object(analyse(decoded.timeline))
-    assert snap.inferences == report["inferences"]["count"] and snap.complete_inferences == report["inferences"]["complete"]
+    assert (
+        snap.inferences == report["inferences"]["count"]
+        and snap.complete_inferences == report["inferences"]["complete"]
+    )
     for layer in report["layers"]:
         row = snap.layer(layer["index"])
         assert row.info.name == layer["name"] and row.info.op == layer["op"]
         c = layer["cycles"]
         assert (row.cycles.count, row.cycles.min, row.cycles.p50, row.cycles.p99, row.cycles.max) == (
-            layer["count"], c["min"], c["p50"], c["p99"], c["max"])  # fmt: skip
+            layer["count"],
+            c["min"],
+            c["p50"],
+            c["p99"],
+            c["max"],
+        )
         assert row.predicted is not None
     lat = report["inferences"]["latency_cycles"]
     assert (snap.latency.stats.p50, snap.latency.stats.max) == (lat["p50"], lat["max"])
@@ -305,7 +319,7 @@ def test_session_statistics_equal_the_report_on_the_demo_capture() -> None:
     assert snap.latency.budget_cycles is not None
 
 
-def test_export_is_the_report_of_the_capture(synthetic, run_cli) -> None:  # noqa: ANN001
+def test_export_is_the_report_of_the_capture(synthetic, run_cli) -> None:
     """With a capture on disk, ``e`` writes what ``tracer report --format json`` prints for it."""
     _truth, path = synthetic
     session = Session.replay(str(path), options=SessionOptions(speed=None))
@@ -355,7 +369,7 @@ def test_speed_ladder_and_parsing() -> None:
     assert parse_speed("1/4") == 0.25 and parse_speed("max") is None and parse_speed("x2") == 2.0
     assert speed_label(0.25) == "×1/4" and speed_label(None) == "max" and speed_label(2.0) == "×2"
     for bad in ("0", "-1", "fast", "1/0x", "1/0"):
-        with pytest.raises(ValueError, match="positive number .* or 'max'"):  # said in words, not Python's
+        with pytest.raises(ValueError, match=r"positive number .* or 'max'"):  # said in words, not Python's
             parse_speed(bad)
 
 
@@ -404,7 +418,7 @@ def test_stepping_releases_exactly_one_inference_each_time(tmp_path: Path) -> No
             assert session.snapshot().inferences == 0
             for n in range(1, 6):
                 assert session.step()
-                wait_for(lambda: not session.stepping)
+                wait_for(lambda: not session.stepping)  # noqa: B023 - called before the loop moves on
                 snap = session.snapshot()
                 assert snap.inferences == n and snap.ring[-1].number == n - 1
                 assert snap.status.state == "paused"
@@ -464,8 +478,9 @@ def test_live_session_records_everything_and_survives_a_reconnection(tmp_path: P
     def sleep(seconds: float) -> None:
         clock.now += seconds
 
-    source = ReconnectingSource(lambda: ScriptedSource(script, opens), backoff=Backoff(0.2, 2.0, 1.0),
-                                clock=clock, sleep=sleep)  # fmt: skip
+    source = ReconnectingSource(
+        lambda: ScriptedSource(script, opens), backoff=Backoff(0.2, 2.0, 1.0), clock=clock, sleep=sleep
+    )
     states: list[str] = []
     source.add_listener(lambda event: states.append(event.state))
     source.open()

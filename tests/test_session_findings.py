@@ -9,18 +9,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from analysis_helpers import analyse, findings_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from session_streams import DEMO_BUDGET, DEMO_CAPTURE, build_stream, write_capture
 
-from analysis_helpers import analyse, findings_of
 from tracer.analysis.findings import memory as memory_rules
-from tracer.budget import load_budget
-from tracer.session.engine import Session, SessionOptions
-from tracer.session.memory import MemoryTracker
-from tracer.pipeline.capture import decode_capture
 from tracer.base.columns import LazyRecords
 from tracer.base.timeline import ArenaSample, InferenceTimeline, StackSample
+from tracer.budget import load_budget
+from tracer.pipeline.capture import decode_capture
+from tracer.session.engine import Session, SessionOptions
+from tracer.session.memory import MemoryTracker
 
 
 class FrozenClock:
@@ -31,21 +31,24 @@ class FrozenClock:
 
 
 def replay(path: Path, budget: Path | None = None, **options: object) -> Session:
-    session = Session.replay(str(path), budget=load_budget([budget]) if budget else None,
-                             options=SessionOptions(**{"speed": None, **options}))  # type: ignore[arg-type]  # fmt: skip
+    session = Session.replay(
+        str(path),
+        budget=load_budget([budget]) if budget else None,
+        options=SessionOptions(**{"speed": None, **options}),
+    )
     session.run()
     assert session.ended, session.snapshot().status
     return session
 
 
-def checked(run_cli, capture: Path, budget: Path | None = None) -> list[dict]:  # noqa: ANN001
+def checked(run_cli, capture: Path, budget: Path | None = None) -> list[dict]:
     """What ``tracer check CAPTURE [--budget FILE] --format json`` finds."""
     done = run_cli("check", capture, *(["--budget", budget] if budget else []), "--format", "json")
     assert done.code in (0, 1), done.err
     return json.loads(done.out)["findings"]
 
 
-def test_findings_on_screen_are_tracer_checks_on_the_demo_capture(run_cli) -> None:  # noqa: ANN001
+def test_findings_on_screen_are_tracer_checks_on_the_demo_capture(run_cli) -> None:
     """The window held the whole capture: the rules ran on it (not on the file again) and found
     what the CI gate finds, message, evidence and fix included."""
     session = replay(DEMO_CAPTURE, DEMO_BUDGET)
@@ -60,14 +63,14 @@ def test_findings_on_screen_are_tracer_checks_on_the_demo_capture(run_cli) -> No
         assert snap.layer(layer["index"]).predicted == pytest.approx(layer["predicted_cycles"], abs=1e-3)
 
 
-def test_a_capture_longer_than_the_window_ends_with_the_gate_on_the_whole_capture(run_cli) -> None:  # noqa: ANN001
+def test_a_capture_longer_than_the_window_ends_with_the_gate_on_the_whole_capture(run_cli) -> None:
     session = replay(DEMO_CAPTURE, DEMO_BUDGET, ring=5)
     diagnosis = session.snapshot().diagnosis
     assert diagnosis.whole and diagnosis.scope == "the whole capture"
     assert [f.to_json() for f in diagnosis.findings] == checked(run_cli, DEMO_CAPTURE, DEMO_BUDGET)
 
 
-def test_findings_without_a_budget_on_a_synthetic_capture(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_findings_without_a_budget_on_a_synthetic_capture(tmp_path: Path, run_cli) -> None:
     path = write_capture(tmp_path / "s.trace", build_stream(inferences=60).data)
     session = replay(path)
     assert session.snapshot().diagnosis.scope == "all 60 inferences"
@@ -117,8 +120,9 @@ def test_the_window_is_the_tail_of_the_whole_timeline(tmp_path: Path) -> None:
 
 reports = st.lists(
     st.tuples(st.booleans(), st.integers(0, 2), st.integers(0, 20_000), st.integers(1, 16_384), st.booleans()),
-    min_size=1, max_size=60,
-)  # fmt: skip
+    min_size=1,
+    max_size=60,
+)
 
 
 @settings(max_examples=80, deadline=None)
@@ -147,7 +151,9 @@ def test_the_deciding_memory_reports_give_the_whole_streams_verdicts(rows: list,
             else:
                 stack_rows.append((cycle, stack_id, min(used, size), size, int(ok)))
         arena = LazyRecords(lambda c, u, s, i: ArenaSample(c, u, s, None), _columns(arena_rows, 4))
-        stacks = LazyRecords(lambda c, i, hw, size, ok: StackSample(c, names[i], hw, size, bool(ok)), _columns(stack_rows, 5))
+        stacks = LazyRecords(
+            lambda c, i, hw, size, ok: StackSample(c, names[i], hw, size, bool(ok)), _columns(stack_rows, 5)
+        )
         arena_all += list(arena)
         stack_all += list(stacks)
         tracker.add_arena(arena)
@@ -174,6 +180,6 @@ def test_a_session_asked_to_stop_gives_up_reading_the_whole_capture_again() -> N
     before = session.snapshot().diagnosis
     assert before.scope == "the whole capture"
     session.stop()
-    session._diagnose(final=True)  # noqa: SLF001 - the pass the worker makes when a replay ends
+    session._diagnose(final=True)  # the pass the worker makes when a replay ends
     after = session.snapshot()
     assert after.diagnosis is before and not any("failed" in w for w in after.status.warnings)

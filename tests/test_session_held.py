@@ -22,7 +22,7 @@ from tracer.session.window import EventView
 
 
 def replay(path: Path | str, **options: object) -> Session:
-    session = Session.replay(str(path), options=SessionOptions(**{"speed": None, **options}))  # type: ignore[arg-type]
+    session = Session.replay(str(path), options=SessionOptions(**{"speed": None, **options}))
     session.run()
     assert session.ended and session.wait_done(30)
     return session
@@ -144,7 +144,7 @@ def test_any_inference_of_the_file_loads_as_the_replay_decoded_it(tmp_path: Path
 
 def test_the_index_stays_bounded_on_a_long_capture(tmp_path: Path) -> None:
     path = write_capture(tmp_path / "long.trace", build_stream(inferences=600, text=False).data)
-    setup = Session.replay(str(path)).index.setup  # type: ignore[union-attr]
+    setup = Session.replay(str(path)).index.setup
     index = CaptureIndex(str(path), setup, spacing=256, most=16)  # every piece at first: far too many
     index.build()
     assert index.ready and index.count == 600

@@ -19,7 +19,7 @@ from tracer.session.engine import Session, SessionOptions
 
 
 def replay(path: Path, **options: object) -> Session:
-    session = Session.replay(str(path), options=SessionOptions(**{"speed": None, **options}))  # type: ignore[arg-type]
+    session = Session.replay(str(path), options=SessionOptions(**{"speed": None, **options}))
     session.run()
     assert session.ended, session.snapshot().status
     return session
@@ -30,7 +30,7 @@ def capture(tmp_path: Path) -> Path:
     return write_capture(tmp_path / "tasks.trace", data, chunk=512)
 
 
-def test_the_window_has_the_task_lane_and_the_gates_task_finding(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_the_window_has_the_task_lane_and_the_gates_task_finding(tmp_path: Path, run_cli) -> None:
     path = capture(tmp_path)
     session = replay(path)
     snap = session.snapshot()

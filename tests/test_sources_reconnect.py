@@ -12,9 +12,9 @@ import pytest
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
-from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
 from tracer.errors import SourceUnavailable
+from tracer.pipeline.record import record
 from tracer.sources.base import SourceEnded, SourceLost
 from tracer.sources.reconnect import Backoff, ReconnectingSource, SourceEvent
 from tracer.sources.registry import open_source
@@ -113,9 +113,11 @@ def test_backoff_doubles_up_to_the_maximum() -> None:
     now = [0.0]
     plan = ["ok", "a", "lost", "refuse", "refuse", "refuse", "refuse", "ok", "b", "end"]
     src = ReconnectingSource(
-        lambda: Flaky(plan), backoff=Backoff(0.1, 2.0, 0.3), clock=lambda: now[0],
+        lambda: Flaky(plan),
+        backoff=Backoff(0.1, 2.0, 0.3),
+        clock=lambda: now[0],
         sleep=lambda s: now.__setitem__(0, now[0] + s),
-    )  # fmt: skip
+    )
     src.open()
     data = b""
     with pytest.raises(SourceEnded):
@@ -132,9 +134,12 @@ def test_gives_up_after_max_attempts() -> None:
     plan = ["ok", "lost"] + ["refuse"] * 10
     now = [0.0]
     src = ReconnectingSource(
-        lambda: Flaky(plan), backoff=Backoff(0.01, 1.0, 0.01), max_attempts=3,
-        clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s),
-    )  # fmt: skip
+        lambda: Flaky(plan),
+        backoff=Backoff(0.01, 1.0, 0.01),
+        max_attempts=3,
+        clock=lambda: now[0],
+        sleep=lambda s: now.__setitem__(0, now[0] + s),
+    )
     src.open()
     with pytest.raises(SourceLost, match="gave up after 3"):
         for _ in range(50):
@@ -163,12 +168,18 @@ def test_the_inner_sources_notes_reach_the_capture_in_order() -> None:
     """Notes of the wrapped source (memory polls, probe overflows) are drained with the source's
     own state changes, including those of a connection that was just lost."""
     now = [0.0]
-    sources = iter([Noting(["ok", "a", "lost"], [{"kind": "poll", "n": "1"}]),
-                    Noting(["ok", "b", "end"], [{"kind": "poll", "n": "2"}])])  # fmt: skip
+    sources = iter(
+        [
+            Noting(["ok", "a", "lost"], [{"kind": "poll", "n": "1"}]),
+            Noting(["ok", "b", "end"], [{"kind": "poll", "n": "2"}]),
+        ]
+    )
     src = ReconnectingSource(
-        lambda: next(sources), backoff=Backoff(0.1, 1.0, 0.1), clock=lambda: now[0],
+        lambda: next(sources),
+        backoff=Backoff(0.1, 1.0, 0.1),
+        clock=lambda: now[0],
         sleep=lambda s: now.__setitem__(0, now[0] + s),
-    )  # fmt: skip
+    )
     src.open()
     with pytest.raises(SourceEnded):
         for _ in range(50):

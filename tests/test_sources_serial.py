@@ -10,8 +10,8 @@ from pathlib import Path
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
-from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
+from tracer.pipeline.record import record
 from tracer.sources.registry import open_source
 
 
@@ -19,7 +19,7 @@ def test_loop_port_bytes_are_recorded_exactly(tmp_path: Path) -> None:
     src = open_source("loop://?baud=921600")
     src.open()
     payload = os.urandom(40_000)
-    port = src._port  # noqa: SLF001 - the loopback's other end is the same pyserial object
+    port = src._port  # the loopback's other end is the same pyserial object
     out = tmp_path / "loop.trace"
     with CaptureWriter(out, CaptureMetadata(source=src.url)) as writer:
         for at in range(0, len(payload), 1024):
@@ -34,7 +34,7 @@ def test_loop_port_bytes_are_recorded_exactly(tmp_path: Path) -> None:
     assert src.metadata()["baud"] == 921600
 
 
-def test_socket_uart_peer_closing_ends_cleanly(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_socket_uart_peer_closing_ends_cleanly(run_cli, tmp_path: Path) -> None:
     payload = os.urandom(60_000)
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))

@@ -53,7 +53,7 @@ class Server:
         self.sock.close()
 
 
-def test_raw_swo_server_stream_is_recorded_byte_exact(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_raw_swo_server_stream_is_recorded_byte_exact(run_cli, tmp_path: Path) -> None:
     """What pyOCD/OpenOCD (3443) or the J-Link GDB server (2332) send is the capture, byte for byte."""
     payload = os.urandom(3 * 1024 * 1024 + 17)
     server = Server(payload)
@@ -67,7 +67,7 @@ def test_raw_swo_server_stream_is_recorded_byte_exact(run_cli, tmp_path: Path) -
         assert not reader.warnings
 
 
-def test_reset_connection_keeps_every_byte_that_arrived(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_reset_connection_keeps_every_byte_that_arrived(run_cli, tmp_path: Path) -> None:
     payload = os.urandom(512 * 1024)
     server = Server(payload, reset_after=True, hold=0.3)
     out = tmp_path / "reset.trace"
@@ -80,7 +80,7 @@ def test_reset_connection_keeps_every_byte_that_arrived(run_cli, tmp_path: Path)
         assert any(event["event"] == "source lost" for _offset, event in reader.events)
 
 
-def test_unreachable_server_is_exit_4(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_unreachable_server_is_exit_4(run_cli, tmp_path: Path) -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -113,7 +113,7 @@ def orbflow_frame(tag: int, data: bytes) -> bytes:
     return cobs_encode(body + bytes([(-sum(body)) & 0xFF])) + b"\x00"
 
 
-def test_orbflow_server_gives_the_itm_stream(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_orbflow_server_gives_the_itm_stream(run_cli, tmp_path: Path) -> None:
     rng = random.Random(7)
     itm = [bytes(rng.randrange(256) for _ in range(rng.randint(1, 600))) for _ in range(300)]
     frames = []
@@ -143,7 +143,7 @@ def test_orbflow_any_split_gives_the_same_payload(parts: list[bytes], data: st.D
     decoder = OrbflowDecoder(1)
     got = b""
     last = 0
-    for cut in cuts + [len(stream)]:
+    for cut in [*cuts, len(stream)]:
         got += decoder.feed(stream[last:cut])
         last = cut
     assert got == b"".join(parts) and decoder.damaged == 0

@@ -6,12 +6,12 @@ import random
 
 import numpy as np
 import pytest
-
+from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences
 from telemetry_streams import CLOCK_HZ, build_stream, complete_and_exact, decode
+
+from tracer.base.timeline import Engine
 from tracer.decode.itm import ItmDecoder, decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder
-from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences
-from tracer.base.timeline import Engine
 from tracer.telemetry.wire import RecordType, TimeSource, header_word
 
 # Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
@@ -25,7 +25,7 @@ def test_clean_stream_decodes_exactly() -> None:
     assert tl.clock_hz == CLOCK_HZ and tl.clock_source == "dwt"
     assert tl.inferences.number.tolist() == [0, 1, 2, 3, 4]
     assert tl.inferences.complete.all() and not tl.loss.any
-    assert complete_and_exact(tl, stream.truth) == {n: True for n in range(5)}
+    assert complete_and_exact(tl, stream.truth) == dict.fromkeys(range(5), True)
     assert tl.layers[0].name == "layer0" and tl.layers[0].engine is Engine.NPU and tl.layers[1].op == "ADD"
     assert tl.spans.pmu_names == ("PMU_CYCLES", "NPU_ACTIVE", "AXI0_RD_DATA_BEAT_RECEIVED")
     npu = tl.spans.where(tl.spans.layer == 2)
@@ -69,7 +69,9 @@ def test_incremental_use_publishes_inferences_as_they_close() -> None:
     first = decoder.take()
     assert first.inferences.number.tolist() == [0] and first.inferences.complete.all()
     spans = first.spans
-    assert list(zip(spans.layer.tolist(), spans.cycles.tolist())) == [(l, e - s) for l, s, e in stream.truth[0].spans]
+    assert list(zip(spans.layer.tolist(), spans.cycles.tolist())) == [
+        (layer, e - s) for layer, s, e in stream.truth[0].spans
+    ]
     decoder.feed(itm.feed(stream.data[end_of_first + 1 :]))
     assert decoder.take().inferences.number.tolist() == [1, 2]
     assert len(decoder.take().inferences) == 0
@@ -139,8 +141,9 @@ def test_unknown_record_types_are_kept_for_later_stages() -> None:
     tl = decode(bytes(enc))
     assert tl.inferences.complete.tolist() == [True]
     assert [(r.type, r.cycle, r.inference, r.words) for r in tl.records] == [
-        (RecordType.ISR_ENTER, 1100, 0, (15,)), (0x3E, 1150, 0, (1, 2, 3)),
-    ]  # fmt: skip
+        (RecordType.ISR_ENTER, 1100, 0, (15,)),
+        (0x3E, 1150, 0, (1, 2, 3)),
+    ]
 
 
 def test_records_with_extra_words_are_accepted() -> None:

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from telemetry_streams import Stream, build_stream, complete_and_exact, cut, decode
+
+from tracer.base.timeline import InferenceTimeline
 from tracer.capture.format import CHUNK_HEAD, CHUNK_MARKER
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import CaptureReader
@@ -23,7 +24,6 @@ from tracer.capture.writer import CaptureWriter
 from tracer.decode.packets import PacketBatch
 from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.wire import RecordType
 
 # Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
@@ -141,8 +141,9 @@ def test_a_corrupt_capture_chunk_marks_the_inferences_it_held(tmp_path: Path) ->
     assert bytes(blob[payload_at : payload_at + chunk_size]) == stream.data[lo:hi]
     blob[payload_at + 100] ^= 0xFF
     decoded = decode_capture(CaptureReader.from_bytes(bytes(blob), name="c.trace"))
-    touched = sorted({r.inference for r in stream.records if r.inference is not None
-                      and r.offset < hi and r.offset + r.length > lo})  # fmt: skip
+    touched = sorted(
+        {r.inference for r in stream.records if r.inference is not None and r.offset < hi and r.offset + r.length > lo}
+    )
     # The inference whose sync and begin follow the gap directly is untouched; one whose begin
     # was inside it is touched (its later records come without a begin).
     tl = decoded.timeline
@@ -173,9 +174,10 @@ def test_a_flipped_bit_is_always_caught(kernels: str) -> None:
 @given(
     damage=st.lists(
         st.tuples(st.sampled_from(["drop", "flip", "overflow", "cut"]), st.integers(0, 10**9), st.integers(1, 40)),
-        min_size=1, max_size=4,
+        min_size=1,
+        max_size=4,
     )
-)  # fmt: skip
+)
 def test_damage_never_yields_a_wrong_complete_inference(damage: list[tuple[str, int, int]]) -> None:
     """Random drops, flips, overflow packets and cuts: decoding never fails, every inference
     reported complete is exact, and the counters say something was lost.
@@ -214,11 +216,12 @@ def test_random_bytes_never_break_the_decoder(data: bytes) -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     rows=st.lists(
-        st.tuples(st.integers(0, 17), st.integers(0, 2**64 - 1), st.sampled_from([0, 24, 25, 26, 255]),
-                  st.integers(0, 255)),
+        st.tuples(
+            st.integers(0, 17), st.integers(0, 2**64 - 1), st.sampled_from([0, 24, 25, 26, 255]), st.integers(0, 255)
+        ),
         max_size=400,
     )
-)  # fmt: skip
+)
 def test_arbitrary_packet_batches_never_break_the_decoder(rows: list[tuple[int, int, int, int]]) -> None:
     """Batches no ITM decoder would produce (any kind, value, port, size) are handled too."""
     batch = PacketBatch.empty(len(rows))

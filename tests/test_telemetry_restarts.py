@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from telemetry_encoder import TelemetryEncoder
 from telemetry_streams import decode
+
+from tracer.base.timeline import InferenceTimeline
 from tracer.capture.reader import open_capture
 from tracer.decode import ItmDecoder, decode_bytes
-from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.decoder import TelemetryDecoder
 
 # Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
@@ -34,7 +34,7 @@ def demo_stream() -> bytes:
         return b"".join(chunk.data for chunk in reader.chunks())
 
 
-def test_the_demo_booting_three_times_is_three_sessions_not_loss(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_the_demo_booting_three_times_is_three_sessions_not_loss(tmp_path: Path, run_cli) -> None:
     stream = demo_stream()
     one = decode(stream)
     tl = decode(stream * 3)

@@ -7,16 +7,17 @@ and half syncs inside them.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 from pathlib import Path
 
 import pytest
+import tpiu_streams
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import tpiu_streams
 from itm_encoder import FULL_SYNC, HALF_SYNC, NULL_ID, TRIGGER_ID, encode_stream, per_source, tpiu_frames
+
 from tracer.decode import TpiuDeframer, TpiuMode, TraceDecoder, decode_bytes
 from tracer.decode.tpiu import frame_alignment, looks_formatted
 
@@ -37,7 +38,9 @@ def test_immediate_id_change_and_data_bits_from_aux() -> None:
     # ID 1, then data: even bytes carry bits 7:1, their bit 0 comes from the aux byte.
     f = frame(0x03, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, aux=0b0101_0110)
     deframer = TpiuDeframer(1)
-    assert deframer.feed(f) == bytes([0x11, 0x23, 0x33, 0x45, 0x55, 0x66, 0x77, 0x89, 0x99, 0xAA, 0xBB, 0xCD, 0xDD, 0xEE])
+    assert deframer.feed(f) == bytes(
+        [0x11, 0x23, 0x33, 0x45, 0x55, 0x66, 0x77, 0x89, 0x99, 0xAA, 0xBB, 0xCD, 0xDD, 0xEE]
+    )
     assert deframer.stats.id_bytes == {1: 14}
 
 
@@ -106,14 +109,16 @@ def with_syncs(draw: st.DrawFn, frames: list[bytes]) -> bytes:
 
 @settings(max_examples=int(os.environ.get("TRACER_FUZZ_EXAMPLES", "300")), deadline=None)
 @given(pairs_strategy, st.data(), st.lists(st.integers(0, 5000), max_size=10))
-def test_deframe_gives_each_source_its_bytes(pairs: list[tuple[int, int]], data: st.DataObject, cuts: list[int]) -> None:
+def test_deframe_gives_each_source_its_bytes(
+    pairs: list[tuple[int, int]], data: st.DataObject, cuts: list[int]
+) -> None:
     frames, carried = tpiu_frames(pairs)
     expected = per_source(carried)
     blob = data.draw(with_syncs(frames))
     points = sorted({min(c, len(blob)) for c in cuts} | {0, len(blob)})
     for source in (1, 2, 3):
         deframer = TpiuDeframer(source)
-        got = b"".join(deframer.feed(blob[a:b]) for a, b in zip(points, points[1:]))
+        got = b"".join(deframer.feed(blob[a:b]) for a, b in itertools.pairwise(points))
         assert got == expected.get(source, b"")
         assert deframer.stats.frames == len(frames)
         assert deframer.stats.id_bytes == {k: len(v) for k, v in expected.items()}
@@ -127,11 +132,19 @@ def _realistic_frames(seed: int, packets: int = 1500) -> tuple[bytes, bytes]:
     for _ in range(packets):
         roll = rnd.random()
         if roll < 0.4:
-            pkts.append({"type": "swit", "addr": rnd.randrange(8), "size": rnd.choice([1, 2, 4]), "value": rnd.getrandbits(8)})
+            pkts.append(
+                {"type": "swit", "addr": rnd.randrange(8), "size": rnd.choice([1, 2, 4]), "value": rnd.getrandbits(8)}
+            )
         elif roll < 0.6:
             pkts.append({"type": "pc_sample", "pc": 0x08000000 + 2 * rnd.getrandbits(18)})
         elif roll < 0.75:
-            pkts.append({"type": "exception", "number": rnd.randrange(16, 80), "action": rnd.choice(["enter", "exit", "return"])})
+            pkts.append(
+                {
+                    "type": "exception",
+                    "number": rnd.randrange(16, 80),
+                    "action": rnd.choice(["enter", "exit", "return"]),
+                }
+            )
         else:
             pkts.append({"type": "lts", "delta": rnd.randrange(1, 3000), "tc": 0})
     itm, _ = encode_stream(pkts)
@@ -163,7 +176,10 @@ def test_raw_itm_is_not_taken_for_tpiu(kernels: str) -> None:
     for seed in range(6) if native else (0,):
         _, itm = _realistic_frames(seed, packets=3000)
         assert frame_alignment(itm[:65536]) is None, seed
-    paths = [*sorted((CORPUS / "novakov_rtos_trace").glob("*.trace")), CORPUS / "sigrok_stm32f105" / "trace_example_itm_stream1.bin"]
+    paths = [
+        *sorted((CORPUS / "novakov_rtos_trace").glob("*.trace")),
+        CORPUS / "sigrok_stm32f105" / "trace_example_itm_stream1.bin",
+    ]
     for path in paths if native else paths[-2:]:
         assert not looks_formatted(path.read_bytes()[:65536]), path.name
     if native:
@@ -206,8 +222,12 @@ def _damage_window(values: list[int], packets: int) -> tuple[int, int]:
     return packets - head - tail, len(values) - head - tail
 
 
-def _swit_values(data: bytes, mode: TpiuMode = TpiuMode.AUTO, tpiu_id: int = 1, chunk: int = 1 << 20,
-                 ) -> tuple[list[int], TraceDecoder]:  # fmt: skip
+def _swit_values(
+    data: bytes,
+    mode: TpiuMode = TpiuMode.AUTO,
+    tpiu_id: int = 1,
+    chunk: int = 1 << 20,
+) -> tuple[list[int], TraceDecoder]:
     decoder = TraceDecoder(mode, tpiu_id)
     records = []
     for i in range(0, len(data), chunk):
@@ -341,7 +361,9 @@ def test_equally_plausible_starts_are_reported_not_guessed_silently() -> None:
     decoder = TraceDecoder(TpiuMode.AUTO, tpiu_id=2, packets=False)
     decoder.feed(b"".join(frames))
     decoder.finish()
-    assert any("alignment is ambiguous" in w and "2, 4, 6, 8, 10, 12, 14" in w for w in decoder.warnings), decoder.warnings
+    assert any("alignment is ambiguous" in w and "2, 4, 6, 8, 10, 12, 14" in w for w in decoder.warnings), (
+        decoder.warnings
+    )
 
 
 @settings(max_examples=int(os.environ.get("TRACER_FUZZ_EXAMPLES", "300")) // 3, deadline=None)
@@ -362,7 +384,7 @@ def test_any_split_of_a_slipped_stream_gives_the_same_packets(
 
     def segments(points: list[int]) -> tuple[list[tuple[int | None, bytes]], dict[str, object]]:
         deframer = TpiuDeframer(1, None, strict=True)
-        pieces = [p for a, b in zip(points, points[1:]) for p in deframer.feed_pieces(blob[a:b])]
+        pieces = [p for a, b in itertools.pairwise(points) for p in deframer.feed_pieces(blob[a:b])]
         pieces += deframer.finish()
         out: list[tuple[int | None, bytes]] = []
         for piece in pieces:  # pieces are cut where the chunks are; breaks are where they are

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from fleet_streams import Build, write_build
+
 from tracer.fleet.changepoints import find_changes, segment
 
 
@@ -78,7 +78,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "results"
 
 
-def test_trend_finds_the_step_and_nothing_else(dataset: Path, run_cli) -> None:  # noqa: ANN001
+def test_trend_finds_the_step_and_nothing_else(dataset: Path, run_cli) -> None:
     """dw1 changes at build 17 by about 10 %; the other layers (flat, noisy) have no change point;
     the newest build starts nothing: exit 0."""
     done = run_cli("trend", dataset, "--by", "build", "--format", "json")
@@ -93,10 +93,12 @@ def test_trend_finds_the_step_and_nothing_else(dataset: Path, run_cli) -> None: 
         assert series[label]["changes"] == [], label
     text = run_cli("trend", dataset, "--by", "build")
     assert "17: " in text.out and "PASS" in text.out
-    assert run_cli("trend", dataset, "--by", "build", "--format", "markdown").out.startswith("### tracer trend by build: PASS")
+    assert run_cli("trend", dataset, "--by", "build", "--format", "markdown").out.startswith(
+        "### tracer trend by build: PASS"
+    )
 
 
-def test_the_newest_build_regressing_fails(dataset: Path, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+def test_the_newest_build_regressing_fails(dataset: Path, tmp_path: Path, run_cli) -> None:
     """Build 30 makes conv0 12 % slower: exit 1, naming conv0; the step at 17 is still found."""
     newest = write_build(tmp_path / "b30.trace", Build(slow=(0, 12.0)), 8, seed=30, labels={"build": 30})
     grown = tmp_path / "results"
@@ -113,7 +115,7 @@ def test_the_newest_build_regressing_fails(dataset: Path, tmp_path: Path, run_cl
     assert "FAIL: the newest build (30) starts a regression in conv0" in run_cli("trend", grown, "--by", "build").out
 
 
-def test_trend_says_what_is_wrong(dataset: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_trend_says_what_is_wrong(dataset: Path, run_cli, tmp_path: Path) -> None:
     """A label no capture has, a selection that matches none, not a dataset: exit 2 in words."""
     missing = run_cli("trend", dataset, "--by", "commit")
     assert missing.code == 2 and "no capture of" in missing.err and "build" in missing.err

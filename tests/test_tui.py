@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Awaitable, Callable
 
 import pytest
 from session_streams import DEMO_BUDGET, DEMO_CAPTURE, ROOT, build_stream, write_capture
@@ -27,12 +27,12 @@ SIZE = (160, 48)
 
 
 def demo_app(tmp_path: Path | None = None, **options: object) -> TracerApp:
-    opts = SessionOptions(**{"speed": None, **options})  # type: ignore[arg-type]
+    opts = SessionOptions(**{"speed": None, **options})
     session = Session.replay(str(DEMO_CAPTURE), budget=load_budget([DEMO_BUDGET]), options=opts)
     return TracerApp(session, export_dir=tmp_path)
 
 
-async def settle(app: TracerApp, pilot) -> None:  # noqa: ANN001
+async def settle(app: TracerApp, pilot) -> None:
     """Wait for the replay to end, then draw once more."""
     for _ in range(1000):
         if app.session.ended:
@@ -57,7 +57,7 @@ def table(app: TracerApp) -> LayersTable:
 
 def plain(widget: object) -> str:
     """What a Static shows, as plain text."""
-    content = widget.content  # type: ignore[attr-defined]
+    content = widget.content
     return content.plain if hasattr(content, "plain") else str(content)
 
 
@@ -67,7 +67,7 @@ def plain(widget: object) -> str:
 def test_every_panel_shows_the_demo_capture() -> None:
     app = demo_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         snap = app.snapshot
         assert snap is not None and snap.inferences == 20
@@ -101,7 +101,7 @@ def test_every_view_catches_up_after_a_real_time_replay_ends() -> None:
     data once the stream stops: nobody forces a refresh here."""
     app = demo_app(speed=1.0)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         for _ in range(500):
             if app.session.ended:
                 break
@@ -130,7 +130,7 @@ def test_help_lists_every_key_and_closes() -> None:
     for key in KEYS:
         assert key.display in rendered and key.help[:40] in rendered, key
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         panel = app.query_one("#help", HelpPanel)
         await pilot.press("question_mark")
@@ -152,7 +152,7 @@ def test_help_lists_every_key_and_closes() -> None:
 def test_quit_keys(key: str, code: int) -> None:
     app = demo_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press(key)
         await pilot.pause()
@@ -164,7 +164,7 @@ def test_quit_keys(key: str, code: int) -> None:
 def test_command_palette_offers_every_action() -> None:
     app = demo_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         titles = [command.title for command in app.get_system_commands(app.screen)]
         for key in KEYS:
@@ -179,7 +179,7 @@ def test_command_palette_offers_every_action() -> None:
 def test_selection_moves_the_detail_and_the_timeline() -> None:
     app = demo_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         assert app.ui.layer == 0
         await pilot.press("down", "down")
@@ -199,7 +199,7 @@ def test_selection_moves_the_detail_and_the_timeline() -> None:
 def test_sorting_by_key_and_by_header() -> None:
     app = demo_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         snap = app.snapshot
         by_p50 = [r.index for r in sorted(snap.layers, key=lambda r: (-r.cycles.p50, -r.index))]
@@ -225,7 +225,7 @@ def test_sorting_by_key_and_by_header() -> None:
 def test_filter_keeps_matching_layers_and_escape_clears_it() -> None:
     app = demo_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("slash")
         await pilot.pause()
@@ -258,7 +258,7 @@ def test_space_pauses_and_resumes_the_replay(tmp_path: Path) -> None:
     session = Session.replay(str(path), options=SessionOptions(speed=1.0))
     app = TracerApp(session)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await pilot.pause(0.2)
         await pilot.press("space")
         await pilot.pause(0.1)
@@ -287,7 +287,7 @@ def test_replay_stepping_is_deterministic() -> None:
         app = demo_app(speed=1.0, paused=True)
         seen: list[tuple[int, int | None, str]] = []
 
-        async def body(pilot) -> None:  # noqa: ANN001
+        async def body(pilot) -> None:
             await pilot.press("2")
             for _ in range(4):
                 await pilot.press("right")
@@ -310,15 +310,20 @@ def test_replay_stepping_is_deterministic() -> None:
         return seen
 
     first = steps()
-    assert first == [(1, None, "inference #0"), (2, None, "inference #1"), (3, None, "inference #2"),
-                     (4, None, "inference #3"), (4, 2, "inference #2")]  # fmt: skip
+    assert first == [
+        (1, None, "inference #0"),
+        (2, None, "inference #1"),
+        (3, None, "inference #2"),
+        (4, None, "inference #3"),
+        (4, 2, "inference #2"),
+    ]
     assert steps() == first
 
 
 def test_timeline_zoom_and_scroll_keys() -> None:
     app = demo_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2")
         await pilot.pause()
@@ -344,7 +349,7 @@ def test_timeline_zoom_and_scroll_keys() -> None:
 def test_clicking_a_timeline_bar_selects_its_layer() -> None:
     app = demo_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2")
         await pilot.pause()
@@ -367,7 +372,7 @@ def test_clicking_a_timeline_bar_selects_its_layer() -> None:
 def test_export_writes_the_report_json(tmp_path: Path) -> None:
     app = demo_app(tmp_path)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("e")
         for _ in range(500):
@@ -390,7 +395,7 @@ def test_hidden_views_are_not_refreshed_and_catch_up_when_shown(tmp_path: Path) 
     session = Session.replay(str(path), options=SessionOptions(speed=1.0))
     app = TracerApp(session)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await pilot.pause(0.5)
         gantt = app.query_one("#gantt", TimelineView)
         layers = table(app)
@@ -413,7 +418,7 @@ def test_hidden_views_are_not_refreshed_and_catch_up_when_shown(tmp_path: Path) 
 # -- the commands -------------------------------------------------------------------------------
 
 
-def test_replay_command_checks_its_inputs_before_opening_the_screen(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_replay_command_checks_its_inputs_before_opening_the_screen(run_cli, tmp_path: Path) -> None:
     missing = run_cli("replay", tmp_path / "nope.trace")
     assert missing.code == 3 and "no such file" in missing.err
     speed = run_cli("replay", DEMO_CAPTURE, "--speed", "fast")
@@ -426,7 +431,7 @@ def test_replay_command_checks_its_inputs_before_opening_the_screen(run_cli, tmp
     assert no_terminal.code == 2 and "needs a terminal" in no_terminal.err and "tracer report" in no_terminal.err
 
 
-def test_live_command_checks_its_inputs_before_opening_anything(run_cli) -> None:  # noqa: ANN001
+def test_live_command_checks_its_inputs_before_opening_anything(run_cli) -> None:
     unknown = run_cli("live", "bogus://x")
     assert unknown.code == 2 and "unknown source" in unknown.err
     zero = run_cli("live", "demo", "--inferences", "0")
@@ -438,7 +443,7 @@ def test_live_command_checks_its_inputs_before_opening_anything(run_cli) -> None
 
 
 @pytest.mark.parametrize("verb", ["live", "replay"])
-def test_help_teaches_with_examples(run_cli, verb: str) -> None:  # noqa: ANN001
+def test_help_teaches_with_examples(run_cli, verb: str) -> None:
     done = run_cli(verb, "--help")
     assert done.code == 0
     assert "examples:" in done.out and f"tracer {verb} " in done.out and "--budget FILE" in done.out

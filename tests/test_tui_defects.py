@@ -28,16 +28,16 @@ from tui_helpers import (
 from tracer.tui import palette as pal
 
 
-def header(app) -> str:  # noqa: ANN001
+def header(app) -> str:
     return plain(app.query_one("#inference-header"))
 
 
-def cell_styles(strip) -> list[tuple[str, Style]]:  # noqa: ANN001
+def cell_styles(strip) -> list[tuple[str, Style]]:
     """(character, style) of every cell of a drawn line."""
     return [(ch, seg.style) for seg in strip for ch in seg.text]
 
 
-def gantt_line(app, word: str):  # noqa: ANN001, ANN201
+def gantt_line(app, word: str):
     """The drawn Gantt line that shows ``word``, and where."""
     gantt = app.query_one("#gantt")
     for y in range(gantt.content_size.height):
@@ -47,7 +47,7 @@ def gantt_line(app, word: str):  # noqa: ANN001, ANN201
     raise AssertionError(f"{word!r} is not on the timeline")
 
 
-def jitter_capture(tmp_path: Path, inferences: int = 300, **kw) -> Path:  # noqa: ANN003
+def jitter_capture(tmp_path: Path, inferences: int = 300, **kw) -> Path:
     """A synthetic capture where an interrupt makes layer 3 slow in every 5th inference."""
     truth = build_stream(inferences=inferences, isr_every=5, isr_cycles=3_000, **kw)
     return write_capture(tmp_path / "jitter.trace", truth.data)
@@ -55,8 +55,10 @@ def jitter_capture(tmp_path: Path, inferences: int = 300, **kw) -> Path:  # noqa
 
 def synthetic_budget(tmp_path: Path) -> Path:
     """A budget for the synthetic stream's six layers (predictions near their mean)."""
-    layers = [(f"layer{i}", "CONV_2D" if i % 2 == 0 else "ADD", "npu" if i % 2 == 0 else "cpu", 1200 + 100 * i)
-              for i in range(6)]  # fmt: skip
+    layers = [
+        (f"layer{i}", "CONV_2D" if i % 2 == 0 else "ADD", "npu" if i % 2 == 0 else "cpu", 1200 + 100 * i)
+        for i in range(6)
+    ]
     return budget_toml(tmp_path / "budget.toml", layers, clock_hz=CLOCK_HZ)
 
 
@@ -68,7 +70,7 @@ def test_an_inference_chosen_on_the_latency_plot_shows_when_the_timeline_opens()
     timeline shows #5, and ← then #4."""
     app = replay_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2")
         await pilot.pause()
@@ -76,7 +78,7 @@ def test_an_inference_chosen_on_the_latency_plot_shows_when_the_timeline_opens()
         await pilot.press("1")
         await pilot.pause()
         plot = app.query_one("#latency")
-        column = plot._columns.index(5)  # noqa: SLF001 - the plot's own map of columns to inferences
+        column = plot._columns.index(5)  # the plot's own map of columns to inferences
         await pilot.click("#latency", offset=(8 + 1 + column, 3))
         await pilot.pause()
         await pilot.press("2")
@@ -92,7 +94,7 @@ def test_an_inference_chosen_on_the_latency_plot_shows_when_the_timeline_opens()
 def test_the_gantt_follows_the_layer_chosen_on_the_overview() -> None:
     app = replay_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2", "1", "down", "down", "2")
         await pilot.pause()
@@ -107,7 +109,7 @@ def test_the_gantt_follows_the_layer_chosen_on_the_overview() -> None:
 def test_resizing_redraws_the_latency_plot_and_the_layer_history() -> None:
     app = replay_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.resize_terminal(120, 40)
         await pilot.pause(0.5)  # no forced redraw: the screen must follow by itself
@@ -129,7 +131,7 @@ def test_resizing_redraws_the_latency_plot_and_the_layer_history() -> None:
 def test_at_80x24_ratio_flags_and_the_findings_count_stay(tmp_path: Path) -> None:
     app = replay_app(jitter_capture(tmp_path, 40), synthetic_budget(tmp_path))
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         lines = screen_lines(app)
         table = next(i for i, line in enumerate(lines) if " layer " in line and "#" in line)
@@ -147,7 +149,7 @@ def test_at_80x24_ratio_flags_and_the_findings_count_stay(tmp_path: Path) -> Non
 def test_at_120x40_the_status_bar_keeps_clock_emulation_loss_and_budget_on_two_lines() -> None:
     app = replay_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         first, second = screen_lines(app)[:2]
         assert "REPLAY" in first and "ended" in first
@@ -166,7 +168,7 @@ def test_a_pinned_inference_survives_the_ring(tmp_path: Path) -> None:
     path = write_capture(tmp_path / "s.trace", build_stream(inferences=40).data)
     app = replay_app(path, None, ring=4, speed=1.0, paused=True, index=False)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await pilot.press("2")
         for _ in range(3):
             await pilot.press("right")
@@ -189,12 +191,12 @@ def test_live_says_when_an_inference_is_no_longer_held() -> None:
     source = GatedSource(inference_pieces(truth.data, 40))
     app = live_app(source, ring=4)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         source.allow(1000)
         await until(pilot, lambda: app.session.snapshot().inferences == 40)
         await redraw(app, pilot)
         plot = app.query_one("#latency")
-        column = plot._columns.index(10)  # noqa: SLF001
+        column = plot._columns.index(10)
         await pilot.click("#latency", offset=(8 + 1 + column, 3))
         await pilot.press("2")
         await redraw(app, pilot)
@@ -209,7 +211,7 @@ def test_pausing_live_keeps_the_recording_size_moving(tmp_path: Path) -> None:
     source = GatedSource(inference_pieces(truth.data, 20))
     app = live_app(source, tmp_path / "live.trace")
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         source.allow(5)
         await until(pilot, lambda: app.session.snapshot().inferences >= 3)
         await pilot.press("space")
@@ -232,7 +234,7 @@ def test_a_capture_cut_in_the_middle_of_an_inference_is_not_shown_as_loss(tmp_pa
     path = write_capture(tmp_path / "cut.trace", build_stream(inferences=10, cut_last=True).data)
     app = replay_app(path, None)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         status = app.query_one("#status")
         text = plain(status)
@@ -253,7 +255,7 @@ def test_every_inference_that_shows_a_finding_is_flagged_not_only_the_listed_one
     """60 inferences are preempted; the finding lists the first 20: #295 is flagged all the same."""
     app = replay_app(jitter_capture(tmp_path, 300), None)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         finding = next(f for f in app.snapshot.findings if f.id == "jitter-preemption")
         assert 295 not in finding.inferences
@@ -269,7 +271,7 @@ def test_the_broken_stack_canary_is_placed_on_the_timeline(tmp_path: Path) -> No
     path = write_capture(tmp_path / "canary.trace", build_stream(inferences=10, canary_at=4).data)
     app = replay_app(path, None)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2", *["left"] * 5)
         await redraw(app, pilot)
@@ -279,14 +281,14 @@ def test_the_broken_stack_canary_is_placed_on_the_timeline(tmp_path: Path) -> No
     run(app, body)
 
 
-def _axis(app) -> str:  # noqa: ANN001
+def _axis(app) -> str:
     return next(line for line in screen_lines(app) if line.lstrip("│ ").startswith("time"))
 
 
 def test_the_first_zoom_does_not_jump_to_the_left_edge() -> None:
     app = replay_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2")
         await pilot.pause()
@@ -301,15 +303,18 @@ def test_the_first_zoom_does_not_jump_to_the_left_edge() -> None:
 def test_bars_cut_by_the_zoom_keep_their_label() -> None:
     app = replay_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2", "right_square_bracket", "right_square_bracket", "right_square_bracket")
         for _ in range(6):
             await pilot.press("full_stop")
         await redraw(app, pilot)
         gantt = app.query_one("#gantt")
-        npu = next(gantt.render_line(y) for y in range(gantt.content_size.height)
-                   if gantt.render_line(y).text.lstrip().startswith("NPU"))  # fmt: skip
+        npu = next(
+            gantt.render_line(y)
+            for y in range(gantt.content_size.height)
+            if gantt.render_line(y).text.lstrip().startswith("NPU")
+        )
         runs = _bar_runs(npu)
         assert runs, "the view shows bars"
         for width, text in runs:
@@ -319,7 +324,7 @@ def test_bars_cut_by_the_zoom_keep_their_label() -> None:
     run(app, body)
 
 
-def _bar_runs(strip) -> list[tuple[int, str]]:  # noqa: ANN001
+def _bar_runs(strip) -> list[tuple[int, str]]:
     """(width, text) of each run of cells with one background (a bar) on a Gantt line."""
     runs: list[tuple[int, str]] = []
     current, text = None, []
@@ -339,7 +344,7 @@ def _bar_runs(strip) -> list[tuple[int, str]]:  # noqa: ANN001
 def test_the_spans_table_cursor_selects_the_layer() -> None:
     app = replay_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2", "down", "down", "down")
         await redraw(app, pilot)
@@ -356,7 +361,7 @@ def test_the_spans_table_cursor_selects_the_layer() -> None:
 def test_the_findings_view_scrolls_by_keyboard(tmp_path: Path) -> None:
     app = replay_app(jitter_capture(tmp_path, 40), synthetic_budget(tmp_path))
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("3")
         await redraw(app, pilot)
@@ -376,7 +381,7 @@ def test_a_finished_capture_without_memory_reports_says_so(tmp_path: Path) -> No
     path = write_capture(tmp_path / "nomem.trace", build_stream(inferences=5, memory=False).data)
     app = replay_app(path, None)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         memory = plain(app.query_one("#memory"))
         assert "no arena report in this capture" in memory and "yet" not in memory

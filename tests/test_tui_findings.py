@@ -15,8 +15,8 @@ import pytest
 from rich.console import Console
 
 from tracer.capture.metadata import CaptureMetadata
-from tracer.pipeline.record import record
 from tracer.capture.writer import CaptureWriter
+from tracer.pipeline.record import record
 from tracer.session.engine import Session, SessionOptions
 from tracer.sources.qemu import QemuDemoSource
 from tracer.tui.app import TracerApp

@@ -13,11 +13,11 @@ import pytest
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
+from tracer.pipeline.capture import decode_capture
 from tracer.session.engine import Session
 from tracer.session.feeds import SourceFeed
 from tracer.sources.reconnect import ReconnectingSource
 from tracer.sources.registry import open_source
-from tracer.pipeline.capture import decode_capture
 from tracer.tui.app import TracerApp
 
 INFERENCES = 200  # a few seconds of arrivals, so the screen sees them come in even on a busy machine
@@ -47,7 +47,9 @@ def test_live_screen_on_the_qemu_demo(tmp_path: Path) -> None:
             await pilot.pause()
             assert app.snapshot.inferences == INFERENCES
             status = app.snapshot.status
-            assert status.mode == "live" and status.state == "ended" and status.recording == str(tmp_path / "live.trace")
+            assert (
+                status.mode == "live" and status.state == "ended" and status.recording == str(tmp_path / "live.trace")
+            )
             assert "emulated" in status.labels["cycles"] and status.labels["npu_pmu"] == "simulated"
             assert app.query_one("#layers").row_count == 10
 

@@ -11,7 +11,7 @@ from tui_helpers import lane, plain, redraw, replay_app, run, screen_text, settl
 from tracer.tui.widgets.console import ERROR_STYLE, WARNING_STYLE, line_style
 
 
-def header(app) -> str:  # noqa: ANN001
+def header(app) -> str:
     return plain(app.query_one("#inference-header"))
 
 
@@ -22,7 +22,7 @@ def jitter_capture(tmp_path: Path, inferences: int) -> Path:
 def test_enter_on_a_finding_then_n_and_N_walk_its_evidence(tmp_path: Path) -> None:
     app = replay_app(jitter_capture(tmp_path, 40), None)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         findings = [f.id for f in app.snapshot.findings]
         at = findings.index("jitter-preemption")
@@ -49,7 +49,7 @@ def test_enter_on_a_finding_then_n_and_N_walk_its_evidence(tmp_path: Path) -> No
 def test_n_without_a_chosen_finding_visits_every_flagged_inference(tmp_path: Path) -> None:
     app = replay_app(jitter_capture(tmp_path, 20), None)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         seen = []
         for _ in range(5):
@@ -65,7 +65,7 @@ def test_replay_shows_any_inference_of_the_file(tmp_path: Path) -> None:
     """A ring of 8 over 300 inferences: g 10, ← to the first, → back; each read from the file."""
     app = replay_app(jitter_capture(tmp_path, 300), None, ring=8)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         assert app.snapshot.file_inferences == 300
         await pilot.press("2", "g", "1", "0", "enter")
@@ -76,7 +76,7 @@ def test_replay_shows_any_inference_of_the_file(tmp_path: Path) -> None:
         assert "!layer3" in lane(app, "CPU")
         for expected in (9, 8):
             await pilot.press("left")
-            await until(pilot, lambda: app.session.snapshot().locate(ordinal=expected) is not None)
+            await until(pilot, lambda: app.session.snapshot().locate(ordinal=expected) is not None)  # noqa: B023 - awaited here
             await redraw(app, pilot)
             assert header(app).startswith(f"inference #{expected} ")
         await pilot.press("n")  # the next inference showing a finding after #8: #10
@@ -94,7 +94,7 @@ def test_the_timeline_runs_on_across_inferences_with_gaps_and_interrupts(tmp_pat
     truth = build_stream(12, isr_every=5, isr_cycles=3_000, gap=4_000)
     app = replay_app(write_capture(tmp_path / "gaps.trace", truth.data), None)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2", "left", "left")  # #9, between #8 and #10 (an interrupt in #10)
         await pilot.press("left_square_bracket", "left_square_bracket")  # zoom out: the neighbours show
@@ -112,7 +112,7 @@ def test_the_timeline_runs_on_across_inferences_with_gaps_and_interrupts(tmp_pat
 def test_cursor_and_range_measure_cycles_and_time() -> None:
     app = replay_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2", "l")
         await redraw(app, pilot)
@@ -148,7 +148,7 @@ def test_cursor_and_range_measure_cycles_and_time() -> None:
 def test_zoom_keeps_the_cursor_in_place() -> None:
     app = replay_app()
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2", *["l"] * 30)
         await redraw(app, pilot)
@@ -164,7 +164,7 @@ def test_zoom_keeps_the_cursor_in_place() -> None:
 def test_a_baseline_adds_its_p50_and_the_change(tmp_path: Path) -> None:
     app = replay_app(baseline=str(DEMO_CAPTURE))
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await until(pilot, lambda: bool(app.session.snapshot().baseline))
         await redraw(app, pilot)
@@ -175,7 +175,7 @@ def test_a_baseline_adds_its_p50_and_the_change(tmp_path: Path) -> None:
     run(app, body)
 
 
-def test_the_baseline_option_checks_its_file(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_baseline_option_checks_its_file(run_cli, tmp_path: Path) -> None:
     done = run_cli("replay", DEMO_CAPTURE, "--baseline", tmp_path / "nope.trace")
     assert done.code == 3 and "--baseline" in done.err and "no such file" in done.err
 
@@ -183,7 +183,7 @@ def test_the_baseline_option_checks_its_file(run_cli, tmp_path: Path) -> None:  
 def test_p_writes_the_screen_as_svg(tmp_path: Path) -> None:
     app = replay_app(tmp_path=tmp_path)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("2", "p")
         await pilot.pause()
@@ -202,6 +202,7 @@ def test_console_lines_that_report_errors_are_red(tmp_path: Path) -> None:
     assert line_style("warning: slow frame") is WARNING_STYLE
     assert line_style("inference 3 done") not in (ERROR_STYLE, WARNING_STYLE)
     from telemetry_encoder import TelemetryEncoder
+
     from tracer.telemetry.wire import TimeSource
 
     enc = TelemetryEncoder()
@@ -209,7 +210,7 @@ def test_console_lines_that_report_errors_are_red(tmp_path: Path) -> None:
     enc.text("boot ok\nERROR: input tensor not aligned\nall fine\n")
     app = replay_app(write_capture(tmp_path / "e.trace", bytes(enc.out)), None)
 
-    async def body(pilot) -> None:  # noqa: ANN001
+    async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.press("4")
         await redraw(app, pilot)

@@ -56,8 +56,9 @@ def check(request: pytest.FixtureRequest, name: str, svg: str) -> None:
         pytest.fail(f"{name} differs from {path}; the new screen is {new} (TRACER_SNAPSHOT_UPDATE=1 accepts it)")
 
 
-def shot(keys: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, capture: Path = DEMO_CAPTURE,
-         size: tuple[int, int] = SIZE) -> str:  # fmt: skip
+def shot(
+    keys: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, capture: Path = DEMO_CAPTURE, size: tuple[int, int] = SIZE
+) -> str:
     """Replay a capture to its end, press ``keys``, export the screen."""
     monkeypatch.chdir(ROOT)  # the screen shows the capture's path as given: keep it relative
     budget = [str(DEMO_BUDGET.relative_to(ROOT))]  # every capture here is of the demo network
@@ -94,8 +95,9 @@ def test_every_fault_scenario_has_a_capture() -> None:
 @pytest.mark.parametrize("view", sorted(TRIAGE))
 @pytest.mark.parametrize("size", sorted(SIZES))
 @pytest.mark.parametrize("capture", sorted(CAPTURES))
-def test_sizes_snapshot(capture: str, size: str, view: str, request: pytest.FixtureRequest,
-                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_sizes_snapshot(
+    capture: str, size: str, view: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
     svg = shot(TRIAGE[view], monkeypatch, CAPTURES[capture], SIZES[size])
     check(request, f"{capture}-{size}-{view}", svg)
 

@@ -19,7 +19,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import require_tools
 
 pytestmark = pytest.mark.qemu
@@ -34,13 +33,19 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     would otherwise end up in the wheel."""
     out = tmp_path_factory.mktemp("wheel")
     source = tmp_path_factory.mktemp("source") / "tracer"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv*", "build", "dist", "*.egg-info",
-                                                                "__pycache__", "*.so", "data"))  # fmt: skip
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", "*.so", "data"),
+    )
     shutil.copytree(ROOT / "tests" / "data", source / "tests" / "data")
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(source)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (found,) = out.glob("tracer-*.whl")
     return found
@@ -48,7 +53,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_wheel_holds_every_firmware_source(wheel: Path) -> None:
     """Every file of firmware_snippets (but build output) is in the wheel, under tracer/firmware."""
-    sources = {p.relative_to(FIRMWARE).as_posix() for p in FIRMWARE.rglob("*") if p.is_file() and "build" not in p.relative_to(FIRMWARE).parts}
+    sources = {
+        p.relative_to(FIRMWARE).as_posix()
+        for p in FIRMWARE.rglob("*")
+        if p.is_file() and "build" not in p.relative_to(FIRMWARE).parts
+    }
     with zipfile.ZipFile(wheel) as zf:
         packaged = {n[len("tracer/firmware/") :] for n in zf.namelist() if n.startswith("tracer/firmware/")}
     assert sources and packaged == sources
@@ -59,25 +68,45 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(wheel: Path, tmp_pat
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)  # pip from ensurepip
     python = venv / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())  # fmt: skip
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     done = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     (site / "zz_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     work = tmp_path / "elsewhere"
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("TRACER_FIRMWARE_DIR", "PYTHONPATH", "VIRTUAL_ENV")}
     env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
-    where = subprocess.run([str(python), "-c", "import tracer; print(tracer.__file__)"], cwd=work, env=env,
-                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    where = subprocess.run(
+        [str(python), "-c", "import tracer; print(tracer.__file__)"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert Path(where).is_relative_to(venv), where
     demo = subprocess.run(
         [str(venv / "bin" / "tracer"), "demo", "--inferences", "2", "-o", str(work / "demo.trace")],
-        cwd=work, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
     assert "inferences  2 (2 complete, 0 incomplete)" in demo.stdout
     assert list((tmp_path / "cache" / "tracer").glob("firmware-build-*/demo/tracer_demo.elf"))

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fleet_streams import LAYERS, Build
 
 import tracer.pipeline.capture as pipeline_capture
 import tracer.pipeline.windows as windows
-from fleet_streams import LAYERS, Build, write_build
 from tracer.pipeline.digest import digest_file
 from tracer.pipeline.load import load_timeline
 from tracer.pipeline.windows import read_windows
@@ -22,14 +22,16 @@ from tracer.pipeline.windows import read_windows
 @pytest.fixture
 def capture(tmp_path: Path) -> Path:
     """600 inferences with an interrupt inside pool3 and noisy cycles, in 16 KiB chunks."""
+    from fleet_streams import CLOCK_HZ, encode_build
+
     from tracer.capture.metadata import CaptureMetadata
     from tracer.capture.writer import CaptureWriter
-    from fleet_streams import CLOCK_HZ, encode_build
 
     path = tmp_path / "long.trace"
     data = encode_build(Build(isr=(3, 900), noise_pct=2.0), 600, seed=4)
-    with CaptureWriter(path, CaptureMetadata(source="test://windows", tpiu=False, cpu_hz=CLOCK_HZ),
-                       flush_bytes=1 << 14) as writer:  # fmt: skip
+    with CaptureWriter(
+        path, CaptureMetadata(source="test://windows", tpiu=False, cpu_hz=CLOCK_HZ), flush_bytes=1 << 14
+    ) as writer:
         for at in range(0, len(data), 1 << 14):
             writer.write(data[at : at + (1 << 14)])
     return path
@@ -72,13 +74,17 @@ def test_a_digest_read_in_windows_is_the_whole_one(capture: Path, monkeypatch: p
         if samples.isr_cycles is not None:
             assert int(mine.isr_cycles.sum()) == int(samples.isr_cycles.sum()) == 600 * 900
     assert np.sort(parts.latency).tolist() == np.sort(whole.latency).tolist()
-    assert (parts.inferences, parts.complete, parts.arena_used, dict(parts.stacks)) == \
-        (whole.inferences, whole.complete, whole.arena_used, dict(whole.stacks))  # fmt: skip
+    assert (parts.inferences, parts.complete, parts.arena_used, dict(parts.stacks)) == (
+        whole.inferences,
+        whole.complete,
+        whole.arena_used,
+        dict(whole.stacks),
+    )
     assert {f.key for f in parts.findings} == {f.key for f in whole.findings}
     assert parts.names == whole.names == (str(capture),)
 
 
-def test_ingest_in_windows_writes_the_same_rows(capture: Path, tmp_path: Path, monkeypatch, run_cli) -> None:  # noqa: ANN001
+def test_ingest_in_windows_writes_the_same_rows(capture: Path, tmp_path: Path, monkeypatch, run_cli) -> None:
     """The dataset of a capture ingested in windows has the rows and statistics of one ingested whole."""
     from tracer.fleet.dataset import Dataset
 

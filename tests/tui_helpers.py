@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from session_streams import DEMO_BUDGET, DEMO_CAPTURE
 
@@ -14,8 +15,12 @@ from tracer.session.engine import Session, SessionOptions
 from tracer.tui.app import TracerApp
 
 
-def replay_app(capture: Path | str = DEMO_CAPTURE, budget: Path | str | None = DEMO_BUDGET, tmp_path: Path | None = None,
-               **options: Any) -> TracerApp:  # fmt: skip
+def replay_app(
+    capture: Path | str = DEMO_CAPTURE,
+    budget: Path | str | None = DEMO_BUDGET,
+    tmp_path: Path | None = None,
+    **options: Any,
+) -> TracerApp:
     """The app on a replay of ``capture`` (as fast as possible unless ``speed`` is given)."""
     known = {f.name for f in dataclasses.fields(SessionOptions)}  # (the tests also run on older code)
     opts = SessionOptions(**{k: v for k, v in {"speed": None, **options}.items() if k in known})
@@ -68,7 +73,7 @@ async def until(pilot: Any, condition: Callable[[], bool], seconds: float = 10.0
 
 def screen_lines(app: TracerApp) -> list[str]:
     """The screen as text, line by line, as the terminal would show it (Textual's compositor)."""
-    return [strip.text.rstrip() for strip in app.screen._compositor.render_strips()]  # noqa: SLF001
+    return [strip.text.rstrip() for strip in app.screen._compositor.render_strips()]
 
 
 def screen_text(app: TracerApp) -> str:
@@ -87,7 +92,7 @@ def lane(app: TracerApp, name: str) -> str:
     from tracer.tui.widgets.timeline import GUTTER, TimelineView
 
     gantt = app.query_one("#gantt", TimelineView)
-    names = gantt._lane_names  # noqa: SLF001
+    names = gantt._lane_names
     assert name in names, names
     return gantt.render_line(names.index(name)).text[GUTTER:]
 

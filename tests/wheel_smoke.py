@@ -36,19 +36,39 @@ def smoke() -> None:
     assert not Path(tracer.__file__).is_relative_to(ROOT), f"tracer is imported from the checkout: {tracer.__file__}"
     kernels = active()
     assert set(kernels.values()) == {"native"}, kernels
-    report = json.loads(run("report", str(ROOT / "captures" / "demo.trace"), "--budget",
-                            str(ROOT / "captures" / "demo_budget.toml"), "--format", "json"))  # fmt: skip
+    report = json.loads(
+        run(
+            "report",
+            str(ROOT / "captures" / "demo.trace"),
+            "--budget",
+            str(ROOT / "captures" / "demo_budget.toml"),
+            "--format",
+            "json",
+        )
+    )
     assert report["inferences"]["count"] == report["inferences"]["complete"] == 20, report["inferences"]
     assert report["inferences"]["latency_cycles"]["min"] == 153519
     assert len(report["layers"]) == 10
-    stats = json.loads(run("decode", str(ROOT / "tests" / "data" / "corpus" / "sigrok_stm32f105" /
-                                         "trace_example_swo_tpiu.bin"), "--format", "stats"))  # fmt: skip
+    stats = json.loads(
+        run(
+            "decode",
+            str(ROOT / "tests" / "data" / "corpus" / "sigrok_stm32f105" / "trace_example_swo_tpiu.bin"),
+            "--format",
+            "stats",
+        )
+    )
     assert stats["packets"]["pc_sample"] == 393 and stats["tpiu"]["frames"] == 491, stats
-    listing = run("decode", str(ROOT / "tests" / "data" / "corpus" / "sigrok_stm32f105" /
-                                "trace_example_itm_stream1.bin"), "--format", "ndjson")  # fmt: skip
+    listing = run(
+        "decode",
+        str(ROOT / "tests" / "data" / "corpus" / "sigrok_stm32f105" / "trace_example_itm_stream1.bin"),
+        "--format",
+        "ndjson",
+    )
     assert len(listing.splitlines()) == sum(stats["packets"].values())
-    print(f"tracer {tracer.__version__} from {Path(tracer.__file__).parent}: compiled kernels, demo report and "
-          "corpus decode as expected")
+    print(
+        f"tracer {tracer.__version__} from {Path(tracer.__file__).parent}: compiled kernels, demo report and "
+        "corpus decode as expected"
+    )
 
 
 if __name__ == "__main__":

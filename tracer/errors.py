@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from typing import Iterator
+from collections.abc import Iterator
 
 
 class ExitCode(enum.IntEnum):
@@ -39,7 +39,8 @@ class CaptureError(TracerError):
 class OutputError(TracerError):
     """An output cannot be written: ``-o PATH``, a capture being recorded, or stdout (a full disk,
     ``/dev/full``, a pipe nobody reads). Exit 2, as for an output path that cannot be opened: the
-    place the user chose does not take the output (docs/limits.md, "Outputs")."""
+    place the user chose does not take the output (docs/limits.md, "Outputs").
+    """
 
     exit_code = ExitCode.USAGE
 
@@ -63,7 +64,7 @@ def reading_file(name: str, what: str, error: type[TracerError]) -> Iterator[Non
         what: What the file should have been, after "is a directory, not" (e.g. ``"a capture"``).
         error: The error to raise (its class decides the exit code).
     """
-    from tracer.limits import InputError  # noqa: PLC0415 - errors.py stays importable on its own
+    from tracer.limits import InputError  # errors.py stays importable on its own
 
     try:
         yield

@@ -87,7 +87,7 @@ def gunzip_limited(blob: bytes, limit: int, what: str) -> bytes:
     Raises:
         InputError: Damaged gzip data, or more than ``limit`` bytes once decompressed.
     """
-    import zlib  # noqa: PLC0415
+    import zlib
 
     inflater = zlib.decompressobj(wbits=31)
     try:
@@ -125,9 +125,12 @@ def parse_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH, nonfinite: bo
     if _json_depth(text) > max_depth:
         _raise_too_deep(text, max_depth)
     try:
-        return json.loads(text, parse_int=_NumberHook(text, int, nonfinite),
-                          parse_float=_NumberHook(text, float, nonfinite),
-                          parse_constant=_NumberHook(text, None, nonfinite))  # fmt: skip
+        return json.loads(
+            text,
+            parse_int=_NumberHook(text, int, nonfinite),
+            parse_float=_NumberHook(text, float, nonfinite),
+            parse_constant=_NumberHook(text, None, nonfinite),
+        )
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", exc.lineno, exc.colno, exc.pos) from None
     except RecursionError:  # not reached: the depth is checked above
@@ -139,7 +142,7 @@ def _json_depth(text: str) -> int:
     opening = text.count("[") + text.count("{")
     if opening <= 1:
         return opening
-    import numpy as np  # noqa: PLC0415 - only for texts with nesting; keeps this module light
+    import numpy as np  # only for texts with nesting; keeps this module light
 
     brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)).encode("ascii")
     return int(np.cumsum(np.array(_BRACKET_STEP, np.int64)[np.frombuffer(brackets, np.uint8)]).max(initial=0))
@@ -225,8 +228,8 @@ def parse_toml(text: str, max_depth: int = MAX_JSON_DEPTH) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+), column (\d+)", str(exc))
-        line, column = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
+        where = re.search(r"line (\d+), column (\d+)", str(exc))
+        line, column = (int(where.group(1)), int(where.group(2))) if where else (1, 1)
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         raise InputError(f"not valid TOML: {message}", line, column) from None
     except (ValueError, RecursionError) as exc:  # the scan above should have caught it
@@ -240,14 +243,15 @@ def _at(text: str, offset: int, message: str) -> InputError:
 
 
 # -- numbers in text -----------------------------------------------------------------------------
-_LONG_DIGITS = re.compile(r"[0-9]{%d,}" % (MAX_NUMBER_DIGITS + 1))
+_LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_NUMBER_DIGITS + 1},}}")
 _TOO_BIG = "9" * (MAX_NUMBER_DIGITS + 1)
 
 
 def bounded_numbers(text: str) -> str:
     """``text`` with every run of more than ``MAX_NUMBER_DIGITS`` digits replaced by that many
     nines plus one: a number no reader takes as a reading (they check ranges), where ``int()`` of
-    4,300 digits or more would raise. Readers parse this; the user is shown the original."""
+    4,300 digits or more would raise. Readers parse this; the user is shown the original.
+    """
     if len(text) <= MAX_NUMBER_DIGITS:
         return text
     return _LONG_DIGITS.sub(_TOO_BIG, text)
@@ -255,7 +259,8 @@ def bounded_numbers(text: str) -> str:
 
 def check_range(value: Any, low: float, high: float, integer: bool = False) -> bool:
     """True if ``value`` is a number (not a bool) from ``low`` to ``high``, finite, and whole
-    when ``integer``."""
+    when ``integer``.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     if integer and not isinstance(value, int):

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from tracer.elf.inlines import CodeLocator
 from tracer.base.timeline import InferenceTimeline
+from tracer.elf.inlines import CodeLocator
 from tracer.telemetry.samples import PcSamples
 
 TOP_FUNCTIONS = 8
@@ -53,8 +53,12 @@ class HotFunction:
 
     def to_json(self) -> dict[str, Any]:
         """As a JSON object."""
-        return {"name": self.name, "inlined_in": self.inlined_in, "samples": self.samples,
-                "share": round(self.share, 6)}  # fmt: skip
+        return {
+            "name": self.name,
+            "inlined_in": self.inlined_in,
+            "samples": self.samples,
+            "share": round(self.share, 6),
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,8 +81,13 @@ class LayerHotSpots:
 
     def to_json(self) -> dict[str, Any]:
         """As a JSON object."""
-        return {"layer": self.layer, "label": self.label, "engine": self.engine, "samples": self.samples,
-                "functions": [f.to_json() for f in self.functions]}  # fmt: skip
+        return {
+            "layer": self.layer,
+            "label": self.label,
+            "engine": self.engine,
+            "samples": self.samples,
+            "functions": [f.to_json() for f in self.functions],
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,10 +120,15 @@ class CpuHotSpots:
     def to_json(self) -> dict[str, Any]:
         """The report's ``cpu_hotspots`` section."""
         return {
-            "source": self.source, "symbolised": self.symbolised, "inlines": self.inlines,
-            "samples": self.samples, "outside_layers": self.outside_layers, "in_handlers": self.in_handlers,
-            "message": self.message, "layers": [layer.to_json() for layer in self.layers],
-        }  # fmt: skip
+            "source": self.source,
+            "symbolised": self.symbolised,
+            "inlines": self.inlines,
+            "samples": self.samples,
+            "outside_layers": self.outside_layers,
+            "in_handlers": self.in_handlers,
+            "message": self.message,
+            "layers": [layer.to_json() for layer in self.layers],
+        }
 
 
 def cpu_hot_spots(
@@ -147,10 +161,16 @@ def cpu_hot_spots(
     elif not locator.has_inlines:
         message = "the ELF has no DWARF inlining information: inlined functions count to their caller"
     return CpuHotSpots(
-        source=source, symbolised=locator is not None, inlines=bool(locator and locator.has_inlines),
-        samples=len(cycle), outside_layers=int((layer_of < 0).sum()), in_handlers=int((exc > 0).sum()),
-        layers=tuple(layers), message=message, names=names,
-    )  # fmt: skip
+        source=source,
+        symbolised=locator is not None,
+        inlines=bool(locator and locator.has_inlines),
+        samples=len(cycle),
+        outside_layers=int((layer_of < 0).sum()),
+        in_handlers=int((exc > 0).sum()),
+        layers=tuple(layers),
+        message=message,
+        names=names,
+    )
 
 
 def _layer(

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from tracer.budget.vela_debugdb import CommandStream
 from tracer.base.timeline import Engine, InferenceTimeline
+from tracer.budget.vela_debugdb import CommandStream
 from tracer.telemetry.samples import NpuSamples
 
 CONFIDENCE = 0.95
@@ -147,19 +148,29 @@ class SampledJob:
     def to_json(self, per_inference: bool = False) -> dict[str, Any]:
         """As a JSON object (``per_inference`` adds the per-job estimates)."""
         out: dict[str, Any] = {
-            "layer": self.layer, "label": self.label, "jobs": self.jobs, "samples": self.samples,
-            "running": self.running, "cycles_mean": round(self.cycles_mean, 2),
+            "layer": self.layer,
+            "label": self.label,
+            "jobs": self.jobs,
+            "samples": self.samples,
+            "running": self.running,
+            "cycles_mean": round(self.cycles_mean, 2),
             "npu_cycles_mean": None if self.npu_cycles_mean is None else round(self.npu_cycles_mean, 2),
-            "qbase": self.qbase, "qsize": self.qsize, "stream": self.stream,
-            "idle_share": round(self.idle_share, 6), "idle_interval": [round(self.idle_low, 6), round(self.idle_high, 6)],
+            "qbase": self.qbase,
+            "qsize": self.qsize,
+            "stream": self.stream,
+            "idle_share": round(self.idle_share, 6),
+            "idle_interval": [round(self.idle_low, 6), round(self.idle_high, 6)],
             "operators": [op.to_json() for op in self.operators],
-        }  # fmt: skip
+        }
         if per_inference and self.operators:
             out["per_inference"] = [
-                {"inference": int(n), "cycles": [None if math.isnan(c) else round(float(c), 1) for c in row],
-                 "samples": [int(s) for s in srow]}
+                {
+                    "inference": int(n),
+                    "cycles": [None if math.isnan(c) else round(float(c), 1) for c in row],
+                    "samples": [int(s) for s in srow],
+                }
                 for n, row, srow in zip(self.inference, self.per_inference_cycles, self.per_inference_samples)
-            ]  # fmt: skip
+            ]
         return out
 
 
@@ -193,13 +204,16 @@ class NpuOperatorProfile:
     def to_json(self, per_inference: bool = False) -> dict[str, Any]:
         """The report's ``npu_operators`` section."""
         return {
-            "mapped": self.mapped, "message": self.message, "notes": list(self.notes),
-            "samples": self.samples_total, "samples_outside_jobs": self.samples_outside,
+            "mapped": self.mapped,
+            "message": self.message,
+            "notes": list(self.notes),
+            "samples": self.samples_total,
+            "samples_outside_jobs": self.samples_outside,
             "confidence": self.confidence,
             "achieved_hz": None if self.achieved_hz is None else round(self.achieved_hz, 3),
             "simulated": self.simulated,
             "jobs": [job.to_json(per_inference) for job in self.jobs],
-        }  # fmt: skip
+        }
 
 
 @dataclasses.dataclass
@@ -237,8 +251,17 @@ def npu_operator_profile(
     simulated = timeline.labels.get("npu_pmu") == "simulated"
     notes: list[str] = []
     if not jobs:
-        return NpuOperatorProfile((), False, "no NPU sample fell inside an NPU layer of a complete inference",
-                                  (), len(npu), len(npu), CONFIDENCE, None, simulated)  # fmt: skip
+        return NpuOperatorProfile(
+            (),
+            False,
+            "no NPU sample fell inside an NPU layer of a complete inference",
+            (),
+            len(npu),
+            len(npu),
+            CONFIDENCE,
+            None,
+            simulated,
+        )
     message = _mapping_problem(jobs, npu, streams)
     mapped = message is None
     if mapped:
@@ -250,8 +273,9 @@ def npu_operator_profile(
         results.append(_job_result(timeline, job, npu, stream, budget_clock_hz))
     job_cycles = sum(float((j.end - j.start).sum()) for j in jobs)
     achieved = inside / (job_cycles / timeline.clock_hz) if timeline.clock_hz and job_cycles > 0 else None
-    return NpuOperatorProfile(tuple(results), mapped, message, tuple(notes), len(npu), len(npu) - inside,
-                              CONFIDENCE, achieved, simulated)  # fmt: skip
+    return NpuOperatorProfile(
+        tuple(results), mapped, message, tuple(notes), len(npu), len(npu) - inside, CONFIDENCE, achieved, simulated
+    )
 
 
 def _sampled_jobs(timeline: InferenceTimeline, npu: NpuSamples) -> list[_Job]:
@@ -271,25 +295,35 @@ def _sampled_jobs(timeline: InferenceTimeline, npu: NpuSamples) -> list[_Job]:
     jobs = []
     for layer in sorted(set(spans.layer[keep].tolist())):
         # Every complete span of the layer counts (a job that got no sample still lasted).
-        rows = np.flatnonzero(is_npu & spans.complete & np.isin(spans.inference, complete_numbers)
-                              & (spans.layer == layer))  # fmt: skip
+        rows = np.flatnonzero(
+            is_npu & spans.complete & np.isin(spans.inference, complete_numbers) & (spans.layer == layer)
+        )
         pmu = spans.pmu[rows, pmu_col] if pmu_col is not None else None
-        jobs.append(_Job(
-            layer=layer, start=spans.start[rows], end=spans.end[rows], inference=spans.inference[rows],
-            pmu_cycles=pmu if pmu is not None and (pmu >= 0).all() else None,
-            sample_rows=[np.arange(lo[r], hi[r]) for r in rows.tolist()],
-        ))  # fmt: skip
+        jobs.append(
+            _Job(
+                layer=layer,
+                start=spans.start[rows],
+                end=spans.end[rows],
+                inference=spans.inference[rows],
+                pmu_cycles=pmu if pmu is not None and (pmu >= 0).all() else None,
+                sample_rows=[np.arange(lo[r], hi[r]) for r in rows.tolist()],
+            )
+        )
     return jobs
 
 
 def _mapping_problem(jobs: list[_Job], npu: NpuSamples, streams: Sequence[CommandStream]) -> str | None:
     """Why the samples cannot be split into operations, or None."""
     if not streams:
-        return ("no Vela debug database with command streams given (vela --enable-debug-db writes "
-                "<model>_debug.xml; pass it with --budget): NPU jobs are shown whole")  # fmt: skip
+        return (
+            "no Vela debug database with command streams given (vela --enable-debug-db writes "
+            "<model>_debug.xml; pass it with --budget): NPU jobs are shown whole"
+        )
     if len(streams) != len(jobs):
-        return (f"{streams[0].source}: {len(streams)} command stream(s), but the capture has {len(jobs)} sampled "
-                "NPU layer(s) per inference: the database is from another compile; NPU jobs are shown whole")  # fmt: skip
+        return (
+            f"{streams[0].source}: {len(streams)} command stream(s), but the capture has {len(jobs)} sampled "
+            "NPU layer(s) per inference: the database is from another compile; NPU jobs are shown whole"
+        )
     for job, stream in zip(jobs, streams):
         rows = np.concatenate(job.sample_rows) if job.sample_rows else np.zeros(0, np.int64)
         running = rows[npu.running[rows]]
@@ -297,16 +331,20 @@ def _mapping_problem(jobs: list[_Job], npu: NpuSamples, streams: Sequence[Comman
             continue
         bases, sizes = np.unique(npu.qbase[running]), np.unique(npu.qsize[running])
         if len(bases) > 1 or len(sizes) > 1:
-            return (f"layer {job.layer} ran {max(len(bases), len(sizes))} different command streams (QBASE/QSIZE): "
-                    "which operation a QREAD belongs to is ambiguous; NPU jobs are shown whole")  # fmt: skip
+            return (
+                f"layer {job.layer} ran {max(len(bases), len(sizes))} different command streams (QBASE/QSIZE): "
+                "which operation a QREAD belongs to is ambiguous; NPU jobs are shown whole"
+            )
         size = int(sizes[0])
         last = stream.offsets[-1] if stream.operations else 0
         top = int(npu.qread[running].max())
         if not stream.operations or last >= size or size - last > TAIL_BYTES or top > size:
-            return (f"{stream.source}: command stream {stream.id}'s last kernel command is at byte {last}, but the "
-                    f"sampled stream of layer {job.layer} is {size} bytes long (QSIZE) and QREAD reached {top}: "
-                    "the offsets do not fit the stream, the database is from another compile; NPU jobs are "
-                    "shown whole")  # fmt: skip
+            return (
+                f"{stream.source}: command stream {stream.id}'s last kernel command is at byte {last}, but the "
+                f"sampled stream of layer {job.layer} is {size} bytes long (QSIZE) and QREAD reached {top}: "
+                "the offsets do not fit the stream, the database is from another compile; NPU jobs are "
+                "shown whole"
+            )
     return None
 
 
@@ -346,20 +384,45 @@ def _job_result(
                 ratio = share * mean_cycles / predicted_capture
             else:
                 ratio = None
-            operators.append(OperatorTime(
-                position=k, offset=op.offset, name=op.label, operator=op.operator, model_index=op.model_index,
-                samples=int(counts[k]), share=share, share_low=low, share_high=high, cycles=share * mean_cycles,
-                cycles_low=low * mean_cycles, cycles_high=high * mean_cycles, npu_cycles=npu_cycles,
-                predicted_npu_cycles=predicted, predicted_cycles=predicted_capture, ratio=ratio,
-            ))  # fmt: skip
+            operators.append(
+                OperatorTime(
+                    position=k,
+                    offset=op.offset,
+                    name=op.label,
+                    operator=op.operator,
+                    model_index=op.model_index,
+                    samples=int(counts[k]),
+                    share=share,
+                    share_low=low,
+                    share_high=high,
+                    cycles=share * mean_cycles,
+                    cycles_low=low * mean_cycles,
+                    cycles_high=high * mean_cycles,
+                    npu_cycles=npu_cycles,
+                    predicted_npu_cycles=predicted,
+                    predicted_cycles=predicted_capture,
+                    ratio=ratio,
+                )
+            )
     with np.errstate(invalid="ignore", divide="ignore"):
         per_cycles = per_samples / n_per_span[:, None] * cycles[:, None]
     info = timeline.layer(job.layer)
     return SampledJob(
-        layer=job.layer, label=info.label, jobs=len(job.sample_rows), samples=total, running=running,
-        cycles_mean=mean_cycles, npu_cycles_mean=mean_pmu,
-        qbase=int(bases[0]) if len(bases) == 1 else None, qsize=int(sizes[0]) if len(sizes) == 1 else None,
-        stream=stream.id if stream is not None else None, operators=tuple(operators),
-        idle_share=(total - running) / total if total else 0.0, idle_low=idle_lo, idle_high=idle_hi,
-        inference=job.inference, per_inference_cycles=per_cycles, per_inference_samples=per_samples,
-    )  # fmt: skip
+        layer=job.layer,
+        label=info.label,
+        jobs=len(job.sample_rows),
+        samples=total,
+        running=running,
+        cycles_mean=mean_cycles,
+        npu_cycles_mean=mean_pmu,
+        qbase=int(bases[0]) if len(bases) == 1 else None,
+        qsize=int(sizes[0]) if len(sizes) == 1 else None,
+        stream=stream.id if stream is not None else None,
+        operators=tuple(operators),
+        idle_share=(total - running) / total if total else 0.0,
+        idle_low=idle_lo,
+        idle_high=idle_hi,
+        inference=job.inference,
+        per_inference_cycles=per_cycles,
+        per_inference_samples=per_samples,
+    )

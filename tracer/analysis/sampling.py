@@ -15,10 +15,10 @@ from typing import Any
 
 from tracer.analysis.hotspots import CpuHotSpots, cpu_hot_spots
 from tracer.analysis.npu_operators import NpuOperatorProfile, npu_operator_profile
+from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget
 from tracer.elf.inlines import CodeLocator
-from tracer.base.timeline import InferenceTimeline
-from tracer.telemetry.samples import Samples, SamplerInfo, read_samples
+from tracer.telemetry.samples import SamplerInfo, Samples, read_samples
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,8 +92,9 @@ def layer_breakdowns(sampling: SamplingAnalysis | None) -> dict[int, LayerBreakd
     if sampling.npu is not None and sampling.npu.mapped:
         for job in sampling.npu.jobs:
             ops = sorted(job.operators, key=lambda op: -op.share)
-            out[job.layer] = LayerBreakdown("npu operators", job.samples, tuple((op.name, op.share) for op in ops),
-                                            sampling.npu.simulated)  # fmt: skip
+            out[job.layer] = LayerBreakdown(
+                "npu operators", job.samples, tuple((op.name, op.share) for op in ops), sampling.npu.simulated
+            )
     return out
 
 

@@ -46,8 +46,13 @@ class TaskShare:
 
     def to_json(self) -> dict[str, Any]:
         """As in the report's ``tasks.by_task``."""
-        return {"task": self.task, "name": self.name, "slices": self.slices, "cycles": self.cycles,
-                "share": round(self.share, 6)}  # fmt: skip
+        return {
+            "task": self.task,
+            "name": self.name,
+            "slices": self.slices,
+            "cycles": self.cycles,
+            "share": round(self.share, 6),
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,9 +79,16 @@ class TaskInLayer:
 
     def to_json(self) -> dict[str, Any]:
         """As in the report's ``tasks.by_layer``."""
-        return {"layer": self.layer, "task": self.task, "name": self.name, "hits": self.hits, "spans": self.spans,
-                "inferences": list(self.inferences), "cycles_total": self.cycles_total,
-                "cycles_max": self.cycles_max}  # fmt: skip
+        return {
+            "layer": self.layer,
+            "task": self.task,
+            "name": self.name,
+            "hits": self.hits,
+            "spans": self.spans,
+            "inferences": list(self.inferences),
+            "cycles_total": self.cycles_total,
+            "cycles_max": self.cycles_max,
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,10 +113,15 @@ class TaskAnalysis:
 
     def to_json(self) -> dict[str, Any]:
         """The report's ``tasks`` section."""
-        return {"slices": self.slices, "complete": self.slices - self.incomplete, "incomplete": self.incomplete,
-                "incomplete_cycles": self.incomplete_cycles, "time": self.time,
-                "by_task": [t.to_json() for t in self.by_task],
-                "by_layer": [h.to_json() for h in self.by_layer]}  # fmt: skip
+        return {
+            "slices": self.slices,
+            "complete": self.slices - self.incomplete,
+            "incomplete": self.incomplete,
+            "incomplete_cycles": self.incomplete_cycles,
+            "time": self.time,
+            "by_task": [t.to_json() for t in self.by_task],
+            "by_layer": [h.to_json() for h in self.by_layer],
+        }
 
 
 def analyse_tasks(timeline: InferenceTimeline) -> TaskAnalysis | None:
@@ -119,13 +136,19 @@ def analyse_tasks(timeline: InferenceTimeline) -> TaskAnalysis | None:
             counts[s.task] = counts.get(s.task, 0) + 1
         if s.name:
             names.setdefault(s.task, s.name)
-    shares = [TaskShare(task, share.name or task_label(names, task), counts[task], share.cycles, share.share)
-              for task, share in cpu_share(slices).items()]  # fmt: skip
+    shares = [
+        TaskShare(task, share.name or task_label(names, task), counts[task], share.cycles, share.share)
+        for task, share in cpu_share(slices).items()
+    ]
     lost = [s for s in slices if not s.complete]
     return TaskAnalysis(
-        slices=len(slices), incomplete=len(lost), incomplete_cycles=sum(s.cycles for s in lost),
-        time=timeline.labels.get("tasks", "cycles"), by_task=shares, by_layer=_by_layer(timeline, names),
-    )  # fmt: skip
+        slices=len(slices),
+        incomplete=len(lost),
+        incomplete_cycles=sum(s.cycles for s in lost),
+        time=timeline.labels.get("tasks", "cycles"),
+        by_task=shares,
+        by_layer=_by_layer(timeline, names),
+    )
 
 
 def _by_layer(timeline: InferenceTimeline, names: dict[int, str]) -> list[TaskInLayer]:
@@ -144,6 +167,16 @@ def _by_layer(timeline: InferenceTimeline, names: dict[int, str]) -> list[TaskIn
             if not hit.any():
                 continue
             inferences = tuple(spans.inference[mine][hit][:MAX_LISTED].tolist())
-            out.append(TaskInLayer(int(layer), task, task_label(names, task), int(hit.sum()), int(mine.sum()),
-                                   inferences, int(cycles.sum()), int(cycles.max())))  # fmt: skip
+            out.append(
+                TaskInLayer(
+                    int(layer),
+                    task,
+                    task_label(names, task),
+                    int(hit.sum()),
+                    int(mine.sum()),
+                    inferences,
+                    int(cycles.sum()),
+                    int(cycles.max()),
+                )
+            )
     return sorted(out, key=lambda h: (h.layer, -h.cycles_total))

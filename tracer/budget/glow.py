@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import TypedDict
 
 from tracer.budget.model import Budget, Compiler, ModelBudget
 from tracer.budget.text import BudgetText
@@ -23,7 +24,9 @@ from tracer.limits import MAX_MEMORY_BYTES
 
 # Object-like macros only: ``#define GLOW_MEM_ALIGN(size) ...`` is a function-like helper.
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_(])(.*)$")  # value stripped after
-_SIZE_MACRO = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_(CONSTANT_MEM_SIZE|MUTABLE_MEM_SIZE|ACTIVATIONS_MEM_SIZE|MEM_ALIGN)$")
+_SIZE_MACRO = re.compile(
+    r"^([A-Za-z_][A-Za-z0-9_]*)_(CONSTANT_MEM_SIZE|MUTABLE_MEM_SIZE|ACTIVATIONS_MEM_SIZE|MEM_ALIGN)$"
+)
 _INT = re.compile(r"^\(?\s*(0[xX][0-9a-fA-F]+|[0-9]+)[uUlL]*\s*\)?$")
 _COMMENT = re.compile(r"^\s*//\s?(.*)$")
 _REQUIRED = ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE", "ACTIVATIONS_MEM_SIZE")
@@ -74,7 +77,9 @@ def read_glow_header(source: BudgetText) -> Budget:
         names = ", ".join(sorted(bundles))
         raise source.error(1, f"several Glow bundles in one header ({names}); give one header per bundle")
     if not bundles:
-        raise source.error(len(lines) or 1, "end of file without <NAME>_CONSTANT_MEM_SIZE (expected a Glow bundle header)")
+        raise source.error(
+            len(lines) or 1, "end of file without <NAME>_CONSTANT_MEM_SIZE (expected a Glow bundle header)"
+        )
     prefix, texts = next(iter(bundles.items()))
     kinds: dict[str, tuple[int, int]] = {}
     for kind, (line, value) in texts.items():
@@ -86,7 +91,9 @@ def read_glow_header(source: BudgetText) -> Budget:
         kinds[kind] = (number, line)
     for required in _REQUIRED:
         if required not in kinds:
-            raise source.error(len(lines) or 1, f"end of file without {prefix}_{required} (expected a Glow bundle header)")
+            raise source.error(
+                len(lines) or 1, f"end of file without {prefix}_{required} (expected a Glow bundle header)"
+            )
 
     constant = kinds["CONSTANT_MEM_SIZE"][0]
     mutable = kinds["MUTABLE_MEM_SIZE"][0]
@@ -134,13 +141,22 @@ def _short(text: str) -> str:
     return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
 
 
-def _comment_facts(comments: list[tuple[int, str]]) -> tuple[str, int | None, str | None, dict[str, dict[str, object]]]:
+class _Described(TypedDict, total=False):
+    """What the comment block says of one placeholder."""
+
+    type: str
+    elements: int
+    size_bytes: int
+    offset: int
+
+
+def _comment_facts(comments: list[tuple[int, str]]) -> tuple[str, int | None, str | None, dict[str, _Described]]:
     """Model name, total size, tool version and per-placeholder facts from the comment block."""
     name = ""
     total = None
     version = None
-    described: dict[str, dict[str, object]] = {}
-    current: dict[str, object] | None = None
+    described: dict[str, _Described] = {}
+    current: _Described | None = None
     for _, text in comments:
         if m := re.match(r'Model name:\s*"([^"]*)"', text):
             name = m.group(1)
@@ -162,7 +178,7 @@ def _comment_facts(comments: list[tuple[int, str]]) -> tuple[str, int | None, st
 
 
 def _placeholders(
-    source: BudgetText, prefix: str, defines: dict[str, tuple[int, str]], described: dict[str, dict[str, object]]
+    source: BudgetText, prefix: str, defines: dict[str, tuple[int, str]], described: dict[str, _Described]
 ) -> list[Placeholder]:
     out = []
     skip = {f"{prefix}_{k}" for k in ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE", "ACTIVATIONS_MEM_SIZE", "MEM_ALIGN")}
@@ -182,10 +198,11 @@ def _placeholders(
             )
         out.append(
             Placeholder(
-                name, offset,
-                size_bytes=facts.get("size_bytes"),  # type: ignore[arg-type]
-                elements=facts.get("elements"),  # type: ignore[arg-type]
+                name,
+                offset,
+                size_bytes=facts.get("size_bytes"),
+                elements=facts.get("elements"),
                 type=str(facts.get("type", "")),
             )
-        )  # fmt: skip
+        )
     return out

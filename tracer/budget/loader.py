@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from tracer.budget.glow import is_glow_header, read_glow_header
 from tracer.budget.model import Budget, BudgetLayer, ModelBudget
@@ -37,9 +38,17 @@ EXPECTED = (
     "(#define <NAME>_CONSTANT_MEM_SIZE ...), or a TOML/JSON budget ([model] and [[layer]] tables)"
 )
 _MODEL_NUMBERS = (
-    "clock_hz", "cycles_total", "sram_bytes", "arena_bytes", "flash_bytes", "dram_bytes",
-    "sram_available_bytes", "tolerance_pct", "jitter_threshold_pct", "jitter_min_share_pct",
-)  # fmt: skip
+    "clock_hz",
+    "cycles_total",
+    "sram_bytes",
+    "arena_bytes",
+    "flash_bytes",
+    "dram_bytes",
+    "sram_available_bytes",
+    "tolerance_pct",
+    "jitter_threshold_pct",
+    "jitter_min_share_pct",
+)
 
 
 def file_kind(source: BudgetText) -> str:
@@ -109,16 +118,22 @@ def load_budget_texts(texts: Sequence[BudgetText]) -> Budget:
             users.append(read_json(source))
         else:
             users.append(read_toml(source))
-    groups = ((tables, "Vela per-layer CSVs/tables"), (summaries, "Vela summary CSVs/network summaries"), (dbs, "Vela debug databases"))
+    groups = (
+        (tables, "Vela per-layer CSVs/tables"),
+        (summaries, "Vela summary CSVs/network summaries"),
+        (dbs, "Vela debug databases"),
+    )
     for group, what in groups:
         if len(group) > 1:
-            names = " and ".join(g.source.path for g in group)  # type: ignore[attr-defined]
+            names = " and ".join(g.source.path for g in group)
             raise UsageError(f"two {what} given ({names}): give one model's files per budget")
     if dbs and not tables:
         raise UsageError(f"{dbs[0].source.path}: a Vela debug database needs its per-layer CSV beside it")
     parts: list[Budget] = []
     if tables or summaries:
-        parts.append(vela_budget(tables[0] if tables else None, summaries[0] if summaries else None, dbs[0] if dbs else None))
+        parts.append(
+            vela_budget(tables[0] if tables else None, summaries[0] if summaries else None, dbs[0] if dbs else None)
+        )
     parts.extend(others)
     return _combine(parts, users, tuple(order))
 
@@ -137,9 +152,13 @@ def _combine(compiled: list[Budget], users: list[UserBudget], sources: tuple[str
                 raise UsageError(f"both {layers_from} and {src} give layers: give one file with layers per budget")
             layers, layers_from = budget.layers, src
     for budget in compiled:
-        model = _merge_model(model, budget.model, owner, budget.sources[0] if budget.sources else "?", notes, strict=True)
+        model = _merge_model(
+            model, budget.model, owner, budget.sources[0] if budget.sources else "?", notes, strict=True
+        )
     for user in users:
-        model = _merge_model(model, user.budget.model, owner, user.budget.sources[0], notes, strict=False, only=user.explicit)
+        model = _merge_model(
+            model, user.budget.model, owner, user.budget.sources[0], notes, strict=False, only=user.explicit
+        )
     for user in users:
         if user.overlay:
             if not layers:
@@ -163,7 +182,8 @@ def _merge_model(
     only: frozenset[str] | None = None,
 ) -> ModelBudget:
     """Fill ``into`` from ``new``. Compiler files must agree (``strict``); the user's explicit
-    values win, with a note when they change what a compiler file said."""
+    values win, with a note when they change what a compiler file said.
+    """
     changes: dict[str, Any] = {}
     for key in ("name", *_MODEL_NUMBERS):
         value = getattr(new, key)
@@ -186,9 +206,8 @@ def _merge_model(
         changes["memory"] = {**into.memory, **new.memory}
     if new.details:
         changes["details"] = {**into.details, **new.details}
-    if new.compiler is not None:
-        if into.compiler is None or (not strict and only is not None and "compiler" in only):
-            changes["compiler"] = new.compiler
+    if new.compiler is not None and (into.compiler is None or (not strict and only is not None and "compiler" in only)):
+        changes["compiler"] = new.compiler
     return dataclasses.replace(into, **changes)
 
 
@@ -203,14 +222,14 @@ def _apply_overlay(
                 by_name.setdefault(name, k)
     out = list(layers)
     for item in overlay:
-        k = by_index.get(item.index) if item.index is not None else None
-        if k is None and item.name:
-            k = by_name.get(item.name)
-        if k is None:
+        at = by_index.get(item.index) if item.index is not None else None
+        if at is None and item.name:
+            at = by_name.get(item.name)
+        if at is None:
             what = f"index {item.index}" if item.index is not None else f"name {item.name!r}"
             raise UsageError(f"{item.origin}: layer with {what} matches no layer of {layers_from}")
-        target = out[k]
-        out[k] = dataclasses.replace(
+        target = out[at]
+        out[at] = dataclasses.replace(
             target,
             tolerance_pct=item.tolerance_pct if item.tolerance_pct is not None else target.tolerance_pct,
             data_dependent=item.data_dependent or target.data_dependent,

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
+from tracer.base.timeline import Engine, LayerInfo
 from tracer.budget.model import Budget, BudgetLayer
 from tracer.budget.ops import is_npu_custom_op, normalize_op, same_op
-from tracer.base.timeline import Engine, LayerInfo
 
 
 class MatchKind(str, enum.Enum):
@@ -92,7 +92,10 @@ def cycle_scale(budget_hz: int | None, capture_hz: int | None) -> tuple[float | 
         return None, f"the capture's clock is unknown: budget cycles at {budget_hz} Hz cannot be converted"
     if capture_hz == budget_hz:
         return 1.0, f"budget and capture count the same clock ({budget_hz} Hz)"
-    return capture_hz / budget_hz, f"budget cycles at {budget_hz} Hz scaled by {capture_hz}/{budget_hz} to the capture's clock"
+    return (
+        capture_hz / budget_hz,
+        f"budget cycles at {budget_hz} Hz scaled by {capture_hz}/{budget_hz} to the capture's clock",
+    )
 
 
 def match_layers(measured: Iterable[LayerInfo], budget: Budget, capture_hz: int | None) -> Matching:
@@ -145,12 +148,12 @@ def _match(
         notes.append("the budget has no cycle estimate for it")
     elif predicted is None:
         notes.append(clock_note)
-    return LayerMatch(layer, group, how, budget_cycles, predicted, min(own) if own else default_tolerance, "; ".join(notes))
+    return LayerMatch(
+        layer, group, how, budget_cycles, predicted, min(own) if own else default_tolerance, "; ".join(notes)
+    )
 
 
-def _by_name(
-    layers: Sequence[LayerInfo], budget: Sequence[BudgetLayer], found: dict, taken: set[int]
-) -> None:
+def _by_name(layers: Sequence[LayerInfo], budget: Sequence[BudgetLayer], found: dict, taken: set[int]) -> None:
     for fold in (False, True):
         names: dict[str, BudgetLayer] = {}
         for b in budget:
@@ -160,15 +163,13 @@ def _by_name(
         for layer in layers:
             if layer.index in found or not layer.name:
                 continue
-            b = names.get(layer.name.lower() if fold else layer.name)
-            if b is not None and b.position not in taken:
-                found[layer.index] = ((b,), MatchKind.NAME)
-                taken.add(b.position)
+            named = names.get(layer.name.lower() if fold else layer.name)
+            if named is not None and named.position not in taken:
+                found[layer.index] = ((named,), MatchKind.NAME)
+                taken.add(named.position)
 
 
-def _by_subgraph(
-    layers: Sequence[LayerInfo], budget: Sequence[BudgetLayer], found: dict, taken: set[int]
-) -> None:
+def _by_subgraph(layers: Sequence[LayerInfo], budget: Sequence[BudgetLayer], found: dict, taken: set[int]) -> None:
     custom = [la for la in layers if la.index not in found and is_npu_custom_op(la.op)]
     if not custom:
         return
@@ -200,9 +201,7 @@ def _npu_subgraphs(budget: Sequence[BudgetLayer]) -> list[list[BudgetLayer]]:
     return runs
 
 
-def _by_index(
-    layers: Sequence[LayerInfo], budget: Sequence[BudgetLayer], found: dict, taken: set[int]
-) -> None:
+def _by_index(layers: Sequence[LayerInfo], budget: Sequence[BudgetLayer], found: dict, taken: set[int]) -> None:
     by_index = {b.index: b for b in budget if b.index is not None}
     for layer in layers:
         if layer.index in found or is_npu_custom_op(layer.op):
@@ -216,9 +215,7 @@ def _by_index(
         taken.add(b.position)
 
 
-def _by_op_sequence(
-    layers: Sequence[LayerInfo], budget: Sequence[BudgetLayer], found: dict, taken: set[int]
-) -> None:
+def _by_op_sequence(layers: Sequence[LayerInfo], budget: Sequence[BudgetLayer], found: dict, taken: set[int]) -> None:
     left = [la for la in layers if la.index not in found and la.op and not is_npu_custom_op(la.op)]
     right = [b for b in budget if b.position not in taken and b.op]
     if not left or not right:
@@ -277,7 +274,9 @@ def model_difference(matching: Matching, budget: Budget, capture_lost_data: bool
     if first is not None:
         said.append(first)
     if left_budget:
-        said.append(f"{len(left_budget)} budget layer(s) match no layer of the capture ({_labels(b.label for b in left_budget)})")
+        said.append(
+            f"{len(left_budget)} budget layer(s) match no layer of the capture ({_labels(b.label for b in left_budget)})"
+        )
     if left_measured:
         said.append(
             f"{len(left_measured)} capture layer(s) match no budget layer ({_labels(la.label for la in left_measured)})"

@@ -12,7 +12,8 @@ operator into several NPU operations (a softmax into ~30); those are kept as the
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from tracer.base.timeline import Engine
 

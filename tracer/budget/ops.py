@@ -1,5 +1,6 @@
 """Operator names compared across tools: ``CONV_2D`` (TFLite, TFLM tags), ``Conv2D`` (Vela's
-regor core), ``Conv2DBias`` (Vela's legacy core) and ``AvgPool`` all name the same thing."""
+regor core), ``Conv2DBias`` (Vela's legacy core) and ``AvgPool`` all name the same thing.
+"""
 
 from __future__ import annotations
 

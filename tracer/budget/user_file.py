@@ -35,6 +35,7 @@ import math
 import re
 from typing import Any
 
+from tracer.base.timeline import Engine
 from tracer.budget.model import Budget, BudgetLayer, BudgetPart, Compiler, ModelBudget
 from tracer.budget.text import BudgetText
 from tracer.errors import UsageError
@@ -49,14 +50,13 @@ from tracer.limits import (
     parse_toml,
     valid_clock_hz,
 )
-from tracer.base.timeline import Engine
 from tracer.units import parse_clock
 
 MAX_LAYER_INDEX = 2**31  # an operator index of a model (TFLite's are 32-bit)
 
 MODEL_KEYS = {
     "name": "the model name (text)",
-    "clock_hz": "the clock the cycles count, in Hz (a number or text such as \"400M\")",
+    "clock_hz": 'the clock the cycles count, in Hz (a number or text such as "400M")',
     "cycles_total": "predicted cycles of one inference",
     "arena_bytes": "planned tensor arena in bytes",
     "sram_bytes": "planned SRAM peak in bytes",
@@ -72,8 +72,8 @@ MODEL_KEYS = {
 LAYER_KEYS = {
     "index": "the operator's index in the model (0, 1, ...)",
     "name": "the layer or output tensor name (text)",
-    "op": "the operator type (text, e.g. \"CONV_2D\")",
-    "engine": "\"npu\" or \"cpu\"",
+    "op": 'the operator type (text, e.g. "CONV_2D")',
+    "engine": '"npu" or "cpu"',
     "cycles": "predicted cycles at the model's clock",
     "sram_bytes": "predicted SRAM use in bytes",
     "tolerance_pct": "this layer's tolerance in percent",
@@ -146,7 +146,9 @@ def read_json(source: BudgetText) -> UserBudget:
         raise source.error(1, "expected a JSON object with 'model' and 'layers'")
     unknown = sorted(set(data) - {"model", "layers", "sources", "notes"})
     if unknown:
-        raise source.error(positions.get((unknown[0],), 1), f"unknown key {unknown[0]!r}; expected 'model' and 'layers'")
+        raise source.error(
+            positions.get((unknown[0],), 1), f"unknown key {unknown[0]!r}; expected 'model' and 'layers'"
+        )
     layers = data.get("layers", [])
     if not isinstance(layers, list):
         raise source.error(positions.get(("layers",), 1), "'layers' must be a list of objects")
@@ -379,11 +381,17 @@ class _Getter:
                 if not check_range(number, 0, 2**53):
                     raise self._fail((*where, key), "a number from 0 to 2**53", number)
                 detail[str(key)] = float(number)
-            parts.append(BudgetPart(
-                str(p.get("op", "")), str(p.get("name", "")), engine or Engine.NPU,
-                self.cycles((*where, "cycles"), p.get("cycles", 0.0)) or 0.0,
-                self.size((*where, "sram_bytes"), p.get("sram_bytes")), detail, str(p.get("origin", "")),
-            ))  # fmt: skip
+            parts.append(
+                BudgetPart(
+                    str(p.get("op", "")),
+                    str(p.get("name", "")),
+                    engine or Engine.NPU,
+                    self.cycles((*where, "cycles"), p.get("cycles", 0.0)) or 0.0,
+                    self.size((*where, "sram_bytes"), p.get("sram_bytes")),
+                    detail,
+                    str(p.get("origin", "")),
+                )
+            )
         return tuple(parts)
 
 

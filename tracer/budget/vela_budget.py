@@ -1,26 +1,39 @@
 """A budget from Vela's outputs: the per-layer CSV's operations grouped into model operators, the
-summary's clock, totals and memory, and (when given) the debug database's exact mapping."""
+summary's clock, totals and memory, and (when given) the debug database's exact mapping.
+"""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
+from tracer.base.timeline import Engine
 from tracer.budget.model import Budget, BudgetLayer, Compiler, ModelBudget
 from tracer.budget.ops import normalize_op
 from tracer.budget.vela_csv import VelaLayerTable, VelaRow, VelaSummary
 from tracer.budget.vela_debugdb import DebugDb, map_rows
-from tracer.base.timeline import Engine
 
 # Memory modes whose SRAM peak is the tensor arena (Dedicated_Sram keeps the arena in DRAM and uses
 # SRAM as a cache; its size then says nothing about the arena).
 _ARENA_IN_SRAM = ("shared_sram", "sram_only")
 _DETAIL_KEYS = (
-    "cycles_npu", "cycles_sram_access", "cycles_dram_access", "cycles_on_chip_flash_access",
-    "cycles_off_chip_flash_access", "inference_time", "inferences_per_second", "batch_size", "nn_macs",
-    "nn_tops", "passes_before_fusing", "passes_after_fusing", "sram_bandwidth", "dram_bandwidth",
-    "on_chip_flash_bandwidth", "off_chip_flash_bandwidth",
-)  # fmt: skip
+    "cycles_npu",
+    "cycles_sram_access",
+    "cycles_dram_access",
+    "cycles_on_chip_flash_access",
+    "cycles_off_chip_flash_access",
+    "inference_time",
+    "inferences_per_second",
+    "batch_size",
+    "nn_macs",
+    "nn_tops",
+    "passes_before_fusing",
+    "passes_after_fusing",
+    "sram_bandwidth",
+    "dram_bandwidth",
+    "on_chip_flash_bandwidth",
+    "off_chip_flash_bandwidth",
+)
 # Rounding of the legacy core's float cycles may leave the sum this far from the total.
 SUM_SLACK_CYCLES = 0.5
 
@@ -39,7 +52,9 @@ def vela_budget(table: VelaLayerTable | None, summary: VelaSummary | None, db: D
         cpu = [la for la in layers if la.engine is Engine.CPU]
         if cpu:
             names = ", ".join(la.label for la in cpu)
-            notes.append(f"Vela makes no estimate for CPU operators: {len(cpu)} CPU layer(s) without prediction ({names})")
+            notes.append(
+                f"Vela makes no estimate for CPU operators: {len(cpu)} CPU layer(s) without prediction ({names})"
+            )
     model = _model(table, summary, notes)
     if summary is not None and summary.printed:
         notes.append(
@@ -85,15 +100,23 @@ def _model(table: VelaLayerTable | None, summary: VelaSummary | None, notes: lis
             compiler=Compiler("vela", None, config),
         )
     v = summary.values
-    for key in ("accelerator_configuration", "system_config", "memory_mode", "weights_storage_area", "feature_map_storage_area"):
+    for key in (
+        "accelerator_configuration",
+        "system_config",
+        "memory_mode",
+        "weights_storage_area",
+        "feature_map_storage_area",
+    ):
         if isinstance(v.get(key), str):
             config[key] = str(v[key])
     memory = {k: int(x) for k, x in v.items() if k.endswith("_memory_used_bytes") or k == "arena_cache_size_bytes"}
     for key in ("total_original_weights", "total_npu_encoded_weights"):
         if isinstance(v.get(key), float):
-            memory[key + "_bytes"] = int(v[key])  # type: ignore[arg-type]
+            memory[key + "_bytes"] = int(v[key])
     sram = memory.get("sram_memory_used_bytes")
-    flash_parts = [memory[k] for k in ("on_chip_flash_memory_used_bytes", "off_chip_flash_memory_used_bytes") if k in memory]
+    flash_parts = [
+        memory[k] for k in ("on_chip_flash_memory_used_bytes", "off_chip_flash_memory_used_bytes") if k in memory
+    ]
     mode = str(v.get("memory_mode", "")).lower()
     arena = sram if mode in _ARENA_IN_SRAM else None
     if arena is None and mode:
@@ -103,13 +126,17 @@ def _model(table: VelaLayerTable | None, summary: VelaSummary | None, notes: lis
         )
     details = {k: v[k] for k in _DETAIL_KEYS if k in v}
     # Traffic per inference (bytes read/written per memory), not sizes.
-    details.update({k: v[k] for k in v if k.endswith("_bytes") and k not in memory and k not in ("total_original_weights",)})
+    details.update(
+        {k: v[k] for k in v if k.endswith("_bytes") and k not in memory and k not in ("total_original_weights",)}
+    )
     if "inference_time" in details:
         details["inference_time_s"] = details.pop("inference_time")
     return ModelBudget(
         name=summary.network,
         clock_hz=summary.clock_hz,
-        cycles_total=summary.cycles_total if summary.cycles_total is not None else (table.cycles_total if table else None),
+        cycles_total=summary.cycles_total
+        if summary.cycles_total is not None
+        else (table.cycles_total if table else None),
         sram_bytes=sram,
         arena_bytes=arena,
         flash_bytes=sum(flash_parts) if flash_parts else None,
@@ -124,7 +151,9 @@ def _layers(table: VelaLayerTable, db: DebugDb | None, notes: list[str]) -> tupl
     if db is not None:
         mapping = map_rows(db, table)
         if isinstance(mapping, str):
-            notes.append(f"{db.source.path} does not fit {table.source.path} ({mapping}); grouping inferred from the order")
+            notes.append(
+                f"{db.source.path} does not fit {table.source.path} ({mapping}); grouping inferred from the order"
+            )
         else:
             return _layers_by_index(table, db, mapping.indices, mapping.operators, notes)
     notes.append(
@@ -146,14 +175,15 @@ def _layers_by_index(
         # The legacy core leaves CPU operators out of its CSV; the database still lists them as
         # operations that no command stream runs.
         queued = {o for _, o in db.queue}
-        cpu = sorted({
-            db.sources[src].index for oid, (src, _) in db.optimised.items()
-            if oid not in queued and src in db.sources and db.sources[src].index not in groups
-        })  # fmt: skip
+        cpu = sorted(
+            {
+                db.sources[src].index
+                for oid, (src, _) in db.optimised.items()
+                if oid not in queued and src in db.sources and db.sources[src].index not in groups
+            }
+        )
         for index in cpu:
-            layers.append(
-                BudgetLayer(0, index, "", operators.get(index, ""), Engine.CPU, None, origin=db.source.path)
-            )
+            layers.append(BudgetLayer(0, index, "", operators.get(index, ""), Engine.CPU, None, origin=db.source.path))
         if cpu:
             notes.append(f"CPU operators taken from {db.source.path} (the legacy core's CSV omits them): indices {cpu}")
     layers.sort(key=lambda la: la.index if la.index is not None else -1)
@@ -168,7 +198,8 @@ def _renumber(layer: BudgetLayer, position: int) -> BudgetLayer:
 
 def _group_by_order(rows: tuple[VelaRow, ...]) -> list[list[VelaRow]]:
     """Rows of one model operator are consecutive and share ``Original Operator``; a second operator
-    of the same type starts where its first operation's type comes round again."""
+    of the same type starts where its first operation's type comes round again.
+    """
     groups: list[list[VelaRow]] = []
     for row in rows:
         current = groups[-1] if groups else None

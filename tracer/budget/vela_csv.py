@@ -19,10 +19,10 @@ import csv
 import dataclasses
 import math
 
+from tracer.base.timeline import Engine
 from tracer.budget.model import BudgetPart
 from tracer.budget.text import BudgetText
 from tracer.limits import MAX_CYCLES, MAX_MEMORY_BYTES, MAX_NUMBER_CHARS, MAX_SECONDS, valid_clock_hz
-from tracer.base.timeline import Engine
 
 MAX_COUNT = 2**53  # any other count or rate Vela writes: exact as a double
 
@@ -113,7 +113,7 @@ class VelaSummary:
 def is_per_layer_csv(text: str) -> bool:
     """True if the text starts with a Vela per-layer CSV header of either dialect."""
     first = _first_line(text)
-    return first.startswith(REGOR_FIRST + ",") or first.startswith(LEGACY_FIRST + ",")
+    return first.startswith((REGOR_FIRST + ",", LEGACY_FIRST + ","))
 
 
 def is_summary_csv(text: str) -> bool:
@@ -190,9 +190,9 @@ def layer_table(
             name=fields[columns["Name"]].strip(),
             engine=engine,
             cycles=_count(source, fields[columns["Op Cycles"]], line, "Op Cycles", MAX_CYCLES, "2**48"),
-            sram_bytes=None if usage_col is None else int(
-                _count(source, fields[usage_col], line, usage_name, MAX_MEMORY_BYTES, "2**40")
-            ),
+            sram_bytes=None
+            if usage_col is None
+            else int(_count(source, fields[usage_col], line, usage_name, MAX_MEMORY_BYTES, "2**40")),
             detail=detail,
             origin=source.where(line),
         )
@@ -226,8 +226,15 @@ def read_summary(source: BudgetText) -> VelaSummary:
             raise source.error(header_line, f"no '{required}' column (expected Vela's summary header)")
     values: dict[str, float | str] = {}
     for key, value in raw.items():
-        if key in ("experiment", "network", "accelerator_configuration", "system_config", "memory_mode",
-                   "weights_storage_area", "feature_map_storage_area"):  # fmt: skip
+        if key in (
+            "experiment",
+            "network",
+            "accelerator_configuration",
+            "system_config",
+            "memory_mode",
+            "weights_storage_area",
+            "feature_map_storage_area",
+        ):
             values[key] = value
             continue
         number = _number(source, value, line, key)
@@ -238,12 +245,16 @@ def read_summary(source: BudgetText) -> VelaSummary:
             continue
         if key == "core_clock":
             if not valid_clock_hz(round(number)):
-                raise source.error(line, f"column 'core_clock': expected a clock in Hz from 1 kHz to 10 GHz, got {value!r}")
+                raise source.error(
+                    line, f"column 'core_clock': expected a clock in Hz from 1 kHz to 10 GHz, got {value!r}"
+                )
         elif key.startswith("cycles_"):
             _count(source, value, line, key, MAX_CYCLES, "2**48")
         elif key == "inference_time":
             if not 0 <= number <= MAX_SECONDS:
-                raise source.error(line, f"column 'inference_time': expected seconds from 0 to {MAX_SECONDS:g}, got {value!r}")
+                raise source.error(
+                    line, f"column 'inference_time': expected seconds from 0 to {MAX_SECONDS:g}, got {value!r}"
+                )
         else:
             _count(source, value, line, key)
         values[key] = number

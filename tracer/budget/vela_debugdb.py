@@ -124,7 +124,7 @@ class RowMapping:
 def is_debug_db(text: str) -> bool:
     """True if the text is a Vela debug database."""
     head = text.lstrip()[:400]
-    return head.startswith("<?xml") and "<debug" in head or head.startswith("<debug")
+    return (head.startswith("<?xml") and "<debug" in head) or head.startswith("<debug")
 
 
 def read_debug_db(source: BudgetText) -> DebugDb:
@@ -151,7 +151,9 @@ def read_debug_db(source: BudgetText) -> DebugDb:
         try:
             return list(reader)
         except csv.Error as exc:
-            raise source.error(line_of.get(name, 1) + reader.line_num, f"table '{name}': not a CSV table ({exc})") from None
+            raise source.error(
+                line_of.get(name, 1) + reader.line_num, f"table '{name}': not a CSV table ({exc})"
+            ) from None
 
     def num(name: str, row: dict[str, str], key: str, k: int) -> int:
         text = row.get(key)
@@ -205,12 +207,17 @@ def _streams(
             source_id, operator = optimised.get(optimised_id, (None, ""))
             name = ""
         src = sources.get(source_id) if source_id is not None else None
-        by_stream.setdefault(stream, []).append(StreamOperation(
-            offset=offset, name=name, operator=operator, model_index=src.index if src else None,
-            model_operator=src.operator if src else "",
-            op_cycles=_float_or_none(perf.get("op_cycles")) if perf else None,
-            npu_cycles=_float_or_none(perf.get("npu_cycles")) if perf else None,
-        ))  # fmt: skip
+        by_stream.setdefault(stream, []).append(
+            StreamOperation(
+                offset=offset,
+                name=name,
+                operator=operator,
+                model_index=src.index if src else None,
+                model_operator=src.operator if src else "",
+                op_cycles=_float_or_none(perf.get("op_cycles")) if perf else None,
+                npu_cycles=_float_or_none(perf.get("npu_cycles")) if perf else None,
+            )
+        )
     return tuple(
         CommandStream(sid, tuple(sorted(ops, key=lambda o: o.offset)), path) for sid, ops in sorted(by_stream.items())
     )
@@ -237,10 +244,7 @@ def map_rows(db: DebugDb, table: VelaLayerTable) -> RowMapping | str:
         The mapping, or a sentence saying why the database does not fit the CSV.
     """
     operators = {s.index: s.operator for s in db.sources.values()}
-    if db.perf:
-        indices = _map_regor(db, table)
-    else:
-        indices = _map_legacy(db, table)
+    indices = _map_regor(db, table) if db.perf else _map_legacy(db, table)
     if isinstance(indices, str):
         return indices
     used = set(indices)
@@ -270,7 +274,7 @@ def _map_legacy(db: DebugDb, table: VelaLayerTable) -> list[int] | str:
     queued = {o for _, o in db.queue}
     spare = [oid for oid in db.optimised if oid not in queued]
     by_stream = {s: [o for c, o in db.queue if c == s] for s in streams}
-    cursor = {s: 0 for s in streams}
+    cursor = dict.fromkeys(streams, 0)
     indices = []
     for row in table.rows:
         if row.block >= len(streams):
@@ -309,5 +313,5 @@ def _table_lines(text: str) -> dict[str, int]:
             marker = f"<table name={quote}"
             if marker in line:
                 name = line.split(marker, 1)[1].split(quote, 1)[0]
-                lines.setdefault(name, i + (0 if "CDATA[\"" in line else 1))
+                lines.setdefault(name, i + (0 if 'CDATA["' in line else 1))
     return lines

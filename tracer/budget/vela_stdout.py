@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 
 from tracer.budget.text import BudgetText
 from tracer.budget.vela_csv import LEGACY_FIRST, REGOR_FIRST, VelaLayerTable, VelaSummary, layer_table
@@ -43,9 +44,7 @@ _ROW = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 ./-]*?)\s{2,}(?P<value>\S.*?)\s*
 _CLOCK = re.compile(r"^(?P<v>\d+(?:\.\d+)?) (?P<unit>[kMG]?Hz)$")
 _SIZE = re.compile(r"^(?P<v>\d+(?:\.\d+)?) (?P<unit>B|KiB|MiB|GiB)$")
 _PER_BATCH = re.compile(r"^(?P<v>\d+(?:\.\d+)?) (?P<unit>cycles|MACs)/batch$")
-_TIME = re.compile(
-    r"^(?P<ms>\d+(?:\.\d+)?) ms, (?P<ips>\d+(?:\.\d+)?) inferences/s \(batch size (?P<batch>\d+)\)$"
-)
+_TIME = re.compile(r"^(?P<ms>\d+(?:\.\d+)?) ms, (?P<ips>\d+(?:\.\d+)?) inferences/s \(batch size (?P<batch>\d+)\)$")
 _PERF = re.compile(r"^Performance for NPU ")
 _DASHES = re.compile(r"^-+(?: +-+)*\s*$")
 _CLOCK_UNITS = {"Hz": 1, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
@@ -111,9 +110,13 @@ def _summary(source: BudgetText, lines: list[str], start: int) -> VelaSummary:
         if key in _TEXT:
             values[_TEXT[key]] = value
         elif key == "Accelerator clock":
-            values["core_clock"] = _unit_number(source, line, key, value, _CLOCK, _CLOCK_UNITS, "a clock such as '500 MHz'")
+            values["core_clock"] = _unit_number(
+                source, line, key, value, _CLOCK, _CLOCK_UNITS, "a clock such as '500 MHz'"
+            )
         elif key in _SIZES:
-            values[_SIZES[key]] = float(round(_unit_number(source, line, key, value, _SIZE, _SIZE_UNITS, "a size such as '32.33 KiB'")))
+            values[_SIZES[key]] = float(
+                round(_unit_number(source, line, key, value, _SIZE, _SIZE_UNITS, "a size such as '32.33 KiB'"))
+            )
         elif key in _COUNTS:
             found = _PER_BATCH.match(value)
             if not found:
@@ -130,11 +133,15 @@ def _summary(source: BudgetText, lines: list[str], start: int) -> VelaSummary:
             continue
         where[key] = line
     if "core_clock" not in values:
-        raise source.error(start + 1, "the network summary has no 'Accelerator clock' line (expected Vela's console output)")
+        raise source.error(
+            start + 1, "the network summary has no 'Accelerator clock' line (expected Vela's console output)"
+        )
     clock, cycles = values["core_clock"], values.get("cycles_total")
     assert isinstance(clock, float) and (cycles is None or isinstance(cycles, float))
     if clock < 1:
-        raise source.error(where["Accelerator clock"], f"Accelerator clock: expected a clock of at least 1 Hz, got {clock:g} Hz")
+        raise source.error(
+            where["Accelerator clock"], f"Accelerator clock: expected a clock of at least 1 Hz, got {clock:g} Hz"
+        )
     return VelaSummary(str(values["network"]), int(round(clock)), cycles, values, source, printed=True)
 
 
@@ -150,7 +157,9 @@ def _table(source: BudgetText, lines: list[str]) -> VelaLayerTable | None:
         columns = len(lines[i + 2].split())
         titles = _titles(lines[i + 1], lines[i + 2])
         if titles[0] not in (REGOR_FIRST, LEGACY_FIRST):
-            raise source.error(i + 2, f"expected the column titles of Vela's per-layer table, got {lines[i + 1].strip()!r}")
+            raise source.error(
+                i + 2, f"expected the column titles of Vela's per-layer table, got {lines[i + 1].strip()!r}"
+            )
         if header is None:
             header, header_line = titles, i + 2
         else:
@@ -160,7 +169,7 @@ def _table(source: BudgetText, lines: list[str]) -> VelaLayerTable | None:
         i += 3
         while i < len(lines) and lines[i].strip():
             tokens = lines[i].split()
-            fields = tokens[: columns - 1] + [" ".join(tokens[columns - 1 :])]
+            fields = [*tokens[: columns - 1], " ".join(tokens[columns - 1 :])]
             body.append((i + 1, fields))
             i += 1
     if header is None:
@@ -177,7 +186,13 @@ def _titles(title_line: str, dashes: str) -> list[str]:
 
 
 def _unit_number(
-    source: BudgetText, line: int, key: str, value: str, pattern: re.Pattern[str], units: dict[str, float], what: str
+    source: BudgetText,
+    line: int,
+    key: str,
+    value: str,
+    pattern: re.Pattern[str],
+    units: Mapping[str, float],
+    what: str,
 ) -> float:
     found = pattern.match(value)
     if not found:

@@ -17,7 +17,10 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "source": _TEXT,
     "encoding": _TEXT,
     "tpiu": (lambda v: v is None or isinstance(v, bool), "true, false or null"),
-    "tpiu_id": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 0x6F, "a TPIU source ID, 1..111"),
+    "tpiu_id": (
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 0x6F,
+        "a TPIU source ID, 1..111",
+    ),
     "cpu_hz": _CLOCK,
     "swo_hz": _CLOCK,
     "ts_prescaler": (lambda v: v in (1, 4, 16, 64) and not isinstance(v, bool), "1, 4, 16 or 64"),
@@ -76,13 +79,15 @@ class CaptureMetadata:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CaptureMetadata:
         """Build metadata from a header dict, keeping unknown keys in ``extra``; a known key whose
-        value is of the wrong kind or out of range keeps its default (see :meth:`checked`)."""
+        value is of the wrong kind or out of range keeps its default (see :meth:`checked`).
+        """
         return cls.checked(data)[0]
 
     @classmethod
     def checked(cls, data: dict[str, Any]) -> tuple[CaptureMetadata, list[str]]:
         """:meth:`from_json`, and a sentence for each value dropped (``'cpu_hz' is 'fast': expected
-        ...; ignored``)."""
+        ...; ignored``).
+        """
         known: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         problems: list[str] = []
@@ -100,13 +105,14 @@ class CaptureMetadata:
         """Return a copy with ``created`` and ``tool`` filled in if empty."""
         return dataclasses.replace(
             self,
-            created=self.created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            created=self.created or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             tool=self.tool or f"tracer {tracer.__version__}",
         )
 
     def merged(self, patch: dict[str, Any]) -> CaptureMetadata:
         """Return a copy with the keys of ``patch`` applied (a METADATA chunk); a value of the
-        wrong kind leaves the key as it was."""
+        wrong kind leaves the key as it was.
+        """
         return self.merged_checked(patch)[0]
 
     def merged_checked(self, patch: dict[str, Any]) -> tuple[CaptureMetadata, list[str]]:

@@ -21,7 +21,8 @@ the reader makes of it:
 from __future__ import annotations
 
 import heapq
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from tracer.capture.format import CHUNK_HEAD
 
@@ -50,7 +51,8 @@ class DataChunk(NamedTuple):
 
 class Ordered(NamedTuple):
     """A chunk in stream order: ``offset`` is where its bytes go, ``lost_before`` how many bytes
-    before it are known lost."""
+    before it are known lost.
+    """
 
     chunk: DataChunk
     offset: int

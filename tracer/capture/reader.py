@@ -12,8 +12,9 @@ import dataclasses
 import io
 import os
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 from tracer.capture.format import (
     CHUNK_HEAD,

@@ -7,16 +7,17 @@ import json
 import os
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable
+from typing import Any
 
 from tracer.capture.format import (
     CHUNK_HEAD,
     CHUNK_MARKER,
     CRC,
-    HEAD_CRC_SPAN,
     DATA_CHUNK_BYTES,
+    HEAD_CRC_SPAN,
     HEADER_PREFIX,
     MAGIC,
     VERSION,

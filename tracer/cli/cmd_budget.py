@@ -65,8 +65,8 @@ def write_text(budget: Budget, out: IO[str], parts: bool = False) -> None:
     compiler = ""
     if m.compiler is not None:
         bits = [m.compiler.name + (f" {m.compiler.version}" if m.compiler.version else "")]
-        shown = ("core", "accelerator_configuration", "system_config", "memory_mode", "bundle")
-        bits += [v for k, v in m.compiler.config.items() if k in shown]
+        config_keys = ("core", "accelerator_configuration", "system_config", "memory_mode", "bundle")
+        bits += [v for k, v in m.compiler.config.items() if k in config_keys]
         compiler = f" ({', '.join(bits)})"
     out.write(f"model: {m.name or '(unnamed)'}{compiler}\n")
     clock = f"{m.clock_hz / 1e6:g} MHz" if m.clock_hz else "the capture's clock"
@@ -76,15 +76,23 @@ def write_text(budget: Budget, out: IO[str], parts: bool = False) -> None:
     out.write(f"cycles per inference: {total} at {clock}\n")
     sizes = [
         (label, getattr(m, attr))
-        for label, attr in (("SRAM", "sram_bytes"), ("arena", "arena_bytes"), ("flash", "flash_bytes"),
-                            ("DRAM", "dram_bytes"), ("SRAM available", "sram_available_bytes"))
-    ]  # fmt: skip
+        for label, attr in (
+            ("SRAM", "sram_bytes"),
+            ("arena", "arena_bytes"),
+            ("flash", "flash_bytes"),
+            ("DRAM", "dram_bytes"),
+            ("SRAM available", "sram_available_bytes"),
+        )
+    ]
     shown = [f"{label} {value} B" for label, value in sizes if value is not None]
     out.write(f"memory: {', '.join(shown) if shown else 'no sizes given'}\n")
     if m.tolerance_pct is not None:
         out.write(f"tolerance: {_num(m.tolerance_pct)}%\n")
-    jitter = [f"{label} {_num(value)}%" for label, value in (("threshold", m.jitter_threshold_pct),
-              ("minimum share", m.jitter_min_share_pct)) if value is not None]  # fmt: skip
+    jitter = [
+        f"{label} {_num(value)}%"
+        for label, value in (("threshold", m.jitter_threshold_pct), ("minimum share", m.jitter_min_share_pct))
+        if value is not None
+    ]
     if jitter:
         out.write(f"jitter: {', '.join(jitter)}\n")
     if m.memory:
@@ -96,14 +104,19 @@ def write_text(budget: Budget, out: IO[str], parts: bool = False) -> None:
     out.write("\n")
     rows = [("pos", "index", "name", "op", "engine", "cycles", "sram_bytes", "tol%", "parts")]
     for la in budget.layers:
-        rows.append((
-            str(la.position), "-" if la.index is None else str(la.index), la.name or "-", la.op or "-",
-            la.engine.value if la.engine else "-",
-            "-" if la.predicted_cycles is None else _num(la.predicted_cycles),
-            "-" if la.sram_bytes is None else str(la.sram_bytes),
-            "-" if la.tolerance_pct is None else _num(la.tolerance_pct),
-            str(len(la.parts)) if la.parts else "-",
-        ))  # fmt: skip
+        rows.append(
+            (
+                str(la.position),
+                "-" if la.index is None else str(la.index),
+                la.name or "-",
+                la.op or "-",
+                la.engine.value if la.engine else "-",
+                "-" if la.predicted_cycles is None else _num(la.predicted_cycles),
+                "-" if la.sram_bytes is None else str(la.sram_bytes),
+                "-" if la.tolerance_pct is None else _num(la.tolerance_pct),
+                str(len(la.parts)) if la.parts else "-",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     right = {0, 1, 5, 6, 7, 8}
     for k, row in enumerate(rows):
@@ -111,7 +124,9 @@ def write_text(budget: Budget, out: IO[str], parts: bool = False) -> None:
         out.write("  ".join(cells).rstrip() + "\n")
         if parts and k > 0:
             for p in budget.layers[k - 1].parts:
-                out.write(f"{'':>{widths[0]}}    - {p.op} {p.name!r} {p.engine.value} {_num(p.cycles)} cycles  ({p.origin})\n")
+                out.write(
+                    f"{'':>{widths[0]}}    - {p.op} {p.name!r} {p.engine.value} {_num(p.cycles)} cycles  ({p.origin})\n"
+                )
     expected = [la.name or la.label for la in budget.layers if la.data_dependent]
     if expected:
         out.write(f"\ndata-dependent (their jitter is information): {', '.join(expected)}\n")

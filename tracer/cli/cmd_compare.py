@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tracer.cli.output import Console
@@ -58,27 +59,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from tracer.compare.models import MatchMode
 
     parser.add_argument("inputs", nargs="*", metavar="BASE NEW", help="one capture or log of each build")
-    parser.add_argument("--base", nargs="+", action="extend", metavar="FILE", default=[],
-                        help="captures of the base build (with --dataset: KEY=VALUE labels selecting them)")  # fmt: skip
-    parser.add_argument("--new", nargs="+", action="extend", metavar="FILE", default=[],
-                        help="captures of the new build (with --dataset: KEY=VALUE labels selecting them)")  # fmt: skip
+    parser.add_argument(
+        "--base",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        default=[],
+        help="captures of the base build (with --dataset: KEY=VALUE labels selecting them)",
+    )
+    parser.add_argument(
+        "--new",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        default=[],
+        help="captures of the new build (with --dataset: KEY=VALUE labels selecting them)",
+    )
     parser.add_argument("--dataset", metavar="DS", help="select the captures from this dataset by their labels")
-    parser.add_argument("--threshold", type=percent, default=DEFAULT_THRESHOLD_PCT, metavar="PCT",
-                        help=f"smallest median change that fails, in percent (default: {DEFAULT_THRESHOLD_PCT:g})")  # fmt: skip
-    parser.add_argument("--alpha", type=_probability, default=DEFAULT_ALPHA, metavar="P",
-                        help=f"p-value a change must beat to be real (default: {DEFAULT_ALPHA:g})")  # fmt: skip
-    parser.add_argument("--match", choices=[m.value for m in MatchMode], default=MatchMode.STRICT.value,
-                        help="how layers pair: strict (same model, default), index, name")  # fmt: skip
-    parser.add_argument("--format", choices=("text", "json", "markdown", "junit"), default="text",
-                        help="output format (default: text)")  # fmt: skip
+    parser.add_argument(
+        "--threshold",
+        type=percent,
+        default=DEFAULT_THRESHOLD_PCT,
+        metavar="PCT",
+        help=f"smallest median change that fails, in percent (default: {DEFAULT_THRESHOLD_PCT:g})",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_probability,
+        default=DEFAULT_ALPHA,
+        metavar="P",
+        help=f"p-value a change must beat to be real (default: {DEFAULT_ALPHA:g})",
+    )
+    parser.add_argument(
+        "--match",
+        choices=[m.value for m in MatchMode],
+        default=MatchMode.STRICT.value,
+        help="how layers pair: strict (same model, default), index, name",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json", "markdown", "junit"), default="text", help="output format (default: text)"
+    )
     parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
     add_cluster_arguments(parser)
 
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     """``--workers N`` and ``--scheduler URL`` (compare and ingest)."""
-    parser.add_argument("--workers", type=int, metavar="N",
-                        help="worker processes of the local Dask cluster (default: the CPUs available)")  # fmt: skip
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="worker processes of the local Dask cluster (default: the CPUs available)",
+    )
     parser.add_argument("--scheduler", metavar="URL", help="an existing Dask cluster's scheduler, e.g. tcp://HOST:8786")
 
 
@@ -115,7 +147,9 @@ def _sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:
         raise UsageError("give BASE NEW, or --base and --new, not both")
     if args.inputs:
         if len(args.inputs) != 2:
-            raise UsageError(f"expected two inputs, BASE and NEW, not {len(args.inputs)} (sets: --base FILE... --new FILE...)")
+            raise UsageError(
+                f"expected two inputs, BASE and NEW, not {len(args.inputs)} (sets: --base FILE... --new FILE...)"
+            )
         if args.dataset:
             raise UsageError("with --dataset, select each side with --base KEY=VALUE... --new KEY=VALUE...")
         return [args.inputs[0]], [args.inputs[1]]
@@ -124,7 +158,9 @@ def _sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     return list(args.base), list(args.new)
 
 
-def _from_files(args: argparse.Namespace, base: list[str], new: list[str]) -> tuple[list[CaptureDigest], list[CaptureDigest]]:
+def _from_files(
+    args: argparse.Namespace, base: list[str], new: list[str]
+) -> tuple[list[CaptureDigest], list[CaptureDigest]]:
     digests = _digest_files(args.console, base + new, args.workers, args.scheduler, "reading")
     return digests[: len(base)], digests[len(base) :]
 
@@ -133,9 +169,10 @@ def _digest_files(
     console: Console, paths: Sequence[str], workers: int | None, scheduler: str | None, label: str
 ) -> list[CaptureDigest]:
     """The digests of ``paths``, in order, read where :func:`tracer.fleet.cluster.open_runner` says
-    (one capture a side: in this process)."""
-    from tracer.pipeline.digest import digest_file
+    (one capture a side: in this process).
+    """
     from tracer.fleet.cluster import dask_available, open_runner
+    from tracer.pipeline.digest import digest_file
 
     if scheduler is None and workers is None:
         if len(paths) <= 2:  # one capture a side: no cluster to start

@@ -35,30 +35,38 @@ examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer decode``."""
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or a raw ITM/TPIU file")
-    parser.add_argument("--format", choices=("text", "ndjson", "stats"), default="text", help="output format (default: text)")
     parser.add_argument(
-        "--tpiu", choices=("auto", "on", "off"), default="auto",  # TpiuMode's values (not imported: tracer.decode loads numpy)
+        "--format", choices=("text", "ndjson", "stats"), default="text", help="output format (default: text)"
+    )
+    parser.add_argument(
+        "--tpiu",
+        choices=("auto", "on", "off"),
+        default="auto",  # TpiuMode's values (not imported: tracer.decode loads numpy)
         help="TPIU formatter: detect (auto, default), force on, or off",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--tpiu-id", type=tpiu_id, default=None, metavar="N",
+        "--tpiu-id",
+        type=tpiu_id,
+        default=None,
+        metavar="N",
         help="TPIU source ID carrying ITM, 1..111 (default: the capture's, else 1)",
-    )  # fmt: skip
+    )
     parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
     parser.add_argument(
-        "--elf", metavar="PATH",
+        "--elf",
+        metavar="PATH",
         help="firmware ELF: name functions for pc_sample/data_pc, IRQ handlers for exceptions "
         "(ndjson gains a 'symbol' field)",
-    )  # fmt: skip
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Decode and print."""
     from tracer.capture.reader import open_capture
     from tracer.cli.output import open_output
-    from tracer.pipeline.capture import decode_reader
     from tracer.decode.tpiu import TpiuMode
     from tracer.export.packets_text import write_packets
+    from tracer.pipeline.capture import decode_reader
 
     console = args.console
     symbols = _symbols(args.elf) if args.elf else None
@@ -67,9 +75,7 @@ def run(args: argparse.Namespace) -> int:
             _check_build_id(reader.metadata.elf_build_id, symbols.image, console)
         if reader.size == 0:
             console.warn(f"{args.capture} is empty: no bytes to decode")
-        decoder, batches = decode_reader(
-            reader, TpiuMode(args.tpiu), args.tpiu_id, packets=args.format != "stats"
-        )
+        decoder, batches = decode_reader(reader, TpiuMode(args.tpiu), args.tpiu_id, packets=args.format != "stats")
         with open_output(args.output) as out, console.progress("decoding", reader.size) as bar:
             for batch in batches:
                 if args.format != "stats":

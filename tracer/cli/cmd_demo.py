@@ -7,8 +7,13 @@ import dataclasses
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracer.cli.source_setup import seconds
+
+if TYPE_CHECKING:
+    from tracer.budget.model import Budget
+    from tracer.elf.inlines import CodeLocator
 
 HELP = "run the demo network on QEMU mps3-an547 (Cortex-M55), record it and print the report"
 DESCRIPTION = """\
@@ -75,19 +80,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--inferences", type=int, default=20, metavar="N", help="inferences to run (default: 20)")
     parser.add_argument("-o", "--output", metavar="CAPTURE", help="keep the capture here (default: a temporary file)")
     parser.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
-    parser.add_argument("--scenario", choices=SCENARIOS, default="clean", metavar="NAME",
-                        help=f"what the firmware does: {', '.join(SCENARIOS)} (default: clean; see below)")  # fmt: skip
-    parser.add_argument("--sample-hz", type=_rate, metavar="HZ",
-                        help="npu-sampling: the sampling timer's rate, 1 to 100k, k suffix accepted (default: 1k)")  # fmt: skip
-    parser.add_argument("--slow", metavar="LAYER:PCT",
-                        help="make layer LAYER (conv0, dw1 ... fc9) slower by PCT percent, e.g. pw4:3")  # fmt: skip
+    parser.add_argument(
+        "--scenario",
+        choices=SCENARIOS,
+        default="clean",
+        metavar="NAME",
+        help=f"what the firmware does: {', '.join(SCENARIOS)} (default: clean; see below)",
+    )
+    parser.add_argument(
+        "--sample-hz",
+        type=_rate,
+        metavar="HZ",
+        help="npu-sampling: the sampling timer's rate, 1 to 100k, k suffix accepted (default: 1k)",
+    )
+    parser.add_argument(
+        "--slow", metavar="LAYER:PCT", help="make layer LAYER (conv0, dw1 ... fc9) slower by PCT percent, e.g. pw4:3"
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
     parser.add_argument("--per-inference", action="store_true", help="list every inference with every layer")
-    parser.add_argument("--build-dir", metavar="DIR", type=Path,
-                        help="where make builds the firmware (default: firmware_snippets/build in a checkout, "
-                             "else ~/.cache/tracer/firmware-build-VERSION)")  # fmt: skip
-    parser.add_argument("--timeout", type=seconds, metavar="S",
-                        help="give up after S seconds of running (default: 30 + 0.5 per inference)")  # fmt: skip
+    parser.add_argument(
+        "--build-dir",
+        metavar="DIR",
+        type=Path,
+        help="where make builds the firmware (default: firmware_snippets/build in a checkout, "
+        "else ~/.cache/tracer/firmware-build-VERSION)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=seconds,
+        metavar="S",
+        help="give up after S seconds of running (default: 30 + 0.5 per inference)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -110,15 +133,15 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, capture: Path) -> int:
     from tracer.analysis.analyze import analyze
     from tracer.capture.metadata import CaptureMetadata
-    from tracer.pipeline.record import record
     from tracer.capture.writer import CaptureWriter
     from tracer.cli.output import open_output
     from tracer.errors import ExitCode
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
-    from tracer.sources.qemu import SAMPLING_SCENARIO, QemuDemoSource, Slowdown, check_tools, demo_elf
     from tracer.pipeline.load import load_timeline
     from tracer.pipeline.provenance import git_revision
+    from tracer.pipeline.record import record
+    from tracer.sources.qemu import SAMPLING_SCENARIO, QemuDemoSource, Slowdown, check_tools, demo_elf
 
     console = args.console
     slow = Slowdown.parse(args.slow) if args.slow else None
@@ -131,9 +154,8 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     source.open()
     try:
         meta = CaptureMetadata.from_json({**source.metadata(), **(git_revision(elf) or {})})
-        with CaptureWriter(capture, meta, overwrite=args.force) as writer:
-            with console.progress("recording") as bar:
-                result = record(source, writer, duration=timeout, on_tick=bar.update)
+        with CaptureWriter(capture, meta, overwrite=args.force) as writer, console.progress("recording") as bar:
+            result = record(source, writer, duration=timeout, on_tick=bar.update)
     finally:
         source.close()
     status = source.exit_code
@@ -160,21 +182,27 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     if status != 0:
         output = source.qemu_output()
         said = "; ".join(line.text for line in timeline.console if line.text.startswith("ERROR"))
-        console.error(f"the demo firmware exited with status {status}" + (f": {said}" if said else "")
-                      + (f" (QEMU: {output})" if output else ""))  # fmt: skip
+        console.error(
+            f"the demo firmware exited with status {status}"
+            + (f": {said}" if said else "")
+            + (f" (QEMU: {output})" if output else "")
+        )
         return ExitCode.SOURCE_UNAVAILABLE
     return ExitCode.OK
 
 
-def _sampling_inputs(elf: Path) -> tuple[object, object]:
+def _sampling_inputs(elf: Path) -> tuple[Budget, CodeLocator]:
     """The npu-sampling model's Vela outputs (with its debug database) and the firmware's symbols."""
     from tracer.budget import load_budget
     from tracer.elf.inlines import open_locator
     from tracer.sources.qemu import firmware_dir
 
     vela = firmware_dir() / "demo" / "model" / "vela"
-    files = [vela / "sampling_net_per-layer.csv", vela / "sampling_net_summary_Ethos_U55_High_End_Embedded.csv",
-             vela / "sampling_net_debug.xml"]  # fmt: skip
+    files = [
+        vela / "sampling_net_per-layer.csv",
+        vela / "sampling_net_summary_Ethos_U55_High_End_Embedded.csv",
+        vela / "sampling_net_debug.xml",
+    ]
     return load_budget(files), open_locator(elf)
 
 
@@ -182,4 +210,3 @@ def _rate(text: str) -> int:
     from tracer.cli.analysis_input import _frequency
 
     return int(_frequency(text))
-

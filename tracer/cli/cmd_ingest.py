@@ -38,8 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("captures", nargs="+", metavar="CAPTURE", help="captures or logs (a folder: its files)")
     parser.add_argument("-o", "--output", metavar="DATASET", required=True, help="the dataset folder (made if new)")
-    parser.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
-                        help="a label for every capture of this run (repeatable), e.g. build=42")  # fmt: skip
+    parser.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a label for every capture of this run (repeatable), e.g. build=42",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="the run's summary (default: text)")
     add_cluster_arguments(parser)
 
@@ -55,18 +60,20 @@ def run(args: argparse.Namespace) -> int:
     require_extra("tracer ingest", ("pyarrow",))
     from tracer.fleet.cluster import open_runner
     from tracer.fleet.dataset import Dataset, parse_selector
-    from tracer.fleet.ingest import FAILED, ingest
+    from tracer.fleet.ingest import FAILED, CaptureOutcome, ingest
 
     console = args.console
     labels = parse_selector(args.label)
     paths = _expand(args.captures)
     sizes = {p: file_size(p) for p in paths}
     done = {"bytes": 0}
-    with open_runner(args.scheduler, args.workers, len(paths)) as runner, \
-            console.progress(f"ingesting {len(paths)} captures", sum(sizes.values())) as bar:  # fmt: skip
+    with (
+        open_runner(args.scheduler, args.workers, len(paths)) as runner,
+        console.progress(f"ingesting {len(paths)} captures", sum(sizes.values())) as bar,
+    ):
         dataset = Dataset.create_or_open(args.output)  # after the scheduler answered: nothing made in vain
 
-        def progress(outcome):  # noqa: ANN001, ANN202 - a CaptureOutcome
+        def progress(outcome: CaptureOutcome) -> None:
             done["bytes"] += sizes.get(outcome.path, 0)
             bar.update(done["bytes"])
             if outcome.status == FAILED:
@@ -78,10 +85,12 @@ def run(args: argparse.Namespace) -> int:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        rate = summary["bytes"] / 1e6 / max(result.seconds, 1e-9)
-        print(f"{args.output}: {summary['ingested']} captures added ({summary['executions']:,} layer executions, "
-              f"{summary['bytes'] / 1e6:.1f} MB at {rate:.1f} MB/s on {result.workers} worker(s)), "
-              f"{summary['skipped']} already there, {summary['failed']} failed (errors table)")  # fmt: skip
+        rate = result.bytes / 1e6 / max(result.seconds, 1e-9)
+        print(
+            f"{args.output}: {summary['ingested']} captures added ({summary['executions']:,} layer executions, "
+            f"{result.bytes / 1e6:.1f} MB at {rate:.1f} MB/s on {result.workers} worker(s)), "
+            f"{summary['skipped']} already there, {summary['failed']} failed (errors table)"
+        )
     return result.exit_code
 
 
@@ -92,9 +101,11 @@ def _expand(items: list[str]) -> list[str]:
     out = []
     for item in items:
         if os.path.isdir(item):
-            out += sorted(os.path.join(item, n) for n in os.listdir(item)
-                          if not n.startswith(".") and os.path.isfile(os.path.join(item, n)))  # fmt: skip
+            out += sorted(
+                os.path.join(item, n)
+                for n in os.listdir(item)
+                if not n.startswith(".") and os.path.isfile(os.path.join(item, n))
+            )
         else:
             out.append(item)
     return out
-

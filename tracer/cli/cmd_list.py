@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 HELP = "list attached J-Link and pyOCD probes and serial ports"
 DESCRIPTION = """\
@@ -98,8 +99,14 @@ def list_jlink() -> dict[str, Any]:
     for info in emulators:
         serial = int(info.SerialNumber)
         product = bytes(info.acProduct).split(b"\0", 1)[0].decode("ascii", "replace") or "J-Link"
-        probes.append({"serial": serial, "product": product, "url": f"jlink://{serial}?device=DEVICE",
-                       "description": f"{product} (serial {serial})"})  # fmt: skip
+        probes.append(
+            {
+                "serial": serial,
+                "product": product,
+                "url": f"jlink://{serial}?device=DEVICE",
+                "description": f"{product} (serial {serial})",
+            }
+        )
     return {"probes": probes}
 
 
@@ -118,8 +125,15 @@ def list_pyocd() -> dict[str, Any]:
     for probe in found:
         uid = str(probe.unique_id)
         description = f"{probe.vendor_name} {probe.product_name}".strip() or str(probe.description)
-        probes.append({"unique_id": uid, "vendor": probe.vendor_name, "product": probe.product_name,
-                       "url": f"pyocd://{uid}?target=TARGET", "description": description})  # fmt: skip
+        probes.append(
+            {
+                "unique_id": uid,
+                "vendor": probe.vendor_name,
+                "product": probe.product_name,
+                "url": f"pyocd://{uid}?target=TARGET",
+                "description": description,
+            }
+        )
     return {"probes": probes}
 
 
@@ -132,8 +146,14 @@ def list_serial() -> dict[str, Any]:
     ports = []
     for port in sorted(list_ports.comports(), key=lambda p: p.device):
         ident = f" [{port.vid:04x}:{port.pid:04x}]" if port.vid is not None and port.pid is not None else ""
-        ports.append({"device": port.device, "url": f"serial://{port.device}?baud=115200",
-                      "description": f"{port.description or port.device}{ident}", "hwid": port.hwid})  # fmt: skip
+        ports.append(
+            {
+                "device": port.device,
+                "url": f"serial://{port.device}?baud=115200",
+                "description": f"{port.description or port.device}{ident}",
+                "hwid": port.hwid,
+            }
+        )
     return {"ports": ports}
 
 

@@ -46,30 +46,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer live``."""
     from tracer.cli.screen import add_screen_arguments
 
-    parser.add_argument("source", metavar="SOURCE", help="'demo', a source URL (see below), or 'fvp' then -- and a command")
-    parser.add_argument("command", nargs="*", metavar="-- FVP_COMMAND", help="the FVP command line, after -- (fvp only)")
+    parser.add_argument(
+        "source", metavar="SOURCE", help="'demo', a source URL (see below), or 'fvp' then -- and a command"
+    )
+    parser.add_argument(
+        "command", nargs="*", metavar="-- FVP_COMMAND", help="the FVP command line, after -- (fvp only)"
+    )
     split_command_line(parser)
     parser.add_argument(
-        "--budget", metavar="FILE", nargs="+", action="extend", default=[],
+        "--budget",
+        metavar="FILE",
+        nargs="+",
+        action="extend",
+        default=[],
         help="predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow header, or TOML/JSON; "
-             "files of one model combine (repeatable)",
-    )  # fmt: skip
+        "files of one model combine (repeatable)",
+    )
     record = parser.add_argument_group("recording")
-    record.add_argument("-o", "--output", metavar="CAPTURE", help="capture to write (default: live-<date>-<time>.trace)")
+    record.add_argument(
+        "-o", "--output", metavar="CAPTURE", help="capture to write (default: live-<date>-<time>.trace)"
+    )
     record.add_argument("--no-record", action="store_true", help="do not write a capture")
     record.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
     source = parser.add_argument_group("the source")
-    source.add_argument("--inferences", type=int, default=10_000, metavar="N",
-                        help="demo: inferences the firmware runs before it exits (default: 10000, about 80 s)")  # fmt: skip
-    source.add_argument("--cpu-hz", type=parse_clock, metavar="HZ",
-                        help="core clock, until the firmware says (e.g. 160M)")  # fmt: skip
+    source.add_argument(
+        "--inferences",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="demo: inferences the firmware runs before it exits (default: 10000, about 80 s)",
+    )
+    source.add_argument(
+        "--cpu-hz", type=parse_clock, metavar="HZ", help="core clock, until the firmware says (e.g. 160M)"
+    )
     source.add_argument("--tpiu", choices=("on", "off"), help="whether the stream is TPIU-formatted (default: detect)")
-    source.add_argument("--tpiu-id", type=tpiu_id, default=1, metavar="N",
-                        help="TPIU source ID carrying ITM (default: 1)")  # fmt: skip
-    source.add_argument("--reconnect-on-end", action="store_true",
-                        help="also reconnect when the source closes cleanly (a trace server that restarts)")  # fmt: skip
-    parser.add_argument("--baseline", metavar="CAPTURE",
-                        help="a capture to compare with: per-layer p50 and its change (Δp50) in the layers table")  # fmt: skip
+    source.add_argument(
+        "--tpiu-id", type=tpiu_id, default=1, metavar="N", help="TPIU source ID carrying ITM (default: 1)"
+    )
+    source.add_argument(
+        "--reconnect-on-end",
+        action="store_true",
+        help="also reconnect when the source closes cleanly (a trace server that restarts)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="CAPTURE",
+        help="a capture to compare with: per-layer p50 and its change (Δp50) in the layers table",
+    )
     add_screen_arguments(parser)
 
 
@@ -87,14 +110,13 @@ def source_url(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Open, record, watch."""
     from tracer.capture.writer import CaptureWriter
+    from tracer.cli.cmd_replay import baseline_path
+    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
     from tracer.cli.source_setup import capture_metadata, source_factory
     from tracer.decode.tpiu import TpiuMode
     from tracer.session.engine import Session
     from tracer.session.feeds import SourceFeed
     from tracer.sources.reconnect import ReconnectingSource
-    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
-
-    from tracer.cli.cmd_replay import baseline_path
 
     console = args.console
     options = dataclasses.replace(session_options(args), baseline=baseline_path(args.baseline))

@@ -52,7 +52,9 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer record``."""
-    parser.add_argument("source", metavar="SOURCE", help="source URL (see below), or 'fvp' followed by -- and an FVP command line")
+    parser.add_argument(
+        "source", metavar="SOURCE", help="source URL (see below), or 'fvp' followed by -- and an FVP command line"
+    )
     parser.add_argument(
         "command", nargs="*", metavar="-- FVP_COMMAND", help="the FVP command line to run, after -- (fvp only)"
     )
@@ -61,19 +63,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=seconds, metavar="S", help="stop after S seconds (default: until the end)")
     parser.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
     parser.add_argument(
-        "--elf", metavar="PATH",
+        "--elf",
+        metavar="PATH",
         help="firmware ELF: its build ID goes into the capture; probe options may name its symbols",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--debug-db", metavar="XML",
+        "--debug-db",
+        metavar="XML",
         help="Vela debug database (--enable-debug-db) to map an FVP's PMU trace to layers (fvp only)",
-    )  # fmt: skip
+    )
     meta = parser.add_argument_group("what the capture header records")
     meta.add_argument("--cpu-hz", type=parse_clock, metavar="HZ", help="core clock, e.g. 160M")
     meta.add_argument("--swo-hz", type=parse_clock, metavar="HZ", help="SWO bit rate, e.g. 2M")
     meta.add_argument("--tpiu", choices=("on", "off"), help="whether the stream is TPIU-formatted (default: detect)")
-    meta.add_argument("--tpiu-id", type=tpiu_id, default=1, metavar="N",
-                      help="TPIU source ID carrying ITM (default: 1)")  # fmt: skip
+    meta.add_argument(
+        "--tpiu-id", type=tpiu_id, default=1, metavar="N", help="TPIU source ID carrying ITM (default: 1)"
+    )
     meta.add_argument("--ts-prescaler", type=int, choices=(1, 4, 16, 64), default=None, help="ITM timestamp prescaler")
     meta.add_argument("--notes", default="", help="free text stored in the header")
 
@@ -101,11 +106,11 @@ def _stop_signals_set(stop: threading.Event, caught: list[str]) -> Iterator[None
 
 def run(args: argparse.Namespace) -> int:
     """Record until the end, the duration, or Ctrl-C."""
-    from tracer.pipeline.record import record
     from tracer.capture.writer import CaptureWriter
     from tracer.cli.source_setup import capture_metadata, source_factory
-    from tracer.pipeline.provenance import git_revision
     from tracer.errors import ExitCode, UsageError
+    from tracer.pipeline.provenance import git_revision
+    from tracer.pipeline.record import record
     from tracer.sources.fvp import FvpSource
 
     console = args.console
@@ -131,7 +136,9 @@ def run(args: argparse.Namespace) -> int:
         if image is not None:
             meta = meta.merged(image.identity)
             if not image.build_id:
-                console.warn(f"{image.name} has no build ID (link with -Wl,--build-id); its content hash is recorded instead")
+                console.warn(
+                    f"{image.name} has no build ID (link with -Wl,--build-id); its content hash is recorded instead"
+                )
         with CaptureWriter(args.output, meta, overwrite=args.force) as writer:
             stop = threading.Event()
             caught: list[str] = []
@@ -154,9 +161,7 @@ def run(args: argparse.Namespace) -> int:
     if npu is not None:
         console.info(npu.sentence())
     if result.ended == "lost":
-        console.error(
-            f"source lost: {result.message}; every byte received ({result.bytes} bytes) is in {args.output}"
-        )
+        console.error(f"source lost: {result.message}; every byte received ({result.bytes} bytes) is in {args.output}")
         return ExitCode.SOURCE_UNAVAILABLE
     return ExitCode.OK
 
@@ -175,7 +180,9 @@ def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | 
     path = source.pmu_trace
     if path is None:
         if debug_db:
-            console.warn("--debug-db given but the FVP command asks for no PMU trace (-C ethosu.extra_args=\"--pmu-trace FILE\")")
+            console.warn(
+                '--debug-db given but the FVP command asks for no PMU trace (-C ethosu.extra_args="--pmu-trace FILE")'
+            )
         return
     if not Path(path).is_file():
         console.warn(f"the FVP wrote no PMU trace at {path}")

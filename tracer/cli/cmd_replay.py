@@ -40,17 +40,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or another tool's raw ITM file")
     parser.add_argument(
-        "--budget", metavar="FILE", nargs="+", action="extend", default=[],
+        "--budget",
+        metavar="FILE",
+        nargs="+",
+        action="extend",
+        default=[],
         help="predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow header, or TOML/JSON; "
-             "files of one model combine (repeatable)",
-    )  # fmt: skip
+        "files of one model combine (repeatable)",
+    )
     parser.add_argument(
-        "--speed", metavar="X", default="1",
+        "--speed",
+        metavar="X",
+        default="1",
         help="replay speed: a factor (2, 0.25, 1/4) or 'max' for as fast as possible (default: 1)",
-    )  # fmt: skip
+    )
     parser.add_argument("--paused", action="store_true", help="start paused (right arrow steps one inference)")
-    parser.add_argument("--baseline", metavar="CAPTURE",
-                        help="another capture to compare with: per-layer p50 and its change (Δp50) in the layers table")  # fmt: skip
+    parser.add_argument(
+        "--baseline",
+        metavar="CAPTURE",
+        help="another capture to compare with: per-layer p50 and its change (Δp50) in the layers table",
+    )
     add_screen_arguments(parser)
 
 
@@ -71,10 +80,10 @@ def baseline_path(path: str | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Open the capture, then the screen."""
+    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
     from tracer.errors import UsageError
     from tracer.session.engine import Session
     from tracer.session.pacing import parse_speed
-    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
 
     try:
         speed = parse_speed(args.speed)

@@ -38,11 +38,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("dataset", metavar="DATASET", help="a dataset folder written by 'tracer ingest'")
     parser.add_argument("--by", required=True, metavar="LABEL", help="the label whose values are the builds, in order")
-    parser.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
-                        help="only captures with this label value (repeatable; all must hold)")  # fmt: skip
-    parser.add_argument("--threshold", type=percent, default=DEFAULT_THRESHOLD_PCT, metavar="PCT",
-                        help=f"smallest change of level reported, in percent (default: {DEFAULT_THRESHOLD_PCT:g})")  # fmt: skip
-    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
+    parser.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="only captures with this label value (repeatable; all must hold)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=percent,
+        default=DEFAULT_THRESHOLD_PCT,
+        metavar="PCT",
+        help=f"smallest change of level reported, in percent (default: {DEFAULT_THRESHOLD_PCT:g})",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)"
+    )
     parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
 
 

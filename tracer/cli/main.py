@@ -15,7 +15,21 @@ from tracer.errors import ExitCode, OutputError, TracerError
 
 # Each verb is a module ``tracer.cli.cmd_<verb>`` with HELP, DESCRIPTION, add_arguments(parser)
 # and run(args) -> int. The order here is the order in ``tracer --help``.
-VERBS = ["decode", "record", "export", "budget", "list", "demo", "report", "live", "replay", "check", "compare", "ingest", "trend"]
+VERBS = [
+    "decode",
+    "record",
+    "export",
+    "budget",
+    "list",
+    "demo",
+    "report",
+    "live",
+    "replay",
+    "check",
+    "compare",
+    "ingest",
+    "trend",
+]
 
 EPILOG = """\
 exit codes: 0 ok; 1 a check failed; 2 usage or configuration error, or an output that cannot be
@@ -42,7 +56,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Return the parser: every verb with its options (tests check every verb's help), or, with
     ``only``, that verb alone if it is one (a run loads what its verb needs, not what every verb's
     options do), else every verb without options (``tracer --help`` lists them; a wrong verb is
-    refused with the list)."""
+    refused with the list).
+    """
     parser = argparse.ArgumentParser(
         prog="tracer",
         description="Telemetry and trace analyzer for microcontrollers running neural networks.",
@@ -59,9 +74,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             description=module.DESCRIPTION,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        verb_parser.add_argument(
-            "-q", "--quiet", action="store_true", help="no warnings or progress on stderr"
-        )
+        verb_parser.add_argument("-q", "--quiet", action="store_true", help="no warnings or progress on stderr")
         if only is None or only == verb:
             module.add_arguments(verb_parser)
         verb_parser.set_defaults(run=module.run)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Iterable, Iterator
+from typing import IO, Any, cast
 
 from tracer.errors import OutputError
 
@@ -38,10 +40,9 @@ class Console:
         self._say(f"tracer: error: {message}")
 
     def _say(self, line: str) -> None:
-        try:
+        # stderr itself may be gone (closed, full): nobody to tell then; the exit code still says it
+        with contextlib.suppress(OSError, ValueError):
             print(line, file=self.stream, flush=True)
-        except (OSError, ValueError):
-            pass  # stderr itself is gone (closed, full): nobody to tell; the exit code still says it
 
     @property
     def interactive(self) -> bool:
@@ -94,7 +95,7 @@ STDOUT = "stdout"
 
 
 @contextmanager
-def open_output(path: str | None, binary: bool = False) -> Iterator[IO]:  # type: ignore[type-arg]
+def open_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     """Open ``-o PATH`` for writing, or stdout for None or ``-``.
 
     The one place outputs are written through: any write, flush or close the OS refuses (a full
@@ -104,16 +105,16 @@ def open_output(path: str | None, binary: bool = False) -> Iterator[IO]:  # type
     if path in (None, "-"):
         stream = sys.stdout.buffer if binary else sys.stdout
         out = Output(stream, STDOUT)
-        yield out
+        yield _as_io(out)
         out.flush()
         return
     try:
-        handle = open(path, "wb" if binary else "w", encoding=None if binary else "utf-8")  # noqa: SIM115
+        handle = open(path, "wb" if binary else "w", encoding=None if binary else "utf-8")  # noqa: SIM115 - Output closes it
     except OSError as exc:
         raise OutputError(str(path), exc) from None
     out = Output(handle, str(path))
     try:
-        yield out
+        yield _as_io(out)
     finally:
         out.close()
 
@@ -126,14 +127,14 @@ class Output:
         name: The output in messages (the path, or ``stdout``).
     """
 
-    def __init__(self, stream: IO, name: str) -> None:  # type: ignore[type-arg]
+    def __init__(self, stream: IO[Any], name: str) -> None:
         self._stream = stream
         self.name = name
 
     def write(self, data: str | bytes) -> int:
         """Write, or raise OutputError."""
         try:
-            return self._stream.write(data)  # type: ignore[arg-type]
+            return self._stream.write(data)
         except OSError as exc:
             raise OutputError(self.name, exc) from None
 
@@ -159,10 +160,15 @@ class Output:
     @property
     def buffer(self) -> Output:
         """The binary stream under a text one, guarded the same way (AttributeError if none)."""
-        return Output(self._stream.buffer, self.name)
+        return Output(self._stream.buffer, self.name)  # type: ignore[attr-defined]  # text streams have one; else AttributeError, as said
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)
+
+
+def _as_io(out: Output) -> IO[Any]:
+    """``out`` as the IO its users write to: it has IO's writing methods and passes the rest on."""
+    return cast("IO[Any]", out)
 
 
 def flush_stdout() -> None:

@@ -10,7 +10,8 @@ import asyncio
 import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from tracer.errors import ExitCode, UsageError
 
@@ -44,14 +45,24 @@ def load_budget_files(paths: list[str]) -> Budget | None:
 
 def add_screen_arguments(parser: argparse.ArgumentParser) -> None:
     """``--ring`` and ``--window``: how much the screen keeps (``live`` and ``replay``)."""
-    from tracer.session.ring import DEFAULT_RING
     from tracer.analysis.statistics import DEFAULT_WINDOW
+    from tracer.session.ring import DEFAULT_RING
 
     view = parser.add_argument_group("how much the screen keeps")
-    view.add_argument("--ring", type=int, default=DEFAULT_RING, metavar="N",
-                      help=f"recent inferences kept whole for the timeline and the findings (default: {DEFAULT_RING})")  # fmt: skip
-    view.add_argument("--window", type=int, default=DEFAULT_WINDOW, metavar="N",
-                      help=f"recent executions per layer for p50/p99, history, distribution (default: {DEFAULT_WINDOW})")  # fmt: skip
+    view.add_argument(
+        "--ring",
+        type=int,
+        default=DEFAULT_RING,
+        metavar="N",
+        help=f"recent inferences kept whole for the timeline and the findings (default: {DEFAULT_RING})",
+    )
+    view.add_argument(
+        "--window",
+        type=int,
+        default=DEFAULT_WINDOW,
+        metavar="N",
+        help=f"recent executions per layer for p50/p99, history, distribution (default: {DEFAULT_WINDOW})",
+    )
 
 
 def session_options(args: argparse.Namespace, speed: float | None = 1.0, paused: bool = False) -> SessionOptions:

@@ -1,11 +1,13 @@
 """What ``tracer record`` and ``tracer live`` share: the FVP command line after ``--``, building the
 source a URL names, the capture header from what the source says and the options given, and the
-argparse types of their options (``--tpiu-id`` also serves ``tracer decode``)."""
+argparse types of their options (``--tpiu-id`` also serves ``tracer decode``).
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tracer.capture.metadata import CaptureMetadata
@@ -53,7 +55,7 @@ def split_command_line(parser: argparse.ArgumentParser) -> None:
             namespace.command = list(namespace.command or []) + tail
         return namespace, extras
 
-    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
+    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]  # this parser only: argparse has no hook
 
 
 def source_factory(url: str, command: list[str]) -> Callable[[], ByteSource]:
@@ -83,7 +85,8 @@ def source_factory(url: str, command: list[str]) -> Callable[[], ByteSource]:
 
 def capture_metadata(source: ByteSource, url: str, args: argparse.Namespace) -> CaptureMetadata:
     """The capture header: what the (opened) source says, then ``--cpu-hz``, ``--swo-hz``,
-    ``--tpiu`` and ``--tpiu-id`` where given."""
+    ``--tpiu`` and ``--tpiu-id`` where given.
+    """
     from tracer.capture.metadata import CaptureMetadata
 
     hints = source.metadata()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from tracer.base.timeline import LayerInfo
 from tracer.errors import UsageError
@@ -81,8 +81,7 @@ def check_same_model(models: Sequence[tuple[str, Mapping[int, LayerInfo]]], side
         differences = model_differences(first, layers)
         if differences:
             raise ModelMismatch(
-                f"the {side} inputs are not all of one model: {first_name} and {name} differ: "
-                + _listed(differences)
+                f"the {side} inputs are not all of one model: {first_name} and {name} differ: " + _listed(differences)
             )
 
 
@@ -96,13 +95,16 @@ def pair_layers(base: Mapping[int, LayerInfo], new: Mapping[int, LayerInfo], mod
         differences = model_differences(base, new)
         if differences:
             raise ModelMismatch(
-                "the base and the new build run different models: " + _listed(differences)
+                "the base and the new build run different models: "
+                + _listed(differences)
                 + " (--match index pairs layers by position, --match name by name)"
-            )  # fmt: skip
+            )
     if mode is MatchMode.NAME:
         return _pair_by_name(base, new)
-    return [LayerPair(i if i in base else None, i if i in new else None, _label(new.get(i) or base[i]))
-            for i in sorted(set(base) | set(new))]  # fmt: skip
+    return [
+        LayerPair(i if i in base else None, i if i in new else None, _label(new.get(i) or base[i]))
+        for i in sorted(set(base) | set(new))
+    ]
 
 
 def _pair_by_name(base: Mapping[int, LayerInfo], new: Mapping[int, LayerInfo]) -> list[LayerPair]:

@@ -137,7 +137,8 @@ def bootstrap_change(
     """The bootstrap interval of ``quantile(new) - quantile(base)`` (see the module docstring).
 
     Args:
-        base_sorted, new_sorted: The samples, each sorted ascending and non-empty.
+        base_sorted: The base samples, sorted ascending, not empty.
+        new_sorted: The new samples, sorted ascending, not empty.
         q: The quantile (0.5 median, 0.99 p99), nearest rank.
         replicates: Bootstrap replicates.
         confidence: Coverage of the interval.

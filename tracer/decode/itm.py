@@ -188,13 +188,12 @@ class ItmDecoder:
         if not self._hold:
             return batch
         parts: list[PacketBatch] = []
-        if self._held:
-            if first_stamp >= 0:
-                for held in self._held:
-                    held.ts[:] = first_stamp
-                parts.extend(self._held)
-                self._held = []
-                self._held_count = 0
+        if self._held and first_stamp >= 0:
+            for held in self._held:
+                held.ts[:] = first_stamp
+            parts.extend(self._held)
+            self._held = []
+            self._held_count = 0
         if self._held:  # nothing in this batch stamped the held packets
             self._held.append(batch)
             self._held_count += len(batch)

@@ -162,8 +162,8 @@ def _header_table() -> np.ndarray:
                     kind, special = K_DATA_ADDR, SP_NONE
                 else:
                     kind, special = K_DATA_PC, SP_DATA_PC1 if size == 1 else SP_NONE
-            row[T_KIND] = kind
-            row[T_B] = b
+            row[T_KIND] = int(kind)
+            row[T_B] = int(b)
             row[T_FLAGS] = flags
             row[T_SPECIAL] = special
     return np.array(tab, np.int64)
@@ -178,7 +178,7 @@ def new_state() -> np.ndarray:
     return np.zeros(STATE_SIZE, np.int64)
 
 
-def _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, offset, kind, a, b, c, flags):  # noqa: ANN001, ANN202
+def _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, offset, kind, a, b, c, flags):
     counts[kind] += 1
     out_offset[n] = offset
     out_kind[n] = kind
@@ -190,7 +190,7 @@ def _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts
     return n + 1
 
 
-def _hidden_sync(buf, start, end, length, final):  # noqa: ANN001, ANN202
+def _hidden_sync(buf, start, end, length, final):
     """Check whether the zeros ending the packet ``buf[start:end]`` begin a sync packet.
 
     Returns the position of the first of those zeros if a sync starts there, -1 if the buffer
@@ -211,7 +211,7 @@ def _hidden_sync(buf, start, end, length, final):  # noqa: ANN001, ANN202
     return -2
 
 
-def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts):  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
+def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts):
     """Decode whole packets of ``buf`` (uint8) whose first byte is at stream offset ``base``.
 
     Args:
@@ -239,7 +239,9 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
     first_stamp = np.int64(-1)
     if zeros > 0 and length > 0 and buf[0] != 0:  # a run of zeros ended the previous buffer
         if buf[0] == 0x80 and zeros >= 5:
-            n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, zero_at, K_SYNC, 0, 0, 0, 0)
+            n = _put(
+                n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, zero_at, K_SYNC, 0, 0, 0, 0
+            )
             page = 0
             state[S_GTS_HI_VALID] = 0
             state[S_GTS_LO_BITS] = 0
@@ -260,8 +262,12 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             if end > length:
                 break
             if i + 4 < length:
-                value = (np.int64(buf[i + 1]) | (np.int64(buf[i + 2]) << 8) | (np.int64(buf[i + 3]) << 16)
-                         | (np.int64(buf[i + 4]) << 24)) & SIZE_MASK[size]  # fmt: skip
+                value = (
+                    np.int64(buf[i + 1])
+                    | (np.int64(buf[i + 2]) << 8)
+                    | (np.int64(buf[i + 3]) << 16)
+                    | (np.int64(buf[i + 4]) << 24)
+                ) & SIZE_MASK[size]
             else:
                 value = np.int64(0)
                 for j in range(size):
@@ -271,7 +277,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 if p == -1:
                     break
                 if p >= 0:
-                    n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                    n = _put(
+                        n,
+                        counts,
+                        out_offset,
+                        out_kind,
+                        out_a,
+                        out_b,
+                        out_c,
+                        out_flags,
+                        out_ts,
+                        at,
+                        K_RESERVED,
+                        h,
+                        0,
+                        0,
+                        FLAG_MALFORMED,
+                    )
                     damaged = 1
                     i = p
                     continue
@@ -302,7 +324,7 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, kind, a, b, c, flags)
             i = end
             continue
-        if cls == C_LTS1 or cls == C_GTS1:
+        if cls in (C_LTS1, C_GTS1):
             if i + 4 < length:
                 b1 = np.int64(buf[i + 1])
                 b2 = np.int64(buf[i + 2])
@@ -337,7 +359,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 b3 = np.int64(buf[i + 3]) if k > 2 else np.int64(0)
                 b4 = np.int64(buf[i + 4]) if k > 3 else np.int64(0)
             if over:
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                n = _put(
+                    n,
+                    counts,
+                    out_offset,
+                    out_kind,
+                    out_a,
+                    out_b,
+                    out_c,
+                    out_flags,
+                    out_ts,
+                    at,
+                    K_RESERVED,
+                    h,
+                    0,
+                    0,
+                    FLAG_MALFORMED,
+                )
                 damaged = 1
                 i += 5
                 continue
@@ -347,7 +385,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 if p == -1:
                     break
                 if p >= 0:
-                    n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                    n = _put(
+                        n,
+                        counts,
+                        out_offset,
+                        out_kind,
+                        out_a,
+                        out_b,
+                        out_c,
+                        out_flags,
+                        out_ts,
+                        at,
+                        K_RESERVED,
+                        h,
+                        0,
+                        0,
+                        FLAG_MALFORMED,
+                    )
                     damaged = 1
                     i = p
                     continue
@@ -355,7 +409,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             i = end
             if cls == C_LTS1:
                 value = lo | ((b4 & 0x7F) << 21)
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_LTS, value, (h >> 4) & 3, k, 0)
+                n = _put(
+                    n,
+                    counts,
+                    out_offset,
+                    out_kind,
+                    out_a,
+                    out_b,
+                    out_c,
+                    out_flags,
+                    out_ts,
+                    at,
+                    K_LTS,
+                    value,
+                    (h >> 4) & 3,
+                    k,
+                    0,
+                )
                 ts += value
                 for j in range(unstamped, n):
                     out_ts[j] = ts
@@ -386,7 +456,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             if state[S_GTS_HI_VALID] and state[S_GTS_LO_BITS] == 26:
                 flags |= FLAG_GLOBAL_VALID
                 merged = (np.uint64(state[S_GTS_HI]) << np.uint64(26)) | np.uint64(gts_lo)
-            n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_GTS1, value, merged, k, flags)
+            n = _put(
+                n,
+                counts,
+                out_offset,
+                out_kind,
+                out_a,
+                out_b,
+                out_c,
+                out_flags,
+                out_ts,
+                at,
+                K_GTS1,
+                value,
+                merged,
+                k,
+                flags,
+            )
             continue
         if cls == C_LTS2:
             value = np.int64(h >> 4)
@@ -411,7 +497,9 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             if i == length:
                 break  # the run may go on in the next buffer
             if buf[i] == 0x80 and zeros >= 5:
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, zero_at, K_SYNC, 0, 0, 0, 0)
+                n = _put(
+                    n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, zero_at, K_SYNC, 0, 0, 0, 0
+                )
                 page = 0
                 state[S_GTS_HI_VALID] = 0
                 state[S_GTS_LO_BITS] = 0
@@ -424,7 +512,9 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             zeros = 0
             continue
         if cls == C_OVERFLOW:
-            n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_OVERFLOW, 0, 0, 0, 0)
+            n = _put(
+                n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_OVERFLOW, 0, 0, 0, 0
+            )
             i += 1
             continue
         if cls == C_GTS2:  # global timestamp 2: bits [47:26] (4 bytes) or [63:26] (6 bytes)
@@ -440,7 +530,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 break
             end = i + 1 + k
             if buf[end - 1] & 0x80:  # six continuation bytes: over-long
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                n = _put(
+                    n,
+                    counts,
+                    out_offset,
+                    out_kind,
+                    out_a,
+                    out_b,
+                    out_c,
+                    out_flags,
+                    out_ts,
+                    at,
+                    K_RESERVED,
+                    h,
+                    0,
+                    0,
+                    FLAG_MALFORMED,
+                )
                 damaged = 1
                 i = end
                 continue
@@ -449,13 +555,45 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 if p == -1:
                     break
                 if p >= 0:
-                    n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                    n = _put(
+                        n,
+                        counts,
+                        out_offset,
+                        out_kind,
+                        out_a,
+                        out_b,
+                        out_c,
+                        out_flags,
+                        out_ts,
+                        at,
+                        K_RESERVED,
+                        h,
+                        0,
+                        0,
+                        FLAG_MALFORMED,
+                    )
                     damaged = 1
                     i = p
                     continue
             i = end
             if k != 4 and k != 6:
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                n = _put(
+                    n,
+                    counts,
+                    out_offset,
+                    out_kind,
+                    out_a,
+                    out_b,
+                    out_c,
+                    out_flags,
+                    out_ts,
+                    at,
+                    K_RESERVED,
+                    h,
+                    0,
+                    0,
+                    FLAG_MALFORMED,
+                )
                 damaged = 1
                 continue
             value = np.int64(0)
@@ -468,7 +606,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
             if state[S_GTS_LO_BITS] == 26:
                 flags = FLAG_GLOBAL_VALID
                 merged = (np.uint64(value) << np.uint64(26)) | np.uint64(state[S_GTS_LO])
-            n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_GTS2, value, merged, k, flags)
+            n = _put(
+                n,
+                counts,
+                out_offset,
+                out_kind,
+                out_a,
+                out_b,
+                out_c,
+                out_flags,
+                out_ts,
+                at,
+                K_GTS2,
+                value,
+                merged,
+                k,
+                flags,
+            )
             continue
         if cls == C_EXTENSION:
             sh = (h >> 2) & 1
@@ -477,7 +631,23 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 flags = FLAG_PAGE if sh == 0 else 0
                 if sh == 0:
                     page = ex
-                n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_EXTENSION, ex, sh, 0, flags)
+                n = _put(
+                    n,
+                    counts,
+                    out_offset,
+                    out_kind,
+                    out_a,
+                    out_b,
+                    out_c,
+                    out_flags,
+                    out_ts,
+                    at,
+                    K_EXTENSION,
+                    ex,
+                    sh,
+                    0,
+                    flags,
+                )
                 i += 1
                 continue
             # Up to three 7-bit continuation bytes, then a final byte with all 8 bits.
@@ -505,11 +675,29 @@ def decode_itm(buf, base, state, counts, final, out_offset, out_kind, out_a, out
                 if p == -1:
                     break
                 if p >= 0:
-                    n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_RESERVED, h, 0, 0, FLAG_MALFORMED)
+                    n = _put(
+                        n,
+                        counts,
+                        out_offset,
+                        out_kind,
+                        out_a,
+                        out_b,
+                        out_c,
+                        out_flags,
+                        out_ts,
+                        at,
+                        K_RESERVED,
+                        h,
+                        0,
+                        0,
+                        FLAG_MALFORMED,
+                    )
                     damaged = 1
                     i = p
                     continue
-            n = _put(n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_EXTENSION, ex, sh, k, 0)
+            n = _put(
+                n, counts, out_offset, out_kind, out_a, out_b, out_c, out_flags, out_ts, at, K_EXTENSION, ex, sh, k, 0
+            )
             i = end
             continue
         # A one-byte reserved header.

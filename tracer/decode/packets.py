@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -119,9 +120,9 @@ class PacketBatch:
     def __len__(self) -> int:
         return int(self.kind.shape[0])
 
-    def columns(self) -> tuple[np.ndarray, ...]:
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """All columns, in field order."""
-        return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
+        return (self.offset, self.kind, self.a, self.b, self.c, self.flags, self.ts)
 
     def slice(self, start: int, stop: int | None = None) -> PacketBatch:
         """Return packets ``start:stop`` (views, no copy)."""
@@ -152,9 +153,14 @@ class PacketBatch:
     def record(self, i: int) -> dict[str, Any]:
         """Return packet ``i`` as the contract's JSON object."""
         return packet_record(
-            int(self.offset[i]), int(self.kind[i]), int(self.a[i]), int(self.b[i]),
-            int(self.c[i]), int(self.flags[i]), int(self.ts[i]),
-        )  # fmt: skip
+            int(self.offset[i]),
+            int(self.kind[i]),
+            int(self.a[i]),
+            int(self.b[i]),
+            int(self.c[i]),
+            int(self.flags[i]),
+            int(self.ts[i]),
+        )
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Yield every packet as the contract's JSON object."""

@@ -144,7 +144,8 @@ class Run:
         """True if these frames hold up as a formatter's: enough of them, a few valid IDs, at
         least one real source, and changes to the current ID rare (a formatter that repeats an ID
         does so at most now and then; raw ITM read as frames repeats ``01`` on every byte).
-        ``strict`` also wants the null ID's bytes zero (padding), but for one in 32 frames (or one)."""
+        ``strict`` also wants the null ID's bytes zero (padding), but for one in 32 frames (or one).
+        """
         ids = self.ids
         total = int(self.changes.sum())
         return (
@@ -164,15 +165,31 @@ def measure(sample: bytes, start: int, source_id: int, length: int | None = None
         state = tpiu_kernel.new_state()
         changes = np.zeros(tpiu_kernel.ID_COUNT, np.int64)
         out = np.empty(data.shape[0] + FRAME, np.uint8)
-        n, _ = tpiu_kernel.deframe(data, start, state, np.zeros(FRAME, np.uint8), wanted, out,
-                                   np.zeros(tpiu_kernel.ID_COUNT, np.int64), changes, tpiu_kernel.ALL_VALID)  # fmt: skip
+        n, _ = tpiu_kernel.deframe(
+            data,
+            start,
+            state,
+            np.zeros(FRAME, np.uint8),
+            wanted,
+            out,
+            np.zeros(tpiu_kernel.ID_COUNT, np.int64),
+            changes,
+            tpiu_kernel.ALL_VALID,
+        )
         return state, changes, out[:n]
 
     state, changes, wanted = deframe(source_id)
     # The null ID's bytes, read the same way (only when the frames change to it).
     null_noise = int(np.count_nonzero(deframe(NULL_ID)[2])) if changes[NULL_ID] else 0
-    return Run(start, int(state[tpiu_kernel.S_FRAMES]), int(state[tpiu_kernel.S_STOP]), changes,
-               int(state[tpiu_kernel.S_REDUNDANT]), null_noise, wanted.tobytes())  # fmt: skip
+    return Run(
+        start,
+        int(state[tpiu_kernel.S_FRAMES]),
+        int(state[tpiu_kernel.S_STOP]),
+        changes,
+        int(state[tpiu_kernel.S_REDUNDANT]),
+        null_noise,
+        wanted.tobytes(),
+    )
 
 
 def _itm_damage(data: bytes) -> float:
@@ -204,9 +221,17 @@ class Grid:
     wanted: bytes = dataclasses.field(default=b"", repr=False)
 
 
-def locate(sample: bytes, source_id: int = 1, *, min_frames: int = MIN_FRAMES, keep: int | None = None,
-           known: tuple[int, ...] = (), strict: bool = True, trust_sync: bool = False,
-           window: int = SEARCH_WINDOW) -> Grid | None:  # fmt: skip
+def locate(
+    sample: bytes,
+    source_id: int = 1,
+    *,
+    min_frames: int = MIN_FRAMES,
+    keep: int | None = None,
+    known: tuple[int, ...] = (),
+    strict: bool = True,
+    trust_sync: bool = False,
+    window: int = SEARCH_WINDOW,
+) -> Grid | None:
     """Find where the first whole frame of ``sample`` begins, or None if it holds no frames.
 
     A full sync (at any byte offset, among the first few) whose following frames hold up fixes the
@@ -261,13 +286,15 @@ def _by_sync(
 
 def _walk_back(sample: bytes, boundary: int, ids: set[int]) -> int:
     """The earliest start of whole frames ending at ``boundary`` on its grid: frames (with the
-    half syncs among them) that keep the formatter's rules and change only to ``ids``."""
+    half syncs among them) that keep the formatter's rules and change only to ``ids``.
+    """
     reserved = tpiu_kernel.RESERVED_ID
     at = boundary
     while True:
         while at >= 2 and sample[at - 2 : at] == HALF_SYNC:
             at -= 2
-        pos, halves = at, []
+        pos = at
+        halves: list[bytes] = []
         while len(halves) < FRAME // 2:
             if pos < 2:
                 return at
@@ -323,9 +350,12 @@ def detect(sample: bytes, source_id: int = 1, strict: bool = True) -> Grid | Non
     for block in range(0, max(1, len(sample)), SEARCH_WINDOW):
         part = sample[block : block + SEARCH_WINDOW + FRAME]
         grid = locate(part, source_id, strict=strict)
-        if grid is not None and (grid.full or grid.found_by == "full sync"):
-            if grid.found_by == "full sync" or not (strict and _reads_as_raw_itm(part)):
-                return dataclasses.replace(grid, start=block + grid.start)
+        if (
+            grid is not None
+            and (grid.full or grid.found_by == "full sync")
+            and (grid.found_by == "full sync" or not (strict and _reads_as_raw_itm(part)))
+        ):
+            return dataclasses.replace(grid, start=block + grid.start)
         if len(part) < SEARCH_WINDOW:
             break
     return None
@@ -351,7 +381,8 @@ def looks_formatted(sample: bytes, source_id: int = 1) -> bool:
 @dataclasses.dataclass
 class Deframed:
     """A piece of the wanted source's bytes; ``lost_before`` is set when the stream of that source
-    is broken just before it (the grid was lost and found again: bytes between are unknown)."""
+    is broken just before it (the grid was lost and found again: bytes between are unknown).
+    """
 
     data: bytes
     lost_before: int | None = None
@@ -487,8 +518,17 @@ class TpiuDeframer:
         # A frame completed by these bytes may hold up to 14 bytes that arrived in earlier calls.
         out = np.empty(buf.shape[0] + FRAME, np.uint8)
         while True:
-            n, used = k.deframe(buf[done:], base + done, self._state, self._frame, self.source_id, out,
-                                self._id_bytes, self.id_changes, self._expected)  # fmt: skip
+            n, used = k.deframe(
+                buf[done:],
+                base + done,
+                self._state,
+                self._frame,
+                self.source_id,
+                out,
+                self._id_bytes,
+                self.id_changes,
+                self._expected,
+            )
             if n or lost_before is not None:
                 pieces.append(Deframed(out[:n].tobytes(), lost_before))
                 lost_before = None
@@ -523,7 +563,8 @@ class TpiuDeframer:
 
     def _resolve(self, final: bool) -> bytes:
         """Search the bytes collected for the grid. Returns the bytes to deframe on it; or, when
-        none holds up, gives up the bytes no later frame can start in and keeps searching."""
+        none holds up, gives up the bytes no later frame can start in and keeps searching.
+        """
         assert self._search is not None
         sample = bytes(self._search[: SEARCH_WINDOW + FRAME])
         at, why, keep = self._search_at, self._search_why, self._search_keep
@@ -539,8 +580,9 @@ class TpiuDeframer:
             self._search_at = at + give_up
             return b""
         if grid.ambiguous and self.ambiguity is None:
-            self.ambiguity = dataclasses.replace(grid, start=at + grid.start,
-                                                 ambiguous=tuple(at + s for s in grid.ambiguous))  # fmt: skip
+            self.ambiguity = dataclasses.replace(
+                grid, start=at + grid.start, ambiguous=tuple(at + s for s in grid.ambiguous)
+            )
         rest = bytes(self._search[grid.start :])
         self._search = None
         self._expect(grid.ids)
@@ -562,7 +604,8 @@ class TpiuDeframer:
 
     def _source_after_loss(self) -> int:
         """The source of the bytes on a new grid before its first ID change: the stream's only
-        source if it has carried one so far, else unknown (-1; those bytes are counted)."""
+        source if it has carried one so far, else unknown (-1; those bytes are counted).
+        """
         sources = [i for i in np.flatnonzero(self._id_bytes) if 0 < i < 0x70]
         return int(sources[0]) if len(sources) == 1 else -1
 

@@ -64,7 +64,7 @@ def new_state() -> np.ndarray:
     return state
 
 
-def _emit(state, source, byte, wanted, out, n, id_bytes):  # noqa: ANN001, ANN202, PLR0913
+def _emit(state, source, byte, wanted, out, n, id_bytes):
     if source >= 0:
         id_bytes[source] += 1
         if source == wanted:
@@ -75,7 +75,7 @@ def _emit(state, source, byte, wanted, out, n, id_bytes):  # noqa: ANN001, ANN20
     return n
 
 
-def _verdict(frame, expected):  # noqa: ANN001, ANN202
+def _verdict(frame, expected):
     """STOP_BAD_FRAME, STOP_UNEXPECTED_ID or STOP_NONE for a whole frame."""
     verdict = STOP_NONE
     aux = frame[15]
@@ -90,7 +90,7 @@ def _verdict(frame, expected):  # noqa: ANN001, ANN202
     return verdict
 
 
-def deframe(buf, base, state, frame, wanted, out, id_bytes, id_changes, expected):  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
+def deframe(buf, base, state, frame, wanted, out, id_bytes, id_changes, expected):
     """Deframe ``buf`` (stream position ``base``); bytes of source ``wanted`` go to ``out``.
 
     ``id_bytes`` and ``id_changes`` (128 entries) count the data bytes and ID changes per ID;

@@ -9,15 +9,26 @@ import io
 import os
 import struct
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from tracer.base.exceptions import FIRST_IRQ, exception_label
 from tracer.errors import UsageError, reading_file
 from tracer.limits import MAX_ELF_FILE_BYTES, read_limited
 
+if TYPE_CHECKING:
+    from elftools.elf.elffile import ELFFile
+
 # Where toolchains and CMSIS startup files put the vector table: symbol names, then section names.
-VECTOR_SYMBOLS = ("__Vectors", "__isr_vector", "g_pfnVectors", "__vector_table", "_vector_table",
-                  "vector_table", "__VECTOR_TABLE", "_vectors")  # fmt: skip
+VECTOR_SYMBOLS = (
+    "__Vectors",
+    "__isr_vector",
+    "g_pfnVectors",
+    "__vector_table",
+    "_vector_table",
+    "vector_table",
+    "__VECTOR_TABLE",
+    "_vectors",
+)
 VECTOR_SECTIONS = (".isr_vector", ".vectors", ".vector_table", "RESET", ".intvecs")
 MAX_VECTORS = FIRST_IRQ + 496  # Armv8-M allows up to 496 external interrupts
 
@@ -127,8 +138,8 @@ def read_elf(stream: BinaryIO | bytes, name: str = "<elf>") -> ElfImage:
         UsageError: Not an ELF image, or one pyelftools cannot read.
     """
     try:
-        from elftools.common.exceptions import ELFError  # noqa: PLC0415 - lazy, like all parsers
-        from elftools.elf.elffile import ELFFile  # noqa: PLC0415
+        from elftools.common.exceptions import ELFError  # lazy, like all parsers
+        from elftools.elf.elffile import ELFFile
     except ImportError:  # pragma: no cover - a core dependency
         raise UsageError("reading ELF files needs pyelftools: pip install pyelftools") from None
     blob = stream if isinstance(stream, bytes) else stream.read(MAX_ELF_FILE_BYTES + 1)
@@ -139,13 +150,22 @@ def read_elf(stream: BinaryIO | bytes, name: str = "<elf>") -> ElfImage:
     try:
         elf = ELFFile(io.BytesIO(blob))
         return _build(elf, name)
-    except (ELFError, ValueError, KeyError, IndexError, AssertionError, struct.error, OverflowError, RecursionError) as exc:
+    except (
+        ELFError,
+        ValueError,
+        KeyError,
+        IndexError,
+        AssertionError,
+        struct.error,
+        OverflowError,
+        RecursionError,
+    ) as exc:
         # pyelftools raises a few kinds on damaged files; any of them means "cannot use this".
         raise UsageError(f"{name}: damaged ELF file ({exc})") from None
 
 
 # -- building -----------------------------------------------------------------------------------
-def _build(elf: object, name: str) -> ElfImage:
+def _build(elf: ELFFile, name: str) -> ElfImage:
     symbols = _symbols(elf)
     memory = _memory(elf)
     digest = hashlib.sha256()
@@ -157,9 +177,9 @@ def _build(elf: object, name: str) -> ElfImage:
     return image
 
 
-def _symbols(elf: object) -> dict[str, ElfSymbol]:
+def _symbols(elf: ELFFile) -> dict[str, ElfSymbol]:
     out: dict[str, ElfSymbol] = {}
-    symtab = elf.get_section_by_name(".symtab")  # type: ignore[attr-defined]
+    symtab = elf.get_section_by_name(".symtab")
     if symtab is None or not hasattr(symtab, "iter_symbols"):  # missing, or not a symbol table (damaged type)
         return out
     for sym in symtab.iter_symbols():
@@ -177,40 +197,40 @@ def _symbols(elf: object) -> dict[str, ElfSymbol]:
     return out
 
 
-def _memory(elf: object) -> list[tuple[int, bytes]]:
+def _memory(elf: ELFFile) -> list[tuple[int, bytes]]:
     regions = []
-    for section in elf.iter_sections():  # type: ignore[attr-defined]
+    for section in elf.iter_sections():
         flags = section["sh_flags"]
         if flags & 0x2 and section["sh_type"] != "SHT_NOBITS" and section["sh_size"]:  # SHF_ALLOC
             regions.append((int(section["sh_addr"]), bytes(section.data())))
     return sorted(regions)
 
 
-def _build_id(elf: object) -> str | None:
-    for section in elf.iter_sections():  # type: ignore[attr-defined]
+def _build_id(elf: ELFFile) -> str | None:
+    for section in elf.iter_sections():
         if section["sh_type"] != "SHT_NOTE":
             continue
-        for note in section.iter_notes():
+        for note in section.iter_notes():  # type: ignore[attr-defined]  # elftools makes SHT_NOTE a NoteSection
             if note["n_type"] == "NT_GNU_BUILD_ID":
                 desc = note["n_desc"]
                 return desc if isinstance(desc, str) else bytes(desc).hex()
     return None
 
 
-def _vector_table(elf: object, image: ElfImage) -> tuple[int, int] | None:
+def _vector_table(elf: ELFFile, image: ElfImage) -> tuple[int, int] | None:
     """(address, number of entries) of the vector table, or None."""
     for sym_name in VECTOR_SYMBOLS:
         sym = image.symbols.get(sym_name)
         if sym is not None:
             return sym.address, (sym.size // 4 if sym.size else MAX_VECTORS)
     for sec_name in VECTOR_SECTIONS:
-        section = elf.get_section_by_name(sec_name)  # type: ignore[attr-defined]
+        section = elf.get_section_by_name(sec_name)
         if section is not None and section["sh_size"] >= 8:
             return int(section["sh_addr"]), int(section["sh_size"]) // 4
     return None
 
 
-def _vector_names(elf: object, image: ElfImage) -> dict[int, str]:
+def _vector_names(elf: ELFFile, image: ElfImage) -> dict[int, str]:
     table = _vector_table(elf, image)
     if table is None:
         return {}

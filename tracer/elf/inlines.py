@@ -24,8 +24,14 @@ import numpy as np
 from tracer.elf.image import ElfImage, read_elf
 from tracer.errors import UsageError, reading_file
 
-ADDRESS_FORMS = ("DW_FORM_addr", "DW_FORM_addrx", "DW_FORM_addrx1", "DW_FORM_addrx2", "DW_FORM_addrx3",
-                 "DW_FORM_addrx4")  # fmt: skip
+ADDRESS_FORMS = (
+    "DW_FORM_addr",
+    "DW_FORM_addrx",
+    "DW_FORM_addrx1",
+    "DW_FORM_addrx2",
+    "DW_FORM_addrx3",
+    "DW_FORM_addrx4",
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -99,8 +105,8 @@ def open_locator(path: str | os.PathLike[str]) -> CodeLocator:
 
 def read_inlined_ranges(data: bytes, name: str = "<elf>") -> list[InlinedRange]:
     """Every inlined call's address ranges in an ELF file's DWARF (empty without DWARF)."""
-    from elftools.common.exceptions import ELFError  # noqa: PLC0415 - only with an ELF
-    from elftools.elf.elffile import ELFFile  # noqa: PLC0415
+    from elftools.common.exceptions import ELFError  # only with an ELF
+    from elftools.elf.elffile import ELFFile
 
     try:
         elf = ELFFile(io.BytesIO(data))

@@ -11,11 +11,10 @@ already moved to lanes of their own): the format does not allow it.
 from __future__ import annotations
 
 import json
-from typing import IO, TYPE_CHECKING, Any, Mapping
+from typing import IO, Any
 
-from tracer.export.perfetto_layout import layout
 from tracer.analysis.analyze import Analysis
-
+from tracer.export.perfetto_layout import layout
 
 PID = 1
 
@@ -25,23 +24,57 @@ def chrome_trace(analysis: Analysis) -> dict[str, Any]:
     timeline = analysis.timeline
     laid = layout(analysis)
     tids = {t.name: k + 1 for k, t in enumerate(tr for tr in laid.tracks if not tr.counter)}
-    events: list[dict[str, Any]] = [{"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": laid.title}}]
+    events: list[dict[str, Any]] = [
+        {"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": laid.title}}
+    ]
     for name, tid in tids.items():
         events.append({"name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": {"name": name}})
         events.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid, "args": {"sort_index": tid}})
     for s in laid.slices:
-        events.append({"name": s.name, "cat": s.category, "ph": "X", "ts": _us(s.start_ns),
-                       "dur": _us(s.end_ns - s.start_ns), "pid": PID, "tid": tids[s.track], "args": s.args})  # fmt: skip
+        events.append(
+            {
+                "name": s.name,
+                "cat": s.category,
+                "ph": "X",
+                "ts": _us(s.start_ns),
+                "dur": _us(s.end_ns - s.start_ns),
+                "pid": PID,
+                "tid": tids[s.track],
+                "args": s.args,
+            }
+        )
     for i in laid.instants:
-        events.append({"name": i.name, "cat": i.category, "ph": "i", "s": "t", "ts": _us(i.ts_ns), "pid": PID,
-                       "tid": tids[i.track], "args": i.args})  # fmt: skip
+        events.append(
+            {
+                "name": i.name,
+                "cat": i.category,
+                "ph": "i",
+                "s": "t",
+                "ts": _us(i.ts_ns),
+                "pid": PID,
+                "tid": tids[i.track],
+                "args": i.args,
+            }
+        )
     units = {t.name: t.unit for t in laid.tracks if t.counter}
     for c in laid.counters:
-        events.append({"name": c.track, "ph": "C", "ts": _us(c.ts_ns), "pid": PID,
-                       "args": {units.get(c.track) or "value": c.value}})  # fmt: skip
+        events.append(
+            {
+                "name": c.track,
+                "ph": "C",
+                "ts": _us(c.ts_ns),
+                "pid": PID,
+                "args": {units.get(c.track) or "value": c.value},
+            }
+        )
     events[1:] = sorted(events[1:], key=lambda e: (e["ph"] != "M", e.get("ts", 0)))
-    other = {"source": timeline.source, "clock_hz": laid.clock_hz, "clock_source": timeline.clock_source,
-             "labels": dict(timeline.labels), "time_unit_note": "ts and dur in microseconds from target cycles"}  # fmt: skip
+    other = {
+        "source": timeline.source,
+        "clock_hz": laid.clock_hz,
+        "clock_source": timeline.clock_source,
+        "labels": dict(timeline.labels),
+        "time_unit_note": "ts and dur in microseconds from target cycles",
+    }
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": other}
 
 

@@ -70,10 +70,11 @@ def _change(ch: Change) -> dict[str, Any]:
         "exact": ch.exact,
         "p50": _quantile(ch.p50),
         "p99": _quantile(ch.p99),
-        "test": None if ch.test is None else
-        {"name": "mann-whitney-u", "u": ch.test.u, "p_value": ch.test.p_value, "method": ch.test.method},
+        "test": None
+        if ch.test is None
+        else {"name": "mann-whitney-u", "u": ch.test.u, "p_value": ch.test.p_value, "method": ch.test.method},
         "why": _why(ch.why) if ch.why is not None else None,
-    }  # fmt: skip
+    }
 
 
 def _quantile(q: QuantileChange | None) -> dict[str, Any] | None:
@@ -85,24 +86,34 @@ def _quantile(q: QuantileChange | None) -> dict[str, Any] | None:
         "new": q.new,
         "delta": q.delta,
         "pct": _round(q.pct),
-        "ci": None if ci is None else {
-            "low": ci.low, "high": ci.high, "low_pct": _round(ci.low_pct), "high_pct": _round(ci.high_pct),
+        "ci": None
+        if ci is None
+        else {
+            "low": ci.low,
+            "high": ci.high,
+            "low_pct": _round(ci.low_pct),
+            "high_pct": _round(ci.high_pct),
             "confidence": ci.confidence,
         },
-    }  # fmt: skip
+    }
 
 
 def _why(w: Why) -> dict[str, Any]:
     return {
         "own": {"base": w.own[0], "new": w.own[1], "delta": w.own[1] - w.own[0]},
-        "interrupts": {"base": _round(w.interrupts[0]), "new": _round(w.interrupts[1]),
-                       "delta": _round(w.interrupts[1] - w.interrupts[0])},
-        "counters": [{"name": c.name, "kind": c.kind, "base": _round(c.base), "new": _round(c.new), "pct": _round(c.pct)}
-                     for c in w.counters],
+        "interrupts": {
+            "base": _round(w.interrupts[0]),
+            "new": _round(w.interrupts[1]),
+            "delta": _round(w.interrupts[1] - w.interrupts[0]),
+        },
+        "counters": [
+            {"name": c.name, "kind": c.kind, "base": _round(c.base), "new": _round(c.new), "pct": _round(c.pct)}
+            for c in w.counters
+        ],
         "moved": [c.name for c in w.moved],
         "bound": w.bound,
         "engine": None if w.engine is None else {"base": w.engine[0], "new": w.engine[1]},
-    }  # fmt: skip
+    }
 
 
 def _finding(f: FindingKey) -> dict[str, Any]:

@@ -27,15 +27,40 @@ def write_junit(obj: dict[str, Any], out: IO[str]) -> None:
         cases.append(("tracer.compare.time", name, text, f"{name} slower: {_pct(ch)}" if failed else None))
     for m in obj["memory"]:
         text = f"{m['name']}: {m['base']} -> {m['new']} bytes"
-        cases.append(("tracer.compare.memory", m["name"], text, f"{text}, grew beyond {obj['threshold_pct']:g} %" if m["grew"] else None))
+        cases.append(
+            (
+                "tracer.compare.memory",
+                m["name"],
+                text,
+                f"{text}, grew beyond {obj['threshold_pct']:g} %" if m["grew"] else None,
+            )
+        )
     failures = sum(1 for case in cases if case[3] is not None)
     title = f"tracer compare {_inputs(obj['base'])} -> {_inputs(obj['new'])}"
-    root = ET.Element("testsuites", {"name": title, "tests": str(len(cases)), "failures": str(failures),
-                                     "errors": "0", "skipped": "0", "time": "0"})  # fmt: skip
-    suite = ET.SubElement(root, "testsuite", {
-        "name": title, "tests": str(len(cases)), "failures": str(failures), "errors": "0", "skipped": "0",
-        "time": "0", "timestamp": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-    })  # fmt: skip
+    root = ET.Element(
+        "testsuites",
+        {
+            "name": title,
+            "tests": str(len(cases)),
+            "failures": str(failures),
+            "errors": "0",
+            "skipped": "0",
+            "time": "0",
+        },
+    )
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        {
+            "name": title,
+            "tests": str(len(cases)),
+            "failures": str(failures),
+            "errors": "0",
+            "skipped": "0",
+            "time": "0",
+            "timestamp": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
+        },
+    )
     props = ET.SubElement(suite, "properties")
     for key in ("threshold_pct", "alpha", "match"):
         ET.SubElement(props, "property", {"name": key, "value": str(obj[key])})

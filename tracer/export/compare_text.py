@@ -19,17 +19,31 @@ def render_text(obj: dict[str, Any]) -> str:
     out = [
         f"base        {_side(obj['base'])}",
         f"new         {_side(obj['new'])}",
-        f"rule        slower or faster: median change beyond {obj['threshold_pct']:g} % and real "
-        f"(Mann-Whitney p < {obj['alpha']:g} and 95 % bootstrap interval excludes 0; exact when a side has no spread)",
+        (
+            f"rule        slower or faster: median change beyond {obj['threshold_pct']:g} % and real "
+            f"(Mann-Whitney p < {obj['alpha']:g} and 95 % bootstrap interval excludes 0; exact when a side has no spread)"
+        ),
         f"verdict     {_verdict(obj)}",
         "",
     ]
     rows = [_row(ch, text=True) for ch in _changes(obj)]
-    headers = ["#", "layer", "op", "count", "base p50", "new p50", "change", "95 % interval", "p99 change", "p", "verdict"]
+    headers = [
+        "#",
+        "layer",
+        "op",
+        "count",
+        "base p50",
+        "new p50",
+        "change",
+        "95 % interval",
+        "p99 change",
+        "p",
+        "verdict",
+    ]
     out += _table(headers, rows, right={0, 3, 4, 5, 6, 7, 8, 9})
     why = [f"  {ch['label']}: {explain(ch)}" for ch in _changes(obj) if ch["significant"]]
     if why:
-        out += ["", "why"] + why
+        out += ["", "why", *why]
     out += ["", "memory      high-water marks"]
     out += [f"  {line}" for line in _memory_lines(obj)] or ["  none reported"]
     out += ["", "findings"] + [f"  {line}" for line in _finding_lines(obj)]
@@ -46,9 +60,11 @@ def render_markdown(obj: dict[str, Any]) -> str:
         f"**Base:** {_side(obj['base'], code=True)}  ",
         f"**New:** {_side(obj['new'], code=True)}",
         "",
-        f"A change counts when the median moved by more than {obj['threshold_pct']:g} % and it is real: "
-        f"Mann-Whitney p < {obj['alpha']:g} and the 95 % bootstrap interval excludes 0 (exact when a side has "
-        "no spread).",
+        (
+            f"A change counts when the median moved by more than {obj['threshold_pct']:g} % and it is real: "
+            f"Mann-Whitney p < {obj['alpha']:g} and the 95 % bootstrap interval excludes 0 (exact when a side has "
+            "no spread)."
+        ),
         "",
         "| # | layer | op | count | base p50 | new p50 | change | 95 % interval | p99 change | p | verdict |",
         "|--:|---|---|--:|--:|--:|--:|--:|--:|--:|---|",
@@ -59,7 +75,7 @@ def render_markdown(obj: dict[str, Any]) -> str:
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     why = [f"- **{ch['label']}**: {explain(ch)}" for ch in _changes(obj) if ch["significant"]]
     if why:
-        out += ["", "**Why**", ""] + why
+        out += ["", "**Why**", "", *why]
     memory = _memory_lines(obj)
     findings = _finding_lines(obj)
     out += ["", "<details><summary>Memory and findings</summary>", ""]
@@ -96,7 +112,8 @@ def explain(ch: dict[str, Any]) -> str:
     if moved:
         listed = ", ".join(f"{c['name']} {_pct(c['pct'])}" for c in moved)
         bound = {"memory": "memory traffic grew: memory-bound", "compute": "compute grew: compute-bound"}.get(
-            why["bound"] or "", "")
+            why["bound"] or "", ""
+        )
         parts.append(f"PMU {listed}" + (f" ({bound})" if bound else ""))
     elif why["counters"]:
         parts.append("no PMU counter moved beyond the threshold")
@@ -114,16 +131,36 @@ def _row(ch: dict[str, Any], text: bool) -> list[str]:
     p50, p99, test = ch["p50"], ch["p99"], ch["test"]
     count = f"{ch['base_count']:,}/{ch['new_count']:,}"
     if p50 is None:
-        return ["-" if index is None else str(index), ch["label"], ch["op"], count, "-", "-", "-", "-", "-", "-",
-                ch["verdict"]]  # fmt: skip
+        return [
+            "-" if index is None else str(index),
+            ch["label"],
+            ch["op"],
+            count,
+            "-",
+            "-",
+            "-",
+            "-",
+            "-",
+            "-",
+            ch["verdict"],
+        ]
     ci = p50["ci"]
     interval = "exact" if ch["exact"] else "-" if ci is None else f"{_pct(ci['low_pct'])} .. {_pct(ci['high_pct'])}"
     p = "-" if test is None else f"{test['p_value']:.2g}"
     verdict = SIGNS[ch["verdict"]] if text else ch["verdict"]
     return [
-        "-" if index is None else str(index), ch["label"], ch["op"], count, _n(p50["base"]), _n(p50["new"]),
-        f"{_signed(p50['delta'])} ({_pct(p50['pct'])})", interval, _pct(p99["pct"]), p, verdict,
-    ]  # fmt: skip
+        "-" if index is None else str(index),
+        ch["label"],
+        ch["op"],
+        count,
+        _n(p50["base"]),
+        _n(p50["new"]),
+        f"{_signed(p50['delta'])} ({_pct(p50['pct'])})",
+        interval,
+        _pct(p99["pct"]),
+        p,
+        verdict,
+    ]
 
 
 def _side(side: dict[str, Any], code: bool = False) -> str:

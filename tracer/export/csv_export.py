@@ -10,7 +10,7 @@ by start.
 from __future__ import annotations
 
 import csv
-from typing import IO, Mapping
+from typing import IO
 
 import numpy as np
 
@@ -34,9 +34,19 @@ def write_csv(out: IO[str], analysis: Analysis) -> int:
         info = infos[layer[k]]
         cycles = end[k] - start[k]
         guess = predicted.get(layer[k])
-        writer.writerow((
-            inference[k], layer[k], info.name, info.op, info.engine.value, start[k], end[k], cycles,
-            int(complete[k]), "" if guess is None else round(guess, 3),
-            "" if not guess else round(cycles / guess, 4),
-        ))  # fmt: skip
+        writer.writerow(
+            (
+                inference[k],
+                layer[k],
+                info.name,
+                info.op,
+                info.engine.value,
+                start[k],
+                end[k],
+                cycles,
+                int(complete[k]),
+                "" if guess is None else round(guess, 3),
+                "" if not guess else round(cycles / guess, 4),
+            )
+        )
     return len(order)

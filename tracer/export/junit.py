@@ -20,7 +20,9 @@ from tracer.analysis.checks import FINDINGS, LAYERS, MEMORY, Check, GateResult
 GROUP_TITLES = {"input": "input", LAYERS: "layer budgets", MEMORY: "memory", FINDINGS: "findings"}
 
 
-def junit_tree(result: GateResult, capture: str, properties: dict[str, Any] | None = None) -> ET.ElementTree:
+def junit_tree(
+    result: GateResult, capture: str, properties: dict[str, Any] | None = None
+) -> ET.ElementTree[ET.Element]:
     """The JUnit document of a gate result.
 
     Args:
@@ -29,20 +31,35 @@ def junit_tree(result: GateResult, capture: str, properties: dict[str, Any] | No
         properties: Extra ``<property>`` values (budget files, tolerance, fail-on ...).
     """
     failures = len(result.failed)
-    root = ET.Element("testsuites", {
-        "name": f"tracer check {capture}", "tests": str(len(result.checks)), "failures": str(failures),
-        "errors": "0", "skipped": "0", "time": "0",
-    })  # fmt: skip
-    stamp = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    root = ET.Element(
+        "testsuites",
+        {
+            "name": f"tracer check {capture}",
+            "tests": str(len(result.checks)),
+            "failures": str(failures),
+            "errors": "0",
+            "skipped": "0",
+            "time": "0",
+        },
+    )
+    stamp = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     for group in GROUP_TITLES:
         checks = [c for c in result.checks if c.group == group]
         if not checks:
             continue
-        suite = ET.SubElement(root, "testsuite", {
-            "name": f"tracer check: {GROUP_TITLES[group]} ({capture})", "tests": str(len(checks)),
-            "failures": str(sum(not c.passed for c in checks)), "errors": "0", "skipped": "0",
-            "time": _seconds(sum(c.seconds or 0.0 for c in checks)), "timestamp": stamp,
-        })  # fmt: skip
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            {
+                "name": f"tracer check: {GROUP_TITLES[group]} ({capture})",
+                "tests": str(len(checks)),
+                "failures": str(sum(not c.passed for c in checks)),
+                "errors": "0",
+                "skipped": "0",
+                "time": _seconds(sum(c.seconds or 0.0 for c in checks)),
+                "timestamp": stamp,
+            },
+        )
         props = ET.SubElement(suite, "properties")
         for key, value in {"capture": capture, "fail_on": result.fail_on.value, **(properties or {})}.items():
             ET.SubElement(props, "property", {"name": key, "value": str(value)})
@@ -61,10 +78,19 @@ def write_junit(result: GateResult, out: IO[str], capture: str, properties: dict
 
 
 def _testcase(suite: ET.Element, check: Check) -> None:
-    case = ET.SubElement(suite, "testcase", {
-        "classname": f"tracer.{check.group}", "name": check.name, "time": _seconds(check.seconds or 0.0),
-    })  # fmt: skip
-    details = [check.message, f"measured: {_value(check.measured)} {check.unit}; limit: {_value(check.limit)} {check.unit}"]
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        {
+            "classname": f"tracer.{check.group}",
+            "name": check.name,
+            "time": _seconds(check.seconds or 0.0),
+        },
+    )
+    details = [
+        check.message,
+        f"measured: {_value(check.measured)} {check.unit}; limit: {_value(check.limit)} {check.unit}",
+    ]
     for finding in check.findings:
         details.append(f"[{finding.severity.value}] {finding.id}: {finding.message}")
         if finding.fix:
@@ -74,9 +100,14 @@ def _testcase(suite: ET.Element, check: Check) -> None:
     text = "\n".join(details)
     if not check.passed:
         worst = max(check.findings, key=lambda f: f.severity.rank, default=None)
-        failure = ET.SubElement(case, "failure", {
-            "message": _first_line(check.message), "type": worst.id if worst else "not-measured",
-        })  # fmt: skip
+        failure = ET.SubElement(
+            case,
+            "failure",
+            {
+                "message": _first_line(check.message),
+                "type": worst.id if worst else "not-measured",
+            },
+        )
         failure.text = text
     else:
         out = ET.SubElement(case, "system-out")

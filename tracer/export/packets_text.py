@@ -17,6 +17,7 @@ from typing import IO, Protocol
 import numpy as np
 
 from tracer.decode.packets import (
+    EXCEPTION_ACTIONS,
     FLAG_CLKCH,
     FLAG_GLOBAL_VALID,
     FLAG_MALFORMED,
@@ -24,7 +25,6 @@ from tracer.decode.packets import (
     FLAG_PROHIBITED,
     FLAG_WRAP,
     FLAG_WRITE,
-    EXCEPTION_ACTIONS,
     KIND_COUNT,
     NO_TS,
     PacketBatch,
@@ -38,11 +38,53 @@ MAX_LINE = 256  # bytes; the longest line is about 130
 SLICE = 1 << 16  # packets formatted per kernel call (bounds the buffer to 16 MiB)
 
 KEYS = (
-    "delta", "tc", "value", "wrap", "clkch", "global", "sh", "ex", "page", "port", "size", "counters", "number",
-    "action", "pc", "prohibited", "comparator", "address", "write", "header", "malformed", "lost_bytes",
-)  # fmt: skip
-(K_DELTA, K_TC, K_VALUE, K_WRAP, K_CLKCH, K_GLOBAL, K_SH, K_EX, K_PAGE, K_PORT, K_SIZE, K_COUNTERS, K_NUMBER,
- K_ACTION, K_PC, K_PROHIBITED, K_COMPARATOR, K_ADDRESS, K_WRITE, K_HEADER, K_MALFORMED, K_LOST) = range(len(KEYS))  # fmt: skip
+    "delta",
+    "tc",
+    "value",
+    "wrap",
+    "clkch",
+    "global",
+    "sh",
+    "ex",
+    "page",
+    "port",
+    "size",
+    "counters",
+    "number",
+    "action",
+    "pc",
+    "prohibited",
+    "comparator",
+    "address",
+    "write",
+    "header",
+    "malformed",
+    "lost_bytes",
+)
+(
+    K_DELTA,
+    K_TC,
+    K_VALUE,
+    K_WRAP,
+    K_CLKCH,
+    K_GLOBAL,
+    K_SH,
+    K_EX,
+    K_PAGE,
+    K_PORT,
+    K_SIZE,
+    K_COUNTERS,
+    K_NUMBER,
+    K_ACTION,
+    K_PC,
+    K_PROHIBITED,
+    K_COMPARATOR,
+    K_ADDRESS,
+    K_WRITE,
+    K_HEADER,
+    K_MALFORMED,
+    K_LOST,
+) = range(len(KEYS))
 HEX_IN_TEXT = frozenset({"value", "pc", "address", "global", "header", "counters"})
 
 
@@ -61,19 +103,19 @@ ACTION_NAMES, ACTION_LENS = _table([EXCEPTION_ACTIONS[i] for i in range(4)])
 DIGITS = np.frombuffer(b"0123456789abcdef", np.uint8)
 
 
-def _bytes(out, pos, table, lens, i):  # noqa: ANN001, ANN202
+def _bytes(out, pos, table, lens, i):
     for j in range(lens[i]):
         out[pos + j] = table[i, j]
     return pos + lens[i]
 
 
-def _lit(out, pos, text):  # noqa: ANN001, ANN202
+def _lit(out, pos, text):
     for j in range(len(text)):
         out[pos + j] = ord(text[j])
     return pos + len(text)
 
 
-def _uint(out, pos, value, base):  # noqa: ANN001, ANN202
+def _uint(out, pos, value, base):
     """Write an unsigned integer in base 10 or, as ``0x...``, base 16."""
     v = np.uint64(value)
     ub = np.uint64(base)
@@ -92,7 +134,7 @@ def _uint(out, pos, value, base):  # noqa: ANN001, ANN202
     return pos + n
 
 
-def _int_padded(out, pos, value, width, left):  # noqa: ANN001, ANN202
+def _int_padded(out, pos, value, width, left):
     """A signed decimal right-aligned in ``width`` (or left-aligned), like ``f"{v:>w}"``."""
     neg = value < 0
     v = -value if neg else value
@@ -121,7 +163,7 @@ def _int_padded(out, pos, value, width, left):  # noqa: ANN001, ANN202
     return pos
 
 
-def _key(out, pos, mode, key, first):  # noqa: ANN001, ANN202
+def _key(out, pos, mode, key, first):
     if mode == NDJSON:
         out[pos] = 44  # ,
         out[pos + 1] = 34  # "
@@ -137,22 +179,22 @@ def _key(out, pos, mode, key, first):  # noqa: ANN001, ANN202
     return pos + 1
 
 
-def _int_field(out, pos, mode, key, value, first):  # noqa: ANN001, ANN202
+def _int_field(out, pos, mode, key, value, first):
     pos = _key(out, pos, mode, key, first)
     return _uint(out, pos, value, 16 if mode == TEXT and KEY_HEX[key] else 10)
 
 
-def _bool_field(out, pos, mode, key, value, first):  # noqa: ANN001, ANN202
+def _bool_field(out, pos, mode, key, value, first):
     pos = _key(out, pos, mode, key, first)
     return _lit(out, pos, "true") if value else _lit(out, pos, "false")
 
 
-def _null_field(out, pos, mode, key, first):  # noqa: ANN001, ANN202
+def _null_field(out, pos, mode, key, first):
     pos = _key(out, pos, mode, key, first)
     return _lit(out, pos, "null") if mode == NDJSON else _lit(out, pos, "none")
 
 
-def _action_field(out, pos, mode, action, first):  # noqa: ANN001, ANN202
+def _action_field(out, pos, mode, action, first):
     pos = _key(out, pos, mode, K_ACTION, first)
     if mode == NDJSON:
         out[pos] = 34
@@ -162,7 +204,7 @@ def _action_field(out, pos, mode, action, first):  # noqa: ANN001, ANN202
     return _bytes(out, pos, ACTION_NAMES, ACTION_LENS, action)
 
 
-def format_packets(offset, kind, a, b, c, flags, ts, mode, out):  # noqa: ANN001, ANN201, C901, PLR0912, PLR0915
+def format_packets(offset, kind, a, b, c, flags, ts, mode, out):
     """Write packets as ndjson or text lines into ``out`` (room for ``MAX_LINE`` per packet)."""
     pos = 0
     for i in range(kind.shape[0]):
@@ -174,18 +216,12 @@ def format_packets(offset, kind, a, b, c, flags, ts, mode, out):  # noqa: ANN001
             pos = _lit(out, pos, ',"type":"')
             pos = _bytes(out, pos, TYPE_NAMES, TYPE_LENS, k)
             pos = _lit(out, pos, '","ts":')
-            if ts[i] == NO_TS:
-                pos = _lit(out, pos, "null")
-            else:
-                pos = _uint(out, pos, ts[i], 10)
+            pos = _lit(out, pos, "null") if ts[i] == NO_TS else _uint(out, pos, ts[i], 10)
         else:
             pos = _int_padded(out, pos, offset[i], 10, False)
             out[pos] = 32
             pos += 1
-            if ts[i] == NO_TS:
-                pos = _lit(out, pos, "           -")
-            else:
-                pos = _int_padded(out, pos, ts[i], 12, False)
+            pos = _lit(out, pos, "           -") if ts[i] == NO_TS else _int_padded(out, pos, ts[i], 12, False)
             pos = _lit(out, pos, "  ")
             start = pos
             pos = _bytes(out, pos, TYPE_NAMES, TYPE_LENS, k)
@@ -295,7 +331,7 @@ def write_packets(batch: PacketBatch, out: IO[str], fmt: str, symbols: Describer
     for start in range(0, len(batch), SLICE):
         n = format_packets(*batch.slice(start, start + SLICE).columns(), mode, buf)
         if binary is not None:
-            binary.write(memoryview(buf)[:n])
+            binary.write(buf.data[:n])
         else:
             out.write(buf[:n].tobytes().decode("ascii"))
 
@@ -328,7 +364,9 @@ def _with_symbols(batch: PacketBatch, text: str, fmt: str, symbols: Describer) -
         if name is None:
             continue
         if fmt == "ndjson":
-            lines[i] = f"{lines[i][:-1]},\"symbol\":{json.dumps(name)}}}"
+            lines[i] = f'{lines[i][:-1]},"symbol":{json.dumps(name)}}}'
         else:
-            lines[i] = _NAMED_FIELD[kind].sub(lambda m, n=name: f"{m.group(0)} <{n}>", lines[i], count=1)
+            field = _NAMED_FIELD[kind].search(lines[i])
+            if field is not None:
+                lines[i] = f"{lines[i][: field.end()]} <{name}>{lines[i][field.end() :]}"
     return "\n".join(lines)

@@ -27,12 +27,12 @@ slice's begin, so back-to-back layers nest correctly.
 from __future__ import annotations
 
 import struct
-from typing import IO, TYPE_CHECKING, Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import IO, Any
 
+from tracer.analysis.analyze import Analysis
 from tracer.export.perfetto_layout import TraceLayout, layout
 from tracer.export.protobuf import FIXED64, Message, length_delimited, tag, varint_field
-from tracer.analysis.analyze import Analysis
-
 
 SEQUENCE_ID = 1
 PID = 1
@@ -96,8 +96,12 @@ class _Encoder:
     def event(self, kind: int, track: str, name: str, category: str, args: Mapping[str, Any]) -> bytes:
         """TrackEvent {debug_annotations..., type, track_uuid, categories, name}."""
         parts = [self.annotation(key, value) for key, value in args.items() if value is not None]
-        parts += [self.types[kind], self.track[track], length_delimited(22, category.encode()),
-                  length_delimited(23, name.encode())]  # fmt: skip
+        parts += [
+            self.types[kind],
+            self.track[track],
+            length_delimited(22, category.encode()),
+            length_delimited(23, name.encode()),
+        ]
         return b"".join(parts)
 
     def end(self, track: str) -> bytes:
@@ -128,7 +132,12 @@ def _events(laid: TraceLayout, uuids: dict[str, int]) -> Iterator[tuple[int, int
     enc = _Encoder(uuids)
     seq = 0
     for s in laid.slices:
-        yield s.start_ns, _RANK_BEGIN, seq, enc.packet(s.start_ns, enc.event(SLICE_BEGIN, s.track, s.name, s.category, s.args))
+        yield (
+            s.start_ns,
+            _RANK_BEGIN,
+            seq,
+            enc.packet(s.start_ns, enc.event(SLICE_BEGIN, s.track, s.name, s.category, s.args)),
+        )
         yield s.end_ns, _RANK_END, seq, enc.packet(s.end_ns, enc.end(s.track))
         seq += 1
     for i in laid.instants:

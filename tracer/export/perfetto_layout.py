@@ -21,13 +21,13 @@ timings an FVP produced carry "model estimate" in the CPU track's name and in ea
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from tracer.analysis.analyze import Analysis
 from tracer.base.timeline import Engine, InferenceTimeline
-
 
 INFERENCES = "Inferences"
 NPU_JOBS = "NPU jobs"
@@ -163,7 +163,7 @@ def _inferences(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout
         start, end = int(inf.start[i]), int(inf.end[i])
         if start < 0:
             continue
-        args = {"inference": int(inf.number[i]), "complete": bool(inf.complete[i])}
+        args: dict[str, Any] = {"inference": int(inf.number[i]), "complete": bool(inf.complete[i])}
         if inf.problems[i]:
             args["problems"] = "; ".join(inf.problems[i])
         name = f"inference {int(inf.number[i])}" + ("" if inf.complete[i] else " (incomplete)")
@@ -191,8 +191,14 @@ def _layers(
         track("CPU (" + MODEL_ESTIMATE + ")" if estimate else "CPU")
     if Engine.NPU in engines:
         track("NPU")
-    cols = (spans.inference.tolist(), spans.layer.tolist(), spans.start.tolist(), spans.end.tolist(),
-            spans.complete.tolist(), spans.isr_cycles.tolist())  # fmt: skip
+    cols = (
+        spans.inference.tolist(),
+        spans.layer.tolist(),
+        spans.start.tolist(),
+        spans.end.tolist(),
+        spans.complete.tolist(),
+        spans.isr_cycles.tolist(),
+    )
     pmu = spans.pmu
     for r in order.tolist():
         number, index, start, end, complete, isr = (c[r] for c in cols)
@@ -207,8 +213,14 @@ def _layers(
             ends[lane] = end
         name_of_track = track(base if lane == 0 else f"{base} #{lane + 1}")
         cycles = end - start
-        args: dict[str, Any] = {"layer": index, "op": info.op, "engine": engine.value, "inference": number,
-                                "cycles": cycles, "complete": bool(complete)}  # fmt: skip
+        args: dict[str, Any] = {
+            "layer": index,
+            "op": info.op,
+            "engine": engine.value,
+            "inference": number,
+            "cycles": cycles,
+            "complete": bool(complete),
+        }
         if isr:
             args["isr_cycles"] = isr
         guess = predicted.get(index)
@@ -242,7 +254,7 @@ def _isrs(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, trac
         # The same handler cannot preempt itself; a second lane only guards against damaged data.
         name = base if lanes.get(base, -1) <= isr.start else f"{base} #2"
         lanes[name] = isr.end
-        args = {"exception": isr.exception, "depth": isr.depth, "cycles": isr.end - isr.start}
+        args: dict[str, Any] = {"exception": isr.exception, "depth": isr.depth, "cycles": isr.end - isr.start}
         if isr.repaired:
             args["repaired"] = "exit lost in an overflow; inferred"
         if isr.end > isr.start:
@@ -266,18 +278,24 @@ def _npu_jobs(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, 
 
 def _moments(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, track: Any) -> None:
     for op in timeline.cache_ops:
-        out.instants.append(Instant(
-            track(CACHE), clock.ns(op.cycle), f"{op.op} 0x{op.address:08x} +{op.length}", "cache",
-            {"op": op.op, "address": f"0x{op.address:08x}", "length": op.length, "inference": op.inference},
-        ))  # fmt: skip
+        out.instants.append(
+            Instant(
+                track(CACHE),
+                clock.ns(op.cycle),
+                f"{op.op} 0x{op.address:08x} +{op.length}",
+                "cache",
+                {"op": op.op, "address": f"0x{op.address:08x}", "length": op.length, "inference": op.inference},
+            )
+        )
     for mark in timeline.marks:
         args = {"id": mark.id} if mark.value is None else {"id": mark.id, "value": mark.value}
         name = f"mark {mark.id}" + ("" if mark.value is None else f" = {mark.value}")
         out.instants.append(Instant(track(MARKS), clock.ns(mark.cycle), name, "mark", args))
     for line in timeline.console:
         if line.cycle is not None and line.text.strip():
-            out.instants.append(Instant(track(CONSOLE), clock.ns(line.cycle), line.text[:200], "console",
-                                        {"text": line.text}))  # fmt: skip
+            out.instants.append(
+                Instant(track(CONSOLE), clock.ns(line.cycle), line.text[:200], "console", {"text": line.text})
+            )
 
 
 def _memory(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, track: Any) -> None:

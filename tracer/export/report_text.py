@@ -34,7 +34,9 @@ def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[s
         widths = [max(w, len(c)) for w, c in zip(widths, row)]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        ).rstrip()
 
     return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
@@ -98,15 +100,19 @@ def _capture(c: dict[str, Any]) -> list[str]:
         lines.append(f"note        {key}: {label}")
     restarts = c.get("restarts") or []
     if restarts:
-        shown = ", ".join(f"byte {r['offset']:,} (cycle {r['cycle']:,}, {r['reason'].replace('_', ' ')})"
-                          for r in restarts[:3])  # fmt: skip
+        shown = ", ".join(
+            f"byte {r['offset']:,} (cycle {r['cycle']:,}, {r['reason'].replace('_', ' ')})" for r in restarts[:3]
+        )
         more = f" and {len(restarts) - 3} more" if len(restarts) > 3 else ""
         lines.append(f"sessions    {c['sessions']}: the target restarted at {shown}{more}")
     loss = c["loss"]
     lost = {k: v for k, v in loss.items() if v}
     if lost:
-        lines.append("loss        " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in lost.items())
-                     + "  (inferences touched are marked incomplete)")  # fmt: skip
+        lines.append(
+            "loss        "
+            + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in lost.items())
+            + "  (inferences touched are marked incomplete)"
+        )
     else:
         lines.append("loss        none")
     for warning in c.get("warnings", []):
@@ -119,8 +125,10 @@ def _inferences(inf: dict[str, Any], clock_hz: int | None) -> list[str]:
     lat = inf.get("latency_cycles")
     if lat:
         ms = f"  (p50 {1e3 * lat['p50'] / clock_hz:.3f} ms)" if clock_hz else ""
-        lines.append(f"latency     cycles  min {_n(lat['min'])}  p50 {_n(lat['p50'])}  p99 {_n(lat['p99'])}  "
-                     f"max {_n(lat['max'])}  mean {_n(lat['mean'])}  std {_n(lat['std'])}{ms}")  # fmt: skip
+        lines.append(
+            f"latency     cycles  min {_n(lat['min'])}  p50 {_n(lat['p50'])}  p99 {_n(lat['p99'])}  "
+            f"max {_n(lat['max'])}  mean {_n(lat['mean'])}  std {_n(lat['std'])}{ms}"
+        )
     elif inf["complete"]:
         lines.append("latency     not measured (no start and end time per inference)")
     else:
@@ -141,10 +149,23 @@ def _layers(layers: list[dict[str, Any]], capture: dict[str, Any]) -> list[str]:
     for layer in layers:
         c = layer["cycles"] or {}
         count = str(layer["count"]) + (f" (+{layer['excluded']} excl.)" if layer.get("excluded") else "")
-        rows.append([str(layer["index"]), layer["name"] or "-", layer["op"] or "-", layer["engine"], count,
-                     _n(c.get("min")), _n(c.get("p50")), _n(c.get("p99")), _n(c.get("max")), _n(c.get("mean")),
-                     _n(c.get("std")), _n(layer["predicted_cycles"]),
-                     "-" if layer["ratio"] is None else f"{layer['ratio']:.2f}"])  # fmt: skip
+        rows.append(
+            [
+                str(layer["index"]),
+                layer["name"] or "-",
+                layer["op"] or "-",
+                layer["engine"],
+                count,
+                _n(c.get("min")),
+                _n(c.get("p50")),
+                _n(c.get("p99")),
+                _n(c.get("max")),
+                _n(c.get("mean")),
+                _n(c.get("std")),
+                _n(layer["predicted_cycles"]),
+                "-" if layer["ratio"] is None else f"{layer['ratio']:.2f}",
+            ]
+        )
         has_pmu = has_pmu or bool(layer.get("pmu_mean"))
     lines = ["layers      cycles per layer over complete inferences"]
     lines += ["  " + row for row in _table(headers, rows, right={0, 4, 5, 6, 7, 8, 9, 10, 11, 12})]
@@ -155,9 +176,14 @@ def _layers(layers: list[dict[str, Any]], capture: dict[str, Any]) -> list[str]:
         names: list[str] = []
         for layer in layers:
             names += [n for n in layer.get("pmu_mean", {}) if n not in names]
-        pmu_rows = [[str(layer["index"]), layer["name"] or "-"] + [_n(layer["pmu_mean"].get(n)) for n in names]
-                    for layer in layers if layer.get("pmu_mean")]  # fmt: skip
-        lines += ["  " + row for row in _table(["#", "name", *names], pmu_rows, right=set(range(2, 2 + len(names))) | {0})]
+        pmu_rows = [
+            [str(layer["index"]), layer["name"] or "-"] + [_n(layer["pmu_mean"].get(n)) for n in names]
+            for layer in layers
+            if layer.get("pmu_mean")
+        ]
+        lines += [
+            "  " + row for row in _table(["#", "name", *names], pmu_rows, right=set(range(2, 2 + len(names))) | {0})
+        ]
     return lines
 
 
@@ -175,27 +201,35 @@ def _memory(memory: dict[str, Any]) -> list[str]:
     for stack in memory["stacks"]:
         share = f" ({100 * stack['high_water'] / stack['size']:.1f}%)" if stack.get("size") else ""
         canary = "canary intact" if stack["canary_ok"] else "CANARY OVERWRITTEN"
-        lines.append(f"stack       {stack['name']}: high-water {_n(stack['high_water'])} of {_n(stack['size'])} bytes"
-                     f"{share}, {canary}")  # fmt: skip
+        lines.append(
+            f"stack       {stack['name']}: high-water {_n(stack['high_water'])} of {_n(stack['size'])} bytes"
+            f"{share}, {canary}"
+        )
     sram = memory.get("sram") or {}
     if sram.get("planned_peak") is not None or sram.get("available") is not None:
-        parts = [f"{label} {_n(sram[key])} bytes" for key, label in
-                 (("planned_peak", "compiler's peak"), ("available", "available on the part")) if sram.get(key) is not None]
-        lines.append("sram        " + ", ".join(parts))  # fmt: skip
+        parts = [
+            f"{label} {_n(sram[key])} bytes"
+            for key, label in (("planned_peak", "compiler's peak"), ("available", "available on the part"))
+            if sram.get(key) is not None
+        ]
+        lines.append("sram        " + ", ".join(parts))
     for failure in memory.get("allocation_failures", []):
         where = f" (line {failure['line']})" if failure.get("line") else ""
-        lines.append(f"allocation  FAILED {failure['kind']}: requested {_n(failure['requested'])}, available "
-                     f"{_n(failure['available'])}, missing {_n(failure['missing'])} bytes{where}")  # fmt: skip
+        lines.append(
+            f"allocation  FAILED {failure['kind']}: requested {_n(failure['requested'])}, available "
+            f"{_n(failure['available'])}, missing {_n(failure['missing'])} bytes{where}"
+        )
     return lines
 
 
 def _budget(budget: dict[str, Any]) -> list[str]:
     sources = ", ".join(budget.get("sources", []))
-    lines = [f"budget      {budget.get('name') or '(unnamed)'} from {sources}",
-             f"            {budget.get('units')}"]  # fmt: skip
+    lines = [f"budget      {budget.get('name') or '(unnamed)'} from {sources}", f"            {budget.get('units')}"]
     if budget.get("predicted_cycles_per_inference") is not None:
-        lines.append(f"            predicted per inference: {_n(budget['predicted_cycles_per_inference'])} cycles "
-                     "(capture clock)")  # fmt: skip
+        lines.append(
+            f"            predicted per inference: {_n(budget['predicted_cycles_per_inference'])} cycles "
+            "(capture clock)"
+        )
     unmatched = budget.get("unmatched_budget_layers") or []
     if unmatched:
         names = ", ".join(u.get("name") or f"{u.get('op')}#{u.get('index')}" for u in unmatched[:10])
@@ -207,22 +241,35 @@ def _budget(budget: dict[str, Any]) -> list[str]:
 
 def _pmu(pmu: dict[str, Any]) -> list[str]:
     simulated = "  [SIMULATED: no real NPU]" if pmu.get("simulated") else ""
-    lines = [f"pmu         counters per inference, totals over {pmu.get('totals_over', 0)} complete inference(s)"
-             f"{simulated}"]  # fmt: skip
+    lines = [
+        f"pmu         counters per inference, totals over {pmu.get('totals_over', 0)} complete inference(s){simulated}"
+    ]
     rows = []
     per = pmu.get("per_inference", [])
     for name in pmu["counters"]:
         values = [row["counters"][name] for row in per if row["complete"] and name in row["counters"]]
         mean = sum(values) / len(values) if values else None
-        rows.append([name, pmu.get("units", {}).get(name) or "-", _n(pmu.get("totals", {}).get(name)),
-                     _n(min(values) if values else None), _n(mean), _n(max(values) if values else None)])  # fmt: skip
-    lines += ["  " + row for row in _table(["counter", "unit", "total", "min", "mean", "max"], rows, right={2, 3, 4, 5})]
+        rows.append(
+            [
+                name,
+                pmu.get("units", {}).get(name) or "-",
+                _n(pmu.get("totals", {}).get(name)),
+                _n(min(values) if values else None),
+                _n(mean),
+                _n(max(values) if values else None),
+            ]
+        )
+    lines += [
+        "  " + row for row in _table(["counter", "unit", "total", "min", "mean", "max"], rows, right={2, 3, 4, 5})
+    ]
     use = pmu.get("npu_utilization")
     if use:
         lines.append(f"  NPU active {use['ratio']:.1%} of its cycles ({_n(use['active'])} of {_n(use['total'])})")
     for name, stat in pmu.get("summaries", {}).items():
-        lines.append(f"  {name}: {_n(stat.get('total'))} {stat.get('unit')} over {_n(stat.get('samples'))} samples "
-                     f"(mean {_n(stat.get('mean'))}, min {_n(stat.get('min'))}, max {_n(stat.get('max'))})")  # fmt: skip
+        lines.append(
+            f"  {name}: {_n(stat.get('total'))} {stat.get('unit')} over {_n(stat.get('samples'))} samples "
+            f"(mean {_n(stat.get('mean'))}, min {_n(stat.get('min'))}, max {_n(stat.get('max'))})"
+        )
     return lines
 
 
@@ -250,7 +297,8 @@ def _findings(findings: list[dict[str, Any]]) -> list[str]:
 
 def _evidence(evidence: dict[str, Any]) -> list[str]:
     """The numbers behind a finding, ``name value`` pairs wrapped at about 100 columns; nested
-    lists and objects are counted (every value is in ``--format json``)."""
+    lists and objects are counted (every value is in ``--format json``).
+    """
     parts = [f"{key.replace('_', ' ')} {_evidence_value(value)}" for key, value in evidence.items()]
     lines, line = [], "      evidence:"
     for part in parts:
@@ -309,21 +357,27 @@ def _interrupts(section: dict[str, Any] | None, layer_names: dict[int, str]) -> 
     """The ``interrupts`` section as text lines."""
     if not section:
         return []
-    lines = [f"interrupts  {section['count']} handler runs" + (f"  ({section['time']})" if section["time"] != "cycles"
-                                                               else "")]  # fmt: skip
+    lines = [
+        f"interrupts  {section['count']} handler runs"
+        + (f"  ({section['time']})" if section["time"] != "cycles" else "")
+    ]
     time = section["time"]
     unit = "bytes apart" if "byte offsets" in time else ("timestamp ticks" if "timestamp ticks" in time else "cycles")
     for e in section["by_exception"]:
         c = e["cycles"] or {}
         repaired = f", {e['repaired']} with the exit lost and repaired" if e["repaired"] else ""
-        lines.append(f"  {e['name']} (exception {e['exception']}): {e['count']} runs, {unit} min {_n(c.get('min'))} "
-                     f"p50 {_n(c.get('p50'))} max {_n(c.get('max'))}; "
-                     f"{e['in_layers']} inside layers{repaired}")  # fmt: skip
+        lines.append(
+            f"  {e['name']} (exception {e['exception']}): {e['count']} runs, {unit} min {_n(c.get('min'))} "
+            f"p50 {_n(c.get('p50'))} max {_n(c.get('max'))}; "
+            f"{e['in_layers']} inside layers{repaired}"
+        )
     for h in section["by_layer"]:
         label = layer_names.get(h["layer"], "")
-        lines.append(f"  in layer {h['layer']}{f' ({label})' if label else ''}: {h['name']} {h['hits']} times in "
-                     f"{h['inferences_hit']} of {h['spans']} runs, {h['cycles_per_hit']:,.0f} cycles per run "
-                     f"(max {h['cycles_max']:,})")  # fmt: skip
+        lines.append(
+            f"  in layer {h['layer']}{f' ({label})' if label else ''}: {h['name']} {h['hits']} times in "
+            f"{h['inferences_hit']} of {h['spans']} runs, {h['cycles_per_hit']:,.0f} cycles per run "
+            f"(max {h['cycles_max']:,})"
+        )
     return lines
 
 
@@ -331,15 +385,21 @@ def _tasks(section: dict[str, Any], layer_names: dict[int, str]) -> list[str]:
     """The ``tasks`` section as text lines: CPU share per task, loss, time taken from layers."""
     time = section["time"]
     unit = "cycles" if time == "cycles" else "ticks"
-    lost = (f"; {section['incomplete']} may hide a lost switch ({section['incomplete_cycles']:,} {unit}), left out "
-            "of the shares" if section["incomplete"] else "")  # fmt: skip
+    lost = (
+        f"; {section['incomplete']} may hide a lost switch ({section['incomplete_cycles']:,} {unit}), left out "
+        "of the shares"
+        if section["incomplete"]
+        else ""
+    )
     lines = [f"tasks       {section['slices']} task slice(s){lost}" + (f"; {time}" if time != "cycles" else "")]
     for t in section["by_task"]:
         lines.append(f"  {t['name']}: {t['share']:.2%} of the CPU, {t['cycles']:,} {unit} in {t['slices']} slices")
     for h in section["by_layer"]:
         label = layer_names.get(h["layer"], "")
-        lines.append(f"  in layer {h['layer']}{f' ({label})' if label else ''}: task {h['name']} took "
-                     f"{h['cycles_total']:,} {unit} from {h['hits']} of its {h['spans']} runs (max {h['cycles_max']:,})")  # fmt: skip
+        lines.append(
+            f"  in layer {h['layer']}{f' ({label})' if label else ''}: task {h['name']} took "
+            f"{h['cycles_total']:,} {unit} from {h['hits']} of its {h['spans']} runs (max {h['cycles_max']:,})"
+        )
     return lines
 
 
@@ -363,10 +423,16 @@ def _jitter(section: dict[str, Any] | None) -> list[str]:
     settings = section.get("settings") or {}
     origin = {"option": " (command line)", "budget": " (budget)"}
     threshold = f"{section['threshold_pct']:g}%{origin.get(settings.get('threshold_from', ''), '')}"
-    share = (f"; layers under {settings['min_share_pct']:g}%{origin.get(settings.get('min_share_from', ''), '')} of "
-             "the inference: information only" if "min_share_pct" in settings else "")  # fmt: skip
-    lines = [f"jitter      outliers: more than {threshold} above the median{share}"
-             + (f"; latency cv {lat['cv']:.4f}, {lat['outliers']} slow inference(s)" if lat else "")]  # fmt: skip
+    share = (
+        f"; layers under {settings['min_share_pct']:g}%{origin.get(settings.get('min_share_from', ''), '')} of "
+        "the inference: information only"
+        if "min_share_pct" in settings
+        else ""
+    )
+    lines = [
+        f"jitter      outliers: more than {threshold} above the median{share}"
+        + (f"; latency cv {lat['cv']:.4f}, {lat['outliers']} slow inference(s)" if lat else "")
+    ]
     for layer in section["layers"]:
         label = f"layer {layer['index']}" + (f" ({layer['name']})" if layer["name"] else "")
         head = f"  {label}: cv {layer['cv']:.4f}, p50 {layer['p50']:,} p99 {layer['p99']:,} max {layer['max']:,}"
@@ -379,8 +445,10 @@ def _jitter(section: dict[str, Any] | None) -> list[str]:
         causes = ", ".join(f"{n} {c}" for c, n in layer["causes"].items())
         lines.append(f"{head}; {layer['outliers']} outlier(s): {causes}")
         for o in layer["listed"][:5]:
-            lines.append(f"      inference {o['inference']}: {o['cycles']:,} cycles ({o['ratio']:.2f}x), {o['cause']}"
-                         + _outlier_why(o))  # fmt: skip
+            lines.append(
+                f"      inference {o['inference']}: {o['cycles']:,} cycles ({o['ratio']:.2f}x), {o['cause']}"
+                + _outlier_why(o)
+            )
     if len(lines) == 1:
         lines.append("  no layer has outliers")
     return lines

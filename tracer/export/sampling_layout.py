@@ -12,7 +12,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -26,10 +27,11 @@ PC_SAMPLES = "CPU PC samples"
 TrackFn = Callable[..., str]
 
 
-def add_sampling_tracks(out: Any, timeline: InferenceTimeline, sampling: SamplingAnalysis, clock: Any,
-                        track: TrackFn) -> None:  # fmt: skip
+def add_sampling_tracks(
+    out: Any, timeline: InferenceTimeline, sampling: SamplingAnalysis, clock: Any, track: TrackFn
+) -> None:
     """Append the tracks above to a :class:`~tracer.export.perfetto_layout.TraceLayout`."""
-    from tracer.export.perfetto_layout import CounterValue, Instant, Slice  # noqa: PLC0415 - no cycle
+    from tracer.export.perfetto_layout import CounterValue, Instant, Slice  # no cycle
 
     profile = sampling.npu
     if profile is not None and profile.mapped:
@@ -37,8 +39,9 @@ def add_sampling_tracks(out: Any, timeline: InferenceTimeline, sampling: Samplin
         for job in profile.jobs:
             rows = np.flatnonzero(spans.layer == job.layer)
             starts = dict(zip(spans.inference[rows].tolist(), spans.start[rows].tolist()))
-            for number, estimates, counts in zip(job.inference.tolist(), job.per_inference_cycles,
-                                                 job.per_inference_samples):  # fmt: skip
+            for number, estimates, counts in zip(
+                job.inference.tolist(), job.per_inference_cycles, job.per_inference_samples
+            ):
                 at = float(starts.get(number, -1))
                 if at < 0:
                     continue
@@ -49,10 +52,16 @@ def add_sampling_tracks(out: Any, timeline: InferenceTimeline, sampling: Samplin
                     at += cycles
                     if end <= begin:
                         continue
-                    args = {"layer": job.layer, "inference": number, "offset": op.offset, "operator": op.operator,
-                            "samples": n, "estimated_cycles": round(cycles, 1),
-                            "capture_share": round(op.share, 6),
-                            "capture_interval": f"{op.share_low:.4f}-{op.share_high:.4f}"}  # fmt: skip
+                    args = {
+                        "layer": job.layer,
+                        "inference": number,
+                        "offset": op.offset,
+                        "operator": op.operator,
+                        "samples": n,
+                        "estimated_cycles": round(cycles, 1),
+                        "capture_share": round(op.share, 6),
+                        "capture_interval": f"{op.share_low:.4f}-{op.share_high:.4f}",
+                    }
                     if op.ratio is not None:
                         args["ratio_to_vela"] = round(op.ratio, 4)
                     out.slices.append(Slice(track(NPU_OPERATORS), begin, end, op.name, "npu-operator", args))

@@ -7,7 +7,8 @@ same numbers.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Table = Callable[[list[str], list[list[str]], set[int]], list[str]]
 HOT_FUNCTIONS_SHOWN = 4
@@ -45,7 +46,9 @@ def _sampler_line(section: dict[str, Any], clock: int | None) -> str:
 def _npu_operators(section: dict[str, Any], table: Table) -> list[str]:
     flag = "  [SIMULATED NPU]" if section["simulated"] else ""
     rate = f", {section['achieved_hz']:,.0f} samples/s of job time" if section["achieved_hz"] else ""
-    lines = [f"npu ops     {section['samples']:,} NPU samples, {section['samples_outside_jobs']:,} outside NPU jobs{rate}{flag}"]
+    lines = [
+        f"npu ops     {section['samples']:,} NPU samples, {section['samples_outside_jobs']:,} outside NPU jobs{rate}{flag}"
+    ]
     if section["message"]:
         lines.append(f"  per-job view only: {section['message']}")
     for job in section["jobs"]:
@@ -61,31 +64,58 @@ def _npu_operators(section: dict[str, Any], table: Table) -> list[str]:
         level = f"{100 * section['confidence']:g}%"
         rows = []
         for op in job["operators"]:
-            rows.append([
-                str(op["position"]), op["name"], op["operator"], f"{op['offset']:,}", f"{op['samples']:,}",
-                f"{100 * op['share']:.2f}%", f"{100 * op['share_low']:.2f}-{100 * op['share_high']:.2f}%",
-                f"{op['cycles']:,.0f}", _opt(op["npu_cycles"]), _opt(op["predicted_npu_cycles"]),
-                "-" if op["ratio"] is None else f"{op['ratio']:.2f}",
-            ])  # fmt: skip
-        headers = ["#", "operation", "op", "offset", "samples", "share", f"{level} interval", "cycles/inf",
-                   "npu cycles", "vela", "ratio"]  # fmt: skip
+            rows.append(
+                [
+                    str(op["position"]),
+                    op["name"],
+                    op["operator"],
+                    f"{op['offset']:,}",
+                    f"{op['samples']:,}",
+                    f"{100 * op['share']:.2f}%",
+                    f"{100 * op['share_low']:.2f}-{100 * op['share_high']:.2f}%",
+                    f"{op['cycles']:,.0f}",
+                    _opt(op["npu_cycles"]),
+                    _opt(op["predicted_npu_cycles"]),
+                    "-" if op["ratio"] is None else f"{op['ratio']:.2f}",
+                ]
+            )
+        headers = [
+            "#",
+            "operation",
+            "op",
+            "offset",
+            "samples",
+            "share",
+            f"{level} interval",
+            "cycles/inf",
+            "npu cycles",
+            "vela",
+            "ratio",
+        ]
         lines += ["  " + line for line in table(headers, rows, {0, 3, 4, 5, 6, 7, 8, 9, 10})]
     lines += [f"  note: {note}" for note in section["notes"]]
     return lines
 
 
 def _hotspots(section: dict[str, Any]) -> list[str]:
-    how = "named from the ELF" + (" (inlined functions named)" if section["inlines"] else "") if section["symbolised"] else "not symbolised"
+    how = (
+        "named from the ELF" + (" (inlined functions named)" if section["inlines"] else "")
+        if section["symbolised"]
+        else "not symbolised"
+    )
     lines = [
-        f"hot spots   {section['source']}: {section['samples']:,} ({section['outside_layers']:,} outside layers, "
-        f"{section['in_handlers']:,} in interrupt handlers), {how}"
+        (
+            f"hot spots   {section['source']}: {section['samples']:,} ({section['outside_layers']:,} outside layers, "
+            f"{section['in_handlers']:,} in interrupt handlers), {how}"
+        )
     ]
     if section["message"]:
         lines.append(f"  note: {section['message']}")
     for layer in section["layers"]:
         shown = layer["functions"][:HOT_FUNCTIONS_SHOWN]
         funcs = ", ".join(
-            f"{f['name']}{' [in ' + f['inlined_in'] + ']' if f['inlined_in'] else ''} {100 * f['share']:.1f}%" for f in shown
+            f"{f['name']}{' [in ' + f['inlined_in'] + ']' if f['inlined_in'] else ''} {100 * f['share']:.1f}%"
+            for f in shown
         )
         more = len(layer["functions"]) - len(shown)
         lines.append(

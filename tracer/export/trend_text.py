@@ -21,15 +21,25 @@ def render_text(obj: dict[str, Any]) -> str:
     out = [
         f"dataset     {obj['dataset']}",
         f"builds      {len(obj['builds'])} by {obj['by']}: {_span(obj['builds'])} ({sum(obj['captures'])} captures"
-        + (f"; {obj['left_out']} without the label left out" if obj["left_out"] else "") + ")",
+        + (f"; {obj['left_out']} without the label left out" if obj["left_out"] else "")
+        + ")",
         f"rule        a change: a new level beyond {obj['threshold_pct']:g} % of the one before, p < {obj['alpha']:g}",
         f"verdict     {_verdict(obj)}",
     ]
     if obj["models"] > 1:
         out.append(f"note        the captures run {obj['models']} different models: series follow layer names")
     out.append("")
-    rows = [[("-" if s["layer"] is None else str(s["layer"])), s["label"], s["op"], _spark(s["values"]),
-             _n(_last(s["values"])), _changes(s, obj)] for s in obj["series"]]  # fmt: skip
+    rows = [
+        [
+            ("-" if s["layer"] is None else str(s["layer"])),
+            s["label"],
+            s["op"],
+            _spark(s["values"]),
+            _n(_last(s["values"])),
+            _changes(s, obj),
+        ]
+        for s in obj["series"]
+    ]
     out += _table(["#", "layer", "op", "series", "newest", "changes (build: level before -> after)"], rows, {0, 4})
     return "\n".join(out) + "\n"
 
@@ -39,15 +49,23 @@ def render_markdown(obj: dict[str, Any]) -> str:
     out = [
         f"### tracer trend by {obj['by']}: {_verdict(obj)}",
         "",
-        f"{len(obj['builds'])} builds ({_span(obj['builds'])}), {sum(obj['captures'])} captures; a change is a new "
-        f"level beyond {obj['threshold_pct']:g} % of the one before with p < {obj['alpha']:g}.",
+        (
+            f"{len(obj['builds'])} builds ({_span(obj['builds'])}), {sum(obj['captures'])} captures; a change is a "
+            f"new level beyond {obj['threshold_pct']:g} % of the one before with p < {obj['alpha']:g}."
+        ),
         "",
         "| # | layer | op | series | newest | changes |",
         "|--:|---|---|---|--:|---|",
     ]
     for s in obj["series"]:
-        cells = ["-" if s["layer"] is None else str(s["layer"]), s["label"], s["op"], _spark(s["values"]),
-                 _n(_last(s["values"])), _changes(s, obj)]  # fmt: skip
+        cells = [
+            "-" if s["layer"] is None else str(s["layer"]),
+            s["label"],
+            s["op"],
+            _spark(s["values"]),
+            _n(_last(s["values"])),
+            _changes(s, obj),
+        ]
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -84,8 +102,10 @@ def _spark(values: list[int | None]) -> str:
         return ""
     lo, hi = min(known), max(known)
     span = hi - lo
-    return "".join(" " if v is None else BARS[0 if not span else min(len(BARS) - 1, int((v - lo) / span * len(BARS)))]
-                   for v in values)  # fmt: skip
+    return "".join(
+        " " if v is None else BARS[0 if not span else min(len(BARS) - 1, int((v - lo) / span * len(BARS)))]
+        for v in values
+    )
 
 
 def _last(values: list[int | None]) -> int | None:

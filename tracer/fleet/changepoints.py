@@ -22,8 +22,9 @@ alarm rates on generated series) is in ``docs/trend.md``.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -118,10 +119,15 @@ def segment(values: Sequence[float] | np.ndarray, threshold_pct: float = 5.0, al
         fit = _test(_Fit(y, _candidates(y), []), threshold_pct, alpha)
     edges = [0, *fit.bounds, n]
     changes = tuple(
-        Change(b, fit.level(edges[k], b), fit.level(b, edges[k + 2]), edges[k + 2] - b,
-               fit.p_value(edges[k], b, edges[k + 2]))
+        Change(
+            b,
+            fit.level(edges[k], b),
+            fit.level(b, edges[k + 2]),
+            edges[k + 2] - b,
+            fit.p_value(edges[k], b, edges[k + 2]),
+        )
         for k, b in enumerate(fit.bounds)
-    )  # fmt: skip
+    )
     return Segmentation(changes, tuple(fit.outliers), fit.sigma)
 
 
@@ -134,7 +140,7 @@ class _Fit:
         self.bounds = sorted(bounds)
         self.outliers = sorted(outliers)
         edges = [0, *self.bounds, len(y)]
-        residuals = [self._values(lo, hi) - np.mean(self._values(lo, hi)) for lo, hi in zip(edges, edges[1:])]
+        residuals = [self._values(lo, hi) - np.mean(self._values(lo, hi)) for lo, hi in itertools.pairwise(edges)]
         flat = np.concatenate(residuals)
         self.df = len(flat) - len(residuals)
         self.sigma = float(np.sqrt(np.sum(flat**2) / self.df)) if self.df > 0 else 0.0
@@ -227,7 +233,8 @@ def _test(fit: _Fit, threshold_pct: float, alpha: float) -> _Fit:
 def _resolve_single_builds(fit: _Fit) -> _Fit:
     """An interior segment of one build joins the closer of its neighbours' levels, unless it lies
     beyond both, further from them than they are from each other: then it is an outlier (away and
-    back) and the boundary between its neighbours is left for the test to keep or remove."""
+    back) and the boundary between its neighbours is left for the test to keep or remove.
+    """
     n = len(fit.y)
     while True:
         edges = [0, *fit.bounds, n]

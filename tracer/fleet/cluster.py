@@ -20,7 +20,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
 
 from tracer.errors import SourceUnavailable, TracerError, UsageError
 from tracer.fleet import require_extra
@@ -83,7 +84,8 @@ class DaskRunner:
 
     def run(self, function: Callable[..., Any], items: Sequence[tuple[Any, ...]]) -> Iterator[tuple[int, Any]]:
         """Submit every item (pure=False: a capture is read again if asked twice) and yield results
-        as they complete; a failed task's exception is raised here."""
+        as they complete; a failed task's exception is raised here.
+        """
         from distributed import as_completed
 
         futures = [self.client.submit(function, *item, pure=False) for item in items]
@@ -94,8 +96,10 @@ class DaskRunner:
                     result = future.result()
                 except TracerError:
                     raise
-                except Exception as exc:  # a worker died, ran out of memory, cannot import tracer ...
-                    raise SourceUnavailable(f"a Dask task failed on {self.where}: {type(exc).__name__}: {exc}") from None
+                except Exception as exc:  # noqa: BLE001 - a worker died, ran out of memory, cannot import tracer ...
+                    raise SourceUnavailable(
+                        f"a Dask task failed on {self.where}: {type(exc).__name__}: {exc}"
+                    ) from None
                 yield position[future.key], result
                 future.release()
         finally:
@@ -158,9 +162,12 @@ def local_cluster(workers: int) -> Any:
     distributed = require_dask(f"--workers {workers}")
     with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
         return distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
             silence_logs=logging.ERROR,
-        )  # fmt: skip
+        )
 
 
 @contextlib.contextmanager

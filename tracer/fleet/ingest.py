@@ -18,8 +18,8 @@ import os
 import time
 import traceback
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -104,16 +104,26 @@ class IngestResult:
     def to_json(self) -> dict[str, object]:
         """As ``tracer ingest --format json`` prints it."""
         return {
-            "run_id": self.run_id, "ingested": self.count(INGESTED), "skipped": self.count(SKIPPED),
-            "failed": self.count(FAILED), "bytes": self.bytes, "executions": self.executions,
-            "seconds": round(self.seconds, 3), "workers": self.workers,
+            "run_id": self.run_id,
+            "ingested": self.count(INGESTED),
+            "skipped": self.count(SKIPPED),
+            "failed": self.count(FAILED),
+            "bytes": self.bytes,
+            "executions": self.executions,
+            "seconds": round(self.seconds, 3),
+            "workers": self.workers,
             "errors": [{"path": o.path, "error": o.error} for o in self.outcomes if o.status == FAILED],
-        }  # fmt: skip
+        }
 
 
 def ingest_capture(
-    path: str, staging: str, known: frozenset[str], labels: Mapping[str, str], run_id: str, ingested_at: str,
-) -> CaptureOutcome:  # fmt: skip
+    path: str,
+    staging: str,
+    known: frozenset[str],
+    labels: Mapping[str, str],
+    run_id: str,
+    ingested_at: str,
+) -> CaptureOutcome:
     """Ingest one capture into the staging folder (runs on a Dask worker; never raises for a bad file).
 
     Args:
@@ -121,7 +131,8 @@ def ingest_capture(
         staging: The run's staging folder (a path the worker can write).
         known: Capture ids already in the dataset.
         labels: ``--label`` values, added to the capture's own.
-        run_id, ingested_at: The run.
+        run_id: The ingest run's id.
+        ingested_at: When the run started.
     """
     capture_id = None
     try:
@@ -147,22 +158,36 @@ def ingest_capture(
         empty = next((f for f in merged.findings if f.id == NOTHING_MEASURED), None)
         if empty is not None:
             warned = f" ({'; '.join(last[2].warnings)})" if last[2].warnings else ""
-            return CaptureOutcome(path, FAILED, capture_id, bytes=size, error=f"{path}: {empty.message}{warned}",
-                                  exit_code=int(ExitCode.CAPTURE_UNREADABLE))  # fmt: skip
+            return CaptureOutcome(
+                path,
+                FAILED,
+                capture_id,
+                bytes=size,
+                error=f"{path}: {empty.message}{warned}",
+                exit_code=int(ExitCode.CAPTURE_UNREADABLE),
+            )
         stats = CaptureStatistics.of_analysis(last[0]) if len(windows) == 1 else CaptureStatistics.of_digest(merged)
         tables = summary_tables(merged, stats, last[1], last[2], capture_id, size, created, run_id, ingested_at)
         return CaptureOutcome(path, INGESTED, capture_id, date, tables, files, size, executions)
     except TracerError as exc:
         return CaptureOutcome(path, FAILED, capture_id, error=str(exc), exit_code=int(exc.exit_code))
     except OSError as exc:
-        return CaptureOutcome(path, FAILED, capture_id, error=f"{path}: cannot read: {exc.strerror or exc}",
-                              exit_code=int(ExitCode.CAPTURE_UNREADABLE))  # fmt: skip
+        return CaptureOutcome(
+            path,
+            FAILED,
+            capture_id,
+            error=f"{path}: cannot read: {exc.strerror or exc}",
+            exit_code=int(ExitCode.CAPTURE_UNREADABLE),
+        )
     except Exception as exc:  # noqa: BLE001 - a decoder bug on one capture must not stop the others
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return CaptureOutcome(
-            path, FAILED, capture_id, exit_code=int(ExitCode.CAPTURE_UNREADABLE),
+            path,
+            FAILED,
+            capture_id,
+            exit_code=int(ExitCode.CAPTURE_UNREADABLE),
             error=f"{path}: could not be decoded ({type(exc).__name__}: {exc}, at {Path(where.filename).name}:{where.lineno})",
-        )  # fmt: skip
+        )
 
 
 def ingest(
@@ -183,7 +208,7 @@ def ingest(
     """
     start = time.monotonic()
     unique = list(dict.fromkeys(str(p) for p in paths))
-    ingested_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    ingested_at = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     with dataset.writing() as staging:
         known = runner.share(frozenset(dataset.known_ids()))  # sent once, however many captures
         items = [(p, str(staging.folder), known, dict(labels or {}), staging.run_id, ingested_at) for p in unique]
@@ -229,10 +254,20 @@ def _write_run_tables(outcomes: list[CaptureOutcome], folder: Path, run_id: str,
             written.append(relative)
     failed = [o for o in outcomes if o.status == FAILED]
     if failed:
-        errors = pa.Table.from_pylist([
-            {"run_id": run_id, "path": o.path, "capture_id": o.capture_id, "exit_code": o.exit_code, "error": o.error,
-             "at": at} for o in failed
-        ], schema=schema.ERRORS)  # fmt: skip
+        errors = pa.Table.from_pylist(
+            [
+                {
+                    "run_id": run_id,
+                    "path": o.path,
+                    "capture_id": o.capture_id,
+                    "exit_code": o.exit_code,
+                    "error": o.error,
+                    "at": at,
+                }
+                for o in failed
+            ],
+            schema=schema.ERRORS,
+        )
         relative = f"errors/{schema.PARTITION}={at[:10]}/run-{run_id}.parquet"
         _write(folder / relative, errors)
         written.append(relative)
@@ -241,12 +276,15 @@ def _write_run_tables(outcomes: list[CaptureOutcome], folder: Path, run_id: str,
 
 class _CaptureFiles:
     """The per-capture tables of one capture, written window after window into the staging folder
-    (a Parquet row group per window), each renamed into place when complete."""
+    (a Parquet row group per window), each renamed into place when complete.
+    """
 
     def __init__(self, staging: Path, date: str, capture_id: str) -> None:
         self.staging = staging
-        self.targets = {table: staging / f"{table}/{schema.PARTITION}={date}/{capture_id}.parquet"
-                        for table in schema.CAPTURE_TABLES}  # fmt: skip
+        self.targets = {
+            table: staging / f"{table}/{schema.PARTITION}={date}/{capture_id}.parquet"
+            for table in schema.CAPTURE_TABLES
+        }
         self.temporaries = {t: p.with_name(f".{p.name}.{uuid.uuid4().hex}.tmp") for t, p in self.targets.items()}
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.executions = 0
@@ -256,8 +294,9 @@ class _CaptureFiles:
         for name, data in tables.items():
             if name not in self.writers:
                 self.temporaries[name].parent.mkdir(parents=True, exist_ok=True)
-                self.writers[name] = pq.ParquetWriter(self.temporaries[name], schema.CAPTURE_TABLES[name],
-                                                      compression="zstd")  # fmt: skip
+                self.writers[name] = pq.ParquetWriter(
+                    self.temporaries[name], schema.CAPTURE_TABLES[name], compression="zstd"
+                )
             self.writers[name].write_table(data)
         self.executions += tables["layer_executions"].num_rows
 
@@ -266,7 +305,7 @@ class _CaptureFiles:
         for writer in self.writers.values():
             writer.close()
         files = []
-        for name, writer in self.writers.items():
+        for name in self.writers:
             os.replace(self.temporaries[name], self.targets[name])
             files.append(self.targets[name].relative_to(self.staging).as_posix())
         return files, self.executions
@@ -274,7 +313,8 @@ class _CaptureFiles:
 
 def _write(target: Path, table: pa.Table) -> None:
     """Write a Parquet file whole: to a temporary name beside it, then renamed (two workers writing
-    the same capture's file cannot interleave)."""
+    the same capture's file cannot interleave).
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     pq.write_table(table, temporary, compression="zstd")

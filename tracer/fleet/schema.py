@@ -23,111 +23,135 @@ PARTITION = "date"  # the Hive partition key of every table: YYYY-MM-DD
 
 ID = pa.dictionary(pa.int32(), pa.string())  # capture_id in the per-execution tables: 4 bytes a row
 
-CAPTURES = pa.schema([
-    ("capture_id", pa.string()),  # SHA-256 of the file's bytes, hex: the same file is ingested once
-    ("path", pa.string()),  # as given to ingest
-    ("bytes", pa.int64()),  # file size
-    ("kind", pa.string()),  # capture, raw-itm, text-log, capture-text, etdump
-    ("source", pa.string()),  # the URL it was recorded from
-    ("created", pa.string()),  # when recording started (ISO 8601), if the header says
-    ("clock_hz", pa.int64()),
-    ("clock_source", pa.string()),
-    ("model", pa.string()),  # a hash of the layer list (index, name, op): captures of one model share it
-    ("layer_count", pa.int32()),
-    ("inferences", pa.int64()),
-    ("complete", pa.int64()),
-    ("latency_p50", pa.int64()),  # cycles, complete inferences
-    ("latency_p99", pa.int64()),
-    ("arena_used", pa.int64()),  # bytes, highest reported
-    ("arena_size", pa.int64()),
-    ("overflows", pa.int64()),
-    ("gaps", pa.int64()),
-    ("lost_records", pa.int64()),
-    ("damaged_records", pa.int64()),
-    ("warnings", pa.int32()),
-    ("run_id", pa.string()),  # the ingest run that added it
-    ("ingested_at", pa.string()),
-])  # fmt: skip
+CAPTURES = pa.schema(
+    [
+        ("capture_id", pa.string()),  # SHA-256 of the file's bytes, hex: the same file is ingested once
+        ("path", pa.string()),  # as given to ingest
+        ("bytes", pa.int64()),  # file size
+        ("kind", pa.string()),  # capture, raw-itm, text-log, capture-text, etdump
+        ("source", pa.string()),  # the URL it was recorded from
+        ("created", pa.string()),  # when recording started (ISO 8601), if the header says
+        ("clock_hz", pa.int64()),
+        ("clock_source", pa.string()),
+        ("model", pa.string()),  # a hash of the layer list (index, name, op): captures of one model share it
+        ("layer_count", pa.int32()),
+        ("inferences", pa.int64()),
+        ("complete", pa.int64()),
+        ("latency_p50", pa.int64()),  # cycles, complete inferences
+        ("latency_p99", pa.int64()),
+        ("arena_used", pa.int64()),  # bytes, highest reported
+        ("arena_size", pa.int64()),
+        ("overflows", pa.int64()),
+        ("gaps", pa.int64()),
+        ("lost_records", pa.int64()),
+        ("damaged_records", pa.int64()),
+        ("warnings", pa.int32()),
+        ("run_id", pa.string()),  # the ingest run that added it
+        ("ingested_at", pa.string()),
+    ]
+)
 
-LABELS = pa.schema([
-    ("capture_id", pa.string()),
-    ("key", pa.string()),  # board, elf_build_id, git_revision, cpu_hz ... and --label keys
-    ("value", pa.string()),
-])  # fmt: skip
+LABELS = pa.schema(
+    [
+        ("capture_id", pa.string()),
+        ("key", pa.string()),  # board, elf_build_id, git_revision, cpu_hz ... and --label keys
+        ("value", pa.string()),
+    ]
+)
 
-LAYERS = pa.schema([
-    ("capture_id", pa.string()),
-    ("layer", pa.int32()),
-    ("name", pa.string()),
-    ("op", pa.string()),
-    ("engine", pa.string()),  # npu or cpu
-    ("count", pa.int64()),  # complete executions
-    ("excluded", pa.int64()),  # executions of incomplete inferences, left out
-    ("min", pa.int64()),
-    ("p50", pa.int64()),  # nearest rank
-    ("p99", pa.int64()),
-    ("max", pa.int64()),
-    ("mean", pa.float64()),
-    ("std", pa.float64()),
-])  # fmt: skip
+LAYERS = pa.schema(
+    [
+        ("capture_id", pa.string()),
+        ("layer", pa.int32()),
+        ("name", pa.string()),
+        ("op", pa.string()),
+        ("engine", pa.string()),  # npu or cpu
+        ("count", pa.int64()),  # complete executions
+        ("excluded", pa.int64()),  # executions of incomplete inferences, left out
+        ("min", pa.int64()),
+        ("p50", pa.int64()),  # nearest rank
+        ("p99", pa.int64()),
+        ("max", pa.int64()),
+        ("mean", pa.float64()),
+        ("std", pa.float64()),
+    ]
+)
 
-STACKS = pa.schema([
-    ("capture_id", pa.string()),
-    ("name", pa.string()),
-    ("high_water", pa.int64()),  # bytes
-    ("size", pa.int64()),
-    ("canary_ok", pa.bool_()),
-])  # fmt: skip
+STACKS = pa.schema(
+    [
+        ("capture_id", pa.string()),
+        ("name", pa.string()),
+        ("high_water", pa.int64()),  # bytes
+        ("size", pa.int64()),
+        ("canary_ok", pa.bool_()),
+    ]
+)
 
-FINDINGS = pa.schema([
-    ("capture_id", pa.string()),
-    ("id", pa.string()),  # the finding's kind: layer-over-budget, isr-in-layer ...
-    ("severity", pa.string()),  # info, warning, error
-    ("layer", pa.int32()),  # null: the whole capture
-    ("message", pa.string()),
-])  # fmt: skip
+FINDINGS = pa.schema(
+    [
+        ("capture_id", pa.string()),
+        ("id", pa.string()),  # the finding's kind: layer-over-budget, isr-in-layer ...
+        ("severity", pa.string()),  # info, warning, error
+        ("layer", pa.int32()),  # null: the whole capture
+        ("message", pa.string()),
+    ]
+)
 
-ERRORS = pa.schema([
-    ("run_id", pa.string()),
-    ("path", pa.string()),
-    ("capture_id", pa.string()),  # null when the file could not even be read
-    ("exit_code", pa.int32()),  # what 'tracer report' would exit with: 3 unreadable
-    ("error", pa.string()),  # the message
-    ("at", pa.string()),  # when (ISO 8601)
-])  # fmt: skip
+ERRORS = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("path", pa.string()),
+        ("capture_id", pa.string()),  # null when the file could not even be read
+        ("exit_code", pa.int32()),  # what 'tracer report' would exit with: 3 unreadable
+        ("error", pa.string()),  # the message
+        ("at", pa.string()),  # when (ISO 8601)
+    ]
+)
 
-INFERENCES = pa.schema([
-    ("capture_id", ID),
-    ("inference", pa.int64()),  # the firmware's number
-    ("start", pa.int64()),  # cycles, null when missing
-    ("end", pa.int64()),
-    ("latency", pa.int64()),
-    ("complete", pa.bool_()),
-    ("problems", pa.string()),  # why incomplete, "; "-separated; null when complete
-    ("input_crc", pa.int64()),
-    ("output_crc", pa.int64()),
-])  # fmt: skip
+INFERENCES = pa.schema(
+    [
+        ("capture_id", ID),
+        ("inference", pa.int64()),  # the firmware's number
+        ("start", pa.int64()),  # cycles, null when missing
+        ("end", pa.int64()),
+        ("latency", pa.int64()),
+        ("complete", pa.bool_()),
+        ("problems", pa.string()),  # why incomplete, "; "-separated; null when complete
+        ("input_crc", pa.int64()),
+        ("output_crc", pa.int64()),
+    ]
+)
 
-LAYER_EXECUTIONS = pa.schema([
-    ("capture_id", ID),
-    ("inference", pa.int64()),
-    ("layer", pa.int32()),
-    ("start", pa.int64()),  # cycles
-    ("cycles", pa.int64()),  # interrupts included
-    ("isr_cycles", pa.int64()),  # interrupt time inside
-    ("complete", pa.bool_()),
-])  # fmt: skip
+LAYER_EXECUTIONS = pa.schema(
+    [
+        ("capture_id", ID),
+        ("inference", pa.int64()),
+        ("layer", pa.int32()),
+        ("start", pa.int64()),  # cycles
+        ("cycles", pa.int64()),  # interrupts included
+        ("isr_cycles", pa.int64()),  # interrupt time inside
+        ("complete", pa.bool_()),
+    ]
+)
 
-PMU = pa.schema([
-    ("capture_id", ID),
-    ("inference", pa.int64()),
-    ("layer", pa.int32()),  # null: a total over the inference (what a log printed)
-    ("counter", pa.dictionary(pa.int32(), pa.string())),  # NPU_ACTIVE, AXI0_RD_DATA_BEAT_RECEIVED ...
-    ("value", pa.int64()),
-])  # fmt: skip
+PMU = pa.schema(
+    [
+        ("capture_id", ID),
+        ("inference", pa.int64()),
+        ("layer", pa.int32()),  # null: a total over the inference (what a log printed)
+        ("counter", pa.dictionary(pa.int32(), pa.string())),  # NPU_ACTIVE, AXI0_RD_DATA_BEAT_RECEIVED ...
+        ("value", pa.int64()),
+    ]
+)
 
 # Tables written once per ingest run and day, and tables written once per capture.
-RUN_TABLES = {"captures": CAPTURES, "labels": LABELS, "layers": LAYERS, "stacks": STACKS, "findings": FINDINGS,
-              "errors": ERRORS}  # fmt: skip
+RUN_TABLES = {
+    "captures": CAPTURES,
+    "labels": LABELS,
+    "layers": LAYERS,
+    "stacks": STACKS,
+    "findings": FINDINGS,
+    "errors": ERRORS,
+}
 CAPTURE_TABLES = {"inferences": INFERENCES, "layer_executions": LAYER_EXECUTIONS, "pmu": PMU}
 TABLES = {**RUN_TABLES, **CAPTURE_TABLES}

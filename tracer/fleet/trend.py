@@ -11,7 +11,8 @@ revisions label the captures with a build number or commit date). Each series is
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pyarrow.compute as pc
@@ -103,8 +104,11 @@ def trend(
     considered = len(chosen) if chosen is not None else len(dataset.known_ids())
     if not build_of:
         keys = sorted(set(labels.column("key").to_pylist()))
-        raise UsageError(f"no capture of {dataset} has the label {by!r}" + (" among those selected" if where else "")
-                         + (f"; labels there: {', '.join(keys)}" if keys else ""))  # fmt: skip
+        raise UsageError(
+            f"no capture of {dataset} has the label {by!r}"
+            + (" among those selected" if where else "")
+            + (f"; labels there: {', '.join(keys)}" if keys else "")
+        )
     builds = _ordered(set(build_of.values()))
     position = {b: i for i, b in enumerate(builds)}
     per_build: dict[str, list[str]] = {b: [] for b in builds}
@@ -133,15 +137,20 @@ def trend(
         per = series_values[key]
         values = tuple(nearest_rank(np.array(v, np.int64), 0.5) if v else None for v in per)
         positions = tuple(i for i, v in enumerate(values) if v is not None)
-        measured = [values[i] for i in positions]
+        measured = [v for v in values if v is not None]
         if not measured:
             continue
         series.append(Series(key[1], key[0], key[2], values, segment(measured, threshold_pct, alpha), positions))
     return Trend(
-        by=by, builds=tuple(builds), captures=tuple(len(per_build[b]) for b in builds), series=tuple(series),
-        threshold_pct=threshold_pct, alpha=alpha, left_out=considered - len(build_of),
+        by=by,
+        builds=tuple(builds),
+        captures=tuple(len(per_build[b]) for b in builds),
+        series=tuple(series),
+        threshold_pct=threshold_pct,
+        alpha=alpha,
+        left_out=considered - len(build_of),
         models=len({row["model"] for row in captures}),
-    )  # fmt: skip
+    )
 
 
 def _ordered(values: set[str]) -> list[str]:
@@ -168,17 +177,26 @@ def trend_object(t: Trend, dataset: str) -> dict[str, Any]:
         "newest_regressions": sorted(newest),
         "series": [
             {
-                "label": s.label, "layer": s.layer, "op": s.op, "values": list(s.values),
+                "label": s.label,
+                "layer": s.layer,
+                "op": s.op,
+                "values": list(s.values),
                 "noise": round(s.segmentation.sigma, 3),
                 "changes": [
-                    {"build": t.builds[s.positions[c.index]], "position": s.positions[c.index],
-                     "before": c.before, "after": c.after, "size": round(c.size, 3),
-                     "pct": None if c.pct is None else round(c.pct, 3), "p_value": c.p_value,
-                     "builds_after": c.builds_after}
+                    {
+                        "build": t.builds[s.positions[c.index]],
+                        "position": s.positions[c.index],
+                        "before": c.before,
+                        "after": c.after,
+                        "size": round(c.size, 3),
+                        "pct": None if c.pct is None else round(c.pct, 3),
+                        "p_value": c.p_value,
+                        "builds_after": c.builds_after,
+                    }
                     for c in s.segmentation.changes
                 ],
                 "outliers": [t.builds[s.positions[i]] for i in s.segmentation.outliers],
             }
             for s in t.series
         ],
-    }  # fmt: skip
+    }

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
 
+from tracer.base.timeline import InferenceTimeline
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import CaptureReader, open_capture
 from tracer.decode.packets import PacketBatch
 from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.probe_samples import probe_npu_records
 from tracer.telemetry.swo_pc import SwoPcCollector
 
@@ -75,9 +75,9 @@ def decode_capture(
         timeline.records.extend(polled)
         timeline.records.extend(pcs.finish(timeline))
         warnings += [f"{reader.name}: {w}" for w in why]
-        return DecodedCapture(timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted,
-                              itm.doubt)  # fmt: skip
-
+        return DecodedCapture(
+            timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted, itm.doubt
+        )
 
 
 def decode_reader(

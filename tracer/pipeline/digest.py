@@ -7,7 +7,7 @@ ships it to worker processes or to another machine unchanged.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from tracer.analysis.analyze import analyze
 from tracer.capture.reader import open_capture

@@ -31,8 +31,9 @@ def git_revision(where: str | os.PathLike[str] | None = None) -> dict[str, Any] 
 
     def git(*args: str) -> str | None:
         try:
-            done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True,
-                                  timeout=GIT_TIMEOUT_S, check=False)  # fmt: skip
+            done = subprocess.run(
+                ["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         return done.stdout.strip() if done.returncode == 0 else None

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tracer.capture.writer import CaptureWriter
 from tracer.sources.base import ByteSource, SourceEnded, SourceLost

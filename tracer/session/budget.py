@@ -8,11 +8,11 @@ clock, so the layers table compares with the same predictions as ``tracer check`
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from tracer.analysis.budget_view import BudgetComparison, LayerPlan, compare_budget
-from tracer.budget.model import Budget
 from tracer.base.timeline import InferenceTimeline, LayerInfo
+from tracer.budget.model import Budget
 
 
 class SessionBudget:

@@ -26,19 +26,21 @@ import dataclasses
 import functools
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from tracer.analysis.statistics import DEFAULT_WINDOW
+from tracer.base.timeline import ConsoleLine, InferenceTimeline
 from tracer.budget.model import Budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.decode.tpiu import TpiuMode
 from tracer.errors import TracerError
 from tracer.session.budget import SessionBudget
+from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, SourceFeed
 from tracer.session.held import Stretch
 from tracer.session.holdings import Holdings
 from tracer.session.index import CaptureIndex, DecoderSetup
-from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, SourceFeed
 from tracer.session.media import MediaClock
 from tracer.session.pacing import Pacer, RateMeter
 from tracer.session.ring import DEFAULT_RING
@@ -49,7 +51,6 @@ from tracer.session.state import CONSOLE_LINES, StreamState, window_of
 from tracer.session.status import status_info
 from tracer.session.transport import Transport
 from tracer.sources.base import SourceEnded, SourceLost
-from tracer.base.timeline import ConsoleLine, InferenceTimeline
 
 if TYPE_CHECKING:
     import numpy as np
@@ -175,8 +176,17 @@ class Session:
         options = options or SessionOptions()
         feed = CaptureFeed(path, FAST_PIECE if options.speed is None else DEFAULT_PIECE)
         tpiu = tpiu_mode(feed.metadata, feed.is_capture)
-        session = cls(feed, "replay", path, feed.metadata, budget=budget, options=options, clock=clock, tpiu=tpiu,
-                      capture_path=path)  # fmt: skip
+        session = cls(
+            feed,
+            "replay",
+            path,
+            feed.metadata,
+            budget=budget,
+            options=options,
+            clock=clock,
+            tpiu=tpiu,
+            capture_path=path,
+        )
         if options.index:
             setup = DecoderSetup(feed.metadata.cpu_hz, feed.metadata.source or path, tpiu, feed.metadata.tpiu_id)
             session._holdings.index = CaptureIndex(path, setup, options.window)
@@ -196,8 +206,17 @@ class Session:
         """A session on a live source (already opened); ``feed.writer`` records it unless None."""
         path = str(feed.writer.path) if feed.writer is not None else None
         mode = tpiu if tpiu is not None else tpiu_mode(metadata)
-        session = cls(feed, "live", metadata.source or feed.url, metadata, budget=budget, options=options,
-                      clock=clock, tpiu=mode, capture_path=path)  # fmt: skip
+        session = cls(
+            feed,
+            "live",
+            metadata.source or feed.url,
+            metadata,
+            budget=budget,
+            options=options,
+            clock=clock,
+            tpiu=mode,
+            capture_path=path,
+        )
         listen = getattr(feed.source, "add_listener", None)
         if listen is not None:
             listen(session._source_event)
@@ -377,7 +396,9 @@ class Session:
             except SourceLost as exc:
                 self._fold(self._decoder.finish())
                 self._diagnose(final=True)
-                self._set_state("lost", f"{exc}; every byte received is in the capture" if self.capture_path else str(exc))
+                self._set_state(
+                    "lost", f"{exc}; every byte received is in the capture" if self.capture_path else str(exc)
+                )
                 return
             if piece is None:
                 self._heartbeat()
@@ -407,7 +428,8 @@ class Session:
 
     def hold_for_ui(self, seconds: float = 0.1) -> None:
         """Let the screen answer a key first: the decoder waits (at most ``seconds``; see
-        :mod:`tracer.session.transport`)."""
+        :mod:`tracer.session.transport`).
+        """
         self._transport.hold_for_ui(seconds)
 
     def release_ui_hold(self) -> None:
@@ -476,9 +498,15 @@ class Session:
         budget = self._budget.budget if self._budget is not None else None
         try:
             diagnosis = self._findings.run(
-                self.window_timeline, self._facts, budget, [r.number for r in held.ring.items()], whole,
-                held.inferences, capture or None, self._unless_stopped,
-            )  # fmt: skip
+                self.window_timeline,
+                self._facts,
+                budget,
+                [r.number for r in held.ring.items()],
+                whole,
+                held.inferences,
+                capture or None,
+                self._unless_stopped,
+            )
         except Stopped:
             return
         except Exception as exc:  # noqa: BLE001 - a rule failing must not stop the screen; it says so
@@ -502,8 +530,13 @@ class Session:
         from tracer.base.facts import InputFacts
 
         kind = "capture" if self.capture_path else "live"
-        return InputFacts(kind, self.metadata.source or self.source, self.capture_path, self._decoder.bytes,
-                          warnings=list(self._held.warnings))  # fmt: skip
+        return InputFacts(
+            kind,
+            self.metadata.source or self.source,
+            self.capture_path,
+            self._decoder.bytes,
+            warnings=list(self._held.warnings),
+        )
 
     # -- reading (any thread) --------------------------------------------------------------------
     @property
@@ -543,27 +576,46 @@ class Session:
         if self._findings.diagnosis.sampling:
             extra["sampling"] = self._findings.diagnosis.sampling  # issue 15: the layer detail's breakdowns
         return SessionSnapshot(
-            version=self._version, status=self._status(),
+            version=self._version,
+            status=self._status(),
             latency=held.latency.info(budget.inference_cycles if budget else None),
             layers=held.layers.rows(self._decoder.layers, budget, self._layer_flags),
             memory=held.memory.info(budget.arena_bytes if budget else None),
-            diagnosis=self._findings.diagnosis, ring=held.ring.items(), events=held.view(),
-            inferences=held.inferences, complete_inferences=held.complete, spans=held.spans,
-            console_seq=held.console_seq, budget_name=budget.name if budget else "", extra=extra,
-            cut_at_end=held.cut_at_end, cut_records=held.cut_records, stretches=self._holdings.stretches(),
+            diagnosis=self._findings.diagnosis,
+            ring=held.ring.items(),
+            events=held.view(),
+            inferences=held.inferences,
+            complete_inferences=held.complete,
+            spans=held.spans,
+            console_seq=held.console_seq,
+            budget_name=budget.name if budget else "",
+            extra=extra,
+            cut_at_end=held.cut_at_end,
+            cut_records=held.cut_records,
+            stretches=self._holdings.stretches(),
             file_inferences=index.count if index is not None and index.ready else None,
             indexed=index.count if index is not None else 0,
             baseline=baseline.matched(self._decoder.layers) if baseline else {},
             baseline_name=baseline.name if baseline else "",
-        )  # fmt: skip
+        )
 
     def _status(self, paused: bool | None = None) -> StatusInfo:
         return status_info(
-            mode=self.mode, source=self.source, state=self._state, message=self._message, feed=self._feed,
-            decoder=self._decoder, metadata=self.metadata, pacer=self._pacer, rates=self._rates,
-            timebase=self._media.timebase, paused=self.paused if paused is None else paused,
-            capture_path=self.capture_path, reconnects=self._reconnects, warnings=self._held.warnings,
-        )  # fmt: skip
+            mode=self.mode,
+            source=self.source,
+            state=self._state,
+            message=self._message,
+            feed=self._feed,
+            decoder=self._decoder,
+            metadata=self.metadata,
+            pacer=self._pacer,
+            rates=self._rates,
+            timebase=self._media.timebase,
+            paused=self.paused if paused is None else paused,
+            capture_path=self.capture_path,
+            reconnects=self._reconnects,
+            warnings=self._held.warnings,
+        )
 
     def console_since(self, seq: int, until: int | None = None) -> tuple[list[ConsoleLine], int]:
         """Console lines numbered ``seq`` up to ``until`` (default: the newest), and the next number.

@@ -10,7 +10,8 @@ import collections
 import dataclasses
 import os
 import threading
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import CaptureChunk, CaptureReader, open_capture

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from tracer.session.flags import FindingFlags
 
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
     from tracer.analysis.findings import Finding
     from tracer.analysis.sampling import LayerBreakdown
     from tracer.base.facts import InputFacts
-    from tracer.budget.model import Budget
     from tracer.base.timeline import InferenceTimeline
+    from tracer.budget.model import Budget
 
 INTERVAL_S = 1.0  # least seconds between two runs of the rules while data flows
 
@@ -83,8 +84,15 @@ class Diagnosis:
         """The findings of ``analysis`` with every instance of each (worker thread: made once here)."""
         from tracer.analysis.sampling import layer_breakdowns
 
-        return cls(analysis.findings, analysis, scope, whole, inferences, FindingFlags(analysis.findings, analysis),
-                   layer_breakdowns(analysis.sampling))  # fmt: skip
+        return cls(
+            analysis.findings,
+            analysis,
+            scope,
+            whole,
+            inferences,
+            FindingFlags(analysis.findings, analysis),
+            layer_breakdowns(analysis.sampling),
+        )
 
     @property
     def ran(self) -> bool:
@@ -106,8 +114,11 @@ class Diagnosis:
         """Stack canaries found broken: (cycle, stack, inference, layer), from the analysis."""
         if self.analysis is None:
             return []
-        return [(s.first_broken_cycle, s.name, s.first_broken_inference, s.first_broken_layer)
-                for s in self.analysis.memory.stacks if s.first_broken_cycle is not None]  # fmt: skip
+        return [
+            (s.first_broken_cycle, s.name, s.first_broken_inference, s.first_broken_layer)
+            for s in self.analysis.memory.stacks
+            if s.first_broken_cycle is not None
+        ]
 
 
 def window_analysis(timeline: InferenceTimeline, facts: InputFacts, budget: Budget | None) -> Analysis:

@@ -19,7 +19,8 @@ Gantt and ``n``/``N`` navigation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -81,7 +82,9 @@ class FindingFlags:
             pairs = pairs[keep]
         return pairs
 
-    def step(self, finding: int | None, number: int | None, layer: int | None, direction: int) -> tuple[int, int | None] | None:
+    def step(
+        self, finding: int | None, number: int | None, layer: int | None, direction: int
+    ) -> tuple[int, int | None] | None:
         """The next (``direction`` 1) or previous (-1) instance after (inference, layer); wraps around.
 
         Returns:
@@ -118,8 +121,12 @@ def _inferences(finding: Finding, analysis: Analysis | None) -> Iterable[int]:
             return [n for n, c in zip(jitter.outlier_inferences, jitter.outlier_causes) if c == cause]
     elif finding.id == "isr-in-layer":
         exception = evidence.get("exception")
-        return [n for hit in analysis.interrupts.by_layer if hit.layer == layer and hit.exception == exception
-                for n in hit.inferences]  # fmt: skip
+        return [
+            n
+            for hit in analysis.interrupts.by_layer
+            if hit.layer == layer and hit.exception == exception
+            for n in hit.inferences
+        ]
     elif finding.id in ("layer-over-budget", "layer-p99-over-budget") and analysis.comparison is not None:
         plan = analysis.comparison.plans.get(layer) if layer is not None else None
         if plan is not None and plan.limit_cycles is not None:
@@ -134,8 +141,11 @@ def _inferences(finding: Finding, analysis: Analysis | None) -> Iterable[int]:
             return inf.number[same].tolist()
     elif finding.id.startswith("coherency-") and analysis.coherency is not None:
         kind = finding.id.removeprefix("coherency-")
-        found = [p.inference for p in analysis.coherency.problems
-                 if p.kind == kind and p.layer == layer and p.inference is not None]  # fmt: skip
+        found = [
+            p.inference
+            for p in analysis.coherency.problems
+            if p.kind == kind and p.layer == layer and p.inference is not None
+        ]
         return found or finding.inferences
     elif finding.id == "stack-canary":
         stack = next((s for s in analysis.memory.stacks if s.name == evidence.get("stack")), None)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -104,8 +105,9 @@ def narrowed(stretch: Stretch, lo: int, hi: int, kind: str) -> Stretch:
     t0, t1 = int(known.min()), int(known.max())
     view = stretch.events
     chunks = tuple(c for c in view.chunks if c.last >= t0 and c.first <= t1)
-    return Stretch(records, EventView(chunks, _slices_between(view.isrs, t0, t1), _slices_between(view.tasks, t0, t1)),
-                   kind, first)  # fmt: skip
+    return Stretch(
+        records, EventView(chunks, _slices_between(view.isrs, t0, t1), _slices_between(view.tasks, t0, t1)), kind, first
+    )
 
 
 def _slices_between(slices: Sequence[Any], t0: int, t1: int) -> Sequence[Any]:

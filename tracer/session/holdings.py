@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import collections
 import threading
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from tracer.errors import TracerError
 from tracer.session.baseline import Baseline, load_baseline
@@ -76,9 +77,12 @@ class Holdings:
         return stretch
 
     def jobs(
-        self, stopped: Callable[[], bool], give_way: Callable[[], None], budget: Budget | None,
+        self,
+        stopped: Callable[[], bool],
+        give_way: Callable[[], None],
+        budget: Budget | None,
         changed: Callable[[str | None], None],
-    ) -> list[tuple[str, Callable[[], None]]]:  # fmt: skip
+    ) -> list[tuple[str, Callable[[], None]]]:
         """The work to do in threads beside the session: build the index, read the baseline.
 
         Args:

@@ -30,7 +30,8 @@ import pickle
 import threading
 import types
 import zlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -115,8 +116,14 @@ class CaptureIndex:
         most: Checkpoints kept at most.
     """
 
-    def __init__(self, path: str, setup: DecoderSetup, window: int = 64, spacing: int = CHECKPOINT_BYTES,
-                 most: int = MAX_CHECKPOINTS) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: str,
+        setup: DecoderSetup,
+        window: int = 64,
+        spacing: int = CHECKPOINT_BYTES,
+        most: int = MAX_CHECKPOINTS,
+    ) -> None:
         self.path = path
         self.setup = setup
         self._window = window

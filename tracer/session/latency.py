@@ -1,5 +1,6 @@
 """Inference latency over a session: running statistics of every complete inference, and the most
-recent latencies for the plot (a fixed-size history, oldest first)."""
+recent latencies for the plot (a fixed-size history, oldest first).
+"""
 
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ class LatencyHistory:
         """A copy for a snapshot."""
         held, size = self._held, self._numbers.shape[0]
         return LatencyInfo(
-            numbers=self._numbers[size - held :].copy(), cycles=self._cycles[size - held :].copy(),
-            complete=self._complete[size - held :].copy(), stats=self._stats.summary(), budget_cycles=budget_cycles,
-        )  # fmt: skip
+            numbers=self._numbers[size - held :].copy(),
+            cycles=self._cycles[size - held :].copy(),
+            complete=self._complete[size - held :].copy(),
+            stats=self._stats.summary(),
+            budget_cycles=budget_cycles,
+        )

@@ -5,7 +5,7 @@ mean NPU PMU counters, and the layers table's rows built from them (rebuilt only
 from __future__ import annotations
 
 import collections
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -54,7 +54,7 @@ class LayerFold:
         by_layer, values = layers[ok][order], cycles[ok][order]
         pmu = spans.pmu[ok][order] if spans.pmu.shape[1] else None
         indices, starts = np.unique(by_layer, return_index=True)
-        bounds = list(starts.tolist()) + [len(by_layer)]
+        bounds = [*list(starts.tolist()), len(by_layer)]
         for j, index in enumerate(indices.tolist()):
             lo, hi = bounds[j], bounds[j + 1]
             stats = self._stats.get(index)
@@ -80,9 +80,11 @@ class LayerFold:
         return stats.recent(limit) if stats is not None else np.zeros(0, np.int64)
 
     def rows(
-        self, known: Mapping[int, LayerInfo], budget: SessionBudget | None,
+        self,
+        known: Mapping[int, LayerInfo],
+        budget: SessionBudget | None,
         flags: Mapping[int, tuple[tuple[str, str], ...]],
-    ) -> tuple[LayerRow, ...]:  # fmt: skip
+    ) -> tuple[LayerRow, ...]:
         """One row per layer (described or seen), by index.
 
         Args:
@@ -108,10 +110,14 @@ class LayerFold:
         plan = budget.plans.get(index) if budget else None
         pmu = {name: mean.mean for name, mean in self._pmu.get(index, {}).items() if mean.mean is not None}
         return LayerRow(
-            info=info, cycles=stats.summary() if stats is not None else None, excluded=self._excluded.get(index, 0),
+            info=info,
+            cycles=stats.summary() if stats is not None else None,
+            excluded=self._excluded.get(index, 0),
             predicted=plan.predicted_cycles if plan else None,
             tolerance_pct=plan.tolerance_pct if plan else DEFAULT_TOLERANCE_PCT,
             planned_engine=plan.planned_engine if plan else None,
-            isr_hits=self._isr_hits.get(index, 0), pmu_mean=pmu,  # type: ignore[arg-type]
-            note=plan.note if plan else "", findings=flags,
-        )  # fmt: skip
+            isr_hits=self._isr_hits.get(index, 0),
+            pmu_mean=pmu,
+            note=plan.note if plan else "",
+            findings=flags,
+        )

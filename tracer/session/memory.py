@@ -119,11 +119,12 @@ class MemoryTracker:
             self._keep_stack(name, samples, np.flatnonzero(mine), seq)
             hw, n = int(high[mine].max()), int(mine.sum())
             self._stacks[name] = StackState(
-                name=name, size=int(size[mine][-1]),
+                name=name,
+                size=int(size[mine][-1]),
                 high_water=hw if old is None else max(hw, old.high_water),
                 canary_ok=bool(ok[mine].all()) and (old is None or old.canary_ok),
                 samples=n + (old.samples if old else 0),
-            )  # fmt: skip
+            )
 
     def _keep_stack(self, name: str, samples: LazyRecords[StackSample], rows: np.ndarray, seq: int) -> None:
         kept = self._stack_kept.setdefault(name, {})
@@ -153,4 +154,6 @@ class MemoryTracker:
 
     def info(self, planned: int | None = None) -> MemoryInfo:
         """The state now (``planned``: the budget's arena)."""
-        return MemoryInfo(self._used, self._peak, self._size, planned, self._arena_samples, tuple(self._stacks.values()))
+        return MemoryInfo(
+            self._used, self._peak, self._size, planned, self._arena_samples, tuple(self._stacks.values())
+        )

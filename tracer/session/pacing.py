@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import collections
 import time
-from typing import Callable
+from collections.abc import Callable
 
 # The +/- ladder; None is "as fast as possible".
 SPEEDS: tuple[float | None, ...] = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, None)
@@ -57,7 +57,9 @@ class Pacer:
         clock: Monotonic wall clock in seconds.
     """
 
-    def __init__(self, speed: float | None = 1.0, paused: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, speed: float | None = 1.0, paused: bool = False, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._clock = clock
         self.speed = speed
         self.paused = paused

@@ -49,7 +49,7 @@ class InferenceRecord:
         row: This inference's row in them.
     """
 
-    __slots__ = ("_block", "_row", "__dict__")
+    __slots__ = ("__dict__", "_block", "_row")
 
     def __init__(self, block: InferenceBlock, row: int) -> None:
         self._block = block
@@ -73,10 +73,15 @@ class InferenceRecord:
         rows = range(int(b.span_first[i]), int(b.span_end[i]))
         spans = sorted((b.spans.row(r) for r in rows), key=lambda s: s.start)
         return Inference(
-            number=int(inf.number[i]), start=_opt(inf.start[i]), end=_opt(inf.end[i]),
-            complete=bool(inf.complete[i]), problems=inf.problems[i], layers=tuple(spans),
-            input_crc=_opt(inf.input_crc[i]), output_crc=_opt(inf.output_crc[i]),
-        )  # fmt: skip
+            number=int(inf.number[i]),
+            start=_opt(inf.start[i]),
+            end=_opt(inf.end[i]),
+            complete=bool(inf.complete[i]),
+            problems=inf.problems[i],
+            layers=tuple(spans),
+            input_crc=_opt(inf.input_crc[i]),
+            output_crc=_opt(inf.output_crc[i]),
+        )
 
     @property
     def block(self) -> InferenceBlock:

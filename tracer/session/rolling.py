@@ -15,11 +15,11 @@ import dataclasses
 
 import numpy as np
 
+from tracer.base.timeline import Engine, LayerInfo, LossCounters
 from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
 from tracer.telemetry.firmware_records import TargetInfo
-from tracer.base.timeline import Engine, LayerInfo, LossCounters
 
 
 @dataclasses.dataclass
@@ -128,8 +128,9 @@ class RollingDecoder:
         rows = self.telemetry.take()
         if self.compacting:
             self.telemetry.discard_taken()
-        delta = DecodedDelta(bytes=nbytes, packets=npackets,
-                             **{f.name: getattr(rows, f.name) for f in dataclasses.fields(NewRows)})  # fmt: skip
+        delta = DecodedDelta(
+            bytes=nbytes, packets=npackets, **{f.name: getattr(rows, f.name) for f in dataclasses.fields(NewRows)}
+        )
         self._learn_layers(delta)
         return delta
 

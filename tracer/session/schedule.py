@@ -10,7 +10,8 @@ not stop the session: the failure becomes a warning on screen.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from tracer.session.findings import INTERVAL_S, Diagnosis, capture_analysis, describe_scope, window_analysis
 
@@ -41,18 +42,25 @@ class FindingsSchedule:
     def due(self, key: tuple[int, ...], final: bool, ui_hold_until: float) -> bool:
         """Whether to run now for the state ``key`` (:attr:`StreamState.analysis_key`); if so, noted as run."""
         now = self._clock()
-        if not final and (key in (self._analysed, (0, 0)) or now - self._analysed_at < INTERVAL_S
-                          or time.monotonic() < ui_hold_until):  # fmt: skip
+        if not final and (
+            key in (self._analysed, (0, 0)) or now - self._analysed_at < INTERVAL_S or time.monotonic() < ui_hold_until
+        ):
             return False
         self._analysed, self._analysed_at = key, now
         self.runs += 1
         return True
 
     def run(
-        self, window: Callable[[], InferenceTimeline], facts: Callable[[], InputFacts], budget: Budget | None,
-        numbers: Sequence[int], whole: bool, inferences: int, capture: str | None = None,
+        self,
+        window: Callable[[], InferenceTimeline],
+        facts: Callable[[], InputFacts],
+        budget: Budget | None,
+        numbers: Sequence[int],
+        whole: bool,
+        inferences: int,
+        capture: str | None = None,
         on_progress: Callable[[int], None] | None = None,
-    ) -> Diagnosis:  # fmt: skip
+    ) -> Diagnosis:
         """Run the rules on the window (or, given ``capture``, on that whole file).
 
         Args:

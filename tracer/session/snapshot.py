@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
+from tracer.analysis.statistics import CycleSummary
+from tracer.base.timeline import LayerInfo, LossCounters
 from tracer.session.findings import Diagnosis
 from tracer.session.held import Stretch
 from tracer.session.memory import MemoryInfo
 from tracer.session.ring import InferenceRecord
-from tracer.analysis.statistics import CycleSummary
 from tracer.session.window import EventView, InferenceEvents
-from tracer.base.timeline import LayerInfo, LossCounters
 
 if TYPE_CHECKING:
     from tracer.analysis.findings import Finding
@@ -215,8 +215,11 @@ class SessionSnapshot:
     def locate(self, number: int | None = None, ordinal: int | None = None) -> tuple[Stretch, InferenceRecord] | None:
         """Where an inference is held, by number or by position in the stream (the ring first)."""
         for stretch in (self.ring_stretch, *reversed(self.stretches)):
-            record = stretch.record(number) if number is not None else (
-                stretch.at_ordinal(ordinal) if ordinal is not None else None)  # fmt: skip
+            record = (
+                stretch.record(number)
+                if number is not None
+                else (stretch.at_ordinal(ordinal) if ordinal is not None else None)
+            )
             if record is not None:
                 return stretch, record
         return None

@@ -13,7 +13,7 @@ Not thread-safe by itself: the session folds and reads it under its lock.
 from __future__ import annotations
 
 import collections
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from tracer.base.timeline import ConsoleLine, InferenceTimeline, IsrSlice
 from tracer.session.latency import LatencyHistory
@@ -30,8 +30,11 @@ MAX_ISRS = 65_536  # interrupt slices kept at most when no inference closes to s
 # the end of the capture (the user stopped it), not lost; with it come the consequences of the cut
 # (the layer that was running never ends, the record being sent was cut short).
 CUT_BY_END = "the capture ended during this inference"
-CUT_CONSEQUENCES = {CUT_BY_END, "layer begin/end records do not pair up",
-                    "damaged record (wrong length, check byte or shape)"}  # fmt: skip
+CUT_CONSEQUENCES = {
+    CUT_BY_END,
+    "layer begin/end records do not pair up",
+    "damaged record (wrong length, check byte or shape)",
+}
 
 
 class StreamState:
@@ -119,8 +122,12 @@ class StreamState:
     @property
     def whole(self) -> bool:
         """True while nothing the stream brought has left the window (its timeline is the whole stream's)."""
-        return (self.ring.holds_everything and not self.events.forgot and not self.isrs_forgotten
-                and self.console_seq <= CONSOLE_LINES)  # fmt: skip
+        return (
+            self.ring.holds_everything
+            and not self.events.forgot
+            and not self.isrs_forgotten
+            and self.console_seq <= CONSOLE_LINES
+        )
 
     @property
     def analysis_key(self) -> tuple[int, ...]:
@@ -133,9 +140,15 @@ class StreamState:
 
     def window_parts(self) -> tuple:
         """What :func:`window_timeline` needs of the state, copied (call under the session's lock)."""
-        return (self.ring.items(), self.view(), [line for _, line in self.console],
-                self.memory.deciding_samples(), self.ring.horizon, self.task_lane.records(),
-                self.task_lane.end)  # fmt: skip
+        return (
+            self.ring.items(),
+            self.view(),
+            [line for _, line in self.console],
+            self.memory.deciding_samples(),
+            self.ring.horizon,
+            self.task_lane.records(),
+            self.task_lane.end,
+        )
 
     def console_since(self, seq: int, until: int | None = None) -> tuple[list[ConsoleLine], int]:
         """Console lines numbered ``seq`` up to ``until`` (default: the newest), and the next number."""
@@ -152,8 +165,10 @@ def cut_by_end(problems: Iterable[str]) -> bool:
 
 def _newest(delta: DecodedDelta) -> int:
     """The newest cycle ``delta`` shows (-1: none): the running task's slice reaches it."""
-    ends = [int(delta.inferences.end.max()) if len(delta.inferences) else -1,
-            int(delta.spans.end.max()) if len(delta.spans) else -1]  # fmt: skip
+    ends = [
+        int(delta.inferences.end.max()) if len(delta.inferences) else -1,
+        int(delta.spans.end.max()) if len(delta.spans) else -1,
+    ]
     ends += [r.cycle for r in delta.records[-1:]]
     return max(ends)
 
@@ -164,7 +179,8 @@ def window_of(parts: tuple, decoder: RollingDecoder) -> InferenceTimeline:
 
     records, view, console, memory, horizon, task_records, end = parts
     base = decoder.telemetry.timeline()
-    timeline = with_facts(window_timeline(base, decoder.layers, records, view, horizon, memory, console),
-                          task_records, end)  # fmt: skip
+    timeline = with_facts(
+        window_timeline(base, decoder.layers, records, view, horizon, memory, console), task_records, end
+    )
     # As `tracer report` reads a capture: the port-0 text adds what the records do not say.
     return merge_console(timeline) if timeline.console else timeline

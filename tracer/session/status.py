@@ -1,5 +1,6 @@
 """The status line of a snapshot: where the bytes come from, how far along, at what rate, what was
-lost, and the labels the numbers carry (emulated cycles, simulated PMU, model estimates)."""
+lost, and the labels the numbers carry (emulated cycles, simulated PMU, model estimates).
+"""
 
 from __future__ import annotations
 
@@ -26,10 +27,22 @@ def labels(decoder: RollingDecoder, metadata: CaptureMetadata) -> dict[str, str]
 
 
 def status_info(
-    *, mode: str, source: str, state: str, message: str, feed: CaptureFeed | SourceFeed, decoder: RollingDecoder,
-    metadata: CaptureMetadata, pacer: Pacer, rates: RateMeter, timebase: str, paused: bool, capture_path: str | None,
-    reconnects: int, warnings: list[str],
-) -> StatusInfo:  # fmt: skip
+    *,
+    mode: str,
+    source: str,
+    state: str,
+    message: str,
+    feed: CaptureFeed | SourceFeed,
+    decoder: RollingDecoder,
+    metadata: CaptureMetadata,
+    pacer: Pacer,
+    rates: RateMeter,
+    timebase: str,
+    paused: bool,
+    capture_path: str | None,
+    reconnects: int,
+    warnings: list[str],
+) -> StatusInfo:
     """The status of a session now (see :class:`StatusInfo` for each field)."""
     ended = state in ("ended", "error", "lost")
     bps, pps = (None, None) if ended else rates.rates()
@@ -43,13 +56,28 @@ def status_info(
         recording = capture_path
         recording_bytes = feed.recording_bytes
     return StatusInfo(
-        mode=mode, source=source, state=state, message=message,
-        bytes=decoder.bytes, packets=decoder.packets, records=decoder.records,
-        bytes_per_s=bps, packets_per_s=pps, loss=decoder.loss,
-        firmware_dropped=decoder.telemetry.firmware_dropped, recording=recording,
-        recording_bytes=recording_bytes, position=position, media_seconds=media, duration_seconds=duration,
-        speed=pacer.speed, timebase=timebase or ("byte rate" if mode == "replay" else ""),
-        paused=paused, clock_hz=decoder.clock_hz,
+        mode=mode,
+        source=source,
+        state=state,
+        message=message,
+        bytes=decoder.bytes,
+        packets=decoder.packets,
+        records=decoder.records,
+        bytes_per_s=bps,
+        packets_per_s=pps,
+        loss=decoder.loss,
+        firmware_dropped=decoder.telemetry.firmware_dropped,
+        recording=recording,
+        recording_bytes=recording_bytes,
+        position=position,
+        media_seconds=media,
+        duration_seconds=duration,
+        speed=pacer.speed,
+        timebase=timebase or ("byte rate" if mode == "replay" else ""),
+        paused=paused,
+        clock_hz=decoder.clock_hz,
         clock_source=decoder.target.time_source.label if decoder.target else "unknown",
-        labels=labels(decoder, metadata), reconnects=reconnects, warnings=tuple(warnings[-5:]),
-    )  # fmt: skip
+        labels=labels(decoder, metadata),
+        reconnects=reconnects,
+        warnings=tuple(warnings[-5:]),
+    )

@@ -10,7 +10,7 @@ timeline gets them for the findings rules (task preemption, work counts: :func:`
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from tracer.base.tasks import TaskSlice
 from tracer.base.timeline import InferenceTimeline, TelemetryRecord

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from tracer.session.feeds import CaptureFeed, Piece, SourceFeed
 from tracer.session.pacing import Pacer

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
-from tracer.session.ring import InferenceBlock, InferenceRecord
 from tracer.base.columns import LazyRecords
-from tracer.telemetry.isr import HandlerTime
 from tracer.base.timeline import (
     ArenaSample,
     BufferCrc,
@@ -41,7 +40,11 @@ from tracer.base.timeline import (
     StackSample,
     TelemetryRecord,
 )
+from tracer.session.ring import InferenceBlock, InferenceRecord
+from tracer.telemetry.isr import HandlerTime
 from tracer.telemetry.wire import CACHE_OPS
+
+_Event = TypeVar("_Event")
 
 MAX_ROWS = 1 << 18  # events kept at most, whatever the ring holds (a stream with no inference in it)
 
@@ -82,20 +85,29 @@ class InferenceEvents:
 
 
 def _chunk(
-    cache_ops: Sequence[CacheOp], npu_jobs: Sequence[NpuJob], marks: Sequence[Mark], crcs: Sequence[BufferCrc],
+    cache_ops: Sequence[CacheOp],
+    npu_jobs: Sequence[NpuJob],
+    marks: Sequence[Mark],
+    crcs: Sequence[BufferCrc],
     records: Sequence[TelemetryRecord],
-) -> EventChunk | None:  # fmt: skip
+) -> EventChunk | None:
     times: list[int] = []
     for cycles in (column(cache_ops, 0), column(npu_jobs, 0)):
         if len(cycles):
             times += [int(cycles.min()), int(cycles.max())]
     for items in (marks, crcs, records):
         if items:
-            cycles = [item.cycle for item in items]
-            times += [min(cycles), max(cycles)]
+            stamps = [item.cycle for item in items]
+            times += [min(stamps), max(stamps)]
     if not times:
         return None
     return EventChunk(min(times), max(times), cache_ops, npu_jobs, tuple(marks), tuple(crcs), tuple(records))
+
+
+def _owned_by(items: Sequence[_Event], owner: int, number: int) -> list[_Event]:
+    """The ``items`` whose field ``owner`` is inference ``number``."""
+    rows = np.flatnonzero(column(items, owner) == number)
+    return [items[int(r)] for r in rows.tolist()]
 
 
 def column(items: Sequence[Any], i: int) -> np.ndarray:
@@ -121,9 +133,13 @@ class EventWindow:
         self.forgot = False  # True once anything was forgotten
 
     def add(
-        self, cache_ops: Sequence[CacheOp], npu_jobs: Sequence[NpuJob], marks: Sequence[Mark],
-        crcs: Sequence[BufferCrc], records: Sequence[TelemetryRecord],
-    ) -> None:  # fmt: skip
+        self,
+        cache_ops: Sequence[CacheOp],
+        npu_jobs: Sequence[NpuJob],
+        marks: Sequence[Mark],
+        crcs: Sequence[BufferCrc],
+        records: Sequence[TelemetryRecord],
+    ) -> None:
         """Events a feed brought (read-only sequences the window may keep)."""
         chunk = _chunk(cache_ops, npu_jobs, marks, crcs, records)
         if chunk is None:
@@ -187,9 +203,8 @@ class EventView:
         cache: list[CacheOp] = []
         marks: list[Mark] = []
         for chunk in chunks:
-            for items, out, owner in ((chunk.npu_jobs, jobs, 2), (chunk.cache_ops, cache, 4)):
-                rows = np.flatnonzero(column(items, owner) == number)
-                out.extend(items[int(r)] for r in rows.tolist())
+            jobs.extend(_owned_by(chunk.npu_jobs, 2, number))
+            cache.extend(_owned_by(chunk.cache_ops, 4, number))
             if lo is not None and hi is not None:
                 marks.extend(m for m in chunk.marks if lo <= m.cycle <= hi)
         return InferenceEvents(self._isrs_between(lo, hi), tuple(jobs), tuple(cache), tuple(marks))
@@ -204,7 +219,8 @@ class EventView:
 
     def between(self, lo: int, hi: int) -> InferenceEvents:
         """Everything held that happened (or ran) between cycles ``lo`` and ``hi``, inside
-        inferences or not: the continuous timeline's lanes."""
+        inferences or not: the continuous timeline's lanes.
+        """
         jobs: list[NpuJob] = []
         cache: list[CacheOp] = []
         marks: list[Mark] = []
@@ -285,17 +301,32 @@ def ring_columns(records: Sequence[InferenceRecord]) -> tuple[Inferences, LayerS
         inf = block.inferences
         lo, hi = int(block.span_first[r0]), int(block.span_end[r1])
         span_parts.append((block.spans, lo, hi))
-        parts.append(Inferences(
-            inf.number[r0 : r1 + 1], inf.start[r0 : r1 + 1], inf.end[r0 : r1 + 1], inf.complete[r0 : r1 + 1],
-            inf.input_crc[r0 : r1 + 1], inf.output_crc[r0 : r1 + 1], list(inf.problems[r0 : r1 + 1]),
-        ))  # fmt: skip
+        parts.append(
+            Inferences(
+                inf.number[r0 : r1 + 1],
+                inf.start[r0 : r1 + 1],
+                inf.end[r0 : r1 + 1],
+                inf.complete[r0 : r1 + 1],
+                inf.input_crc[r0 : r1 + 1],
+                inf.output_crc[r0 : r1 + 1],
+                list(inf.problems[r0 : r1 + 1]),
+            )
+        )
     if not parts:
         return Inferences.from_rows([]), LayerSpans.empty()
+    number, start, end, complete, input_crc, output_crc = (
+        np.concatenate([getattr(p, f) for p in parts])
+        for f in ("number", "start", "end", "complete", "input_crc", "output_crc")
+    )
     inferences = Inferences(
-        *(np.concatenate([getattr(p, f) for p in parts]) for f in
-          ("number", "start", "end", "complete", "input_crc", "output_crc")),
+        number,
+        start,
+        end,
+        complete,
+        input_crc,
+        output_crc,
         problems=[problem for p in parts for problem in p.problems],
-    )  # fmt: skip
+    )
     return inferences, _join_spans(span_parts)
 
 
@@ -317,10 +348,15 @@ def _join_spans(parts: list[tuple[LayerSpans, int, int]]) -> LayerSpans:
             pmu.append(lined)
     joined = {f: np.concatenate(v) for f, v in columns.items()}
     return LayerSpans(
-        inference=joined["inference"], layer=joined["layer"], start=joined["start"], end=joined["end"],
-        complete=joined["complete"], isr_cycles=np.zeros(len(joined["layer"]), np.int64),
-        pmu=np.concatenate(pmu) if pmu else np.zeros((0, len(names)), np.int64), pmu_names=names,
-    )  # fmt: skip
+        inference=joined["inference"],
+        layer=joined["layer"],
+        start=joined["start"],
+        end=joined["end"],
+        complete=joined["complete"],
+        isr_cycles=np.zeros(len(joined["layer"]), np.int64),
+        pmu=np.concatenate(pmu) if pmu else np.zeros((0, len(names)), np.int64),
+        pmu_names=names,
+    )
 
 
 def window_timeline(
@@ -352,7 +388,17 @@ def window_timeline(
     held = events.since(horizon)
     arena, stacks = memory
     return dataclasses.replace(
-        base, layers=dict(sorted(layers.items())), inferences=inferences, spans=spans, arena=list(arena),
-        stacks=list(stacks), cache_ops=held["cache_ops"], npu_jobs=held["npu_jobs"], isrs=isrs,  # type: ignore[arg-type]
-        console=list(console), marks=held["marks"], crcs=held["crcs"], records=held["records"],
-    )  # fmt: skip
+        base,
+        layers=dict(sorted(layers.items())),
+        inferences=inferences,
+        spans=spans,
+        arena=list(arena),
+        stacks=list(stacks),
+        cache_ops=held["cache_ops"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+        npu_jobs=held["npu_jobs"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+        isrs=isrs,  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+        console=list(console),
+        marks=held["marks"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+        crcs=held["crcs"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+        records=held["records"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+    )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from tracer.capture.reader import CaptureChunk, CaptureReader, open_capture
 from tracer.sources.base import SourceEnded

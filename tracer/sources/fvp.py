@@ -27,8 +27,9 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 from tracer.errors import SourceUnavailable, UsageError
 from tracer.sources.base import SourceEnded
@@ -90,7 +91,9 @@ class FvpSource:
         self._popen = popen
         try:
             self.terminal = int(parsed.option("terminal", "0") or 0)
-            self._timeout = connect_timeout if connect_timeout is not None else float(parsed.option("timeout", "60") or 60)
+            self._timeout = (
+                connect_timeout if connect_timeout is not None else float(parsed.option("timeout", "60") or 60)
+            )
         except ValueError:
             raise UsageError(f"{url}: terminal must be a number and timeout seconds") from None
         telnet = parsed.option("telnet", "raw")

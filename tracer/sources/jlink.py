@@ -24,9 +24,11 @@ is a fake checked against the real signatures.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from tracer.errors import SourceUnavailable, UsageError
 from tracer.sources.npu_polling import NpuSampling
@@ -46,7 +48,7 @@ IDLE_SLEEP = 0.002
 
 def _load_pylink() -> ModuleType:
     try:
-        import pylink  # noqa: PLC0415 - optional backend, imported when opened
+        import pylink  # optional backend, imported when opened
     except ImportError:
         raise SourceUnavailable(
             "jlink:// needs pylink-square: pip install 'pylink-square>=1.2,<2' (tracer's jlink extra)"
@@ -161,10 +163,8 @@ class JLinkSource(NpuSampling):
         if jlink is None:
             return
         for stop in ("swo_stop" if self.options.mode == "swo" else "rtt_stop", "close"):
-            try:
+            with contextlib.suppress(*self._errors):
                 getattr(jlink, stop)()
-            except self._errors:
-                pass
 
     def metadata(self) -> dict[str, Any]:
         """What the capture header records about this probe."""
@@ -234,8 +234,15 @@ class JLinkSource(NpuSampling):
         status = self._jlink.rtt_get_status()
         overflows = int(getattr(status, "HostOverflowCount", 0))
         if overflows > self._rtt_overflows:
-            self._events.append({"event": "probe overflow", "probe": "jlink", "transport": "rtt",
-                                 "count": overflows - self._rtt_overflows, "total": overflows})  # fmt: skip
+            self._events.append(
+                {
+                    "event": "probe overflow",
+                    "probe": "jlink",
+                    "transport": "rtt",
+                    "count": overflows - self._rtt_overflows,
+                    "total": overflows,
+                }
+            )
             self._rtt_overflows = overflows
 
     def _poll_memory(self) -> None:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tracer.errors import UsageError
 from tracer.units import parse_frequency
@@ -96,7 +97,9 @@ def parse_npu_spec(options: dict[str, str], symbols: Any = None, where: str = ""
         raise UsageError(f"{prefix}npu_hz: {exc}") from None
     if not 0 < hz <= MAX_HZ:
         raise UsageError(f"{prefix}npu_hz must be above 0 and at most {MAX_HZ:.0f} polls per second")
-    return NpuPollSpec(base, npu, counters, options.get("npu_cycles", "1") != "0", hz, options.get("cyccnt", "1") != "0")
+    return NpuPollSpec(
+        base, npu, counters, options.get("npu_cycles", "1") != "0", hz, options.get("cyccnt", "1") != "0"
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,8 +130,10 @@ class NpuPollSummary:
             return f"NPU polling: no sample taken (asked {self.requested_hz:,.0f} Hz)"
         achieved = "-" if self.achieved_hz is None else f"{self.achieved_hz:,.0f}"
         busy = "" if self.read_share is None else f"; probe reads took {100 * self.read_share:.0f}% of the time"
-        return (f"NPU polling: {self.samples:,} samples in {self.seconds:.1f} s, {achieved} Hz achieved of "
-                f"{self.requested_hz:,.0f} Hz asked{busy}")  # fmt: skip
+        return (
+            f"NPU polling: {self.samples:,} samples in {self.seconds:.1f} s, {achieved} Hz achieved of "
+            f"{self.requested_hz:,.0f} Hz asked{busy}"
+        )
 
 
 class NpuPoller:
@@ -141,8 +146,14 @@ class NpuPoller:
         wall_clock: Host time of each sample (injectable).
     """
 
-    def __init__(self, spec: NpuPollSpec, read_words: ReadWords, *, clock: Callable[[], float] = time.monotonic,
-                 wall_clock: Callable[[], float] = time.time) -> None:  # fmt: skip
+    def __init__(
+        self,
+        spec: NpuPollSpec,
+        read_words: ReadWords,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
         self.spec = spec
         self._read = read_words
         self._clock = clock

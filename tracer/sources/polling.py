@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
-from tracer.errors import UsageError
 from tracer.base.timeline import ArenaSample, StackSample
+from tracer.errors import UsageError
 
 DWT_CYCCNT = 0xE0001004
 DEFAULT_PAINT = 0xDEADBEEF
@@ -39,7 +40,7 @@ MAX_STACK_BYTES = 1 << 20
 ReadWords = Callable[[int, int], list[int]]
 
 
-class SymbolTable:
+class SymbolTable(Protocol):
     """Anything with ``symbol(name)`` returning an object with ``address`` and ``size`` (ElfImage)."""
 
     def symbol(self, name: str) -> Any:  # pragma: no cover - protocol
@@ -99,7 +100,9 @@ def parse_poll_spec(options: dict[str, str], symbols: SymbolTable | None = None,
         raise UsageError(f"{prefix}poll_hz must be a number of polls per second") from None
     if not 0 < hz <= 1000:
         raise UsageError(f"{prefix}poll_hz must be between 0 and 1000 (polls per second)")
-    return PollSpec(arena, arena_size, arena_size_addr, stacks, paint & 0xFFFFFFFF, hz, options.get("cyccnt", "1") != "0")
+    return PollSpec(
+        arena, arena_size, arena_size_addr, stacks, paint & 0xFFFFFFFF, hz, options.get("cyccnt", "1") != "0"
+    )
 
 
 class MemoryPoller:
@@ -144,8 +147,16 @@ class MemoryPoller:
             size = spec.arena_size
             if spec.arena_size_addr is not None:
                 size = self._read(spec.arena_size_addr, 1)[0]
-            notes.append({"event": "memory sample", "kind": "arena", "used": used, "size": size,
-                          "cyccnt": cyccnt, "host_time": host})  # fmt: skip
+            notes.append(
+                {
+                    "event": "memory sample",
+                    "kind": "arena",
+                    "used": used,
+                    "size": size,
+                    "cyccnt": cyccnt,
+                    "host_time": host,
+                }
+            )
         for stack in spec.stacks:
             words = self._read(stack.start, stack.size // 4)
             intact = 0
@@ -153,10 +164,18 @@ class MemoryPoller:
                 if word != spec.paint:
                     break
                 intact += 1
-            notes.append({"event": "memory sample", "kind": "stack", "stack": stack.name,
-                          "high_water": stack.size - 4 * intact, "size": stack.size,
-                          "canary_ok": bool(words) and words[0] == spec.paint, "cyccnt": cyccnt,
-                          "host_time": host})  # fmt: skip
+            notes.append(
+                {
+                    "event": "memory sample",
+                    "kind": "stack",
+                    "stack": stack.name,
+                    "high_water": stack.size - 4 * intact,
+                    "size": stack.size,
+                    "canary_ok": bool(words) and words[0] == spec.paint,
+                    "cyccnt": cyccnt,
+                    "host_time": host,
+                }
+            )
         return notes
 
 
@@ -174,7 +193,13 @@ def samples_from_notes(notes: Iterable[dict[str, Any]]) -> tuple[list[ArenaSampl
             arena.append(ArenaSample(None, int(note["used"]), note.get("size")))
         elif note.get("kind") == "stack":
             stacks.append(
-                StackSample(None, str(note["stack"]), int(note["high_water"]), int(note["size"]), bool(note.get("canary_ok", True)))
+                StackSample(
+                    None,
+                    str(note["stack"]),
+                    int(note["high_water"]),
+                    int(note["size"]),
+                    bool(note.get("canary_ok", True)),
+                )
             )
     return arena, stacks
 

@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tracer.errors import UsageError
 from tracer.sources.base import SourceLost
@@ -93,7 +94,7 @@ class ProbeOptions:
         """
         if given is not None or not self.elf:
             return given
-        from tracer.elf import open_elf  # noqa: PLC0415 - pyelftools only when an ELF is named
+        from tracer.elf import open_elf  # pyelftools only when an ELF is named
 
         return open_elf(self.elf)
 
@@ -111,7 +112,9 @@ class ProbeOptions:
             except ValueError:
                 sym = symbols.symbol(text) if symbols is not None else None
                 if sym is None:
-                    raise UsageError(f"{where}: rtt_address {text!r} is neither an address nor a symbol of the ELF") from None
+                    raise UsageError(
+                        f"{where}: rtt_address {text!r} is neither an address nor a symbol of the ELF"
+                    ) from None
                 return int(sym.address)
         sym = symbols.symbol("_SEGGER_RTT") if symbols is not None else None
         return int(sym.address) if sym is not None else None

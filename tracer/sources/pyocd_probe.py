@@ -23,8 +23,10 @@ TPIU and RTT classes do the work.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tracer.errors import SourceUnavailable, UsageError
 from tracer.sources.npu_polling import NpuSampling
@@ -44,8 +46,8 @@ def _pyocd_session(unique_id: str | None, target: str | None, options: dict[str,
     Probes are chosen here rather than by ``ConnectHelper.choose_probe``, which prints to stdout.
     """
     try:
-        from pyocd.core.helpers import ConnectHelper  # noqa: PLC0415 - optional backend
-        from pyocd.core.session import Session  # noqa: PLC0415
+        from pyocd.core.helpers import ConnectHelper  # optional backend
+        from pyocd.core.session import Session
     except ImportError:
         raise SourceUnavailable("pyocd:// needs pyOCD: pip install 'pyocd>=0.36,<1' (tracer's pyocd extra)") from None
     probes = ConnectHelper.get_all_connected_probes(blocking=False, unique_id=unique_id, print_wait_message=False)
@@ -110,7 +112,7 @@ class PyocdSource(NpuSampling):
         if self.options.raw.get("frequency"):
             session_options["frequency"] = parse_frequency(self.options.raw["frequency"])
         try:
-            from pyocd.core import exceptions as pyocd_errors  # noqa: PLC0415
+            from pyocd.core import exceptions as pyocd_errors
 
             self._errors = (pyocd_errors.Error,)
         except ImportError:
@@ -153,19 +155,19 @@ class PyocdSource(NpuSampling):
         if session is None:
             return
         if self._swo_started:
-            try:
+            with contextlib.suppress(*self._errors):
                 session.probe.swo_stop()
-            except self._errors:
-                pass
             self._swo_started = False
-        try:
+        with contextlib.suppress(*self._errors):
             session.close()
-        except self._errors:
-            pass
 
     def metadata(self) -> dict[str, Any]:
         """What the capture header records."""
-        meta: dict[str, Any] = {"source": self.url, "probe": f"pyocd {self.probe_name}".strip(), "target": self.target_name}
+        meta: dict[str, Any] = {
+            "source": self.url,
+            "probe": f"pyocd {self.probe_name}".strip(),
+            "target": self.target_name,
+        }
         meta.update(transport_metadata(self.options, self.cpu_hz, self.swo_hz))
         return meta
 
@@ -176,9 +178,9 @@ class PyocdSource(NpuSampling):
 
     # -- internals -------------------------------------------------------------------------------
     def _start_swo(self) -> None:
-        from pyocd.coresight.itm import ITM  # noqa: PLC0415
-        from pyocd.coresight.tpiu import TPIU  # noqa: PLC0415
-        from pyocd.probe.debug_probe import DebugProbe  # noqa: PLC0415
+        from pyocd.coresight.itm import ITM
+        from pyocd.coresight.tpiu import TPIU
+        from pyocd.probe.debug_probe import DebugProbe
 
         probe, target = self._session.probe, self._session.target
         if DebugProbe.Capability.SWO not in probe.capabilities:
@@ -204,15 +206,13 @@ class PyocdSource(NpuSampling):
                 f"(nearest: {self.cpu_hz // divider} Hz); choose a rate that divides the clock"
             )
         self.swo_hz = self.cpu_hz // (self.cpu_hz // wanted)
-        try:
+        with contextlib.suppress(*self._errors):
             probe.swo_stop()  # the probe may still be capturing from an earlier session
-        except self._errors:
-            pass
         probe.swo_start(self.swo_hz)
         self._swo_started = True
 
     def _start_rtt(self) -> None:
-        from pyocd.debug.rtt import RTTControlBlock  # noqa: PLC0415
+        from pyocd.debug.rtt import RTTControlBlock
 
         address = self.options.rtt_control_block(self._symbols, self.url)
         control = RTTControlBlock.from_target(self._session.target, address=address, size=None)

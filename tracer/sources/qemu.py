@@ -42,9 +42,15 @@ CPU_HZ = 32_000_000  # the an547 processor clock in QEMU: what SysTick counts
 DEMO_TARGET = "demo"
 DEMO_ELF = Path("demo") / "tracer_demo.elf"
 SCENARIOS = (
-    "clean", "isr-jitter", "missing-clean", "stack-overflow", "arena-too-small", "task-preemption", "data-dependent",
+    "clean",
+    "isr-jitter",
+    "missing-clean",
+    "stack-overflow",
+    "arena-too-small",
+    "task-preemption",
+    "data-dependent",
     "npu-sampling",
-)  # fmt: skip
+)
 SAMPLING_SCENARIO = "npu-sampling"
 SAMPLE_HZ_RANGE = (1, 100_000)  # what the firmware's sampling timer accepts
 FIRMWARE_DIR_ENV = "TRACER_FIRMWARE_DIR"
@@ -110,7 +116,8 @@ def firmware_dir() -> Path:
 
 def default_build_dir(source: Path) -> Path:
     """Where ``make`` builds when no folder is given: ``firmware_snippets/build`` in a checkout, else
-    a folder of the user's cache (an installed package's folder is no place for build output)."""
+    a folder of the user's cache (an installed package's folder is no place for build output).
+    """
     if (source.parent / "pyproject.toml").is_file() and (source.parent / "tracer").is_dir():
         return source / "build"
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
@@ -169,10 +176,23 @@ def free_port() -> int:
 def qemu_command(elf: Path, port: int, icount_shift: int = 0) -> list[str]:
     """The QEMU command line of the demo."""
     return [
-        "qemu-system-arm", "-M", MACHINE, "-display", "none", "-monitor", "none", "-no-reboot",
-        "-icount", f"shift={icount_shift}", "-semihosting-config", "enable=on,target=native",
-        "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on", "-kernel", str(elf),
-    ]  # fmt: skip
+        "qemu-system-arm",
+        "-M",
+        MACHINE,
+        "-display",
+        "none",
+        "-monitor",
+        "none",
+        "-no-reboot",
+        "-icount",
+        f"shift={icount_shift}",
+        "-semihosting-config",
+        "enable=on,target=native",
+        "-serial",
+        f"tcp:127.0.0.1:{port},server=on,wait=on",
+        "-kernel",
+        str(elf),
+    ]
 
 
 class QemuDemoSource:
@@ -192,10 +212,15 @@ class QemuDemoSource:
     """
 
     def __init__(
-        self, elf: Path, inferences: int, scenario: str = "clean", icount_shift: int = 0, ready_timeout: float = 20.0,
+        self,
+        elf: Path,
+        inferences: int,
+        scenario: str = "clean",
+        icount_shift: int = 0,
+        ready_timeout: float = 20.0,
         sample_hz: int | None = None,
         slow: Slowdown | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         if inferences < 1:
             raise UsageError(f"--inferences must be at least 1, not {inferences}")
         if scenario not in SCENARIOS:
@@ -234,12 +259,14 @@ class QemuDemoSource:
         for attempt in range(3):
             self._waited = 0.0
             self.port = free_port()
-            self._log = tempfile.TemporaryFile()
+            self._log = tempfile.TemporaryFile()  # noqa: SIM115 - QEMU's log: qemu_output() reads it after QEMU exits
             try:
-                self._process = subprocess.Popen(  # noqa: S603 - fixed program, our arguments
-                    qemu_command(self.elf, self.port, self.icount_shift), stdin=subprocess.DEVNULL,
-                    stdout=self._log, stderr=self._log,
-                )  # fmt: skip
+                self._process = subprocess.Popen(  # fixed program, our arguments
+                    qemu_command(self.elf, self.port, self.icount_shift),
+                    stdin=subprocess.DEVNULL,
+                    stdout=self._log,
+                    stderr=self._log,
+                )
             except OSError as exc:
                 raise SourceUnavailable(f"cannot start qemu-system-arm: {exc}") from None
             if self._connect():
@@ -287,12 +314,15 @@ class QemuDemoSource:
             "notes": f"tracer demo on QEMU {MACHINE} (Cortex-M55), -icount shift={self.icount_shift}: "
             "cycles are emulated (instructions, not real CPU cycles); NPU PMU values are simulated",
             "launcher": {
-                "machine": MACHINE, "firmware": self.elf.name, "inferences": self.inferences,
-                "scenario": self.scenario, "icount_shift": self.icount_shift,
+                "machine": MACHINE,
+                "firmware": self.elf.name,
+                "inferences": self.inferences,
+                "scenario": self.scenario,
+                "icount_shift": self.icount_shift,
                 **({"sample_hz": self.sample_hz} if self.sample_hz is not None else {}),
                 **({"slow_layer": self.slow.layer, "slow_pct": self.slow.pct} if self.slow else {}),
             },
-        }  # fmt: skip
+        }
 
     # -- extras ----------------------------------------------------------------------------------
     def qemu_output(self) -> str:
@@ -305,7 +335,8 @@ class QemuDemoSource:
 
     def terminate(self) -> None:
         """Stop the emulator now, if it still runs (the user quit before the firmware finished);
-        :meth:`close` then has nothing to wait for."""
+        :meth:`close` then has nothing to wait for.
+        """
         self._stop_process()
 
     def wait(self, timeout: float = 10.0) -> int | None:
@@ -377,7 +408,7 @@ class _ReadyWatcher:
     """Looks for READY in the console text (ITM port 0) of the firmware's first bytes."""
 
     def __init__(self) -> None:
-        from tracer.decode.itm import ItmDecoder  # noqa: PLC0415 - the decoder loads numpy
+        from tracer.decode.itm import ItmDecoder  # the decoder loads numpy
 
         self._decoder = ItmDecoder(hold_timestamps=False)
         self._text = bytearray()
@@ -389,7 +420,7 @@ class _ReadyWatcher:
 
     def feed(self, data: bytes) -> None:
         """Decode the next bytes and keep their port-0 text."""
-        from tracer.decode.packets import PacketKind  # noqa: PLC0415
+        from tracer.decode.packets import PacketKind
 
         batch = self._decoder.feed(data)
         text = (batch.kind == PacketKind.SWIT) & (batch.b == 0)

@@ -10,6 +10,7 @@ together with the inner source's own events (polled memory, probe overflows, dam
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable
@@ -199,8 +200,6 @@ class ReconnectingSource:
     def _drop_inner(self) -> None:
         if self._inner is not None:
             self._take_inner_events()  # what it reported before it went away
-            try:
+            with contextlib.suppress(OSError):
                 self._inner.close()
-            except OSError:
-                pass
             self._inner = None

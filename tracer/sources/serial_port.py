@@ -55,7 +55,7 @@ class SerialSource:
     def open(self) -> None:
         """Open the port, retrying for ``connect_retries`` seconds."""
         try:
-            import serial  # noqa: PLC0415 - loaded only when a serial source opens
+            import serial  # loaded only when a serial source opens
         except ImportError:  # pragma: no cover - pyserial is a core dependency
             raise SourceUnavailable("pyserial is not installed: pip install pyserial") from None
         deadline = time.monotonic() + self._retry_for
@@ -64,7 +64,7 @@ class SerialSource:
                 port = serial.serial_for_url(self._pyserial_url(), baudrate=self.baud, timeout=0, do_not_open=True)
                 if self._parsed.scheme == "socket":
                     # Keep what the peer sends the moment we connect (see the module docstring).
-                    port.reset_input_buffer = _keep_input
+                    port.reset_input_buffer = _keep_input  # type: ignore[method-assign]  # this port only, on purpose
                 port.open()
                 self._port = port
                 return
@@ -75,7 +75,7 @@ class SerialSource:
 
     def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
         """Return what has arrived, waiting up to ``timeout`` seconds for the first byte."""
-        import serial  # noqa: PLC0415
+        import serial
 
         port = self._port
         assert port is not None, "open() first"
@@ -103,7 +103,7 @@ class SerialSource:
         Raises:
             SourceLost: The port or connection went away.
         """
-        import serial  # noqa: PLC0415
+        import serial
 
         assert self._port is not None, "open() first"
         try:

@@ -96,4 +96,3 @@ def _add_text(timeline: InferenceTimeline, text: InferenceTimeline) -> None:
 def _log_facts(log: dict[str, Any]) -> dict[str, Any]:
     """The log's own facts worth carrying into the report (everything but bookkeeping)."""
     return {k: v for k, v in log.items() if k not in ("lines",) and v not in (None, {}, [])}
-

@@ -73,14 +73,15 @@ class FirmwareRecords:
         self._line = bytearray()
         self._line_time: int | None = None
 
-    def add(self, rtype: int, t: int, inference: int | None, w: np.ndarray) -> None:  # noqa: C901, PLR0912 - one branch per record type
+    def add(self, rtype: int, t: int, inference: int | None, w: np.ndarray) -> None:  # one branch per record type
         """Take one checked record of type ``rtype`` at cycle ``t`` with payload words ``w``."""
         words = w.tolist()
         if rtype == RecordType.TARGET_INFO:
             cost = words[3]
             self.target = TargetInfo(
                 clock_hz=words[1],
-                time_source=TimeSource(words[2] & 0xFF) if (words[2] & 0xFF) in TimeSource._value2member_map_
+                time_source=TimeSource(words[2] & 0xFF)
+                if (words[2] & 0xFF) in TimeSource._value2member_map_
                 else TimeSource.UNKNOWN,
                 npu_pmu_simulated=bool(words[2] & INFO_NPU_PMU_SIMULATED),
                 emulated=bool(words[2] & INFO_EMULATED),
@@ -88,7 +89,7 @@ class FirmwareRecords:
                 wire_version=words[4] & 0xFF,
                 scenario=(words[4] >> 8) & 0xFF,
                 cpuid=words[5],
-            )  # fmt: skip
+            )
         elif rtype == RecordType.DROPPED:
             self.firmware_dropped = max(self.firmware_dropped, words[0])
         elif rtype == RecordType.LAYER_INFO:

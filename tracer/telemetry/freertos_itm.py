@@ -24,8 +24,8 @@ import dataclasses
 
 import numpy as np
 
-from tracer.decode.packets import PacketBatch, PacketKind
 from tracer.base.tasks import TaskSlice
+from tracer.decode.packets import PacketBatch, PacketKind
 
 RECORD_PORT = 3
 FIELD_PORT = 2
@@ -67,13 +67,18 @@ class FreeRtosItmReader:
         port = batch.b
         wanted = (
             ((kind == PacketKind.SWIT) & ((port == RECORD_PORT) | (port == FIELD_PORT)))
-            | (kind == PacketKind.LTS) | np.isin(kind, _LOSS)
-        )  # fmt: skip
+            | (kind == PacketKind.LTS)
+            | np.isin(kind, _LOSS)
+        )
         rows = np.flatnonzero(wanted)
         if not len(rows):
             return
-        kinds, values, ports, sizes = (kind[rows].tolist(), batch.a[rows].tolist(), port[rows].tolist(),
-                                       batch.c[rows].tolist())  # fmt: skip
+        kinds, values, ports, sizes = (
+            kind[rows].tolist(),
+            batch.a[rows].tolist(),
+            port[rows].tolist(),
+            batch.c[rows].tolist(),
+        )
         for k, value, p, size in zip(kinds, values, ports, sizes):
             if k == PacketKind.LTS:
                 self._ts += int(value)
@@ -115,7 +120,8 @@ class FreeRtosItmReader:
 
     def slices(self) -> tuple[list[TaskSlice], dict[int, str]]:
         """The task slices so far (a task runs from its switch-in to its switch-out or the next
-        switch-in) and the task names; events still waiting for their timestamp are left out."""
+        switch-in) and the task names; events still waiting for their timestamp are left out.
+        """
         names: dict[int, str] = {}
         out: list[TaskSlice] = []
         current: tuple[int, int] | None = None

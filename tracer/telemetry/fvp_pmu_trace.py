@@ -21,14 +21,16 @@ import bisect
 import csv
 import dataclasses
 import io
+import itertools
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO
 
+from tracer.base.timeline import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
 from tracer.errors import CaptureError, reading_file
 from tracer.limits import MAX_PMU_TRACE_BYTES, InputError, gunzip_limited, parse_json, read_limited
-from tracer.base.timeline import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
 
 QREAD_TRACK = "qread"
 # After its last operation a command stream holds only NPU_OP_STOP and perhaps a few waits; a
@@ -146,13 +148,18 @@ def parse_trace_events(raw: Iterable[Any]) -> PmuTrace:
         if ts is None:
             skipped += 1
             continue
-        args = item.get("args") if isinstance(item.get("args"), dict) else {}
+        given = item.get("args")
+        args = given if isinstance(given, dict) else {}
         events.append(
             TraceEvent(
-                str(item.get("name", "")), str(item.get("tid", "")), str(item.get("pid", "")),
-                ts, _number(item.get("dur")) or 0, args,
+                str(item.get("name", "")),
+                str(item.get("tid", "")),
+                str(item.get("pid", "")),
+                ts,
+                _number(item.get("dur")) or 0,
+                args,
             )
-        )  # fmt: skip
+        )
     events.sort(key=lambda e: e.ts)
     qread = []
     for event in events:
@@ -172,7 +179,7 @@ def read_debug_db(source: str | os.PathLike[str] | BinaryIO | bytes, name: str |
     label = name or (str(source) if isinstance(source, (str, os.PathLike)) else "<debug db>")
     blob = _read_bytes(source, label)
     try:
-        root = ET.fromstring(blob)  # noqa: S314 - a local file the user names, not network input
+        root = ET.fromstring(blob)  # a local file the user names, not network input
     except ET.ParseError as exc:
         raise CaptureError(f"{label}: not Vela debug database XML ({exc})") from None
     tables = {t.get("name"): _csv_rows(t.text or "") for t in root.iter("table")}
@@ -191,8 +198,8 @@ def read_debug_db(source: str | os.PathLike[str] | BinaryIO | bytes, name: str |
         npu_layers: set[int] = set()
         for row in tables["queue"]:
             opt = int(row["optimised_id"])
-            sid = to_source.get(opt)
-            layer = int(source_rows[sid].get("ext_key", sid)) if sid in source_rows else None
+            source_id = to_source.get(opt)
+            layer = int(source_rows[source_id].get("ext_key", source_id)) if source_id in source_rows else None
             entry = QueueEntry(int(row["cmdstream_id"]), int(row["offset"]), opt, layer)
             streams.setdefault(entry.cmdstream, []).append(entry)
             if layer is not None:
@@ -247,10 +254,17 @@ def npu_operations(trace: PmuTrace, db: VelaDebugDb) -> tuple[list[NpuOperation]
             end = kicks[i + 1] if i + 1 < len(entries) else run_end
             complete = start is not None and end is not None and kicks[i] is not None and not mismatch
             ops.append(
-                NpuOperation(inference, job, stream, entry.offset, entry.layer,
-                             start if start is not None else run_end,
-                             end if end is not None else run_end, complete)
-            )  # fmt: skip
+                NpuOperation(
+                    inference,
+                    job,
+                    stream,
+                    entry.offset,
+                    entry.layer,
+                    start if start is not None else run_end,
+                    end if end is not None else run_end,
+                    complete,
+                )
+            )
     if runs and len(runs) % len(streams):
         problems.append(
             f"{len(runs)} NPU jobs is not a whole number of inferences of {len(streams)} command "
@@ -300,7 +314,9 @@ def npu_timeline(trace: PmuTrace, db: VelaDebugDb, clock_hz: int | None = None, 
     return timeline
 
 
-def _add_layer_spans(builder: TimelineBuilder, number: int, ops: list[NpuOperation], counters: dict[int, dict[str, int]]) -> None:
+def _add_layer_spans(
+    builder: TimelineBuilder, number: int, ops: list[NpuOperation], counters: dict[int, dict[str, int]]
+) -> None:
     by_layer: dict[int, list[NpuOperation]] = {}
     for op in ops:
         if op.layer is not None:
@@ -311,9 +327,16 @@ def _add_layer_spans(builder: TimelineBuilder, number: int, ops: list[NpuOperati
             for key, value in counters.get(id(op), {}).items():
                 pmu[key] = pmu.get(key, 0) + value
         builder.add_span(
-            LayerSpan(number, layer, min(o.start for o in span_ops), max(o.end for o in span_ops),
-                      all(o.complete for o in span_ops), 0, pmu)
-        )  # fmt: skip
+            LayerSpan(
+                number,
+                layer,
+                min(o.start for o in span_ops),
+                max(o.end for o in span_ops),
+                all(o.complete for o in span_ops),
+                0,
+                pmu,
+            )
+        )
 
 
 def _add_cpu_gaps(builder: TimelineBuilder, db: VelaDebugDb, number: int, ops: list[NpuOperation]) -> None:
@@ -322,7 +345,7 @@ def _add_cpu_gaps(builder: TimelineBuilder, db: VelaDebugDb, number: int, ops: l
     for op in ops:
         jobs.setdefault(op.job, []).append(op)
     ordered = [jobs[j] for j in sorted(jobs)]
-    for before, after in zip(ordered, ordered[1:]):
+    for before, after in itertools.pairwise(ordered):
         last = max((o.layer for o in before if o.layer is not None), default=None)
         first = min((o.layer for o in after if o.layer is not None), default=None)
         if last is None or first is None:

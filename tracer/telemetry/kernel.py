@@ -234,14 +234,14 @@ def new_dwt_table(capacity: int = 256) -> np.ndarray:
     return np.zeros((DW_COLS, capacity), np.int64)
 
 
-def _mark(state, infs, bit):  # noqa: ANN001, ANN202
+def _mark(state, infs, bit):
     """Mark the inference in progress incomplete for ``bit``."""
     if state[S_INF_OPEN]:
         row = state[S_INF_ROW]
         infs[IN_PROBLEMS, row] |= bit
 
 
-def _open_inference(state, infs, spans, number, firmware_number, start, problems):  # noqa: ANN001, ANN202, PLR0913
+def _open_inference(state, infs, spans, number, firmware_number, start, problems):
     row = state[S_N_INF]
     infs[IN_NUMBER, row] = number
     infs[IN_START, row] = start
@@ -264,7 +264,7 @@ def _open_inference(state, infs, spans, number, firmware_number, start, problems
         state[S_LAST_UNIQUE] = number
 
 
-def _close_inference(state, infs, spans, end):  # noqa: ANN001, ANN202
+def _close_inference(state, infs, spans, end):
     row = state[S_INF_ROW]
     if state[S_LAYER_OPEN] >= 0:
         infs[IN_PROBLEMS, row] |= P_LAYER_MISMATCH
@@ -278,7 +278,7 @@ def _close_inference(state, infs, spans, end):  # noqa: ANN001, ANN202
     state[S_LAYER_OPEN] = -1
 
 
-def _insert_lost_rows(state, infs, row, first, missing):  # noqa: ANN001, ANN202
+def _insert_lost_rows(state, infs, row, first, missing):
     """Rows for inferences lost entirely, placed before the open row ``row``; returns its new index."""
     rows = missing if missing < MAX_LOST_ROWS else MAX_LOST_ROWS
     moved = row + rows
@@ -304,13 +304,13 @@ def _insert_lost_rows(state, infs, row, first, missing):  # noqa: ANN001, ANN202
     return moved
 
 
-def _ensure_inference(state, infs, spans):  # noqa: ANN001, ANN202
+def _ensure_inference(state, infs, spans):
     """Records of an inference arrived with none open: its begin was lost (or never sent)."""
     if not state[S_INF_OPEN]:
         _open_inference(state, infs, spans, state[S_LAST_UNIQUE] + 1, NO_VALUE, NO_VALUE, P_BEGIN_MISSING)
 
 
-def _store_event(state, infs, events, words_out, rtype, t, pend, count):  # noqa: ANN001, ANN202, PLR0913
+def _store_event(state, infs, events, words_out, rtype, t, pend, count):
     e = state[S_N_EVENTS]
     events[EV_TYPE, e] = rtype
     events[EV_TIME, e] = t
@@ -324,7 +324,7 @@ def _store_event(state, infs, events, words_out, rtype, t, pend, count):  # noqa
     state[S_N_EVENTS] = e + 1
 
 
-def _shape_ok(rtype, pend, count):  # noqa: ANN001, ANN202
+def _shape_ok(rtype, pend, count):
     """Check that a record has the words its type needs."""
     if count < MIN_WORDS_TABLE[rtype]:
         return False
@@ -345,10 +345,10 @@ def _shape_ok(rtype, pend, count):  # noqa: ANN001, ANN202
     return True
 
 
-def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):  # noqa: ANN001, ANN202, C901, PLR0912, PLR0915
+def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):
     """Apply one complete, checked record."""
     lo = pend[0]
-    if rtype == T_TARGET_INFO or rtype == T_TIME_SYNC or rtype == T_INF_BEGIN:
+    if rtype in (T_TARGET_INFO, T_TIME_SYNC, T_INF_BEGIN):
         anchor = (pend[1] << 32) | lo
         if state[S_HAVE_TIME] and anchor != state[S_TIME]:
             delta = (lo - (state[S_TIME] & MASK32)) & MASK32
@@ -377,8 +377,9 @@ def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):  # 
             rows = missing if missing < MAX_LOST_ROWS else MAX_LOST_ROWS
             first = state[S_LAST_UNIQUE] + 1
             for k in range(rows):
-                _open_inference(state, infs, spans, first + k, first + k - state[S_NUMBER_OFFSET], NO_VALUE,
-                                P_LOST_ENTIRELY)  # fmt: skip
+                _open_inference(
+                    state, infs, spans, first + k, first + k - state[S_NUMBER_OFFSET], NO_VALUE, P_LOST_ENTIRELY
+                )
                 _close_inference(state, infs, spans, NO_VALUE)
             state[S_LOST_UNROWED] += missing - rows
         _open_inference(state, infs, spans, unique, number, t, 0)
@@ -475,12 +476,12 @@ def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):  # 
     _store_event(state, infs, events, words_out, rtype, t, pend, count)
 
 
-def _restart_reason(state, pend, rtype, seq):  # noqa: ANN001, ANN202
+def _restart_reason(state, pend, rtype, seq):
     """Why the checked record in ``pend`` shows the target started again, or 0."""
     if state[S_RECORDS] == 0 or not state[S_HAVE_TIME]:
         return 0
     unexpected = state[S_SEQ_NEXT] >= 0 and seq != state[S_SEQ_NEXT]
-    if rtype == T_TARGET_INFO or rtype == T_TIME_SYNC or rtype == T_INF_BEGIN:
+    if rtype in (T_TARGET_INFO, T_TIME_SYNC, T_INF_BEGIN):
         if rtype == T_TARGET_INFO and unexpected:
             return RESTART_TARGET_INFO
         if ((pend[1] << 32) | pend[0]) < state[S_TIME]:
@@ -491,13 +492,13 @@ def _restart_reason(state, pend, rtype, seq):  # noqa: ANN001, ANN202
     return 0
 
 
-def _restart(state, pend, rtype, reason, spans, infs, events, words_out):  # noqa: ANN001, ANN202, PLR0913
+def _restart(state, pend, rtype, reason, spans, infs, events, words_out):
     """The target started again with the record in ``pend``: a new session."""
     state[S_LAYER_OPEN] = -1  # a layer cut by the restart is not a begin/end mismatch
     if state[S_INF_OPEN]:
         infs[IN_PROBLEMS, state[S_INF_ROW]] |= P_RESTARTED
         _close_inference(state, infs, spans, NO_VALUE)
-    anchored = rtype == T_TARGET_INFO or rtype == T_TIME_SYNC or rtype == T_INF_BEGIN
+    anchored = rtype in (T_TARGET_INFO, T_TIME_SYNC, T_INF_BEGIN)
     target_time = (pend[1] << 32) | pend[0] if anchored else pend[0]
     last = state[S_TIME] + state[S_TIME_OFFSET]
     if target_time + state[S_TIME_OFFSET] <= last:
@@ -524,7 +525,7 @@ def _restart(state, pend, rtype, reason, spans, infs, events, words_out):  # noq
     state[S_N_EVENTS] = e + 1
 
 
-def _fold(acc):  # noqa: ANN001, ANN202
+def _fold(acc):
     """The 12-bit check from the accumulator: CRC-16/CCITT over its four little-endian bytes."""
     crc = 0xFFFF
     for i in range(4):
@@ -532,14 +533,14 @@ def _fold(acc):  # noqa: ANN001, ANN202
     return crc & 0xFFF
 
 
-def _loss(state, infs, bit, drop_pending):  # noqa: ANN001, ANN202
+def _loss(state, infs, bit, drop_pending):
     _mark(state, infs, bit)
     if drop_pending and state[S_PEND_TYPE] >= 0:
         state[S_PEND_TYPE] = -1
         state[S_DAMAGED] += 1
 
 
-def _store_dwt(state, infs, dwt, kind, a, b, c, flags, offset):  # noqa: ANN001, ANN202, PLR0913
+def _store_dwt(state, infs, dwt, kind, a, b, c, flags, offset):
     """Keep a hardware packet with the time and stamp of the record before it."""
     r = state[S_N_DWT]
     dwt[DW_KIND, r] = kind
@@ -554,7 +555,7 @@ def _store_dwt(state, infs, dwt, kind, a, b, c, flags, offset):  # noqa: ANN001,
     state[S_N_DWT] = r + 1
 
 
-def _stamp(state, dwt, delta):  # noqa: ANN001, ANN202
+def _stamp(state, dwt, delta):
     """A local timestamp: it stamps every packet since the previous one."""
     ts = state[S_TS_ACC] + delta
     state[S_TS_ACC] = ts
@@ -572,7 +573,7 @@ def _stamp(state, dwt, delta):  # noqa: ANN001, ANN202
     state[S_DWT_STAMP_FROM] = state[S_N_DWT]
 
 
-def _unstamp(state, dwt):  # noqa: ANN001, ANN202
+def _unstamp(state, dwt):
     """Bytes were lost: stamps still pending would come from after the loss; nobody gives them."""
     for r in range(state[S_DWT_STAMP_FROM], state[S_N_DWT]):
         if dwt[DW_TS, r] == TS_PENDING:
@@ -584,7 +585,7 @@ def _unstamp(state, dwt):  # noqa: ANN001, ANN202
     state[S_ANCHOR_TS] = TS_UNKNOWN
 
 
-def _calibrate(state, t, ts):  # noqa: ANN001, ANN202
+def _calibrate(state, t, ts):
     """Remember (record time, stamp) pairs: the first and the last give cycles per timestamp tick."""
     if state[S_TS_FIRST_TS] < 0:
         state[S_TS_FIRST_TIME] = t
@@ -593,8 +594,26 @@ def _calibrate(state, t, ts):  # noqa: ANN001, ANN202
     state[S_TS_LAST_TS] = ts
 
 
-def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu, spans, infs, events, words_out,  # noqa: ANN001, ANN201, C901, PLR0912, PLR0913, PLR0915
-                   text, text_time, dwt):  # fmt: skip
+def decode_records(
+    kind,
+    a,
+    b,
+    c,
+    flags,
+    ts_col,
+    offset,
+    start,
+    state,
+    pend,
+    pmu,
+    spans,
+    infs,
+    events,
+    words_out,
+    text,
+    text_time,
+    dwt,
+):
     """Process packets ``start:`` of a batch.
 
     ``ts_col`` is not used for timing (the kernel adds up local timestamps itself, whatever the
@@ -614,9 +633,13 @@ def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu
     cap_dwt = dwt.shape[1]
     i = start
     while i < n:
-        if (state[S_N_SPANS] + 1 > cap_spans or state[S_N_INF] + NEED_INF > cap_inf
-                or state[S_N_EVENTS] + NEED_EVENTS > cap_events or state[S_N_WORDS] + NEED_WORDS > cap_words
-                or state[S_N_TEXT] + NEED_TEXT > cap_text):  # fmt: skip
+        if (
+            state[S_N_SPANS] + 1 > cap_spans
+            or state[S_N_INF] + NEED_INF > cap_inf
+            or state[S_N_EVENTS] + NEED_EVENTS > cap_events
+            or state[S_N_WORDS] + NEED_WORDS > cap_words
+            or state[S_N_TEXT] + NEED_TEXT > cap_text
+        ):
             return i
         k = kind[i]
         if k != K_SWIT and state[S_N_DWT] + 1 > cap_dwt:  # hardware packets need a DWT row
@@ -692,8 +715,17 @@ def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu
         elif k == K_LTS:
             _stamp(state, dwt, np.int64(a[i]))
         elif k == K_EXCEPTION or (K_DATA_FIRST <= k <= K_DATA_LAST):
-            _store_dwt(state, infs, dwt, k, np.int64(a[i] & MASK32), np.int64(b[i]), np.int64(c[i]),
-                       np.int64(flags[i]), offset[i])  # fmt: skip
+            _store_dwt(
+                state,
+                infs,
+                dwt,
+                k,
+                np.int64(a[i] & MASK32),
+                np.int64(b[i]),
+                np.int64(c[i]),
+                np.int64(flags[i]),
+                offset[i],
+            )
         elif k == K_OVERFLOW:
             state[S_OVERFLOWS] += 1
             _loss(state, infs, P_OVERFLOW, False)
@@ -712,7 +744,7 @@ def decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu
     return i
 
 
-def finish_stream(state, infs, spans):  # noqa: ANN001, ANN201
+def finish_stream(state, infs, spans):
     """End of stream: a pending record is cut, an open inference never ended."""
     if state[S_PEND_TYPE] >= 0:
         state[S_PEND_TYPE] = -1

@@ -17,7 +17,8 @@ the firmware's own.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -43,13 +44,19 @@ def probe_npu_records(
     if not batches:
         return [], []
     rates = [n["requested_hz"] for n in notes if n.get("event") == "npu sampling" and n.get("requested_hz")]
-    columns = {key: [v for b in batches for v in b.get(key, [])] for key in
-               ("qread", "status", "qbase", "qsize", "pmu_cycles", "counters", "cyccnt", "host_time")}  # fmt: skip
+    columns = {
+        key: [v for b in batches for v in b.get(key, [])]
+        for key in ("qread", "status", "qbase", "qsize", "pmu_cycles", "counters", "cyccnt", "host_time")
+    }
     count = len(columns["qread"])
     where = f"{count} NPU samples polled by the probe"
     if timeline.clock_source != "dwt" or not timeline.clock_hz:
-        return [], [f"{where} are left out: the firmware's time base is {timeline.clock_source}, not DWT CYCCNT, "
-                    "so they cannot be placed on its time line"]  # fmt: skip
+        return [], [
+            (
+                f"{where} are left out: the firmware's time base is {timeline.clock_source}, not DWT CYCCNT, "
+                "so they cannot be placed on its time line"
+            )
+        ]
     if any(c is None for c in columns["cyccnt"]):
         return [], [f"{where} are left out: they carry no DWT CYCCNT (cyccnt=0 in the URL)"]
     cycles = _place(columns, timeline)
@@ -57,15 +64,23 @@ def probe_npu_records(
         return [], [f"{where} are left out: {cycles}"]
     records = []
     period = round(timeline.clock_hz / rates[-1]) if rates else 0
-    records.append(TelemetryRecord(RecordType.SAMPLER_INFO, int(cycles[0]), None,
-                                   (SAMPLER_NPU | (PROBE_SOURCE << 8), period, 0, MARKER_COST_UNKNOWN)))  # fmt: skip
+    records.append(
+        TelemetryRecord(
+            RecordType.SAMPLER_INFO,
+            int(cycles[0]),
+            None,
+            (SAMPLER_NPU | (PROBE_SOURCE << 8), period, 0, MARKER_COST_UNKNOWN),
+        )
+    )
     for k in range(count):
         counters = [int(c) for c in columns["counters"][k] or []][:8]
         pmu = columns["pmu_cycles"][k]
         flags = len(counters) | ((NPU_SAMPLE_CYCLES | (((int(pmu) >> 32) & 0xFFFF) << 16)) if pmu is not None else 0)
         words = [columns["qread"][k], columns["status"][k], columns["qbase"][k], columns["qsize"][k], flags]
         words += [int(pmu) & 0xFFFFFFFF] if pmu is not None else []
-        records.append(TelemetryRecord(RecordType.NPU_SAMPLE, int(cycles[k]), None, tuple(int(w) for w in words + counters)))
+        records.append(
+            TelemetryRecord(RecordType.NPU_SAMPLE, int(cycles[k]), None, tuple(int(w) for w in words + counters))
+        )
     return records, []
 
 
@@ -95,6 +110,8 @@ def _place(columns: dict[str, list[Any]], timeline: InferenceTimeline) -> np.nda
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
     best, hits = ranked[0]
     if hits < MIN_PLACED * int(running.sum()) or (len(ranked) > 1 and ranked[1][1] == hits):
-        return (f"their DWT CYCCNT values do not put the running samples inside the capture's NPU layers "
-                f"(at best {hits} of {int(running.sum())})")  # fmt: skip
+        return (
+            f"their DWT CYCCNT values do not put the running samples inside the capture's NPU layers "
+            f"(at best {hits} of {int(running.sum())})"
+        )
     return unwrapped + best * WRAP

@@ -17,7 +17,7 @@ those into numpy columns. Samples a firmware took to measure its own cost are fl
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -79,8 +79,9 @@ class NpuSamples:
         for i, row in enumerate(rows):
             values = row[6][:MAX_COUNTERS]
             counters[i, : len(values)] = values
-        columns = [np.array([r[k] for r in rows], np.int64) for k in range(6)]
-        return cls(*columns, counters=counters, inference=np.array([r[7] for r in rows], np.int64))
+        cycle, qread, status, qbase, qsize, pmu_cycles = (np.array([r[k] for r in rows], np.int64) for k in range(6))
+        inference = np.array([r[7] for r in rows], np.int64)
+        return cls(cycle, qread, status, qbase, qsize, pmu_cycles, counters, inference)
 
     def where(self, mask: np.ndarray) -> NpuSamples:
         """The rows where ``mask`` holds."""
@@ -194,10 +195,15 @@ def samples_from_records(records: Iterable[TelemetryRecord]) -> Samples:
                 continue
             pc.append((record.cycle, w[0], w[1] & 0x1FF, inference))
         elif record.type == RecordType.SAMPLER_INFO:
-            info.append(SamplerInfo(
-                cycle=record.cycle, npu=bool(w[0] & SAMPLER_NPU), pc=bool(w[0] & SAMPLER_PC),
-                how=SOURCE_NAMES.get((w[0] >> 8) & 0xFF, f"source {(w[0] >> 8) & 0xFF}"),
-                period_cycles=w[1], dither_cycles=w[2],
-                cost_cycles=None if w[3] == MARKER_COST_UNKNOWN else w[3] / 16,
-            ))  # fmt: skip
+            info.append(
+                SamplerInfo(
+                    cycle=record.cycle,
+                    npu=bool(w[0] & SAMPLER_NPU),
+                    pc=bool(w[0] & SAMPLER_PC),
+                    how=SOURCE_NAMES.get((w[0] >> 8) & 0xFF, f"source {(w[0] >> 8) & 0xFF}"),
+                    period_cycles=w[1],
+                    dither_cycles=w[2],
+                    cost_cycles=None if w[3] == MARKER_COST_UNKNOWN else w[3] / 16,
+                )
+            )
     return Samples(NpuSamples.from_rows(npu), PcSamples.from_rows(pc), tuple(info), calibration)

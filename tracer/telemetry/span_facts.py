@@ -12,23 +12,28 @@ decoder keeps as they are, and sets ``timeline.tasks``, ``timeline.task_names`` 
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
+from tracer.base.span_facts import SpanFacts
+from tracer.base.timeline import InferenceTimeline
 from tracer.decode.packets import PacketBatch
 from tracer.telemetry.freertos_itm import TIME_LABEL, FreeRtosItmReader
 from tracer.telemetry.isr import HandlerTime
-from tracer.base.span_facts import SpanFacts
-from tracer.base.timeline import InferenceTimeline
-from tracer.telemetry.tasks import cpu_share, mark_loss, preemption, task_slices
+from tracer.telemetry.tasks import mark_loss, preemption, task_slices
 from tracer.telemetry.wire import RecordType
 from tracer.telemetry.work import span_counters, span_work
 
 _TYPES = frozenset(
-    int(t) for t in (RecordType.WORK, RecordType.CPU_COUNTERS, RecordType.CPU_COUNTER_CONFIG, RecordType.TASK_SWITCH,
-                     RecordType.TASK_INFO, RecordType.TASK_DELETE)
-)  # fmt: skip
+    int(t)
+    for t in (
+        RecordType.WORK,
+        RecordType.CPU_COUNTERS,
+        RecordType.CPU_COUNTER_CONFIG,
+        RecordType.TASK_SWITCH,
+        RecordType.TASK_INFO,
+        RecordType.TASK_DELETE,
+    )
+)
 
 
 class TimelineFacts:
@@ -68,7 +73,14 @@ def attach(timeline: InferenceTimeline, end_time: int | None, handlers: HandlerT
     counter_names, counters, malformed = span_counters(spans, records)
     own, ids, took = preemption(spans, timeline.tasks, handlers)
     timeline.span_facts = SpanFacts(
-        inference=spans.inference.copy(), layer=spans.layer.astype(np.int64), start=spans.start.copy(),
-        work=span_work(spans, records), counter_names=counter_names, counters=counters, task=own, task_ids=ids,
-        preempted=took, malformed=malformed,
-    )  # fmt: skip
+        inference=spans.inference.copy(),
+        layer=spans.layer.astype(np.int64),
+        start=spans.start.copy(),
+        work=span_work(spans, records),
+        counter_names=counter_names,
+        counters=counters,
+        task=own,
+        task_ids=ids,
+        preempted=took,
+        malformed=malformed,
+    )

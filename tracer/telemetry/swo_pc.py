@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracer.decode.packets import PacketBatch, PacketKind
 from tracer.base.timeline import InferenceTimeline, TelemetryRecord
+from tracer.decode.packets import PacketBatch, PacketKind
 from tracer.telemetry.wire import MARKER_COST_UNKNOWN, PORT_DATA, PORT_HEADER, SAMPLER_PC, RecordType
 
 DWT_SOURCE = 3  # SAMPLER_INFO "how": the DWT's periodic PC sampling
@@ -107,8 +107,16 @@ class SwoPcCollector:
             if hi > lo:
                 cycles[inside] = start + (end - start) * (offsets[inside] - lo) // (hi - lo)
             b += 1
-        records = [TelemetryRecord(RecordType.SAMPLER_INFO, max(int(cycles.max()), 0), None,
-                                   (SAMPLER_PC | (DWT_SOURCE << 8), 0, 0, MARKER_COST_UNKNOWN))]  # fmt: skip
-        records += [TelemetryRecord(RecordType.PC_SAMPLE, int(c), None, (int(p) & MASK32, 0))
-                    for c, p in zip(cycles.tolist(), pcs.tolist())]  # fmt: skip
+        records = [
+            TelemetryRecord(
+                RecordType.SAMPLER_INFO,
+                max(int(cycles.max()), 0),
+                None,
+                (SAMPLER_PC | (DWT_SOURCE << 8), 0, 0, MARKER_COST_UNKNOWN),
+            )
+        ]
+        records += [
+            TelemetryRecord(RecordType.PC_SAMPLE, int(c), None, (int(p) & MASK32, 0))
+            for c, p in zip(cycles.tolist(), pcs.tolist())
+        ]
         return records

@@ -11,7 +11,7 @@ discards what it has taken.
 from __future__ import annotations
 
 import struct
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -23,7 +23,8 @@ from tracer.telemetry.wire import CACHE_OPS, RecordType
 
 # Event types kept as columns (as frequent as layers); the rest become objects as they arrive.
 COLUMN_TYPES = np.array(
-    [RecordType.CACHE_OP, RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END, RecordType.ARENA, RecordType.STACK], np.int64
+    [RecordType.CACHE_OP, RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END, RecordType.ARENA, RecordType.STACK],
+    np.int64,
 )
 
 
@@ -77,7 +78,11 @@ class RecordTables:
 
     # -- columns ---------------------------------------------------------------------------------
     def span_columns(
-        self, first: int, end: int, pmu_names: tuple[str, ...], isr_cycles: Callable[[np.ndarray, np.ndarray], np.ndarray]
+        self,
+        first: int,
+        end: int,
+        pmu_names: tuple[str, ...],
+        isr_cycles: Callable[[np.ndarray, np.ndarray], np.ndarray],
     ) -> LayerSpans:
         """Span rows ``first:end`` (views into the table: copy before the table changes)."""
         t = self.spans
@@ -154,13 +159,19 @@ class RecordTables:
         """Cache maintenance operations."""
         rows = self.events_of(state, RecordType.CACHE_OP)
         ev = self.events
-        columns = (ev[k.EV_TIME, rows], self.word(rows, 0), self.word(rows, 1), self.word(rows, 2),
-                   ev[k.EV_INFERENCE, rows])  # fmt: skip
+        columns = (
+            ev[k.EV_TIME, rows],
+            self.word(rows, 0),
+            self.word(rows, 1),
+            self.word(rows, 2),
+            ev[k.EV_INFERENCE, rows],
+        )
         return LazyRecords(_cache_op, columns)
 
     def npu_jobs(self, state: np.ndarray, limit: int | None = None) -> LazyRecords[NpuJob]:
         """NPU jobs. Jobs do not nest: an end pairs with the begin just before it, if the job ids
-        agree (``limit``: among the first ``limit`` event rows only)."""
+        agree (``limit``: among the first ``limit`` event rows only).
+        """
         rows = self.events_of(state, RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END, limit=limit)
         ev = self.events
         is_end = ev[k.EV_TYPE, rows] == RecordType.NPU_JOB_END
@@ -193,18 +204,28 @@ def shift(array: np.ndarray, drop: int, used: int) -> None:
 def own_inferences(inf: Inferences) -> Inferences:
     """A copy that owns its arrays (safe to keep after the tables change, and across threads)."""
     return Inferences(
-        number=inf.number.copy(), start=inf.start.copy(), end=inf.end.copy(), complete=inf.complete.copy(),
-        input_crc=inf.input_crc.copy(), output_crc=inf.output_crc.copy(), problems=list(inf.problems),
-    )  # fmt: skip
+        number=inf.number.copy(),
+        start=inf.start.copy(),
+        end=inf.end.copy(),
+        complete=inf.complete.copy(),
+        input_crc=inf.input_crc.copy(),
+        output_crc=inf.output_crc.copy(),
+        problems=list(inf.problems),
+    )
 
 
 def own_spans(spans: LayerSpans) -> LayerSpans:
     """A copy that owns its arrays."""
     return LayerSpans(
-        inference=spans.inference.copy(), layer=spans.layer.copy(), start=spans.start.copy(),
-        end=spans.end.copy(), complete=spans.complete.copy(), isr_cycles=spans.isr_cycles.copy(),
-        pmu=np.ascontiguousarray(spans.pmu), pmu_names=spans.pmu_names,
-    )  # fmt: skip
+        inference=spans.inference.copy(),
+        layer=spans.layer.copy(),
+        start=spans.start.copy(),
+        end=spans.end.copy(),
+        complete=spans.complete.copy(),
+        isr_cycles=spans.isr_cycles.copy(),
+        pmu=np.ascontiguousarray(spans.pmu),
+        pmu_names=spans.pmu_names,
+    )
 
 
 def _wider(table: np.ndarray, at_least: int = 0) -> np.ndarray:

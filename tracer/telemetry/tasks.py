@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tracer.base.tasks import TaskSlice
 from tracer.base.timeline import InferenceTimeline, LayerSpans, TelemetryRecord
 from tracer.telemetry.wire import RecordType
+
+if TYPE_CHECKING:
+    from tracer.telemetry.isr import HandlerTime
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -113,7 +117,7 @@ def cpu_share(slices: Sequence[TaskSlice]) -> dict[int, CpuShare]:
 
 
 def preemption(
-    spans: LayerSpans, slices: Sequence[TaskSlice], isr_inside: object | None = None
+    spans: LayerSpans, slices: Sequence[TaskSlice], isr_inside: HandlerTime | None = None
 ) -> tuple[np.ndarray, tuple[int, ...], np.ndarray]:
     """Per span: the task it ran in, and the cycles each other task took from it.
 
@@ -150,6 +154,6 @@ def preemption(
                 continue
             took = b - a
             if isr_inside is not None:
-                took -= int(isr_inside.inside(np.array([a]), np.array([b]))[0])  # type: ignore[attr-defined]
+                took -= int(isr_inside.inside(np.array([a]), np.array([b]))[0])
             out[row, column[int(s_task[k])]] += took
     return own, ids, out

@@ -10,7 +10,7 @@ belongs to the span of its layer that contains its time, in its inference.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -19,11 +19,23 @@ from tracer.telemetry.wire import COUNTERS_DWT, COUNTERS_PMU, DWT_COUNTER_NAMES,
 
 # Armv8.1-M PMU event numbers (the Armv8.1-M Architecture Reference Manual's common events).
 CPU_PMU_EVENTS = {
-    0x0003: "L1D_CACHE_REFILL", 0x0004: "L1D_CACHE", 0x0006: "LD_RETIRED", 0x0007: "ST_RETIRED",
-    0x0008: "INST_RETIRED", 0x0009: "EXC_TAKEN", 0x0010: "BR_MIS_PRED", 0x0011: "CPU_CYCLES",
-    0x0013: "MEM_ACCESS", 0x0019: "BUS_ACCESS", 0x001D: "BUS_CYCLES", 0x0021: "BR_RETIRED",
-    0x0023: "STALL_FRONTEND", 0x0024: "STALL_BACKEND", 0x003C: "STALL", 0x0200: "MVE_INST_RETIRED",
-}  # fmt: skip
+    0x0003: "L1D_CACHE_REFILL",
+    0x0004: "L1D_CACHE",
+    0x0006: "LD_RETIRED",
+    0x0007: "ST_RETIRED",
+    0x0008: "INST_RETIRED",
+    0x0009: "EXC_TAKEN",
+    0x0010: "BR_MIS_PRED",
+    0x0011: "CPU_CYCLES",
+    0x0013: "MEM_ACCESS",
+    0x0019: "BUS_ACCESS",
+    0x001D: "BUS_CYCLES",
+    0x0021: "BR_RETIRED",
+    0x0023: "STALL_FRONTEND",
+    0x0024: "STALL_BACKEND",
+    0x003C: "STALL",
+    0x0200: "MVE_INST_RETIRED",
+}
 INSTRUCTIONS = "INST_RETIRED"
 DWT_SUFFIX = "_MOD256"  # DWT counters wrap at 256: the records give their change modulo 256 only
 
@@ -49,9 +61,7 @@ def span_rows(spans: LayerSpans, records: Sequence[TelemetryRecord]) -> np.ndarr
     layer = np.array([r.words[0] & 0xFFFF for r in records], np.int64)
     inference = np.array([-1 if r.inference is None else r.inference for r in records], np.int64)
     at = order[np.maximum(np.searchsorted(starts, t, side="right") - 1, 0)]
-    ok = (
-        (spans.start[at] <= t) & (t <= spans.end[at]) & (spans.layer[at] == layer) & (spans.inference[at] == inference)
-    )
+    ok = (spans.start[at] <= t) & (t <= spans.end[at]) & (spans.layer[at] == layer) & (spans.inference[at] == inference)
     return np.where(ok, at, -1)
 
 
@@ -80,23 +90,30 @@ def span_counters(spans: LayerSpans, records: Iterable[TelemetryRecord]) -> tupl
     for rec in sorted(records, key=lambda r: r.cycle):
         if rec.type == RecordType.CPU_COUNTER_CONFIG:
             source, n = rec.words[0] & 0xFF, (rec.words[0] >> 8) & 0xFF
-            events = [(rec.words[1 + i // 2] >> (16 * (i & 1))) & 0xFFFF for i in range(n) if 1 + i // 2 < len(rec.words)]
+            events = [
+                (rec.words[1 + i // 2] >> (16 * (i & 1))) & 0xFFFF for i in range(n) if 1 + i // 2 < len(rec.words)
+            ]
             config[source] = [counter_name(source, e) for e in events]
             names.extend(c for c in config[source] if c not in names)
         elif rec.type == RecordType.CPU_COUNTERS:
             source, n = (rec.words[0] >> 16) & 0xF, (rec.words[0] >> 24) & 0xFF
             columns = config.get(source)
-            if columns is None or len(columns) != n or len(rec.words) < 1 + n or source not in (COUNTERS_PMU, COUNTERS_DWT):
+            if (
+                columns is None
+                or len(columns) != n
+                or len(rec.words) < 1 + n
+                or source not in (COUNTERS_PMU, COUNTERS_DWT)
+            ):
                 malformed += 1
                 continue
             rows_of.append((rec, [names.index(c) for c in columns]))
     out = np.full((len(spans), len(names)), -1, np.int64)
     rows = span_rows(spans, [rec for rec, _ in rows_of])
-    for row, (rec, columns) in zip(rows.tolist(), rows_of):
+    for row, (rec, indices) in zip(rows.tolist(), rows_of):
         if row < 0:
             continue
         source = (rec.words[0] >> 16) & 0xF
-        for j, column in enumerate(columns):
+        for j, column in enumerate(indices):
             value = rec.words[1 + j]
             if source == COUNTERS_DWT:  # the counter at the layer's begin | at its end << 8
                 value = ((value >> 8) - value) & 0xFF

@@ -23,10 +23,16 @@ from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.timeline import TimelineView
 
 if TYPE_CHECKING:
-    from tracer.session.snapshot import SessionSnapshot
-    from tracer.tui.app import TracerApp
+    from textual.app import App
+    from textual.timer import Timer
+    from textual.widget import Widget
 
-    _Base = TracerApp
+    from tracer.session.engine import Session
+    from tracer.session.snapshot import SessionSnapshot
+    from tracer.tui.state import UiState
+    from tracer.tui.widgets.base import View
+
+    _Base = App[int]
 else:
     _Base = object
 
@@ -41,8 +47,29 @@ def free_path(folder: Path, stem: str, suffix: str) -> Path:
     return path
 
 
-class Actions(_Base):  # type: ignore[misc,valid-type]
+class Actions(_Base):
     """The app's actions (see the module docstring)."""
+
+    if TYPE_CHECKING:  # what the actions use of TracerApp, which defines them
+        session: Session
+        ui: UiState
+        snapshot: SessionSnapshot | None
+        export_dir: Path | None
+        last_export: Path | None
+        last_screenshot: Path | None
+        active_tab: str
+        _timer: Timer | None
+        _pinned: int | None
+        _focus_before_help: Widget | None
+
+        def select(self, **values: object) -> set[str]:
+            """Defined by TracerApp."""
+
+        def request_refresh(self, *fields: str, view: View | None = None) -> None:
+            """Defined by TracerApp."""
+
+        def show_view(self, name: str) -> None:
+            """Defined by TracerApp."""
 
     def _snap(self) -> SessionSnapshot:
         return self.snapshot or self.session.snapshot()
@@ -55,15 +82,17 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
         return self.query_one("#gantt", TimelineView)
 
     def _refocus(self) -> None:
-        target = {"overview": "#layers", "timeline": "#spans", "findings": "#findings-full",
-                  "console": "#console-full"}.get(self.active_tab, "#layers")  # fmt: skip
+        target = {
+            "overview": "#layers",
+            "timeline": "#spans",
+            "findings": "#findings-full",
+            "console": "#console-full",
+        }.get(self.active_tab, "#layers")
         self.query_one(target).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Replay speed keys only in replay."""
-        if action in ("faster", "slower") and self.session.mode != "replay":
-            return False
-        return True
+        return not (action in ("faster", "slower") and self.session.mode != "replay")
 
     # -- playback --------------------------------------------------------------------------------
     def action_toggle_pause(self) -> None:
@@ -97,8 +126,11 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
         target = neighbour(snapshot, self.ui, direction)
         if target is not None and not (direction > 0 and self.ui.inference is None):
             newest = snapshot.ring[-1].number if snapshot.ring else None
-            if direction > 0 and target.number == newest and target.ordinal == snapshot.ring_stretch.ordinal(
-                    len(snapshot.ring) - 1):  # fmt: skip
+            if (
+                direction > 0
+                and target.number == newest
+                and target.ordinal == snapshot.ring_stretch.ordinal(len(snapshot.ring) - 1)
+            ):
                 self.action_follow()
                 return
             self.goto(target, place_cursor=False)
@@ -126,12 +158,17 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
         field.display = True
         field.focus()
 
-    def goto_inference(self, number: int, layer: int | None = None, tab: str | None = None,
-                       place_cursor: bool = True) -> None:  # fmt: skip
+    def goto_inference(
+        self, number: int, layer: int | None = None, tab: str | None = None, place_cursor: bool = True
+    ) -> None:
         """Show inference ``number`` (read from the capture in replay when it is not held)."""
         here = current(self._snap(), self.ui)
-        self.goto(Target(number, None, layer if layer is not None else self.ui.layer), tab, place_cursor,
-                  near=here.ordinal if here else None)  # fmt: skip
+        self.goto(
+            Target(number, None, layer if layer is not None else self.ui.layer),
+            tab,
+            place_cursor,
+            near=here.ordinal if here else None,
+        )
 
     def goto(self, target: Target, tab: str | None = None, place_cursor: bool = True, near: int | None = None) -> None:
         """Select ``target``: the inference (pinned), the layer, the cursor at the layer's start."""
@@ -139,7 +176,8 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
         index = self.session.index
         number, ordinal = target.number, target.ordinal
         if number < 0 and ordinal is not None and index is not None:
-            number = index.number_at(ordinal) if index.number_at(ordinal) is not None else -1
+            at = index.number_at(ordinal)
+            number = at if at is not None else -1
         if ordinal is None:
             held = snapshot.ordinal_of(number)
             ordinal = held if held is not None else (index.ordinal(number, near) if index is not None else None)
@@ -152,8 +190,13 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
             self.show_view(tab)
         if found is None and index is not None and ordinal is not None:
             self.select(inference=number, ordinal=ordinal, layer=layer)
-            self.run_worker(functools.partial(self._load, ordinal, number, layer, place_cursor), thread=True,
-                            group="seek", exclusive=True, exit_on_error=False)  # fmt: skip
+            self.run_worker(
+                functools.partial(self._load, ordinal, number, layer, place_cursor),
+                thread=True,
+                group="seek",
+                exclusive=True,
+                exit_on_error=False,
+            )
             return
         if found is None and index is None and snapshot.status.mode == "replay" and ordinal is None:
             self.notify(f"no inference #{number} in this capture", severity="warning", timeout=3)
@@ -214,8 +257,11 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
             target = next_instance(snapshot, ui, direction)
         if target is None:
             what = "the chosen finding" if ui.finding is not None else "a finding"
-            self.notify(f"no inference shows {what} (in {snapshot.diagnosis.scope or 'what was analysed'})",
-                        severity="warning", timeout=3)  # fmt: skip
+            self.notify(
+                f"no inference shows {what} (in {snapshot.diagnosis.scope or 'what was analysed'})",
+                severity="warning",
+                timeout=3,
+            )
             return
         self.goto_inference(target.number, layer=target.layer, tab="timeline")
 
@@ -340,19 +386,27 @@ class Actions(_Base):  # type: ignore[misc,valid-type]
         self.last_export = written
         self.call_from_thread(self.notify, f"report written to {written}", title="exported", timeout=8)
 
-    def action_screenshot(self) -> None:
-        """Write the screen as it is, as SVG, to the current folder."""
-        folder = self.export_dir or Path.cwd()
-        capture = self.session.capture_file()
-        stem = f"{capture.stem if capture is not None else 'tracer-live'}-{self.active_tab}"
-        path = free_path(folder, stem, ".svg")
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """Write the screen as it is, as SVG.
+
+        Args:
+            filename: The file's name (Textual's parameter); default: a free one named after the capture and tab.
+            path: Its folder (Textual's parameter); default: the export folder, else the current one.
+        """
+        folder = Path(path) if path is not None else (self.export_dir or Path.cwd())
+        if filename is not None:
+            target = folder / filename
+        else:
+            capture = self.session.capture_file()
+            stem = f"{capture.stem if capture is not None else 'tracer-live'}-{self.active_tab}"
+            target = free_path(folder, stem, ".svg")
         try:
-            self.save_screenshot(filename=path.name, path=str(folder))
+            self.save_screenshot(filename=target.name, path=str(folder))
         except OSError as exc:
-            self.notify(f"cannot write {path}: {exc.strerror}", title="screenshot failed", severity="error")
+            self.notify(f"cannot write {target}: {exc.strerror}", title="screenshot failed", severity="error")
             return
-        self.last_screenshot = path
-        self.notify(f"screen written to {path}", title="screenshot", timeout=6)
+        self.last_screenshot = target
+        self.notify(f"screen written to {target}", title="screenshot", timeout=6)
 
     async def action_quit(self) -> None:
         """Quit (exit code 0)."""

@@ -18,11 +18,13 @@ import functools
 import gc
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
+from typing import ClassVar
 
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
@@ -63,7 +65,7 @@ class TracerApp(Actions, App[int]):
 
     CSS_PATH = Path(__file__).resolve().parent / "tracer.tcss"  # absolute: subclasses live elsewhere
     TITLE = "tracer"
-    BINDINGS = keys.bindings()
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings()
 
     def __init__(
         self,
@@ -103,8 +105,9 @@ class TracerApp(Actions, App[int]):
     def compose(self) -> ComposeResult:
         """Status on top, four tabs, keys at the bottom."""
         yield StatusBar(id="status")
-        yield Tabs(*(Tab(f"{n} {title}", id=f"tab-{name}") for n, (name, title) in enumerate(TABS.items(), 1)),
-                   id="tabs")  # fmt: skip
+        yield Tabs(
+            *(Tab(f"{n} {title}", id=f"tab-{name}") for n, (name, title) in enumerate(TABS.items(), 1)), id="tabs"
+        )
         # The overview stays laid out underneath; the other views are panes drawn over it. Going
         # back to the overview then repaints from what is already drawn instead of laying out and
         # rendering the whole screen again.
@@ -114,8 +117,9 @@ class TracerApp(Actions, App[int]):
                     yield LatencyPlot(id="latency")
                     yield MemoryView(id="memory")
                 with Vertical(id="row-layers"):
-                    yield Input(placeholder="filter layers by name, op or engine · enter keeps it · escape clears",
-                                id="filter")  # fmt: skip
+                    yield Input(
+                        placeholder="filter layers by name, op or engine · enter keeps it · escape clears", id="filter"
+                    )
                     yield LayersTable(id="layers")
                 with Horizontal(id="row-bottom"):
                     yield LayerDetail(self.session.layer_history, id="detail")
@@ -191,7 +195,9 @@ class TracerApp(Actions, App[int]):
             self.session.hold_for_ui()
         await super().on_event(event)
 
-    def refresh_views(self, force: bool = False, fields: set[str] | None = None, views: set[View] | None = None) -> None:
+    def refresh_views(
+        self, force: bool = False, fields: set[str] | None = None, views: set[View] | None = None
+    ) -> None:
         """Take a snapshot and update visible views in one batch.
 
         Args:
@@ -221,7 +227,7 @@ class TracerApp(Actions, App[int]):
                 status = isinstance(view, StatusBar)
                 # Not attached (yet, or any more: a quit by a signal tears the screen down while a
                 # redraw is pending): nothing to draw into.
-                if not (view.shown or status) or not view.is_attached:  # type: ignore[attr-defined]
+                if not (view.shown or status) or not view.is_attached:  # type: ignore[attr-defined]  # View is mixed into a Textual widget
                     continue
                 behind = view.drawn_version != snapshot.version
                 # New data waits for the view's own pace, also when it was just shown again: the
@@ -229,7 +235,7 @@ class TracerApp(Actions, App[int]):
                 # next ticks bring it up to date, instead of drawing every view at once.
                 due = behind and (now - view.last_draw >= view.interval or (view in views and view.drawn_version < 0))
                 choices = self.ui.generation(view.depends)
-                size = tuple(view.content_size)  # type: ignore[attr-defined]
+                size = tuple(view.content_size)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
                 changed = choices != view.drawn_choices or size != view.drawn_size  # what it shows moved
                 if force or due or changed or (status and asked):
                     drawn += 1
@@ -238,7 +244,7 @@ class TracerApp(Actions, App[int]):
                     view.last_draw = now
                     view.drawn_version = snapshot.version
                     view.drawn_choices = choices
-                    view.drawn_size = size  # type: ignore[assignment]
+                    view.drawn_size = size
                 elif behind:
                     stale = True  # drawn at its own pace: a later tick brings it up to date
         self._stale = stale
@@ -246,7 +252,7 @@ class TracerApp(Actions, App[int]):
 
     def _resized(self) -> bool:
         """A shown view's size changed since it was drawn (it lays its text out for its size)."""
-        return any(view.shown and tuple(view.content_size) != view.drawn_size for view in self._views)  # type: ignore[attr-defined]
+        return any(view.shown and tuple(view.content_size) != view.drawn_size for view in self._views)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
 
     def _label_findings_tab(self, snapshot: SessionSnapshot) -> None:
         """The findings tab says how many there are (seen at any size, from any view)."""
@@ -350,8 +356,12 @@ class TracerApp(Actions, App[int]):
             self.refresh_views(views=shown)
         self.query_one("#tabs", Tabs).active = f"tab-{name}"
         # Keys act on what is in front: the layers on the overview, the spans on the timeline.
-        target = {"overview": "#layers", "timeline": "#spans", "findings": "#findings-full",
-                  "console": "#console-full"}.get(name)  # fmt: skip
+        target = {
+            "overview": "#layers",
+            "timeline": "#spans",
+            "findings": "#findings-full",
+            "console": "#console-full",
+        }.get(name)
         if target is not None:
             self.query_one(target).focus()
 
@@ -393,7 +403,9 @@ class TracerApp(Actions, App[int]):
             name = key.action.split("(")[0]
             if name in ("faster", "slower") and self.session.mode != "replay":
                 continue
-            yield SystemCommand(f"{key.title} ({key.display})", key.help, functools.partial(self.run_action, key.action))
+            yield SystemCommand(
+                f"{key.title} ({key.display})", key.help, functools.partial(self.run_action, key.action)
+            )
         yield from super().get_system_commands(screen)
 
 

@@ -12,7 +12,8 @@ from tracer.tui import palette as pal
 @dataclasses.dataclass
 class Piece:
     """Part of a status line: ``priority`` 0 always stays, higher ones go first; ``short`` is what
-    it says when room is scarce (before anything goes)."""
+    it says when room is scarce (before anything goes).
+    """
 
     priority: int
     text: Text
@@ -25,7 +26,8 @@ SEP = "  │  "
 def fit(pieces: list[Piece], width: int, sep: str = SEP) -> Text:
     """The pieces joined by separators, fitted to ``width``: the pieces say their short form (the
     least important first) until it fits, then (above priority 0) go, the least important first;
-    at the end the line is cut with an ellipsis."""
+    at the end the line is cut with an ellipsis.
+    """
     texts: list[Text | None] = [p.text for p in pieces]
 
     def length() -> int:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.console import Console
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -13,8 +15,14 @@ from textual.strip import Strip
 from tracer.tui import palette as pal
 from tracer.tui.keys import KEYS, MOUSE_HELP, VIEW_KEYS
 
-GROUPS = (("playback", "Playback"), ("findings", "Findings"), ("layers", "Layers"), ("timeline", "Timeline"),
-          ("views", "Views"), ("general", "General"))  # fmt: skip
+GROUPS = (
+    ("playback", "Playback"),
+    ("findings", "Findings"),
+    ("layers", "Layers"),
+    ("timeline", "Timeline"),
+    ("views", "Views"),
+    ("general", "General"),
+)
 
 
 def help_rows() -> list[tuple[str, str, str]]:
@@ -26,8 +34,12 @@ def help_rows() -> list[tuple[str, str, str]]:
         rows.append((title, "", "group"))
         rows += [(key.display, key.help, "key") for key in KEYS if key.group == group]
         rows += [(key, does, "key") for key, does, where in VIEW_KEYS if where == group]
-    rows += [("ctrl+p", "command palette: every action above by name", "key"),
-             ("ctrl+c", "quit as an interrupt (exit code 130)", "key"), ("", "", "gap"), ("Mouse", "", "group")]  # fmt: skip
+    rows += [
+        ("ctrl+p", "command palette: every action above by name", "key"),
+        ("ctrl+c", "quit as an interrupt (exit code 130)", "key"),
+        ("", "", "gap"),
+        ("Mouse", "", "group"),
+    ]
     rows += [(what, does, "mouse") for what, does in MOUSE_HELP]
     return rows
 
@@ -69,7 +81,7 @@ class HelpPanel(ScrollView, can_focus=True):
         scrollbar-size-vertical: 1; overflow-x: hidden;
     }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q", "close", "Close"),
         Binding("up", "scroll_up", "Up", show=False),
         Binding("down", "scroll_down", "Down", show=False),
@@ -80,13 +92,15 @@ class HelpPanel(ScrollView, can_focus=True):
     class Closed(Message):
         """The panel was closed."""
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "tracer · keys"
         self.border_subtitle = "escape, ? or q to close"
         console = Console(width=200, color_system="truecolor", legacy_windows=False)
-        self._lines = [Strip(list(line)) for line in console.render_lines(help_text(), console.options.update(width=200),
-                                                                           pad=False)]  # fmt: skip
+        self._lines = [
+            Strip(list(line))
+            for line in console.render_lines(help_text(), console.options.update(width=200), pad=False)
+        ]
         self.virtual_size = Size(max(s.cell_length for s in self._lines), len(self._lines))
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:

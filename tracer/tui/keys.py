@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,32 +31,154 @@ class Key:
 
 
 KEYS: tuple[Key, ...] = (
-    Key("space", "space", "toggle_pause", "Pause", "pause or resume (replay: feeding stops; live: the screen holds still, recording goes on)", True, "playback"),
-    Key("left", "←", "previous_inference", "Prev", "previous inference (replay: anywhere in the file)", True, "playback"),
-    Key("right", "→", "next_inference", "Next", "next inference; at the newest of a paused replay, step to the next one", True, "playback"),
+    Key(
+        "space",
+        "space",
+        "toggle_pause",
+        "Pause",
+        "pause or resume (replay: feeding stops; live: the screen holds still, recording goes on)",
+        True,
+        "playback",
+    ),
+    Key(
+        "left", "←", "previous_inference", "Prev", "previous inference (replay: anywhere in the file)", True, "playback"
+    ),
+    Key(
+        "right",
+        "→",
+        "next_inference",
+        "Next",
+        "next inference; at the newest of a paused replay, step to the next one",
+        True,
+        "playback",
+    ),
     Key("f", "f", "follow", "Follow", "follow the newest inference again", False, "playback"),
     Key("g", "g", "goto", "Go to", "go to an inference by number (replay: any in the file)", False, "playback"),
-    Key("plus,equals_sign", "+", "faster", "Faster", "replay faster (×2; past ×64: as fast as possible)", True, "playback"),
+    Key(
+        "plus,equals_sign",
+        "+",
+        "faster",
+        "Faster",
+        "replay faster (×2; past ×64: as fast as possible)",
+        True,
+        "playback",
+    ),
     Key("minus", "-", "slower", "Slower", "replay slower (÷2, down to ×1/16)", True, "playback"),
-    Key("n", "n", "next_finding", "Next finding", "next inference and layer that shows the chosen finding (none chosen: any finding), on the timeline", True, "findings"),
+    Key(
+        "n",
+        "n",
+        "next_finding",
+        "Next finding",
+        "next inference and layer that shows the chosen finding (none chosen: any finding), on the timeline",
+        True,
+        "findings",
+    ),
     Key("N", "N", "previous_finding", "Prev finding", "previous inference and layer that shows it", False, "findings"),
-    Key("slash", "/", "filter", "Filter", "filter layers by name, op or engine (enter keeps it, escape clears)", True, "layers"),
-    Key("s", "s", "sort_next", "Sort", "sort layers by the next column (#, p50, p99, max, ratio, jitter, name)", False, "layers"),
+    Key(
+        "slash",
+        "/",
+        "filter",
+        "Filter",
+        "filter layers by name, op or engine (enter keeps it, escape clears)",
+        True,
+        "layers",
+    ),
+    Key(
+        "s",
+        "s",
+        "sort_next",
+        "Sort",
+        "sort layers by the next column (#, p50, p99, max, ratio, jitter, name)",
+        False,
+        "layers",
+    ),
     Key("S", "S", "sort_reverse", "Reverse", "reverse the sort order", False, "layers"),
     Key("h", "h", "cursor(-1)", "Cursor ←", "timeline: move the time cursor left (l: right)", False, "timeline"),
     Key("l", "l", "cursor(1)", "Cursor →", "timeline: move the time cursor right", False, "timeline"),
-    Key("H", "H", "cursor_edge(-1)", "Edge ←", "timeline: cursor to the previous edge of a layer, handler or inference", False, "timeline"),
+    Key(
+        "H",
+        "H",
+        "cursor_edge(-1)",
+        "Edge ←",
+        "timeline: cursor to the previous edge of a layer, handler or inference",
+        False,
+        "timeline",
+    ),
     Key("L", "L", "cursor_edge(1)", "Edge →", "timeline: cursor to the next edge", False, "timeline"),
-    Key("m", "m", "mark", "Mark", "timeline: mark a range from the cursor (measured in cycles and time); again: clear it", False, "timeline"),
-    Key("right_square_bracket", "]", "zoom_in", "Zoom in", "timeline: zoom in around the cursor (also the mouse wheel, around the pointer)", False, "timeline"),
-    Key("left_square_bracket", "[", "zoom_out", "Zoom out", "timeline: zoom out (past the inference: its neighbours)", False, "timeline"),
-    Key("full_stop", ".", "scroll_later", "Scroll →", "timeline: scroll right, into the next inferences (also shift+wheel)", False, "timeline"),
+    Key(
+        "m",
+        "m",
+        "mark",
+        "Mark",
+        "timeline: mark a range from the cursor (measured in cycles and time); again: clear it",
+        False,
+        "timeline",
+    ),
+    Key(
+        "right_square_bracket",
+        "]",
+        "zoom_in",
+        "Zoom in",
+        "timeline: zoom in around the cursor (also the mouse wheel, around the pointer)",
+        False,
+        "timeline",
+    ),
+    Key(
+        "left_square_bracket",
+        "[",
+        "zoom_out",
+        "Zoom out",
+        "timeline: zoom out (past the inference: its neighbours)",
+        False,
+        "timeline",
+    ),
+    Key(
+        "full_stop",
+        ".",
+        "scroll_later",
+        "Scroll →",
+        "timeline: scroll right, into the next inferences (also shift+wheel)",
+        False,
+        "timeline",
+    ),
     Key("comma", ",", "scroll_earlier", "Scroll ←", "timeline: scroll left", False, "timeline"),
     Key("0", "0", "zoom_reset", "Fit", "timeline: fit the whole inference", False, "timeline"),
-    Key("1", "1", "show_tab('overview')", "Overview", "overview: latency, memory, layers, detail, findings, console", False, "views"),
-    Key("2", "2", "show_tab('timeline')", "Timeline", "timeline: a Gantt across inferences, with interrupts and gaps", False, "views"),
-    Key("3", "3", "show_tab('findings')", "Findings", "findings (tracer check's rules): up/down choose, enter goes to the evidence", False, "views"),
-    Key("4", "4", "show_tab('console')", "Console", "the firmware's console (ITM port 0 / UART text), errors in red", False, "views"),
+    Key(
+        "1",
+        "1",
+        "show_tab('overview')",
+        "Overview",
+        "overview: latency, memory, layers, detail, findings, console",
+        False,
+        "views",
+    ),
+    Key(
+        "2",
+        "2",
+        "show_tab('timeline')",
+        "Timeline",
+        "timeline: a Gantt across inferences, with interrupts and gaps",
+        False,
+        "views",
+    ),
+    Key(
+        "3",
+        "3",
+        "show_tab('findings')",
+        "Findings",
+        "findings (tracer check's rules): up/down choose, enter goes to the evidence",
+        False,
+        "views",
+    ),
+    Key(
+        "4",
+        "4",
+        "show_tab('console')",
+        "Console",
+        "the firmware's console (ITM port 0 / UART text), errors in red",
+        False,
+        "views",
+    ),
     Key("e", "e", "export", "Export", "write the report JSON (the tracer report contract) to a file", True, "general"),
     Key("p", "p", "screenshot", "Screenshot", "write the screen as SVG to the current folder", False, "general"),
     Key("question_mark", "?", "help", "Help", "this help", True, "general"),
@@ -83,9 +205,9 @@ MOUSE_HELP: tuple[tuple[str, str], ...] = (
 )
 
 
-def bindings() -> list[Binding]:
+def bindings() -> list[BindingType]:
     """The app's bindings (ctrl+c quits with the interrupted exit code; ctrl+p opens the palette)."""
-    out = [Binding(k.keys, k.action, k.title, show=k.footer, key_display=k.display) for k in KEYS]
+    out: list[BindingType] = [Binding(k.keys, k.action, k.title, show=k.footer, key_display=k.display) for k in KEYS]
     out.append(Binding("ctrl+c", "interrupt", "Quit", show=False, priority=True))
     out.append(Binding("escape", "escape", "Back", show=False))
     return out

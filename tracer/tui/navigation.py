@@ -1,5 +1,6 @@
 """Finding one's way: which inference the selection shows, the one before or after it, the next
-inference and layer that shows a finding. Pure functions of a snapshot and the selection."""
+inference and layer that shows a finding. Pure functions of a snapshot and the selection.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ class Target:
 
 def shown(snapshot: SessionSnapshot, ui: UiState) -> tuple[Stretch, InferenceRecord] | None:
     """The stretch and inference the selection shows: the pinned one wherever it is held, else the
-    newest. None when the pinned one is no longer held (or nothing arrived yet)."""
+    newest. None when the pinned one is no longer held (or nothing arrived yet).
+    """
     if ui.inference is None:
         ring = snapshot.ring_stretch
         return (ring, ring.records[-1]) if ring.records else None
@@ -74,7 +76,8 @@ def finding_index(snapshot: SessionSnapshot, ui: UiState) -> int | None:
 
 def next_instance(snapshot: SessionSnapshot, ui: UiState, direction: int) -> Target | None:
     """The next (or previous) inference and layer that shows the selected finding (any finding if
-    none is selected), after the selection; wraps around."""
+    none is selected), after the selection; wraps around.
+    """
     flags = snapshot.diagnosis.flags
     here = current(snapshot, ui)
     found = flags.step(finding_index(snapshot, ui), here.number if here else None, ui.layer, direction)

@@ -14,9 +14,8 @@ import argparse
 import asyncio
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
-
 from typing import TYPE_CHECKING
 
 from tracer.errors import TracerError
@@ -30,15 +29,19 @@ DEFAULT_BUDGET = "captures/demo_budget.toml"
 
 
 def screenshot(
-    capture: str, budget: Sequence[str] = (), keys: Sequence[str] = (), size: tuple[int, int] = (160, 48),
+    capture: str,
+    budget: Sequence[str] = (),
+    keys: Sequence[str] = (),
+    size: tuple[int, int] = (160, 48),
     title: str | None = None,
-) -> str:  # fmt: skip
+) -> str:
     """Replay ``capture`` to its end, press ``keys``, return the screen as SVG."""
     from tracer.budget import load_budget
     from tracer.tui.app import TracerApp
 
-    session = Session.replay(capture, budget=load_budget(list(budget)) if budget else None,
-                             options=SessionOptions(speed=None))  # fmt: skip
+    session = Session.replay(
+        capture, budget=load_budget(list(budget)) if budget else None, options=SessionOptions(speed=None)
+    )
     app = TracerApp(session)
     app.animation_level = "none"
 
@@ -75,8 +78,11 @@ async def _quiet(app: TracerApp) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m tracer.tui.screenshot OUT.svg [--capture ...] [--budget ...] [--keys ...]``."""
-    parser = argparse.ArgumentParser(prog="python -m tracer.tui.screenshot", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m tracer.tui.screenshot",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("output", metavar="OUT.svg", help="where to write the SVG")
     parser.add_argument("--capture", default=DEFAULT_CAPTURE, metavar="CAPTURE", help=f"default: {DEFAULT_CAPTURE}")
     parser.add_argument("--budget", action="append", metavar="FILE", help=f"default: {DEFAULT_BUDGET}")

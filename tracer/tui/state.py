@@ -45,7 +45,8 @@ class UiState:
 
     def set(self, **values: object) -> set[str]:
         """Change fields; returns the :data:`FIELDS` that changed (``ordinal`` counts as
-        ``inference``, ``mark`` as ``cursor``, ``reverse`` as ``sort``)."""
+        ``inference``, ``mark`` as ``cursor``, ``reverse`` as ``sort``).
+        """
         group = {"ordinal": "inference", "mark": "cursor", "reverse": "sort"}
         changed: set[str] = set()
         for name, value in values.items():

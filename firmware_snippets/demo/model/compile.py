@@ -44,10 +44,21 @@ MODEL = "sampling_net"
 OUT = "vela"
 SYSTEM_CONFIG = "Ethos_U55_High_End_Embedded"
 VELA_ARGS = [
-    f"{MODEL}.tflite", "--accelerator-config", "ethos-u55-128", "--config", "Arm/vela.ini",
-    "--system-config", SYSTEM_CONFIG, "--memory-mode", "Shared_Sram", "--enable-debug-db",
-    "--verbose-performance", "--verbose-register-command-stream", "--output-dir", OUT,
-]  # fmt: skip
+    f"{MODEL}.tflite",
+    "--accelerator-config",
+    "ethos-u55-128",
+    "--config",
+    "Arm/vela.ini",
+    "--system-config",
+    SYSTEM_CONFIG,
+    "--memory-mode",
+    "Shared_Sram",
+    "--enable-debug-db",
+    "--verbose-performance",
+    "--verbose-register-command-stream",
+    "--output-dir",
+    OUT,
+]
 
 # Simulated cost of each operation relative to Vela's estimate, by output tensor name.
 SLOWDOWN = {"dw2": 2.5, "pw5": 0.6}
@@ -67,7 +78,7 @@ DA_CONFIG, DA_CMD_STREAM, DA_READ_APB, DA_NOP = 0x01, 0x02, 0x03, 0x05
 
 def command_stream(optimised: Path) -> bytes:
     """The register command stream of the (single) ``ethos-u`` operator of a Vela-optimised model."""
-    from ethosu.vela.tflite import Model  # noqa: PLC0415 - Vela's schema modules, only here
+    from ethosu.vela.tflite import Model  # Vela's schema modules, only here
 
     data = optimised.read_bytes()
     model = Model.Model.GetRootAsModel(data, 0)
@@ -141,11 +152,18 @@ def operations(stream: bytes, tables: dict[str, list[dict[str, str]]]) -> list[d
         row = perf[q["scheduled_id"]]
         vela = int(row["op_cycles"])
         cycles = round(vela * SLOWDOWN.get(row["name"], 1.0))
-        ops.append({
-            "index": index, "offset": int(q["offset"]), "name": row["name"], "operator": row["operator"],
-            "vela_op_cycles": vela, "npu_cycles": cycles, "ticks": cycles * TICKS_PER_NPU_CYCLE,
-            "counters": simulated_counters(row, cycles),
-        })  # fmt: skip
+        ops.append(
+            {
+                "index": index,
+                "offset": int(q["offset"]),
+                "name": row["name"],
+                "operator": row["operator"],
+                "vela_op_cycles": vela,
+                "npu_cycles": cycles,
+                "ticks": cycles * TICKS_PER_NPU_CYCLE,
+                "counters": simulated_counters(row, cycles),
+            }
+        )
     return ops
 
 
@@ -210,7 +228,7 @@ def run_vela(where: Path) -> None:
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(HERE))
-    import make_model  # noqa: PLC0415
+    import make_model
 
     where = Path(argv[argv.index("--out") + 1]) if "--out" in argv else HERE
     where.mkdir(parents=True, exist_ok=True)
@@ -220,7 +238,7 @@ def main(argv: list[str]) -> int:
     vela_dir = (where if "--no-vela" not in argv else HERE) / OUT
     stream = command_stream(vela_dir / f"{MODEL}_vela.tflite")
     ops = operations(stream, debug_tables(vela_dir / f"{MODEL}_debug.xml"))
-    setup = int(ops[0]["npu_cycles"]) // SETUP_SHARE  # type: ignore[call-overload]
+    setup = int(ops[0]["npu_cycles"]) // SETUP_SHARE
     (where / "sampling_stream.h").write_text(header(stream, ops, setup))
     truth = {
         "model": f"{MODEL}.tflite",
@@ -229,7 +247,7 @@ def main(argv: list[str]) -> int:
         "ticks_per_npu_cycle": TICKS_PER_NPU_CYCLE,
         "slowdown": SLOWDOWN,
         "operations": ops,
-        "total_npu_cycles": sum(int(op["npu_cycles"]) for op in ops),  # type: ignore[call-overload]
+        "total_npu_cycles": sum(int(op["npu_cycles"]) for op in ops),
     }
     (where / "sampling_stream.json").write_text(json.dumps(truth, indent=2) + "\n")
     print(f"{len(ops)} operations, stream {len(stream)} bytes, {truth['total_npu_cycles']} simulated NPU cycles")

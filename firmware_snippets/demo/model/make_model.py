@@ -140,7 +140,7 @@ class Graph:
             code_tables.append(OperatorCode.OperatorCodeEnd(b))
         operators = []
         for spec in self.ops:
-            options = spec.options(b)  # type: ignore[operator]
+            options = spec.options(b)
             ins = _int_vector(b, Operator.OperatorStartInputsVector, spec.inputs)
             outs = _int_vector(b, Operator.OperatorStartOutputsVector, spec.outputs)
             Operator.OperatorStart(b)
@@ -195,34 +195,34 @@ class Graph:
 
 
 def _int_vector(b: flatbuffers.Builder, start: object, values: list[int]) -> int:
-    start(b, len(values))  # type: ignore[operator]
+    start(b, len(values))
     for v in reversed(values):
         b.PrependInt32(v)
     return b.EndVector()
 
 
 def _long_vector(b: flatbuffers.Builder, start: object, values: list[int]) -> int:
-    start(b, len(values))  # type: ignore[operator]
+    start(b, len(values))
     for v in reversed(values):
         b.PrependInt64(v)
     return b.EndVector()
 
 
 def _float_vector(b: flatbuffers.Builder, start: object, values: list[float]) -> int:
-    start(b, len(values))  # type: ignore[operator]
+    start(b, len(values))
     for v in reversed(values):
         b.PrependFloat32(v)
     return b.EndVector()
 
 
 def _table_vector(b: flatbuffers.Builder, start: object, offsets: list[int]) -> int:
-    start(b, len(offsets))  # type: ignore[operator]
+    start(b, len(offsets))
     for off in reversed(offsets):
         b.PrependUOffsetTRelative(off)
     return b.EndVector()
 
 
-def _conv_options(stride: int, padding: int, activation: int):  # noqa: ANN202
+def _conv_options(stride: int, padding: int, activation: int):
     def build(b: flatbuffers.Builder) -> int:
         Conv2DOptions.Conv2DOptionsStart(b)
         Conv2DOptions.Conv2DOptionsAddPadding(b, padding)
@@ -236,7 +236,7 @@ def _conv_options(stride: int, padding: int, activation: int):  # noqa: ANN202
     return build
 
 
-def _depthwise_options(activation: int):  # noqa: ANN202
+def _depthwise_options(activation: int):
     def build(b: flatbuffers.Builder) -> int:
         DepthwiseConv2DOptions.DepthwiseConv2DOptionsStart(b)
         DepthwiseConv2DOptions.DepthwiseConv2DOptionsAddPadding(b, SAME)
@@ -251,7 +251,7 @@ def _depthwise_options(activation: int):  # noqa: ANN202
     return build
 
 
-def _pool_options(size: int, stride: int):  # noqa: ANN202
+def _pool_options(size: int, stride: int):
     def build(b: flatbuffers.Builder) -> int:
         Pool2DOptions.Pool2DOptionsStart(b)
         Pool2DOptions.Pool2DOptionsAddPadding(b, VALID)

@@ -24,13 +24,23 @@ from tracer.telemetry.etdump.schema import AllocationEvent, Allocator, ETDump, E
 OUT = Path(__file__).with_name("arm_runner_two_inferences.etdp")
 # (name, instruction id, start tick, end tick) per Execute block
 RUNS = [
-    [("Method::execute", -1, 1_000, 501_000), ("OPERATOR_CALL", 0, 1_200, 11_200),
-     ("DELEGATE_CALL", 1, 11_300, 491_300), ("EthosUBackend::execute()", 1, 11_400, 491_200),
-     ("+EthosUBackend::execute()NPU", 1, 20_000, 480_000), ("OPERATOR_CALL", 2, 491_400, 500_900)],
-    [("Method::execute", -1, 600_000, 1_110_000), ("OPERATOR_CALL", 0, 600_200, 610_400),
-     ("DELEGATE_CALL", 1, 610_500, 1_100_500), ("EthosUBackend::execute()", 1, 610_600, 1_100_400),
-     ("+EthosUBackend::execute()NPU", 1, 619_000, 1_089_000), ("OPERATOR_CALL", 2, 1_100_600, 1_109_900)],
-]  # fmt: skip
+    [
+        ("Method::execute", -1, 1_000, 501_000),
+        ("OPERATOR_CALL", 0, 1_200, 11_200),
+        ("DELEGATE_CALL", 1, 11_300, 491_300),
+        ("EthosUBackend::execute()", 1, 11_400, 491_200),
+        ("+EthosUBackend::execute()NPU", 1, 20_000, 480_000),
+        ("OPERATOR_CALL", 2, 491_400, 500_900),
+    ],
+    [
+        ("Method::execute", -1, 600_000, 1_110_000),
+        ("OPERATOR_CALL", 0, 600_200, 610_400),
+        ("DELEGATE_CALL", 1, 610_500, 1_100_500),
+        ("EthosUBackend::execute()", 1, 610_600, 1_100_400),
+        ("+EthosUBackend::execute()NPU", 1, 619_000, 1_089_000),
+        ("OPERATOR_CALL", 2, 1_100_600, 1_109_900),
+    ],
+]
 ALLOCATIONS = [(0, 752_640), (0, 1_048_576)]  # (allocator id, bytes) in the first block
 
 

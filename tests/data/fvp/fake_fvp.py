@@ -20,6 +20,7 @@ import shutil
 import socket
 import sys
 import time
+from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
@@ -39,7 +40,7 @@ def main(argv: list[str]) -> int:
     if params.get("fake.fail") == "1":
         print("Error: unknown parameter 'cpu0.bogus'", file=sys.stderr)
         return 1
-    payload = open(app, "rb").read() if app else b""
+    payload = Path(app).read_bytes() if app else b""
     chunk = int(params.get("fake.chunk", "997"))
     if params.get("mps3_board.uart0.out_file") == "-":
         out = sys.stdout.buffer

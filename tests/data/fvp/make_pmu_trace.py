@@ -30,7 +30,9 @@ BETWEEN = 20000  # cycles between inferences
 
 def main(db_path: str, out_path: str, expected_path: str) -> None:
     root = ET.parse(db_path).getroot()
-    queue = list(csv.DictReader(io.StringIO(next(t for t in root.iter("table") if t.get("name") == "queue").text.strip())))
+    queue = list(
+        csv.DictReader(io.StringIO(next(t for t in root.iter("table") if t.get("name") == "queue").text.strip()))
+    )
     streams: dict[int, list[int]] = {}
     for row in queue:
         streams.setdefault(int(row["cmdstream_id"]), []).append(int(row["offset"]))
@@ -48,10 +50,26 @@ def main(db_path: str, out_path: str, expected_path: str) -> None:
                 kick = t
                 events.append(_qread(kick, offset // 4))
                 # a DMA/AXI counter event inside the operation
-                events.append({"name": "axi_enabled_cycles", "ph": "X", "ts": str(kick + 5), "pid": "DMA",
-                               "tid": "axi_enabled_cycles", "dur": str(cycles // 2)})
-                expected.append({"inference": inference, "stream": stream, "offset": offset,
-                                 "start": run_start if i == 0 else kick, "end": None, "axi": cycles // 2})
+                events.append(
+                    {
+                        "name": "axi_enabled_cycles",
+                        "ph": "X",
+                        "ts": str(kick + 5),
+                        "pid": "DMA",
+                        "tid": "axi_enabled_cycles",
+                        "dur": str(cycles // 2),
+                    }
+                )
+                expected.append(
+                    {
+                        "inference": inference,
+                        "stream": stream,
+                        "offset": offset,
+                        "start": run_start if i == 0 else kick,
+                        "end": None,
+                        "axi": cycles // 2,
+                    }
+                )
                 t = kick + cycles
                 if i:
                     expected[-2]["end"] = kick

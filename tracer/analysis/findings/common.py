@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from tracer.base.timeline import InferenceTimeline
 
-FVP_CPU_NOTE = "CPU cycles from an FVP are a model estimate (the FVP is not cycle-accurate for the CPU): confirm on hardware"
+FVP_CPU_NOTE = (
+    "CPU cycles from an FVP are a model estimate (the FVP is not cycle-accurate for the CPU): confirm on hardware"
+)
 
 
 def describe(timeline: InferenceTimeline, index: int) -> str:

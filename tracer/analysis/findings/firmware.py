@@ -11,10 +11,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from tracer.analysis.findings.base import Finding, Severity
 
@@ -43,25 +42,31 @@ def firmware_errors(analysis: Analysis) -> Iterable[Finding]:
     if not errors:
         return
     explained = {f.line for f in analysis.timeline.allocation_failures if f.line is not None}
-    explained |= {r.get("line") for r in facts.get("npu_config_mismatch") or [] if isinstance(r, dict)}
-    explained.discard(None)
+    explained |= {
+        line
+        for r in facts.get("npu_config_mismatch") or []
+        if isinstance(r, dict) and (line := r.get("line")) is not None
+    }
     kernels: set[int] = set()
     rest: list[dict[str, Any]] = []
     for error in errors:
         text = str(error.get("text", ""))
         m = _NO_KERNEL.search(text)
         if m:
-            kernels.add(error.get("line"))
+            if error.get("line") is not None:  # a line-less error would break sorting the lines below
+                kernels.add(error["line"])
             code = m.group("code") or m.group("builtin")
             custom = (code or "").upper() == "CUSTOM"
             yield Finding(
-                "missing-operator-kernel", Severity.ERROR, None,
+                "missing-operator-kernel",
+                Severity.ERROR,
+                None,
                 f"the runtime has no kernel for the model's {code} operator (line {error.get('line')}: "
                 f"'{text}'): the interpreter could not be set up"
                 + (" — a Vela-compiled model run without the Ethos-U kernel" if custom else ""),
                 {"operator": code, "line": error.get("line"), "text": text},
                 ETHOSU_FIX if custom else BUILTIN_FIX,
-            )  # fmt: skip
+            )
         elif error.get("line") not in explained:
             rest.append(error)
     if rest:
@@ -70,17 +75,21 @@ def firmware_errors(analysis: Analysis) -> Iterable[Finding]:
         if explained or kernels:
             # The failure is already a finding of its own: these lines are what followed from it.
             yield Finding(
-                "firmware-error", Severity.INFO, None,
+                "firmware-error",
+                Severity.INFO,
+                None,
                 f"the firmware then reported {len(rest)} more error(s), following from the failure above: {shown}{more}",
                 {"errors": rest[:MAX_LISTED], "count": len(rest), "follows_from": sorted(explained | kernels)},
-            )  # fmt: skip
+            )
         else:
             yield Finding(
-                "firmware-error", Severity.ERROR, None,
+                "firmware-error",
+                Severity.ERROR,
+                None,
                 f"the firmware reported {len(rest)} error(s): {shown}{more}",
                 {"errors": rest[:MAX_LISTED], "count": len(rest)},
                 "Read the log around these lines (tracer report --format json lists every line the log gave).",
-            )  # fmt: skip
+            )
 
 
 RULES = (firmware_errors,)

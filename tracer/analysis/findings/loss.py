@@ -9,10 +9,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from tracer.analysis.findings.base import Finding, Severity
 
@@ -48,20 +47,31 @@ def loss(analysis: Analysis) -> Iterable[Finding]:
     complete = total - len(incomplete)
     if incomplete:
         why = "; ".join(f"{count} x {reason}" for reason, count in reasons.most_common(5))
-        message = (f"{len(incomplete)} of {total} inference(s) are incomplete and left out of the numbers ({why})"
-                   + (f"; lost on the way: {lost}" if lost else ""))  # fmt: skip
+        message = f"{len(incomplete)} of {total} inference(s) are incomplete and left out of the numbers ({why})" + (
+            f"; lost on the way: {lost}" if lost else ""
+        )
     else:
         message = f"data was lost on the way ({lost}) but no inference was touched"
     severity = Severity.ERROR if total and complete == 0 else Severity.WARNING
     if severity is Severity.ERROR:
         message += ": no complete inference is left to measure"
     yield Finding(
-        "capture-loss", severity, None, message,
-        {**counters, "firmware_dropped_records": dropped, "inferences": total, "complete": complete,
-         "incomplete": len(incomplete), "incomplete_inferences": numbers[:MAX_LISTED],
-         "reasons": dict(reasons)},
-        LOSS_FIX, tuple(numbers[:MAX_LISTED]),
-    )  # fmt: skip
+        "capture-loss",
+        severity,
+        None,
+        message,
+        {
+            **counters,
+            "firmware_dropped_records": dropped,
+            "inferences": total,
+            "complete": complete,
+            "incomplete": len(incomplete),
+            "incomplete_inferences": numbers[:MAX_LISTED],
+            "reasons": dict(reasons),
+        },
+        LOSS_FIX,
+        tuple(numbers[:MAX_LISTED]),
+    )
 
 
 def nothing_measured(analysis: Analysis) -> Iterable[Finding]:
@@ -69,21 +79,33 @@ def nothing_measured(analysis: Analysis) -> Iterable[Finding]:
     t = analysis.timeline
     facts = t.log
     measured = (
-        len(t.inferences) or len(t.spans) or t.pmu_totals or t.pmu_stats or t.arena or len(t.stacks)
-        or t.allocation_failures or facts.get("errors") or facts.get("npu_config_mismatch")
-    )  # fmt: skip
+        len(t.inferences)
+        or len(t.spans)
+        or t.pmu_totals
+        or t.pmu_stats
+        or t.arena
+        or len(t.stacks)
+        or t.allocation_failures
+        or facts.get("errors")
+        or facts.get("npu_config_mismatch")
+    )
     if measured:
         return
     predicted = analysis.budget is not None and any(la.predicted_cycles for la in analysis.budget.layers)
     yield Finding(
-        "no-measurements", Severity.ERROR if predicted else Severity.WARNING, None,
+        "no-measurements",
+        Severity.ERROR if predicted else Severity.WARNING,
+        None,
         "the input holds no layer, inference, PMU counter or memory figure: nothing could be measured"
         + (" or checked against the budget" if predicted else ""),
-        {"records": t.stream.records if t.stream is not None else None, "lines": t.log.get("lines"),
-         "console_lines": len(t.console)},
+        {
+            "records": t.stream.records if t.stream is not None else None,
+            "lines": t.log.get("lines"),
+            "console_lines": len(t.console),
+        },
         "Check that the firmware emits telemetry (firmware_snippets trc records on ITM ports 24/25, or a "
         "profiler's text log) and that the capture covers an inference.",
-    )  # fmt: skip
+    )
 
 
 RULES = (loss, nothing_measured)

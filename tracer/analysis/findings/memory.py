@@ -16,10 +16,9 @@ Thresholds come from :class:`~tracer.analysis.settings.AnalysisSettings`: ``aren
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from tracer.analysis.findings.base import Finding, Severity
 from tracer.analysis.findings.common import describe, n
@@ -41,32 +40,38 @@ def arena(analysis: Analysis) -> Iterable[Finding]:
     elif used is not None and size and used > size:
         needed = used
         yield Finding(
-            "arena-too-small", Severity.ERROR, None,
+            "arena-too-small",
+            Severity.ERROR,
+            None,
             f"the tensor arena overran: {n(used)} bytes used of a {n(size)}-byte arena",
             {"used": used, "size": size, "missing": used - size, **_sizes(needed)},
             _arena_fix(analysis, needed),
-        )  # fmt: skip
+        )
     elif used is not None and size:
         headroom = 1 - used / size
         limit = analysis.settings.arena_headroom
         if headroom < limit:
             yield Finding(
-                "arena-headroom", Severity.WARNING, None,
+                "arena-headroom",
+                Severity.WARNING,
+                None,
                 f"the tensor arena is {used / size:.1%} used at its peak ({n(used)} of {n(size)} bytes): "
                 f"{headroom:.1%} headroom, below {limit:.0%}; the next model change may fail with "
                 "'Failed to resize buffer'",
                 {"used": used, "size": size, "headroom": round(headroom, 4), "limit": limit, **_sizes(used)},
                 _arena_fix(analysis, used, grow=True),
-            )  # fmt: skip
+            )
     planned = analysis.budget.model.arena_bytes if analysis.budget is not None else None
     if planned and used is not None and used > planned:
         yield Finding(
-            "arena-over-plan", Severity.INFO, None,
+            "arena-over-plan",
+            Severity.INFO,
+            None,
             f"the tensor arena's peak ({n(used)} bytes) is {n(used - planned)} bytes above the planned {n(planned)}",
             {"used": used, "planned": planned, "over": used - planned},
             "TFLite Micro keeps its own bookkeeping in the arena on top of the compiler's figure (MLEK "
             "advises at least 2 KiB more than Vela's SRAM): size the arena from the measured peak.",
-        )  # fmt: skip
+        )
 
 
 def stacks(analysis: Analysis) -> Iterable[Finding]:
@@ -74,8 +79,12 @@ def stacks(analysis: Analysis) -> Iterable[Finding]:
     limit = analysis.settings.stack_fraction
     for stack in analysis.memory.stacks:
         name, size, high = stack.name, stack.size, stack.high_water
-        evidence = {"stack": name, "size": size, "high_water": high,
-                    "fraction": round(high / size, 4) if size else None}  # fmt: skip
+        evidence = {
+            "stack": name,
+            "size": size,
+            "high_water": high,
+            "fraction": round(high / size, 4) if size else None,
+        }
         if not stack.canary_ok:
             first = stack.first_broken_cycle
             where = f" (first seen at cycle {n(first)})" if first is not None else ""
@@ -84,23 +93,27 @@ def stacks(analysis: Analysis) -> Iterable[Finding]:
                 if stack.first_broken_inference is not None:
                     where += f" of inference {stack.first_broken_inference}"
             yield Finding(
-                "stack-canary", Severity.ERROR, stack.first_broken_layer,
+                "stack-canary",
+                Severity.ERROR,
+                stack.first_broken_layer,
                 f"stack '{name}' overflowed: its canary was overwritten{where}; high-water {n(high)} of {n(size)} bytes",
                 {**evidence, "first_broken_cycle": first, "first_broken_inference": stack.first_broken_inference},
                 "Enlarge the stack (linker script __STACK_SIZE or the RTOS task's stack) by at least the "
                 "overflow plus 25%, and look for deep recursion or large local buffers in the code that "
                 "ran last before the report (kernels' scratch buffers, printf).",
                 (stack.first_broken_inference,) if stack.first_broken_inference is not None else (),
-            )  # fmt: skip
+            )
         elif size and high / size > limit:
             yield Finding(
-                "stack-high-water", Severity.WARNING, None,
+                "stack-high-water",
+                Severity.WARNING,
+                None,
                 f"stack '{name}' reached {high / size:.1%} of its size ({n(high)} of {n(size)} bytes), above "
                 f"{limit:.0%}: little margin before it overflows",
                 {**evidence, "limit": limit},
                 f"Keep stacks below {limit:.0%}: enlarge it to at least {n(math.ceil(high / limit))} bytes, "
                 "or move large locals to static buffers.",
-            )  # fmt: skip
+            )
 
 
 def sram_peak(analysis: Analysis) -> Iterable[Finding]:
@@ -114,15 +127,22 @@ def sram_peak(analysis: Analysis) -> Iterable[Finding]:
         return
     mode = (model.compiler.config.get("memory_mode") if model.compiler else None) or ""
     yield Finding(
-        "sram-peak-high", Severity.WARNING, None,
+        "sram-peak-high",
+        Severity.WARNING,
+        None,
         f"the compiler's SRAM peak is {peak / available:.1%} of the SRAM on the part ({n(peak)} of {n(available)} "
         f"bytes), above {limit:.0%}: little room is left for the rest of the firmware",
-        {"sram_bytes": peak, "sram_available_bytes": available, "fraction": round(peak / available, 4),
-         "limit": limit, "memory_mode": mode or None},
+        {
+            "sram_bytes": peak,
+            "sram_available_bytes": available,
+            "fraction": round(peak / available, 4),
+            "limit": limit,
+            "memory_mode": mode or None,
+        },
         "Lower the peak: Vela --optimise Size; on Ethos-U65/U85 --memory-mode=Dedicated_Sram keeps only the "
         "NPU cache in SRAM (size it with --arena-cache-size); on Ethos-U55 place the activation buffer in DDR "
         "(linker script) if the part has it.",
-    )  # fmt: skip
+    )
 
 
 def _allocation_failed(analysis: Analysis, failures: list[AllocationFailure], size: int | None) -> Finding:
@@ -130,38 +150,65 @@ def _allocation_failed(analysis: Analysis, failures: list[AllocationFailure], si
     missing = sum(f.missing for f in failures if f.kind == first.kind) if first.kind == "tail memory" else first.missing
     where = f" (line {first.line})" if first.line else ""
     if first.kind == "resize buffer":
-        what = (f"'Failed to resize buffer': TensorFlow Lite Micro asked for {n(first.requested)} bytes of "
-                f"activation and scratch buffers with {n(first.available)} left{where}")  # fmt: skip
+        what = (
+            f"'Failed to resize buffer': TensorFlow Lite Micro asked for {n(first.requested)} bytes of "
+            f"activation and scratch buffers with {n(first.available)} left{where}"
+        )
     else:
-        what = (f"'Failed to allocate {first.kind}': a persistent allocation of {n(first.requested)} bytes found "
-                f"{n(first.available)} left{where}")  # fmt: skip
+        what = (
+            f"'Failed to allocate {first.kind}': a persistent allocation of {n(first.requested)} bytes found "
+            f"{n(first.available)} left{where}"
+        )
     needed = size + missing if size else None
-    sizes = _sizes(needed) if needed else {"grow_by_min": _round_up(missing * (1 + HEADROOM_LOW) + 0.5),
-                                           "grow_by_max": _round_up(missing * (1 + HEADROOM_HIGH) + 0.5)}  # fmt: skip
+    sizes = (
+        _sizes(needed)
+        if needed
+        else {
+            "grow_by_min": _round_up(missing * (1 + HEADROOM_LOW) + 0.5),
+            "grow_by_max": _round_up(missing * (1 + HEADROOM_HIGH) + 0.5),
+        }
+    )
     if needed:
-        tail = (f": the arena of {n(size)} bytes is at least {n(missing)} bytes short; it needs at least "
-                f"{n(needed)}")  # fmt: skip
+        tail = f": the arena of {n(size)} bytes is at least {n(missing)} bytes short; it needs at least {n(needed)}"
     else:
-        tail = (f": the arena is at least {n(missing)} bytes short (allocations after the failing one were never "
-                "tried)")  # fmt: skip
+        tail = f": the arena is at least {n(missing)} bytes short (allocations after the failing one were never tried)"
     evidence: dict[str, Any] = {
-        "kind": first.kind, "requested": first.requested, "available": first.available, "missing": missing,
-        "arena_size": size, "needed": needed, "failures": [_failure_json(f) for f in failures],
+        "kind": first.kind,
+        "requested": first.requested,
+        "available": first.available,
+        "missing": missing,
+        "arena_size": size,
+        "needed": needed,
+        "failures": [_failure_json(f) for f in failures],
         **sizes,
-    }  # fmt: skip
-    return Finding("arena-too-small", Severity.ERROR, None, f"the tensor arena is too small: {what}{tail}", evidence,
-                   _arena_fix(analysis, needed, missing=missing))  # fmt: skip
+    }
+    return Finding(
+        "arena-too-small",
+        Severity.ERROR,
+        None,
+        f"the tensor arena is too small: {what}{tail}",
+        evidence,
+        _arena_fix(analysis, needed, missing=missing),
+    )
 
 
 def _failure_json(f: AllocationFailure) -> dict[str, Any]:
-    return {"kind": f.kind, "requested": f.requested, "available": f.available, "missing": f.missing,
-            "line": f.line, "cycle": f.cycle}  # fmt: skip
+    return {
+        "kind": f.kind,
+        "requested": f.requested,
+        "available": f.available,
+        "missing": f.missing,
+        "line": f.line,
+        "cycle": f.cycle,
+    }
 
 
 def _sizes(needed: int) -> dict[str, int]:
     """The arena sizes to recommend: what fits plus 10 % and 15 %, rounded up to 16 bytes."""
-    return {"recommended_min": _round_up(needed * (1 + HEADROOM_LOW)),
-            "recommended_max": _round_up(needed * (1 + HEADROOM_HIGH))}  # fmt: skip
+    return {
+        "recommended_min": _round_up(needed * (1 + HEADROOM_LOW)),
+        "recommended_max": _round_up(needed * (1 + HEADROOM_HIGH)),
+    }
 
 
 def _round_up(value: float, to: int = 16) -> int:
@@ -191,19 +238,29 @@ def _arena_fix(analysis: Analysis, needed: int | None, missing: int | None = Non
         hex_size = f"0x{lo:08X}"
     else:
         grow_lo = _round_up((missing or 0) * (1 + HEADROOM_LOW) + 0.5)
-        size = f"Grow the tensor arena by at least {n(missing)} bytes plus 10-15% headroom (about {n(grow_lo)} bytes more)"
+        size = (
+            f"Grow the tensor arena by at least {n(missing)} bytes plus 10-15% headroom (about {n(grow_lo)} bytes more)"
+        )
         hex_size = "<new size>"
     if grow:
         size = size.replace("Make", "Before it fails, make")
     family = _npu_family(analysis)
-    fixes = [f"{size}: with the ML Embedded Evaluation Kit, -D<use_case>_ACTIVATION_BUF_SZ={hex_size} "
-             "(e.g. -Dimg_class_ACTIVATION_BUF_SZ); in your own firmware, the arena array's size."]  # fmt: skip
+    fixes = [
+        (
+            f"{size}: with the ML Embedded Evaluation Kit, -D<use_case>_ACTIVATION_BUF_SZ={hex_size} "
+            "(e.g. -Dimg_class_ACTIVATION_BUF_SZ); in your own firmware, the arena array's size."
+        )
+    ]
     if family in ("U65", "U85", ""):
-        fixes.append("On Ethos-U65/U85 compile with vela --memory-mode=Dedicated_Sram: the arena moves to DRAM "
-                     "and only the NPU cache (--arena-cache-size) stays in SRAM.")  # fmt: skip
+        fixes.append(
+            "On Ethos-U65/U85 compile with vela --memory-mode=Dedicated_Sram: the arena moves to DRAM "
+            "and only the NPU cache (--arena-cache-size) stays in SRAM."
+        )
     if family in ("U55", ""):
-        fixes.append("On Ethos-U55 (Shared_Sram) move the activation buffer to DDR in the linker script "
-                     "(.bss.NoInit.activation_buf_dram instead of activation_buf_sram) if SRAM cannot grow.")  # fmt: skip
+        fixes.append(
+            "On Ethos-U55 (Shared_Sram) move the activation buffer to DDR in the linker script "
+            "(.bss.NoInit.activation_buf_dram instead of activation_buf_sram) if SRAM cannot grow."
+        )
     return " ".join(fixes)
 
 

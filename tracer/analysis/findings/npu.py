@@ -11,9 +11,8 @@ compiled for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from tracer.analysis.findings.base import Finding, Severity
 from tracer.analysis.findings.common import describe, n
@@ -50,12 +49,14 @@ def utilization(analysis: Analysis) -> Iterable[Finding]:
             continue
         found_layer = True
         yield Finding(
-            "npu-utilization-low", Severity.WARNING, index,
+            "npu-utilization-low",
+            Severity.WARNING,
+            index,
             f"{describe(timeline, index)}: the NPU is active {use.ratio:.1%} of its cycles (NPU_ACTIVE "
             f"{n(use.active)} of {n(use.total)}, idle {n(use.idle)} per execution), below {minimum:.0%}{label}",
             {**use.to_json(), "limit": minimum, "simulated": simulated, "per": "layer execution (mean)"},
             UTILIZATION_FIX,
-        )  # fmt: skip
+        )
     if found_layer:
         return
     for row in analysis.pmu.per_inference:
@@ -63,12 +64,15 @@ def utilization(analysis: Analysis) -> Iterable[Finding]:
         if use is None or use.ratio >= minimum:
             continue
         yield Finding(
-            "npu-utilization-low", Severity.WARNING, None,
+            "npu-utilization-low",
+            Severity.WARNING,
+            None,
             f"inference {row.number}: the NPU is active {use.ratio:.1%} of its cycles (NPU ACTIVE "
             f"{n(use.active)}, IDLE {n(use.idle)}, TOTAL {n(use.total)}), below {minimum:.0%}{label}",
             {**use.to_json(), "limit": minimum, "simulated": simulated, "inference": row.number, "per": "inference"},
-            UTILIZATION_FIX, (row.number,),
-        )  # fmt: skip
+            UTILIZATION_FIX,
+            (row.number,),
+        )
 
 
 def config_mismatch(analysis: Analysis) -> Iterable[Finding]:
@@ -84,16 +88,21 @@ def config_mismatch(analysis: Analysis) -> Iterable[Finding]:
         have, built = 2 ** macs["npu"], 2 ** macs["optimizer"]  # the driver prints log2 of the MACs per cycle
         parts[list(fields).index("macs_per_cc")] += f" (compiled for {built} MACs/cycle, the NPU has {have})"
         configs = [f"ethos-{f.lower()}-{have}" for f, sizes in ACCELERATORS.items() if have in sizes]
-        fix = (f"Recompile with Vela --accelerator-config for this NPU ({' or '.join(configs)}: {have} MACs per "
-               "cycle), or run the model on the NPU it was compiled for.")  # fmt: skip
+        fix = (
+            f"Recompile with Vela --accelerator-config for this NPU ({' or '.join(configs)}: {have} MACs per "
+            "cycle), or run the model on the NPU it was compiled for."
+        )
     lines = [r.get("line") for r in rows if isinstance(r, dict)]
     yield Finding(
-        "npu-config-mismatch", Severity.ERROR, None,
+        "npu-config-mismatch",
+        Severity.ERROR,
+        None,
         "the Ethos-U driver refused the model: it was compiled for another NPU configuration ("
-        + "; ".join(parts) + "), so the inference failed",
+        + "; ".join(parts)
+        + "), so the inference failed",
         {"mismatches": list(fields.values()), "lines": lines},
         fix,
-    )  # fmt: skip
+    )
 
 
 def _log2_macs(value: Any) -> bool:

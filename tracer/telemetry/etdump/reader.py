@@ -27,9 +27,9 @@ import os
 import struct
 from typing import Any
 
+from tracer.base.timeline import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
 from tracer.errors import CaptureError, reading_file
 from tracer.telemetry.etdump.schema.ETDump import ETDump
-from tracer.base.timeline import Engine, Inference, InferenceTimeline, LayerInfo, LayerSpan, NpuJob, TimelineBuilder
 
 IDENTIFIER = b"ED00"
 MAX_ETDUMP_BYTES = 256 * 1024 * 1024  # far beyond a device's ETDump buffer; guards against a wrong path
@@ -78,10 +78,14 @@ def _root(data: bytes, label: str) -> ETDump:
     if prefixed:
         size = struct.unpack_from("<I", data, 0)[0]
         if size + 4 > len(data):
-            raise CaptureError(f"{label}: the ETDump says it holds {size} bytes after byte 4, the file has {len(data) - 4}")
+            raise CaptureError(
+                f"{label}: the ETDump says it holds {size} bytes after byte 4, the file has {len(data) - 4}"
+            )
     root_at = struct.unpack_from("<I", data, offset)[0] + offset
     if root_at + 4 > len(data):
-        raise CaptureError(f"{label}: byte {offset}: the root table offset {root_at} is beyond the end ({len(data)} bytes)")
+        raise CaptureError(
+            f"{label}: byte {offset}: the root table offset {root_at} is beyond the end ({len(data)} bytes)"
+        )
     return ETDump.GetRootAs(data, offset)
 
 
@@ -91,7 +95,9 @@ class _Timeline:
     def __init__(self, label: str, size: int) -> None:
         self.label = label
         self.max_items = size // 4  # a vector cannot hold more elements than the buffer has words
-        self.builder = TimelineBuilder(clock_hz=None, clock_source="etdump ticks", labels={"time": TIME_LABEL}, source=label)
+        self.builder = TimelineBuilder(
+            clock_hz=None, clock_source="etdump ticks", labels={"time": TIME_LABEL}, source=label
+        )
         self.layer_of: dict[tuple[int, int], int] = {}
         self.damaged = 0
         self.facts: dict[str, Any] = {"runs": [], "events": {}, "allocations": {}, "debug_events": 0}
@@ -114,7 +120,9 @@ class _Timeline:
 
     def _run(self, run: Any, index: int, number: int) -> int:
         name = _text(run.Name())
-        allocators = [_text(run.Allocators(a).Name()) for a in range(self._length(run.AllocatorsLength(), "allocators"))]
+        allocators = [
+            _text(run.Allocators(a).Name()) for a in range(self._length(run.AllocatorsLength(), "allocators"))
+        ]
         profiles: list[tuple[str, int, int, int, int, bool]] = []
         for e in range(self._length(run.EventsLength(), "events")):
             event = run.Events(e)
@@ -133,7 +141,9 @@ class _Timeline:
                 entry["bytes"] += allocation.AllocationSize()
             elif event.DebugEvent() is not None:
                 self.facts["debug_events"] += 1
-        self.facts["runs"].append({"name": name, "events": len(profiles), "bundled_input_index": run.BundledInputIndex()})
+        self.facts["runs"].append(
+            {"name": name, "events": len(profiles), "bundled_input_index": run.BundledInputIndex()}
+        )
         calls = [p for p in profiles if p[0] == INFERENCE_EVENT]
         if not calls and name == "Execute" and any(p[0] in LAYER_EVENTS for p in profiles):
             calls = [("", -1, -1, min(p[3] for p in profiles), max(p[4] for p in profiles), False)]
@@ -142,7 +152,7 @@ class _Timeline:
             self._inference(number, call, inside)
             number += 1
         for p in profiles:
-            if not calls or p[0] not in LAYER_EVENTS + (INFERENCE_EVENT,):
+            if not calls or p[0] not in (*LAYER_EVENTS, INFERENCE_EVENT):
                 entry = self.facts["events"].setdefault(p[0], {"count": 0, "total_ticks": 0})
                 entry["count"] += 1
                 entry["total_ticks"] += p[4] - p[3]
@@ -177,7 +187,9 @@ class _Timeline:
                 if d[0].endswith("NPU"):
                     self.builder.timeline.npu_jobs.append(NpuJob(d[3], d[4], number))
         known = bool(call[0])  # without a Method::execute event the start and end are unknown
-        self.builder.add_inference(Inference(number, call[3] if known else None, call[4] if known else None, True, (), ()))
+        self.builder.add_inference(
+            Inference(number, call[3] if known else None, call[4] if known else None, True, (), ())
+        )
 
 
 def _text(raw: bytes | None) -> str:

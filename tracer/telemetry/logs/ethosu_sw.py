@@ -1,6 +1,7 @@
-"""Arm ethos-u-core-software lines (``LayerByLayerProfiler``, ``EthosUProfiler``,
-``EthosUMonitor``, ``inference_process``); ExecuTorch's Arm runner prints the same ``cycle_cnt``
-and ``ethosu_pmu_cntr`` lines::
+"""Arm ethos-u-core-software lines (``LayerByLayerProfiler``, ``EthosUProfiler``, ``EthosUMonitor``).
+
+These, and ``inference_process``'s; ExecuTorch's Arm runner prints the same ``cycle_cnt`` and
+``ethosu_pmu_cntr`` lines::
 
     ethos-u : cycle_cnt : 12345 cycles         one operator (NPU cycles for ethos-u, else CPU ticks)
     ethos-u : ethosu_pmu_cntr0 : 42            a PMU counter of the operator just printed

@@ -1,5 +1,6 @@
-"""ExecuTorch Arm ``executor_runner`` lines (``I [executorch:file:line] `` prefix removed), beyond
-the ``cycle_cnt`` / ``ethosu_pmu_cntr`` lines it shares with ethos-u-core-software::
+"""ExecuTorch Arm ``executor_runner`` lines (with their ``I [executorch:file:line] `` prefix removed).
+
+Beyond the ``cycle_cnt`` / ``ethosu_pmu_cntr`` lines it shares with ethos-u-core-software::
 
     NPU Inferences : 1
     Operator(s) total: 1498202 CPU cycles
@@ -25,8 +26,10 @@ _RATIO = re.compile(r"^Inference (CPU|NPU) ratio: (\d+(?:\.\d+)?) %\s*$")
 _WAIT = re.compile(rf"^cpu_wait_for_npu_cntr : (\d+) CPU cycles{_TRAIL}")
 _EVENTS = re.compile(r"^Ethos-U PMU Events:\s*\[(.*)\]\s*$")
 _POOL = re.compile(r"^(method_allocator_used|temp_allocator_used):\s*(\d+)\s*/\s*(\d+)\s+free:\s*(\d+)")
-_BYTES = re.compile(r"^(model_pte_loaded_size|method_allocator_planned|method_allocator_loaded|"
-                    r"method_allocator_input|method_allocator_executor):\s*(\d+) bytes")  # fmt: skip
+_BYTES = re.compile(
+    r"^(model_pte_loaded_size|method_allocator_planned|method_allocator_loaded|"
+    r"method_allocator_input|method_allocator_executor):\s*(\d+) bytes"
+)
 _PTE = re.compile(r"^Model PTE file loaded\. Size: (\d+) bytes")
 _POOL_SIZE = re.compile(r"^Setup Method allocator pool\. Size: (\d+) bytes")
 _PLANNED = re.compile(r"^Setting up planned buffer (\d+), size (\d+)\.?")

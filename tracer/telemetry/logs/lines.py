@@ -15,14 +15,23 @@ _PREFIXES = (
     re.compile(r"^(?P<level>[IWED]): (?:\w+\(\): )?"),
     re.compile(r"^\[[0-9:.,\s]+\]\s*(?:<(?P<level>inf|wrn|err|dbg)>\s*[\w.]*:\s*)?"),
 )
-_LEVELS = {"E": "error", "ERROR": "error", "err": "error", "F": "error", "W": "warning", "WARN": "warning",
-           "WARNING": "warning", "wrn": "warning"}  # fmt: skip
+_LEVELS = {
+    "E": "error",
+    "ERROR": "error",
+    "err": "error",
+    "F": "error",
+    "W": "warning",
+    "WARN": "warning",
+    "WARNING": "warning",
+    "wrn": "warning",
+}
 MAX_LINE_CHARS = MAX_LOG_LINE_CHARS  # longer lines are cut here (a <metrics> line is a few KiB)
 
 
 def strip_prefix(line: str) -> tuple[str, str]:
     """``(level, text)``: the log level the prefix gave (``"error"``, ``"warning"`` or ``""``) and
-    the text after the prefix, without surrounding white space."""
+    the text after the prefix, without surrounding white space.
+    """
     text = line.strip()
     level = ""
     for pattern in _PREFIXES:
@@ -40,13 +49,14 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # line or a long run of spaces stays quick (a 100,000-space run once made one run for minutes).
 MAX_PARSED_CHARS = 64 * 1024
 MAX_SPACE_RUN = 64
-_SPACE_RUN = re.compile(r"[ \t]{%d,}" % (MAX_SPACE_RUN + 1))
+_SPACE_RUN = re.compile(rf"[ \t]{{{MAX_SPACE_RUN + 1},}}")
 
 
 def parse_view(text: str) -> str:
     """The line as the readers parse it: at most ``MAX_PARSED_CHARS`` characters, runs of spaces
     and tabs cut to ``MAX_SPACE_RUN``, digit runs bounded (:func:`tracer.limits.bounded_numbers`).
-    The console keeps the line as it came."""
+    The console keeps the line as it came.
+    """
     text = text[:MAX_PARSED_CHARS]
     if len(text) > MAX_SPACE_RUN:
         text = _SPACE_RUN.sub(" " * MAX_SPACE_RUN, text)
@@ -54,7 +64,7 @@ def parse_view(text: str) -> str:
 
 
 class LineSplitter:
-    """Turns text arriving in pieces (ITM port 0, a UART) into whole lines.
+    r"""Turns text arriving in pieces (ITM port 0, a UART) into whole lines.
 
     ``\\n``, ``\\r\\n`` and a lone ``\\r`` all end a line; any split of the input gives the same
     lines. Linear in the input whatever the lines' length: only new text is searched for breaks,

@@ -119,9 +119,13 @@ def _profile_line(text: str) -> Record | None:
     m = _FULL.match(text)
     if m:
         return CounterSummary(
-            canonical_counter(m.group("name")), _unit(m.group("unit")), int(m.group("total")),
-            float(m.group("mean")), int(m.group("min")), int(m.group("max")),
-        )  # fmt: skip
+            canonical_counter(m.group("name")),
+            _unit(m.group("unit")),
+            int(m.group("total")),
+            float(m.group("mean")),
+            int(m.group("min")),
+            int(m.group("max")),
+        )
     for pattern in (_COUNTER_OLD, _COUNTER_NEW):
         m = pattern.match(text)
         if m:

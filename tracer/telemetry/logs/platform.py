@@ -1,6 +1,7 @@
 """Lines of the simulator around the firmware: the Arm FVP's telnet banner, its ``--stat`` block
 and its stop message. Their presence means CPU timings are a model estimate (the FVP is not
-cycle-accurate for the CPU)."""
+cycle-accurate for the CPU).
+"""
 
 from __future__ import annotations
 

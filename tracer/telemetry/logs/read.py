@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import io
 import os
-from typing import IO, Union
+from typing import IO, TYPE_CHECKING, Union
 
+from tracer.base.timeline import InferenceTimeline
 from tracer.errors import CaptureError, reading_file
 from tracer.telemetry.logs.reader import LogReader
 from tracer.telemetry.logs.sniff import SNIFF_BYTES, first_binary_position, is_text_log
-from tracer.base.timeline import InferenceTimeline
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 LogInput = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]
 
@@ -34,8 +37,8 @@ def read_log(source: LogInput, name: str | None = None) -> InferenceTimeline:
         return _read_lines(source, label)
     first = source.read(0)
     if isinstance(first, str):
-        return _read_lines(source, label)  # type: ignore[arg-type]
-    return _read_binary(source, label)  # type: ignore[arg-type]
+        return _read_lines(source, label)  # type: ignore[arg-type]  # it read as str: a text stream
+    return _read_binary(source, label)  # type: ignore[arg-type]  # it read as bytes: a binary stream
 
 
 def _read_binary(handle: IO[bytes], label: str) -> InferenceTimeline:
@@ -43,10 +46,9 @@ def _read_binary(handle: IO[bytes], label: str) -> InferenceTimeline:
     if head and not is_text_log(head):
         line, offset = first_binary_position(head)
         raise CaptureError(
-            f"{label}: line {line}: not a text log (binary data near byte {offset}); "
-            "expected UART or FVP text output"
+            f"{label}: line {line}: not a text log (binary data near byte {offset}); expected UART or FVP text output"
         )
-    stream = io.TextIOWrapper(_Prepend(head, handle), encoding="utf-8", errors="replace", newline="")
+    stream = io.TextIOWrapper(io.BufferedReader(_Prepend(head, handle)), encoding="utf-8", errors="replace", newline="")
     return _read_lines(stream, label)
 
 
@@ -70,13 +72,14 @@ class _Prepend(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+    def readinto(self, buffer: WriteableBuffer, /) -> int:
+        view = memoryview(buffer).cast("B")
         if self._head:
-            n = min(len(buffer), len(self._head))
-            buffer[:n] = self._head[:n]
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
-        data = self._rest.read(len(buffer))
+        data = self._rest.read(len(view))
         n = len(data)
-        buffer[:n] = data
+        view[:n] = data
         return n

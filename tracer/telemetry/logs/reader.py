@@ -44,14 +44,27 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+from tracer.base.timeline import (
+    AllocationFailure,
+    ArenaSample,
+    ConsoleLine,
+    CounterStat,
+    Engine,
+    Inference,
+    InferenceTimeline,
+    LayerInfo,
+    LayerSpan,
+    TimelineBuilder,
+)
 from tracer.telemetry.logs import ethosu_sw, executorch, mlek, platform, tflm
 from tracer.telemetry.logs.counters import canonical_counter, default_unit, is_npu_counter
 from tracer.telemetry.logs.lines import MAX_LINE_CHARS, LineSplitter, parse_view, strip_prefix
 from tracer.telemetry.logs.records import (
-    AllocFailure,
     Allocation,
+    AllocFailure,
     ArenaPart,
     ArenaUsed,
     Boundary,
@@ -75,18 +88,6 @@ from tracer.telemetry.logs.records import (
     SampleCount,
     TagTicks,
     TagTotal,
-)
-from tracer.base.timeline import (
-    AllocationFailure,
-    ArenaSample,
-    ConsoleLine,
-    CounterStat,
-    Engine,
-    Inference,
-    InferenceTimeline,
-    LayerInfo,
-    LayerSpan,
-    TimelineBuilder,
 )
 
 TIME_LABEL = "reconstructed: per-operator durations from a text log laid end to end (no timestamps)"
@@ -226,11 +227,15 @@ class LogReader:
         for line in self._splitter.finish():
             self.feed_line(line, self._last_cycle)
         if self.line_no > MAX_CONSOLE_LINES:
-            self._warn(f"only the first {MAX_CONSOLE_LINES:,} of {self.line_no:,} lines kept as console text "
-                       "(every line was read)")  # fmt: skip
+            self._warn(
+                f"only the first {MAX_CONSOLE_LINES:,} of {self.line_no:,} lines kept as console text "
+                "(every line was read)"
+            )
         if self._splitter.cut_lines:
-            self._warn(f"{self._splitter.cut_lines} line(s) longer than {MAX_LINE_CHARS:,} characters cut there "
-                       f"({self._splitter.dropped_chars:,} characters dropped)")  # fmt: skip
+            self._warn(
+                f"{self._splitter.cut_lines} line(s) longer than {MAX_LINE_CHARS:,} characters cut there "
+                f"({self._splitter.dropped_chars:,} characters dropped)"
+            )
         self._flush_run()
         self._check_cut_block()
         self._leave_mode()
@@ -259,7 +264,7 @@ class LogReader:
         if isinstance(record, OpTicks):
             self._op(record)
             return record.style == "csv" and self._mode is Mode.TFLM_CSV
-        elif isinstance(record, OpCounter):
+        if isinstance(record, OpCounter):
             self._op_counter(record)
         elif isinstance(record, EnterMode):
             return self._enter(record)
@@ -284,7 +289,9 @@ class LogReader:
             return self._mode is Mode.ALLOC_TABLE
         elif isinstance(record, AllocFailure):
             self.failures.append(
-                AllocationFailure(record.kind, record.requested, record.available, record.missing, self._last_cycle, self.line_no)
+                AllocationFailure(
+                    record.kind, record.requested, record.available, record.missing, self._last_cycle, self.line_no
+                )
             )
         elif isinstance(record, ArenaUsed):
             self.arena.append(ArenaSample(self._last_cycle, record.used, record.size, None))
@@ -425,7 +432,9 @@ class LogReader:
             self._block_counters.append(name)
         if isinstance(record, CounterSummary):
             if self._samples not in (None, 1):
-                self.stats[name] = CounterStat(name, unit, self._samples, record.total, record.mean, record.min, record.max)
+                self.stats[name] = CounterStat(
+                    name, unit, self._samples, record.total, record.mean, record.min, record.max
+                )
                 self._stats_models[name] = self._run_model
                 return
             value = record.total
@@ -478,10 +487,9 @@ class LogReader:
             columns: dict[str, list[int]] = {}
             for sample in samples:
                 values = sample.get("value") if isinstance(sample, dict) else None
-                numbers = isinstance(values, list) and all(
+                if not isinstance(values, list) or not all(
                     isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
-                )
-                if not numbers:
+                ):
                     self._damaged(f"<metrics> sample {repr(sample)[:80]} has no list of numbers")
                     continue
                 counter = self._cntr_name_from(canonical_counter(str(sample.get("name", ""))))
@@ -493,7 +501,7 @@ class LogReader:
                 if is_npu_counter(counter) and counter not in self.pmu_events:
                     self.pmu_events.append(counter)
             if name.lower() != "inference":
-                self.extra.setdefault("profiles", {})[name] = {k: v for k, v in columns.items()}
+                self.extra.setdefault("profiles", {})[name] = dict(columns)
                 continue
             count = max((len(v) for v in columns.values()), default=0)
             for k in range(count):
@@ -512,9 +520,11 @@ class LogReader:
 
     def _allocation(self, record: Allocation) -> None:
         self.extra.setdefault("arena_allocations", {})[record.category] = {
-            "used_bytes": record.used, "requested_bytes": record.requested, "count": record.count,
+            "used_bytes": record.used,
+            "requested_bytes": record.requested,
+            "count": record.count,
             **({"unit": record.unit} if record.unit else {}),
-        }  # fmt: skip
+        }
 
     def _tag_total(self, total: int | None) -> None:
         block = self._tag_block or {}
@@ -641,7 +651,9 @@ class LogReader:
             return
         if not self._cur.job:
             # The log starts inside the job (or its start line was lost): what came before is it.
-            self._cur.problems.append(f"no 'Running inference job' line for job {record.name!r} before line {self.line_no}")
+            self._cur.problems.append(
+                f"no 'Running inference job' line for job {record.name!r} before line {self.line_no}"
+            )
             self._cur.opened = self._cur.opened or record.label
             self._cur.facts["job"] = record.name
             self._mark_start()
@@ -752,8 +764,17 @@ class LogReader:
                 start, end = base, base + pending.runtime
                 cursor = max(cursor, end)
             builder.add_inference(
-                Inference(number, start, end, not pending.problems, tuple(pending.problems), (),
-                          pending.input_crc, pending.output_crc, dict(pending.counters))  # fmt: skip
+                Inference(
+                    number,
+                    start,
+                    end,
+                    not pending.problems,
+                    tuple(pending.problems),
+                    (),
+                    pending.input_crc,
+                    pending.output_crc,
+                    dict(pending.counters),
+                )
             )
             if pending.counters:
                 builder.timeline.pmu_totals[number] = _qualified(pending.counters, models.get(pending.model))
@@ -768,7 +789,7 @@ class LogReader:
         timeline.console = self.console
         timeline.arena = self.arena
         timeline.allocation_failures = self.failures
-        timeline.pmu_units = {k: v for k, v in self.units.items()}
+        timeline.pmu_units = dict(self.units)
         timeline.pmu_stats = self.stats
         timeline.pmu_events = tuple(self.pmu_events)
         if models:

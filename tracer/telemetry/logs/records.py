@@ -141,7 +141,8 @@ class AllocFailure:
 @dataclasses.dataclass(frozen=True, slots=True)
 class ArenaUsed:
     """Arena (or memory pool) use: ``arena_used_bytes``, MLEK's activation buffer, ExecuTorch's
-    method allocator."""
+    method allocator.
+    """
 
     used: int
     size: int | None
@@ -225,7 +226,27 @@ class Damaged:
 
 
 Record = (
-    OpTicks | OpCounter | EnterMode | Counter | CounterSummary | SampleCount | Metrics | PmuEventNames
-    | TagTicks | TagTotal | ArenaPart | Allocation | AllocFailure | ArenaUsed | Runtime | Boundary | Crc
-    | Fact | ErrorLine | Neutral | Damaged | InferenceMark | ModelName
-)  # fmt: skip
+    OpTicks
+    | OpCounter
+    | EnterMode
+    | Counter
+    | CounterSummary
+    | SampleCount
+    | Metrics
+    | PmuEventNames
+    | TagTicks
+    | TagTotal
+    | ArenaPart
+    | Allocation
+    | AllocFailure
+    | ArenaUsed
+    | Runtime
+    | Boundary
+    | Crc
+    | Fact
+    | ErrorLine
+    | Neutral
+    | Damaged
+    | InferenceMark
+    | ModelName
+)

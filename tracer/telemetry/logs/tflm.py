@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 
 from tracer.telemetry.logs.records import (
-    AllocFailure,
     Allocation,
+    AllocFailure,
     ArenaPart,
     Crc,
     Damaged,
@@ -112,7 +112,11 @@ def recognise(text: str, mode: Mode) -> list[Record] | None:
             return [ArenaPart(m.group(1), int(m.group(2)))]
         m = _REC_CATEGORY.match(text)
         if m:
-            return [Allocation(m.group("cat"), int(m.group("used")), int(m.group("req")), int(m.group("count")), m.group("unit"))]
+            return [
+                Allocation(
+                    m.group("cat"), int(m.group("used")), int(m.group("req")), int(m.group("count")), m.group("unit")
+                )
+            ]
         return None
     if _CSV_HEADER.match(text):
         return [EnterMode(Mode.TFLM_CSV)]
@@ -144,4 +148,3 @@ def _failure(m: re.Match[str]) -> AllocFailure:
     requested, available = int(m.group("req")), int(m.group("avail"))
     missing = int(m.group("missing")) if m.group("missing") is not None else max(requested - available, 0)
     return AllocFailure(m.group("kind").replace("allocate ", ""), requested, available, missing)
-

@@ -53,7 +53,7 @@ class View:
         """
         if text != getattr(self, "_last_text", None):
             self._last_text = text
-            self.update(text, layout=False)  # type: ignore[attr-defined]
+            self.update(text, layout=False)  # type: ignore[attr-defined]  # the views with text are Static widgets
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """Draw ``snapshot`` (called from the app's refresh, inside a batch update)."""

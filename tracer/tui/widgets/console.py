@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Callable
+from collections.abc import Callable
+from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -26,8 +27,11 @@ from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 
 MAX_LINES = CONSOLE_LINES  # as many as the session keeps
-ERROR = re.compile(r"\b(error|err|fail(ed|ure)?|fault|hardfault|assert(ion)?|panic|abort(ed)?|overflow|"
-                   r"overrun|exception|fatal|crash(ed)?)\b", re.IGNORECASE)  # fmt: skip
+ERROR = re.compile(
+    r"\b(error|err|fail(ed|ure)?|fault|hardfault|assert(ion)?|panic|abort(ed)?|overflow|"
+    r"overrun|exception|fatal|crash(ed)?)\b",
+    re.IGNORECASE,
+)
 WARNING = re.compile(r"\b(warn(ing)?|timeout|retry|dropped|lost)\b", re.IGNORECASE)
 STAMP = Style(color=pal.MUTED)
 TEXT = Style(color=pal.TEXT)
@@ -63,7 +67,7 @@ class ConsoleView(View, ScrollView, can_focus=True, inherit_bindings=False):
                   overflow-x: hidden; }
     ConsoleView:focus { border: round $primary; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "move('scroll_up')", "Up", show=False),
         Binding("down", "move('scroll_down')", "Down", show=False),
         Binding("pageup", "move('scroll_page_up')", "Page up", show=False),
@@ -72,7 +76,7 @@ class ConsoleView(View, ScrollView, can_focus=True, inherit_bindings=False):
         Binding("end", "move('scroll_end')", "Bottom", show=False),
     ]
 
-    def __init__(self, lines: Callable[[int, int], tuple[list[ConsoleLine], int]], *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, lines: Callable[[int, int], tuple[list[ConsoleLine], int]], *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Console"
         self._source = lines

@@ -1,13 +1,14 @@
 """Findings: the CI gate's own (``tracer check``), with their evidence, how many inferences show
-them, and the fix the field uses; a list to go from a finding to the inference and layer that show it."""
+them, and the fix the field uses; a list to go from a finding to the inference and layer that show it.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
@@ -40,8 +41,11 @@ def _value(value: Any) -> str:
 
 def evidence_text(finding: Finding) -> str:
     """``key=value`` pairs of the finding's evidence (long values cut)."""
-    return "  ".join(f"{key}={_value(value)}" for key, value in finding.evidence.items()
-                     if value is not None and value != [] and value != {})  # fmt: skip
+    return "  ".join(
+        f"{key}={_value(value)}"
+        for key, value in finding.evidence.items()
+        if value is not None and value != [] and value != {}
+    )
 
 
 def inference_numbers(numbers: tuple[int, ...]) -> str:
@@ -131,7 +135,7 @@ class FindingsView(View, VerticalScroll):
                    padding: 0 1; }
     FindingsView:focus { border: round $primary; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "choose(-1)", "Previous finding", show=False),
         Binding("down", "choose(1)", "Next finding", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
@@ -149,7 +153,7 @@ class FindingsView(View, VerticalScroll):
             self.index = index
             self.go = go
 
-    def __init__(self, detailed: bool = False, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, detailed: bool = False, *, id: str | None = None) -> None:
         super().__init__(id=id, can_focus=detailed)
         self.detailed = detailed
         self.border_title = "Findings"
@@ -161,8 +165,13 @@ class FindingsView(View, VerticalScroll):
         """Draw the findings of ``snapshot``, the chosen one marked."""
         diagnosis = snapshot.diagnosis
         selected = finding_index(snapshot, ui)
-        key = (diagnosis.findings, diagnosis.ran, tuple(row.info for row in snapshot.layers), len(diagnosis.flags),
-               selected if not self.detailed else None)  # fmt: skip
+        key = (
+            diagnosis.findings,
+            diagnosis.ran,
+            tuple(row.info for row in snapshot.layers),
+            len(diagnosis.flags),
+            selected if not self.detailed else None,
+        )
         findings = diagnosis.findings
         summary = summary_text(findings)
         self.border_title = f"Findings ({summary})" if summary else "Findings"
@@ -198,7 +207,8 @@ class FindingsView(View, VerticalScroll):
 
     def _rebuild(self, snapshot: SessionSnapshot) -> None:
         """One row per finding; rows already there are updated in place (no widgets made or
-        removed while the number of findings stays the same)."""
+        removed while the number of findings stays the same).
+        """
         findings = snapshot.findings
         self._count = len(findings)
         labels = {row.index: row.info.label for row in snapshot.layers}
@@ -209,8 +219,10 @@ class FindingsView(View, VerticalScroll):
             table.add_column(width=7, no_wrap=True)
             table.add_column(ratio=1, overflow="fold")
             severity = finding.severity.value
-            table.add_row(Text(severity.upper(), style=f"bold {pal.SEVERITY.get(severity, pal.MUTED)}"),
-                          finding_body(finding, labels, len(flags.instances(n)) or None))  # fmt: skip
+            table.add_row(
+                Text(severity.upper(), style=f"bold {pal.SEVERITY.get(severity, pal.MUTED)}"),
+                finding_body(finding, labels, len(flags.instances(n)) or None),
+            )
             bodies.append(table)
         if not bodies:
             bodies.append(empty_text(snapshot))

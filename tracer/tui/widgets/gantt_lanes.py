@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -122,8 +123,14 @@ def lanes(data: LaneInput, vp: Viewport) -> list[Lane]:
     held = data.stretch.events
     out.append(Lane("ISR", _intervals([(i.start, i.end, i.name, pal.ISR) for i in events.isrs], vp)))
     if len(held.tasks):
-        out.append(Lane("tasks", _intervals([(t.start, t.end, t.name or f"task {t.task:#x}", _task_colour(t))
-                                             for t in events.tasks], vp)))  # fmt: skip
+        out.append(
+            Lane(
+                "tasks",
+                _intervals(
+                    [(t.start, t.end, t.name or f"task {t.task:#x}", _task_colour(t)) for t in events.tasks], vp
+                ),
+            )
+        )
     if any(len(c.npu_jobs) for c in held.chunks):
         out.append(Lane("jobs", _jobs(events, vp)))
     if any(len(c.cache_ops) for c in held.chunks):
@@ -131,8 +138,16 @@ def lanes(data: LaneInput, vp: Viewport) -> list[Lane]:
         out.append(Lane("cache", _marks(glyphs, vp)))
     canaries = [(cycle, CANARY, pal.BAD) for cycle, _ in data.canaries if lo <= cycle <= hi]
     if events.marks or canaries or any(c.marks for c in held.chunks) or data.canaries:
-        out.append(Lane("marks", _marks([(m.cycle, MARK, pal.MARK) for m in events.marks] + canaries, vp,
-                                        labels={cycle: f"canary {name}" for cycle, name in data.canaries})))  # fmt: skip
+        out.append(
+            Lane(
+                "marks",
+                _marks(
+                    [(m.cycle, MARK, pal.MARK) for m in events.marks] + canaries,
+                    vp,
+                    labels={cycle: f"canary {name}" for cycle, name in data.canaries},
+                ),
+            )
+        )
     _overlay(out, data, vp)
     return out
 
@@ -177,10 +192,12 @@ def _tick_times(data: LaneInput, vp: Viewport) -> Iterable[float]:
 def time_label(cycles: float, clock_hz: int | None) -> str:
     """``+1.2ms``, ``-350µs``, ``+12k`` (cycles without a clock)."""
     sign = "-" if cycles < 0 else "+" if cycles > 0 else ""
-    if clock_hz:
-        text = fmt.duration(abs(cycles) / clock_hz) if cycles else "0"
-    else:
+    if not clock_hz:
         text = fmt.short_cycles(abs(cycles))
+    elif cycles:
+        text = fmt.duration(abs(cycles) / clock_hz)
+    else:
+        text = "0"
     return sign + text.replace(" ", "")
 
 
@@ -265,8 +282,9 @@ def _gap(cells: list[Cell], start: int, end: int, clock_hz: int | None, vp: View
     _label(cells, a, b, f"idle {length.replace(' ', '')}", style)
 
 
-def _bars(data: LaneInput, spans: list[Any], flagged: dict[int, dict[int | None, tuple[tuple[int, ...], str]]],
-          vp: Viewport) -> list[Cell]:  # fmt: skip
+def _bars(
+    data: LaneInput, spans: list[Any], flagged: dict[int, dict[int | None, tuple[tuple[int, ...], str]]], vp: Viewport
+) -> list[Cell]:
     cells = [BLANK] * vp.width
     for n, span in enumerate(sorted(spans, key=lambda s: s.start)):
         where = vp.cells(span.start, span.end)
@@ -356,7 +374,9 @@ def _overlay(out: list[Lane], data: LaneInput, vp: Viewport) -> None:
         if 0 <= x < vp.width:
             for lane in out[1:]:
                 ch, style = lane.cells[x]
-                lane.cells[x] = ("│", Style(color=CURSOR_BG, bold=True)) if ch in " ─·" else (ch, style + Style(reverse=True))
+                lane.cells[x] = (
+                    ("│", Style(color=CURSOR_BG, bold=True)) if ch in " ─·" else (ch, style + Style(reverse=True))
+                )
 
 
 def segments(cells: list[Cell]) -> list[Segment]:
@@ -377,7 +397,8 @@ def segments(cells: list[Cell]) -> list[Segment]:
 
 def edges(data: LaneInput, vp: Viewport) -> list[int]:
     """Cycles where something starts or ends in view (layers, inferences, handlers, jobs): where the
-    cursor can jump to."""
+    cursor can jump to.
+    """
     lo, hi = int(vp.t0) - 1, int(math.ceil(vp.t1)) + 1
     out: set[int] = set()
     for record in data.stretch.between(lo, hi):

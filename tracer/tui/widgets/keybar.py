@@ -12,8 +12,18 @@ from textual.widgets import Static
 
 from tracer.tui import palette as pal
 
-REPLAY_KEYS = (("space", "Pause"), ("← →", "Inference"), ("n N", "Finding"), ("+ -", "Speed"), ("/", "Filter"),
-               ("1-4", "Views"), ("e", "Export"), ("p", "Shot"), ("?", "Help"), ("q", "Quit"))  # fmt: skip
+REPLAY_KEYS = (
+    ("space", "Pause"),
+    ("← →", "Inference"),
+    ("n N", "Finding"),
+    ("+ -", "Speed"),
+    ("/", "Filter"),
+    ("1-4", "Views"),
+    ("e", "Export"),
+    ("p", "Shot"),
+    ("?", "Help"),
+    ("q", "Quit"),
+)
 LIVE_KEYS = tuple(k for k in REPLAY_KEYS if k[0] != "+ -")
 
 
@@ -35,5 +45,5 @@ class KeyBar(Static):
     KeyBar { dock: bottom; height: 1; background: $panel; }
     """
 
-    def __init__(self, mode: str, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, mode: str, *, id: str | None = None) -> None:
         super().__init__(key_text(mode), id=id)

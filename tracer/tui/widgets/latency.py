@@ -39,7 +39,7 @@ class LatencyPlot(View, Widget):
             super().__init__()
             self.number = number
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Inference latency"
         self._data: LatencyInfo | None = None
@@ -94,18 +94,28 @@ class LatencyPlot(View, Widget):
         eighths = np.where(cycles >= 0, np.round(cycles / top * rows * 8), -1).astype(np.int64)
         budget_row = None if not budget else rows - 1 - min(rows - 1, int(math.floor(budget / top * rows)))
         labels = {0: fmt.short_cycles(top), rows - 1: "0"}
-        if budget_row is not None:
-            labels[budget_row] = fmt.short_cycles(budget)  # type: ignore[arg-type]
+        if budget_row is not None and budget:
+            labels[budget_row] = fmt.short_cycles(budget)
         strips = []
         for r in range(rows):
             level = rows - 1 - r
             label = labels.get(r, "")
             colour = pal.WARN if r == budget_row and label else pal.MUTED
-            segments = [Segment(f"{label:>{GUTTER - 2}} ", Style(color=colour)),
-                        Segment("┤" if label else "│", Style(color=pal.MUTED))]  # fmt: skip
+            segments = [
+                Segment(f"{label:>{GUTTER - 2}} ", Style(color=colour)),
+                Segment("┤" if label else "│", Style(color=pal.MUTED)),
+            ]
             for c in range(len(cycles)):
-                cell = self._cell(int(eighths[c]), level, r == budget_row, bool(complete[c]), int(cycles[c]), budget,
-                                  int(numbers[c]) == self._selected, r == rows - 1)  # fmt: skip
+                cell = self._cell(
+                    int(eighths[c]),
+                    level,
+                    r == budget_row,
+                    bool(complete[c]),
+                    int(cycles[c]),
+                    budget,
+                    int(numbers[c]) == self._selected,
+                    r == rows - 1,
+                )
                 if bar >= 3:
                     segments.append(Segment(cell.text * (bar - 1), cell.style))
                     segments.append(Segment("─" if r == budget_row else " ", Style(color=pal.WARN)))
@@ -119,11 +129,20 @@ class LatencyPlot(View, Widget):
         self._strips = strips
 
     def _cell(
-        self, eighths: int, level: int, budget_row: bool, complete: bool, value: int, budget: float | None,
-        selected: bool, bottom: bool,
-    ) -> Segment:  # fmt: skip
+        self,
+        eighths: int,
+        level: int,
+        budget_row: bool,
+        complete: bool,
+        value: int,
+        budget: float | None,
+        selected: bool,
+        bottom: bool,
+    ) -> Segment:
         if eighths < 0:
-            return Segment("·" if bottom else ("─" if budget_row else " "), Style(color=pal.MUTED if bottom else pal.WARN))
+            return Segment(
+                "·" if bottom else ("─" if budget_row else " "), Style(color=pal.MUTED if bottom else pal.WARN)
+            )
         if not complete and bottom:
             return Segment("×", Style(color=pal.WARN, bold=True))
         fill = max(0, min(8, eighths - level * 8))

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from rich.text import Text
 from textual.widgets import Static
 
 from tracer.analysis.sampling import LayerBreakdown
-from tracer.session.snapshot import LayerRow, SessionSnapshot
 from tracer.analysis.statistics import histogram
+from tracer.session.snapshot import LayerRow, SessionSnapshot
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
 from tracer.tui.state import UiState
@@ -44,7 +44,7 @@ class LayerDetail(View, Static):
     LayerDetail { border: round $primary-darken-2; border-title-color: $text; padding: 0 1; }
     """
 
-    def __init__(self, history: Callable[[int, int | None], np.ndarray], *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, history: Callable[[int, int | None], np.ndarray], *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Layer"
         self._history = history
@@ -108,8 +108,10 @@ class LayerDetail(View, Static):
             self._distribution(text, values, min(left, 8), width)
         if row.pmu_mean:
             simulated = snapshot.status.labels.get("npu_pmu") == "simulated"
-            text.append("NPU PMU mean" + (" (simulated)" if simulated else "") + ": ",
-                        style=pal.WARN if simulated else pal.MUTED)  # fmt: skip
+            text.append(
+                "NPU PMU mean" + (" (simulated)" if simulated else "") + ": ",
+                style=pal.WARN if simulated else pal.MUTED,
+            )
             text.append(" · ".join(f"{name} {value:,.0f}" for name, value in row.pmu_mean.items()), style=pal.TEXT)
         if sampled is not None:
             _sampled(text, sampled)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from tracer.session.snapshot import LayerRow, SessionSnapshot
 from tracer.tui import format as fmt
@@ -29,8 +29,15 @@ COLUMNS = (
 )
 # When the table is narrower than its columns (80x24), these go first (# layer ratio flags stay).
 DROP = ("time", "op", "max", "predicted", "p99", "engine", "base", "jitter", "p50", "delta")
-SORT_OF_COLUMN = {"index": "index", "name": "name", "p50": "p50", "p99": "p99", "max": "max", "ratio": "ratio",
-                  "jitter": "jitter"}  # fmt: skip
+SORT_OF_COLUMN = {
+    "index": "index",
+    "name": "name",
+    "p50": "p50",
+    "p99": "p99",
+    "max": "max",
+    "ratio": "ratio",
+    "jitter": "jitter",
+}
 
 SORTERS: dict[str, Callable[[LayerRow], tuple]] = {
     "index": lambda r: (r.index,),
@@ -91,7 +98,7 @@ class LayersTable(View, LineTable):
     COLUMNS = COLUMNS
     DROP = DROP
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Layers"
 

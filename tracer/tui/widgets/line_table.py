@@ -12,11 +12,12 @@ which lists them first dropped first); ``<`` and ``>`` scroll through those.
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.events import Click
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -36,7 +37,8 @@ Cell = tuple[str, str]  # text, Rich style
 @dataclasses.dataclass(frozen=True)
 class Column:
     """A column: its key, header text, alignment, least width, and whether it stays when the
-    table is too narrow (``keep``); ``max_width`` cuts its text then (0: never)."""
+    table is too narrow (``keep``); ``max_width`` cuts its text then (0: never).
+    """
 
     key: str
     header: str
@@ -61,7 +63,7 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
     DEFAULT_CSS = """
     LineTable { height: auto; max-height: 100%; scrollbar-size-vertical: 1; overflow-x: hidden; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor_up", "Up", show=False),
         Binding("down", "cursor_down", "Down", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
@@ -98,7 +100,7 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
             """The table (for ``@on`` selectors)."""
             return self.table
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._keys: list[str] = []
         self._cells: list[tuple[Cell, ...]] = []
@@ -134,7 +136,9 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         cells = [c for _key, c in rows]
         if keys == self._keys and cells == self._cells:
             return
-        changed = [i for i, c in enumerate(cells) if i >= len(self._cells) or self._cells[i] != c or keys[i] != self._keys[i]]
+        changed = [
+            i for i, c in enumerate(cells) if i >= len(self._cells) or self._cells[i] != c or keys[i] != self._keys[i]
+        ]
         self._keys, self._cells = keys, cells
         widths_before = list(self._widths)
         self._fit()
@@ -199,8 +203,11 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         return sum(self._widths[i] + 2 for i in self._shown_all())
 
     def _shown_all(self) -> list[int]:
-        return [i for i in range(len(self.COLUMNS))
-                if self.COLUMNS[i].keep or not self._cells or any(row[i][0] for row in self._cells)]  # fmt: skip
+        return [
+            i
+            for i in range(len(self.COLUMNS))
+            if self.COLUMNS[i].keep or not self._cells or any(row[i][0] for row in self._cells)
+        ]
 
     def action_columns(self, step: int) -> None:
         """Scroll the columns that do not fit by ``step``."""
@@ -326,12 +333,12 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         else:
             base = ZEBRA if row % 2 else Style()
         key = (self._cells[row], base, width, tuple(self._shown))
-        strip = self._strips.get(key)
-        if strip is None:
+        cached = self._strips.get(key)
+        if cached is None:
             if len(self._strips) > 4 * max(64, len(self._keys)):
                 self._strips.clear()
-            strip = self._strips[key] = self._row_strip(list(self._cells[row]), base, width)
-        return strip
+            cached = self._strips[key] = self._row_strip(list(self._cells[row]), base, width)
+        return cached
 
     def _row_strip(self, cells: list[Cell], base: Style, width: int) -> Strip:
         segments = [Segment(" ", base)]

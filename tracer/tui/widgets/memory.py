@@ -52,7 +52,7 @@ class MemoryView(View, Static):
                  padding: 0 1; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Memory"
         self.border_subtitle = "ticks at 75% and 90%"
@@ -71,8 +71,11 @@ class MemoryView(View, Static):
         failures = analysis.memory.allocation_failures if analysis is not None else ()
         if failures:
             failed = failures[0]  # the arena did not fit: that says more than any bar
-            text.append(f"allocation failed ({failed.kind}): requested {failed.requested:,} B, "
-                        f"{failed.available:,} available\n", style=f"bold {pal.BAD}")  # fmt: skip
+            text.append(
+                f"allocation failed ({failed.kind}): requested {failed.requested:,} B, "
+                f"{failed.available:,} available\n",
+                style=f"bold {pal.BAD}",
+            )
         elif m.arena_peak is None:
             text.append("no arena report in this capture\n" if ended else "no arena report yet\n", style=pal.MUTED)
         else:

@@ -29,7 +29,8 @@ STATE_LOOK = {
 
 class StatusBar(View, Static):
     """Two lines at the top: source and state; clock, labels and loss. Never wraps: what does not
-    fit goes, least important first (the source's path is shortened before anything goes)."""
+    fit goes, least important first (the source's path is shortened before anything goes).
+    """
 
     interval = 0.2
 
@@ -154,9 +155,13 @@ def _loss(s: StatusInfo, snapshot: SessionSnapshot, short: bool = False) -> Text
     cut = snapshot.cut_at_end
     incomplete = snapshot.inferences - snapshot.complete_inferences - cut
     parts = [
-        (loss.overflows, "overflows"), (loss.gaps, "gaps"), (loss.lost_records, "lost records"),
-        (loss.damaged_records - snapshot.cut_records, "damaged"), (loss.desyncs, "desyncs"), (s.firmware_dropped, "dropped by firmware"),
-    ]  # fmt: skip
+        (loss.overflows, "overflows"),
+        (loss.gaps, "gaps"),
+        (loss.lost_records, "lost records"),
+        (loss.damaged_records - snapshot.cut_records, "damaged"),
+        (loss.desyncs, "desyncs"),
+        (s.firmware_dropped, "dropped by firmware"),
+    ]
     lost = [f"{n:,} {what}" for n, what in parts if n]
     text.append("loss ", style=pal.MUTED)
     if lost or incomplete:

@@ -28,8 +28,8 @@ from tracer.session.snapshot import SessionSnapshot
 from tracer.session.state import cut_by_end
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
-from tracer.tui.navigation import shown
 from tracer.tui.fit import Piece, fit
+from tracer.tui.navigation import shown
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.gantt_lanes import (
@@ -67,8 +67,10 @@ def not_held_text(snapshot: SessionSnapshot, ui: UiState) -> str:
         return "waiting for an inference"
     if snapshot.status.mode == "replay":
         return f"reading inference #{ui.inference} from the capture ..."
-    return (f"inference #{ui.inference} is no longer held: the screen keeps the last {len(snapshot.ring):,} "
-            f"inferences (--ring) and the pinned ones · f: follow the newest")  # fmt: skip
+    return (
+        f"inference #{ui.inference} is no longer held: the screen keeps the last {len(snapshot.ring):,} "
+        f"inferences (--ring) and the pinned ones · f: follow the newest"
+    )
 
 
 class TimelineView(View, Widget):
@@ -97,7 +99,7 @@ class TimelineView(View, Widget):
             super().__init__()
             self.cycle = cycle
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Timeline"
         self.zoom = 1.0
@@ -126,10 +128,17 @@ class TimelineView(View, Widget):
             self._place(self._reveal)
             self._reveal = None
         self._data = LaneInput(
-            stretch=stretch, selected=record, layer=ui.layer, rows={row.index: row for row in snapshot.layers},
-            flags=diagnosis.flags, canaries=tuple((c, name) for c, name, _i, _l in diagnosis.canaries()),
-            clock_hz=snapshot.status.clock_hz, reference=extent[0], cursor=ui.cursor, mark=ui.mark,
-        )  # fmt: skip
+            stretch=stretch,
+            selected=record,
+            layer=ui.layer,
+            rows={row.index: row for row in snapshot.layers},
+            flags=diagnosis.flags,
+            canaries=tuple((c, name) for c, name, _i, _l in diagnosis.canaries()),
+            clock_hz=snapshot.status.clock_hz,
+            reference=extent[0],
+            cursor=ui.cursor,
+            mark=ui.mark,
+        )
         self._layout()
 
     @property
@@ -163,8 +172,9 @@ class TimelineView(View, Widget):
         else:
             drawn = lanes(self._data, vp)
             self._lane_names = [lane.name for lane in drawn]
-            self._strips = [self._strip(lane.name, lane.bold, n, segments(lane.cells), width)
-                            for n, lane in enumerate(drawn)]  # fmt: skip
+            self._strips = [
+                self._strip(lane.name, lane.bold, n, segments(lane.cells), width) for n, lane in enumerate(drawn)
+            ]
             self.border_subtitle = self._subtitle(vp)
         height = len(self._strips) + 2
         if self.styles.height is None or self.styles.height.value != height:
@@ -200,7 +210,8 @@ class TimelineView(View, Widget):
 
     def set_zoom(self, zoom: float, focus_x: int | None = None, cursor: int | None = None) -> None:
         """Zoom keeping the time under cell ``focus_x`` (default: the cursor if in view, else the
-        middle) where it is; zoom 1 fits the inference."""
+        middle) where it is; zoom 1 fits the inference.
+        """
         vp = self.viewport()
         if vp is None or self._extent is None:
             self.zoom = max(MIN_ZOOM, zoom)
@@ -237,7 +248,8 @@ class TimelineView(View, Widget):
 
     def show_cycle(self, cycle: int) -> None:
         """Scroll so that ``cycle`` is in view (it stays where it is if it already is); a cycle of
-        an inference not drawn yet is brought into view when it is."""
+        an inference not drawn yet is brought into view when it is.
+        """
         if self._extent is None or not self._extent[0] <= cycle <= self._extent[1]:
             self._reveal = cycle
             return
@@ -318,15 +330,21 @@ def cursor_text(snapshot: SessionSnapshot, ui: UiState, stretch: Stretch, refere
     text = Text()
     cursor = ui.cursor
     if cursor is None:
-        text.append("h l cursor · H L edges · m mark a range · ] [ zoom · , . scroll · 0 fit · n N next finding",
-                    style=pal.MUTED)  # fmt: skip
+        text.append(
+            "h l cursor · H L edges · m mark a range · ] [ zoom · , . scroll · 0 fit · n N next finding",
+            style=pal.MUTED,
+        )
         return text
     text.append("cursor ", style=pal.MUTED)
     text.append(time_label(cursor - reference, clock), style="bold")
     text.append(f" (cycle {cursor:,})", style=pal.MUTED)
     rows = {row.index: row for row in snapshot.layers}
-    inside = [(r.number, s.layer) for r in stretch.between(cursor, cursor) for s in r.inference.layers
-              if s.start <= cursor < s.end]  # fmt: skip
+    inside = [
+        (r.number, s.layer)
+        for r in stretch.between(cursor, cursor)
+        for s in r.inference.layers
+        if s.start <= cursor < s.end
+    ]
     if inside:
         number, layer = inside[0]
         label = rows[layer].info.label if layer in rows else f"#{layer}"
@@ -369,31 +387,65 @@ class InferenceHeader(View, Static):
         ordinal = stretch.ordinal(stretch.records.index(record))
         total = snapshot.file_inferences
         if ordinal is not None and total:
-            pieces.append(Piece(3, Text(f"{ordinal + 1:,} of {total:,} in the file", style=pal.MUTED),
-                                Text(f"{ordinal + 1:,}/{total:,}", style=pal.MUTED)))  # fmt: skip
+            pieces.append(
+                Piece(
+                    3,
+                    Text(f"{ordinal + 1:,} of {total:,} in the file", style=pal.MUTED),
+                    Text(f"{ordinal + 1:,}/{total:,}", style=pal.MUTED),
+                )
+            )
         flags = _flag_text(snapshot, inf.number)
         if flags is not None:
             pieces.append(Piece(0, flags))
         if inf.complete:
             pieces.append(Piece(2, Text("complete", style=pal.GOOD)))
         elif cut_by_end(inf.problems):
-            pieces.append(Piece(1, Text("cut by the end of the capture (not loss)", style=pal.MUTED),
-                                Text("cut by the end", style=pal.MUTED)))  # fmt: skip
+            pieces.append(
+                Piece(
+                    1,
+                    Text("cut by the end of the capture (not loss)", style=pal.MUTED),
+                    Text("cut by the end", style=pal.MUTED),
+                )
+            )
         else:
-            pieces.append(Piece(0, Text("incomplete: " + "; ".join(inf.problems), style=f"bold {pal.WARN}"),
-                                Text("incomplete", style=f"bold {pal.WARN}")))  # fmt: skip
+            pieces.append(
+                Piece(
+                    0,
+                    Text("incomplete: " + "; ".join(inf.problems), style=f"bold {pal.WARN}"),
+                    Text("incomplete", style=f"bold {pal.WARN}"),
+                )
+            )
         clock = snapshot.status.clock_hz
         if inf.latency_cycles is not None:
             latency = Text(f"{fmt.cycles(inf.latency_cycles)} cycles", style="bold")
             if clock:
                 latency.append(f" ({fmt.cycle_time(inf.latency_cycles, clock)})", style=pal.MUTED)
-            pieces.append(Piece(1, latency, Text(fmt.cycle_time(inf.latency_cycles, clock) if clock
-                                                 else fmt.cycles(inf.latency_cycles), style="bold")))  # fmt: skip
+            pieces.append(
+                Piece(
+                    1,
+                    latency,
+                    Text(
+                        fmt.cycle_time(inf.latency_cycles, clock) if clock else fmt.cycles(inf.latency_cycles),
+                        style="bold",
+                    ),
+                )
+            )
         events = stretch.events.of(record)
-        counts = ((len(inf.layers), "layer"), (len(events.isrs), "ISR"), (len(events.npu_jobs), "NPU job"),
-                  (len(events.cache_ops), "cache op"))  # fmt: skip
-        pieces.append(Piece(4, Text(" · ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in counts
-                                              if n or word == "layer"), style=pal.MUTED)))  # fmt: skip
+        counts = (
+            (len(inf.layers), "layer"),
+            (len(events.isrs), "ISR"),
+            (len(events.npu_jobs), "NPU job"),
+            (len(events.cache_ops), "cache op"),
+        )
+        pieces.append(
+            Piece(
+                4,
+                Text(
+                    " · ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in counts if n or word == "layer"),
+                    style=pal.MUTED,
+                ),
+            )
+        )
         text.append_text(fit(pieces, width, sep="  "))
         text.append("\n")
         extent = extent_of(record)
@@ -420,11 +472,22 @@ def _flag_text(snapshot: SessionSnapshot, number: int) -> Text | None:
     return text
 
 
-LEGEND = (("▇", pal.NPU[0], "NPU"), ("▇", pal.CPU[0], "CPU"), ("▇", pal.ISR, "ISR"), ("▇", pal.SELECTED, "selected"),
-          ("▇", pal.BAD, "over budget"), ("═", pal.JOB, "NPU job"), ("C", pal.CLEAN, "clean"),
-          ("I", pal.INVALIDATE, "invalidate"), ("X", pal.CLEAN, "both"), (MARK, pal.MARK, "mark"),
-          (CANARY, pal.BAD, "canary broken"), ("!", pal.WARN, "finding"), (IDLE, pal.MUTED, "no inference"),
-          ("│", pal.TEXT, "cursor"))  # fmt: skip
+LEGEND = (
+    ("▇", pal.NPU[0], "NPU"),
+    ("▇", pal.CPU[0], "CPU"),
+    ("▇", pal.ISR, "ISR"),
+    ("▇", pal.SELECTED, "selected"),
+    ("▇", pal.BAD, "over budget"),
+    ("═", pal.JOB, "NPU job"),
+    ("C", pal.CLEAN, "clean"),
+    ("I", pal.INVALIDATE, "invalidate"),
+    ("X", pal.CLEAN, "both"),
+    (MARK, pal.MARK, "mark"),
+    (CANARY, pal.BAD, "canary broken"),
+    ("!", pal.WARN, "finding"),
+    (IDLE, pal.MUTED, "no inference"),
+    ("│", pal.TEXT, "cursor"),
+)
 
 
 class Legend(Static):
@@ -450,12 +513,16 @@ class SpansTable(View, LineTable):
     interval = 0.5
     depends = frozenset({"inference", "layer", "finding"})
     COLUMNS = (
-        Column("index", "#", right=True, keep=True), Column("name", "layer", min_width=10, keep=True),
-        Column("engine", "engine"), Column("start", "start", right=True),
-        Column("cycles", "cycles", right=True, keep=True), Column("time", "time", right=True),
-        Column("share", "share", right=True), Column("ratio", "ratio", right=True, keep=True),
+        Column("index", "#", right=True, keep=True),
+        Column("name", "layer", min_width=10, keep=True),
+        Column("engine", "engine"),
+        Column("start", "start", right=True),
+        Column("cycles", "cycles", right=True, keep=True),
+        Column("time", "time", right=True),
+        Column("share", "share", right=True),
+        Column("ratio", "ratio", right=True, keep=True),
         Column("flags", "findings", min_width=8, keep=True),
-    )  # fmt: skip
+    )
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """List the spans of the selected inference."""
@@ -481,14 +548,22 @@ class SpansTable(View, LineTable):
             engine = row.info.engine.value if row else "cpu"
             ratio = span.cycles / row.predicted if row is not None and row.predicted else None
             tolerance = row.tolerance_pct if row else DEFAULT_TOLERANCE_PCT
-            out.append((str(span.layer), (
-                (str(span.layer), pal.MUTED), (label, "bold" if span.layer == ui.layer else pal.TEXT),
-                (engine.upper(), f"bold {pal.NPU[0] if engine == 'npu' else pal.CPU[0]}"),
-                (f"+{fmt.cycles(span.start - t0)}", pal.MUTED), (fmt.cycles(span.cycles), f"bold {pal.BRIGHT}"),
-                (fmt.cycle_time(span.cycles, clock), pal.MUTED), (f"{span.cycles / total:.1%}", pal.TEXT),
-                (f"{ratio:.2f}" if ratio is not None else "-", f"bold {pal.ratio_colour(ratio, tolerance)}"),
-                (flags, pal.SEVERITY.get(severity, pal.WARN)),
-            )))  # fmt: skip
+            out.append(
+                (
+                    str(span.layer),
+                    (
+                        (str(span.layer), pal.MUTED),
+                        (label, "bold" if span.layer == ui.layer else pal.TEXT),
+                        (engine.upper(), f"bold {pal.NPU[0] if engine == 'npu' else pal.CPU[0]}"),
+                        (f"+{fmt.cycles(span.start - t0)}", pal.MUTED),
+                        (fmt.cycles(span.cycles), f"bold {pal.BRIGHT}"),
+                        (fmt.cycle_time(span.cycles, clock), pal.MUTED),
+                        (f"{span.cycles / total:.1%}", pal.TEXT),
+                        (f"{ratio:.2f}" if ratio is not None else "-", f"bold {pal.ratio_colour(ratio, tolerance)}"),
+                        (flags, pal.SEVERITY.get(severity, pal.WARN)),
+                    ),
+                )
+            )
         self.set_rows(out)
         if ui.layer is not None and str(ui.layer) in self.keys:
             self.move_cursor(self.keys.index(str(ui.layer)), announce=False)
