@@ -12,17 +12,17 @@ RTOS task lane) are read whole, and say so.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-
-import tracer.pipeline.capture as pipeline_capture
-import tracer.pipeline.windows as windows
 from check_streams import budget_toml
 from fleet_streams import CLOCK_HZ, LAYERS, Build, encode_build
 from jitter_streams import stream, task_in_layer, timer_in_layer, two_tasks, work_in_layer
 from telemetry_encoder import TelemetryEncoder
+
+import tracer.pipeline.capture as pipeline_capture
+import tracer.pipeline.windows as windows
 from tracer.analysis.analyze import analyze
 from tracer.analysis.windowed import NotWindowable, analyze_windows
 from tracer.budget import load_budget
@@ -39,8 +39,9 @@ SPANS = 100  # layer executions per window
 
 def write(path: Path, data: bytes, clock_hz: int = 100_000_000) -> Path:
     """``data`` as a capture in 4 KiB chunks (windows can close every few dozen executions)."""
-    with CaptureWriter(path, CaptureMetadata(source="test://windows", tpiu=False, cpu_hz=clock_hz),
-                       flush_bytes=1 << 12) as writer:  # fmt: skip
+    with CaptureWriter(
+        path, CaptureMetadata(source="test://windows", tpiu=False, cpu_hz=clock_hz), flush_bytes=1 << 12
+    ) as writer:
         for at in range(0, len(data), 1 << 12):
             writer.write(data[at : at + (1 << 12)])
     return path
@@ -78,9 +79,10 @@ STREAMS: dict[str, Callable[[], bytes]] = {
     "undescribed layers": undescribed,
     "interrupts": lambda: stream(240, [4000, 6000, 3000], extra=timer_in_layer(1, 7, 3, 2500)),
     "warm-up": lambda: stream(240, [4000, 6000, 3000], extra=warm_up),
-    "more work": lambda: stream(240, [4000, 6000, 3000],
-                                extra=work_in_layer(0, lambda n: 10 + (15 if n % 13 == 2 else 0), 100)),
-}  # fmt: skip
+    "more work": lambda: stream(
+        240, [4000, 6000, 3000], extra=work_in_layer(0, lambda n: 10 + (15 if n % 13 == 2 else 0), 100)
+    ),
+}
 
 
 @pytest.fixture(autouse=True)
@@ -94,8 +96,11 @@ def fleet_capture(tmp_path: Path) -> tuple[Path, Path]:
     pool3 exceeds at p50 (its interrupt) and add2 only at p99 (its noise)."""
     path = write(tmp_path / "fleet.trace", encode_build(Build(isr=(3, 900), noise_pct=2.0), 300, seed=4), CLOCK_HZ)
     cycles = {"add2": 2800, "pool3": 2300}
-    budget = budget_toml(tmp_path / "budget.toml", [(name, op, "npu" if npu else "cpu", cycles.get(name, base * 1.05))
-                                                    for name, op, npu, base, _ in LAYERS], clock_hz=CLOCK_HZ)  # fmt: skip
+    budget = budget_toml(
+        tmp_path / "budget.toml",
+        [(name, op, "npu" if npu else "cpu", cycles.get(name, base * 1.05)) for name, op, npu, base, _ in LAYERS],
+        clock_hz=CLOCK_HZ,
+    )
     return path, budget
 
 
@@ -146,11 +151,15 @@ def small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(windows, "WINDOW_SPANS", SPANS)
 
 
-def test_cli_report_and_check_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:  # noqa: ANN001
+def test_cli_report_and_check_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:
     """The commands' JSON and text, and the gate's verdict, are those of the capture read whole."""
     path, budget = fleet_capture(tmp_path)
-    commands = [("report", path, "--budget", budget, "--format", "json"), ("report", path, "--budget", budget),
-                ("check", path, "--budget", budget, "--format", "json"), ("check", path, "--budget", budget)]  # fmt: skip
+    commands = [
+        ("report", path, "--budget", budget, "--format", "json"),
+        ("report", path, "--budget", budget),
+        ("check", path, "--budget", budget, "--format", "json"),
+        ("check", path, "--budget", budget),
+    ]
     whole = [run_cli(*command) for command in commands]
     small_windows(monkeypatch)
     parts = [run_cli(*command) for command in commands]
@@ -160,13 +169,15 @@ def test_cli_report_and_check_in_windows(tmp_path: Path, monkeypatch: pytest.Mon
     assert whole[2].code == 1 and json.loads(whole[2].out)["passed"] is False
 
 
-def test_inputs_not_merged_yet_are_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:  # noqa: ANN001
+def test_inputs_not_merged_yet_are_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:
     """The QEMU demo capture (NPU buffer declarations) and an RTOS task lane: read whole, said so."""
-    tasks = write(tmp_path / "tasks.trace", stream(120, [4000, 6000, 3000], setup=two_tasks,
-                                                    extra=task_in_layer(2, (3, 50), 3000)))  # fmt: skip
+    tasks = write(
+        tmp_path / "tasks.trace",
+        stream(120, [4000, 6000, 3000], setup=two_tasks, extra=task_in_layer(2, (3, 50), 3000)),
+    )
     for path in (DEMO / "demo.trace", tasks):
         with pytest.raises(NotWindowable):
-            analyze_windows(lambda: read_windows(path, whole_bytes=0, window_spans=SPANS))
+            analyze_windows(lambda p=path: read_windows(p, whole_bytes=0, window_spans=SPANS))
     demo = ("report", DEMO / "demo.trace", "--budget", DEMO / "demo_budget.toml", "--format", "json")
     whole = run_cli(*demo)
     small_windows(monkeypatch)

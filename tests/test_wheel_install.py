@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from conftest import require_tools
 
-pytestmark = pytest.mark.qemu
+# One worker builds the wheel for both tests (pytest -n auto --dist loadgroup keeps a group together).
+pytestmark = [pytest.mark.qemu, pytest.mark.xdist_group("wheel")]
 ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE = ROOT / "firmware_snippets"
 

@@ -12,10 +12,12 @@ added. The report JSON and text (:mod:`tracer.export.report_json`), the gate's c
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping
+from collections.abc import Mapping
 
 from tracer.analysis.budget_view import BudgetComparison, compare_budget, inferences_over
 from tracer.analysis.coherency import CoherencyAnalysis, analyse_coherency
+from tracer.analysis.findings.base import Finding
+from tracer.analysis.findings.rules import find_all
 from tracer.analysis.isr import IsrAnalysis, analyse_isrs
 from tracer.analysis.jitter import JitterAnalysis, analyse_jitter
 from tracer.analysis.layer_stats import LayerStats, latency, per_layer
@@ -29,8 +31,6 @@ from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget
 from tracer.elf.inlines import CodeLocator
-from tracer.analysis.findings.base import Finding
-from tracer.analysis.findings.rules import find_all
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,11 +18,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tracer.budget.matching import LayerMatch, Matching, match_layers
 from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
-from tracer.budget.model import Budget, json_number
 from tracer.base.timeline import Engine, InferenceTimeline, LayerSpans
-
+from tracer.budget.matching import LayerMatch, Matching, match_layers
+from tracer.budget.model import Budget, json_number
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,7 +172,8 @@ def _round(value: float | None) -> float | None:
 
 def inferences_over(spans: LayerSpans, comparison: BudgetComparison) -> dict[int, tuple[int, ...]]:
     """Per layer with a limit, the inferences (in order) in which a complete execution of it ran
-    over the limit (layers that never did are left out)."""
+    over the limit (layers that never did are left out).
+    """
     out: dict[int, tuple[int, ...]] = {}
     if not len(spans):
         return out

@@ -19,7 +19,8 @@ layer could not be measured at all. The gate passes when every check passes.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from tracer.analysis.analyze import Analysis
 from tracer.analysis.findings import Finding, Severity
@@ -137,8 +138,10 @@ def _layer_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severit
         else:
             ratio = p50 / plan.predicted_cycles if plan.predicted_cycles else 0.0
             verdict = "within" if p50 <= (limit or 0) else "OVER"
-            message = (f"p50 {p50:,} cycles {verdict} the limit {round(limit or 0):,} (predicted "
-                       f"{round(plan.predicted_cycles):,} + {plan.tolerance_pct:g}%; ratio {ratio:.2f})")  # fmt: skip
+            message = (
+                f"p50 {p50:,} cycles {verdict} the limit {round(limit or 0):,} (predicted "
+                f"{round(plan.predicted_cycles):,} + {plan.tolerance_pct:g}%; ratio {ratio:.2f})"
+            )
             passed = not _fails(held, fail_on)
         out.append(Check(name, LAYERS, passed, p50, limit, "cycles", message, held, index, seconds))
     return out
@@ -169,18 +172,30 @@ def _memory_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severi
         canary = "canary intact" if stack.canary_ok else "canary OVERWRITTEN"
         share = f" ({stack.high_water / size:.1%})" if size else ""
         message = f"high-water {stack.high_water:,} of {size:,} bytes{share}, {canary}"
-        check = Check(f"stack {stack.name}", MEMORY, True, stack.high_water, size * stack_limit if size else None,
-                      "bytes", message)  # fmt: skip
+        check = Check(
+            f"stack {stack.name}",
+            MEMORY,
+            True,
+            stack.high_water,
+            size * stack_limit if size else None,
+            "bytes",
+            message,
+        )
         out.append(_with(check, held, fail_on))
     budget = analysis.budget
     held = _take(remaining, lambda f: f.id in SRAM_KINDS)
     if budget is not None and budget.model.sram_bytes and budget.model.sram_available_bytes:
         fraction = settings.sram_fraction
         peak, available = budget.model.sram_bytes, budget.model.sram_available_bytes
-        message = (f"compiler's SRAM peak {peak:,} of {available:,} bytes ({peak / available:.1%}; at most "
-                   f"{fraction:.0%} passes)")  # fmt: skip
-        out.append(_with(Check("SRAM peak (compiler)", MEMORY, True, peak, available * fraction, "bytes", message),
-                         held, fail_on))  # fmt: skip
+        message = (
+            f"compiler's SRAM peak {peak:,} of {available:,} bytes ({peak / available:.1%}; at most "
+            f"{fraction:.0%} passes)"
+        )
+        out.append(
+            _with(
+                Check("SRAM peak (compiler)", MEMORY, True, peak, available * fraction, "bytes", message), held, fail_on
+            )
+        )
     else:
         remaining.extend(held)
     return out
@@ -204,8 +219,9 @@ def _finding_checks(remaining: list[Finding], fail_on: Severity) -> list[Check]:
             message = f"{len(found)} finding(s), worst {list(Severity)[worst].value}"
         else:
             message = "none"
-        out.append(Check(f"finding {kind}", FINDINGS, not _fails(found, fail_on), len(found), None, "findings",
-                         message, found))  # fmt: skip
+        out.append(
+            Check(f"finding {kind}", FINDINGS, not _fails(found, fail_on), len(found), None, "findings", message, found)
+        )
     return out
 
 

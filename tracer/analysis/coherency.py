@@ -24,16 +24,16 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from tracer.analysis.isr import span_of
-from tracer.base.columns import LazyRecords
 from tracer.analysis.settings import CACHE_LINE_BYTES  # Cortex-M7, M55, M85 data cache lines
+from tracer.base.columns import LazyRecords
 from tracer.base.timeline import InferenceTimeline, NpuJob
 from tracer.telemetry.wire import CACHE_OPS, NPU_READS, NPU_WRITES, RecordType
-
 
 MISSING_CLEAN = "missing-clean"
 MISSING_INVALIDATE = "missing-invalidate"
@@ -156,18 +156,21 @@ def _buffers_of_jobs(jobs: Sequence[NpuJob], declared: list[tuple[int, Buffer]])
 
 def analyse_coherency(timeline: InferenceTimeline, line: int = CACHE_LINE_BYTES) -> CoherencyAnalysis:
     """Check every NPU job's declared buffers, cache operations' alignment, output determinism and
-    data-trace writes."""
+    data-trace writes.
+    """
     declared = declared_buffers(timeline)
     problems: list[Problem] = []
     if not declared:
         # Nothing says which buffers the jobs use: only what needs no declaration is checked.
-        notes = ["NPU jobs without buffer declarations (trc_npu_buffer): clean/invalidate order not checked"]
+        unchecked = ["NPU jobs without buffer declarations (trc_npu_buffer): clean/invalidate order not checked"]
         problems += _check_unaligned_invalidates(timeline, line)
         problems += _check_determinism(timeline)
-        return CoherencyAnalysis(len(timeline.npu_jobs), 0, 0, 0, problems, notes if len(timeline.npu_jobs) else [])
+        return CoherencyAnalysis(len(timeline.npu_jobs), 0, 0, 0, problems, unchecked if len(timeline.npu_jobs) else [])
     jobs = sorted((j for j in timeline.npu_jobs if j.end is not None), key=lambda j: j.start)
     buffers = _buffers_of_jobs(jobs, declared)
-    writes, reads, accesses = [], [], []
+    writes: list[Access] = []
+    reads: list[Access] = []
+    accesses: list[Access] = []
     for r in timeline.records:
         if r.type in (RecordType.CPU_WRITE, RecordType.CPU_READ) and len(r.words) >= 2:
             what = "write" if r.type == RecordType.CPU_WRITE else "read"
@@ -204,13 +207,15 @@ def windowable(timeline: InferenceTimeline) -> bool:
     """Whether the checks of a window of a long capture are the capture's own: without buffer
     declarations and data trace, the only check across inferences is determinism, which
     :func:`merge_coherency` runs on all of them (the declared buffers' checks look at the
-    inference before each job and at reads after it, which may be in another window)."""
+    inference before each job and at reads after it, which may be in another window).
+    """
     return not declared_buffers(timeline) and not timeline.data_trace
 
 
 def merge_coherency(parts: Sequence[CoherencyAnalysis], timeline: InferenceTimeline) -> CoherencyAnalysis:
     """The coherency of a capture from its windows' (each :func:`windowable`), in order;
-    ``timeline`` has every inference of the capture."""
+    ``timeline`` has every inference of the capture.
+    """
     jobs = sum(p.jobs_checked for p in parts)
     problems = [problem for p in parts for problem in p.problems if problem.kind != NONDETERMINISTIC]
     notes = next((p.notes for p in parts if p.notes), []) if jobs else []
@@ -219,7 +224,8 @@ def merge_coherency(parts: Sequence[CoherencyAnalysis], timeline: InferenceTimel
 
 def _windows(timeline: InferenceTimeline, jobs: Sequence[NpuJob]) -> list[int]:
     """For each job, the earliest cycle whose events still count: the start of the inference
-    before the job's (or the capture's start)."""
+    before the job's (or the capture's start).
+    """
     starts = np.sort(timeline.inferences.start[timeline.inferences.start >= 0])
     out = []
     for job in jobs:
@@ -260,23 +266,40 @@ def _check_input(job: NpuJob, buf: Buffer, events: _Events, since: int, layer: i
         return []
     ranges = _runs(np.flatnonzero(missing) + first)
     last = int(last_write[missing].max())
-    cleans = [{"cycle": a.cycle, "address": a.address, "length": a.length} for a in window
-              if a.what in ("clean", "clean_invalidate")
-              and a.address < buf.end and a.address + a.length > buf.address]  # fmt: skip
-    return [Problem(MISSING_CLEAN, layer, job.job, job.inference, (buf.address, buf.length), {
-        "job_start": job.start, "last_cpu_write": {"cycle": last, "address": write_at[last].address,
-                                                   "length": write_at[last].length},
-        "uncleaned_bytes": int(missing.sum()) * line,
-        "uncleaned": [_hex_range(lo, hi, line) for lo, hi in ranges],
-        "partly_cleaned": bool((needs & cleaned).any()),
-        "cleans_seen": cleans[-4:],
-    })]  # fmt: skip
+    cleans = [
+        {"cycle": a.cycle, "address": a.address, "length": a.length}
+        for a in window
+        if a.what in ("clean", "clean_invalidate") and a.address < buf.end and a.address + a.length > buf.address
+    ]
+    return [
+        Problem(
+            MISSING_CLEAN,
+            layer,
+            job.job,
+            job.inference,
+            (buf.address, buf.length),
+            {
+                "job_start": job.start,
+                "last_cpu_write": {"cycle": last, "address": write_at[last].address, "length": write_at[last].length},
+                "uncleaned_bytes": int(missing.sum()) * line,
+                "uncleaned": [_hex_range(lo, hi, line) for lo, hi in ranges],
+                "partly_cleaned": bool((needs & cleaned).any()),
+                "cleans_seen": cleans[-4:],
+            },
+        )
+    ]
 
 
-def _check_output(  # noqa: PLR0913
-    job: NpuJob, buf: Buffer, events: _Events, jobs: Sequence[NpuJob], buffers: Sequence[list[Buffer]], n: int,
-    layer: int | None, line: int,
-) -> list[Problem]:  # fmt: skip
+def _check_output(
+    job: NpuJob,
+    buf: Buffer,
+    events: _Events,
+    jobs: Sequence[NpuJob],
+    buffers: Sequence[list[Buffer]],
+    n: int,
+    layer: int | None,
+    line: int,
+) -> list[Problem]:
     """Lines of an output the CPU reads next need an invalidate between the job's end and the read."""
     assert job.end is not None
     first, end = lines_of(buf.address, buf.length, line)
@@ -307,11 +330,21 @@ def _check_output(  # noqa: PLR0913
     if not missing.any():
         return []
     ranges = _runs(np.flatnonzero(missing) + first)
-    return [Problem(MISSING_INVALIDATE, layer, job.job, job.inference, (buf.address, buf.length), {
-        "job_end": job.end, "first_cpu_read": int(first_read[missing].min()),
-        "uninvalidated_bytes": int(missing.sum()) * line,
-        "uninvalidated": [_hex_range(lo, hi, line) for lo, hi in ranges],
-    })]  # fmt: skip
+    return [
+        Problem(
+            MISSING_INVALIDATE,
+            layer,
+            job.job,
+            job.inference,
+            (buf.address, buf.length),
+            {
+                "job_end": job.end,
+                "first_cpu_read": int(first_read[missing].min()),
+                "uninvalidated_bytes": int(missing.sum()) * line,
+                "uninvalidated": [_hex_range(lo, hi, line) for lo, hi in ranges],
+            },
+        )
+    ]
 
 
 def _runs(lines: np.ndarray) -> list[tuple[int, int]]:
@@ -326,15 +359,20 @@ def _runs(lines: np.ndarray) -> list[tuple[int, int]]:
 
 def _cache_columns(timeline: InferenceTimeline) -> tuple[np.ndarray, ...]:
     """(cycle, op code 1 clean / 2 invalidate / 3 both, address, length, inference) of every
-    cache operation, as arrays (columns when the decoder kept them so)."""
+    cache operation, as arrays (columns when the decoder kept them so).
+    """
     ops = timeline.cache_ops
     if isinstance(ops, LazyRecords):
         return tuple(ops.column(i) for i in range(5))
     codes = {name: code for code, name in CACHE_OPS.items()}
     rows = list(ops)
-    return (np.array([o.cycle for o in rows], np.int64), np.array([codes.get(o.op, 0) for o in rows], np.int64),
-            np.array([o.address for o in rows], np.int64), np.array([o.length for o in rows], np.int64),
-            np.array([-1 if o.inference is None else o.inference for o in rows], np.int64))  # fmt: skip
+    return (
+        np.array([o.cycle for o in rows], np.int64),
+        np.array([codes.get(o.op, 0) for o in rows], np.int64),
+        np.array([o.address for o in rows], np.int64),
+        np.array([o.length for o in rows], np.int64),
+        np.array([-1 if o.inference is None else o.inference for o in rows], np.int64),
+    )
 
 
 def _check_unaligned_invalidates(timeline: InferenceTimeline, line: int) -> list[Problem]:
@@ -351,9 +389,16 @@ def _check_unaligned_invalidates(timeline: InferenceTimeline, line: int) -> list
     for i, row in zip(idx.tolist(), rows.tolist()):
         what = "invalidate range" if code[i] == 2 else "clean and invalidate range"
         layer = int(timeline.spans.layer[row]) if row >= 0 else None
-        out.append(Problem(UNALIGNED, layer, None, int(inference[i]) if inference[i] >= 0 else None,
-                           (int(address[i]), int(length[i])),
-                           {"what": what, "cycle": int(cycle[i]), "line_bytes": line}))  # fmt: skip
+        out.append(
+            Problem(
+                UNALIGNED,
+                layer,
+                None,
+                int(inference[i]) if inference[i] >= 0 else None,
+                (int(address[i]), int(length[i])),
+                {"what": what, "cycle": int(cycle[i]), "line_bytes": line},
+            )
+        )
     return out
 
 
@@ -367,8 +412,16 @@ def _check_unaligned_buffers(
         for b in bufs:
             if b.role == NPU_WRITES and (b.address % line or b.length % line) and (b.address, b.length) not in seen:
                 seen.add((b.address, b.length))
-                out.append(Problem(UNALIGNED, layer, job.job, job.inference, (b.address, b.length),
-                                   {"what": "NPU output buffer", "line_bytes": line}))  # fmt: skip
+                out.append(
+                    Problem(
+                        UNALIGNED,
+                        layer,
+                        job.job,
+                        job.inference,
+                        (b.address, b.length),
+                        {"what": "NPU output buffer", "line_bytes": line},
+                    )
+                )
     return out
 
 
@@ -384,11 +437,22 @@ def _check_determinism(timeline: InferenceTimeline) -> list[Problem]:
         mine = inputs == crc
         distinct = np.unique(outputs[mine])
         if len(distinct) > 1:
-            out.append(Problem(NONDETERMINISTIC, None, None, None, None, {
-                "input_crc": f"0x{crc:08X}", "inferences": int(mine.sum()), "distinct_outputs": int(len(distinct)),
-                "output_crcs": [f"0x{c:08X}" for c in distinct[:8].tolist()],
-                "inference_numbers": numbers[mine][:20].tolist(),
-            }))  # fmt: skip
+            out.append(
+                Problem(
+                    NONDETERMINISTIC,
+                    None,
+                    None,
+                    None,
+                    None,
+                    {
+                        "input_crc": f"0x{crc:08X}",
+                        "inferences": int(mine.sum()),
+                        "distinct_outputs": int(len(distinct)),
+                        "output_crcs": [f"0x{c:08X}" for c in distinct[:8].tolist()],
+                        "inference_numbers": numbers[mine][:20].tolist(),
+                    },
+                )
+            )
     return out
 
 
@@ -411,8 +475,15 @@ def _check_data_trace(
         for b in buffers[k]:
             if ((address - b.address) & mask) < b.length:
                 role = "input" if b.role == NPU_READS else "output"
-                out.append(Problem(CPU_WRITE_DURING_JOB, layer_of[k], jobs[k].job, jobs[k].inference,
-                                   (b.address, b.length), {"role": role, "write": w.to_json(), "job_start": jobs[k].start,
-                                                           "job_end": jobs[k].end}))  # fmt: skip
+                out.append(
+                    Problem(
+                        CPU_WRITE_DURING_JOB,
+                        layer_of[k],
+                        jobs[k].job,
+                        jobs[k].inference,
+                        (b.address, b.length),
+                        {"role": role, "write": w.to_json(), "job_start": jobs[k].start, "job_end": jobs[k].end},
+                    )
+                )
                 break
     return out

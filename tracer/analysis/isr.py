@@ -42,8 +42,14 @@ class ExceptionStats:
 
     def to_json(self) -> dict[str, Any]:
         """As in the report's ``interrupts.by_exception``."""
-        return {"exception": self.exception, "name": self.name, "count": self.count, "repaired": self.repaired,
-                "cycles": self.cycles.to_json() if self.cycles else None, "in_layers": self.in_layers}  # fmt: skip
+        return {
+            "exception": self.exception,
+            "name": self.name,
+            "count": self.count,
+            "repaired": self.repaired,
+            "cycles": self.cycles.to_json() if self.cycles else None,
+            "in_layers": self.in_layers,
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,10 +84,18 @@ class LayerHits:
 
     def to_json(self) -> dict[str, Any]:
         """As in the report's ``interrupts.by_layer``."""
-        return {"layer": self.layer, "exception": self.exception, "name": self.name, "hits": self.hits,
-                "spans": self.spans, "inferences_hit": len(set(self.inferences)),
-                "inferences": sorted(set(self.inferences))[:MAX_LISTED], "cycles_total": self.cycles_total,
-                "cycles_per_hit": round(self.cycles_per_hit, 1), "cycles_max": self.cycles_max}  # fmt: skip
+        return {
+            "layer": self.layer,
+            "exception": self.exception,
+            "name": self.name,
+            "hits": self.hits,
+            "spans": self.spans,
+            "inferences_hit": len(set(self.inferences)),
+            "inferences": sorted(set(self.inferences))[:MAX_LISTED],
+            "cycles_total": self.cycles_total,
+            "cycles_per_hit": round(self.cycles_per_hit, 1),
+            "cycles_max": self.cycles_max,
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,9 +112,13 @@ def slice_columns(slices: Any) -> tuple[np.ndarray, ...]:
     if isinstance(slices, LazyRecords):
         return tuple(slices.column(i) for i in range(5))
     rows: list[IsrSlice] = list(slices)
-    return (np.array([s.start for s in rows], np.int64), np.array([s.end for s in rows], np.int64),
-            np.array([s.exception for s in rows], np.int64), np.array([s.depth for s in rows], np.int64),
-            np.array([s.repaired for s in rows], bool))  # fmt: skip
+    return (
+        np.array([s.start for s in rows], np.int64),
+        np.array([s.end for s in rows], np.int64),
+        np.array([s.exception for s in rows], np.int64),
+        np.array([s.depth for s in rows], np.int64),
+        np.array([s.repaired for s in rows], bool),
+    )
 
 
 def slice_names(timeline: InferenceTimeline) -> dict[int, str]:
@@ -134,7 +152,8 @@ def analyse_isrs(timeline: InferenceTimeline) -> IsrAnalysis:
 class WindowedIsrs:
     """Interrupt statistics of a timeline, or of the windows of one added in order (each slice in
     exactly one window, :mod:`tracer.pipeline.windows`): what they need is kept per exception (the
-    slices' durations, compact) and per layer and exception (sums, maxima, the inferences hit)."""
+    slices' durations, compact) and per layer and exception (sums, maxima, the inferences hit).
+    """
 
     def __init__(self) -> None:
         self._names: dict[int, str] = {}
@@ -181,12 +200,18 @@ class WindowedIsrs:
         """The interrupts of everything added."""
         names = self._names
         by_exception = [
-            ExceptionStats(exc, names.get(exc, str(exc)), sum(len(d) for d in parts), self._repaired[exc],
-                           summarize(np.concatenate(parts).astype(np.int64)), self._in_layers[exc])
+            ExceptionStats(
+                exc,
+                names.get(exc, str(exc)),
+                sum(len(d) for d in parts),
+                self._repaired[exc],
+                summarize(np.concatenate(parts).astype(np.int64)),
+                self._in_layers[exc],
+            )
             for exc, parts in sorted(self._durations.items())
-        ]  # fmt: skip
+        ]
         by_layer = [
             LayerHits(lay, exc, names.get(exc, str(exc)), hits, tuple(inferences), self._spans.get(lay, 0), total, most)
             for (lay, exc), (hits, inferences, total, most) in sorted(self._hits.items())
-        ]  # fmt: skip
+        ]
         return IsrAnalysis(by_exception, by_layer, self._slices)

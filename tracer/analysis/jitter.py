@@ -43,10 +43,10 @@ import numpy as np
 
 from tracer.analysis.isr import slice_columns, slice_names, span_of
 from tracer.analysis.layer_stats import latency_columns
-from tracer.analysis.settings import JitterSettings
-from tracer.analysis.tasks import task_label
 from tracer.analysis.samples import compact
+from tracer.analysis.settings import JitterSettings
 from tracer.analysis.statistics import Tally, coefficient_of_variation, histogram, nearest_rank
+from tracer.analysis.tasks import task_label
 from tracer.analysis.work_evidence import MORE, OTHER, SAME, UNMEASURED, LayerWork, PmuRoles, pmu_roles
 from tracer.base.timeline import Engine, InferenceTimeline, LayerSpans
 
@@ -94,9 +94,15 @@ class Outlier:
 
     def to_json(self) -> dict[str, Any]:
         """As listed in the report's ``jitter.layers[].listed``."""
-        return {"inference": self.inference, "cycles": self.cycles, "ratio": round(self.ratio, 3),
-                "isr_cycles": self.isr_cycles, "task_cycles": self.task_cycles, "cause": self.cause,
-                **self.detail}  # fmt: skip
+        return {
+            "inference": self.inference,
+            "cycles": self.cycles,
+            "ratio": round(self.ratio, 3),
+            "isr_cycles": self.isr_cycles,
+            "task_cycles": self.task_cycles,
+            "cause": self.cause,
+            **self.detail,
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,8 +160,10 @@ class LayerJitter:
         """Why outliers of ``cause`` in this layer are information, not a warning ("" if they are not)."""
         if self.small:
             assert self.share is not None
-            return (f"at its slowest it takes {self.share:.2%} of the inference, under the minimum share of "
-                    f"{self.min_share:.2%}")  # fmt: skip
+            return (
+                f"at its slowest it takes {self.share:.2%} of the inference, under the minimum share of "
+                f"{self.min_share:.2%}"
+            )
         if self.data_dependent and cause in WORK_COULD_EXPLAIN:
             return "the budget marks the layer data-dependent: its spread is expected"
         return ""
@@ -163,14 +171,25 @@ class LayerJitter:
     def to_json(self, name: str = "") -> dict[str, Any]:
         """The report's ``jitter.layers[]`` entry."""
         return {
-            "index": self.index, "name": name, "count": self.count, "p50": self.p50, "p99": self.p99,
-            "max": self.max, "cv": round(self.cv, 5), "own_p50": self.own_p50, "own_cv": round(self.own_cv, 5),
+            "index": self.index,
+            "name": name,
+            "count": self.count,
+            "p50": self.p50,
+            "p99": self.p99,
+            "max": self.max,
+            "cv": round(self.cv, 5),
+            "own_p50": self.own_p50,
+            "own_cv": round(self.own_cv, 5),
             "histogram": {"edges": self.histogram[0], "counts": self.histogram[1]},
-            "outliers": self.outliers, "causes": self.causes, "warm_up_runs": self.warm_up_runs,
-            "steady_p50": self.steady_p50, "share": None if self.share is None else round(self.share, 6),
-            "data_dependent": self.data_dependent, "work_measures": list(self.work_measures),
+            "outliers": self.outliers,
+            "causes": self.causes,
+            "warm_up_runs": self.warm_up_runs,
+            "steady_p50": self.steady_p50,
+            "share": None if self.share is None else round(self.share, 6),
+            "data_dependent": self.data_dependent,
+            "work_measures": list(self.work_measures),
             "listed": [o.to_json() for o in self.listed],
-        }  # fmt: skip
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,7 +232,7 @@ def layer_groups(spans: LayerSpans) -> list[tuple[int, np.ndarray]]:
         order = complete[np.lexsort((numbers, layers_of))]
     sorted_layers = spans.layer[order].astype(np.int64)
     indices, firsts = np.unique(sorted_layers, return_index=True)
-    bounds = list(firsts.tolist()) + [len(order)]
+    bounds = [*firsts.tolist(), len(order)]
     return [(index, order[bounds[n] : bounds[n + 1]]) for n, index in enumerate(indices.tolist())]
 
 
@@ -277,9 +296,18 @@ def analyse_jitter(
         outlier_rows.append(rows_out)
     flagged = np.concatenate(outlier_rows) if outlier_rows else np.zeros(0, np.int64)
     spans = timeline.spans
-    return JitterAnalysis(settings, out, _latency(context.latency, context.latency_numbers, context.latency_p50,
-                                                  settings.threshold_pct, spans.inference[flagged],
-                                                  spans.layer[flagged]))  # fmt: skip
+    return JitterAnalysis(
+        settings,
+        out,
+        _latency(
+            context.latency,
+            context.latency_numbers,
+            context.latency_p50,
+            settings.threshold_pct,
+            spans.inference[flagged],
+            spans.layer[flagged],
+        ),
+    )
 
 
 class _SliceIndex:
@@ -297,8 +325,14 @@ class _SliceIndex:
         out = []
         for exc in np.unique(self.number[pick]).tolist():
             mine = pick & (self.number == exc)
-            out.append({"exception": exc, "name": self.names.get(exc, str(exc)), "runs": int(mine.sum()),
-                        "cycles": int(self.cost[mine].sum())})  # fmt: skip
+            out.append(
+                {
+                    "exception": exc,
+                    "name": self.names.get(exc, str(exc)),
+                    "runs": int(mine.sum()),
+                    "cycles": int(self.cost[mine].sum()),
+                }
+            )
         return out
 
 
@@ -335,12 +369,17 @@ class _Context:
 
 
 def _layer(
-    context: _Context, index: int, rows: np.ndarray, cycles: np.ndarray, ref: LayerReference | None = None,
+    context: _Context,
+    index: int,
+    rows: np.ndarray,
+    cycles: np.ndarray,
+    ref: LayerReference | None = None,
     run: _WarmRun | None = None,
-) -> tuple[LayerJitter, np.ndarray, np.ndarray]:  # fmt: skip
+) -> tuple[LayerJitter, np.ndarray, np.ndarray]:
     """One layer's jitter over ``rows`` (all its complete executions; or, with ``ref`` and ``run``,
     those of one window, judged against the capture's values): the layer, the outlier rows, and the
-    positions of its warm-up runs among all the layer's executions."""
+    positions of its warm-up runs among all the layer's executions.
+    """
     timeline, settings = context.timeline, context.settings
     threshold_pct = settings.threshold_pct
     spans = timeline.spans
@@ -384,8 +423,18 @@ def _layer(
     cause[warm] = WARM_UP
     rest = outlier & ~preempted & ~warm & ~more
     if rest.any():
-        _contention(timeline, rows, timeline.layer(index).engine, rest, cause, detail, verdicts, context.roles,
-                    threshold_pct, ref)  # fmt: skip
+        _contention(
+            timeline,
+            rows,
+            timeline.layer(index).engine,
+            rest,
+            cause,
+            detail,
+            verdicts,
+            context.roles,
+            threshold_pct,
+            ref,
+        )
     flagged = np.flatnonzero(outlier)
     listed = []
     for j in flagged[:MAX_LISTED].tolist():
@@ -395,50 +444,107 @@ def _layer(
         if task[j]:
             info["tasks"] = context.tasks_inside(int(rows[j]))
         info["own_cycles"] = int(own[j])
-        listed.append(Outlier(int(spans.inference[rows[j]]), index, int(cycles[j]), median, int(isr[j]),
-                              str(cause[j]), info, int(task[j])))  # fmt: skip
+        listed.append(
+            Outlier(
+                int(spans.inference[rows[j]]),
+                index,
+                int(cycles[j]),
+                median,
+                int(isr[j]),
+                str(cause[j]),
+                info,
+                int(task[j]),
+            )
+        )
     causes = {c: int((cause[outlier] == c).sum()) for c in CAUSES if (cause[outlier] == c).any()}
     measures = ref.measures if ref is not None else tuple(m.name for m in work.measures)
-    layer = _layer_jitter(context.settings, context.data_dependent, context.latency_p50, index, cycles, own, median,
-                          own_median, int(outlier.sum()), causes, listed, warm, measures,
-                          tuple(spans.inference[rows[flagged]].tolist()), tuple(str(c) for c in cause[flagged]))  # fmt: skip
+    layer = _layer_jitter(
+        context.settings,
+        context.data_dependent,
+        context.latency_p50,
+        index,
+        cycles,
+        own,
+        median,
+        own_median,
+        int(outlier.sum()),
+        causes,
+        listed,
+        warm,
+        measures,
+        tuple(spans.inference[rows[flagged]].tolist()),
+        tuple(str(c) for c in cause[flagged]),
+    )
     return layer, rows[outlier], warm_positions
 
 
-def _layer_jitter(  # noqa: PLR0913
-    settings: JitterSettings, data_dependent: frozenset[int], latency_p50: int, index: int, cycles: np.ndarray,
-    own: np.ndarray, median: int, own_median: int, outliers: int, causes: dict[str, int], listed: list[Outlier],
-    warm: np.ndarray, measures: tuple[str, ...], outlier_inferences: tuple[int, ...] = (),
+def _layer_jitter(
+    settings: JitterSettings,
+    data_dependent: frozenset[int],
+    latency_p50: int,
+    index: int,
+    cycles: np.ndarray,
+    own: np.ndarray,
+    median: int,
+    own_median: int,
+    outliers: int,
+    causes: dict[str, int],
+    listed: list[Outlier],
+    warm: np.ndarray,
+    measures: tuple[str, ...],
+    outlier_inferences: tuple[int, ...] = (),
     outlier_causes: tuple[str, ...] = (),
-) -> LayerJitter:  # fmt: skip
+) -> LayerJitter:
     """A layer's jitter from all its executions' cycles and own time (in inference order), its
-    outliers (every one's inference and cause, when known) and the warm-up runs among them."""
+    outliers (every one's inference and cause, when known) and the warm-up runs among them.
+    """
     latest = int(cycles.max())
     return LayerJitter(
-        index=index, count=len(cycles), p50=median, p99=nearest_rank(cycles, 0.99), max=latest,
-        cv=coefficient_of_variation(cycles), own_p50=own_median, own_cv=coefficient_of_variation(own),
-        histogram=histogram(cycles), outliers=outliers, causes=causes, listed=listed, warm_up_runs=int(warm.sum()),
-        steady_p50=_median(cycles[~warm]), outlier_inferences=outlier_inferences, outlier_causes=outlier_causes,
+        index=index,
+        count=len(cycles),
+        p50=median,
+        p99=nearest_rank(cycles, 0.99),
+        max=latest,
+        cv=coefficient_of_variation(cycles),
+        own_p50=own_median,
+        own_cv=coefficient_of_variation(own),
+        histogram=histogram(cycles),
+        outliers=outliers,
+        causes=causes,
+        listed=listed,
+        warm_up_runs=int(warm.sum()),
+        steady_p50=_median(cycles[~warm]),
+        outlier_inferences=outlier_inferences,
+        outlier_causes=outlier_causes,
         share=latest / latency_p50 if latency_p50 > 0 else None,
-        min_share=settings.min_share_pct / 100.0, data_dependent=index in data_dependent, work_measures=measures,
-    )  # fmt: skip
+        min_share=settings.min_share_pct / 100.0,
+        data_dependent=index in data_dependent,
+        work_measures=measures,
+    )
 
 
 CPU_NOTES = {
     UNMEASURED: "bus or memory contention (DMA, the NPU on a shared bus), cache misses, or more work on this run: "
-                "no work count or instruction count tells them apart",
+    "no work count or instruction count tells them apart",
     SAME: "it did the same work (its work measures within 5% of usual) in more cycles: it waited (bus or memory "
-          "contention: DMA, the NPU on a shared bus; cache misses)",
+    "contention: DMA, the NPU on a shared bus; cache misses)",
     OTHER: "its work changed, but its own time grew far more than its work: something else slowed it (bus or "
-           "memory contention, cache misses)",
-}  # fmt: skip
+    "memory contention, cache misses)",
+}
 
 
-def _contention(  # noqa: PLR0913
-    timeline: InferenceTimeline, rows: np.ndarray, engine: Engine, rest: np.ndarray, cause: np.ndarray,
-    detail: dict[int, dict[str, Any]], verdicts: dict[int, str], roles: PmuRoles, threshold_pct: float,
+def _contention(
+    timeline: InferenceTimeline,
+    rows: np.ndarray,
+    engine: Engine,
+    rest: np.ndarray,
+    cause: np.ndarray,
+    detail: dict[int, dict[str, Any]],
+    verdicts: dict[int, str],
+    roles: PmuRoles,
+    threshold_pct: float,
     ref: LayerReference | None = None,
-) -> None:  # fmt: skip
+) -> None:
     """Causes of outliers that no handler, task, more work or warm-up explains."""
     spans = timeline.spans
     pmu = spans.pmu[rows] if spans.pmu.shape[1] else None
@@ -446,8 +552,11 @@ def _contention(  # noqa: PLR0913
     if engine is not Engine.NPU or not measured:
         cause[rest] = CONTENTION
         for j in np.flatnonzero(rest).tolist():
-            note = (CPU_NOTES[verdicts.get(j, UNMEASURED)] if engine is not Engine.NPU
-                    else "no PMU counters for this NPU layer: contention assumed, not measured")  # fmt: skip
+            note = (
+                CPU_NOTES[verdicts.get(j, UNMEASURED)]
+                if engine is not Engine.NPU
+                else "no PMU counters for this NPU layer: contention assumed, not measured"
+            )
             detail[j] = {**detail.get(j, {}), "note": note}
         return
     assert pmu is not None and roles.cycles is not None
@@ -488,9 +597,13 @@ def _median_columns(roles: PmuRoles) -> set[int]:
 
 
 def _latency(
-    latency: np.ndarray, numbers: np.ndarray, median: int, threshold_pct: float, flagged_inf: np.ndarray,
+    latency: np.ndarray,
+    numbers: np.ndarray,
+    median: int,
+    threshold_pct: float,
+    flagged_inf: np.ndarray,
     flagged_layer: np.ndarray,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Latency distribution and its outliers, with the layers that were outliers in each."""
     if not len(latency):
         return {}
@@ -498,11 +611,22 @@ def _latency(
     outliers = []
     for j in slow[:MAX_LISTED].tolist():
         number = int(numbers[j])
-        outliers.append({"number": number, "latency_cycles": int(latency[j]), "ratio": round(latency[j] / median, 3),
-                         "layers": sorted(set(flagged_layer[flagged_inf == number].tolist()))})  # fmt: skip
-    return {"p50": median, "p99": nearest_rank(latency, 0.99), "max": int(latency.max()),
-            "cv": round(coefficient_of_variation(latency), 5),
-            "outliers": int(len(slow)), "listed": outliers}  # fmt: skip
+        outliers.append(
+            {
+                "number": number,
+                "latency_cycles": int(latency[j]),
+                "ratio": round(latency[j] / median, 3),
+                "layers": sorted(set(flagged_layer[flagged_inf == number].tolist())),
+            }
+        )
+    return {
+        "p50": median,
+        "p99": nearest_rank(latency, 0.99),
+        "max": int(latency.max()),
+        "cv": round(coefficient_of_variation(latency), 5),
+        "outliers": int(len(slow)),
+        "listed": outliers,
+    }
 
 
 class WindowedJitter:
@@ -582,12 +706,15 @@ class WindowedJitter:
             median = _median(cycles)
             tallies = self._tallies[index]
             self._reference[index] = LayerReference(
-                count=len(cycles), median=median, mad=_median(np.abs(cycles - median)), own_median=_median(own),
+                count=len(cycles),
+                median=median,
+                mad=_median(np.abs(cycles - median)),
+                own_median=_median(own),
                 measures=tuple(self._measures[index]),
                 medians={name: t.nearest_rank(0.5) for name, t in tallies.items() if len(t)},
                 pmu_medians={j: t.nearest_rank(0.5) if len(t) else -1 for j, t in self._pmu.get(index, {}).items()},
                 idle_median=self._idle[index].nearest_rank(0.5) if index in self._idle else None,
-            )  # fmt: skip
+            )
             self._runs[index] = _WarmRun()
 
     def judge(self, timeline: InferenceTimeline) -> None:
@@ -597,8 +724,9 @@ class WindowedJitter:
         spans = timeline.spans
         all_cycles = spans.cycles
         for index, rows in layer_groups(spans):
-            layer, flagged, warm = _layer(context, index, rows, all_cycles[rows], self._reference[index],
-                                          self._runs[index])  # fmt: skip
+            layer, flagged, warm = _layer(
+                context, index, rows, all_cycles[rows], self._reference[index], self._runs[index]
+            )
             self._parts.setdefault(index, []).append(layer)
             self._warm.setdefault(index, []).append(warm)
             self._flagged.append((spans.inference[flagged], spans.layer[flagged].astype(np.int64)))
@@ -614,14 +742,29 @@ class WindowedJitter:
             warm[np.concatenate(self._warm[index]).astype(np.int64)] = True
             causes = {c: sum(p.causes.get(c, 0) for p in parts) for c in CAUSES}
             listed = [o for p in parts for o in p.listed][:MAX_LISTED]
-            out.append(_layer_jitter(self.settings, self.data_dependent, self._latency_p50, index, cycles, own,
-                                     ref.median, ref.own_median, sum(p.outliers for p in parts),
-                                     {c: k for c, k in causes.items() if k}, listed, warm, ref.measures,
-                                     tuple(n for p in parts for n in p.outlier_inferences),
-                                     tuple(c for p in parts for c in p.outlier_causes)))  # fmt: skip
+            out.append(
+                _layer_jitter(
+                    self.settings,
+                    self.data_dependent,
+                    self._latency_p50,
+                    index,
+                    cycles,
+                    own,
+                    ref.median,
+                    ref.own_median,
+                    sum(p.outliers for p in parts),
+                    {c: k for c, k in causes.items() if k},
+                    listed,
+                    warm,
+                    ref.measures,
+                    tuple(n for p in parts for n in p.outlier_inferences),
+                    tuple(c for p in parts for c in p.outlier_causes),
+                )
+            )
         latency = np.concatenate(self._latency).astype(np.int64) if self._latency else np.zeros(0, np.int64)
         numbers = np.concatenate(self._latency_numbers) if self._latency_numbers else np.zeros(0, np.int64)
         joined_inf = np.concatenate([i for i, _ in self._flagged]) if self._flagged else np.zeros(0, np.int64)
         joined_layer = np.concatenate([la for _, la in self._flagged]) if self._flagged else np.zeros(0, np.int64)
-        return JitterAnalysis(self.settings, out, _latency(latency, numbers, self._latency_p50, threshold_pct,
-                                                           joined_inf, joined_layer))  # fmt: skip
+        return JitterAnalysis(
+            self.settings, out, _latency(latency, numbers, self._latency_p50, threshold_pct, joined_inf, joined_layer)
+        )

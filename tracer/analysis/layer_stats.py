@@ -9,13 +9,12 @@ capture read whole. Summaries and percentiles are :mod:`tracer.analysis.statisti
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
 from tracer.analysis.samples import LayerSamples, excluded_spans, layer_samples
 from tracer.analysis.statistics import CycleSummary, summarize, summarize_sorted
-
 from tracer.base.timeline import Inferences, LayerSpans
 
 
@@ -43,7 +42,8 @@ def per_layer(spans: LayerSpans) -> dict[int, LayerStats]:
 
 def layer_stats(samples: Mapping[int, LayerSamples], excluded: Mapping[int, int]) -> dict[int, LayerStats]:
     """Statistics per layer index from its complete executions' columns (of one timeline, or pooled
-    over the windows of one: the same numbers) and the executions left out per layer."""
+    over the windows of one: the same numbers) and the executions left out per layer.
+    """
     out: dict[int, LayerStats] = {}
     for index in sorted(set(samples) | {i for i, count in excluded.items() if count}):
         sample = samples.get(index)

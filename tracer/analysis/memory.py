@@ -9,7 +9,8 @@ layer.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -100,15 +101,17 @@ def summarize_memory(
     size = next((a.size for a in reversed(arena) if a.size is not None), None)
     stacks = tuple(_place(timeline, s) for s in _stacks(timeline.stacks))
     peak, available = sram if sram is not None else (None, None)
-    return MemorySummary(used, size, arena_planned, stacks, tuple(timeline.allocation_failures), peak, available,
-                         sram is not None)  # fmt: skip
+    return MemorySummary(
+        used, size, arena_planned, stacks, tuple(timeline.allocation_failures), peak, available, sram is not None
+    )
 
 
 def merge_memory(parts: Sequence[MemorySummary]) -> MemorySummary:
     """The memory of a capture from the summaries of its windows, in order (the same as the
     capture's own summary: peaks are maxima, sizes the last reported, a canary broken in any
     window is broken, placed where it first broke; the plan and the allocation failures are the
-    last window's, which carries the input's facts)."""
+    last window's, which carries the input's facts).
+    """
     stacks: dict[str, StackSummary] = {}
     for part in parts:
         for stack in part.stacks:
@@ -118,9 +121,11 @@ def merge_memory(parts: Sequence[MemorySummary]) -> MemorySummary:
                 continue
             broke = old if not old.canary_ok else stack
             stacks[stack.name] = dataclasses.replace(
-                broke, high_water=max(old.high_water, stack.high_water), size=stack.size,
+                broke,
+                high_water=max(old.high_water, stack.high_water),
+                size=stack.size,
                 canary_ok=old.canary_ok and stack.canary_ok,
-            )  # fmt: skip
+            )
     used = [p.arena_used for p in parts if p.arena_used is not None]
     size = next((p.arena_size for p in reversed(parts) if p.arena_size is not None), None)
     last = parts[-1]
@@ -138,13 +143,18 @@ def _stacks(samples: Sequence[StackSample]) -> list[StackSummary]:
             mine = np.flatnonzero(ids == stack_id)
             broken = mine[~ok[mine].astype(bool)]
             first = int(cycle[broken[0]]) if len(broken) and cycle[broken[0]] >= 0 else None
-            out.append(StackSummary(samples[int(mine[0])].stack, int(high[mine].max()), int(size[mine][-1]),
-                                    not len(broken), first))  # fmt: skip
+            out.append(
+                StackSummary(
+                    samples[int(mine[0])].stack, int(high[mine].max()), int(size[mine][-1]), not len(broken), first
+                )
+            )
         return out
     rows: dict[str, dict[str, Any]] = {}
     for sample in samples:
-        row = rows.setdefault(sample.stack, {"name": sample.stack, "high_water": 0, "size": sample.size,
-                                             "canary_ok": True, "first_broken_cycle": None})  # fmt: skip
+        row = rows.setdefault(
+            sample.stack,
+            {"name": sample.stack, "high_water": 0, "size": sample.size, "canary_ok": True, "first_broken_cycle": None},
+        )
         row["high_water"] = max(row["high_water"], sample.high_water)
         row["size"] = sample.size
         if not sample.canary_ok and row["canary_ok"]:
@@ -160,11 +170,15 @@ def _place(timeline: InferenceTimeline, stack: StackSummary) -> StackSummary:
     row = int(span_of(timeline, np.array([stack.first_broken_cycle], np.int64))[0])
     if row >= 0:
         spans = timeline.spans
-        return dataclasses.replace(stack, first_broken_layer=int(spans.layer[row]),
-                                   first_broken_inference=int(spans.inference[row]))  # fmt: skip
+        return dataclasses.replace(
+            stack, first_broken_layer=int(spans.layer[row]), first_broken_inference=int(spans.inference[row])
+        )
     inf = timeline.inferences
-    inside = np.flatnonzero((inf.start >= 0) & (inf.start <= stack.first_broken_cycle)
-                            & ((inf.end < 0) | (stack.first_broken_cycle <= inf.end)))  # fmt: skip
+    inside = np.flatnonzero(
+        (inf.start >= 0)
+        & (inf.start <= stack.first_broken_cycle)
+        & ((inf.end < 0) | (stack.first_broken_cycle <= inf.end))
+    )
     if len(inside):
         return dataclasses.replace(stack, first_broken_inference=int(inf.number[inside[-1]]))
     return stack

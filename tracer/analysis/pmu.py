@@ -10,7 +10,8 @@ Totals add up the complete inferences only; incomplete ones are listed but never
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterator, Mapping, Sequence, overload
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -85,22 +86,30 @@ class PmuSummary:
 
     def to_json(self, streamed: bool = False) -> dict[str, Any]:
         """The report's ``pmu`` section (``streamed``: its per-inference rows made as a writer
-        reads them, :class:`~tracer.base.columns.JsonRows`)."""
+        reads them, :class:`~tracer.base.columns.JsonRows`).
+        """
         return {
             "simulated": self.simulated,
             "note": SIMULATED_NOTE if self.simulated else None,
             "units": self.units,
             "counters": self.counters,
             "per_inference": JsonRows(len(self.per_inference), lambda: (row.to_json() for row in self.per_inference))
-            if streamed else [row.to_json() for row in self.per_inference],
+            if streamed
+            else [row.to_json() for row in self.per_inference],
             "totals": self.totals,
             "totals_over": self.totals_over,
             "excluded": len(self.per_inference) - self.totals_over,
             "summaries": {
-                name: {"unit": stat.unit, "samples": stat.samples, "total": stat.total, "mean": stat.mean,
-                       "min": stat.min, "max": stat.max}
+                name: {
+                    "unit": stat.unit,
+                    "samples": stat.samples,
+                    "total": stat.total,
+                    "mean": stat.mean,
+                    "min": stat.min,
+                    "max": stat.max,
+                }
                 for name, stat in self.summaries.items()
-            },  # fmt: skip
+            },
             "npu_utilization": self.utilization.to_json() if self.utilization else None,
         }
 
@@ -112,7 +121,8 @@ def summarize_pmu(timeline: InferenceTimeline) -> PmuSummary:
 
 def pmu_summary(per_inference: InferenceCounterTable, timeline: InferenceTimeline) -> PmuSummary:
     """The summary of inferences' counters (of one timeline, or of the windows of one, joined);
-    ``timeline`` gives the labels, units and the firmware's own summaries."""
+    ``timeline`` gives the labels, units and the firmware's own summaries.
+    """
     names = per_inference.first_seen()
     for stat in timeline.pmu_stats:
         if stat not in names:
@@ -132,7 +142,8 @@ def pmu_summary(per_inference: InferenceCounterTable, timeline: InferenceTimelin
 
 def npu_utilization(counters: Mapping[str, int]) -> NpuUtilization | None:
     """NPU utilization from whichever two of ACTIVE, IDLE and the cycle counter ``counters`` give;
-    None when fewer than two."""
+    None when fewer than two.
+    """
     total = next((counters[n] for n in CYCLE_NAMES if n in counters), None)
     active = counters.get("NPU_ACTIVE")
     idle = counters.get("NPU_IDLE")
@@ -198,7 +209,8 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
 
     def first_seen(self, rows: np.ndarray | None = None) -> list[str]:
         """The counters the rows (all, or where ``rows`` holds) have, in the order a reader of the
-        rows one by one meets them."""
+        rows one by one meets them.
+        """
         present = self.values >= 0 if rows is None else (self.values >= 0) & rows[:, None]
         have = np.flatnonzero(present.any(axis=0))
         if not len(have):
@@ -210,13 +222,13 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
         """Per counter, the sum over the rows where ``rows`` holds that have it (in the order met)."""
         present = (self.values >= 0) & rows[:, None]
         column = {name: j for j, name in enumerate(self.names)}
-        return {name: int(self.values[present[:, column[name]], column[name]].sum())
-                for name in self.first_seen(rows)}  # fmt: skip
+        return {name: int(self.values[present[:, column[name]], column[name]].sum()) for name in self.first_seen(rows)}
 
 
 def inference_counters(timeline: InferenceTimeline) -> InferenceCounterTable:
     """The counters of each inference of ``timeline`` that has any, in order: the sums over its
-    spans, and what a log printed for the counters its spans do not have."""
+    spans, and what a log printed for the counters its spans do not have.
+    """
     inf = timeline.inferences
     names, columns = _span_sums(timeline)
     totals = timeline.pmu_totals
@@ -236,7 +248,8 @@ def inference_counters(timeline: InferenceTimeline) -> InferenceCounterTable:
 
 def _span_sums(timeline: InferenceTimeline) -> tuple[list[str], list[np.ndarray]]:
     """Per counter, the sum over each inference's spans that measured it, aligned with the
-    inference rows (-1 where no span of the inference measured it)."""
+    inference rows (-1 where no span of the inference measured it).
+    """
     spans = timeline.spans
     inf = timeline.inferences
     n = len(inf)

@@ -12,7 +12,7 @@ from many windows.
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -54,7 +54,8 @@ def compact(values: np.ndarray) -> np.ndarray:
 
 def layer_rows(layer: np.ndarray) -> list[tuple[int, np.ndarray]]:
     """Per layer index present in ``layer`` (non-negative integers), the positions of its rows, in
-    order (a stable sort: small indices sort by radix)."""
+    order (a stable sort: small indices sort by radix).
+    """
     if not len(layer):
         return []
     key = layer.astype(np.uint16) if int(layer.max()) < (1 << 16) and int(layer.min()) >= 0 else layer
@@ -102,8 +103,11 @@ def pool_samples(parts: Sequence[LayerSamples]) -> LayerSamples:
     if all(p.isr_cycles is None for p in parts):
         isr = None
     else:
-        isr = compact(np.concatenate([p.isr_cycles if p.isr_cycles is not None else np.zeros(len(p.cycles), np.int32)
-                                      for p in parts]))  # fmt: skip
+        isr = compact(
+            np.concatenate(
+                [p.isr_cycles if p.isr_cycles is not None else np.zeros(len(p.cycles), np.int32) for p in parts]
+            )
+        )
     counters: dict[str, tuple[int, int]] = {}
     for p in parts:
         for name, (total, count) in p.pmu.items():

@@ -77,8 +77,14 @@ class CycleSummary:
 
     def to_json(self) -> dict[str, int | float]:
         """``{min, p50, p99, max, mean, std}``, the report's form (``docs/report.md``)."""
-        return {"min": self.min, "p50": self.p50, "p99": self.p99, "max": self.max,
-                "mean": round(self.mean, 3), "std": round(self.std, 3)}  # fmt: skip
+        return {
+            "min": self.min,
+            "p50": self.p50,
+            "p99": self.p99,
+            "max": self.max,
+            "mean": round(self.mean, 3),
+            "std": round(self.std, 3),
+        }
 
 
 def summarize_sorted(ordered: np.ndarray, total: int | None = None) -> CycleSummary:
@@ -87,9 +93,15 @@ def summarize_sorted(ordered: np.ndarray, total: int | None = None) -> CycleSumm
     mean = (float(ordered.sum()) if total is None else total) / n
     std = float(np.sqrt(np.mean((ordered - mean) ** 2)))
     return CycleSummary(
-        count=n, min=int(ordered[0]), p50=int(ordered[rank_index(n, 0.5)]), p99=int(ordered[rank_index(n, 0.99)]),
-        max=int(ordered[-1]), mean=float(mean), std=std, window=n,
-    )  # fmt: skip
+        count=n,
+        min=int(ordered[0]),
+        p50=int(ordered[rank_index(n, 0.5)]),
+        p99=int(ordered[rank_index(n, 0.99)]),
+        max=int(ordered[-1]),
+        mean=float(mean),
+        std=std,
+        window=n,
+    )
 
 
 def summarize(values: np.ndarray) -> CycleSummary | None:
@@ -98,14 +110,19 @@ def summarize(values: np.ndarray) -> CycleSummary | None:
         return None
     ordered = np.sort(values)
     return CycleSummary(
-        count=int(ordered.shape[0]), min=int(ordered[0]), p50=nearest_rank(ordered, 0.5, is_sorted=True),
-        p99=nearest_rank(ordered, 0.99, is_sorted=True), max=int(ordered[-1]), mean=float(ordered.mean()),
-        std=float(ordered.std()), window=int(ordered.shape[0]),
-    )  # fmt: skip
+        count=int(ordered.shape[0]),
+        min=int(ordered[0]),
+        p50=nearest_rank(ordered, 0.5, is_sorted=True),
+        p99=nearest_rank(ordered, 0.99, is_sorted=True),
+        max=int(ordered[-1]),
+        mean=float(ordered.mean()),
+        std=float(ordered.std()),
+        window=int(ordered.shape[0]),
+    )
 
 
 def coefficient_of_variation(values: np.ndarray) -> float:
-    """std over mean of ``values``; 0 when there are none or the mean is 0."""
+    """Std over mean of ``values``; 0 when there are none or the mean is 0."""
     mean = float(values.mean()) if len(values) else 0.0
     return float(values.std()) / mean if mean else 0.0
 
@@ -228,9 +245,15 @@ class RunningStats:
         ranks = [rank_index(n, q) for q in (0.5, 0.99)]
         parted = np.partition(held, ranks)  # nearest rank without a full sort
         return CycleSummary(
-            count=self.count, min=self.min, p50=int(parted[ranks[0]]), p99=int(parted[ranks[1]]), max=self.max,
-            mean=self.mean, std=self.std, window=n,
-        )  # fmt: skip
+            count=self.count,
+            min=self.min,
+            p50=int(parted[ranks[0]]),
+            p99=int(parted[ranks[1]]),
+            max=self.max,
+            mean=self.mean,
+            std=self.std,
+            window=n,
+        )
 
 
 class RunningMean:

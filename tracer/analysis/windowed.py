@@ -36,13 +36,14 @@ before each NPU job and the reads after it), port-0 console text, and sampler re
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
 from tracer.analysis.analyze import Analysis, memory_of, time_span
 from tracer.analysis.budget_view import compare_budget, inferences_over
 from tracer.analysis.coherency import CoherencyAnalysis, analyse_coherency, merge_coherency, windowable
+from tracer.analysis.findings.rules import find_all
 from tracer.analysis.isr import WindowedIsrs
 from tracer.analysis.jitter import WindowedJitter
 from tracer.analysis.layer_stats import LayerStats, complete_latencies, layer_stats
@@ -52,7 +53,6 @@ from tracer.analysis.samples import LayerSamples, add_counts, compact, excluded_
 from tracer.analysis.sampling import sampling_analysis
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.statistics import summarize
-from tracer.analysis.findings.rules import find_all
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import Inferences, InferenceTimeline, LayerSpans
 from tracer.budget.model import Budget
@@ -63,7 +63,8 @@ Windows = Callable[[], Iterable[tuple[InferenceTimeline, InputFacts]]]
 
 class NotWindowable(Exception):
     """The input has something whose analysis is not merged across windows yet (the message says
-    what): read it whole."""
+    what): read it whole.
+    """
 
 
 def analyze_windows(
@@ -128,10 +129,21 @@ def analyze_windows(
 def _facts_only(timeline: InferenceTimeline) -> InferenceTimeline:
     """``timeline``'s facts (clock, labels, layers, loss ...) without its rows."""
     return dataclasses.replace(
-        timeline, inferences=Inferences.concat([]), spans=LayerSpans.empty(timeline.spans.pmu_names), arena=[],
-        stacks=[], cache_ops=[], npu_jobs=[], isrs=[], console=[], marks=[], crcs=[], records=[], data_trace=[],
+        timeline,
+        inferences=Inferences.concat([]),
+        spans=LayerSpans.empty(timeline.spans.pmu_names),
+        arena=[],
+        stacks=[],
+        cache_ops=[],
+        npu_jobs=[],
+        isrs=[],
+        console=[],
+        marks=[],
+        crcs=[],
+        records=[],
+        data_trace=[],
         span_facts=None,
-    )  # fmt: skip
+    )
 
 
 def _refuse(timeline: InferenceTimeline, facts: InputFacts) -> None:
@@ -184,7 +196,8 @@ class _Sections:
 
     def layers(self) -> dict[int, LayerStats]:
         """Per-layer statistics over every window, from the complete executions' cycles the jitter
-        keeps (one layer at a time) and the PMU sums."""
+        keeps (one layer at a time) and the PMU sums.
+        """
         excluded = add_counts(self.excluded)
         out: dict[int, LayerStats] = {}
         for index in sorted({i for part in self.pmu_sums for i in part} | set(excluded)):

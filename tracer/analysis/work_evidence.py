@@ -24,7 +24,8 @@ they are left out, and the evidence says so.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,8 @@ MORE, SAME, OTHER, UNMEASURED = "more", "same", "other", "unmeasured"  # WorkCom
 @dataclasses.dataclass(frozen=True)
 class PmuRoles:
     """NPU PMU columns by role, by index: work (beats, transactions), waiting (idle, stalls,
-    latency), the PMU cycle counter and NPU_ACTIVE."""
+    latency), the PMU cycle counter and NPU_ACTIVE.
+    """
 
     work: tuple[int, ...]
     wait: tuple[int, ...]
@@ -125,9 +127,13 @@ class LayerWork:
     """
 
     def __init__(
-        self, timeline: InferenceTimeline, rows: np.ndarray, fact_rows: np.ndarray, roles: PmuRoles,
+        self,
+        timeline: InferenceTimeline,
+        rows: np.ndarray,
+        fact_rows: np.ndarray,
+        roles: PmuRoles,
         medians: Mapping[str, int] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         spans, facts = timeline.spans, timeline.span_facts
         self._medians = medians
         self.measures: list[WorkMeasure] = []
@@ -186,8 +192,10 @@ class LayerWork:
             return {}
         exact = {name: int(values[j]) for name, values in self.dwt.items() if values[j] >= 0}
         if not exact:
-            return {"dwt_not_used": "the span is 256 CPU cycles or longer (or the time base is not the CPU's): "
-                                    "its DWT counters' change is known modulo 256 only"}  # fmt: skip
+            return {
+                "dwt_not_used": "the span is 256 CPU cycles or longer (or the time base is not the CPU's): "
+                "its DWT counters' change is known modulo 256 only"
+            }
         return {"dwt": exact, "dwt_median": {name: self.dwt_median(name) for name in self.dwt}}
 
     def dwt_median(self, name: str) -> int:

@@ -7,7 +7,8 @@ read-only list of dataclass objects (``len``, indexing, slicing, iteration) but 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar, overload
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, Iterator, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -161,28 +162,47 @@ class LayerSpans:
         """Row ``i`` as a view."""
         pmu = {n: int(v) for n, v in zip(self.pmu_names, self.pmu[i]) if v >= 0}
         return LayerSpan(
-            int(self.inference[i]), int(self.layer[i]), int(self.start[i]), int(self.end[i]),
-            bool(self.complete[i]), int(self.isr_cycles[i]), pmu,
-        )  # fmt: skip
+            int(self.inference[i]),
+            int(self.layer[i]),
+            int(self.start[i]),
+            int(self.end[i]),
+            bool(self.complete[i]),
+            int(self.isr_cycles[i]),
+            pmu,
+        )
 
     def where(self, mask: np.ndarray) -> LayerSpans:
         """The rows where ``mask`` holds."""
         return LayerSpans(
-            self.inference[mask], self.layer[mask], self.start[mask], self.end[mask],
-            self.complete[mask], self.isr_cycles[mask], self.pmu[mask], self.pmu_names,
-        )  # fmt: skip
+            self.inference[mask],
+            self.layer[mask],
+            self.start[mask],
+            self.end[mask],
+            self.complete[mask],
+            self.isr_cycles[mask],
+            self.pmu[mask],
+            self.pmu_names,
+        )
 
     @staticmethod
     def concat(parts: Sequence[LayerSpans]) -> LayerSpans:
         """Join parts that share their PMU names."""
         if not parts:
             return LayerSpans.empty()
-        names = parts[0].pmu_names
+
+        def joined(column: str) -> np.ndarray:
+            return np.concatenate([getattr(p, column) for p in parts])
+
         return LayerSpans(
-            *(np.concatenate([getattr(p, f) for p in parts]) for f in
-              ("inference", "layer", "start", "end", "complete", "isr_cycles", "pmu")),
-            pmu_names=names,
-        )  # fmt: skip
+            joined("inference"),
+            joined("layer"),
+            joined("start"),
+            joined("end"),
+            joined("complete"),
+            joined("isr_cycles"),
+            joined("pmu"),
+            parts[0].pmu_names,
+        )
 
 
 @dataclasses.dataclass
@@ -226,11 +246,19 @@ class Inferences:
         """Join parts, in order."""
         if not parts:
             return Inferences.from_rows([])
+
+        def joined(column: str) -> np.ndarray:
+            return np.concatenate([getattr(p, column) for p in parts])
+
         return Inferences(
-            *(np.concatenate([getattr(p, f) for p in parts]) for f in
-              ("number", "start", "end", "complete", "input_crc", "output_crc")),
+            joined("number"),
+            joined("start"),
+            joined("end"),
+            joined("complete"),
+            joined("input_crc"),
+            joined("output_crc"),
             problems=[problem for p in parts for problem in p.problems],
-        )  # fmt: skip
+        )
 
     @property
     def latency(self) -> np.ndarray:
@@ -439,13 +467,13 @@ class InferenceTimeline:
     layers: dict[int, LayerInfo] = dataclasses.field(default_factory=dict)
     inferences: Inferences = dataclasses.field(default_factory=lambda: Inferences.from_rows([]))
     spans: LayerSpans = dataclasses.field(default_factory=LayerSpans.empty)
-    arena: list[ArenaSample] = dataclasses.field(default_factory=list)
-    stacks: list[StackSample] = dataclasses.field(default_factory=list)
-    cache_ops: list[CacheOp] = dataclasses.field(default_factory=list)
-    npu_jobs: list[NpuJob] = dataclasses.field(default_factory=list)
-    isrs: list[IsrSlice] = dataclasses.field(default_factory=list)
+    arena: Sequence[ArenaSample] = dataclasses.field(default_factory=list)
+    stacks: Sequence[StackSample] = dataclasses.field(default_factory=list)
+    cache_ops: Sequence[CacheOp] = dataclasses.field(default_factory=list)
+    npu_jobs: Sequence[NpuJob] = dataclasses.field(default_factory=list)
+    isrs: Sequence[IsrSlice] = dataclasses.field(default_factory=list)
     console: list[ConsoleLine] = dataclasses.field(default_factory=list)
-    marks: list[Mark] = dataclasses.field(default_factory=list)
+    marks: Sequence[Mark] = dataclasses.field(default_factory=list)
     pmu_events: tuple[str, ...] = ()
     pmu_totals: dict[int, dict[str, int]] = dataclasses.field(default_factory=dict)
     loss: LossCounters = dataclasses.field(default_factory=LossCounters)
@@ -459,8 +487,8 @@ class InferenceTimeline:
     allocation_failures: list[AllocationFailure] = dataclasses.field(default_factory=list)
     pmu_units: dict[str, str] = dataclasses.field(default_factory=dict)
     pmu_stats: dict[str, CounterStat] = dataclasses.field(default_factory=dict)
-    crcs: list[BufferCrc] = dataclasses.field(default_factory=list)
-    records: list[TelemetryRecord] = dataclasses.field(default_factory=list)
+    crcs: Sequence[BufferCrc] = dataclasses.field(default_factory=list)
+    records: Sequence[TelemetryRecord] = dataclasses.field(default_factory=list)
     tasks: list[TaskSlice] = dataclasses.field(default_factory=list)
     task_names: dict[int, str] = dataclasses.field(default_factory=dict)
     span_facts: SpanFacts | None = None
@@ -480,6 +508,7 @@ class TimelineBuilder:
         self.timeline = InferenceTimeline(**fields)  # type: ignore[arg-type]
         self.spans: list[LayerSpan] = []
         self.inferences: list[Inference] = []
+        self.npu_jobs: list[NpuJob] = []
 
     def add_layer(self, info: LayerInfo) -> None:
         """Describe a layer."""
@@ -493,6 +522,10 @@ class TimelineBuilder:
         """Add an inference (its ``layers`` are ignored: add spans separately)."""
         self.inferences.append(inference)
 
+    def add_npu_job(self, job: NpuJob) -> None:
+        """Add an NPU job, in time order."""
+        self.npu_jobs.append(job)
+
     def build(self) -> InferenceTimeline:
         """Freeze and return the timeline."""
         names: list[str] = []
@@ -500,4 +533,6 @@ class TimelineBuilder:
             names.extend(n for n in span.pmu if n not in names)
         self.timeline.spans = LayerSpans.from_rows(self.spans, names)
         self.timeline.inferences = Inferences.from_rows(self.inferences)
+        if self.npu_jobs:
+            self.timeline.npu_jobs = [*self.timeline.npu_jobs, *self.npu_jobs]
         return self.timeline

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import TYPE_CHECKING, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from tracer.analysis.settings import AnalysisSettings
 
@@ -21,45 +22,60 @@ INPUT_HELP = "a .trace capture, a raw ITM/SWO file, or a firmware text log (UART
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     """``--budget FILE...``, ``--tolerance PCT``, ``--clock HZ`` and the jitter thresholds."""
     parser.add_argument(
-        "--budget", metavar="FILE", nargs="+", action="extend", default=[],
+        "--budget",
+        metavar="FILE",
+        nargs="+",
+        action="extend",
+        default=[],
         help="the predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow bundle header, or a "
-             "TOML/JSON budget; files of one model combine (repeatable)",
-    )  # fmt: skip
+        "TOML/JSON budget; files of one model combine (repeatable)",
+    )
     parser.add_argument(
-        "--tolerance", metavar="PCT", type=_percent,
+        "--tolerance",
+        metavar="PCT",
+        type=_percent,
         help="allowed excess over a layer's predicted cycles, in percent, for every layer: it replaces "
-             "the budget's own tolerances, saying so (default: the layer's own in the budget, else the "
-             "budget's, else 10)",
-    )  # fmt: skip
+        "the budget's own tolerances, saying so (default: the layer's own in the budget, else the "
+        "budget's, else 10)",
+    )
     parser.add_argument(
-        "--match", choices=("model", "any"), default="model",
+        "--match",
+        choices=("model", "any"),
+        default="model",
         help="model (default): the budget must describe the capture's model, else exit 2 saying what "
-             "differs (layer count, operators, unmatched layers); any: pair the layers anyway (a "
-             "renamed or edited model), with a warning saying what differs",
-    )  # fmt: skip
+        "differs (layer count, operators, unmatched layers); any: pair the layers anyway (a "
+        "renamed or edited model), with a warning saying what differs",
+    )
     parser.add_argument(
-        "--jitter-threshold", metavar="PCT", type=_percent,
+        "--jitter-threshold",
+        metavar="PCT",
+        type=_percent,
         help="excess over a layer's median, in percent, that makes a run an outlier (default: the budget's "
-             "jitter_threshold_pct, else 20)",
-    )  # fmt: skip
+        "jitter_threshold_pct, else 20)",
+    )
     parser.add_argument(
-        "--jitter-min-share", metavar="PCT", type=_share,
+        "--jitter-min-share",
+        metavar="PCT",
+        type=_share,
         help="share of the inference, in percent, under which a layer's jitter is information, not a warning: "
-             "its slowest run over the median inference latency (default: the budget's jitter_min_share_pct, "
-             "else 1; 0 turns it off)",
-    )  # fmt: skip
+        "its slowest run over the median inference latency (default: the budget's jitter_min_share_pct, "
+        "else 1; 0 turns it off)",
+    )
     parser.add_argument(
-        "--clock", metavar="HZ", type=_frequency,
+        "--clock",
+        metavar="HZ",
+        type=_frequency,
         help="the clock the input's cycles count, for inputs that do not say (text logs); accepts k/M suffixes",
-    )  # fmt: skip
+    )
 
 
 def add_elf_argument(parser: argparse.ArgumentParser) -> None:
     """``--elf PATH``: the firmware image, to name the CPU hot spots of PC samples."""
     parser.add_argument(
-        "--elf", metavar="PATH",
+        "--elf",
+        metavar="PATH",
         help="the firmware ELF: names the functions of PC samples (CPU hot spots per layer), inlined ones included",
-    )  # fmt: skip
+    )
 
 
 @dataclasses.dataclass
@@ -82,7 +98,8 @@ class Loaded:
 
     def settings(self, args: argparse.Namespace) -> AnalysisSettings:
         """The analysis thresholds the command line sets (the budget's apply where it sets none:
-        :meth:`AnalysisSettings.jitter`)."""
+        :meth:`AnalysisSettings.jitter`).
+        """
         return settings_of(args)
 
 
@@ -153,7 +170,8 @@ def _load_budget(args: argparse.Namespace) -> Budget | None:
 
 def load_input(args: argparse.Namespace, budget: Budget | None = None) -> Loaded:
     """Load the budget (exit 2 on a bad file; or use ``budget``, loaded already) then the input
-    (exit 3 if unreadable); warnings to stderr."""
+    (exit 3 if unreadable); warnings to stderr.
+    """
     from tracer.pipeline.load import load_timeline
 
     console = args.console
@@ -181,9 +199,7 @@ def _after_loading(args: argparse.Namespace, loaded: Loaded) -> None:
     for warning in source.warnings:
         console.warn(warning)
     if source.kind in ("capture", "raw-itm") and source.records == 0 and not len(timeline.inferences):
-        console.warn(
-            f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)"
-        )
+        console.warn(f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)")
     if budget is not None:
         _check_model(timeline, budget, args, lost_data=timeline.loss.any or bool(source.warnings))
         _say_tolerance(budget, args)

@@ -51,10 +51,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     add_budget_arguments(parser)
     parser.add_argument(
-        "--fail-on", choices=("warning", "error"), default="error",
+        "--fail-on",
+        choices=("warning", "error"),
+        default="error",
         help="the finding severity that fails the check (default: error)",
-    )  # fmt: skip
-    parser.add_argument("--format", choices=("text", "json", "junit"), default="text", help="output format (default: text)")
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json", "junit"), default="text", help="output format (default: text)"
+    )
     parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
 
 
@@ -102,10 +106,13 @@ INPUT = "input"
 def _row_counts(timeline: Any) -> dict[str, int]:
     """What a timeline (or a window of one) holds, row by row."""
     return {
-        "inference(s)": len(timeline.inferences), "layer execution(s)": len(timeline.spans),
-        "arena report(s)": len(timeline.arena), "stack report(s)": len(timeline.stacks),
-        "NPU job(s)": len(timeline.npu_jobs), "interrupt(s)": len(timeline.isrs),
-    }  # fmt: skip
+        "inference(s)": len(timeline.inferences),
+        "layer execution(s)": len(timeline.spans),
+        "arena report(s)": len(timeline.arena),
+        "stack report(s)": len(timeline.stacks),
+        "NPU job(s)": len(timeline.npu_jobs),
+        "interrupt(s)": len(timeline.isrs),
+    }
 
 
 def input_checks(loaded: Any, rows: dict[str, int] | None = None) -> list[Any]:
@@ -124,23 +131,37 @@ def input_checks(loaded: Any, rows: dict[str, int] | None = None) -> list[Any]:
     counts = [(n, what) for what, n in (rows or _row_counts(timeline)).items()] + [
         (len(timeline.pmu_totals) + len(timeline.pmu_stats), "PMU profile(s)"),
         (len(timeline.allocation_failures), "allocation failure(s)"),
-    ]  # fmt: skip
+    ]
     seen = [f"{n:,} {what.replace('(s)', 's' if n != 1 else '')}" for n, what in counts if n]
     size = getattr(loaded.facts, "bytes", 0)
     measured = Check(
-        "measured", INPUT, bool(seen), sum(n for n, _ in counts), 1, "items",
-        ", ".join(seen) if seen else (
+        "measured",
+        INPUT,
+        bool(seen),
+        sum(n for n, _ in counts),
+        1,
+        "items",
+        ", ".join(seen)
+        if seen
+        else (
             f"nothing measured: no inference, layer, memory or PMU data in {size:,} bytes of input "
             "(an empty or cut capture, the wrong file, or firmware without tracer's records)"
         ),
-    )  # fmt: skip
+    )
     checks = [measured]
     if loaded.kind in ("capture", "raw-itm"):
         doubt = loaded.facts.trace_doubt
-        checks.append(Check(
-            "input looks like trace", INPUT, doubt is None, None, None, "",
-            doubt or "the packets decode as ITM/DWT trace does (reserved headers: almost none)",
-        ))  # fmt: skip
+        checks.append(
+            Check(
+                "input looks like trace",
+                INPUT,
+                doubt is None,
+                None,
+                None,
+                "",
+                doubt or "the packets decode as ITM/DWT trace does (reserved headers: almost none)",
+            )
+        )
     return checks
 
 
@@ -156,8 +177,12 @@ def _write_text(result: Any, out: IO[str], capture: str, args: argparse.Namespac
 
     budget = " ".join(args.budget) if args.budget else "none (memory and findings only)"
     out.write(f"tracer check {capture}\nbudget: {budget}\n")
-    titles = {INPUT: "input", LAYERS: "layers (measured p50 against predicted + tolerance)", MEMORY: "memory",
-              FINDINGS: "findings"}  # fmt: skip
+    titles = {
+        INPUT: "input",
+        LAYERS: "layers (measured p50 against predicted + tolerance)",
+        MEMORY: "memory",
+        FINDINGS: "findings",
+    }
     for group in (INPUT, LAYERS, MEMORY, FINDINGS):
         checks = [c for c in result.checks if c.group == group]
         if not checks:

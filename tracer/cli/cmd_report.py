@@ -52,9 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_elf_argument(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument(
-        "--per-inference", action="store_true",
+        "--per-inference",
+        action="store_true",
         help="also list every inference with the cycles of every layer (JSON: per_inference)",
-    )  # fmt: skip
+    )
     parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
 
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from tracer.analysis.statistics import summarize_sorted
 from tracer.analysis.samples import LayerSamples
+from tracer.analysis.statistics import summarize_sorted
 from tracer.compare.digest import CaptureDigest, FindingKey, pool
 from tracer.compare.models import LayerPair, MatchMode, check_same_model, pair_layers
 from tracer.compare.significance import Interval, RankTest, bootstrap_change, mann_whitney_u
@@ -242,7 +242,8 @@ def compare(
     """Compare the captures of a new build with those of a base.
 
     Args:
-        base, new: The digests of each side (one or more each).
+        base: The digests of the base build's captures (one or more).
+        new: The digests of the new build's captures (one or more).
         threshold_pct: The smallest change that is a regression, in percent.
         alpha: The p-value a change must beat.
         mode: How the layers pair.
@@ -267,12 +268,18 @@ def compare(
     base_keys = {f.key for f in b.findings}
     new_keys = {f.key for f in n.findings}
     return Comparison(
-        base=b, new=n, mode=mode, threshold_pct=threshold_pct, alpha=alpha, latency=latency, layers=layers,
+        base=b,
+        new=n,
+        mode=mode,
+        threshold_pct=threshold_pct,
+        alpha=alpha,
+        latency=latency,
+        layers=layers,
         memory=_memory(b, n, threshold_pct),
         appeared=tuple(f for f in n.findings if f.key not in base_keys),
         gone=tuple(f for f in b.findings if f.key not in new_keys),
         notes=tuple(notes),
-    )  # fmt: skip
+    )
 
 
 def _layer_change(pair: LayerPair, b: CaptureDigest, n: CaptureDigest, threshold: float, alpha: float) -> Change:
@@ -281,8 +288,16 @@ def _layer_change(pair: LayerPair, b: CaptureDigest, n: CaptureDigest, threshold
     info = n.layers.get(pair.new) if pair.new is not None else None
     info = info or (b.layers.get(pair.base) if pair.base is not None else None)
     empty = np.zeros(0, np.int64)
-    change = _change(pair.label, pair.base, pair.new, info.op if info else "",
-                     base.cycles if base else empty, new.cycles if new else empty, threshold, alpha)  # fmt: skip
+    change = _change(
+        pair.label,
+        pair.base,
+        pair.new,
+        info.op if info else "",
+        base.cycles if base else empty,
+        new.cycles if new else empty,
+        threshold,
+        alpha,
+    )
     if base is None or new is None:
         return change
     engines = None
@@ -293,9 +308,15 @@ def _layer_change(pair: LayerPair, b: CaptureDigest, n: CaptureDigest, threshold
 
 
 def _change(
-    label: str, base_index: int | None, new_index: int | None, op: str,
-    base_values: np.ndarray, new_values: np.ndarray, threshold: float, alpha: float,
-) -> Change:  # fmt: skip
+    label: str,
+    base_index: int | None,
+    new_index: int | None,
+    op: str,
+    base_values: np.ndarray,
+    new_values: np.ndarray,
+    threshold: float,
+    alpha: float,
+) -> Change:
     nb, nn = len(base_values), len(new_values)
     if nb == 0 or nn == 0:
         return Change(label, base_index, new_index, op, nb, nn, None, None, None, False, False, Verdict.NOT_MEASURED)
@@ -313,8 +334,20 @@ def _change(
         test = mann_whitney_u(base_values, new_values)
         assert p50.interval is not None
         significant = test.p_value < alpha and p50.interval.excludes_zero()
-    return Change(label, base_index, new_index, op, nb, nn, p50, p99, test, exact, significant,
-                  _verdict(significant, p50, threshold))  # fmt: skip
+    return Change(
+        label,
+        base_index,
+        new_index,
+        op,
+        nb,
+        nn,
+        p50,
+        p99,
+        test,
+        exact,
+        significant,
+        _verdict(significant, p50, threshold),
+    )
 
 
 def _verdict(significant: bool, p50: QuantileChange, threshold: float) -> Verdict:

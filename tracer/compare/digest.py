@@ -14,7 +14,7 @@ long capture) is their concatenation (:func:`pool`).
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -174,8 +174,9 @@ def merge_windows(windows: Sequence[CaptureDigest], name: str, labels: Mapping[s
     findings = merged.findings
     if not all(any(f.id == NOTHING_MEASURED for f in w.findings) for w in windows):
         findings = tuple(f for f in findings if f.id != NOTHING_MEASURED)
-    return dataclasses.replace(merged, names=(name,), labels=dict(labels), findings=findings,
-                               warnings=windows[-1].warnings)  # fmt: skip
+    return dataclasses.replace(
+        merged, names=(name,), labels=dict(labels), findings=findings, warnings=windows[-1].warnings
+    )
 
 
 def _first_of_each(findings: Iterable[FindingKey]) -> list[FindingKey]:

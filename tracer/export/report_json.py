@@ -84,9 +84,10 @@ class _RowsEncoder(json.JSONEncoder):
         return super().default(o)
 
 
-class _StreamedList(list):  # type: ignore[type-arg]
+class _StreamedList(list[Any]):
     """A list the JSON encoder iterates without it holding the rows: with ``indent`` (as
-    :func:`write_report_json` writes), ``json`` encodes lists in Python, through ``__iter__``."""
+    :func:`write_report_json` writes), ``json`` encodes lists in Python, through ``__iter__``.
+    """
 
     def __init__(self, rows: JsonRows) -> None:
         super().__init__()
@@ -221,17 +222,19 @@ def inference_listing(timeline: InferenceTimeline) -> list[dict[str, Any]]:
                     row["pmu"] = values
             rows.append(row)
         s, e = opt(inf.start[i]), opt(inf.end[i])
-        out.append({
-            "number": int(inf.number[i]),
-            "complete": bool(inf.complete[i]),
-            "problems": list(inf.problems[i]),
-            "start": s,
-            "end": e,
-            "latency_cycles": e - s if s is not None and e is not None else None,
-            "input_crc": opt(inf.input_crc[i]),
-            "output_crc": opt(inf.output_crc[i]),
-            "layers": rows,
-        })  # fmt: skip
+        out.append(
+            {
+                "number": int(inf.number[i]),
+                "complete": bool(inf.complete[i]),
+                "problems": list(inf.problems[i]),
+                "start": s,
+                "end": e,
+                "latency_cycles": e - s if s is not None and e is not None else None,
+                "input_crc": opt(inf.input_crc[i]),
+                "output_crc": opt(inf.output_crc[i]),
+                "layers": rows,
+            }
+        )
     return out
 
 

@@ -22,16 +22,16 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
-from tracer.base.timeline import Engine, LayerInfo
 from tracer.analysis.samples import LayerSamples, compact, layer_rows
+from tracer.base.timeline import Engine, LayerInfo
 from tracer.compare.digest import CaptureDigest, FindingKey
 from tracer.errors import CaptureError, UsageError
 from tracer.fleet import schema
@@ -94,12 +94,19 @@ class Dataset:
             raise DatasetError(f"{root}: exists and is not a folder")
         if not (root / schema.MANIFEST).is_file():
             if root.exists() and any(p.name not in (STAGING, JOURNAL, LOCK) for p in root.iterdir()):
-                raise DatasetError(f"{root}: a folder that is not a tracer dataset (no {schema.MANIFEST}); "
-                                   "name a new or empty folder")  # fmt: skip
+                raise DatasetError(
+                    f"{root}: a folder that is not a tracer dataset (no {schema.MANIFEST}); name a new or empty folder"
+                )
             root.mkdir(parents=True, exist_ok=True)
-            _write_json(root / schema.MANIFEST, {"format": schema.FORMAT, "schema_version": schema.SCHEMA_VERSION,
-                                                 "partitioning": f"hive: {schema.PARTITION}=YYYY-MM-DD",
-                                                 "tables": sorted(schema.TABLES)})  # fmt: skip
+            _write_json(
+                root / schema.MANIFEST,
+                {
+                    "format": schema.FORMAT,
+                    "schema_version": schema.SCHEMA_VERSION,
+                    "partitioning": f"hive: {schema.PARTITION}=YYYY-MM-DD",
+                    "tables": sorted(schema.TABLES),
+                },
+            )
         return cls.open(root)
 
     # -- writing ---------------------------------------------------------------------------------
@@ -130,7 +137,8 @@ class Dataset:
 
     def recover(self) -> list[str]:
         """Complete the commits journals describe, drop staging folders without one (call with the
-        lock held); returns the runs completed."""
+        lock held); returns the runs completed.
+        """
         done = []
         for journal in sorted((self.root / JOURNAL).glob("*.json")):
             entry = json.loads(journal.read_text())
@@ -158,17 +166,24 @@ class Dataset:
             empty = table_schema.empty_table()
             return empty.select(list(columns)) if columns else empty
         partitioning = pds.partitioning(pa.schema([(schema.PARTITION, pa.string())]), flavor="hive")
-        data = pds.dataset(folder, schema=table_schema.append(pa.field(schema.PARTITION, pa.string())),
-                           format="parquet", partitioning=partitioning)  # fmt: skip
+        data = pds.dataset(
+            folder,
+            schema=table_schema.append(pa.field(schema.PARTITION, pa.string())),
+            format="parquet",
+            partitioning=partitioning,
+        )
         return data.to_table(columns=list(columns) if columns else None, filter=where)
 
     def capture_table(self, name: str, ids: Sequence[str], columns: Sequence[str], where: Any = None) -> pa.Table:
         """A per-capture table (inferences, layer_executions, pmu) of the captures ``ids``: their own
-        files are read, not every file of the table filtered."""
+        files are read, not every file of the table filtered.
+        """
         dates = self.table("captures", ["capture_id", schema.PARTITION], pds.field("capture_id").isin(list(ids)))
-        files = [self.root / name / f"{schema.PARTITION}={date}" / f"{capture_id}.parquet"
-                 for capture_id, date in zip(dates["capture_id"].to_pylist(), dates[schema.PARTITION].to_pylist())]  # fmt: skip
-        files = [str(f) for f in files if f.is_file()]
+        paths = [
+            self.root / name / f"{schema.PARTITION}={date}" / f"{capture_id}.parquet"
+            for capture_id, date in zip(dates["capture_id"].to_pylist(), dates[schema.PARTITION].to_pylist())
+        ]
+        files = [str(f) for f in paths if f.is_file()]
         if not files:
             return schema.TABLES[name].empty_table().select(list(columns))
         data = pds.dataset(files, schema=schema.TABLES[name], format="parquet")
@@ -201,8 +216,10 @@ class Dataset:
         ids = self.select(selector)
         if not ids:
             wanted = " ".join(f"{k}={v}" for k, v in selector.items())
-            raise UsageError(f"--{side} {wanted}: no capture of {self.root} has these labels "
-                             "(labels: SELECT DISTINCT key, value FROM labels)")  # fmt: skip
+            raise UsageError(
+                f"--{side} {wanted}: no capture of {self.root} has these labels "
+                "(labels: SELECT DISTINCT key, value FROM labels)"
+            )
         return [digest_from_tables(self, ids, f"{self.root} {side}")]
 
     def __str__(self) -> str:
@@ -228,8 +245,10 @@ class Staging:
     def add(self, relative: str) -> None:
         """Take a file written at ``folder / relative`` into the commit."""
         if not (self.folder / relative).is_file():
-            raise CaptureError(f"{self.folder / relative}: a staged file is missing (is the dataset folder shared "
-                               "with the Dask workers?)")  # fmt: skip
+            raise CaptureError(
+                f"{self.folder / relative}: a staged file is missing (is the dataset folder shared "
+                "with the Dask workers?)"
+            )
         self.files.append(relative)
 
     def commit(self) -> None:
@@ -256,11 +275,16 @@ def digest_from_tables(dataset: Dataset, ids: Sequence[str], name: str) -> Captu
     described = dataset.table("layers", ["capture_id", "layer", "name", "op", "engine"], where).to_pylist()
     models: dict[str, dict[int, LayerInfo]] = {i: {} for i in ids}
     for row in described:
-        models[row["capture_id"]][row["layer"]] = LayerInfo(row["layer"], row["name"] or "", row["op"] or "",
-                                                            Engine(row["engine"]))  # fmt: skip
+        models[row["capture_id"]][row["layer"]] = LayerInfo(
+            row["layer"], row["name"] or "", row["op"] or "", Engine(row["engine"])
+        )
     check_same_model([(f"capture {i[:12]}", models[i]) for i in ids], name.rsplit(" ", 1)[-1])
-    executions = dataset.capture_table("layer_executions", ids, ["layer", "cycles", "isr_cycles"],
-                                       pds.field("complete") == True)  # noqa: E712 - a pyarrow expression
+    executions = dataset.capture_table(
+        "layer_executions",
+        ids,
+        ["layer", "cycles", "isr_cycles"],
+        pds.field("complete") == True,  # noqa: E712  -- a pyarrow expression, not a Python comparison
+    )
     layer = executions["layer"].to_numpy()
     cycles = compact(executions["cycles"].to_numpy())
     isr = compact(executions["isr_cycles"].to_numpy())
@@ -272,12 +296,14 @@ def digest_from_tables(dataset: Dataset, ids: Sequence[str], name: str) -> Captu
     samples: dict[int, LayerSamples] = {}
     for index, rows in layer_rows(layer):
         isr_part = isr[rows]
-        samples[index] = LayerSamples(cycles[rows], isr_part if isr_part.any() else None,
-                                      dict(sorted(counters.get(index, {}).items())))  # fmt: skip
+        samples[index] = LayerSamples(
+            cycles[rows], isr_part if isr_part.any() else None, dict(sorted(counters.get(index, {}).items()))
+        )
     inferences = dataset.capture_table("inferences", ids, ["latency", "complete"])
     done = inferences.filter(pc.and_(inferences["complete"], pc.is_valid(inferences["latency"])))
-    captures = dataset.table("captures", ["capture_id", "clock_hz", "arena_used", "arena_size", "inferences",
-                                          "complete", "path"], where).to_pylist()  # fmt: skip
+    captures = dataset.table(
+        "captures", ["capture_id", "clock_hz", "arena_used", "arena_size", "inferences", "complete", "path"], where
+    ).to_pylist()
     stacks: dict[str, tuple[int, int, bool]] = {}
     for row in dataset.table("stacks", ["name", "high_water", "size", "canary_ok"], where).to_pylist():
         old = stacks.get(row["name"], (0, row["size"], True))
@@ -355,5 +381,5 @@ def _fsync_dir(folder: Path) -> None:
 def _run_id() -> str:
     import datetime as _dt
 
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
     return f"{stamp}-{uuid.uuid4().hex[:8]}"

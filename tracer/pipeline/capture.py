@@ -72,8 +72,7 @@ def decode_capture(
         timeline = decoder.timeline()
         # A probe's NPU samples (capture notes) join the firmware's records when CYCCNT places them.
         polled, why = probe_npu_records((event for _, event in reader.events), timeline)
-        timeline.records.extend(polled)
-        timeline.records.extend(pcs.finish(timeline))
+        timeline.records = [*timeline.records, *polled, *pcs.finish(timeline)]
         warnings += [f"{reader.name}: {w}" for w in why]
         return DecodedCapture(
             timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted, itm.doubt

@@ -17,9 +17,11 @@ numbers (how the two merge: :func:`tracer.telemetry.console_text.merge_console`)
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tracer.base.facts import InputFacts
+from tracer.base.timeline import InferenceTimeline
 from tracer.capture.reader import open_capture
 from tracer.limits import CLOCK_RANGE, valid_clock_hz
 from tracer.pipeline.capture import decode_capture
@@ -27,7 +29,6 @@ from tracer.telemetry.console_text import log_warnings, merge_console
 from tracer.telemetry.etdump import is_etdump, read_etdump
 from tracer.telemetry.logs import LogReader, is_text_log, read_log
 from tracer.telemetry.logs.sniff import SNIFF_BYTES
-from tracer.base.timeline import InferenceTimeline
 
 CAPTURE = "capture"
 RAW_ITM = "raw-itm"
@@ -72,9 +73,15 @@ def load_timeline(
         decoded = decode_capture(path, on_progress=on_progress)
         timeline = decoded.timeline
         facts = InputFacts(
-            CAPTURE if is_capture else RAW_ITM, decoded.metadata.source or label, label, decoded.stream_bytes,
-            decoded.host_seconds, list(decoded.warnings), decoded.records, trace_doubt=decoded.trace_doubt,
-        )  # fmt: skip
+            CAPTURE if is_capture else RAW_ITM,
+            decoded.metadata.source or label,
+            label,
+            decoded.stream_bytes,
+            decoded.host_seconds,
+            list(decoded.warnings),
+            decoded.records,
+            trace_doubt=decoded.trace_doubt,
+        )
         if timeline.console:
             facts.console_lines = len(timeline.console)
             timeline = merge_console(timeline, facts.warnings)
@@ -84,7 +91,8 @@ def load_timeline(
 
 def settle_clock(timeline: InferenceTimeline, facts: InputFacts, label: str, clock_hz: int | None) -> None:
     """Refuse a clock out of range (with a warning) and use ``clock_hz`` (``--clock``) when the
-    input gives none."""
+    input gives none.
+    """
     if timeline.clock_hz is not None and not valid_clock_hz(timeline.clock_hz):
         facts.warnings.append(
             f"{label}: the {timeline.clock_source} gives a clock of {timeline.clock_hz} Hz, not {CLOCK_RANGE}; "

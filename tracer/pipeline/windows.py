@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from tracer.base.columns import LazyRecords
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.capture.reader import open_capture
@@ -32,8 +33,8 @@ from tracer.pipeline.capture import decode_reader
 from tracer.pipeline.load import CAPTURE, RAW_ITM, load_timeline, settle_clock
 from tracer.telemetry.console_text import merge_console
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
-from tracer.telemetry.logs import is_text_log
 from tracer.telemetry.etdump import is_etdump
+from tracer.telemetry.logs import is_text_log
 from tracer.telemetry.swo_pc import SwoPcCollector
 
 WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
@@ -84,9 +85,12 @@ def read_windows(
 
 
 def _stream(
-    path: str | os.PathLike[str], kind: str, on_progress: Callable[[int], None] | None, window_spans: int,
+    path: str | os.PathLike[str],
+    kind: str,
+    on_progress: Callable[[int], None] | None,
+    window_spans: int,
     clock_hz: int | None,
-) -> Iterator[tuple[InferenceTimeline, InputFacts]]:  # fmt: skip
+) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
     label = str(path)
     with open_capture(path) as reader:
         meta = reader.metadata
@@ -108,12 +112,20 @@ def _stream(
         facts.trace_doubt = itm.doubt
         facts.warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
         if pcs.samples:
-            facts.warnings.append(f"{reader.name}: {pcs.samples} DWT PC samples left out: a capture larger than "
-                                  f"{WHOLE_BYTES >> 20} MB is read in windows, and they are placed against the whole")  # fmt: skip
-        polled = sum(len(e.get("qread", [])) for _, e in reader.events if e.get("event") == "npu samples")
+            facts.warnings.append(
+                f"{reader.name}: {pcs.samples} DWT PC samples left out: a capture larger than "
+                f"{WHOLE_BYTES >> 20} MB is read in windows, and they are placed against the whole"
+            )
+        polled = sum(
+            len(qread)
+            for _, e in reader.events
+            if e.get("event") == "npu samples" and isinstance(qread := e.get("qread"), list)
+        )
         if polled:
-            facts.warnings.append(f"{reader.name}: {polled} NPU samples polled by the probe left out: a capture "
-                                  f"larger than {WHOLE_BYTES >> 20} MB is read in windows")  # fmt: skip
+            facts.warnings.append(
+                f"{reader.name}: {polled} NPU samples polled by the probe left out: a capture "
+                f"larger than {WHOLE_BYTES >> 20} MB is read in windows"
+            )
         first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
         facts.host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
         # The last window, even without an inference: it carries the capture's facts at its end.
@@ -125,7 +137,8 @@ def _stream(
 @dataclasses.dataclass
 class _Cut:
     """Where the last window ended (its last layer execution's end: interrupt slices that start
-    after it belong to the next window), and the ``--clock`` to settle every window's clock with."""
+    after it belong to the next window), and the ``--clock`` to settle every window's clock with.
+    """
 
     clock_hz: int | None
     after: int | None = None
@@ -144,25 +157,37 @@ def _window(
     if len(rows.spans):
         cut.after = int(rows.spans.end.max())
         decoder.discard_isrs(cut.after)
-    window_facts = dataclasses.replace(facts, bytes=stream_bytes, records=decoder.records_accepted,
-                                       warnings=list(facts.warnings))  # fmt: skip
+    window_facts = dataclasses.replace(
+        facts, bytes=stream_bytes, records=decoder.records_accepted, warnings=list(facts.warnings)
+    )
     if timeline.console:
         window_facts.console_lines = len(timeline.console)
         timeline = merge_console(timeline, window_facts.warnings)
-    settle_clock(timeline, window_facts, window_facts.path, cut.clock_hz)
+    settle_clock(timeline, window_facts, window_facts.path or window_facts.source, cut.clock_hz)
     return timeline, window_facts
 
 
 def _timeline(base: InferenceTimeline, rows: NewRows, after: int | None) -> InferenceTimeline:
     """``base`` (the decoder's facts) with the window's own rows: the interrupt slices that start
-    after the last window's end (``after``) up to this window's."""
+    after the last window's end (``after``) up to this window's.
+    """
     isrs = base.isrs  # the slices held: from the window's start (older ones were discarded) on
+    assert isinstance(isrs, LazyRecords)  # the decoder's columns: cut by their start column
     if after is not None and len(isrs):
-        isrs = isrs[int(np.searchsorted(isrs.column(0), after, side="right")) :]  # type: ignore[attr-defined]
+        isrs = isrs[int(np.searchsorted(isrs.column(0), after, side="right")) :]
     if len(rows.spans) and len(isrs):
-        isrs = isrs[: int(np.searchsorted(isrs.column(0), int(rows.spans.end.max()), side="right"))]  # type: ignore[attr-defined]
+        isrs = isrs[: int(np.searchsorted(isrs.column(0), int(rows.spans.end.max()), side="right"))]
     return dataclasses.replace(
-        base, inferences=rows.inferences, spans=rows.spans, arena=rows.arena, stacks=rows.stacks,  # type: ignore[arg-type]
-        cache_ops=rows.cache_ops, npu_jobs=rows.npu_jobs, console=list(rows.console), marks=list(rows.marks),
-        crcs=list(rows.crcs), records=list(rows.records), isrs=isrs,
-    )  # fmt: skip
+        base,
+        inferences=rows.inferences,
+        spans=rows.spans,
+        arena=rows.arena,
+        stacks=rows.stacks,
+        cache_ops=rows.cache_ops,
+        npu_jobs=rows.npu_jobs,
+        console=list(rows.console),
+        marks=list(rows.marks),
+        crcs=list(rows.crcs),
+        records=list(rows.records),
+        isrs=isrs,
+    )

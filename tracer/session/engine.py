@@ -141,6 +141,7 @@ class Session:
         self._wake = self._transport.wake
         self._stop = threading.Event()
         self._done = threading.Event()
+        self._started = False  # run() began (under _lock, with _stop: see wait_done)
         self._state = "starting" if mode == "live" else ("paused" if self.options.paused else "playing")
         self._message = ""
         self._reconnects = 0
@@ -320,7 +321,14 @@ class Session:
             self._wake.notify_all()
 
     def wait_done(self, timeout: float | None = None) -> bool:
-        """Wait until :meth:`run` (and its helper threads) have returned; True if they have."""
+        """Wait until :meth:`run` (and its helper threads) have returned; True if they have.
+
+        A session stopped before its worker began (Ctrl-C while the screen was starting) has
+        nothing to wait for: :meth:`run` sees the stop under the same lock and returns at once.
+        """
+        with self._lock:
+            if not self._started and self._stop.is_set():
+                return True
         done = self._done.wait(timeout)
         for thread in self._helpers:
             thread.join(timeout)
@@ -347,6 +355,11 @@ class Session:
         Runs in a worker thread; errors end up in the status (state ``error``), never raised.
         """
         external = stop
+        with self._lock:
+            if self._stop.is_set():  # stopped before it began: wait_done did not wait for it
+                self._done.set()
+                return
+            self._started = True
         self._start_helpers()
         try:
             self._loop(external)

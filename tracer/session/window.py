@@ -394,11 +394,11 @@ def window_timeline(
         spans=spans,
         arena=list(arena),
         stacks=list(stacks),
-        cache_ops=held["cache_ops"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
-        npu_jobs=held["npu_jobs"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
-        isrs=isrs,  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+        cache_ops=held["cache_ops"],
+        npu_jobs=held["npu_jobs"],
+        isrs=isrs,
         console=list(console),
-        marks=held["marks"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
-        crcs=held["crcs"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
-        records=held["records"],  # type: ignore[arg-type]  # the field says list; any sequence is held (fix in base/timeline.py)
+        marks=held["marks"],
+        crcs=held["crcs"],
+        records=held["records"],
     )

@@ -207,15 +207,32 @@ class TelemetryDecoder:
         i = 0
         while i < n:
             i = k.decode_records(
-                batch.kind, batch.a, batch.b, batch.c, batch.flags, batch.ts, batch.offset, i, self._state,
-                self._pend, self._pmu, t.spans, t.infs, t.events, t.words, t.text, t.text_time, t.dwt,
-            )  # fmt: skip
+                batch.kind,
+                batch.a,
+                batch.b,
+                batch.c,
+                batch.flags,
+                batch.ts,
+                batch.offset,
+                i,
+                self._state,
+                self._pend,
+                self._pmu,
+                t.spans,
+                t.infs,
+                t.events,
+                t.words,
+                t.text,
+                t.text_time,
+                t.dwt,
+            )
             if i < n:
                 t.grow(self._state)
 
     def finish(self) -> None:
         """End of stream: a cut record is damaged, an inference in progress is incomplete, an
-        interrupt still open has no known end (counted, dropped)."""
+        interrupt still open has no known end (counted, dropped).
+        """
         if not self.finished:
             k.finish_stream(self._state, self._tables.infs, self._tables.spans)
             self.finished = True
@@ -230,9 +247,13 @@ class TelemetryDecoder:
         """What was lost or damaged so far."""
         s = self._state
         return LossCounters(
-            overflows=int(s[k.S_OVERFLOWS]), gaps=int(s[k.S_GAPS]), lost_records=int(s[k.S_LOST_RECORDS]),
-            damaged_records=int(s[k.S_DAMAGED]), orphan_packets=int(s[k.S_ORPHANS]), desyncs=int(s[k.S_DESYNCS]),
-        )  # fmt: skip
+            overflows=int(s[k.S_OVERFLOWS]),
+            gaps=int(s[k.S_GAPS]),
+            lost_records=int(s[k.S_LOST_RECORDS]),
+            damaged_records=int(s[k.S_DAMAGED]),
+            orphan_packets=int(s[k.S_ORPHANS]),
+            desyncs=int(s[k.S_DESYNCS]),
+        )
 
     @property
     def records_accepted(self) -> int:
@@ -269,7 +290,7 @@ class TelemetryDecoder:
             stacks=self._tables.stacks(self._state),
             cache_ops=self._tables.cache_ops(self._state),
             npu_jobs=self._tables.npu_jobs(self._state),
-            isrs=isrs,  # type: ignore[arg-type]  # a read-only sequence, built on access
+            isrs=isrs,
             console=list(fw.console),
             marks=list(fw.marks),
             pmu_events=self._pmu_event_names(),
@@ -309,8 +330,12 @@ class TelemetryDecoder:
             self._taken = end
             self._spans_taken = span_hi
         t, s = self._tables, self._state
-        for name, records in (("arena", t.arena(s)), ("stacks", t.stacks(s)), ("cache_ops", t.cache_ops(s)),
-                              ("npu_jobs", t.npu_jobs(s))):  # fmt: skip
+        for name, records in (
+            ("arena", t.arena(s)),
+            ("stacks", t.stacks(s)),
+            ("cache_ops", t.cache_ops(s)),
+            ("npu_jobs", t.npu_jobs(s)),
+        ):
             setattr(rows, name, records[self._seen[name] :])
             self._seen[name] = len(records)
         self._events_taken = int(self._state[k.S_N_EVENTS])
@@ -396,8 +421,13 @@ class TelemetryDecoder:
     def held_rows(self) -> dict[str, int]:
         """Rows held in the tables now (a caller of :meth:`discard_taken` checks they stay bounded)."""
         s = self._state
-        return {"spans": int(s[k.S_N_SPANS]), "inferences": int(s[k.S_N_INF]), "events": int(s[k.S_N_EVENTS]),
-                "words": int(s[k.S_N_WORDS]), "text": int(s[k.S_N_TEXT])}  # fmt: skip
+        return {
+            "spans": int(s[k.S_N_SPANS]),
+            "inferences": int(s[k.S_N_INF]),
+            "events": int(s[k.S_N_EVENTS]),
+            "words": int(s[k.S_N_WORDS]),
+            "text": int(s[k.S_N_TEXT]),
+        }
 
     # -- interrupts ------------------------------------------------------------------------------
     def _isr_slices(self) -> tuple[LazyRecords[IsrSlice], HandlerTime]:
@@ -405,7 +435,9 @@ class TelemetryDecoder:
         ratio = cycles_per_tick(self._state)
         key = (len(self.firmware.isr_marks.pairing), len(self._hardware.pairing), ratio)
         if self._isr_cache is None or self._isr_cache[0] != key:
-            slices = merge_slices(self.firmware.isr_marks.pairing, self._hardware.pairing, ratio, self.firmware.isr_names)
+            slices = merge_slices(
+                self.firmware.isr_marks.pairing, self._hardware.pairing, ratio, self.firmware.isr_names
+            )
             self._isr_cache = (key, slices, HandlerTime.of(slices))
         return self._isr_cache[1], self._isr_cache[2]
 
@@ -442,9 +474,13 @@ class TelemetryDecoder:
         trace = None
         if hw.exception_packets:
             trace = ExceptionTraceFacts(
-                hw.exception_packets, hw.pairing.paired, hw.basis, cycles_per_tick(self._state),
-                dataclasses.replace(hw.pairing.counters), hw.before_first_record,
-            )  # fmt: skip
+                hw.exception_packets,
+                hw.pairing.paired,
+                hw.basis,
+                cycles_per_tick(self._state),
+                dataclasses.replace(hw.pairing.counters),
+                hw.before_first_record,
+            )
         return IsrSources(mark_facts, trace, dict(sorted(self.firmware.isr_names.items())))
 
     # -- tables -> model -------------------------------------------------------------------------

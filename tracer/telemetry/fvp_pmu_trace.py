@@ -301,7 +301,7 @@ def npu_timeline(trace: PmuTrace, db: VelaDebugDb, clock_hz: int | None = None, 
         issues = () if complete else ("NPU trace incomplete for this inference",)
         for job in jobs:
             job_ops = [op for op in mine if op.job == job]
-            builder.timeline.npu_jobs.append(
+            builder.add_npu_job(
                 NpuJob(min(o.start for o in job_ops), max(o.end for o in job_ops), number, job_ops[0].cmdstream)
             )
         _add_layer_spans(builder, number, mine, counters)

@@ -26,16 +26,16 @@ with the address (or PC) packet of the same comparator before it.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from tracer.decode.packets import FLAG_WRITE, PacketKind
+from tracer.base.columns import LazyRecords
 from tracer.base.exceptions import ARCHITECTURAL, FIRST_IRQ
 from tracer.base.facts import DataAccess, IsrCounters
-from tracer.telemetry import kernel as k
-from tracer.base.columns import LazyRecords
 from tracer.base.timeline import IsrSlice
+from tracer.decode.packets import FLAG_WRITE, PacketKind
+from tracer.telemetry import kernel as k
 
 ACTION_ENTER = 1
 ACTION_EXIT = 2
@@ -81,7 +81,8 @@ class _Open:
 
 class _SliceStore:
     """Closed slices as a growing int64 table (rows: start base/delta, end base/delta, exception,
-    depth, repaired): 56 bytes a slice, whatever the capture's length."""
+    depth, repaired): 56 bytes a slice, whatever the capture's length.
+    """
 
     COLS = 7
 
@@ -178,8 +179,9 @@ class SlicePairing:
         del self.open[i:]
 
     def _add(self, entry: _Open, end: Stamp, repaired: bool) -> None:
-        self._store.append((entry.start.base, entry.start.delta, end.base, end.delta, entry.number, entry.depth,
-                            int(repaired)))  # fmt: skip
+        self._store.append(
+            (entry.start.base, entry.start.delta, end.base, end.delta, entry.number, entry.depth, int(repaired))
+        )
         if repaired:
             self.counters.repaired += 1
             if entry.overflowed:
@@ -239,8 +241,20 @@ class HardwareEvents:
                 address, bits = self._address.pop(b, (None, 0))
                 pc = self._pc.pop(b, None)
                 write = bool((flags >> 8) & FLAG_WRITE)
-                self._access_rows.append((at.base, at.delta, b, address, bits if address is not None else 0, pc, a,
-                                          flags & 0xFF, write, None if inference < 0 else inference))  # fmt: skip
+                self._access_rows.append(
+                    (
+                        at.base,
+                        at.delta,
+                        b,
+                        address,
+                        bits if address is not None else 0,
+                        pc,
+                        a,
+                        flags & 0xFF,
+                        write,
+                        None if inference < 0 else inference,
+                    )
+                )
 
     def _stamp(self, time: int, ts: int, anchor_ts: int, offset: int) -> Stamp | None:
         if time >= 0:

@@ -14,10 +14,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
-
-from typing import Iterable
-
 
 from tracer.analysis.budget_view import LayerPlan
 from tracer.analysis.findings.base import Finding, Severity
@@ -27,8 +25,14 @@ from tracer.base.timeline import Engine, InferenceTimeline
 if TYPE_CHECKING:
     from tracer.analysis.analyze import Analysis
 
-KINDS = ("layer-over-budget", "layer-p99-over-budget", "latency-over-budget", "budget-layer-not-measured",
-         "layer-without-budget", "budget-clock-unknown")  # fmt: skip
+KINDS = (
+    "layer-over-budget",
+    "layer-p99-over-budget",
+    "latency-over-budget",
+    "budget-layer-not-measured",
+    "layer-without-budget",
+    "budget-clock-unknown",
+)
 MAX_LISTED = 50  # inference numbers listed in evidence
 
 NPU_FIX = (
@@ -67,8 +71,15 @@ def layers_over_budget(analysis: Analysis) -> Iterable[Finding]:
                 f"(limit {n(limit)} with {plan.tolerance_pct:g}% tolerance); over the limit in {len(over)} of "
                 f"{cycles.count} inferences"
             )
-            yield Finding("layer-over-budget", Severity.ERROR, index, _with_notes(timeline, message, plan), evidence,
-                          _fix(timeline, index), tuple(over[:MAX_LISTED]))  # fmt: skip
+            yield Finding(
+                "layer-over-budget",
+                Severity.ERROR,
+                index,
+                _with_notes(timeline, message, plan),
+                evidence,
+                _fix(timeline, index),
+                tuple(over[:MAX_LISTED]),
+            )
         elif cycles.p99 > limit:
             message = (
                 f"{describe(timeline, index)} is within budget at p50 ({n(cycles.p50)} cycles) but its p99 is "
@@ -76,11 +87,15 @@ def layers_over_budget(analysis: Analysis) -> Iterable[Finding]:
                 f"{plan.tolerance_pct:g}%): {len(over)} of {cycles.count} inferences ran over"
             )
             yield Finding(
-                "layer-p99-over-budget", Severity.WARNING, index, _with_notes(timeline, message, plan), evidence,
+                "layer-p99-over-budget",
+                Severity.WARNING,
+                index,
+                _with_notes(timeline, message, plan),
+                evidence,
                 "Look at the inferences that ran over (tracer report --per-inference): an interrupt inside "
                 "the layer, bus contention or cache misses on the first inference are the usual causes.",
                 tuple(over[:MAX_LISTED]),
-            )  # fmt: skip
+            )
 
 
 def latency_over_budget(analysis: Analysis) -> Iterable[Finding]:
@@ -93,23 +108,31 @@ def latency_over_budget(analysis: Analysis) -> Iterable[Finding]:
     if not predicted or lat is None:
         return
     model = budget.budget.model
-    if model.tolerance_pct is not None:
-        tolerance = model.tolerance_pct
-    else:
-        tolerance = analysis.settings.default_tolerance_pct  # --tolerance 0 means 0
+    # `is not None`, not `or`: --tolerance 0 means 0
+    tolerance = model.tolerance_pct if model.tolerance_pct is not None else analysis.settings.default_tolerance_pct
     limit = predicted * (1 + tolerance / 100)
     if lat.p50 <= limit:
         return
     ratio = lat.p50 / predicted
     timeline = analysis.timeline
     yield Finding(
-        "latency-over-budget", Severity.ERROR, None,
+        "latency-over-budget",
+        Severity.ERROR,
+        None,
         f"an inference takes {n(lat.p50)} cycles at p50{clock_text(timeline, lat.p50)} against {n(predicted)} "
         f"predicted: {ratio:.2f}x (limit {n(limit)} with {tolerance:g}% tolerance)",
-        {"p50": lat.p50, "p99": lat.p99, "max": lat.max, "count": lat.count, "predicted": round(predicted, 3),
-         "limit": round(limit, 3), "ratio": round(ratio, 4), "tolerance_pct": tolerance},
+        {
+            "p50": lat.p50,
+            "p99": lat.p99,
+            "max": lat.max,
+            "count": lat.count,
+            "predicted": round(predicted, 3),
+            "limit": round(limit, 3),
+            "ratio": round(ratio, 4),
+            "tolerance_pct": tolerance,
+        },
         "Give per-layer predictions (Vela --verbose-performance writes them) to see which layer is off.",
-    )  # fmt: skip
+    )
 
 
 def unmatched_layers(analysis: Analysis) -> Iterable[Finding]:
@@ -123,25 +146,36 @@ def unmatched_layers(analysis: Analysis) -> Iterable[Finding]:
         # None matched at all: the gate compared nothing, which must not pass as "within budget".
         none = len(missing) == sum(1 for b in budget.budget.layers if b.predicted_cycles)
         yield Finding(
-            "budget-layer-not-measured", Severity.ERROR if none else Severity.WARNING, None,
-            ("no measured layer matches any layer of the budget" if none else
-             f"{len(missing)} layer(s) of the budget have a prediction but no measured layer matches them")
+            "budget-layer-not-measured",
+            Severity.ERROR if none else Severity.WARNING,
+            None,
+            (
+                "no measured layer matches any layer of the budget"
+                if none
+                else f"{len(missing)} layer(s) of the budget have a prediction but no measured layer matches them"
+            )
             + f" ({names}): they are not checked",
-            {"layers": [{"index": b.index, "name": b.name, "op": b.op, "predicted_cycles": b.predicted_cycles}
-                        for b in missing]},
+            {
+                "layers": [
+                    {"index": b.index, "name": b.name, "op": b.op, "predicted_cycles": b.predicted_cycles}
+                    for b in missing
+                ]
+            },
             "Mark every layer in the firmware (trc_layer_begin/end or the TFLM profiler adapter) with the "
             "model's names or indices, or give the budget the same layer names.",
-        )  # fmt: skip
+        )
     stats = analysis.layers
     bare = [i for i, p in sorted(budget.plans.items()) if p.predicted_cycles is None and i in stats]
     if bare and budget.budget.layers and budget.matching.scale is not None:
         timeline = analysis.timeline
         yield Finding(
-            "layer-without-budget", Severity.INFO, None,
+            "layer-without-budget",
+            Severity.INFO,
+            None,
             f"{len(bare)} measured layer(s) have no prediction in the budget: "
             + ", ".join(f"{timeline.layer(i).label} ({budget.plans[i].note or 'no match'})" for i in bare[:10]),
             {"layers": bare, "notes": {str(i): budget.plans[i].note for i in bare}},
-        )  # fmt: skip
+        )
 
 
 def clock_unknown(analysis: Analysis) -> Iterable[Finding]:
@@ -150,12 +184,14 @@ def clock_unknown(analysis: Analysis) -> Iterable[Finding]:
     if budget is None or budget.matching.scale is not None:
         return
     yield Finding(
-        "budget-clock-unknown", Severity.ERROR, None,
+        "budget-clock-unknown",
+        Severity.ERROR,
+        None,
         f"the budget counts cycles at {n(budget.budget.model.clock_hz)} Hz but the capture does not say its "
         "own clock: no layer could be compared with its prediction",
         {"budget_clock_hz": budget.budget.model.clock_hz, "capture_clock_hz": None},
         "Give the clock the capture's cycles count: --clock 400M (or have the firmware report it).",
-    )  # fmt: skip
+    )
 
 
 def _evidence(
@@ -164,14 +200,22 @@ def _evidence(
     predicted = plan.predicted_cycles or 0.0
     limit = plan.limit_cycles or 0.0
     return {
-        "p50": p50, "p99": p99, "max": maximum, "count": count,
-        "predicted": round(predicted, 3), "limit": round(limit, 3),
+        "p50": p50,
+        "p99": p99,
+        "max": maximum,
+        "count": count,
+        "predicted": round(predicted, 3),
+        "limit": round(limit, 3),
         "ratio": round(p50 / predicted, 4) if predicted else None,
-        "over_by_cycles": round(p50 - predicted, 3), "tolerance_pct": plan.tolerance_pct,
-        "tolerance_from": plan.tolerance_from, "matched_by": plan.matched_by,
-        "budget_layers": list(plan.budget_layers), "clock_hz": timeline.clock_hz,
-        "inferences_over": over[:MAX_LISTED], "inferences_over_count": len(over),
-    }  # fmt: skip
+        "over_by_cycles": round(p50 - predicted, 3),
+        "tolerance_pct": plan.tolerance_pct,
+        "tolerance_from": plan.tolerance_from,
+        "matched_by": plan.matched_by,
+        "budget_layers": list(plan.budget_layers),
+        "clock_hz": timeline.clock_hz,
+        "inferences_over": over[:MAX_LISTED],
+        "inferences_over_count": len(over),
+    }
 
 
 def _with_notes(timeline: InferenceTimeline, message: str, plan: LayerPlan) -> str:

@@ -185,7 +185,7 @@ class _Timeline:
             self.builder.add_span(LayerSpan(number, self.layer_of[key], start, end, True))
             for d in nested:
                 if d[0].endswith("NPU"):
-                    self.builder.timeline.npu_jobs.append(NpuJob(d[3], d[4], number))
+                    self.builder.add_npu_job(NpuJob(d[3], d[4], number))
         known = bool(call[0])  # without a Method::execute event the start and end are unknown
         self.builder.add_inference(
             Inference(number, call[3] if known else None, call[4] if known else None, True, (), ())
