@@ -193,6 +193,34 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
         for i in range(len(self)):
             yield self[i]
 
+    def _column(self, name: str) -> np.ndarray:
+        if name in self.names:
+            return self.values[:, self.names.index(name)]
+        return np.full(len(self), -1, np.int64)
+
+    def utilization_rows(self, below: float) -> np.ndarray:
+        """The rows whose NPU utilization (as :func:`npu_utilization` gives it for the row) is
+        under ``below``, computed on the columns (a long capture has hundreds of thousands of rows).
+        """
+        total = np.full(len(self), -1, np.int64)
+        has_total = np.zeros(len(self), bool)
+        for name in reversed(CYCLE_NAMES):  # the first cycle counter a row has wins
+            column = self._column(name)
+            total = np.where(column >= 0, column, total)
+            has_total |= column >= 0
+        active, idle = self._column("NPU_ACTIVE").copy(), self._column("NPU_IDLE")
+        has_active, has_idle = active >= 0, idle >= 0
+        derive = ~has_active & has_total & has_idle
+        active[derive] = total[derive] - idle[derive]
+        has_active |= derive
+        derive = ~has_total & has_active & has_idle
+        total[derive] = active[derive] + idle[derive]
+        has_total |= derive
+        known = has_active & has_total & (total != 0)
+        ratio = np.divide(active, total, out=np.zeros(len(self)), where=known)
+        # A little wide (floating point at the boundary): the caller confirms each row exactly.
+        return np.flatnonzero(known & (ratio < below + 1e-9))
+
     @staticmethod
     def concat(parts: Sequence[InferenceCounterTable]) -> InferenceCounterTable:
         """The rows of ``parts`` in order, with every counter any of them has."""

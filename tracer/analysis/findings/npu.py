@@ -59,9 +59,11 @@ def utilization(analysis: Analysis) -> Iterable[Finding]:
         )
     if found_layer:
         return
-    for row in analysis.pmu.per_inference:
+    per_inference = analysis.pmu.per_inference
+    for i in per_inference.utilization_rows(minimum).tolist():
+        row = per_inference[i]
         use = npu_utilization(row.counters)
-        if use is None or use.ratio >= minimum:
+        if use is None or use.ratio >= minimum:  # the columns' verdict, confirmed on the row
             continue
         yield Finding(
             "npu-utilization-low",

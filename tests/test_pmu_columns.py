@@ -1,0 +1,39 @@
+"""Per-inference PMU counters kept as columns: what is computed on the columns agrees with the
+per-row definition (``npu_utilization``) for any mix of counters a target or a log gives."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tracer.analysis.pmu import InferenceCounterTable, npu_utilization
+
+NAMES = ("PMU_CYCLES", "CYCLE", "NPU_ACTIVE", "NPU_IDLE", "AXI0_RD_DATA_BEAT_RECEIVED")
+counter = st.one_of(st.just(-1), st.integers(0, 2_000_000))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    names=st.lists(st.sampled_from(NAMES), min_size=1, max_size=5, unique=True),
+    rows=st.integers(0, 12),
+    data=st.data(),
+    below=st.floats(0.0, 1.0),
+)
+def test_utilization_rows_hold_every_row_under_the_limit(names, rows, data, below) -> None:
+    values = np.array([[data.draw(counter) for _ in names] for _ in range(rows)], np.int64).reshape(rows, len(names))
+    table = InferenceCounterTable(np.arange(rows), np.ones(rows, bool), names, values)
+    expected = set()
+    for i, row in enumerate(table):
+        use = npu_utilization(row.counters)
+        if use is not None and use.ratio < below:
+            expected.add(i)
+    assert expected <= set(table.utilization_rows(below).tolist())
+
+
+def test_exactly_at_the_limit_is_not_under_it() -> None:
+    table = InferenceCounterTable(
+        np.arange(3), np.ones(3, bool), ("PMU_CYCLES", "NPU_ACTIVE"), np.array([[100, 50], [100, 49], [0, 0]])
+    )
+    rows = [i for i in table.utilization_rows(0.5).tolist() if npu_utilization(table[i].counters).ratio < 0.5]
+    assert rows == [1]
