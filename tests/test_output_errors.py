@@ -149,6 +149,34 @@ def test_an_interrupt_inside_an_import_is_raised_once_the_import_is_done(
         sys.modules.pop("interrupted_while_imported", None)
 
 
+def test_a_held_interrupt_goes_to_the_handler_in_place_once_the_import_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C held during an import is raised again afterwards, for whichever handler is in place
+    then: here the module installs its own before its import ends (as the screen's handler is
+    installed after tracer's imports), and it gets the interrupt; nothing raises."""
+    from tracer.cli.signals import interrupt_outside_imports
+
+    (tmp_path / "handler_installed_while_imported.py").write_text(
+        "import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\n"
+        "for _ in range(50):\n    time.sleep(0.002)\nGOT = []\n"
+        "signal.signal(signal.SIGINT, lambda signum, frame: GOT.append(signum))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        interrupt_outside_imports()
+        import handler_installed_while_imported as module
+
+        deadline = time.monotonic() + 2
+        while not module.GOT and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert module.GOT == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        sys.modules.pop("handler_installed_while_imported", None)
+
+
 def _python_start_up_seconds() -> float:
     """Wall time of a bare ``python -c pass`` of this venv, now (the machine's load included)."""
     started = time.perf_counter()

@@ -81,18 +81,19 @@ def _signals_quit(app: Any, stopped: list[str]) -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP quit the screen the way ctrl+c does (exit 130), so the session is
     stopped and its capture flushed and closed on the way out; ``stopped`` gets the signal's name.
 
-    Raising KeyboardInterrupt inside Textual's event loop would print its traceback; the quit is
-    asked of the loop instead. Before the loop runs (or after), the interrupt is raised as usual.
+    Nothing is raised: a KeyboardInterrupt inside Textual's event loop, or inside asyncio setting
+    it up, prints a traceback. The exit is asked of the loop when it runs; before that the app
+    finds the request as it mounts and quits at once (``TracerApp.exit_requested``).
     """
     from tracer.cli.signals import on_stop_signals
 
     def handler(name: str) -> None:
         stopped.append(name)
+        app.exit_requested = int(ExitCode.INTERRUPTED)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            raise KeyboardInterrupt from None
-        app.exit_requested = int(ExitCode.INTERRUPTED)
+            return  # not running yet (the app quits as it mounts), or already done
         loop.call_soon_threadsafe(app.exit, int(ExitCode.INTERRUPTED))
 
     with on_stop_signals(handler):

@@ -3,9 +3,9 @@
 A signal is acted on only outside an import. Python raises ``KeyboardInterrupt`` wherever the main
 thread is, and a library being imported may turn it into an error of its own (numpy reports a
 failed C-extension import, a class body a ``RuntimeError``), which then escapes as a traceback
-instead of exit 130. So a signal that lands inside an import is held and acted on as soon as the
-import is done (re-checked every :data:`RETRY_SECONDS` with a real-time timer, where the platform
-has one).
+instead of exit 130. So a signal that lands inside an import is held and raised again as soon
+as the import is done (re-checked every :data:`RETRY_SECONDS` with a real-time timer, where the
+platform has one), for the handler in place then.
 """
 
 from __future__ import annotations
@@ -30,32 +30,32 @@ def _inside_import(frame: FrameType | None) -> bool:
 
 
 def outside_imports(action: Callable[[str], None]) -> Callable[[int, FrameType | None], None]:
-    """A signal handler that calls ``action`` with the signal's name once no import is running.
+    """A signal handler that calls ``action`` with the signal's name when no import is running.
 
-    Only for the main thread (where Python runs signal handlers). Without ``setitimer`` (Windows)
-    the action runs at once, as Python's own handler would.
+    A signal that lands inside an import is raised again once the import is done, so whichever
+    handler is in place *then* takes it (the screen may have opened meanwhile: its handler quits
+    the screen, where this one would raise inside the screen's event loop). Only for the main
+    thread (where Python runs signal handlers). Without ``setitimer`` (Windows) the action runs at
+    once, as Python's own handler would.
     """
-    held: list[str] = []
+    held: list[int] = []
     alarm_before: list[object] = []
 
-    def act_when_clear(signum: int, frame: FrameType | None) -> None:
+    def raise_again_when_clear(signum: int, frame: FrameType | None) -> None:
         if _inside_import(frame):
             signal.setitimer(signal.ITIMER_REAL, RETRY_SECONDS)
             return
         signal.signal(signal.SIGALRM, alarm_before.pop())  # type: ignore[arg-type]  # what getsignal gave
-        name = held[0]
-        held.clear()
-        action(name)
+        signal.raise_signal(held.pop())
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        name = signal.Signals(signum).name
         if hasattr(signal, "setitimer") and _inside_import(frame):
             if not held:
-                held.append(name)
-                alarm_before.append(signal.signal(signal.SIGALRM, act_when_clear))
+                held.append(signum)
+                alarm_before.append(signal.signal(signal.SIGALRM, raise_again_when_clear))
                 signal.setitimer(signal.ITIMER_REAL, RETRY_SECONDS)
             return
-        action(name)
+        action(signal.Signals(signum).name)
 
     return handler
 

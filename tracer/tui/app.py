@@ -140,6 +140,9 @@ class TracerApp(Actions, App[int]):
 
     def on_mount(self) -> None:
         """Start the worker and the refresh timer."""
+        if self.exit_requested is not None:  # a stop signal came while Textual was starting: nothing to show
+            self.exit(self.exit_requested)
+            return
         self.title = f"tracer {self.session.mode} · {self.session.source}"
         self.query_one("#tabs", Tabs).can_focus = False
         for field in self.query(Input):
