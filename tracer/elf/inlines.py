@@ -23,6 +23,7 @@ import numpy as np
 
 from tracer.elf.image import ElfImage, read_elf
 from tracer.errors import UsageError, reading_file
+from tracer.limits import MAX_ELF_FILE_BYTES, read_limited
 
 ADDRESS_FORMS = (
     "DW_FORM_addr",
@@ -99,7 +100,7 @@ def open_locator(path: str | os.PathLike[str]) -> CodeLocator:
     """
     p = Path(path)
     with reading_file(f"--elf {p}", "an ELF file", UsageError):
-        data = p.read_bytes()
+        data = read_limited(p, MAX_ELF_FILE_BYTES, "an ELF file")  # bounded, as open_elf reads it
     return CodeLocator(read_elf(data, name=str(p)), read_inlined_ranges(data, str(p)))
 
 

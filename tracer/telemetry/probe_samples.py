@@ -28,11 +28,11 @@ from tracer.telemetry.wire import (
     NPU_SAMPLE_CYCLES,
     NPU_STATUS_RUNNING,
     SAMPLER_NPU,
+    SAMPLER_PROBE,
     RecordType,
 )
 
 WRAP = 1 << 32
-PROBE_SOURCE = 2  # SAMPLER_INFO "how": a probe
 MIN_PLACED = 0.5
 
 
@@ -69,7 +69,7 @@ def probe_npu_records(
             RecordType.SAMPLER_INFO,
             int(cycles[0]),
             None,
-            (SAMPLER_NPU | (PROBE_SOURCE << 8), period, 0, MARKER_COST_UNKNOWN),
+            (SAMPLER_NPU | SAMPLER_PROBE, period, 0, MARKER_COST_UNKNOWN),
         )
     )
     for k in range(count):

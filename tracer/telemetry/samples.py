@@ -29,14 +29,22 @@ from tracer.telemetry.wire import (
     NPU_STATUS_RUNNING,
     PC_SAMPLE_CALIBRATION,
     SAMPLE_CALIBRATION,
+    SAMPLER_DWT,
+    SAMPLER_HOW_SHIFT,
     SAMPLER_NPU,
     SAMPLER_PC,
+    SAMPLER_PROBE,
+    SAMPLER_TIMER,
     RecordType,
 )
 
 NO_VALUE = -1
 MAX_COUNTERS = 8
-SOURCE_NAMES = {1: "timer interrupt", 2: "probe", 3: "DWT PC sampling (SWO)"}
+SOURCE_NAMES = {
+    SAMPLER_TIMER >> SAMPLER_HOW_SHIFT: "timer interrupt",
+    SAMPLER_PROBE >> SAMPLER_HOW_SHIFT: "probe",
+    SAMPLER_DWT >> SAMPLER_HOW_SHIFT: "DWT PC sampling (SWO)",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,12 +203,13 @@ def samples_from_records(records: Iterable[TelemetryRecord]) -> Samples:
                 continue
             pc.append((record.cycle, w[0], w[1] & 0x1FF, inference))
         elif record.type == RecordType.SAMPLER_INFO:
+            how = (w[0] >> SAMPLER_HOW_SHIFT) & 0xFF
             info.append(
                 SamplerInfo(
                     cycle=record.cycle,
                     npu=bool(w[0] & SAMPLER_NPU),
                     pc=bool(w[0] & SAMPLER_PC),
-                    how=SOURCE_NAMES.get((w[0] >> 8) & 0xFF, f"source {(w[0] >> 8) & 0xFF}"),
+                    how=SOURCE_NAMES.get(how, f"source {how}"),
                     period_cycles=w[1],
                     dither_cycles=w[2],
                     cost_cycles=None if w[3] == MARKER_COST_UNKNOWN else w[3] / 16,

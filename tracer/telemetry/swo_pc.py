@@ -18,9 +18,8 @@ import numpy as np
 
 from tracer.base.timeline import InferenceTimeline, TelemetryRecord
 from tracer.decode.packets import PacketBatch, PacketKind
-from tracer.telemetry.wire import MARKER_COST_UNKNOWN, PORT_DATA, PORT_HEADER, SAMPLER_PC, RecordType
+from tracer.telemetry.wire import MARKER_COST_UNKNOWN, PORT_DATA, PORT_HEADER, SAMPLER_DWT, SAMPLER_PC, RecordType
 
-DWT_SOURCE = 3  # SAMPLER_INFO "how": the DWT's periodic PC sampling
 MASK32 = 0xFFFFFFFF
 LAYER_TYPES = (int(RecordType.LAYER_BEGIN), int(RecordType.LAYER_END))
 
@@ -112,7 +111,7 @@ class SwoPcCollector:
                 RecordType.SAMPLER_INFO,
                 max(int(cycles.max()), 0),
                 None,
-                (SAMPLER_PC | (DWT_SOURCE << 8), 0, 0, MARKER_COST_UNKNOWN),
+                (SAMPLER_PC | SAMPLER_DWT, 0, 0, MARKER_COST_UNKNOWN),
             )
         ]
         records += [

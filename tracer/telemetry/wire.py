@@ -172,6 +172,9 @@ NPU_STATUS_RUNNING = 1  # Ethos-U STATUS bit 0
 SAMPLER_NPU = 1  # SAMPLER_INFO word 1: NPU samples are taken
 SAMPLER_PC = 2  # ... PC samples are taken
 SAMPLER_TIMER = 1 << 8  # ... from a timer interrupt
+SAMPLER_PROBE = 2 << 8  # ... from a probe reading the NPU (records made on the host)
+SAMPLER_DWT = 3 << 8  # ... from the DWT's periodic PC sampling over SWO (records made on the host)
+SAMPLER_HOW_SHIFT = 8  # bits 8-15 of word 1: how the samples are taken
 
 
 def _crc16_table() -> tuple[int, ...]:
