@@ -24,3 +24,23 @@ def build_host_lib(out: Path) -> Path:
         assert shutil.which(tool), f"{tool} is not installed (./.ci/run installs it)"
     run(["make", "-C", str(FIRMWARE), f"BUILD={out}", "host"])
     return out / "host" / "libtrc.a"
+
+
+def link_harness(host_lib: Path, exe: Path, *sources: Path, include: tuple[Path, ...] = ()) -> Path:
+    """Compile ``sources`` with gcc (C99, every warning an error) and link them with ``host_lib``."""
+    flags = [
+        "-std=c99",
+        "-O2",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        f"-I{FIRMWARE / 'include'}",
+        *(f"-I{i}" for i in include),
+    ]
+    run(["gcc", *flags, *(str(s) for s in sources), str(host_lib), "-o", str(exe)])
+    return exe
+
+
+def printed_facts(stdout: str) -> dict[str, str]:
+    """The ``key=value`` facts a harness printed."""
+    return dict(token.partition("=")[::2] for token in stdout.split())

@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from demo_runs import record_demo
+from demo_runs import port0_text, record_demo, run_to_exit
 
 from tracer.base.timeline import Engine
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
-from tracer.decode.itm import decode_bytes
-from tracer.decode.packets import PacketKind
 from tracer.pipeline.capture import DecodedCapture, decode_capture
 from tracer.pipeline.record import record
 from tracer.sources import qemu
@@ -153,35 +150,10 @@ def test_marker_cost_firmware(qemu_build: Path) -> None:
     """The marker-cost firmware runs and measures each transport; the UART transport costs more
     than the library alone, which costs more than an empty loop."""
     elf = qemu_build / "demo" / "marker_cost.elf"
-    done = subprocess.run(
-        [
-            "qemu-system-arm",
-            "-M",
-            "mps3-an547",
-            "-display",
-            "none",
-            "-monitor",
-            "none",
-            "-no-reboot",
-            "-icount",
-            "shift=0",
-            "-semihosting-config",
-            "enable=on,target=native",
-            "-serial",
-            "stdio",
-            "-kernel",
-            str(elf),
-        ],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_to_exit(elf)
     assert done.returncode == 0, done.stderr
-    packets = decode_bytes(done.stdout)
-    text_packets = (packets.kind == PacketKind.SWIT) & (packets.b == 0)
-    text = b"".join(int(v).to_bytes(8, "little")[:c] for v, c in zip(packets.a[text_packets], packets.c[text_packets]))
-    costs = {m[0]: int(m[2]) / int(m[1]) for m in re.findall(r"COST (\w+) pairs=(\d+) ticks=(\d+)", text.decode())}
+    text = port0_text(done.stdout)
+    costs = {m[0]: int(m[2]) / int(m[1]) for m in re.findall(r"COST (\w+) pairs=(\d+) ticks=(\d+)", text)}
     assert set(costs) == {"loop", "null", "uart", "itm", "deferred", "flush"}
     assert costs["loop"] < costs["itm"] < costs["uart"] and costs["loop"] < costs["null"] < costs["uart"]
     # A deferred drain takes the send out of the markers: cheaper than sending on emit, and the

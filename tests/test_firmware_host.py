@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from firmware_host import FIRMWARE, HARNESS, build_host_lib, run
+from firmware_host import FIRMWARE, HARNESS, build_host_lib, link_harness, printed_facts, run
 from telemetry_encoder import TelemetryEncoder
 from telemetry_streams import decode
 
@@ -55,29 +55,10 @@ def host_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def harness_run(host_lib: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[str, str]]:
     """Build and run harness.c: (captured bytes, key=value facts it printed)."""
     tmp = tmp_path_factory.mktemp("harness")
-    exe = tmp / "harness"
-    run(
-        [
-            "gcc",
-            "-std=c99",
-            "-O2",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            f"-I{FIRMWARE / 'include'}",
-            str(HARNESS / "harness.c"),
-            str(FIRMWARE / "src" / "trc_ethosu_hooks.c"),
-            str(host_lib),
-            "-o",
-            str(exe),
-        ]
-    )
+    exe = link_harness(host_lib, tmp / "harness", HARNESS / "harness.c", FIRMWARE / "src" / "trc_ethosu_hooks.c")
     out = tmp / "out.bin"
     done = run([str(exe), str(out)])
-    facts: dict[str, str] = {}
-    for token in done.stdout.split():
-        key, _, value = token.partition("=")
-        facts[key] = value
+    facts = printed_facts(done.stdout)
     return out.read_bytes(), facts
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from firmware_host import FIRMWARE, HARNESS, build_host_lib, run
+from firmware_host import HARNESS, build_host_lib, link_harness, printed_facts, run
 from telemetry_streams import decode
 
 from tracer.base.timeline import InferenceTimeline
@@ -31,28 +31,9 @@ def host_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _build(host_lib: Path, out: Path, *sources: str) -> Path:
-    exe = out / Path(sources[0]).stem
-    run(
-        [
-            "gcc",
-            "-std=c99",
-            "-O2",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            f"-I{FIRMWARE / 'include'}",
-            f"-I{HARNESS / 'stubs'}",
-            *(str(HARNESS / s) for s in sources),
-            str(host_lib),
-            "-o",
-            str(exe),
-        ]
+    return link_harness(
+        host_lib, out / Path(sources[0]).stem, *(HARNESS / s for s in sources), include=(HARNESS / "stubs",)
     )
-    return exe
-
-
-def _facts(stdout: str) -> dict[str, str]:
-    return dict(token.partition("=")[::2] for token in stdout.split())
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +45,7 @@ def ring(host_lib: Path, tmp_path_factory: pytest.TempPathFactory):
     def run_mode(mode: str) -> tuple[bytes, dict[str, str]]:
         out = tmp / f"{mode}.bin"
         done = run([str(exe), mode, str(out)])
-        return out.read_bytes(), _facts(done.stdout)
+        return out.read_bytes(), printed_facts(done.stdout)
 
     return run_mode
 
@@ -76,7 +57,7 @@ def records(host_lib: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[I
     exe = _build(host_lib, tmp, "harness_records.c", "zephyr_hooks.c")
     out = tmp / "records.bin"
     done = run([str(exe), str(out)])
-    return decode(out.read_bytes()), _facts(done.stdout)
+    return decode(out.read_bytes()), printed_facts(done.stdout)
 
 
 # -- the ring -------------------------------------------------------------------------------------

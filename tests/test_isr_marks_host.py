@@ -3,19 +3,14 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
+from firmware_host import build_host_lib, link_harness, run
 from telemetry_encoder import TelemetryEncoder
 
 from tracer.decode.itm import decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder
 from tracer.telemetry.wire import NPU_READS, NPU_WRITES
 
-ROOT = Path(__file__).resolve().parent.parent
-FIRMWARE = ROOT / "firmware_snippets"
 CLOCK_START = 1000
 CLOCK_STEP = 10
 
@@ -67,39 +62,16 @@ int main(int argc, char **argv)
 """
 
 
-def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, f"{' '.join(command)}\n{done.stdout}\n{done.stderr}"
-    return done
-
-
 @pytest.fixture(scope="module")
 def emitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, str]:
     """Build the library with the host gcc (-Werror), link the harness, run it."""
-    for tool in ("gcc", "make"):
-        assert shutil.which(tool), f"{tool} is not installed (./.ci/run installs it)"
     tmp = tmp_path_factory.mktemp("marks")
-    _run(["make", "-C", str(FIRMWARE), f"BUILD={tmp}", "host"])
+    host_lib = build_host_lib(tmp)
     source = tmp / "marks.c"
     source.write_text(HARNESS)
-    exe = tmp / "marks"
-    _run(
-        [
-            "gcc",
-            "-std=c99",
-            "-O2",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            f"-I{FIRMWARE / 'include'}",
-            str(source),
-            str(tmp / "host" / "libtrc.a"),
-            "-o",
-            str(exe),
-        ]
-    )
+    exe = link_harness(host_lib, tmp / "marks", source)
     out = tmp / "out.bin"
-    done = _run([str(exe), str(out)])
+    done = run([str(exe), str(out)])
     return out.read_bytes(), done.stdout
 
 

@@ -10,50 +10,24 @@ dithered periods. The host decodes the bytes with the telemetry decoder and
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
+from firmware_host import HARNESS, build_host_lib, link_harness, printed_facts, run
 from telemetry_streams import decode
 
 from tracer.telemetry.samples import read_samples
 from tracer.telemetry.wire import MIN_WORDS, RecordType
 
-ROOT = Path(__file__).resolve().parent.parent
-FIRMWARE = ROOT / "firmware_snippets"
-HARNESS = Path(__file__).resolve().parent / "firmware_harness" / "sampler_harness.c"
 CLOCK_STEP = 0x100  # the harness's clock advances this much per read
 
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[str, int]]:
     """Build the host library and the harness, run it: (bytes, facts it printed)."""
-    for tool in ("gcc", "make"):
-        assert shutil.which(tool), f"{tool} is not installed (./.ci/run installs it)"
     tmp = tmp_path_factory.mktemp("sampler")
-    subprocess.run(["make", "-C", str(FIRMWARE), f"BUILD={tmp}", "host"], check=True, capture_output=True)
-    exe = tmp / "sampler_harness"
-    subprocess.run(
-        [
-            "gcc",
-            "-std=c99",
-            "-O2",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            f"-I{FIRMWARE / 'include'}",
-            str(HARNESS),
-            str(tmp / "host" / "libtrc.a"),
-            "-o",
-            str(exe),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    exe = link_harness(build_host_lib(tmp), tmp / "sampler_harness", HARNESS / "sampler_harness.c")
     out = tmp / "out.bin"
-    done = subprocess.run([str(exe), str(out)], check=True, capture_output=True, text=True)
-    facts = {k: int(v) for k, _, v in (token.partition("=") for token in done.stdout.split())}
+    done = run([str(exe), str(out)])
+    facts = {k: int(v) for k, v in printed_facts(done.stdout).items()}
     return out.read_bytes(), facts
 
 

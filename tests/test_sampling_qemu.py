@@ -24,6 +24,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from demo_runs import port0_text, run_to_exit
 
 from tracer.analysis.npu_operators import wilson
 from tracer.analysis.sampling import SamplingAnalysis, sampling_analysis
@@ -31,8 +32,6 @@ from tracer.base.timeline import InferenceTimeline
 from tracer.budget.loader import load_budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
-from tracer.decode.itm import decode_bytes
-from tracer.decode.packets import PacketKind
 from tracer.elf.inlines import open_locator
 from tracer.pipeline.capture import decode_capture
 from tracer.pipeline.record import record
@@ -198,35 +197,10 @@ def test_the_sampler_costs_what_is_documented(
     qemu_build: Path, runs: dict[int, tuple[InferenceTimeline, SamplingAnalysis]]
 ) -> None:
     elf = qemu_build / "demo" / "sampler_cost.elf"
-    done = subprocess.run(
-        [
-            "qemu-system-arm",
-            "-M",
-            "mps3-an547",
-            "-display",
-            "none",
-            "-monitor",
-            "none",
-            "-no-reboot",
-            "-icount",
-            "shift=0",
-            "-semihosting-config",
-            "enable=on,target=native",
-            "-serial",
-            "stdio",
-            "-kernel",
-            str(elf),
-        ],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_to_exit(elf)
     assert done.returncode == 0, done.stderr
-    packets = decode_bytes(done.stdout)
-    text_packets = (packets.kind == PacketKind.SWIT) & (packets.b == 0)
-    text = b"".join(int(v).to_bytes(8, "little")[:c] for v, c in zip(packets.a[text_packets], packets.c[text_packets]))
-    ticks = {m[0]: (int(m[2]), int(m[1])) for m in re.findall(r"COST (\w+) rounds=(\d+) ticks=(\d+)", text.decode())}
+    text = port0_text(done.stdout)
+    ticks = {m[0]: (int(m[2]), int(m[1])) for m in re.findall(r"COST (\w+) rounds=(\d+) ticks=(\d+)", text)}
     loop = ticks["loop"][0]
     per = {name: (t - loop) / n * 31.25 for name, (t, n) in ticks.items() if name != "loop"}  # instructions
     print("\ninstructions per sample: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(per.items())))
