@@ -37,7 +37,8 @@ import re
 from collections.abc import Mapping
 
 from tracer.budget.text import BudgetText
-from tracer.budget.vela_csv import LEGACY_FIRST, REGOR_FIRST, VelaLayerTable, VelaSummary, layer_table
+from tracer.budget.vela_csv import LEGACY_FIRST, MAX_COUNT, REGOR_FIRST, VelaLayerTable, VelaSummary, layer_table
+from tracer.limits import MAX_NUMBER_DIGITS
 
 _SUMMARY = re.compile(r"^Network summary for (?P<name>\S.*?)\s*$")
 _ROW = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 ./-]*?)\s{2,}(?P<value>\S.*?)\s*$")
@@ -72,7 +73,6 @@ _COUNTS = {
     "Off-chip Flash Access cycles": "cycles_off_chip_flash_access",
     "Total cycles": "cycles_total",
 }
-MAX_NUMBER = 2.0**53
 
 
 def is_vela_stdout(text: str) -> bool:
@@ -198,15 +198,15 @@ def _unit_number(
     if not found:
         raise source.error(line, f"{key}: expected {what}, got {value!r}")
     number = _bounded(source, line, key, found.group("v")) * units[found.group("unit")]
-    if number > MAX_NUMBER:
+    if number > MAX_COUNT:
         raise source.error(line, f"{key}: {value!r} is beyond 2**53")
     return number
 
 
 def _bounded(source: BudgetText, line: int, key: str, text: str) -> float:
-    if len(text) > 40:
+    if len(text) > MAX_NUMBER_DIGITS:
         raise source.error(line, f"{key}: a number of {len(text)} digits")
     number = float(text)
-    if not math.isfinite(number) or number > MAX_NUMBER:
+    if not math.isfinite(number) or number > MAX_COUNT:
         raise source.error(line, f"{key}: expected a number from 0 to 2**53, got {text!r}")
     return number

@@ -37,30 +37,17 @@ def write_junit(obj: dict[str, Any], out: IO[str]) -> None:
         )
     failures = sum(1 for case in cases if case[3] is not None)
     title = f"tracer compare {_inputs(obj['base'])} -> {_inputs(obj['new'])}"
-    root = ET.Element(
-        "testsuites",
-        {
-            "name": title,
-            "tests": str(len(cases)),
-            "failures": str(failures),
-            "errors": "0",
-            "skipped": "0",
-            "time": "0",
-        },
-    )
-    suite = ET.SubElement(
-        root,
-        "testsuite",
-        {
-            "name": title,
-            "tests": str(len(cases)),
-            "failures": str(failures),
-            "errors": "0",
-            "skipped": "0",
-            "time": "0",
-            "timestamp": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
-        },
-    )
+    counts = {
+        "name": title,
+        "tests": str(len(cases)),
+        "failures": str(failures),
+        "errors": "0",
+        "skipped": "0",
+        "time": "0",
+    }
+    root = ET.Element("testsuites", counts)
+    stamp = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
+    suite = ET.SubElement(root, "testsuite", {**counts, "timestamp": stamp})
     props = ET.SubElement(suite, "properties")
     for key in ("threshold_pct", "alpha", "match"):
         ET.SubElement(props, "property", {"name": key, "value": str(obj[key])})

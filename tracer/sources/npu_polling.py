@@ -27,11 +27,9 @@ from collections.abc import Callable
 from typing import Any
 
 from tracer.errors import UsageError
+from tracer.sources.polling import DWT_CYCCNT, ReadWords
 from tracer.units import parse_frequency
 
-ReadWords = Callable[[int, int], list[int]]
-
-DWT_CYCCNT = 0xE0001004
 STATUS_BLOCK = 0x004  # STATUS, CMD, RESET, QBASE, QBASE_HI, QREAD, QCONFIG, QSIZE
 STATUS_BLOCK_WORDS = 8
 AT_STATUS, AT_QBASE, AT_QREAD, AT_QSIZE = 0, 3, 5, 7
