@@ -22,17 +22,22 @@ from tracer.session.engine import Session
 from tracer.session.findings import capture_analysis
 
 
+def free_path(folder: Path, stem: str, suffix: str) -> Path:
+    """``folder/stem.suffix``, or ``stem-2.suffix``, ``-3`` ... if taken."""
+    path = folder / f"{stem}{suffix}"
+    n = 2
+    while path.exists():
+        path = folder / f"{stem}-{n}{suffix}"
+        n += 1
+    return path
+
+
 def default_report_path(session: Session, directory: str | os.PathLike[str] | None = None) -> Path:
     """``<capture stem>-report.json`` (``-2``, ``-3`` ... if taken) in ``directory`` (default: here)."""
     folder = Path(directory) if directory is not None else Path.cwd()
     capture = session.capture_file()
     stem = capture.stem if capture is not None else "live-" + _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = folder / f"{stem}-report.json"
-    n = 2
-    while path.exists():
-        path = folder / f"{stem}-report-{n}.json"
-        n += 1
-    return path
+    return free_path(folder, f"{stem}-report", ".json")
 
 
 def session_report(session: Session) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from textual.widgets import Input
 
 from tracer.errors import ExitCode, TracerError
 from tracer.session.pacing import speed_label
-from tracer.session.report import default_report_path, write_session_report
+from tracer.session.report import default_report_path, free_path, write_session_report
 from tracer.tui.help import HelpPanel
 from tracer.tui.navigation import Target, current, neighbour, next_instance, shown
 from tracer.tui.state import SORT_KEYS
@@ -35,16 +35,6 @@ if TYPE_CHECKING:
     _Base = App[int]
 else:
     _Base = object
-
-
-def free_path(folder: Path, stem: str, suffix: str) -> Path:
-    """``folder/stem.suffix``, or ``stem-2.suffix``, ``-3`` ... if taken."""
-    path = folder / f"{stem}{suffix}"
-    n = 2
-    while path.exists():
-        path = folder / f"{stem}-{n}{suffix}"
-        n += 1
-    return path
 
 
 class Actions(_Base):
