@@ -47,7 +47,16 @@ from tracer.analysis.samples import compact
 from tracer.analysis.settings import JitterSettings
 from tracer.analysis.statistics import Tally, coefficient_of_variation, histogram, nearest_rank
 from tracer.analysis.tasks import task_label
-from tracer.analysis.work_evidence import MORE, OTHER, SAME, UNMEASURED, LayerWork, PmuRoles, pmu_roles
+from tracer.analysis.work_evidence import (
+    MORE,
+    OTHER,
+    SAME,
+    UNMEASURED,
+    LayerWork,
+    PmuRoles,
+    median_measured,
+    pmu_roles,
+)
 from tracer.base.timeline import Engine, InferenceTimeline, LayerSpans
 
 ROBUST_SIGMAS = 3.0
@@ -563,15 +572,11 @@ def _contention(
     names = spans.pmu_names
     pmu_cycles, active = roles.cycles, roles.active
 
-    def med(col: int) -> int:
-        have = pmu[:, col] >= 0
-        return _median(pmu[have, col]) if have.any() else -1
-
     idle = (pmu[:, pmu_cycles] - pmu[:, active]) if active is not None else None
     if ref is not None:
         medians, idle_median = ref.pmu_medians, ref.idle_median
     else:
-        medians = {j: med(j) for j in _median_columns(roles)}
+        medians = {j: median_measured(pmu[:, j]) for j in _median_columns(roles)}
         idle_median = _median(idle) if idle is not None else None
     for j in np.flatnonzero(rest).tolist():
         row = pmu[j]

@@ -34,17 +34,9 @@ def rank_index(n: int, q: float) -> int:
     return max(math.ceil(q * n), 1) - 1
 
 
-def nearest_rank(values: np.ndarray, q: float, *, is_sorted: bool = False) -> int:
-    """The nearest-rank ``q`` quantile (q in (0, 1]) of non-empty ``values``.
-
-    Args:
-        values: The values (any order, unless ``is_sorted``).
-        q: The quantile.
-        is_sorted: ``values`` is already in ascending order (no partition needed).
-    """
+def nearest_rank(values: np.ndarray, q: float) -> int:
+    """The nearest-rank ``q`` quantile (q in (0, 1]) of non-empty ``values``, in any order."""
     k = rank_index(int(values.shape[0]), q)
-    if is_sorted:
-        return int(values[k])
     return int(np.partition(values, k)[k])
 
 
@@ -108,17 +100,7 @@ def summarize(values: np.ndarray) -> CycleSummary | None:
     """The summary of ``values`` (any order); None when there are none."""
     if values.shape[0] == 0:
         return None
-    ordered = np.sort(values)
-    return CycleSummary(
-        count=int(ordered.shape[0]),
-        min=int(ordered[0]),
-        p50=nearest_rank(ordered, 0.5, is_sorted=True),
-        p99=nearest_rank(ordered, 0.99, is_sorted=True),
-        max=int(ordered[-1]),
-        mean=float(ordered.mean()),
-        std=float(ordered.std()),
-        window=int(ordered.shape[0]),
-    )
+    return summarize_sorted(np.sort(values))
 
 
 def coefficient_of_variation(values: np.ndarray) -> float:

@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from tracer.analysis.pmu import CYCLE_NAMES
 from tracer.analysis.statistics import nearest_rank
 from tracer.base.timeline import InferenceTimeline
-from tracer.telemetry.pmu_events import CYCLE_COUNTER
 from tracer.telemetry.work import DWT_SUFFIX, INSTRUCTIONS
 
 SAME_WORK = 0.05  # work measures within 5 % of the median: the same work
@@ -59,7 +59,7 @@ def pmu_roles(names: tuple[str, ...]) -> PmuRoles:
     work, wait = [], []
     cycles = active = None
     for j, name in enumerate(names):
-        if name in (CYCLE_COUNTER, "CYCLE"):
+        if name in CYCLE_NAMES:
             cycles = j if cycles is None else cycles
         elif name == "NPU_ACTIVE":
             active = j
