@@ -45,7 +45,7 @@ from tracer.analysis.isr import slice_columns, slice_names, span_of
 from tracer.analysis.layer_stats import latency_columns
 from tracer.analysis.samples import compact
 from tracer.analysis.settings import JitterSettings
-from tracer.analysis.statistics import Tally, coefficient_of_variation, histogram, nearest_rank
+from tracer.analysis.statistics import MAD_TO_SIGMA, Tally, coefficient_of_variation, histogram, nearest_rank
 from tracer.analysis.tasks import task_label
 from tracer.analysis.work_evidence import (
     MORE,
@@ -281,7 +281,7 @@ class _WarmRun:
 def _outliers(cycles: np.ndarray, median: int, mad: int, threshold_pct: float) -> np.ndarray:
     """Executions slower than the median by more than the threshold and three robust sigmas."""
     excess = cycles - median
-    return (excess > median * threshold_pct / 100.0) & (excess > ROBUST_SIGMAS * 1.4826 * mad) & (excess > 1)
+    return (excess > median * threshold_pct / 100.0) & (excess > ROBUST_SIGMAS * MAD_TO_SIGMA * mad) & (excess > 1)
 
 
 def analyse_jitter(

@@ -20,6 +20,8 @@ import numpy as np
 
 DEFAULT_WINDOW = 4096
 HISTOGRAM_BINS = 10
+# Median absolute deviation to standard deviation, for normally distributed noise.
+MAD_TO_SIGMA = 1.4826
 
 # Values below 2**40 are squared exactly in int64 by splitting them in two 20-bit halves.
 _SPLIT = 20

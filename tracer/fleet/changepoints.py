@@ -28,12 +28,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tracer.analysis.statistics import MAD_TO_SIGMA
+
 PENALTY = 2.0  # PELT penalty per change, in units of sigma**2 * ln(n)
 ALPHA = 0.001  # two-sided p-value a change must beat
 MIN_BUILDS = 4  # fewer builds than this: no noise estimate, no change points
-
-# MAD to standard deviation for normal noise; successive differences have sqrt(2) times the noise.
-_MAD_TO_SIGMA = 1.4826
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +85,8 @@ def robust_sigma(values: np.ndarray) -> float:
     d = np.diff(np.asarray(values, np.float64))
     if len(d) == 0:
         return 0.0
-    return float(_MAD_TO_SIGMA * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
+    # successive differences carry sqrt(2) times the noise of the values
+    return float(MAD_TO_SIGMA * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
 
 
 def find_changes(
