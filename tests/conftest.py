@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib
 import io
 import shutil
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +39,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             default=False,
             help="write the TUI snapshot tests' SVG screens as the new reference (look at them first)",
         )
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of one module that share a module-scoped fixture (a QEMU recording, a local Dask
+    cluster) run on one worker under ``pytest -n --dist loadgroup``: else each worker would make
+    the fixture again, and the slowest fixtures would be made twice."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or item.get_closest_marker("xdist_group") is not None:
+            continue
+        if any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else item.nodeid))
 
 
 # The pure-Python kernels are about a hundred times slower than the compiled ones: property tests
@@ -98,9 +113,33 @@ def data_dir() -> Path:
     return DATA
 
 
+def built_once(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]
+) -> Path:
+    """``build(folder)`` once per test run, into a temporary folder named ``name``; the folder.
+
+    Under ``pytest -n`` the workers share one: the first to need it builds it into the run's
+    common temporary folder while the others wait on a lock (tests only read what was built).
+    """
+    if not hasattr(request.config, "workerinput"):  # one process: its own temporary folder
+        out = tmp_path_factory.mktemp(name)
+        build(out)
+        return out
+    # The workers' temporary folders share a parent that belongs to this run alone.
+    out = tmp_path_factory.getbasetemp().parent / name
+    with open(out.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / ".built").exists():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            build(out)
+            (out / ".built").touch()
+    return out
+
+
 @pytest.fixture(scope="session")
-def firmware_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``make -C firmware_snippets all`` once per session, into a temporary folder.
+def firmware_build(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``make -C firmware_snippets all`` once per test run (:func:`built_once`).
 
     Holds the trc library for cortex-m4/m33/m55 (``<cpu>/libtrc.a``) and the QEMU ELFs
     (``demo/tracer_demo.elf``, ``demo/marker_cost.elf``). Fails when the cross compiler is missing
@@ -109,15 +148,25 @@ def firmware_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import subprocess
 
     require_tools("arm-none-eabi-gcc", "make")
-    out = tmp_path_factory.mktemp("firmware")
-    done = subprocess.run(
-        ["make", "-C", str(ROOT / "firmware_snippets"), f"BUILD={out}", "-j2", "all"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return out
+
+    def make(out: Path) -> None:
+        done = subprocess.run(
+            ["make", "-C", str(ROOT / "firmware_snippets"), f"BUILD={out}", "-j2", "all"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+    return built_once(request, tmp_path_factory, "firmware", make)
+
+
+@pytest.fixture(scope="session")
+def host_lib(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The trc library built for the host by gcc (``make host``), once per test run."""
+    from firmware_host import build_host_lib
+
+    return built_once(request, tmp_path_factory, "host", build_host_lib) / "host" / "libtrc.a"
 
 
 @pytest.fixture(scope="session")

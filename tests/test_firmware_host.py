@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from firmware_host import FIRMWARE, HARNESS, build_host_lib, link_harness, printed_facts, run
+from firmware_host import FIRMWARE, HARNESS, link_harness, printed_facts, run
 from telemetry_encoder import TelemetryEncoder
 from telemetry_streams import decode
 
@@ -43,12 +43,6 @@ class MicroProfilerInterface {
 }  // namespace tflite
 #endif
 """
-
-
-@pytest.fixture(scope="module")
-def host_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``make -C firmware_snippets host`` into a temporary folder: the library built by gcc."""
-    return build_host_lib(tmp_path_factory.mktemp("host"))
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from firmware_host import HARNESS, build_host_lib, link_harness, printed_facts, run
+from firmware_host import HARNESS, link_harness, printed_facts, run
 from telemetry_streams import decode
 
 from tracer.base.timeline import InferenceTimeline
@@ -22,12 +22,6 @@ from tracer.telemetry.tasks import cpu_share
 
 RING_BYTES = 1024  # the library's default TRC_RING_BYTES
 MASK32 = 0xFFFFFFFF
-
-
-@pytest.fixture(scope="module")
-def host_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``make -C firmware_snippets host`` into a temporary folder: the library built by gcc."""
-    return build_host_lib(tmp_path_factory.mktemp("host"))
 
 
 def _build(host_lib: Path, out: Path, *sources: str) -> Path:

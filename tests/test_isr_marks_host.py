@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from firmware_host import build_host_lib, link_harness, run
+from firmware_host import link_harness, run
 from telemetry_encoder import TelemetryEncoder
 
 from tracer.decode.itm import decode_bytes
@@ -63,10 +65,9 @@ int main(int argc, char **argv)
 
 
 @pytest.fixture(scope="module")
-def emitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, str]:
-    """Build the library with the host gcc (-Werror), link the harness, run it."""
+def emitted(host_lib: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, str]:
+    """Link the harness with the library built by the host gcc (-Werror), run it."""
     tmp = tmp_path_factory.mktemp("marks")
-    host_lib = build_host_lib(tmp)
     source = tmp / "marks.c"
     source.write_text(HARNESS)
     exe = link_harness(host_lib, tmp / "marks", source)

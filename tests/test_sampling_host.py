@@ -10,8 +10,10 @@ dithered periods. The host decodes the bytes with the telemetry decoder and
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from firmware_host import HARNESS, build_host_lib, link_harness, printed_facts, run
+from firmware_host import HARNESS, link_harness, printed_facts, run
 from telemetry_streams import decode
 
 from tracer.telemetry.samples import read_samples
@@ -21,10 +23,10 @@ CLOCK_STEP = 0x100  # the harness's clock advances this much per read
 
 
 @pytest.fixture(scope="module")
-def harness(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[str, int]]:
-    """Build the host library and the harness, run it: (bytes, facts it printed)."""
+def harness(host_lib: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[str, int]]:
+    """Link the harness with the host library, run it: (bytes, facts it printed)."""
     tmp = tmp_path_factory.mktemp("sampler")
-    exe = link_harness(build_host_lib(tmp), tmp / "sampler_harness", HARNESS / "sampler_harness.c")
+    exe = link_harness(host_lib, tmp / "sampler_harness", HARNESS / "sampler_harness.c")
     out = tmp / "out.bin"
     done = run([str(exe), str(out)])
     facts = {k: int(v) for k, v in printed_facts(done.stdout).items()}

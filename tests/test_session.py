@@ -159,7 +159,7 @@ def assert_same(got: dict[str, list], timeline) -> None:
 def test_rolling_decoder_gives_what_the_whole_decoder_gives(piece: int) -> None:
     """Compacting after every feed changes nothing: same inferences, spans and events as a decoder
     that keeps everything, for any split of the stream."""
-    data = build_stream(inferences=12 if piece == 1 else 60).data
+    data = build_stream(inferences=6 if piece == 1 else 60).data
     got, _decoder, _most = rolled(data, piece)
     assert_same(got, plain_timeline(data))
 
@@ -169,7 +169,7 @@ def test_rolling_decoder_gives_what_the_whole_decoder_gives(piece: int) -> None:
 def test_rolling_decoder_matches_on_damaged_streams(data: st.DataObject) -> None:
     """Cuts and flipped bytes (lost records, orphan packets, inferences closed by damage) are
     handled identically with and without compaction."""
-    stream = bytearray(build_stream(inferences=25, seed=data.draw(st.integers(0, 9))).data)
+    stream = bytearray(build_stream(inferences=12, seed=data.draw(st.integers(0, 9))).data)
     for _ in range(data.draw(st.integers(1, 5))):
         at = data.draw(st.integers(0, len(stream) - 1))
         del stream[at : at + data.draw(st.integers(1, 150))]

@@ -53,11 +53,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_wheel_holds_every_firmware_source(wheel: Path) -> None:
-    """Every file of firmware_snippets (but build output) is in the wheel, under tracer/firmware."""
+    """Every file of firmware_snippets (but build output and Python's bytecode cache, which a test
+    that imports the model script may have written) is in the wheel, under tracer/firmware."""
     sources = {
         p.relative_to(FIRMWARE).as_posix()
         for p in FIRMWARE.rglob("*")
-        if p.is_file() and "build" not in p.relative_to(FIRMWARE).parts
+        if p.is_file() and not {"build", "__pycache__"} & set(p.relative_to(FIRMWARE).parts)
     }
     with zipfile.ZipFile(wheel) as zf:
         packaged = {n[len("tracer/firmware/") :] for n in zf.namelist() if n.startswith("tracer/firmware/")}
