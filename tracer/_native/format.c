@@ -8,7 +8,7 @@
 #define PREFIX_WIDTH 32 /* >= NAME_WIDTH + 4: ',"' key '":' */
 #define HEAD_WIDTH 48   /* >= NAME_WIDTH + 16: ',"type":"' name '","ts":' */
 #define PAD_ROOM 16     /* >= the widest padded column (12) */
-#define LINE_ROOM 512   /* a line's buffer: the longest line (about 150 bytes) and a copy past it */
+#define LINE_ROOM 512   /* a line's buffer: the longest line (under 170 bytes) and a copy past it */
 
 /* The packet kinds with fields, as the formatter's own codes (the Python values map to them). */
 enum { KD_OTHER, KD_LTS, KD_GTS1, KD_GTS2, KD_EXTENSION, KD_SWIT, KD_DWT_EVENT, KD_PMU_OVERFLOW, KD_EXCEPTION,
@@ -135,8 +135,8 @@ static PyObject *formatter_new(PyTypeObject *type, PyObject *args, PyObject *kwd
     for (size_t s = 0; s < sizeof(scalars) / sizeof(scalars[0]); s++) {
         if (const_int(consts, scalars[s].name, scalars[s].dest) < 0) goto fail;
     }
-    if (self->max_line < 192) {
-        PyErr_SetString(PyExc_ValueError, "MAX_LINE must be at least 192");
+    if (self->max_line < 256) {
+        PyErr_SetString(PyExc_ValueError, "MAX_LINE must be at least 256");
         goto fail;
     }
     if (memcmp(self->digits, "0123456789", 10) != 0) {
@@ -317,15 +317,18 @@ static PyObject *format_packets(PyObject *self_, PyObject *args, PyObject *kwds)
     int error = 0;
     Py_BEGIN_ALLOW_THREADS
     for (int64_t i = 0; i < count; i++) {
-        /* Each line is made in a buffer of its own, with fixed-size copies that may run past
-         * its end, then copied out: out holds exactly the lines, nothing past them changes. */
+        /* Lines are made with fixed-size copies that may run up to HEAD_WIDTH bytes past their
+         * end (inside the MAX_LINE checked for): the next line overwrites those bytes. The last
+         * line is made in a buffer of its own and copied out, so nothing past the listing
+         * changes. */
         uint8_t line[LINE_ROOM];
-        uint8_t *out = line;
-        int64_t pos = 0;
         if (written + F->max_line > out_len) {
             error = 1;
             break;
         }
+        const int last = i == count - 1;
+        uint8_t *out = last ? line : dest + written;
+        int64_t pos = 0;
         const uint8_t k = kind[i];
         const int64_t f = flags[i];
         if (k >= F->n_types) {
@@ -433,7 +436,7 @@ static PyObject *format_packets(PyObject *self_, PyObject *args, PyObject *kwds)
         if (error) break;
         if (ndjson) out[pos++] = '}';
         out[pos++] = '\n';
-        memcpy(dest + written, line, (size_t)pos);
+        if (last) memcpy(dest + written, line, (size_t)pos);
         written += pos;
     }
     Py_END_ALLOW_THREADS

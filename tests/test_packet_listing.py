@@ -1,4 +1,4 @@
-"""The packet listing written on a thread of its own (``tracer decode`` overlaps formatting with decoding)."""
+"""Packet listings: written on a thread of their own, and the room the C formatter needs per line."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tracer.decode.itm import ItmDecoder
-from tracer.decode.packets import PacketBatch
-from tracer.export.packets_text import ListingWriter, format_batch
+from tracer.decode.packets import PacketBatch, PacketKind
+from tracer.export.packets_text import MAX_LINE, ListingWriter, format_batch
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 
@@ -51,3 +51,22 @@ def test_a_failed_write_is_raised_to_the_caller() -> None:
     with pytest.raises(BrokenPipeError), ListingWriter(_Refusing(), "ndjson") as listing:
         for batch in batches:
             listing.write(batch)
+
+
+@pytest.mark.parametrize("fmt", ["ndjson", "text"])
+def test_the_longest_line_leaves_the_kernels_room(fmt: str) -> None:
+    """Every kind with the widest values: the C kernel writes lines with fixed-size copies that may
+    run 48 bytes past a line's end, inside the ``MAX_LINE`` bytes it is given per packet."""
+    kinds = [int(k) for k in PacketKind]
+    batch = PacketBatch.empty(len(kinds))
+    batch.offset[:] = (1 << 63) - 1
+    batch.kind[:] = kinds
+    batch.a[:] = (1 << 64) - 1
+    batch.b[:] = (1 << 64) - 1
+    batch.b[batch.kind == PacketKind.EXCEPTION] = 3
+    batch.c[:] = 255
+    batch.flags[:] = 255
+    batch.ts[:] = (1 << 63) - 1
+    lines = format_batch(batch, fmt).splitlines()
+    assert len(lines) == len(kinds)
+    assert max(len(line) + 1 for line in lines) <= MAX_LINE - 48
