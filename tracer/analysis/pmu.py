@@ -198,7 +198,7 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
         (one ``tolist`` per column, not one per row: a long capture has hundreds of thousands).
         """
         names = self.names
-        every = (self.values >= 0).all(axis=1).tolist()  # the usual row: each counter measured
+        every = np.all(self.values >= 0, axis=1).tolist()  # the usual row: each counter measured
         rows = zip(self.number.tolist(), self.complete.tolist(), self.values.tolist(), every)
         for number, complete, values, full in rows:
             if full:
