@@ -11,7 +11,7 @@ discards what it has taken.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -123,11 +123,7 @@ class RecordTables:
     def events_of(self, state: np.ndarray, *types: int, limit: int | None = None) -> np.ndarray:
         """Rows of the event table holding ``types`` (among the first ``limit`` rows, if given)."""
         n = int(state[k.S_N_EVENTS]) if limit is None else limit
-        column = self.events[k.EV_TYPE, :n]
-        wanted = np.zeros(n, bool)
-        for t in types:  # comparisons: several times faster than np.isin on a busy stream's rows
-            wanted |= column == t
-        return np.flatnonzero(wanted)
+        return np.flatnonzero(of_types(self.events[k.EV_TYPE, :n], types))
 
     def event_words(self, row: int) -> np.ndarray:
         """The payload words of event ``row`` (after its time word)."""
@@ -183,6 +179,17 @@ class RecordTables:
         begins, ends = rows[pair], rows[pair + 1]
         columns = (ev[k.EV_TIME, begins], ev[k.EV_TIME, ends], ev[k.EV_INFERENCE, begins], job[pair])
         return LazyRecords(_npu_job, columns)
+
+
+def of_types(column: np.ndarray, types: Iterable[int]) -> np.ndarray:
+    """Where ``column`` holds one of ``types`` (a few record types).
+
+    Comparisons, not ``np.isin``: over every event row of a busy stream they cost several times less.
+    """
+    mask = np.zeros(len(column), bool)
+    for t in types:
+        mask |= column == int(t)
+    return mask
 
 
 def record_string(words: list[int], length: int) -> str:
