@@ -37,3 +37,20 @@ def test_exactly_at_the_limit_is_not_under_it() -> None:
     )
     rows = [i for i in table.utilization_rows(0.5).tolist() if npu_utilization(table[i].counters).ratio < 0.5]
     assert rows == [1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    names=st.lists(st.sampled_from(NAMES), min_size=0, max_size=5, unique=True),
+    rows=st.integers(0, 12),
+    data=st.data(),
+)
+def test_the_json_rows_made_in_bulk_are_each_rows_own(names, rows, data) -> None:
+    """The report's per-inference rows, made from whole columns, are what each row gives."""
+    values = np.array([[data.draw(counter) for _ in names] for _ in range(rows)], np.int64).reshape(rows, len(names))
+    complete = np.array([data.draw(st.booleans()) for _ in range(rows)], bool)
+    table = InferenceCounterTable(np.arange(rows) * 3, complete, names, values)
+    got = list(table.json_rows())
+    assert got == [row.to_json() for row in table]
+    assert [list(r["counters"]) for r in got] == [list(row.counters) for row in table]  # key order too
+    assert all(type(r["number"]) is int and type(r["complete"]) is bool for r in got)

@@ -5,6 +5,10 @@
 #define MAX_TYPES 64
 #define MAX_ACTIONS 8
 #define NAME_WIDTH 16
+#define PREFIX_WIDTH 32 /* >= NAME_WIDTH + 4: ',"' key '":' */
+#define HEAD_WIDTH 48   /* >= NAME_WIDTH + 16: ',"type":"' name '","ts":' */
+#define PAD_ROOM 16     /* >= the widest padded column (12) */
+#define LINE_ROOM 512   /* a line's buffer: the longest line (under 170 bytes) and a copy past it */
 
 /* The packet kinds with fields, as the formatter's own codes (the Python values map to them). */
 enum { KD_OTHER, KD_LTS, KD_GTS1, KD_GTS2, KD_EXTENSION, KD_SWIT, KD_DWT_EVENT, KD_PMU_OVERFLOW, KD_EXCEPTION,
@@ -45,6 +49,17 @@ typedef struct {
     uint8_t kind_code[256];
     int64_t ndjson, text, max_line, no_ts;
     int64_t f_clkch, f_global_valid, f_malformed, f_page, f_prohibited, f_wrap, f_write;
+    /* Built once from the tables above, so a field or a line head is one fixed-size copy:
+     * ndjson ',"key":', text ' key=' (the first field of a line skips the space), ndjson
+     * ',"type":"name","ts":', text 'name' padded to 12 columns and a space. */
+    uint8_t json_key[F_COUNT][PREFIX_WIDTH];
+    uint8_t json_key_len[F_COUNT];
+    uint8_t text_key[F_COUNT][PREFIX_WIDTH];
+    uint8_t text_key_len[F_COUNT];
+    uint8_t json_head[MAX_TYPES][HEAD_WIDTH];
+    uint8_t json_head_len[MAX_TYPES];
+    uint8_t text_head[MAX_TYPES][HEAD_WIDTH];
+    uint8_t text_head_len[MAX_TYPES];
 } Formatter;
 
 static int copy_names(PyObject *consts, const char *table, const char *lens, uint8_t *names, int64_t *lengths,
@@ -120,9 +135,42 @@ static PyObject *formatter_new(PyTypeObject *type, PyObject *args, PyObject *kwd
     for (size_t s = 0; s < sizeof(scalars) / sizeof(scalars[0]); s++) {
         if (const_int(consts, scalars[s].name, scalars[s].dest) < 0) goto fail;
     }
-    if (self->max_line < 128) {
-        PyErr_SetString(PyExc_ValueError, "MAX_LINE must be at least 128");
+    if (self->max_line < 256) {
+        PyErr_SetString(PyExc_ValueError, "MAX_LINE must be at least 256");
         goto fail;
+    }
+    if (memcmp(self->digits, "0123456789", 10) != 0) {
+        PyErr_SetString(PyExc_ValueError, "DIGITS must start with 0123456789");
+        goto fail;
+    }
+    for (int f = 0; f < F_COUNT; f++) {
+        const int64_t key = self->field_key[f];
+        const int64_t len = self->key_lens[key];
+        uint8_t *j = self->json_key[f], *t = self->text_key[f];
+        memset(j, 0, PREFIX_WIDTH);
+        memset(t, 0, PREFIX_WIDTH);
+        j[0] = ',';
+        j[1] = '"';
+        memcpy(j + 2, self->key_names[key], (size_t)len);
+        j[2 + len] = '"';
+        j[3 + len] = ':';
+        self->json_key_len[f] = (uint8_t)(len + 4);
+        t[0] = ' ';
+        memcpy(t + 1, self->key_names[key], (size_t)len);
+        t[1 + len] = '=';
+        self->text_key_len[f] = (uint8_t)(len + 2);
+    }
+    for (int64_t k = 0; k < self->n_types; k++) {
+        const int64_t len = self->type_lens[k];
+        uint8_t *j = self->json_head[k], *t = self->text_head[k];
+        memset(j, 0, HEAD_WIDTH);
+        memset(t, ' ', HEAD_WIDTH);
+        memcpy(j, ",\"type\":\"", 9);
+        memcpy(j + 9, self->type_names[k], (size_t)len);
+        memcpy(j + 9 + len, "\",\"ts\":", 7);
+        self->json_head_len[k] = (uint8_t)(len + 16);
+        memcpy(t, self->type_names[k], (size_t)len);
+        self->text_head_len[k] = (uint8_t)((len > 12 ? len : 12) + 1);
     }
     return (PyObject *)self;
 fail:
@@ -137,61 +185,78 @@ static inline int64_t put_bytes(uint8_t *out, int64_t pos, const uint8_t *src, i
 
 #define LIT(s) (pos = put_bytes(out, pos, (const uint8_t *)(s), (int64_t)sizeof(s) - 1))
 
+/* "00" "01" ... "99": decimals are written two digits per division. */
+static const char DIGIT_PAIRS[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                     "8081828384858687888990919293949596979899";
+
+/* How many decimal digits v has. */
+static inline int decimal_digits(uint64_t v) {
+    int n = 1;
+    while (v >= 10000) {
+        v /= 10000;
+        n += 4;
+    }
+    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* The n decimal digits of v, ending just before end. */
+static inline void put_digits(uint8_t *end, uint64_t v) {
+    while (v >= 100) {
+        const unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        end -= 2;
+        memcpy(end, DIGIT_PAIRS + 2 * r, 2);
+    }
+    if (v >= 10) {
+        memcpy(end - 2, DIGIT_PAIRS + 2 * v, 2);
+    } else {
+        end[-1] = (uint8_t)('0' + v);
+    }
+}
+
 /* An unsigned integer in base 10 or, as 0x..., base 16 (the reference's _uint). */
 static inline int64_t put_uint(const Formatter *F, uint8_t *out, int64_t pos, uint64_t v, int hex) {
-    uint8_t tmp[24];
-    int n = 0;
-    if (hex) {
-        out[pos] = '0';
-        out[pos + 1] = 'x';
-        pos += 2;
-        do {
-            tmp[n++] = F->digits[v & 15];
-            v >>= 4;
-        } while (v);
-    } else {
-        do {
-            tmp[n++] = F->digits[v % 10];
-            v /= 10;
-        } while (v);
+    if (!hex) {
+        const int n = decimal_digits(v);
+        put_digits(out + pos + n, v);
+        return pos + n;
     }
-    while (n) out[pos++] = tmp[--n];
-    return pos;
+    int n = 1;
+    for (uint64_t rest = v >> 4; rest; rest >>= 4) n++;
+    out[pos] = '0';
+    out[pos + 1] = 'x';
+    uint8_t *end = out + pos + 2 + n;
+    do {
+        *--end = F->digits[v & 15];
+        v >>= 4;
+    } while (v);
+    return pos + 2 + n;
 }
 
 /* A signed decimal right-aligned in width (the reference's _int_padded, left=False). */
 static inline int64_t put_int_padded(uint8_t *out, int64_t pos, int64_t value, int64_t width) {
     const int neg = value < 0;
-    uint64_t v = neg ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
-    uint8_t tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (uint8_t)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    const uint64_t v = neg ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
+    const int n = decimal_digits(v);
     const int64_t size = neg ? n + 1 : n;
     const int64_t pad = width > size ? width - size : 0;
-    memset(out + pos, ' ', (size_t)pad);
+    memset(out + pos, ' ', PAD_ROOM); /* fixed size, into the line buffer: at least any width */
     pos += pad;
     if (neg) out[pos++] = '-';
-    while (n) out[pos++] = tmp[--n];
-    return pos;
+    put_digits(out + pos + n, v);
+    return pos + n;
 }
 
+/* A field's key: one fixed-size copy of its prefix into the line buffer (the bytes past the
+ * prefix are overwritten next or never copied out). */
 static inline int64_t put_key(const Formatter *F, uint8_t *out, int64_t pos, int ndjson, int field, int first) {
-    const int64_t key = F->field_key[field];
     if (ndjson) {
-        out[pos] = ',';
-        out[pos + 1] = '"';
-        pos = put_bytes(out, pos + 2, F->key_names[key], F->key_lens[key]);
-        out[pos] = '"';
-        out[pos + 1] = ':';
-        return pos + 2;
+        memcpy(out + pos, F->json_key[field], PREFIX_WIDTH);
+        return pos + F->json_key_len[field];
     }
-    if (!first) out[pos++] = ' ';
-    pos = put_bytes(out, pos, F->key_names[key], F->key_lens[key]);
-    out[pos] = '=';
-    return pos + 1;
+    memcpy(out + pos, F->text_key[field] + first, PREFIX_WIDTH - 1);
+    return pos + F->text_key_len[field] - first;
 }
 
 static inline int64_t int_field(const Formatter *F, uint8_t *out, int64_t pos, int ndjson, int field, uint64_t value,
@@ -233,8 +298,8 @@ static PyObject *format_packets(PyObject *self_, PyObject *args, PyObject *kwds)
     const uint8_t *c = b ? views_get(&vs, p_c, A_U8, 0, 1, "c", sh[4]) : NULL;
     const uint8_t *flags = c ? views_get(&vs, p_flags, A_U8, 0, 1, "flags", sh[5]) : NULL;
     const int64_t *ts = flags ? views_get(&vs, p_ts, A_I64, 0, 1, "ts", sh[6]) : NULL;
-    uint8_t *RESTRICT out = ts ? views_get(&vs, p_out, A_U8, 1, 1, "out", sh[7]) : NULL;
-    if (out == NULL) {
+    uint8_t *RESTRICT dest = ts ? views_get(&vs, p_out, A_U8, 1, 1, "out", sh[7]) : NULL;
+    if (dest == NULL) {
         views_release(&vs);
         return NULL;
     }
@@ -248,14 +313,22 @@ static PyObject *format_packets(PyObject *self_, PyObject *args, PyObject *kwds)
     }
     const int64_t out_len = sh[7][0];
     const int ndjson = mode == F->ndjson;
-    int64_t pos = 0;
+    int64_t written = 0;
     int error = 0;
     Py_BEGIN_ALLOW_THREADS
     for (int64_t i = 0; i < count; i++) {
-        if (pos + F->max_line > out_len) {
+        /* Lines are made with fixed-size copies that may run up to HEAD_WIDTH bytes past their
+         * end (inside the MAX_LINE checked for): the next line overwrites those bytes. The last
+         * line is made in a buffer of its own and copied out, so nothing past the listing
+         * changes. */
+        uint8_t line[LINE_ROOM];
+        if (written + F->max_line > out_len) {
             error = 1;
             break;
         }
+        const int last = i == count - 1;
+        uint8_t *out = last ? line : dest + written;
+        int64_t pos = 0;
         const uint8_t k = kind[i];
         const int64_t f = flags[i];
         if (k >= F->n_types) {
@@ -265,9 +338,8 @@ static PyObject *format_packets(PyObject *self_, PyObject *args, PyObject *kwds)
         if (ndjson) {
             LIT("{\"offset\":");
             pos = put_uint(F, out, pos, (uint64_t)offset[i], 0);
-            LIT(",\"type\":\"");
-            pos = put_bytes(out, pos, F->type_names[k], F->type_lens[k]);
-            LIT("\",\"ts\":");
+            memcpy(out + pos, F->json_head[k], HEAD_WIDTH);
+            pos += F->json_head_len[k];
             if (ts[i] == F->no_ts) {
                 LIT("null");
             } else {
@@ -282,10 +354,8 @@ static PyObject *format_packets(PyObject *self_, PyObject *args, PyObject *kwds)
                 pos = put_int_padded(out, pos, ts[i], 12);
             }
             LIT("  ");
-            const int64_t start = pos;
-            pos = put_bytes(out, pos, F->type_names[k], F->type_lens[k]);
-            while (pos - start < 12) out[pos++] = ' ';
-            out[pos++] = ' ';
+            memcpy(out + pos, F->text_head[k], HEAD_WIDTH);
+            pos += F->text_head_len[k];
         }
         switch (F->kind_code[k]) {
         case KD_LTS:
@@ -366,6 +436,8 @@ static PyObject *format_packets(PyObject *self_, PyObject *args, PyObject *kwds)
         if (error) break;
         if (ndjson) out[pos++] = '}';
         out[pos++] = '\n';
+        if (last) memcpy(dest + written, line, (size_t)pos);
+        written += pos;
     }
     Py_END_ALLOW_THREADS
     views_release(&vs);
@@ -381,7 +453,7 @@ static PyObject *format_packets(PyObject *self_, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_ValueError, "format_packets: unknown exception action");
         return NULL;
     }
-    return PyLong_FromLongLong((long long)pos);
+    return PyLong_FromLongLong((long long)written);
 }
 
 static PyMethodDef formatter_methods[] = {

@@ -36,6 +36,7 @@ module keeps both so that the rules exist once.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from typing import Any
 
@@ -233,14 +234,17 @@ def _median(values: np.ndarray) -> int:
 def layer_groups(spans: LayerSpans) -> list[tuple[int, np.ndarray]]:
     """Per layer index, the rows of its complete executions in inference order."""
     complete = np.flatnonzero(spans.complete)
+    if not len(complete):
+        return []
     layers_of = spans.layer[complete].astype(np.int64)
     numbers = spans.inference[complete]
-    if len(complete) and numbers.min() >= 0 and numbers.max() < (1 << 40) and layers_of.min() >= 0:
+    if numbers.min() >= 0 and numbers.max() < (1 << 40) and layers_of.min() >= 0:
         order = complete[np.argsort((layers_of << 40) | numbers, kind="stable")]  # one key: faster than lexsort
     else:
         order = complete[np.lexsort((numbers, layers_of))]
     sorted_layers = spans.layer[order].astype(np.int64)
-    indices, firsts = np.unique(sorted_layers, return_index=True)
+    firsts = np.flatnonzero(np.concatenate(([True], sorted_layers[1:] != sorted_layers[:-1])))  # sorted: no np.unique
+    indices = sorted_layers[firsts]
     bounds = [*firsts.tolist(), len(order)]
     return [(index, order[bounds[n] : bounds[n + 1]]) for n, index in enumerate(indices.tolist())]
 
@@ -465,7 +469,8 @@ def _layer(
                 int(task[j]),
             )
         )
-    causes = {c: int((cause[outlier] == c).sum()) for c in CAUSES if (cause[outlier] == c).any()}
+    flagged_causes = collections.Counter(cause[outlier].tolist())  # counted once: the column holds objects
+    causes = {c: flagged_causes[c] for c in CAUSES if flagged_causes[c]}
     measures = ref.measures if ref is not None else tuple(m.name for m in work.measures)
     layer = _layer_jitter(
         context.settings,

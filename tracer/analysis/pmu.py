@@ -93,9 +93,9 @@ class PmuSummary:
             "note": SIMULATED_NOTE if self.simulated else None,
             "units": self.units,
             "counters": self.counters,
-            "per_inference": JsonRows(len(self.per_inference), lambda: (row.to_json() for row in self.per_inference))
+            "per_inference": JsonRows(len(self.per_inference), self.per_inference.json_rows)
             if streamed
-            else [row.to_json() for row in self.per_inference],
+            else list(self.per_inference.json_rows()),
             "totals": self.totals,
             "totals_over": self.totals_over,
             "excluded": len(self.per_inference) - self.totals_over,
@@ -192,6 +192,20 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
     def __iter__(self) -> Iterator[InferenceCounters]:
         for i in range(len(self)):
             yield self[i]
+
+    def json_rows(self) -> Iterator[dict[str, Any]]:
+        """Every row as :meth:`InferenceCounters.to_json` gives it, made from the columns in bulk
+        (one ``tolist`` per column, not one per row: a long capture has hundreds of thousands).
+        """
+        names = self.names
+        every = np.all(self.values >= 0, axis=1).tolist()  # the usual row: each counter measured
+        rows = zip(self.number.tolist(), self.complete.tolist(), self.values.tolist(), every)
+        for number, complete, values, full in rows:
+            if full:
+                counters = dict(zip(names, values))
+            else:
+                counters = {name: value for name, value in zip(names, values) if value >= 0}
+            yield {"number": number, "complete": complete, "counters": counters}
 
     def _column(self, name: str) -> np.ndarray:
         if name in self.names:
@@ -296,11 +310,13 @@ def _span_sums(timeline: InferenceTimeline) -> tuple[list[str], list[np.ndarray]
         if not have.any():
             continue
         aligned = np.full(n, -1, np.int64)
-        measured = np.zeros(n, bool)
-        measured[row[have]] = True
-        totals = np.zeros(n, np.int64)
-        np.add.at(totals, row[have], column[have])
-        aligned[measured] = totals[measured]
+        rows, values = row[have], column[have]
+        if len(rows) > 1 and not (rows[1:] >= rows[:-1]).all():  # spans end in inference order, nearly always
+            by_row = np.argsort(rows, kind="stable")
+            rows, values = rows[by_row], values[by_row]
+        # Each inference's spans are now one run: sum the runs (np.add.at is many times slower).
+        first = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+        aligned[rows[first]] = np.add.reduceat(values, first)
         names.append(name)
         columns.append(aligned)
     return names, columns

@@ -56,33 +56,46 @@ def layer_rows(layer: np.ndarray) -> list[tuple[int, np.ndarray]]:
     """Per layer index present in ``layer`` (non-negative integers), the positions of its rows, in
     order (a stable sort: small indices sort by radix).
     """
+    indices, order, starts, ends = _layer_order(layer)
+    return [(index, order[lo:hi]) for index, lo, hi in zip(indices.tolist(), starts.tolist(), ends.tolist())]
+
+
+def _layer_order(layer: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The layer indices present, the rows sorted by layer (stably), and where each layer's rows
+    start and end in that order.
+    """
     if not len(layer):
-        return []
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty, empty
     key = layer.astype(np.uint16) if int(layer.max()) < (1 << 16) and int(layer.min()) >= 0 else layer
     order = np.argsort(key, kind="stable")
     counts = np.bincount(layer.astype(np.int64))
-    ends = np.cumsum(counts)
-    return [(index, order[ends[index] - counts[index] : ends[index]]) for index in np.flatnonzero(counts).tolist()]
+    indices = np.flatnonzero(counts)
+    ends = np.cumsum(counts)[indices]
+    return indices, order, ends - counts[indices], ends
 
 
 def layer_samples(spans: LayerSpans) -> dict[int, LayerSamples]:
     """The complete executions of each layer of ``spans``, in the order they ended, by layer index."""
-    ok = spans.complete
-    layer = spans.layer[ok]
-    cycles = spans.cycles[ok]
-    isr = spans.isr_cycles[ok]
-    pmu = spans.pmu[ok] if spans.pmu.shape[1] else None
+    complete = np.flatnonzero(spans.complete)
+    indices, order, starts, ends = _layer_order(spans.layer[complete])
+    rows = complete[order]  # span rows, layer by layer, each layer's in order
+    cycles = spans.end[rows] - spans.start[rows]
+    isr = spans.isr_cycles[rows]
+    names = spans.pmu_names if spans.pmu.shape[1] else ()
+    sums: list[list[int]] = []
+    counts: list[list[int]] = []
+    if names and len(rows):
+        # All layers at once: the counters as rows (the table's own layout), summed per layer.
+        values = spans.pmu.T[:, rows]
+        have = values >= 0
+        sums = np.add.reduceat(np.where(have, values, 0), starts, axis=1).tolist()
+        counts = np.add.reduceat(have.astype(np.int64), starts, axis=1).tolist()
     samples: dict[int, LayerSamples] = {}
-    for index, rows in layer_rows(layer):
-        isr_part = isr[rows]
-        counters: dict[str, tuple[int, int]] = {}
-        if pmu is not None:
-            values = pmu[rows]
-            for j, counter in enumerate(spans.pmu_names):
-                have = values[:, j] >= 0
-                if have.any():
-                    counters[counter] = (int(values[have, j].sum()), int(have.sum()))
-        samples[index] = LayerSamples(compact(cycles[rows]), compact(isr_part) if isr_part.any() else None, counters)
+    for n, (index, lo, hi) in enumerate(zip(indices.tolist(), starts.tolist(), ends.tolist())):
+        isr_part = isr[lo:hi]
+        counters = {name: (sums[j][n], counts[j][n]) for j, name in enumerate(names) if counts[j][n]}
+        samples[index] = LayerSamples(compact(cycles[lo:hi]), compact(isr_part) if isr_part.any() else None, counters)
     return samples
 
 

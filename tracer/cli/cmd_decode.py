@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from tracer.capture.reader import open_capture
     from tracer.cli.output import open_output
     from tracer.decode.tpiu import TpiuMode
-    from tracer.export.packets_text import write_packets
+    from tracer.export.packets_text import ListingWriter
     from tracer.pipeline.capture import decode_reader
 
     console = args.console
@@ -77,12 +77,15 @@ def run(args: argparse.Namespace) -> int:
             console.warn(f"{args.capture} is empty: no bytes to decode")
         decoder, batches = decode_reader(reader, TpiuMode(args.tpiu), args.tpiu_id, packets=args.format != "stats")
         with open_output(args.output) as out, console.progress("decoding", reader.size) as bar:
-            for batch in batches:
-                if args.format != "stats":
-                    write_packets(batch, out, args.format, symbols)
-                bar.update(decoder.input_bytes)
             if args.format == "stats":
+                for _ in batches:
+                    bar.update(decoder.input_bytes)
                 out.write(json.dumps(decoder.stats_json(), sort_keys=False) + "\n")
+            else:
+                with ListingWriter(out, args.format, symbols) as listing:  # written while the next batch decodes
+                    for batch in batches:
+                        listing.write(batch)
+                        bar.update(decoder.input_bytes)
         for warning in reader.warnings:
             console.warn(str(warning))
         for message in decoder.warnings:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Protocol
 
 import numpy as np
@@ -34,7 +35,7 @@ from tracer.native import compiled
 
 NDJSON = 0
 TEXT = 1
-MAX_LINE = 256  # bytes; the longest line is about 130
+MAX_LINE = 256  # bytes: the longest line (64-bit values everywhere) is under 170, the C kernel may write 48 past it
 SLICE = 1 << 16  # packets formatted per kernel call (bounds the buffer to 16 MiB)
 
 KEYS = (
@@ -334,6 +335,54 @@ def write_packets(batch: PacketBatch, out: IO[str], fmt: str, symbols: Describer
             binary.write(buf.data[:n])
         else:
             out.write(buf[:n].tobytes().decode("ascii"))
+
+
+class ListingWriter:
+    """Writes packet batches as a listing (:func:`write_packets`) on a thread of its own, one batch
+    behind the caller, which meanwhile decodes the next one.
+
+    The format kernel and the write release the GIL, so on two cores the two overlap. A batch must
+    not change once given to :meth:`write` (the decoder's batches never do). A failed write (a pipe
+    nobody reads, a full disk) raises its error from the next :meth:`write` or from :meth:`close`.
+
+    Args:
+        out: Where the listing goes.
+        fmt: ``ndjson`` or ``text``.
+        symbols: Names for PCs and exceptions (``decode --elf``), or None.
+    """
+
+    def __init__(self, out: IO[str], fmt: str, symbols: Describer | None = None) -> None:
+        self._out = out
+        self._fmt = fmt
+        self._symbols = symbols
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracer-listing")
+        self._pending: Future[None] | None = None
+
+    def write(self, batch: PacketBatch) -> None:
+        """Write ``batch`` after the batches before it (returns once the previous one is written)."""
+        self._wait()
+        self._pending = self._pool.submit(write_packets, batch, self._out, self._fmt, self._symbols)
+
+    def close(self) -> None:
+        """Wait until every batch is written; raise the last write's error, if any."""
+        try:
+            self._wait()
+        finally:
+            self._pool.shutdown(wait=True)
+
+    def _wait(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def __enter__(self) -> ListingWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self.close()
+        else:  # already failing: let the write in progress end, keep the first error
+            self._pool.shutdown(wait=True)
 
 
 # -- symbol names (decode --elf) -------------------------------------------------------------------

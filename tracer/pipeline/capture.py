@@ -9,16 +9,16 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
-from tracer.base.timeline import InferenceTimeline
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import CaptureReader, open_capture
 from tracer.decode.packets import PacketBatch
 from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
-from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.probe_samples import probe_npu_records
-from tracer.telemetry.swo_pc import SwoPcCollector
+
+if TYPE_CHECKING:
+    from tracer.base.timeline import InferenceTimeline
 
 FEED_BYTES = 1 << 20  # contiguous capture chunks are decoded together up to this
 
@@ -54,6 +54,11 @@ def decode_capture(
     Raises:
         CaptureError: The file is missing or unreadable.
     """
+    # Here, not at the top: ``tracer decode`` needs only decode_reader, and its start-up time counts.
+    from tracer.telemetry.decoder import TelemetryDecoder
+    from tracer.telemetry.probe_samples import probe_npu_records
+    from tracer.telemetry.swo_pc import SwoPcCollector
+
     reader = path if isinstance(path, CaptureReader) else open_capture(path)
     with reader:
         meta = reader.metadata

@@ -29,6 +29,7 @@ the decoder carries on exactly as if nothing had been discarded.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Container
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,7 @@ from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.tables import (
     COLUMN_TYPES,
     RecordTables,
+    of_types,
     own_inferences,
     own_spans,
     shift,
@@ -502,9 +504,8 @@ class TelemetryDecoder:
         spans = self._tables.spans
         seen = spans[k.SP_LAYER, :n_spans]
         if len(seen):
-            indices, first = np.unique(seen, return_index=True)
-            for index, at in zip(indices.tolist(), first.tolist()):
-                self._engines.setdefault(index, Engine.NPU if spans[k.SP_ENGINE, at] == 1 else Engine.CPU)
+            for index, at in _first_rows(seen, self._engines):
+                self._engines[index] = Engine.NPU if spans[k.SP_ENGINE, at] == 1 else Engine.CPU
         for index, engine in self._engines.items():
             if index not in layers:
                 layers[index] = LayerInfo(index, "", "", engine)
@@ -546,7 +547,7 @@ class TelemetryDecoder:
         n_events = int(self._state[k.S_N_EVENTS])
         ev = t.events
         types = ev[k.EV_TYPE, self._events_done : n_events]
-        rare = np.flatnonzero(~np.isin(types, COLUMN_TYPES)) + self._events_done
+        rare = np.flatnonzero(~of_types(types, COLUMN_TYPES.tolist())) + self._events_done
         for e in rare.tolist():
             if ev[k.EV_TYPE, e] == k.EV_RESTART:
                 self._restarted(int(ev[k.EV_TIME, e]), t.event_words(e))
@@ -580,3 +581,17 @@ class TelemetryDecoder:
             dwt[:, : n - ready] = dwt[:, ready:n].copy()
         s[k.S_N_DWT] = n - ready
         s[k.S_DWT_STAMP_FROM] = max(int(s[k.S_DWT_STAMP_FROM]) - ready, 0)
+
+
+def _first_rows(values: np.ndarray, known: Container[int]) -> list[tuple[int, int]]:
+    """The values in ``values`` not in ``known``, each with the row it first occurs in.
+
+    A timeline is made again and again from a live stream: the layers already known cost one
+    counting pass, not a sort of every span.
+    """
+    if int(values.min()) >= 0 and int(values.max()) < (1 << 16):
+        new = [v for v in np.flatnonzero(np.bincount(values)).tolist() if v not in known]
+        if len(new) <= 64:
+            return [(v, int(np.argmax(values == v))) for v in new]
+    indices, first = np.unique(values, return_index=True)
+    return [(v, at) for v, at in zip(indices.tolist(), first.tolist()) if v not in known]

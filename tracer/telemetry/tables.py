@@ -11,7 +11,7 @@ discards what it has taken.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -123,7 +123,7 @@ class RecordTables:
     def events_of(self, state: np.ndarray, *types: int, limit: int | None = None) -> np.ndarray:
         """Rows of the event table holding ``types`` (among the first ``limit`` rows, if given)."""
         n = int(state[k.S_N_EVENTS]) if limit is None else limit
-        return np.flatnonzero(np.isin(self.events[k.EV_TYPE, :n], types))
+        return np.flatnonzero(of_types(self.events[k.EV_TYPE, :n], types))
 
     def event_words(self, row: int) -> np.ndarray:
         """The payload words of event ``row`` (after its time word)."""
@@ -134,38 +134,37 @@ class RecordTables:
         """Payload word ``i`` of each event row."""
         return self.words[self.events[k.EV_WORDS, rows] + i]
 
+    def words_of(self, rows: np.ndarray, count: int) -> list[np.ndarray]:
+        """Payload words ``0..count-1`` of each event row (where they start looked up once)."""
+        at = self.events[k.EV_WORDS, rows]
+        return [self.words[at + i] for i in range(count)]
+
     # -- records kept as columns -----------------------------------------------------------------
     def arena(self, state: np.ndarray) -> LazyRecords[ArenaSample]:
         """Arena reports."""
         rows = self.events_of(state, RecordType.ARENA)
         ev = self.events
-        columns = (ev[k.EV_TIME, rows], self.word(rows, 0), self.word(rows, 1), ev[k.EV_INFERENCE, rows])
+        columns = (ev[k.EV_TIME, rows], *self.words_of(rows, 2), ev[k.EV_INFERENCE, rows])
         return LazyRecords(_arena_sample, columns)
 
     def stacks(self, state: np.ndarray) -> LazyRecords[StackSample]:
         """Stack reports, named as their first report named them."""
         rows = self.events_of(state, RecordType.STACK)
-        head = self.word(rows, 0)
+        head, size, high_water = self.words_of(rows, 3)
         ids = head & 0xFF
         for stack_id, at in zip(*(a.tolist() for a in np.unique(ids, return_index=True))):
             if stack_id not in self.stack_names:
                 words = self.event_words(int(rows[at])).tolist()
                 self.stack_names[stack_id] = record_string(words[3:], (words[0] >> 16) & 0xFF) or f"stack{stack_id}"
         names = self.stack_names
-        columns = (self.events[k.EV_TIME, rows], ids, self.word(rows, 2), self.word(rows, 1), (head >> 8) & 1)
+        columns = (self.events[k.EV_TIME, rows], ids, high_water, size, (head >> 8) & 1)
         return LazyRecords(lambda t, i, hw, size, ok: StackSample(t, names[i], hw, size, bool(ok)), columns)
 
     def cache_ops(self, state: np.ndarray) -> LazyRecords[CacheOp]:
         """Cache maintenance operations."""
         rows = self.events_of(state, RecordType.CACHE_OP)
         ev = self.events
-        columns = (
-            ev[k.EV_TIME, rows],
-            self.word(rows, 0),
-            self.word(rows, 1),
-            self.word(rows, 2),
-            ev[k.EV_INFERENCE, rows],
-        )
+        columns = (ev[k.EV_TIME, rows], *self.words_of(rows, 3), ev[k.EV_INFERENCE, rows])
         return LazyRecords(_cache_op, columns)
 
     def npu_jobs(self, state: np.ndarray, limit: int | None = None) -> LazyRecords[NpuJob]:
@@ -180,6 +179,17 @@ class RecordTables:
         begins, ends = rows[pair], rows[pair + 1]
         columns = (ev[k.EV_TIME, begins], ev[k.EV_TIME, ends], ev[k.EV_INFERENCE, begins], job[pair])
         return LazyRecords(_npu_job, columns)
+
+
+def of_types(column: np.ndarray, types: Iterable[int]) -> np.ndarray:
+    """Where ``column`` holds one of ``types`` (a few record types).
+
+    Comparisons, not ``np.isin``: over every event row of a busy stream they cost several times less.
+    """
+    mask = np.zeros(len(column), bool)
+    for t in types:
+        mask |= column == int(t)
+    return mask
 
 
 def record_string(words: list[int], length: int) -> str:
