@@ -18,7 +18,7 @@ from tracer.budget import load_budget
 from tracer.errors import ExitCode
 from tracer.session.engine import Session, SessionOptions
 from tracer.tui.app import TracerApp
-from tracer.tui.help import HelpPanel, help_text
+from tracer.tui.help import HelpPanel, HelpScreen, help_text
 from tracer.tui.keys import KEYS
 from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.timeline import GUTTER, TimelineView
@@ -132,18 +132,20 @@ def test_help_lists_every_key_and_closes() -> None:
 
     async def body(pilot) -> None:
         await settle(app, pilot)
-        panel = app.query_one("#help", HelpPanel)
         await pilot.press("question_mark")
         await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        panel = app.screen.query_one("#help", HelpPanel)
         assert panel.is_open and app.focused is panel
         await pilot.press("escape")
         await pilot.pause()
-        assert not panel.is_open and app.focused is table(app)
+        assert not panel.is_open and not isinstance(app.screen, HelpScreen) and app.focused is table(app)
         await pilot.press("question_mark")
         await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
         await pilot.press("q")  # closes the help, does not quit
         await pilot.pause()
-        assert not panel.is_open and app.is_running
+        assert not isinstance(app.screen, HelpScreen) and app.is_running
 
     run(app, body)
 
