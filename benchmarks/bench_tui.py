@@ -346,10 +346,20 @@ def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[st
             result["elapsed"] = time.perf_counter() - started
             if session.paused:  # the last key may have been the first of a pause/resume pair
                 session.resume()
-            for _ in range(600):
+            # The device closes when done and the session then ends; should it not (one run under a
+            # heavy load had not after 30 s), stop waiting once the device has finished and the
+            # decoder has taken everything received and gone idle: the counts below then show it.
+            quiet_since, records = time.perf_counter(), -1
+            for _ in range(1200):
                 if session.ended or child is None:
                     break
+                if session.snapshot().status.records != records:
+                    quiet_since, records = time.perf_counter(), session.snapshot().status.records
+                backlog = getattr(session._feed, "backlog", 0)
+                if not child.is_alive() and not backlog and time.perf_counter() - quiet_since > 1.0:
+                    break
                 await asyncio.sleep(0.05)
+            result["final_state"] = session.snapshot().status.state
             app.refresh_views(force=True)
             await pilot.pause()
             result["shown"] = app.snapshot
@@ -512,7 +522,7 @@ def main() -> int:
     print(
         f"counts     records sent {sent['records']:,} / shown {status.records:,}; inferences {sent['inferences']:,} / "
         f"{shown.inferences:,} ({shown.complete_inferences:,} complete); layer executions {spans_sent:,} / "
-        f"{shown.spans:,}; loss {status.loss.to_json()}"
+        f"{shown.spans:,}; loss {status.loss.to_json()}; the source {busy['final_state']} at the end"
     )
     ok_latency = busy_p99 < TARGET_MS
     ok_memory = late - early < max(20.0, 0.1 * early)
