@@ -391,6 +391,32 @@ def test_export_writes_the_report_json(tmp_path: Path) -> None:
     assert report["findings"] and report["findings"][0]["id"] == "cpu-operators"
 
 
+def test_only_the_tab_in_front_is_laid_out_and_a_tab_shown_again_is_not_redrawn() -> None:
+    """A key lays out and paints what is shown: the panes behind are not in the compositor at all
+    (before, the overview stayed laid out under the other tabs and was rendered with them), and
+    the overview coming back, with nothing changed meanwhile, is painted from what its views drew
+    (before, each of them was drawn again, first at a size it did not have yet)."""
+    app = demo_app()
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        overview = [table(app), app.query_one("#latency"), app.query_one("#memory"), app.query_one("#detail")]
+        await pilot.press("2")
+        await pilot.pause(0.3)
+        shown = app.screen._compositor.visible_widgets
+        assert app.query_one("#gantt") in shown and app.query_one("#spans") in shown
+        assert not any(view in shown for view in overview)
+        draws = [view.draws for view in overview]
+        await pilot.press("1")
+        await pilot.pause(0.3)
+        shown = app.screen._compositor.visible_widgets
+        assert all(view in shown for view in overview)
+        assert app.query_one("#gantt") not in shown
+        assert [view.draws for view in overview] == draws
+
+    run(app, body)
+
+
 def test_hidden_views_are_not_refreshed_and_catch_up_when_shown(tmp_path: Path) -> None:
     truth = build_stream(inferences=300)
     path = write_capture(tmp_path / "long.trace", truth.data, ns_per_byte=20_000)
