@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import math
 import multiprocessing
 import os
@@ -173,6 +174,13 @@ class BenchApp(TracerApp):
 
     probe: dict[str, Any] | None = None
 
+    async def on_event(self, event: events.Event) -> None:
+        probe = self.probe
+        if probe is not None and isinstance(event, events.Key) and "cpu" not in probe:
+            probe["cpu"] = time.thread_time()  # the screen's thread: CPU it spends until the paint
+            probe["received"] = time.perf_counter()
+        await super().on_event(event)
+
     async def run_action(self, action: Any, default_namespace: Any = None) -> bool:
         result = await super().run_action(action, default_namespace)
         probe = self.probe
@@ -194,6 +202,7 @@ class BenchApp(TracerApp):
             self.call_after_refresh(self._painted, probe)
             return
         probe["painted"] = time.perf_counter()
+        probe["cpu"] = time.thread_time() - probe.get("cpu", time.thread_time())
         probe["done"].set()
 
 
@@ -215,8 +224,7 @@ def press_keys(
     app: BenchApp,
     seconds: float,
     stop: threading.Event,
-    out: list[float],
-    keys_out: list[str],
+    out: list[KeyTiming],
     rss: list[tuple[float, float, float]],
 ) -> None:
     """The 'terminal input thread': a key every 0.4 s through the driver, as a terminal sends it."""
@@ -229,6 +237,7 @@ def press_keys(
             rss.append((elapsed, rss_mb(), getattr(app.session._feed, "backlog", 0) / 1e6))
             next_rss += 1.0
         key = KEYS[i % len(KEYS)]
+        kind = key_kind(KEYS, i % len(KEYS))
         i += 1
         probe: dict[str, Any] = {"done": threading.Event()}
         app.probe = probe
@@ -236,19 +245,72 @@ def press_keys(
         char = {"space": " ", "question_mark": "?"}.get(key, key if len(key) == 1 else None)
         app._driver.process_message(events.Key(key, char))  # what the real input thread does
         if probe["done"].wait(5.0):
-            out.append((probe["painted"] - sent) * 1000)
+            timing = KeyTiming(
+                key,
+                kind,
+                (probe["painted"] - sent) * 1000,
+                probe["cpu"] * 1000,
+                (probe["received"] - sent) * 1000,
+            )
             if os.environ.get("BENCH_TUI_DETAIL"):
                 print(
-                    f"  {key:>22}: to action {(probe['acted'] - sent) * 1000:6.1f} ms, "
-                    f"to paint {(probe['painted'] - probe['acted']) * 1000:6.1f} ms",
+                    f"  {key:>22}: queued {timing.queued_ms:6.1f} ms, to action {(probe['acted'] - sent) * 1000:6.1f} ms, "
+                    f"to paint {(probe['painted'] - probe['acted']) * 1000:6.1f} ms; screen thread CPU {timing.cpu_ms:5.1f} ms",
                     file=sys.__stderr__,
                 )
         else:
-            out.append(float("inf"))
-        keys_out.append(key)
+            timing = KeyTiming(key, kind, float("inf"), float("inf"), float("inf"))
+        out.append(timing)
         app.probe = None
         time.sleep(0.4)
     rss.append((time.perf_counter() - start, rss_mb(), getattr(app.session._feed, "backlog", 0) / 1e6))
+
+
+@dataclasses.dataclass(frozen=True)
+class KeyTiming:
+    """One key: from the input thread handing it over to the screen painted after its action.
+
+    ``cpu_ms`` is the CPU time of the screen's thread meanwhile (its own work, whatever else waits
+    for the processor: the part of the answer a busy machine cannot add to); ``queued_ms`` is
+    until the app's loop took the key.
+    """
+
+    key: str
+    kind: str
+    ms: float
+    cpu_ms: float
+    queued_ms: float
+
+
+def key_kind(keys: tuple[str, ...], at: int) -> str:
+    """What a key of the sequence does, for the per-kind figures."""
+    key = keys[at]
+    if key == "escape" and at and keys[at - 1] == "question_mark":
+        return "help close"
+    return KINDS.get(key, key)
+
+
+KINDS = {
+    "1": "tab switch",
+    "2": "tab switch",
+    "3": "tab switch",
+    "4": "tab switch",
+    "question_mark": "help open",
+    "escape": "escape",
+    "up": "layer up/down",
+    "down": "layer up/down",
+    "left": "inference step",
+    "right": "inference step",
+    "s": "sort",
+    "S": "sort",
+    "l": "cursor, range",
+    "m": "cursor, range",
+    "left_square_bracket": "zoom",
+    "right_square_bracket": "zoom",
+    "n": "next finding",
+    "f": "follow",
+    "space": "pause/resume",
+}
 
 
 def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[str, Any]:
@@ -268,8 +330,7 @@ def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[st
     writer = CaptureWriter(capture, meta, overwrite=True) if capture is not None else None
     session = Session.live(SourceFeed(source, writer), meta, tpiu=TpiuMode.OFF)
     app = BenchApp(session)
-    latencies: list[float] = []
-    keys: list[str] = []
+    timings: list[KeyTiming] = []
     rss: list[tuple[float, float, float]] = []
     stop = threading.Event()
     result: dict[str, Any] = {}
@@ -277,7 +338,7 @@ def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[st
     async def main() -> None:
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot.pause(1.0)
-            presser = threading.Thread(target=press_keys, args=(app, seconds, stop, latencies, keys, rss), daemon=True)
+            presser = threading.Thread(target=press_keys, args=(app, seconds, stop, timings, rss), daemon=True)
             started = time.perf_counter()
             presser.start()
             while presser.is_alive():
@@ -285,15 +346,29 @@ def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[st
             result["elapsed"] = time.perf_counter() - started
             if session.paused:  # the last key may have been the first of a pause/resume pair
                 session.resume()
-            for _ in range(600):
+            # The device closes when done and the session then ends; should it not (one run under a
+            # heavy load had not after 30 s), stop waiting once the device has finished and the
+            # decoder has taken everything received and gone idle: the counts below then show it.
+            quiet_since, records = time.perf_counter(), -1
+            for _ in range(1200):
                 if session.ended or child is None:
                     break
+                if session.snapshot().status.records != records:
+                    quiet_since, records = time.perf_counter(), session.snapshot().status.records
+                backlog = getattr(session._feed, "backlog", 0)
+                if not child.is_alive() and not backlog and time.perf_counter() - quiet_since > 1.0:
+                    break
                 await asyncio.sleep(0.05)
+            result["final_state"] = session.snapshot().status.state
             app.refresh_views(force=True)
             await pilot.pause()
             result["shown"] = app.snapshot
 
+    times, wall = os.times(), time.perf_counter()
     asyncio.run(main())
+    after = os.times()
+    result["cpu_s"] = (after.user - times.user) + (after.system - times.system)
+    result["wall_s"] = time.perf_counter() - wall
     session.stop()
     session.wait_done(10)
     session.close()
@@ -301,8 +376,9 @@ def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[st
         result["sent"] = results.get(timeout=30)
         child.join(10)
     result["analyses"] = session.analyses
-    result["latencies"] = latencies
-    result["keys"] = keys
+    result["timings"] = timings
+    result["latencies"] = [t.ms for t in timings]
+    result["keys"] = [t.key for t in timings]
     result["rss"] = rss
     return result
 
@@ -340,6 +416,27 @@ def summary(values: list[float]) -> str:
     )
 
 
+def by_kind(timings: list[KeyTiming]) -> list[str]:
+    """Per kind of key: wall-clock p50/p95/p99/max, and the screen thread's CPU p50/p99."""
+    kinds: dict[str, list[KeyTiming]] = {}
+    for timing in timings:
+        kinds.setdefault(timing.kind, []).append(timing)
+    lines = [f"{'':>16}  {'n':>3}  {'p50':>6}  {'p95':>6}  {'p99':>6}  {'max':>6}   CPU p50   p99"]
+    for kind, group in sorted(kinds.items(), key=lambda kv: -percentile([t.ms for t in kv[1]], 0.99)):
+        ms = [t.ms for t in group]
+        cpu = [t.cpu_ms for t in group]
+        lines.append(
+            f"{kind:>16}  {len(group):>3}  {statistics.median(ms):6.1f}  {percentile(ms, 0.95):6.1f}  "
+            f"{percentile(ms, 0.99):6.1f}  {max(ms):6.1f}   {statistics.median(cpu):6.1f}  {percentile(cpu, 0.99):5.1f}"
+        )
+    return lines
+
+
+def load() -> str:
+    """The machine's load average (1, 5, 15 minutes)."""
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
 def main() -> int:
     """Run the benchmark and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -358,9 +455,11 @@ def main() -> int:
         if neighbour is not None:
             neighbour.start()
         try:
+            load_before = load()
             idle = run_app(None, args.idle_seconds, None)
             capture = None if args.no_record else Path(tmp) / "bench_tui.trace"
             busy = run_app(args.rate, args.seconds, capture)
+            load_after = load()
         finally:
             if neighbour is not None:
                 stop_neighbour.set()
@@ -368,7 +467,8 @@ def main() -> int:
         capture_mb = capture.stat().st_size / 1e6 if capture is not None else None
     print(
         f"machine    {os.cpu_count()} cores; beside the app: "
-        f"{'one CPU-bound process (a busy loop)' if neighbour is not None else 'nothing of ours'}"
+        f"{'one CPU-bound process (a busy loop)' if neighbour is not None else 'nothing of ours'}; "
+        f"load average {load_before} before, {load_after} after (others' work counts too)"
     )
 
     shown = busy["shown"]
@@ -383,6 +483,13 @@ def main() -> int:
     )
     print(f"keys idle  {summary(idle['latencies'])}   (reference: the same app, no data)")
     print(f"keys busy  {summary(busy['latencies'])}")
+    print("by kind    busy, ms from the key sent to the screen painted after it; CPU: the screen thread's")
+    for line in by_kind(busy["timings"]):
+        print(f"           {line}")
+    print(
+        f"app CPU    {busy['cpu_s']:.1f} s in {busy['wall_s']:.1f} s ({busy['cpu_s'] / busy['wall_s']:.0%} of one core: "
+        f"screen, decoder and reader threads)"
+    )
     busy_p99 = percentile(busy["latencies"], 0.99)
     slowest = sorted(zip(busy["latencies"], busy["keys"]), reverse=True)[:3]
     print("slowest    " + ", ".join(f"{key} {ms:.0f} ms" for ms, key in slowest))
@@ -396,9 +503,11 @@ def main() -> int:
     late = samples[-1][1]
     peak = max(mb for _t, mb, _b in samples)
     trace = "  ".join(f"{t:.0f}s:{mb:.0f}" for t, mb, _b in samples[:: max(1, len(samples) // 8)])
+    settled = [(t, mb) for t, mb, _b in samples if t >= settle_at]
+    slope = statistics.linear_regression(*zip(*settled)).slope * 60 if len(settled) > 2 else 0.0
     print(
         f"memory     RSS MB: {trace}  (peak {peak:.0f}; {early:.0f} at {settle_at:.0f} s -> {late:.0f} at the end: "
-        f"{late - early:+.1f} MB)"
+        f"{late - early:+.1f} MB; after {settle_at:.0f} s {slope:+.1f} MB per minute)"
     )
     print(
         f"backlog    received, not yet decoded: max {max(b for _t, _mb, b in samples):.2f} MB, at the end "
@@ -413,7 +522,7 @@ def main() -> int:
     print(
         f"counts     records sent {sent['records']:,} / shown {status.records:,}; inferences {sent['inferences']:,} / "
         f"{shown.inferences:,} ({shown.complete_inferences:,} complete); layer executions {spans_sent:,} / "
-        f"{shown.spans:,}; loss {status.loss.to_json()}"
+        f"{shown.spans:,}; loss {status.loss.to_json()}; the source {busy['final_state']} at the end"
     )
     ok_latency = busy_p99 < TARGET_MS
     ok_memory = late - early < max(20.0, 0.1 * early)

@@ -18,7 +18,7 @@ from tracer.budget import load_budget
 from tracer.errors import ExitCode
 from tracer.session.engine import Session, SessionOptions
 from tracer.tui.app import TracerApp
-from tracer.tui.help import HelpPanel, help_text
+from tracer.tui.help import HelpPanel, HelpScreen, help_text
 from tracer.tui.keys import KEYS
 from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.timeline import GUTTER, TimelineView
@@ -132,18 +132,20 @@ def test_help_lists_every_key_and_closes() -> None:
 
     async def body(pilot) -> None:
         await settle(app, pilot)
-        panel = app.query_one("#help", HelpPanel)
         await pilot.press("question_mark")
         await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        panel = app.screen.query_one("#help", HelpPanel)
         assert panel.is_open and app.focused is panel
         await pilot.press("escape")
         await pilot.pause()
-        assert not panel.is_open and app.focused is table(app)
+        assert not panel.is_open and not isinstance(app.screen, HelpScreen) and app.focused is table(app)
         await pilot.press("question_mark")
         await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
         await pilot.press("q")  # closes the help, does not quit
         await pilot.pause()
-        assert not panel.is_open and app.is_running
+        assert not isinstance(app.screen, HelpScreen) and app.is_running
 
     run(app, body)
 
@@ -387,6 +389,32 @@ def test_export_writes_the_report_json(tmp_path: Path) -> None:
     assert [layer["name"] for layer in report["layers"]][:3] == ["conv0", "dw1", "pw2"]
     assert report["layers"][0]["predicted_cycles"] is not None
     assert report["findings"] and report["findings"][0]["id"] == "cpu-operators"
+
+
+def test_only_the_tab_in_front_is_laid_out_and_a_tab_shown_again_is_not_redrawn() -> None:
+    """A key lays out and paints what is shown: the panes behind are not in the compositor at all
+    (before, the overview stayed laid out under the other tabs and was rendered with them), and
+    the overview coming back, with nothing changed meanwhile, is painted from what its views drew
+    (before, each of them was drawn again, first at a size it did not have yet)."""
+    app = demo_app()
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        overview = [table(app), app.query_one("#latency"), app.query_one("#memory"), app.query_one("#detail")]
+        await pilot.press("2")
+        await pilot.pause(0.3)
+        shown = app.screen._compositor.visible_widgets
+        assert app.query_one("#gantt") in shown and app.query_one("#spans") in shown
+        assert not any(view in shown for view in overview)
+        draws = [view.draws for view in overview]
+        await pilot.press("1")
+        await pilot.pause(0.3)
+        shown = app.screen._compositor.visible_widgets
+        assert all(view in shown for view in overview)
+        assert app.query_one("#gantt") not in shown
+        assert [view.draws for view in overview] == draws
+
+    run(app, body)
 
 
 def test_hidden_views_are_not_refreshed_and_catch_up_when_shown(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from textual.widgets import Input
 from tracer.errors import ExitCode, TracerError
 from tracer.session.pacing import speed_label
 from tracer.session.report import default_report_path, free_path, write_session_report
-from tracer.tui.help import HelpPanel
+from tracer.tui.help import HelpScreen
 from tracer.tui.navigation import Target, current, neighbour, next_instance, shown
 from tracer.tui.state import SORT_KEYS
 from tracer.tui.widgets.layers import LayersTable
@@ -25,7 +25,6 @@ from tracer.tui.widgets.timeline import TimelineView
 if TYPE_CHECKING:
     from textual.app import App
     from textual.timer import Timer
-    from textual.widget import Widget
 
     from tracer.session.engine import Session
     from tracer.session.snapshot import SessionSnapshot
@@ -50,7 +49,6 @@ class Actions(_Base):
         active_tab: str
         _timer: Timer | None
         _pinned: int | None
-        _focus_before_help: Widget | None
 
         def select(self, **values: object) -> set[str]:
             """Defined by TracerApp."""
@@ -345,20 +343,18 @@ class Actions(_Base):
 
     def action_help(self) -> None:
         """Show every key (the refresh timer rests while the help covers the screen)."""
-        panel = self.query_one("#help", HelpPanel)
-        if panel.is_open:
+        if isinstance(self.screen, HelpScreen):
             return
         if self._timer is not None:
             self._timer.pause()
-        self._focus_before_help = self.focused
-        panel.open()
+        if not self.is_screen_installed("help"):
+            self.install_screen(HelpScreen(), "help")  # made once: it is the same every time
+        self.push_screen("help", self._help_closed)
 
-    def on_help_panel_closed(self) -> None:
-        """The help closed: refresh again, and give the keys back."""
+    def _help_closed(self, _result: None = None) -> None:
+        """The help closed: refresh again (the app's screen gives the keys back where they were)."""
         if self._timer is not None:
             self._timer.resume()
-        before = getattr(self, "_focus_before_help", None)
-        (before or self.query_one("#layers", LayersTable)).focus()
 
     # -- files -----------------------------------------------------------------------------------
     def action_export(self) -> None:

@@ -4,7 +4,7 @@ The session decodes in a thread worker; the app never touches its data except th
 :meth:`Session.snapshot`, called by one timer (10 Hz by default) that updates every visible view
 inside one ``batch_update`` (one repaint). Views on hidden tabs are skipped; a view drawn before
 the last change of what it shows (new data, or the selection changed meanwhile) is drawn again as
-soon as it is shown or resized. The timer pauses while the help overlay covers the app.
+soon as it is shown or resized. The timer pauses while the help screen covers the app's.
 
 What the user chose is one :class:`~tracer.tui.state.UiState` (inference, layer, cursor and range,
 finding) that every view follows; :meth:`TracerApp.select` is the only way it changes, and
@@ -34,7 +34,6 @@ from tracer.session.engine import Session
 from tracer.session.snapshot import SessionSnapshot
 from tracer.tui import keys
 from tracer.tui.actions import Actions
-from tracer.tui.help import HelpPanel
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.console import ConsoleView
@@ -50,6 +49,7 @@ from tracer.tui.widgets.timeline import InferenceHeader, Legend, SpansTable, Tim
 
 TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", "console": "Console"}
 NARROW = 100  # columns below which panels shrink (memory bars, table columns by priority)
+ANSWER_S = 0.1  # at most this long, new data waits while the screen answers a key
 SHORT = 32  # rows below which the overview keeps latency, memory and layers, and the findings count
 
 
@@ -92,12 +92,14 @@ class TracerApp(Actions, App[int]):
         self.refreshes = 0
         self.active_tab = "overview"
         self._views: list[View] = []
+        self._pane_views: dict[str, list[View]] = {}  # per tab's pane, its views
         self._version = -1
         self._stale = False
         self._dirty = False
         self._pending_fields: set[str] = set()
         self._pending_views: set[View] = set()
         self._timer: Timer | None = None
+        self._answering_until = 0.0  # a key is being answered until then (see on_event)
         self._findings_label = ""
         self._pinned: int | None = None
 
@@ -108,9 +110,8 @@ class TracerApp(Actions, App[int]):
         yield Tabs(
             *(Tab(f"{n} {title}", id=f"tab-{name}") for n, (name, title) in enumerate(TABS.items(), 1)), id="tabs"
         )
-        # The overview stays laid out underneath; the other views are panes drawn over it. Going
-        # back to the overview then repaints from what is already drawn instead of laying out and
-        # rendering the whole screen again.
+        # One pane per tab; only the one in front is laid out and drawn (a key lays out and paints
+        # what is shown, never the views behind it).
         with Container(id="views"):
             with Vertical(id="overview", classes="pane"):
                 with Horizontal(id="row-top"):
@@ -125,17 +126,16 @@ class TracerApp(Actions, App[int]):
                     yield LayerDetail(self.session.layer_history, id="detail")
                     yield FindingsView(id="findings-compact")
                     yield ConsoleView(self.session.console_since, id="console-compact")
-            with Vertical(id="timeline", classes="pane over"):
+            with Vertical(id="timeline", classes="pane"):
                 yield InferenceHeader(id="inference-header")
                 yield TimelineView(id="gantt")
                 yield Legend(id="legend")
                 yield SpansTable(id="spans")
-            with Vertical(id="findings", classes="pane over"):
+            with Vertical(id="findings", classes="pane"):
                 yield FindingsView(detailed=True, id="findings-full")
-            with Vertical(id="console", classes="pane over"):
+            with Vertical(id="console", classes="pane"):
                 yield ConsoleView(self.session.console_since, id="console-full")
         yield Input(placeholder="go to inference number · enter goes · escape cancels", id="goto")
-        yield HelpPanel(id="help")
         yield KeyBar(self.session.mode, id="keys")
 
     def on_mount(self) -> None:
@@ -148,6 +148,9 @@ class TracerApp(Actions, App[int]):
         for field in self.query(Input):
             field.cursor_blink = False
         self._views = [w for w in self.query("*") if isinstance(w, View)]
+        self._pane_views = {
+            pane.id or "": [w for w in pane.query("*") if isinstance(w, View)] for pane in self.query(".pane")
+        }
         self._timer = self.set_interval(1 / self.refresh_hz, self.refresh_views)
         if self.run_session:
             self.run_worker(self.session.run, thread=True, group="session", name="decode", exit_on_error=False)
@@ -190,12 +193,20 @@ class TracerApp(Actions, App[int]):
         self._pending_views.clear()
         self._dirty = False
         self.refresh_views(fields=fields, views=views)
-        self.call_after_refresh(self.session.release_ui_hold)
+        self.call_after_refresh(self._answered)
+
+    def _answered(self) -> None:
+        """The screen has painted its answer to a key: decode and draw new data again."""
+        self._answering_until = 0.0
+        self.session.release_ui_hold()
 
     async def on_event(self, event: events.Event) -> None:
-        """A key or a click: the decoder stands aside (at most 0.1 s) until the screen has answered."""
+        """A key or a click: until the screen has answered (at most :data:`ANSWER_S`), the decoder
+        stands aside and views wait with new data, so the answer paints only what the key changed.
+        """
         if isinstance(event, (events.Key, events.MouseDown)):
-            self.session.hold_for_ui()
+            self._answering_until = time.monotonic() + ANSWER_S
+            self.session.hold_for_ui(ANSWER_S)
         await super().on_event(event)
 
     def refresh_views(
@@ -210,6 +221,10 @@ class TracerApp(Actions, App[int]):
         """
         if self.exit_requested is not None:
             self.exit(self.exit_requested)
+            return
+        answering = time.monotonic() < self._answering_until
+        if answering and not (force or fields or views):
+            self._stale = True  # new data waits for the answer to a key; the next tick draws it
             return
         snapshot = self.session.snapshot()
         new_data = snapshot.version != self._version
@@ -228,15 +243,18 @@ class TracerApp(Actions, App[int]):
             self._label_findings_tab(snapshot)
             for view in self._views:
                 status = isinstance(view, StatusBar)
-                # Not attached (yet, or any more: a quit by a signal tears the screen down while a
-                # redraw is pending): nothing to draw into.
-                if not (view.shown or status) or not view.is_attached:  # type: ignore[attr-defined]  # View is mixed into a Textual widget
+                # Not laid out (a tab behind; not attached yet, or any more: a quit by a signal tears
+                # the screen down while a redraw is pending): nothing to draw into.
+                if not (view.shown or status) or not view.laid_out:
                     continue
                 behind = view.drawn_version != snapshot.version
                 # New data waits for the view's own pace, also when it was just shown again: the
                 # key that showed it is answered with what it drew (at most its pace old) and the
                 # next ticks bring it up to date, instead of drawing every view at once.
-                due = behind and (now - view.last_draw >= view.interval or (view in views and view.drawn_version < 0))
+                due = behind and (
+                    (now - view.last_draw >= view.interval and not answering)
+                    or (view in views and view.drawn_version < 0)
+                )
                 choices = self.ui.generation(view.depends)
                 size = tuple(view.content_size)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
                 changed = choices != view.drawn_choices or size != view.drawn_size  # what it shows moved
@@ -255,7 +273,10 @@ class TracerApp(Actions, App[int]):
 
     def _resized(self) -> bool:
         """A shown view's size changed since it was drawn (it lays its text out for its size)."""
-        return any(view.shown and tuple(view.content_size) != view.drawn_size for view in self._views)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
+        return any(
+            view.shown and view.laid_out and tuple(view.content_size) != view.drawn_size  # type: ignore[attr-defined]  # View is mixed into a Textual widget
+            for view in self._views
+        )
 
     def _label_findings_tab(self, snapshot: SessionSnapshot) -> None:
         """The findings tab says how many there are (seen at any size, from any view)."""
@@ -339,34 +360,22 @@ class TracerApp(Actions, App[int]):
             self.show_view(name)
 
     def show_view(self, name: str) -> None:
-        """Bring a view to the front; only its views are refreshed from now on."""
+        """Bring a tab's pane to the front; only its views are laid out and refreshed from now on.
+
+        The panes behind are out of the layout: the compositor neither arranges nor renders them.
+        A view keeps what it drew, so the pane coming back is painted from that at once, and a
+        view is drawn again (when Textual shows it, laid out) only if the data or the selection
+        moved meanwhile.
+        """
         self.active_tab = name
         with self.batch_update():
-            # The overview stays laid out underneath, neither hidden nor drawn while covered: going
-            # back to it is a repaint of what it drew, not a new layout and a redraw of every view
-            # (a hidden widget loses its size). The other views are opaque panes over it.
-            for pane in self.query(".over"):
-                pane.display = pane.id == name
-            shown: set[View] = set()
             for pane in self.query(".pane"):
                 in_front = pane.id == name
-                for view in pane.query("*"):
-                    if isinstance(view, View):
-                        view.shown = in_front
-                        if in_front:
-                            shown.add(view)
-            # Draw the views in front now, before the first paint: one repaint, not two.
-            self.refresh_views(views=shown)
+                pane.display = in_front
+                for view in self._pane_views.get(pane.id or "", ()):
+                    view.shown = in_front
         self.query_one("#tabs", Tabs).active = f"tab-{name}"
-        # Keys act on what is in front: the layers on the overview, the spans on the timeline.
-        target = {
-            "overview": "#layers",
-            "timeline": "#spans",
-            "findings": "#findings-full",
-            "console": "#console-full",
-        }.get(name)
-        if target is not None:
-            self.query_one(target).focus()
+        self._refocus()  # keys act on what is in front: the layers on the overview, the spans on the timeline
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:

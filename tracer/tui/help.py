@@ -6,9 +6,10 @@ from typing import ClassVar
 
 from rich.console import Console
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
-from textual.message import Message
+from textual.screen import Screen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -65,32 +66,22 @@ def help_text() -> Text:
 
 
 class HelpPanel(ScrollView, can_focus=True):
-    """Every key, grouped, floating over the screen; escape, ? or q closes it.
-
-    An overlay on the main screen rather than a screen of its own, drawn on the line API from
-    lines made once: opening and closing it repaints only what it covers, so it answers at once
-    even while data streams in.
-    """
+    """Every key, grouped, in a frame, drawn on the line API from lines made once."""
 
     DEFAULT_CSS = """
     HelpPanel {
-        layer: overlay; position: absolute; display: none;
-        width: 118; max-width: 95%; height: auto; max-height: 95%;
+        width: 118; max-width: 95%; height: auto; max-height: 100%;
         border: round $primary; background: $surface; padding: 1 2;
         border-title-color: $text; border-subtitle-color: $text-muted;
         scrollbar-size-vertical: 1; overflow-x: hidden;
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,question_mark,q", "close", "Close"),
         Binding("up", "scroll_up", "Up", show=False),
         Binding("down", "scroll_down", "Down", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
         Binding("pagedown", "page_down", "Page down", show=False),
     ]
-
-    class Closed(Message):
-        """The panel was closed."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -117,26 +108,29 @@ class HelpPanel(ScrollView, can_focus=True):
 
     @property
     def is_open(self) -> bool:
-        """True while shown."""
-        return bool(self.display)
+        """True while its screen is the one shown."""
+        return self.is_attached and self.screen.is_current
 
-    def open(self) -> None:
-        """Show it centred, and take the keys."""
-        self._centre()
-        self.display = True
-        self.focus()
 
-    def _centre(self) -> None:
-        screen = self.screen.size
-        width = min(118, int(screen.width * 0.95))
-        self.styles.offset = (max(0, (screen.width - width) // 2), 1)
+class HelpScreen(Screen[None]):
+    """The help on a screen of its own, pushed over the app's: opening it lays out and draws the
+    help alone, and closing it paints the app's screen again as it was (nothing is laid out or
+    drawn anew), so it answers at once even while data streams in. Escape, ? or q closes it.
+    """
 
-    def on_resize(self) -> None:
-        """Stay centred."""
-        if self.display:
-            self._centre()
+    DEFAULT_CSS = """
+    HelpScreen { align-horizontal: center; padding: 1 0; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark,q", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        """The panel, focused (it scrolls with the arrows and page keys)."""
+        yield HelpPanel(id="help")
+
+    def on_mount(self) -> None:
+        """Take the keys."""
+        self.query_one(HelpPanel).focus()
 
     def action_close(self) -> None:
-        """Hide it."""
-        self.display = False
-        self.post_message(self.Closed())
+        """Back to the app."""
+        self.dismiss()

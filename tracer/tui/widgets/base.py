@@ -28,6 +28,13 @@ class View:
     interval: float = 0.0  # least seconds between redraws for new data: numbers changing faster are unreadable
     depends: frozenset[str] = frozenset()  # the on-screen choices (UiState fields) it shows
 
+    @property
+    def laid_out(self) -> bool:
+        """In the screen's layout now: a view of a tab behind (out of the layout) or not arranged
+        yet has no size to draw for; it is drawn when Textual shows it (:meth:`on_show`).
+        """
+        return bool(self.is_attached and self.region)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
+
     def on_show(self) -> None:
         """Visible again: ask for a refresh now."""
         self.shown = True

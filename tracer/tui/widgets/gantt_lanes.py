@@ -385,7 +385,7 @@ def segments(cells: list[Cell]) -> list[Segment]:
     text: list[str] = []
     current: Style | None = None
     for ch, style in cells:
-        if style != current and text:
+        if style is not current and style != current and text:  # most cells share their style object
             out.append(Segment("".join(text), current))
             text = []
         current = style

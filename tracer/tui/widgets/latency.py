@@ -47,6 +47,7 @@ class LatencyPlot(View, Widget):
         self._clock_hz: int | None = None
         self._strips: list[Strip] = []
         self._columns: list[int] = []  # inference number per plot column
+        self._built_size: tuple[int, int] = (-1, -1)  # the size the bars were laid out for
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """Draw the latencies of ``snapshot``."""
@@ -69,9 +70,10 @@ class LatencyPlot(View, Widget):
         self.refresh()
 
     def on_resize(self) -> None:
-        """Lay the bars out again for the new size, and draw them."""
-        self._rebuild()
-        self.refresh()
+        """Lay the bars out again for a new size, and draw them (shown again at the same size: as drawn)."""
+        if tuple(self.content_size) != self._built_size:
+            self._rebuild()
+            self.refresh()
 
     def _rebuild(self) -> None:
         width, height = self.content_size.width, self.content_size.height
@@ -127,6 +129,7 @@ class LatencyPlot(View, Widget):
             strips.append(Strip(segments, width))
         strips.append(self._axis(numbers, width, bar))
         self._strips = strips
+        self._built_size = (width, height)
 
     def _cell(
         self,
