@@ -53,9 +53,13 @@ from tracer.analysis.samples import LayerSamples, add_counts, compact, excluded_
 from tracer.analysis.sampling import sampling_analysis
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.statistics import summarize
+from tracer.analysis.tasks import WindowedTasks
 from tracer.base.facts import InputFacts
-from tracer.base.timeline import Inferences, InferenceTimeline, LayerSpans
+from tracer.base.timeline import ConsoleLine, Inferences, InferenceTimeline, LayerSpans
 from tracer.budget.model import Budget
+from tracer.limits import CLOCK_RANGE, GIVEN_CLOCK, valid_clock_hz
+from tracer.telemetry.console_text import merge_console
+from tracer.telemetry.freertos_itm import TIME_LABEL as FREERTOS_TIME
 
 Windows = Callable[[], Iterable[tuple[InferenceTimeline, InputFacts]]]
 """Reads an input's windows, in order, each time it is called."""
@@ -89,35 +93,44 @@ def analyze_windows(
     sections = _Sections(settings, budget)
     last: tuple[InferenceTimeline, InputFacts] | None = None
     for timeline, facts in windows():
-        _refuse(timeline, facts)
+        _refuse(timeline)
         sections.add(timeline)
         if on_window is not None:
             on_window(timeline)
         last = (_facts_only(timeline), facts)  # the window's rows are not kept
     if last is None:
         raise NotWindowable("no window")
-    summary = dataclasses.replace(last[0], inferences=Inferences.concat(sections.inferences))
+    if sections.console and not sections.has_records:
+        raise NotWindowable("console text and no telemetry record (the text is the timeline)")
+    summary, facts = _with_text(
+        dataclasses.replace(last[0], inferences=Inferences.concat(sections.inferences)), last[1], sections
+    )
     comparison = compare_budget(summary, budget, settings.tolerance_pct) if budget is not None else None
     sections.jitter.data_dependent = comparison.data_dependent if comparison is not None else frozenset()
     sections.jitter.settle()
     over: dict[int, list[int]] = {}
+    tasks = WindowedTasks(summary)
+    pmu: list[InferenceCounterTable] = []
     for timeline, _ in windows():
         sections.jitter.judge(timeline)
+        tasks.add(timeline)
+        # (the text's per-inference profiles, matched to the capture's inferences, fill in counters)
+        pmu.append(inference_counters(dataclasses.replace(timeline, pmu_totals=summary.pmu_totals)))
         if comparison is not None:
             for index, numbers in inferences_over(timeline.spans, comparison).items():
                 over.setdefault(index, []).extend(numbers)
     analysis = Analysis(
         timeline=summary,
-        facts=last[1],
+        facts=facts,
         settings=settings,
         comparison=comparison,
         layers=sections.layers(),
         latency=summarize(np.concatenate(sections.latency).astype(np.int64)) if sections.latency else None,
         jitter=sections.jitter.result(),
         interrupts=sections.isrs.result(),
-        tasks=None,
-        pmu=pmu_summary(InferenceCounterTable.concat(sections.pmu), summary),
-        memory=merge_memory(sections.memory) if sections.memory else memory_of(summary, budget),
+        tasks=tasks.result(),
+        pmu=pmu_summary(InferenceCounterTable.concat(pmu), summary),
+        memory=merge_memory([*sections.memory, memory_of(summary, budget)]),
         coherency=merge_coherency(sections.coherency, summary) if sections.has_jobs else None,
         sampling=None,
         time_span=sections.time_span(),
@@ -146,17 +159,42 @@ def _facts_only(timeline: InferenceTimeline) -> InferenceTimeline:
     )
 
 
-def _refuse(timeline: InferenceTimeline, facts: InputFacts) -> None:
+def _refuse(timeline: InferenceTimeline) -> None:
     """Raise :class:`NotWindowable` when a window has what the merge does not handle yet."""
-    facts_of_spans = timeline.span_facts
-    if timeline.tasks or (facts_of_spans is not None and facts_of_spans.counter_names):
-        raise NotWindowable("an RTOS task lane or CPU counter records")
+    if timeline.labels.get("tasks") == FREERTOS_TIME:
+        raise NotWindowable("a FreeRTOS trace's task lane")
     if not windowable(timeline):
         raise NotWindowable("NPU buffer declarations or DWT data trace")
-    if facts.console_lines:
-        raise NotWindowable("console text")
     if sampling_analysis(timeline, None, None) is not None:
         raise NotWindowable("sampler records")
+
+
+def _with_text(
+    summary: InferenceTimeline, facts: InputFacts, sections: _Sections
+) -> tuple[InferenceTimeline, InputFacts]:
+    """The capture's facts with the numbers of its console text merged in, as for the capture read
+    whole (:func:`~tracer.telemetry.console_text.merge_console` on every line, then the clock
+    settled); ``summary`` has every inference of the capture.
+    """
+    if not sections.console:
+        return summary, facts
+    facts = dataclasses.replace(facts, warnings=list(facts.warnings))
+    given = summary.clock_hz if summary.clock_source == GIVEN_CLOCK else None
+    if given is not None:  # read whole, the text's clock comes before --clock
+        summary.clock_hz, summary.clock_source = None, "unknown"
+    summary = merge_console(dataclasses.replace(summary, console=list(sections.console)), facts.warnings)
+    if sections.has_arena:  # the records' arena reports win over the text's
+        summary.arena = []
+    if given is not None:  # (the windows' own clocks were settled as they were read)
+        if summary.clock_hz is not None and not valid_clock_hz(summary.clock_hz):
+            facts.warnings.append(
+                f"{facts.path or facts.source}: the {summary.clock_source} gives a clock of {summary.clock_hz} Hz, "
+                f"not {CLOCK_RANGE}; clock unknown (give --clock)"
+            )
+            summary.clock_hz = None
+        if summary.clock_hz is None:
+            summary.clock_hz, summary.clock_source = given, GIVEN_CLOCK
+    return summary, facts
 
 
 class _Sections:
@@ -169,7 +207,9 @@ class _Sections:
         self.pmu_sums: list[dict[int, Mapping[str, tuple[int, int]]]] = []  # per window and layer
         self.excluded: list[dict[int, int]] = []
         self.latency: list[np.ndarray] = []
-        self.pmu: list[InferenceCounterTable] = []
+        self.console: list[ConsoleLine] = []
+        self.has_records = False
+        self.has_arena = False
         self.memory: list[MemorySummary] = []
         self.isrs = WindowedIsrs()
         self.coherency: list[CoherencyAnalysis] = []
@@ -184,7 +224,9 @@ class _Sections:
         self.pmu_sums.append({index: s.pmu for index, s in layer_samples(spans).items()})
         self.excluded.append(excluded_spans(spans))
         self.latency.append(compact(complete_latencies(timeline.inferences)))
-        self.pmu.append(inference_counters(timeline))
+        self.console += timeline.console
+        self.has_records = self.has_records or len(timeline.inferences) > 0 or len(timeline.spans) > 0
+        self.has_arena = self.has_arena or len(timeline.arena) > 0
         self.memory.append(memory_of(timeline, self.budget))
         self.isrs.add(timeline)
         if len(timeline.npu_jobs) or len(timeline.inferences):

@@ -31,6 +31,7 @@ from tracer.capture.reader import open_capture
 from tracer.decode.tpiu import TpiuMode
 from tracer.pipeline.capture import decode_reader
 from tracer.pipeline.load import CAPTURE, RAW_ITM, load_timeline, settle_clock
+from tracer.pipeline.window_carry import Carry
 from tracer.telemetry.console_text import merge_console
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
 from tracer.telemetry.etdump import is_etdump
@@ -62,6 +63,7 @@ def read_windows(
     whole_bytes: int | None = None,
     window_spans: int | None = None,
     clock_hz: int | None = None,
+    merge_text: bool = False,
 ) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
     """The windows of an input, in order, each with the input's facts so far (the last: all of them).
 
@@ -71,6 +73,9 @@ def read_windows(
         whole_bytes: Inputs up to this size are one window (default :data:`WHOLE_BYTES`).
         window_spans: Layer executions per window (default :data:`WINDOW_SPANS`).
         clock_hz: The clock the input's cycles count when it does not say (``--clock``).
+        merge_text: Merge each window's console text into it (for a caller that analyses each
+            window on its own). By default each window keeps its console lines as they are:
+            :func:`~tracer.analysis.windowed.analyze_windows` merges the capture's text once.
 
     Raises:
         CaptureError: The file is missing or unreadable.
@@ -81,7 +86,7 @@ def read_windows(
         return
     with open_capture(path) as reader:
         kind = CAPTURE if reader.is_capture else RAW_ITM
-    yield from _stream(path, kind, on_progress, window_spans, clock_hz)
+    yield from _stream(path, kind, on_progress, window_spans, clock_hz, merge_text)
 
 
 def _stream(
@@ -90,6 +95,7 @@ def _stream(
     on_progress: Callable[[int], None] | None,
     window_spans: int,
     clock_hz: int | None,
+    merge_text: bool,
 ) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
     label = str(path)
     with open_capture(path) as reader:
@@ -98,7 +104,7 @@ def _stream(
         itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
         pcs = SwoPcCollector()
         facts = InputFacts(kind, meta.source or label, label, 0)
-        cut = _Cut(clock_hz)
+        cut = _Cut(clock_hz, merge_text)
         for batch in batches:
             decoder.feed(batch)
             pcs.feed(batch)
@@ -136,12 +142,16 @@ def _stream(
 
 @dataclasses.dataclass
 class _Cut:
-    """Where the last window ended (its last layer execution's end: interrupt slices that start
-    after it belong to the next window), and the ``--clock`` to settle every window's clock with.
+    """Where the last window ended (its last layer execution's end: interrupt slices and records
+    after it belong to the next window), the ``--clock`` to settle every window's clock with, and
+    what later windows need of earlier ones.
     """
 
     clock_hz: int | None
+    merge_text: bool
     after: int | None = None
+    carry: Carry = dataclasses.field(default_factory=Carry)
+    console_lines: int = 0  # console lines so far
 
 
 def _window(
@@ -150,18 +160,23 @@ def _window(
     """The rows closed since the last window as a timeline; then the decoder forgets them."""
     rows = decoder.take()
     base = decoder.timeline()
+    end_time = decoder.end_time
     decoder.discard_taken()
     if not len(rows.inferences) and not final:
+        cut.carry.held += rows.records  # (no window: its records wait for the next one)
         return None
     timeline = _timeline(base, rows, cut.after)
     if len(rows.spans):
         cut.after = int(rows.spans.end.max())
         decoder.discard_isrs(cut.after)
+    timeline.records = cut.carry.own(rows.records, cut.after, final)
+    cut.carry.attach(timeline, end_time if final else cut.after)
     window_facts = dataclasses.replace(
         facts, bytes=stream_bytes, records=decoder.records_accepted, warnings=list(facts.warnings)
     )
-    if timeline.console:
-        window_facts.console_lines = len(timeline.console)
+    cut.console_lines += len(timeline.console)
+    window_facts.console_lines = cut.console_lines
+    if timeline.console and cut.merge_text:
         timeline = merge_console(timeline, window_facts.warnings)
     settle_clock(timeline, window_facts, window_facts.path or window_facts.source, cut.clock_hz)
     return timeline, window_facts

@@ -305,10 +305,16 @@ class TelemetryDecoder:
             crcs=list(fw.crcs),
             records=list(fw.records),
         )
-        s = self._state
-        end_time = int(s[k.S_TIME] + s[k.S_TIME_OFFSET]) if s[k.S_HAVE_TIME] else None
-        self._facts.attach(timeline, end_time, handlers)
+        self._facts.attach(timeline, self.end_time, handlers)
         return timeline
+
+    @property
+    def end_time(self) -> int | None:
+        """Time of the last record so far on the time line (None: no time yet); the last task
+        slice of a timeline ends there.
+        """
+        s = self._state
+        return int(s[k.S_TIME] + s[k.S_TIME_OFFSET]) if s[k.S_HAVE_TIME] else None
 
     # -- taking and discarding (streams that never end) ------------------------------------------
     def take(self) -> NewRows:
