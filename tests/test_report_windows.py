@@ -5,8 +5,7 @@ Real streams from the reference encoders, written as .trace captures and read in
 a hundred layer executions (``whole_bytes=0``): interrupts preempting a layer, a warm-up run, more
 work, noisy cycles and PMU counters, a budget some layers exceed at p50 or only at p99. The report
 JSON is compared section by section, then the CLI's JSON and text, and the gate's verdict. Inputs
-whose analysis is not merged across windows yet (the QEMU demo capture declares NPU buffers; an
-RTOS task lane) are read whole, and say so.
+whose analysis is not merged across windows yet are read whole, and say so.
 """
 
 from __future__ import annotations
@@ -229,13 +228,24 @@ def test_cli_report_and_check_in_windows(tmp_path: Path, monkeypatch: pytest.Mon
     assert whole[2].code == 1 and json.loads(whole[2].out)["passed"] is False
 
 
-def test_inputs_not_merged_yet_are_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:
-    """The QEMU demo capture (NPU buffer declarations): read whole, said so."""
-    with pytest.raises(NotWindowable):
-        analyze_windows(lambda: read_windows(DEMO / "demo.trace", whole_bytes=0, window_spans=SPANS))
+def test_cli_report_of_the_demo_capture_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:
+    """The shipped QEMU demo capture (NPU buffer declarations, console text, the task lane): the
+    command's JSON read in windows is the whole one's, and nothing is read whole."""
     demo = ("report", DEMO / "demo.trace", "--budget", DEMO / "demo_budget.toml", "--format", "json")
     whole = run_cli(*demo)
     small_windows(monkeypatch)
     parts = run_cli(*demo)
     assert (parts.code, parts.out) == (whole.code, whole.out)
-    assert "read whole, not in windows: it has NPU buffer declarations" in parts.err
+    assert "read whole" not in parts.err
+
+
+def test_inputs_not_merged_yet_are_read_whole(monkeypatch: pytest.MonkeyPatch, run_cli) -> None:
+    """The demo's sampling capture (sampler records): read whole, said so."""
+    with pytest.raises(NotWindowable):
+        analyze_windows(lambda: read_windows(DEMO / "demo_sampling.trace", whole_bytes=0, window_spans=SPANS))
+    demo = ("report", DEMO / "demo_sampling.trace", "--format", "json")
+    whole = run_cli(*demo)
+    small_windows(monkeypatch)
+    parts = run_cli(*demo)
+    assert (parts.code, parts.out) == (whole.code, whole.out)
+    assert "read whole, not in windows: it has sampler records" in parts.err

@@ -32,7 +32,7 @@ import numpy as np
 from tracer.analysis.isr import span_of
 from tracer.analysis.settings import CACHE_LINE_BYTES  # Cortex-M7, M55, M85 data cache lines
 from tracer.base.columns import LazyRecords
-from tracer.base.timeline import InferenceTimeline, NpuJob
+from tracer.base.timeline import Inferences, InferenceTimeline, LayerSpans, NpuJob
 from tracer.telemetry.wire import CACHE_OPS, NPU_READS, NPU_WRITES, RecordType
 
 MISSING_CLEAN = "missing-clean"
@@ -201,25 +201,6 @@ def analyse_coherency(timeline: InferenceTimeline, line: int = CACHE_LINE_BYTES)
     problems += _check_determinism(timeline)
     problems += _check_data_trace(timeline, jobs, buffers, layer_of)
     return CoherencyAnalysis(len(jobs), len(declared), len(writes), len(reads), problems, notes)
-
-
-def windowable(timeline: InferenceTimeline) -> bool:
-    """Whether the checks of a window of a long capture are the capture's own: without buffer
-    declarations and data trace, the only check across inferences is determinism, which
-    :func:`merge_coherency` runs on all of them (the declared buffers' checks look at the
-    inference before each job and at reads after it, which may be in another window).
-    """
-    return not declared_buffers(timeline) and not timeline.data_trace
-
-
-def merge_coherency(parts: Sequence[CoherencyAnalysis], timeline: InferenceTimeline) -> CoherencyAnalysis:
-    """The coherency of a capture from its windows' (each :func:`windowable`), in order;
-    ``timeline`` has every inference of the capture.
-    """
-    jobs = sum(p.jobs_checked for p in parts)
-    problems = [problem for p in parts for problem in p.problems if problem.kind != NONDETERMINISTIC]
-    notes = next((p.notes for p in parts if p.notes), []) if jobs else []
-    return CoherencyAnalysis(jobs, 0, 0, 0, problems + _check_determinism(timeline), notes)
 
 
 def _windows(timeline: InferenceTimeline, jobs: Sequence[NpuJob]) -> list[int]:
@@ -487,3 +468,162 @@ def _check_data_trace(
                 )
                 break
     return out
+
+
+_COHERENCY_RECORDS = (RecordType.NPU_BUFFER, RecordType.CPU_WRITE, RecordType.CPU_READ)
+
+
+class WindowedCoherency:
+    """The coherency of a capture read in windows (:mod:`tracer.pipeline.windows`), equal to
+    :func:`analyse_coherency` of the capture read whole.
+
+    A job's checks look back to the start of the inference before its own and forward to the next
+    job that writes its output again, so each window's jobs are checked one window late, on the
+    window joined with the last inference of the window before it and with the whole next window
+    (:meth:`add` in order, then :meth:`result`). A range or buffer reported once in the whole
+    capture is reported once here too (each problem belongs to the window that holds its job or
+    cache operation). Where the next job writing a job's output comes later than the next window,
+    reads after that window are not checked, and a note says how many outputs that was (reads so
+    long after a job, with no job writing the buffer again in a whole window, are rare).
+    """
+
+    def __init__(self, line: int = CACHE_LINE_BYTES) -> None:
+        self.line = line
+        self.tail: InferenceTimeline | None = None  # the last inference of the window before
+        self.current: InferenceTimeline | None = None  # the window being held for its next one
+        self.job_problems: list[Problem] = []
+        self.invalidates: list[Problem] = []
+        self.unaligned_buffers: list[Problem] = []
+        self.seen: set[tuple[int, int]] = set()  # ranges and buffers already reported unaligned
+        self.jobs = self.declared = self.writes = self.reads = 0
+        self.short = 0  # outputs whose reads were checked only up to the next window
+
+    def add(self, window: InferenceTimeline) -> None:
+        """The next window (in order; the final one last)."""
+        view = _view(window)
+        if self.current is not None:
+            self._check(self.current, view)
+            self.tail = _tail(self.current)
+        self.current = view
+
+    def result(self, capture: InferenceTimeline) -> CoherencyAnalysis:
+        """The capture's coherency; ``capture`` has every inference (for determinism)."""
+        if self.current is not None:
+            self._check(self.current, None)
+            self.current = None
+        problems = self.job_problems + self.invalidates + self.unaligned_buffers + _check_determinism(capture)
+        notes: list[str] = []
+        if not self.declared:
+            if self.jobs:
+                notes.append(
+                    "NPU jobs without buffer declarations (trc_npu_buffer): clean/invalidate order not checked"
+                )
+        else:
+            if not self.writes:
+                notes.append("no CPU write marks (trc_cpu_write): input cleaning not checked")
+            if not self.reads:
+                notes.append("no CPU read marks (trc_cpu_read): output invalidation not checked")
+        if self.short:
+            notes.append(
+                f"read in windows: reads after {self.short} NPU output(s) were checked up to the end of the next "
+                "window only (no job wrote them again before it)"
+            )
+        return CoherencyAnalysis(self.jobs, self.declared, self.writes, self.reads, problems, notes)
+
+    def _check(self, window: InferenceTimeline, after: InferenceTimeline | None) -> None:
+        """Check ``window``'s jobs and cache operations, with the window before's last inference
+        and the next window (None: ``window`` is the last) around it.
+        """
+        parts = [p for p in (self.tail, window, after) if p is not None]
+        joined = dataclasses.replace(
+            window,
+            inferences=Inferences.concat([p.inferences for p in parts]),
+            spans=LayerSpans.concat([p.spans for p in parts]),
+            records=[r for p in parts for r in p.records],
+            cache_ops=[op for p in parts for op in p.cache_ops],
+            npu_jobs=[j for p in parts for j in p.npu_jobs],
+        )
+        checked = analyse_coherency(joined, self.line)
+        own_jobs = {(j.job, j.inference) for j in window.npu_jobs}
+        own_ops = {(op.cycle, op.address, op.length) for op in window.cache_ops}
+        declared = declared_buffers(window)
+        self.jobs += sum(1 for j in window.npu_jobs if j.end is not None)
+        self.declared += len(declared)
+        self.writes += sum(1 for r in window.records if r.type == RecordType.CPU_WRITE and len(r.words) >= 2)
+        self.reads += sum(1 for r in window.records if r.type == RecordType.CPU_READ and len(r.words) >= 2)
+        for problem in checked.problems:
+            if problem.kind in (MISSING_CLEAN, MISSING_INVALIDATE) and (problem.job, problem.inference) in own_jobs:
+                self.job_problems.append(problem)
+            elif problem.kind == UNALIGNED and problem.buffer is not None and problem.buffer not in self.seen:
+                if problem.job is None and (problem.evidence["cycle"], *problem.buffer) in own_ops:
+                    self.seen.add(problem.buffer)
+                    self.invalidates.append(problem)
+                elif problem.job is not None and (problem.job, problem.inference) in own_jobs:
+                    self.seen.add(problem.buffer)
+                    self.unaligned_buffers.append(problem)
+        if after is not None and joined.records:
+            self.short += _outputs_unbounded(joined, own_jobs)
+
+
+def _view(window: InferenceTimeline) -> InferenceTimeline:
+    """What the checks read of a window (its records of buffers and marks, cache operations, jobs)."""
+    spans = window.spans
+    return dataclasses.replace(
+        window,
+        spans=dataclasses.replace(spans, pmu=np.zeros((len(spans), 0), np.int64), pmu_names=()),
+        records=[r for r in window.records if r.type in _COHERENCY_RECORDS],
+        cache_ops=list(window.cache_ops),
+        npu_jobs=list(window.npu_jobs),
+        isrs=[],
+        data_trace=[],
+        console=[],
+        span_facts=None,
+        tasks=[],
+    )
+
+
+def _tail(window: InferenceTimeline) -> InferenceTimeline:
+    """``window`` from the start of its last inference on (the inference before the next window's
+    first jobs); unknown starts keep the whole window.
+    """
+    starts = window.inferences.start
+    known = starts[starts >= 0]
+    since = int(known.max()) if len(known) else -(1 << 62)
+    inf = window.inferences
+    rows = np.flatnonzero(inf.start >= since)
+    return dataclasses.replace(
+        window,
+        inferences=Inferences(
+            inf.number[rows],
+            inf.start[rows],
+            inf.end[rows],
+            inf.complete[rows],
+            inf.input_crc[rows],
+            inf.output_crc[rows],
+            problems=[inf.problems[i] for i in rows.tolist()],
+        ),
+        spans=window.spans.where(window.spans.start >= since),
+        records=[r for r in window.records if r.cycle >= since],
+        cache_ops=[op for op in window.cache_ops if op.cycle >= since],
+        npu_jobs=[j for j in window.npu_jobs if j.start >= since or j.end is None or j.end >= since],
+    )
+
+
+def _outputs_unbounded(joined: InferenceTimeline, own: set[tuple[int | None, int]]) -> int:
+    """Outputs of ``own`` jobs that no later job of ``joined`` writes again."""
+    jobs = sorted((j for j in joined.npu_jobs if j.end is not None), key=lambda j: j.start)
+    buffers = _buffers_of_jobs(jobs, declared_buffers(joined))
+    count = 0
+    for n, (job, bufs) in enumerate(zip(jobs, buffers)):
+        if (job.job, job.inference) not in own:
+            continue
+        for buf in bufs:
+            if buf.role != NPU_WRITES:
+                continue
+            again = any(
+                b.role == NPU_WRITES and b.address < buf.end and b.end > buf.address
+                for m in range(n + 1, len(jobs))
+                for b in buffers[m]
+            )
+            count += not again
+    return count

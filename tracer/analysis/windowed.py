@@ -42,7 +42,7 @@ import numpy as np
 
 from tracer.analysis.analyze import Analysis, memory_of, time_span
 from tracer.analysis.budget_view import compare_budget, inferences_over
-from tracer.analysis.coherency import CoherencyAnalysis, analyse_coherency, merge_coherency, windowable
+from tracer.analysis.coherency import WindowedCoherency
 from tracer.analysis.findings.rules import find_all
 from tracer.analysis.isr import WindowedIsrs
 from tracer.analysis.jitter import WindowedJitter
@@ -131,7 +131,7 @@ def analyze_windows(
         tasks=tasks.result(),
         pmu=pmu_summary(InferenceCounterTable.concat(pmu), summary),
         memory=merge_memory([*sections.memory, memory_of(summary, budget)]),
-        coherency=merge_coherency(sections.coherency, summary) if sections.has_jobs else None,
+        coherency=sections.coherency.result(summary) if sections.has_jobs else None,
         sampling=None,
         time_span=sections.time_span(),
         over_limit={index: tuple(numbers) for index, numbers in sorted(over.items())},
@@ -163,8 +163,8 @@ def _refuse(timeline: InferenceTimeline) -> None:
     """Raise :class:`NotWindowable` when a window has what the merge does not handle yet."""
     if timeline.labels.get("tasks") == FREERTOS_TIME:
         raise NotWindowable("a FreeRTOS trace's task lane")
-    if not windowable(timeline):
-        raise NotWindowable("NPU buffer declarations or DWT data trace")
+    if timeline.data_trace:
+        raise NotWindowable("DWT data trace")
     if sampling_analysis(timeline, None, None) is not None:
         raise NotWindowable("sampler records")
 
@@ -212,7 +212,7 @@ class _Sections:
         self.has_arena = False
         self.memory: list[MemorySummary] = []
         self.isrs = WindowedIsrs()
-        self.coherency: list[CoherencyAnalysis] = []
+        self.coherency = WindowedCoherency(settings.cache_line_bytes)
         self.has_jobs = False
         self.jitter = WindowedJitter(settings.jitter(model))
         self.inferences: list[Inferences] = []
@@ -229,9 +229,8 @@ class _Sections:
         self.has_arena = self.has_arena or len(timeline.arena) > 0
         self.memory.append(memory_of(timeline, self.budget))
         self.isrs.add(timeline)
-        if len(timeline.npu_jobs) or len(timeline.inferences):
-            self.has_jobs = True
-            self.coherency.append(analyse_coherency(timeline, self.settings.cache_line_bytes))
+        self.has_jobs = self.has_jobs or len(timeline.npu_jobs) > 0 or len(timeline.inferences) > 0
+        self.coherency.add(timeline)
         self.jitter.measure(timeline)
         self.inferences.append(timeline.inferences)
         self.spans.append(time_span(timeline))
