@@ -30,7 +30,9 @@ from tracer.capture.writer import CaptureWriter
 from tracer.export.report_json import report_object
 from tracer.pipeline.load import load_timeline
 from tracer.pipeline.windows import read_windows
-from tracer.telemetry.wire import TimeSource
+from tracer.telemetry.wire import NPU_READS, NPU_WRITES, TimeSource
+
+INPUT, OUTPUT = 0x31000000, 0x31001000
 
 DEMO = Path(__file__).resolve().parent.parent / "captures"
 SPANS = 100  # layer executions per window
@@ -108,7 +110,50 @@ def tasks_and_counters(enc: TelemetryEncoder, t: int) -> None:
     inst_retired(enc, t + 3)
 
 
+def coherency(inferences: int = 300) -> bytes:
+    """An NPU job per inference with declared buffers, CPU write and read marks and cache
+    maintenance: the clean of the input left out now and then (its output then differs for the
+    same input), the invalidate of the output too, and in every third inference the output read
+    only at the start of the next one, not invalidated (a check that looks into the next window), a
+    2000-byte output
+    (unaligned buffer and invalidate: reported once), DWT data-trace writes into the input while
+    the job runs."""
+    enc = TelemetryEncoder()
+    enc.target_info(0, 100_000_000, TimeSource.DWT)
+    enc.layer_info(1, 0, 1, "ethos-u", "npu0")
+    enc.layer_info(2, 1, 0, "SOFTMAX", "softmax")
+    for n in range(inferences):
+        t = 1000 + n * 100_000
+        if n % 3 == 1:
+            enc.cpu_read(t - 50, OUTPUT, 2000)  # the previous inference's output, not invalidated
+        enc.cpu_write(t, INPUT, 4096)
+        enc.inference_begin(t + 100)
+        enc.buffer_crc(t + 150, 0, 0xCAFE0001, 4096)
+        enc.npu_buffer(t + 200, n % 7, NPU_READS, INPUT, 4096)
+        enc.npu_buffer(t + 210, n % 7, NPU_WRITES, OUTPUT, 2000)
+        enc.layer_begin(t + 300, 0, 1)
+        if n % 9 != 4:
+            enc.cache_op(t + 400, 1, INPUT, 4096)
+        enc.npu_job_begin(t + 500, n % 7)
+        if n % 17 == 3:
+            enc.data_pc(0, 0x0800028C)
+            enc.data_address(0, 0x0040, size=2)
+            enc.data_value(0, 0x100, write=True)
+        enc.npu_job_end(t + 5000, n % 7)
+        if n % 11 != 5 and n % 3:
+            enc.cache_op(t + 5100, 2, OUTPUT, 2000)
+        enc.layer_end(t + 5200, 0)
+        if n % 3:
+            enc.cpu_read(t + 5300, OUTPUT, 2000)
+        enc.layer_begin(t + 5400, 1, 0)
+        enc.layer_end(t + 6000, 1)
+        enc.buffer_crc(t + 6050, 1, 0x11 if n % 9 != 4 else 0x22 + n, 10)
+        enc.inference_end(t + 6100)
+    return bytes(enc)
+
+
 STREAMS: dict[str, Callable[[], bytes]] = {
+    "coherency": coherency,
     "task lane": lambda: stream(
         240, [4000, 6000, 3000], setup=two_tasks, extra=task_in_layer(1, tuple(range(3, 240, 7)), 3000)
     ),
@@ -185,10 +230,27 @@ def assert_same(whole: dict, parts: dict) -> None:
 
 @pytest.mark.parametrize("name", sorted(STREAMS))
 def test_report_in_windows_is_the_whole_report(tmp_path: Path, name: str) -> None:
-    """Jitter (outliers, causes, warm-up, latency outliers), interrupts, layers: section by section."""
+    """Jitter (outliers, causes, warm-up, latency outliers), interrupts, layers, RTOS tasks, CPU
+    counters, console text, coherency: section by section (each stream has what it is about)."""
     whole, parts, count = both(write(tmp_path / "run.trace", STREAMS[name]()))
     assert count >= 5
-    assert whole["jitter"]["layers"] and any(layer["outliers"] for layer in whole["jitter"]["layers"])
+    ids = {f["id"] for f in whole["findings"]}
+    if name == "coherency":
+        assert {
+            "coherency-missing-clean",
+            "coherency-missing-invalidate",
+            "coherency-unaligned",
+            "coherency-nondeterministic-output",
+            "coherency-cpu-write-during-npu-job",
+        } <= ids, ids
+    else:
+        assert whole["jitter"]["layers"] and any(layer["outliers"] for layer in whole["jitter"]["layers"])
+    if "task" in name:
+        assert whole["tasks"]["by_layer"] and whole["tasks"]["incomplete"] == (1 if "loss" in name else 0)
+    if "counters" in name:
+        assert whole["jitter"]["layers"][2]["causes"] == {"more work": 19}
+    if "text" in name:
+        assert whole["memory"]["allocation_failures"] and whole["capture"]["labels"] == parts["capture"]["labels"]
     if name == "warm-up":
         assert whole["jitter"]["layers"][1]["warm_up_runs"] == 6
     assert_same(whole, parts)

@@ -494,13 +494,16 @@ class WindowedCoherency:
         self.job_problems: list[Problem] = []
         self.invalidates: list[Problem] = []
         self.unaligned_buffers: list[Problem] = []
-        self.seen: set[tuple[int, int]] = set()  # ranges and buffers already reported unaligned
+        self.data_trace: list[Problem] = []
+        self.seen: dict[bool, set[tuple[int, int]]] = {False: set(), True: set()}  # (by a job?) reported unaligned
         self.jobs = self.declared = self.writes = self.reads = 0
         self.short = 0  # outputs whose reads were checked only up to the next window
+        self.maybe_short = 0  # the same, of the last check: none if its next window was the last
 
     def add(self, window: InferenceTimeline) -> None:
         """The next window (in order; the final one last)."""
         view = _view(window)
+        self.short += self.maybe_short  # (the window after the last check was not the last one)
         if self.current is not None:
             self._check(self.current, view)
             self.tail = _tail(self.current)
@@ -508,10 +511,16 @@ class WindowedCoherency:
 
     def result(self, capture: InferenceTimeline) -> CoherencyAnalysis:
         """The capture's coherency; ``capture`` has every inference (for determinism)."""
-        if self.current is not None:
+        if self.current is not None:  # (the check before had the last window after it: exact)
             self._check(self.current, None)
             self.current = None
-        problems = self.job_problems + self.invalidates + self.unaligned_buffers + _check_determinism(capture)
+        problems = [
+            *self.job_problems,
+            *self.invalidates,
+            *self.unaligned_buffers,
+            *_check_determinism(capture),
+            *self.data_trace,
+        ]
         notes: list[str] = []
         if not self.declared:
             if self.jobs:
@@ -542,9 +551,10 @@ class WindowedCoherency:
             records=[r for p in parts for r in p.records],
             cache_ops=[op for p in parts for op in p.cache_ops],
             npu_jobs=[j for p in parts for j in p.npu_jobs],
+            data_trace=[a for p in parts for a in p.data_trace],
         )
         checked = analyse_coherency(joined, self.line)
-        own_jobs = {(j.job, j.inference) for j in window.npu_jobs}
+        own_jobs = {(j.job, j.inference) for j in window.npu_jobs if j.end is not None}
         own_ops = {(op.cycle, op.address, op.length) for op in window.cache_ops}
         declared = declared_buffers(window)
         self.jobs += sum(1 for j in window.npu_jobs if j.end is not None)
@@ -554,15 +564,21 @@ class WindowedCoherency:
         for problem in checked.problems:
             if problem.kind in (MISSING_CLEAN, MISSING_INVALIDATE) and (problem.job, problem.inference) in own_jobs:
                 self.job_problems.append(problem)
-            elif problem.kind == UNALIGNED and problem.buffer is not None and problem.buffer not in self.seen:
-                if problem.job is None and (problem.evidence["cycle"], *problem.buffer) in own_ops:
-                    self.seen.add(problem.buffer)
-                    self.invalidates.append(problem)
-                elif problem.job is not None and (problem.job, problem.inference) in own_jobs:
-                    self.seen.add(problem.buffer)
+            elif problem.kind == CPU_WRITE_DURING_JOB and (problem.job, problem.inference) in own_jobs:
+                self.data_trace.append(problem)
+            elif problem.kind == UNALIGNED and problem.buffer is not None:
+                # Once per range (an invalidate) and once per buffer (a job's), in the window holding it.
+                of_job = problem.job is not None
+                if problem.buffer in self.seen[of_job]:
+                    continue
+                if of_job and (problem.job, problem.inference) in own_jobs:
                     self.unaligned_buffers.append(problem)
-        if after is not None and joined.records:
-            self.short += _outputs_unbounded(joined, own_jobs)
+                elif not of_job and (problem.evidence["cycle"], *problem.buffer) in own_ops:
+                    self.invalidates.append(problem)
+                else:
+                    continue
+                self.seen[of_job].add(problem.buffer)
+        self.maybe_short = _outputs_unbounded(joined, own_jobs) if after is not None and joined.records else 0
 
 
 def _view(window: InferenceTimeline) -> InferenceTimeline:
@@ -575,7 +591,7 @@ def _view(window: InferenceTimeline) -> InferenceTimeline:
         cache_ops=list(window.cache_ops),
         npu_jobs=list(window.npu_jobs),
         isrs=[],
-        data_trace=[],
+        data_trace=[a for a in window.data_trace if a.write and a.address is not None],
         console=[],
         span_facts=None,
         tasks=[],
@@ -605,6 +621,7 @@ def _tail(window: InferenceTimeline) -> InferenceTimeline:
         spans=window.spans.where(window.spans.start >= since),
         records=[r for r in window.records if r.cycle >= since],
         cache_ops=[op for op in window.cache_ops if op.cycle >= since],
+        data_trace=[a for a in window.data_trace if a.cycle >= since],
         npu_jobs=[j for j in window.npu_jobs if j.start >= since or j.end is None or j.end >= since],
     )
 

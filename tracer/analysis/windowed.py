@@ -163,8 +163,6 @@ def _refuse(timeline: InferenceTimeline) -> None:
     """Raise :class:`NotWindowable` when a window has what the merge does not handle yet."""
     if timeline.labels.get("tasks") == FREERTOS_TIME:
         raise NotWindowable("a FreeRTOS trace's task lane")
-    if timeline.data_trace:
-        raise NotWindowable("DWT data trace")
     if sampling_analysis(timeline, None, None) is not None:
         raise NotWindowable("sampler records")
 

@@ -166,9 +166,14 @@ def _window(
         cut.carry.held += rows.records  # (no window: its records wait for the next one)
         return None
     timeline = _timeline(base, rows, cut.after)
+    # DWT data-trace accesses: those stamped before the window's end (the rest wait; the final
+    # window has all that are left).
+    handed = 0
     if len(rows.spans):
         cut.after = int(rows.spans.end.max())
+        handed = decoder.discard_accesses(cut.after)
         decoder.discard_isrs(cut.after)
+    timeline.data_trace = list(base.data_trace) if final else base.data_trace[:handed]
     timeline.records = cut.carry.own(rows.records, cut.after, final)
     cut.carry.attach(timeline, end_time if final else cut.after)
     window_facts = dataclasses.replace(

@@ -471,6 +471,13 @@ class TelemetryDecoder:
             self._isr_cache = None
         return dropped
 
+    def discard_accesses(self, before: int) -> int:
+        """Forget the DWT data-trace accesses :meth:`discard_isrs` would forget, and say how many:
+        the first ones of :meth:`timeline`'s ``data_trace`` (a stream read in windows hands them
+        to the window they belong to).
+        """
+        return self._hardware.discard_accesses_before(before)
+
     def _isr_sources(self) -> IsrSources:
         """Where interrupt slices came from and what pairing could not do."""
         hw, marks = self._hardware, self.firmware.isr_marks
