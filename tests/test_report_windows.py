@@ -301,13 +301,30 @@ def test_cli_report_of_the_demo_capture_in_windows(tmp_path: Path, monkeypatch: 
     assert "read whole" not in parts.err
 
 
-def test_inputs_not_merged_yet_are_read_whole(monkeypatch: pytest.MonkeyPatch, run_cli) -> None:
-    """The demo's sampling capture (sampler records): read whole, said so."""
-    with pytest.raises(NotWindowable):
-        analyze_windows(lambda: read_windows(DEMO / "demo_sampling.trace", whole_bytes=0, window_spans=SPANS))
-    demo = ("report", DEMO / "demo_sampling.trace", "--format", "json")
+def test_cli_report_of_the_sampling_capture_in_windows(monkeypatch: pytest.MonkeyPatch, run_cli) -> None:
+    """The shipped capture of the demo's sampler (NPU and PC samples) with its model's Vela outputs:
+    per-operator NPU time and CPU hot spots read in windows are the whole capture's."""
+    vela = DEMO.parent / "firmware_snippets" / "demo" / "model" / "vela"
+    budget = [*sorted(vela.glob("sampling_net_*.csv")), vela / "sampling_net_debug.xml"]
+    demo = ("report", DEMO / "demo_sampling.trace", "--budget", *budget, "--format", "json")
     whole = run_cli(*demo)
     small_windows(monkeypatch)
+    monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 1 << 10)
     parts = run_cli(*demo)
+    assert json.loads(whole.out)["npu_operators"]["mapped"]
     assert (parts.code, parts.out) == (whole.code, whole.out)
-    assert "read whole, not in windows: it has sampler records" in parts.err
+    assert "read whole" not in parts.err
+
+
+def test_text_without_records_is_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli) -> None:
+    """Port-0 text and no telemetry record: the text is the timeline, read whole, said so."""
+    enc = TelemetryEncoder()
+    enc.text("".join(f"Inference {n + 1}/40\nTotal cycles: {900_000 + n}\n" for n in range(40)))
+    path = write(tmp_path / "text.trace", bytes(enc))
+    with pytest.raises(NotWindowable):
+        analyze_windows(lambda: read_windows(path, whole_bytes=0, window_spans=SPANS))
+    whole = run_cli("report", path, "--format", "json")
+    small_windows(monkeypatch)
+    parts = run_cli("report", path, "--format", "json")
+    assert (parts.code, parts.out) == (whole.code, whole.out)
+    assert "read whole, not in windows: it has console text and no telemetry record" in parts.err

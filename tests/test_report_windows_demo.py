@@ -5,7 +5,8 @@ from one to the next: NPU buffer declarations and CPU write/read marks around ea
 coherency checks look at the inference before each job and at the reads after it), port-0 console
 text, and, depending on the scenario, the RTOS task lane (task-preemption), work counts
 (data-dependent), interrupts (isr-jitter), a broken stack canary (stack-overflow) or a missing
-cache clean (missing-clean). Each is recorded once, its stream written again in 1 KiB chunks
+cache clean (missing-clean), or the sampler's NPU and PC samples (npu-sampling, analysed with
+the Vela outputs of its model and the ELF). Each is recorded once, its stream written again in 1 KiB chunks
 (the recorder's chunks follow the host's timing), and read in windows of 20 layer executions, so
 that a window ends every few inferences; the report JSON is compared section by section with the
 one of the capture read whole.
@@ -22,8 +23,10 @@ from demo_runs import record_demo
 import tracer.pipeline.capture as pipeline_capture
 from tracer.analysis.analyze import analyze
 from tracer.analysis.windowed import analyze_windows
+from tracer.budget import load_budget
 from tracer.capture.reader import open_capture
 from tracer.capture.writer import CaptureWriter
+from tracer.elf.inlines import open_locator
 from tracer.export.report_json import report_object
 from tracer.pipeline.load import load_timeline
 from tracer.pipeline.windows import read_windows
@@ -37,8 +40,10 @@ SCENARIOS = {
     "stack-overflow": 6,
     "task-preemption": 12,
     "data-dependent": 20,
+    "npu-sampling": 12,
 }
 SPANS = 20  # layer executions per window (the demo runs ten layers per inference)
+VELA = Path(__file__).resolve().parent.parent / "firmware_snippets" / "demo" / "model" / "vela"
 
 
 @pytest.fixture(scope="module")
@@ -66,12 +71,16 @@ def rechunk(path: Path, out: Path) -> Path:
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_demo_recording_in_windows_is_the_whole_report(
-    recordings: dict[str, Path], scenario: str, monkeypatch: pytest.MonkeyPatch
+    recordings: dict[str, Path], scenario: str, monkeypatch: pytest.MonkeyPatch, qemu_build: Path
 ) -> None:
     """Section by section, with many windows; and each scenario's records are really there."""
     monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 1 << 10)
     path = recordings[scenario]
-    whole = report_object(analyze(*load_timeline(path)))
+    budget = locator = None
+    if scenario == "npu-sampling":
+        budget = load_budget([*sorted(VELA.glob("sampling_net_*.csv")), VELA / "sampling_net_debug.xml"])
+        locator = open_locator(qemu_build / "demo" / "tracer_demo.elf")
+    whole = report_object(analyze(*load_timeline(path), budget, locator=locator))
     windows = 0
 
     def counted(_: object) -> None:
@@ -79,7 +88,9 @@ def test_demo_recording_in_windows_is_the_whole_report(
         windows += 1
 
     parts = report_object(
-        analyze_windows(lambda: read_windows(path, whole_bytes=0, window_spans=SPANS), on_window=counted)
+        analyze_windows(
+            lambda: read_windows(path, whole_bytes=0, window_spans=SPANS), budget, on_window=counted, locator=locator
+        )
     )
     assert windows >= SCENARIOS[scenario] // 2, windows
     assert whole["capture"]["records"] > 0 and whole["pmu"]["per_inference"]
@@ -88,6 +99,8 @@ def test_demo_recording_in_windows_is_the_whole_report(
         assert whole["tasks"]["by_layer"] and whole["tasks"]["slices"] >= 5
     if scenario == "missing-clean":
         assert any("clean" in i or "nondetermin" in i or "coheren" in i for i in ids), ids
+    if scenario == "npu-sampling":
+        assert whole["npu_operators"]["mapped"] and whole["cpu_hotspots"]["symbolised"]
     if scenario == "stack-overflow":
         assert any(not s["canary_ok"] for s in whole["memory"]["stacks"])
     assert list(parts) == list(whole)

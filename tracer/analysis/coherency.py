@@ -626,7 +626,7 @@ def _tail(window: InferenceTimeline) -> InferenceTimeline:
     )
 
 
-def _outputs_unbounded(joined: InferenceTimeline, own: set[tuple[int | None, int]]) -> int:
+def _outputs_unbounded(joined: InferenceTimeline, own: set[tuple[int, int | None]]) -> int:
     """Outputs of ``own`` jobs that no later job of ``joined`` writes again."""
     jobs = sorted((j for j in joined.npu_jobs if j.end is not None), key=lambda j: j.start)
     buffers = _buffers_of_jobs(jobs, declared_buffers(joined))

@@ -23,7 +23,7 @@ from tracer.telemetry.tasks import mark_loss
 MAX_LISTED = 20  # inference numbers listed per entry
 
 
-def task_label(names: dict[int, str], task: int) -> str:
+def task_label(names: Mapping[int, str], task: int) -> str:
     """A task's name, or its id in hex when the firmware never named it."""
     return names.get(task) or f"0x{task:08x}"
 

@@ -50,13 +50,14 @@ from tracer.analysis.layer_stats import LayerStats, complete_latencies, layer_st
 from tracer.analysis.memory import MemorySummary, merge_memory
 from tracer.analysis.pmu import InferenceCounterTable, inference_counters, pmu_summary
 from tracer.analysis.samples import LayerSamples, add_counts, compact, excluded_spans, layer_samples, pool_samples
-from tracer.analysis.sampling import sampling_analysis
+from tracer.analysis.sampling import WindowedSampling
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.statistics import summarize
 from tracer.analysis.tasks import WindowedTasks
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import ConsoleLine, Inferences, InferenceTimeline, LayerSpans
 from tracer.budget.model import Budget
+from tracer.elf.inlines import CodeLocator
 from tracer.limits import CLOCK_RANGE, GIVEN_CLOCK, valid_clock_hz
 from tracer.telemetry.console_text import merge_console
 from tracer.telemetry.freertos_itm import TIME_LABEL as FREERTOS_TIME
@@ -76,6 +77,7 @@ def analyze_windows(
     budget: Budget | None = None,
     settings: AnalysisSettings | None = None,
     on_window: Callable[[InferenceTimeline], None] | None = None,
+    locator: CodeLocator | None = None,
 ) -> Analysis:
     """The analysis of an input read in windows (twice), equal to :func:`~tracer.analysis.analyze.
     analyze` of the whole input.
@@ -85,6 +87,7 @@ def analyze_windows(
         budget: The normalized budget, or None.
         settings: Thresholds (as for :func:`~tracer.analysis.analyze.analyze`).
         on_window: Called with each window of the first pass.
+        locator: The firmware ELF's symbols and inlined code (``--elf``), for CPU hot spots.
 
     Raises:
         NotWindowable: The input must be read whole (see the module docstring).
@@ -114,6 +117,7 @@ def analyze_windows(
     for timeline, _ in windows():
         sections.jitter.judge(timeline)
         tasks.add(timeline)
+        sections.sampling.add_jobs(timeline)
         # (the text's per-inference profiles, matched to the capture's inferences, fill in counters)
         pmu.append(inference_counters(dataclasses.replace(timeline, pmu_totals=summary.pmu_totals)))
         if comparison is not None:
@@ -132,7 +136,7 @@ def analyze_windows(
         pmu=pmu_summary(InferenceCounterTable.concat(pmu), summary),
         memory=merge_memory([*sections.memory, memory_of(summary, budget)]),
         coherency=sections.coherency.result(summary) if sections.has_jobs else None,
-        sampling=None,
+        sampling=sections.sampling.result(summary, budget, locator),
         time_span=sections.time_span(),
         over_limit={index: tuple(numbers) for index, numbers in sorted(over.items())},
     )
@@ -163,8 +167,6 @@ def _refuse(timeline: InferenceTimeline) -> None:
     """Raise :class:`NotWindowable` when a window has what the merge does not handle yet."""
     if timeline.labels.get("tasks") == FREERTOS_TIME:
         raise NotWindowable("a FreeRTOS trace's task lane")
-    if sampling_analysis(timeline, None, None) is not None:
-        raise NotWindowable("sampler records")
 
 
 def _with_text(
@@ -211,6 +213,7 @@ class _Sections:
         self.memory: list[MemorySummary] = []
         self.isrs = WindowedIsrs()
         self.coherency = WindowedCoherency(settings.cache_line_bytes)
+        self.sampling = WindowedSampling()
         self.has_jobs = False
         self.jitter = WindowedJitter(settings.jitter(model))
         self.inferences: list[Inferences] = []
@@ -229,6 +232,7 @@ class _Sections:
         self.isrs.add(timeline)
         self.has_jobs = self.has_jobs or len(timeline.npu_jobs) > 0 or len(timeline.inferences) > 0
         self.coherency.add(timeline)
+        self.sampling.add(timeline)
         self.jitter.measure(timeline)
         self.inferences.append(timeline.inferences)
         self.spans.append(time_span(timeline))
