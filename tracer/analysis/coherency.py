@@ -541,20 +541,19 @@ class WindowedCoherency:
 
     def _check(self, window: InferenceTimeline, after: InferenceTimeline | None) -> None:
         """Check ``window``'s jobs and cache operations, with the window before's last inference
-        and the next window (None: ``window`` is the last) around it.
+        and the next window (None: ``window`` is the last) around it: first only the next
+        window's first inferences, which is all a check needs when a job there writes each output
+        of ``window`` again (the common case), else the whole next window.
         """
-        parts = [p for p in (self.tail, window, after) if p is not None]
-        joined = dataclasses.replace(
-            window,
-            inferences=Inferences.concat([p.inferences for p in parts]),
-            spans=LayerSpans.concat([p.spans for p in parts]),
-            records=[r for p in parts for r in p.records],
-            cache_ops=[op for p in parts for op in p.cache_ops],
-            npu_jobs=[j for p in parts for j in p.npu_jobs],
-            data_trace=[a for p in parts for a in p.data_trace],
-        )
-        checked = analyse_coherency(joined, self.line)
         own_jobs = {(j.job, j.inference) for j in window.npu_jobs if j.end is not None}
+        head = _head(after) if after is not None else None
+        joined = self._joined(window, head)
+        unbounded = _outputs_unbounded(joined, own_jobs) if after is not None else 0
+        if unbounded and head is not after:
+            joined = self._joined(window, after)
+            unbounded = _outputs_unbounded(joined, own_jobs)
+        self.maybe_short = unbounded
+        checked = analyse_coherency(joined, self.line)
         own_ops = {(op.cycle, op.address, op.length) for op in window.cache_ops}
         declared = declared_buffers(window)
         self.jobs += sum(1 for j in window.npu_jobs if j.end is not None)
@@ -578,7 +577,19 @@ class WindowedCoherency:
                 else:
                     continue
                 self.seen[of_job].add(problem.buffer)
-        self.maybe_short = _outputs_unbounded(joined, own_jobs) if after is not None and joined.records else 0
+
+    def _joined(self, window: InferenceTimeline, after: InferenceTimeline | None) -> InferenceTimeline:
+        """``window`` with the last inference of the window before and ``after`` around it."""
+        parts = [p for p in (self.tail, window, after) if p is not None]
+        return dataclasses.replace(
+            window,
+            inferences=Inferences.concat([p.inferences for p in parts]),
+            spans=LayerSpans.concat([p.spans for p in parts]),
+            records=[r for p in parts for r in p.records],
+            cache_ops=[op for p in parts for op in p.cache_ops],
+            npu_jobs=[j for p in parts for j in p.npu_jobs],
+            data_trace=[a for p in parts for a in p.data_trace],
+        )
 
 
 def _view(window: InferenceTimeline) -> InferenceTimeline:
@@ -605,24 +616,44 @@ def _tail(window: InferenceTimeline) -> InferenceTimeline:
     starts = window.inferences.start
     known = starts[starts >= 0]
     since = int(known.max()) if len(known) else -(1 << 62)
+    return _part(window, window.inferences.start >= since, since, 1 << 62)
+
+
+def _head(window: InferenceTimeline, inferences: int = 2) -> InferenceTimeline:
+    """``window`` up to the end of its first ``inferences`` inferences (all of it when it has no
+    more, or their end is unknown).
+    """
+    ends = window.inferences.end
+    if len(ends) <= inferences or ends[inferences - 1] < 0:
+        return window
+    rows = np.zeros(len(ends), bool)
+    rows[:inferences] = True
+    return _part(window, rows, -(1 << 62), int(ends[inferences - 1]))
+
+
+def _part(window: InferenceTimeline, rows: np.ndarray, since: int, until: int) -> InferenceTimeline:
+    """The inferences ``rows`` of ``window`` and what happened from cycle ``since`` to ``until``."""
     inf = window.inferences
-    rows = np.flatnonzero(inf.start >= since)
+    picked = np.flatnonzero(rows)
+    spans = window.spans
     return dataclasses.replace(
         window,
         inferences=Inferences(
-            inf.number[rows],
-            inf.start[rows],
-            inf.end[rows],
-            inf.complete[rows],
-            inf.input_crc[rows],
-            inf.output_crc[rows],
-            problems=[inf.problems[i] for i in rows.tolist()],
+            inf.number[picked],
+            inf.start[picked],
+            inf.end[picked],
+            inf.complete[picked],
+            inf.input_crc[picked],
+            inf.output_crc[picked],
+            problems=[inf.problems[i] for i in picked.tolist()],
         ),
-        spans=window.spans.where(window.spans.start >= since),
-        records=[r for r in window.records if r.cycle >= since],
-        cache_ops=[op for op in window.cache_ops if op.cycle >= since],
-        data_trace=[a for a in window.data_trace if a.cycle >= since],
-        npu_jobs=[j for j in window.npu_jobs if j.start >= since or j.end is None or j.end >= since],
+        spans=spans.where((spans.start >= since) & (spans.start <= until)),
+        records=[r for r in window.records if since <= r.cycle <= until],
+        cache_ops=[op for op in window.cache_ops if since <= op.cycle <= until],
+        data_trace=[a for a in window.data_trace if since <= a.cycle <= until],
+        npu_jobs=[
+            j for j in window.npu_jobs if since <= j.start <= until or (j.end is not None and since <= j.end <= until)
+        ],
     )
 
 
