@@ -328,3 +328,19 @@ def test_text_without_records_is_read_whole(tmp_path: Path, monkeypatch: pytest.
     parts = run_cli("report", path, "--format", "json")
     assert (parts.code, parts.out) == (whole.code, whole.out)
     assert "read whole, not in windows: it has console text and no telemetry record" in parts.err
+
+
+def test_windows_smaller_than_an_inference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows of one layer execution, decoded 128 bytes at a time: an inference still open when a
+    window would end waits for the next one, with its records, cache operations and NPU jobs
+    (nothing is handed out early)."""
+    monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 128)
+    data = coherency(120)
+    path = tmp_path / "run.trace"
+    with CaptureWriter(path, CaptureMetadata(source="test://windows", tpiu=False, cpu_hz=100_000_000)) as writer:
+        for at in range(0, len(data), 128):
+            writer.write(data[at : at + 128])
+            writer.flush()
+    whole = report_object(analyze(*load_timeline(path)))
+    parts = report_object(analyze_windows(lambda: read_windows(path, whole_bytes=0, window_spans=1)))
+    assert_same(whole, parts)

@@ -110,10 +110,9 @@ def _stream(
             pcs.feed(batch)
             if on_progress is not None:
                 on_progress(itm.input_bytes)
-            if decoder.held_rows["spans"] >= window_spans:
-                window = _window(decoder, facts, itm.input_bytes, cut)
-                if window is not None:
-                    yield window
+            # (an inference longer than a window is held until it closes: nothing is handed out early)
+            if decoder.held_rows["spans"] >= window_spans and decoder.untaken_inferences:
+                yield _window(decoder, facts, itm.input_bytes, cut)
         decoder.finish()
         facts.trace_doubt = itm.doubt
         facts.warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
@@ -135,9 +134,7 @@ def _stream(
         first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
         facts.host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
         # The last window, even without an inference: it carries the capture's facts at its end.
-        last = _window(decoder, facts, itm.input_bytes, cut, final=True)
-        assert last is not None
-        yield last
+        yield _window(decoder, facts, itm.input_bytes, cut, final=True)
 
 
 @dataclasses.dataclass
@@ -156,15 +153,12 @@ class _Cut:
 
 def _window(
     decoder: TelemetryDecoder, facts: InputFacts, stream_bytes: int, cut: _Cut, final: bool = False
-) -> tuple[InferenceTimeline, InputFacts] | None:
+) -> tuple[InferenceTimeline, InputFacts]:
     """The rows closed since the last window as a timeline; then the decoder forgets them."""
     rows = decoder.take()
     base = decoder.timeline()
     end_time = decoder.end_time
     decoder.discard_taken()
-    if not len(rows.inferences) and not final:
-        cut.carry.held += rows.records  # (no window: its records wait for the next one)
-        return None
     timeline = _timeline(base, rows, cut.after)
     # DWT data-trace accesses: those stamped before the window's end (the rest wait; the final
     # window has all that are left).

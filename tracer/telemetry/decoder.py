@@ -424,6 +424,11 @@ class TelemetryDecoder:
         self._seen["npu_jobs"] -= len(self._tables.npu_jobs(self._state, event_drop))
 
     @property
+    def untaken_inferences(self) -> int:
+        """Inferences closed since the last :meth:`take` (a window cut now would hold them)."""
+        return self.published_inferences - self._taken
+
+    @property
     def held_rows(self) -> dict[str, int]:
         """Rows held in the tables now (a caller of :meth:`discard_taken` checks they stay bounded)."""
         s = self._state
