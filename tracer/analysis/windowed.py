@@ -3,34 +3,56 @@ capture's analysed whole, in bounded memory.
 
 A capture larger than :data:`tracer.pipeline.windows.WHOLE_BYTES` is read as a sequence of
 windows of consecutive inferences (:func:`tracer.pipeline.windows.read_windows`), each an
-:class:`~tracer.base.timeline.InferenceTimeline` of its own rows. :func:`analyze_windows` reads
-them twice. The first pass keeps, compact, what each section needs of every window and makes the
-section with the function that makes it from one timeline:
+:class:`~tracer.base.timeline.InferenceTimeline` of its own rows, with what it needs of the windows
+before it carried in (the CPU counter configuration, the task names and the task holding the CPU,
+the records of the inference still in progress: :mod:`tracer.pipeline.window_carry`).
+:func:`analyze_windows` reads them twice. The first pass keeps, compact, what each section needs of
+every window and makes the section with the function that makes it from one timeline:
 
 - per-layer statistics: each layer's complete executions in compact columns
   (:mod:`tracer.analysis.samples`), pooled, then :func:`~tracer.analysis.layer_stats.layer_stats`
   (exact nearest-rank percentiles, exact means); latency: every complete inference's latency;
-- PMU: every inference's counters, then :func:`~tracer.analysis.pmu.pmu_summary`;
 - memory: :func:`~tracer.analysis.memory.merge_memory` (maxima, last sizes, first broken canary);
 - interrupts: :class:`~tracer.analysis.isr.WindowedIsrs` (every slice in exactly one window);
-- coherency: each window's checks, determinism over every inference
-  (:func:`~tracer.analysis.coherency.merge_coherency`);
+- coherency: :class:`~tracer.analysis.coherency.WindowedCoherency` checks each window's NPU jobs
+  one window late, with the last inference of the window before and the next window's first
+  inferences around it (a job's input is checked against the writes since the inference before
+  its own, its output against the reads until a job writes it again); determinism over every
+  inference;
+- sampling: :class:`~tracer.analysis.sampling.WindowedSampling` keeps the sampler's NPU and PC
+  samples as columns, each PC sample's layer, and the NPU layers the samples saw running;
+- console text: its lines, merged once into the capture's facts
+  (:func:`~tracer.telemetry.console_text.merge_console` on every line, as read whole);
 - jitter, whose outlier rules compare each execution with its layer's median over the capture:
   :class:`~tracer.analysis.jitter.WindowedJitter` keeps per layer the cycles of each execution
   (4 bytes; 4 more for its own time where interrupts or tasks took some; the per-layer statistics
-  are made from the same column) and tallies of its work and PMU counters, and judges each window
-  against those values in the second pass (which also lists the inferences over the budget's
-  limits).
+  are made from the same column) and tallies of its work and PMU counters.
+
+The second pass judges each window's executions against those capture-wide values, lists the
+inferences over the budget's limits, makes each inference's PMU counters (a per-inference profile
+the console text printed fills in what the records lack), counts the RTOS task slices
+(:class:`~tracer.analysis.tasks.WindowedTasks`: whether a slice may hide a lost switch depends on
+every inference) and gathers the spans of the sampled NPU layers.
 
 The budget comparison reads only the capture's facts (its layers and clock: the last window has
 them all) and the findings rules run once, on the merged analysis, as for a capture read whole, so
 a finding seen in several windows is one finding. The analysis's ``timeline`` then holds the
-capture's facts and every inference, but no layer execution, event or interrupt slice.
+capture's facts, its console lines and every inference, but no layer execution, event or
+interrupt slice.
 
-Inputs whose analysis looks across windows in ways not merged yet raise :class:`NotWindowable`
-(the caller reads them whole): an RTOS task lane or CPU counter records (configured once, used by
-every later window), NPU buffer declarations or DWT data trace (checked against the inference
-before each NPU job and the reads after it), port-0 console text, and sampler records.
+Where the result can differ from the capture read whole, it says so:
+
+- a job whose output no job writes again within the next window has the CPU's reads after that
+  window unchecked (a coherency note counts them);
+- DWT PC samples over SWO and a probe's polled NPU samples are left out by the window reader
+  (a warning in the capture's facts);
+- a task that ran before the firmware named it (its TASK_INFO after its first switch-in) is, in
+  the windows before its name came, shown by its id where an outlier lists the tasks that took
+  time from it (read whole, the later name applies throughout).
+
+Inputs read whole instead raise :class:`NotWindowable`: a FreeRTOS trace's task lane (its slices
+come from the decoder's own reader, not from records a window holds), and console text without any
+telemetry record (the text is the timeline, and it is one window anyway).
 """
 
 from __future__ import annotations

@@ -4,11 +4,20 @@ The telemetry decoder keeps every row it decoded (about 450 bytes per layer exec
 events) until told to forget: a 1 GB capture would need several GB. :func:`read_windows` reads a
 large capture through the decoder's streaming protocol instead (``take`` what closed,
 ``discard_taken``, ``discard_isrs``), cutting a window whenever about :data:`WINDOW_SPANS` layer
-executions have closed. Each window is an :class:`~tracer.base.timeline.InferenceTimeline` of its
-own inferences, their spans, events, memory reports, console text and interrupt slices, with the
-capture's facts (clock, labels, layer descriptions, PMU names; the loss counters so far), which
-:func:`~tracer.analysis.analyze.analyze` reads unchanged. What a caller keeps of each window
-(a digest, Parquet rows) is compact, so memory stays flat whatever the capture's size.
+executions have closed (an inference longer than that stays whole: a window ends only after an
+inference closed). Each window is an :class:`~tracer.base.timeline.InferenceTimeline` of its own
+inferences, their spans, events, memory reports, console lines, interrupt slices and DWT
+data-trace accesses, and of the records up to its last layer execution's end (those after it
+belong to the inference still in progress: the next window's), with the capture's facts (clock,
+labels, layer descriptions, PMU names; the loss counters so far), which
+:func:`~tracer.analysis.analyze.analyze` reads unchanged. Its task lane and per-span facts (work
+counts, CPU counters, the time other tasks took) are made with what it needs of the windows before
+it (:mod:`tracer.pipeline.window_carry`). What a caller keeps of each window (a digest, Parquet
+rows) is compact, so memory stays flat whatever the capture's size.
+
+Console text is left as lines by default, for :func:`~tracer.analysis.windowed.analyze_windows`,
+which merges the capture's text once; ``merge_text=True`` merges each window's text into it, for a
+caller that analyses each window on its own.
 
 Inputs up to :data:`WHOLE_BYTES`, and every text log or ETDump, are one window: exactly the
 timeline :func:`~tracer.pipeline.load.load_timeline` gives. In a capture read in windows, DWT PC
