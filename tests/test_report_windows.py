@@ -344,3 +344,42 @@ def test_windows_smaller_than_an_inference(tmp_path: Path, monkeypatch: pytest.M
     whole = report_object(analyze(*load_timeline(path)))
     parts = report_object(analyze_windows(lambda: read_windows(path, whole_bytes=0, window_spans=1)))
     assert_same(whole, parts)
+
+
+def clock_from_text() -> bytes:
+    """Records without a clock, and the clock and the arena only in the console text (MLEK's lines)."""
+    enc = TelemetryEncoder()
+    enc.text("INFO - Core clock has been set to: 32000000 Hz\n")
+    for n in range(240):
+        t = 1000 + n * 50_000
+        enc.inference_begin(t)
+        for index, length in enumerate((4000, 6000, 3000)):
+            t += 100
+            enc.layer_begin(t, index)
+            t += length + (900 if n % 23 == 5 else 0)
+            enc.layer_end(t, index)
+        enc.inference_end(t + 100)
+    enc.text("INFO - Activation buffer (a.k.a tensor arena) size used: 61440\n")
+    return bytes(enc)
+
+
+@pytest.mark.parametrize("clock", [(), ("--clock", "48000000")])
+def test_the_texts_clock_and_arena_in_windows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli, clock: tuple[str, ...]
+) -> None:
+    """The records give no clock and no arena report; the console text does: read in windows, the
+    text's clock wins over --clock and its arena is the capture's, as read whole."""
+    data = clock_from_text()
+    path = tmp_path / "text-clock.trace"
+    with CaptureWriter(path, CaptureMetadata(source="test://windows", tpiu=False), flush_bytes=1 << 12) as writer:
+        for at in range(0, len(data), 1 << 12):
+            writer.write(data[at : at + (1 << 12)])
+    command = ("report", path, "--format", "json", *clock)
+    whole = run_cli(*command)
+    report = json.loads(whole.out)
+    assert (report["capture"]["clock_hz"], report["capture"]["clock_source"]) == (32_000_000, "log")
+    assert report["memory"]["arena"]["used"] == 61440
+    small_windows(monkeypatch)
+    parts = run_cli(*command)
+    assert (parts.code, parts.out) == (whole.code, whole.out)
+    assert "read whole" not in parts.err

@@ -204,18 +204,19 @@ def _with_text(
     given = summary.clock_hz if summary.clock_source == GIVEN_CLOCK else None
     if given is not None:  # read whole, the text's clock comes before --clock
         summary.clock_hz, summary.clock_source = None, "unknown"
+    from_text = summary.clock_hz is None
     summary = merge_console(dataclasses.replace(summary, console=list(sections.console)), facts.warnings)
     if sections.has_arena:  # the records' arena reports win over the text's
         summary.arena = []
-    if given is not None:  # (the windows' own clocks were settled as they were read)
-        if summary.clock_hz is not None and not valid_clock_hz(summary.clock_hz):
-            facts.warnings.append(
-                f"{facts.path or facts.source}: the {summary.clock_source} gives a clock of {summary.clock_hz} Hz, "
-                f"not {CLOCK_RANGE}; clock unknown (give --clock)"
-            )
-            summary.clock_hz = None
-        if summary.clock_hz is None:
-            summary.clock_hz, summary.clock_source = given, GIVEN_CLOCK
+    # The clock settled as for the capture read whole (the records' clock was, window by window).
+    if from_text and summary.clock_hz is not None and not valid_clock_hz(summary.clock_hz):
+        facts.warnings.append(
+            f"{facts.path or facts.source}: the {summary.clock_source} gives a clock of {summary.clock_hz} Hz, "
+            f"not {CLOCK_RANGE}; clock unknown (give --clock)"
+        )
+        summary.clock_hz, summary.clock_source = None, "unknown"
+    if summary.clock_hz is None and given is not None:
+        summary.clock_hz, summary.clock_source = given, GIVEN_CLOCK
     return summary, facts
 
 
