@@ -383,3 +383,36 @@ def test_the_texts_clock_and_arena_in_windows(
     parts = run_cli(*command)
     assert (parts.code, parts.out) == (whole.code, whole.out)
     assert "read whole" not in parts.err
+
+
+def test_a_check_a_window_cuts_short_is_said(tmp_path: Path) -> None:
+    """One NPU job, in the first inference, whose output the CPU reads in every inference after it
+    and no job writes again: read in windows, its reads are checked up to the end of the next
+    window only, and the report's warnings say so; every section else is the whole one's."""
+    enc = TelemetryEncoder()
+    enc.target_info(0, 100_000_000, TimeSource.DWT)
+    for n in range(240):
+        t = 1000 + n * 20_000
+        enc.inference_begin(t)
+        if n == 0:
+            enc.cpu_write(t + 10, INPUT, 4096)
+            enc.npu_buffer(t + 20, 0, NPU_READS, INPUT, 4096)
+            enc.npu_buffer(t + 30, 0, NPU_WRITES, OUTPUT, 2048)
+            enc.layer_begin(t + 40, 1, 1)
+            enc.cache_op(t + 50, 1, INPUT, 4096)
+            enc.npu_job_begin(t + 60, 0)
+            enc.npu_job_end(t + 3000, 0)
+            enc.cache_op(t + 3010, 2, OUTPUT, 2048)
+            enc.layer_end(t + 3100, 1)
+        enc.layer_begin(t + 3200, 0)
+        enc.cpu_read(t + 3300, OUTPUT, 2048)
+        enc.layer_end(t + 4000 + (700 if n % 29 == 3 else 0), 0)
+        enc.inference_end(t + 5000)
+    whole, parts, count = both(write(tmp_path / "once.trace", bytes(enc)))
+    assert count >= 3
+    said = [w for w in parts["capture"]["warnings"] if "checked up to the end of the next window only" in w]
+    assert len(said) == 1 and "of 1 NPU output(s)" in said[0], parts["capture"]["warnings"]
+    assert parts["capture"]["warnings"] == [*whole["capture"]["warnings"], said[0]]
+    for section in whole:
+        if section != "capture":
+            assert json.dumps(parts[section]) == json.dumps(whole[section]), section

@@ -471,6 +471,10 @@ def _check_data_trace(
 
 
 _COHERENCY_RECORDS = (RecordType.NPU_BUFFER, RecordType.CPU_WRITE, RecordType.CPU_READ)
+SHORT_NOTE = (
+    "read in windows: the CPU's reads of {} NPU output(s) were checked up to the end of the next window only "
+    "(no job wrote them again before it; read whole, they are checked to the capture's end)"
+)
 
 
 class WindowedCoherency:
@@ -479,12 +483,13 @@ class WindowedCoherency:
 
     A job's checks look back to the start of the inference before its own and forward to the next
     job that writes its output again, so each window's jobs are checked one window late, on the
-    window joined with the last inference of the window before it and with the whole next window
-    (:meth:`add` in order, then :meth:`result`). A range or buffer reported once in the whole
-    capture is reported once here too (each problem belongs to the window that holds its job or
-    cache operation). Where the next job writing a job's output comes later than the next window,
-    reads after that window are not checked, and a note says how many outputs that was (reads so
-    long after a job, with no job writing the buffer again in a whole window, are rare).
+    window joined with the last inference of the window before it and with the next window (its
+    first inferences when a job there writes every output again, else all of it): :meth:`add` in
+    order, then :meth:`result`. A range or buffer reported once in the whole capture is reported
+    once here too (each problem belongs to the window that holds its job or cache operation).
+    Where the next job writing a job's output comes later than the next window, reads after that
+    window are not checked: :attr:`short` counts those outputs, and a note says so (the caller
+    puts it in the capture's warnings).
     """
 
     def __init__(self, line: int = CACHE_LINE_BYTES) -> None:
@@ -533,10 +538,9 @@ class WindowedCoherency:
             if not self.reads:
                 notes.append("no CPU read marks (trc_cpu_read): output invalidation not checked")
         if self.short:
-            notes.append(
-                f"read in windows: reads after {self.short} NPU output(s) were checked up to the end of the next "
-                "window only (no job wrote them again before it)"
-            )
+            notes.append(SHORT_NOTE.format(self.short))
+        if not self.declared:  # (as read whole: marks count only where buffers are declared)
+            return CoherencyAnalysis(self.jobs, 0, 0, 0, problems, notes)
         return CoherencyAnalysis(self.jobs, self.declared, self.writes, self.reads, problems, notes)
 
     def _check(self, window: InferenceTimeline, after: InferenceTimeline | None) -> None:

@@ -43,7 +43,7 @@ interrupt slice.
 Where the result can differ from the capture read whole, it says so:
 
 - a job whose output no job writes again within the next window has the CPU's reads after that
-  window unchecked (a coherency note counts them);
+  window unchecked (a warning in the capture's facts counts them);
 - DWT PC samples over SWO and a probe's polled NPU samples are left out by the window reader
   (a warning in the capture's facts);
 - a task that ran before the firmware named it (its TASK_INFO after its first switch-in) is, in
@@ -64,7 +64,7 @@ import numpy as np
 
 from tracer.analysis.analyze import Analysis, memory_of, time_span
 from tracer.analysis.budget_view import compare_budget, inferences_over
-from tracer.analysis.coherency import WindowedCoherency
+from tracer.analysis.coherency import SHORT_NOTE, WindowedCoherency
 from tracer.analysis.findings.rules import find_all
 from tracer.analysis.isr import WindowedIsrs
 from tracer.analysis.jitter import WindowedJitter
@@ -145,6 +145,12 @@ def analyze_windows(
         if comparison is not None:
             for index, numbers in inferences_over(timeline.spans, comparison).items():
                 over.setdefault(index, []).extend(numbers)
+    coherency = sections.coherency.result(summary) if sections.has_jobs else None
+    if sections.coherency.short:  # (the one check a window can cut short: said where the report shows it)
+        facts = dataclasses.replace(
+            facts,
+            warnings=[*facts.warnings, f"{facts.path or facts.source}: " + SHORT_NOTE.format(sections.coherency.short)],
+        )
     analysis = Analysis(
         timeline=summary,
         facts=facts,
@@ -157,7 +163,7 @@ def analyze_windows(
         tasks=tasks.result(),
         pmu=pmu_summary(InferenceCounterTable.concat(pmu), summary),
         memory=merge_memory([*sections.memory, memory_of(summary, budget)]),
-        coherency=sections.coherency.result(summary) if sections.has_jobs else None,
+        coherency=coherency,
         sampling=sections.sampling.result(summary, budget, locator),
         time_span=sections.time_span(),
         over_limit={index: tuple(numbers) for index, numbers in sorted(over.items())},
