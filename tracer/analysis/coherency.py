@@ -510,6 +510,7 @@ class WindowedCoherency:
         view = _view(window)
         self.short += self.maybe_short  # (the window after the last check was not the last one)
         if self.current is not None:
+            self.current, view = _move_after(self.current, view)
             self._check(self.current, view)
             self.tail = _tail(self.current)
         self.current = view
@@ -610,6 +611,36 @@ def _view(window: InferenceTimeline) -> InferenceTimeline:
         console=[],
         span_facts=None,
         tasks=[],
+    )
+
+
+def _move_after(window: InferenceTimeline, after: InferenceTimeline) -> tuple[InferenceTimeline, InferenceTimeline]:
+    """``window`` and the window after it, with the NPU jobs, cache operations and data-trace
+    accesses of ``window`` that came after its last layer execution (the inference that was still in
+    progress when it was cut: the decoder hands those out as they come) moved into ``after``, where
+    that inference's records are.
+    """
+    if not len(window.spans):
+        return window, after
+    cut = int(window.spans.end.max())
+    jobs = [j for j in window.npu_jobs if j.start > cut]
+    ops = [op for op in window.cache_ops if op.cycle > cut]
+    accesses = [a for a in window.data_trace if a.cycle > cut]
+    if not jobs and not ops and not accesses:
+        return window, after
+    return (
+        dataclasses.replace(
+            window,
+            npu_jobs=[j for j in window.npu_jobs if j.start <= cut],
+            cache_ops=[op for op in window.cache_ops if op.cycle <= cut],
+            data_trace=[a for a in window.data_trace if a.cycle <= cut],
+        ),
+        dataclasses.replace(
+            after,
+            npu_jobs=[*jobs, *after.npu_jobs],
+            cache_ops=[*ops, *after.cache_ops],
+            data_trace=[*accesses, *after.data_trace],
+        ),
     )
 
 
