@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,7 @@ import numpy as np
 from tracer.analysis.isr import span_of
 from tracer.analysis.settings import CACHE_LINE_BYTES  # Cortex-M7, M55, M85 data cache lines
 from tracer.base.columns import LazyRecords
-from tracer.base.timeline import Inferences, InferenceTimeline, LayerSpans, NpuJob
+from tracer.base.timeline import CacheOp, Inferences, InferenceTimeline, LayerSpans, NpuJob
 from tracer.telemetry.wire import CACHE_OPS, NPU_READS, NPU_WRITES, RecordType
 
 MISSING_CLEAN = "missing-clean"
@@ -559,7 +559,7 @@ class WindowedCoherency:
             unbounded = _outputs_unbounded(joined, own_jobs)
         self.maybe_short = unbounded
         checked = analyse_coherency(joined, self.line)
-        own_ops = {(op.cycle, op.address, op.length) for op in window.cache_ops}
+        own_ops = _ChainedOps.of(window.cache_ops).keys()
         declared = declared_buffers(window)
         self.jobs += sum(1 for j in window.npu_jobs if j.end is not None)
         self.declared += len(declared)
@@ -591,10 +591,56 @@ class WindowedCoherency:
             inferences=Inferences.concat([p.inferences for p in parts]),
             spans=LayerSpans.concat([p.spans for p in parts]),
             records=[r for p in parts for r in p.records],
-            cache_ops=[op for p in parts for op in p.cache_ops],
+            cache_ops=_ChainedOps([seg for p in parts for seg in _ChainedOps.of(p.cache_ops).segments]),
             npu_jobs=[j for p in parts for j in p.npu_jobs],
             data_trace=[a for p in parts for a in p.data_trace],
         )
+
+
+class _ChainedOps(Sequence[CacheOp]):
+    """A window's cache operations as the decoder's columns (a few slices of them, in time order),
+    not as an object each: a window waiting for its check holds only columns, and the objects
+    exist while a check runs.
+    """
+
+    def __init__(self, segments: Sequence[Sequence[CacheOp]]) -> None:
+        self.segments = [s for s in segments if len(s)]
+
+    @classmethod
+    def of(cls, ops: Sequence[CacheOp]) -> _ChainedOps:
+        return ops if isinstance(ops, _ChainedOps) else cls([ops])
+
+    def __len__(self) -> int:
+        return sum(len(s) for s in self.segments)
+
+    def __iter__(self) -> Iterator[CacheOp]:
+        for segment in self.segments:
+            yield from segment
+
+    def __getitem__(self, index: Any) -> Any:
+        return list(self)[index]
+
+    def between(self, since: int, until: int) -> _ChainedOps:
+        """The operations from cycle ``since`` to ``until``."""
+        out: list[Sequence[CacheOp]] = []
+        for segment in self.segments:
+            if isinstance(segment, LazyRecords):  # time order: a slice by the cycle column
+                cycles = segment.column(0)
+                lo, hi = np.searchsorted(cycles, since, "left"), np.searchsorted(cycles, until, "right")
+                out.append(segment[int(lo) : int(hi)])
+            else:
+                out.append([op for op in segment if since <= op.cycle <= until])
+        return _ChainedOps(out)
+
+    def keys(self) -> set[tuple[int, int, int]]:
+        """(cycle, address, length) of every operation."""
+        keys: set[tuple[int, int, int]] = set()
+        for segment in self.segments:
+            if isinstance(segment, LazyRecords):
+                keys.update(zip(segment.column(0).tolist(), segment.column(2).tolist(), segment.column(3).tolist()))
+            else:
+                keys.update((op.cycle, op.address, op.length) for op in segment)
+        return keys
 
 
 def _view(window: InferenceTimeline) -> InferenceTimeline:
@@ -604,7 +650,7 @@ def _view(window: InferenceTimeline) -> InferenceTimeline:
         window,
         spans=dataclasses.replace(spans, pmu=np.zeros((len(spans), 0), np.int64), pmu_names=()),
         records=[r for r in window.records if r.type in _COHERENCY_RECORDS],
-        cache_ops=list(window.cache_ops),
+        cache_ops=_ChainedOps.of(window.cache_ops),
         npu_jobs=list(window.npu_jobs),
         isrs=[],
         data_trace=[a for a in window.data_trace if a.write and a.address is not None],
@@ -624,21 +670,21 @@ def _move_after(window: InferenceTimeline, after: InferenceTimeline) -> tuple[In
         return window, after
     cut = int(window.spans.end.max())
     jobs = [j for j in window.npu_jobs if j.start > cut]
-    ops = [op for op in window.cache_ops if op.cycle > cut]
+    ops = _ChainedOps.of(window.cache_ops).between(cut + 1, 1 << 62)
     accesses = [a for a in window.data_trace if a.cycle > cut]
-    if not jobs and not ops and not accesses:
+    if not jobs and not len(ops) and not accesses:
         return window, after
     return (
         dataclasses.replace(
             window,
             npu_jobs=[j for j in window.npu_jobs if j.start <= cut],
-            cache_ops=[op for op in window.cache_ops if op.cycle <= cut],
+            cache_ops=_ChainedOps.of(window.cache_ops).between(-(1 << 62), cut),
             data_trace=[a for a in window.data_trace if a.cycle <= cut],
         ),
         dataclasses.replace(
             after,
             npu_jobs=[*jobs, *after.npu_jobs],
-            cache_ops=[*ops, *after.cache_ops],
+            cache_ops=_ChainedOps([*ops.segments, *_ChainedOps.of(after.cache_ops).segments]),
             data_trace=[*accesses, *after.data_trace],
         ),
     )
@@ -684,7 +730,7 @@ def _part(window: InferenceTimeline, rows: np.ndarray, since: int, until: int) -
         ),
         spans=spans.where((spans.start >= since) & (spans.start <= until)),
         records=[r for r in window.records if since <= r.cycle <= until],
-        cache_ops=[op for op in window.cache_ops if since <= op.cycle <= until],
+        cache_ops=_ChainedOps.of(window.cache_ops).between(since, until),
         data_trace=[a for a in window.data_trace if since <= a.cycle <= until],
         npu_jobs=[
             j for j in window.npu_jobs if since <= j.start <= until or (j.end is not None and since <= j.end <= until)

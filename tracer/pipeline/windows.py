@@ -48,7 +48,7 @@ from tracer.telemetry.logs import is_text_log
 from tracer.telemetry.swo_pc import SwoPcCollector
 
 WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
-WINDOW_SPANS = 50_000  # layer executions per window: about 60 MB while one is decoded and analysed
+WINDOW_SPANS = 25_000  # layer executions per window: about 30 MB while one is decoded and analysed
 
 
 def is_windowed(path: str | os.PathLike[str], whole_bytes: int | None = None) -> bool:
