@@ -23,7 +23,13 @@ in its header (build, board). It measures, printing the machine's load average b
              same selection read from the dataset; seconds;
   big        ``tracer report``, ``tracer compare BIG BIG`` and ``tracer ingest BIG`` of one
              ``--big-mb`` capture, each in a fresh process: peak resident memory (target: under
-             300 MB for a 1 GB capture) and seconds.
+             300 MB for a 1 GB capture) and seconds;
+  carry      ``tracer report`` of a ``--big-mb`` capture with what windows carry from one to the
+             next, as the QEMU demo's recordings have it: port-0 console text (a line per block
+             of inferences), an RTOS task lane (the sensor task preempts a layer in every
+             inference), a CPU counter configuration sent once and counters per layer, NPU buffer
+             declarations with CPU write and read marks around two NPU jobs per inference (the
+             coherency checks); peak resident memory (same target) and seconds.
 
 The reference for the MB/s is decoding alone (packets, no telemetry) of the same captures in this
 process, measured in the same run.
@@ -45,7 +51,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "tests"))  # the telemetry encoder (a test oracle)
 
-from telemetry_encoder import encode_inferences
+from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences
 from workload import LAYERS, inference_slots
 
 from tracer.capture.metadata import CaptureMetadata
@@ -53,6 +59,8 @@ from tracer.capture.reader import open_capture
 from tracer.capture.writer import CaptureWriter
 from tracer.decode.tpiu import TpiuMode
 from tracer.pipeline.capture import decode_reader
+from tracer.telemetry.wire import COUNTERS_PMU, NPU_READS, NPU_WRITES, TimeSource
+from tracer.telemetry.wire import RecordType as R
 
 DATA = HERE / "data" / "fleet"
 SLOW_LAYER = 7
@@ -100,8 +108,69 @@ def write_capture(path: Path, megabytes: float, build: int, seed: int) -> int:
     return written
 
 
-def generate(count: int, megabytes: float, big_mb: float) -> tuple[list[Path], Path]:
-    """The captures (reused when present with the same sizes) and the big one."""
+INFERENCE_TASK, SENSOR_TASK = 0x20001000, 0x20002000
+
+
+def carry_slots() -> tuple[list[SlotSpec], int]:
+    """The workload's inference with the records windows carry: a CPU write of the input before
+    and a read of the output after NPU layers 0 and 1, which declare their buffers; the sensor task
+    switched in and out inside layer 3; INST_RETIRED counted in layer 4."""
+    slots, t = inference_slots()
+    out: list[SlotSpec] = []
+    layer = -1
+    for slot in slots:
+        if slot.type == R.LAYER_BEGIN:
+            layer = int(slot.words[0]) & 0xFFFF
+            if layer == 0:
+                out.append(SlotSpec(R.CPU_WRITE, slot.offset - 20, (0x31000000, 4096)))
+        out.append(slot)
+        if slot.type == R.LAYER_BEGIN and layer in (0, 1):
+            out.append(SlotSpec(R.NPU_BUFFER, slot.offset + 10, ("inference", NPU_READS, 0x31000000, 4096)))
+            out.append(SlotSpec(R.NPU_BUFFER, slot.offset + 20, ("inference", NPU_WRITES, 0x31001000, 2048)))
+        elif slot.type == R.LAYER_BEGIN and layer == 3:
+            out.append(SlotSpec(R.TASK_SWITCH, slot.offset + 500, (SENSOR_TASK,)))
+            out.append(SlotSpec(R.TASK_SWITCH, slot.offset + 1100, (INFERENCE_TASK,)))
+        elif slot.type == R.LAYER_BEGIN and layer == 4:
+            out.append(SlotSpec(R.CPU_COUNTERS, slot.offset + 4000, (4 | (COUNTERS_PMU << 16) | (1 << 24), 3900)))
+        elif slot.type == R.CACHE_OP and layer == 1 and slot.words[0] == 2:  # layer 1's invalidate
+            out.append(SlotSpec(R.CPU_READ, slot.offset + 10, (0x31001000, 2048)))
+    return out, t
+
+
+def write_carry_capture(path: Path, megabytes: float) -> int:
+    """A capture of about ``megabytes`` MB with console text, tasks, counters and buffer
+    declarations (:func:`carry_slots`); returns its stream bytes."""
+    slots, t = carry_slots()
+    period = t + 5000
+    meta = CaptureMetadata(source="synthetic://bench_fleet/carry", tpiu=False, cpu_hz=CLOCK_HZ)
+    prelude = TelemetryEncoder()
+    prelude.target_info(0, CLOCK_HZ, TimeSource.DWT)
+    prelude.task_info(1, INFERENCE_TASK, "inference", priority=2)
+    prelude.task_info(2, SENSOR_TASK, "sensor", priority=3)
+    prelude.cpu_counter_config(3, COUNTERS_PMU, [0x0008])
+    prelude.task_switch(4, INFERENCE_TASK)
+    prelude.text("bench-carry READY\n")
+    block = 128
+    target = int(megabytes * 1e6)
+    written = inferences = 0
+    sequence = prelude.sequence
+    with CaptureWriter(path, meta, overwrite=True) as writer:
+        writer.write(bytes(prelude))
+        while written < target:
+            data = encode_inferences(
+                slots, block, period, start=1000 + inferences * period, first_number=inferences, first_sequence=sequence
+            )
+            line = TelemetryEncoder()
+            line.text(f"{inferences + block} inferences done\n")
+            writer.write(data + bytes(line))
+            written += len(data) + len(line.out)
+            inferences += block
+            sequence = (sequence + block * len(slots)) & 0xFF
+    return written
+
+
+def generate(count: int, megabytes: float, big_mb: float | None) -> tuple[list[Path], Path | None]:
+    """The captures (reused when present with the same sizes) and the big one (None: not made)."""
     folder = DATA / f"{count}x{megabytes:g}MB"
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -113,13 +182,14 @@ def generate(count: int, megabytes: float, big_mb: float) -> tuple[list[Path], P
             write_capture(path, megabytes, 1 if i < count // 2 else 2, i)
             made += 1
         paths.append(path)
-    big = DATA / f"big-{big_mb:g}MB.trace"
-    if not big.exists() or big.stat().st_size < big_mb * 1e6:
-        write_capture(big, big_mb, 1, 10_000)
+    big = DATA / f"big-{big_mb:g}MB.trace" if big_mb is not None else None
+    if big is not None and (not big.exists() or big.stat().st_size < (big_mb or 0) * 1e6):
+        write_capture(big, big_mb or 0, 1, 10_000)
         made += 1
     total = sum(p.stat().st_size for p in paths)
+    sized = f", big {big.stat().st_size / 1e9:.2f} GB" if big is not None else ""
     print(
-        f"captures: {count} x {megabytes:g} MB = {total / 1e9:.2f} GB, big {big.stat().st_size / 1e9:.2f} GB "
+        f"captures: {count} x {megabytes:g} MB = {total / 1e9:.2f} GB{sized} "
         f"({made} written in {time.perf_counter() - t0:.0f} s, the rest reused) under {DATA}"
     )
     return paths, big
@@ -248,10 +318,12 @@ def main() -> int:
     parser.add_argument("--captures", type=int, default=200, help="captures to ingest (default 200)")
     parser.add_argument("--mb", type=float, default=10.5, help="MB of stream per capture (default 10.5)")
     parser.add_argument("--big-mb", type=float, default=1000.0, help="MB of the large capture (default 1000)")
-    parser.add_argument("--skip", nargs="*", default=[], choices=("ingest", "compare", "big"), help="phases to skip")
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=("ingest", "compare", "big", "carry"), help="phases to skip"
+    )
     args = parser.parse_args()
     print(load())
-    paths, big = generate(args.captures, args.mb, args.big_mb)
+    paths, big = generate(args.captures, args.mb, None if "big" in args.skip else args.big_mb)
     work = DATA / "work"
     work.mkdir(exist_ok=True)
     total = sum(p.stat().st_size for p in paths)
@@ -294,7 +366,7 @@ def main() -> int:
             f"(layer {SLOW_LAYER} was made {SLOW_PCT:g} % slower)  ({load()})"
         )
 
-    if "big" not in args.skip:
+    if big is not None:
         size = big.stat().st_size / 1e6
         print(f"\nlarge capture: {size:.0f} MB")
         shutil.rmtree(work / "ds-big", ignore_errors=True)
@@ -309,6 +381,21 @@ def main() -> int:
                 f"{name:8s} exit {code}, {seconds:.1f} s ({size / seconds:.0f} MB/s), peak RSS {peak:.0f} MB "
                 f"({verdict} the {RSS_TARGET_MB} MB target)  ({load()})"
             )
+
+    if "carry" not in args.skip:
+        carry = DATA / f"carry-{args.big_mb:g}MB.trace"
+        if not carry.exists() or carry.stat().st_size < args.big_mb * 1e6:
+            t0 = time.perf_counter()
+            write_carry_capture(carry, args.big_mb)
+            print(f"\nwrote {carry} in {time.perf_counter() - t0:.0f} s")
+        size = carry.stat().st_size / 1e6
+        print(f"\nlarge capture with console text, a task lane, CPU counters, NPU buffer declarations: {size:.0f} MB")
+        code, seconds, peak = run_cli(["report", str(carry), "--format", "json", "-o", os.devnull])
+        verdict = "under" if peak < RSS_TARGET_MB else "OVER"
+        print(
+            f"report   exit {code}, {seconds:.1f} s ({size / seconds:.1f} MB/s), peak RSS {peak:.0f} MB "
+            f"({verdict} the {RSS_TARGET_MB} MB target)  ({load()})"
+        )
     return 0
 
 

@@ -276,3 +276,4 @@ def valid_clock_hz(value: Any) -> bool:
 
 
 CLOCK_RANGE = "a whole number of Hz from 1 kHz to 10 GHz"
+GIVEN_CLOCK = "given (--clock)"  # the clock source of a clock the command line gave

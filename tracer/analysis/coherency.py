@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,7 @@ import numpy as np
 from tracer.analysis.isr import span_of
 from tracer.analysis.settings import CACHE_LINE_BYTES  # Cortex-M7, M55, M85 data cache lines
 from tracer.base.columns import LazyRecords
-from tracer.base.timeline import InferenceTimeline, NpuJob
+from tracer.base.timeline import CacheOp, Inferences, InferenceTimeline, LayerSpans, NpuJob
 from tracer.telemetry.wire import CACHE_OPS, NPU_READS, NPU_WRITES, RecordType
 
 MISSING_CLEAN = "missing-clean"
@@ -201,25 +201,6 @@ def analyse_coherency(timeline: InferenceTimeline, line: int = CACHE_LINE_BYTES)
     problems += _check_determinism(timeline)
     problems += _check_data_trace(timeline, jobs, buffers, layer_of)
     return CoherencyAnalysis(len(jobs), len(declared), len(writes), len(reads), problems, notes)
-
-
-def windowable(timeline: InferenceTimeline) -> bool:
-    """Whether the checks of a window of a long capture are the capture's own: without buffer
-    declarations and data trace, the only check across inferences is determinism, which
-    :func:`merge_coherency` runs on all of them (the declared buffers' checks look at the
-    inference before each job and at reads after it, which may be in another window).
-    """
-    return not declared_buffers(timeline) and not timeline.data_trace
-
-
-def merge_coherency(parts: Sequence[CoherencyAnalysis], timeline: InferenceTimeline) -> CoherencyAnalysis:
-    """The coherency of a capture from its windows' (each :func:`windowable`), in order;
-    ``timeline`` has every inference of the capture.
-    """
-    jobs = sum(p.jobs_checked for p in parts)
-    problems = [problem for p in parts for problem in p.problems if problem.kind != NONDETERMINISTIC]
-    notes = next((p.notes for p in parts if p.notes), []) if jobs else []
-    return CoherencyAnalysis(jobs, 0, 0, 0, problems + _check_determinism(timeline), notes)
 
 
 def _windows(timeline: InferenceTimeline, jobs: Sequence[NpuJob]) -> list[int]:
@@ -487,3 +468,291 @@ def _check_data_trace(
                 )
                 break
     return out
+
+
+_COHERENCY_RECORDS = (RecordType.NPU_BUFFER, RecordType.CPU_WRITE, RecordType.CPU_READ)
+SHORT_NOTE = (
+    "read in windows: the CPU's reads of {} NPU output(s) were checked up to the end of the next window only "
+    "(no job wrote them again before it; read whole, they are checked to the capture's end)"
+)
+
+
+class WindowedCoherency:
+    """The coherency of a capture read in windows (:mod:`tracer.pipeline.windows`), equal to
+    :func:`analyse_coherency` of the capture read whole.
+
+    A job's checks look back to the start of the inference before its own and forward to the next
+    job that writes its output again, so each window's jobs are checked one window late, on the
+    window joined with the last inference of the window before it and with the next window (its
+    first inferences when a job there writes every output again, else all of it): :meth:`add` in
+    order, then :meth:`result`. A range or buffer reported once in the whole capture is reported
+    once here too (each problem belongs to the window that holds its job or cache operation).
+    Where the next job writing a job's output comes later than the next window, reads after that
+    window are not checked: :attr:`short` counts those outputs, and a note says so (the caller
+    puts it in the capture's warnings).
+    """
+
+    def __init__(self, line: int = CACHE_LINE_BYTES) -> None:
+        self.line = line
+        self.tail: InferenceTimeline | None = None  # the last inference of the window before
+        self.current: InferenceTimeline | None = None  # the window being held for its next one
+        self.job_problems: list[Problem] = []
+        self.invalidates: list[Problem] = []
+        self.unaligned_buffers: list[Problem] = []
+        self.data_trace: list[Problem] = []
+        self.seen: dict[bool, set[tuple[int, int]]] = {False: set(), True: set()}  # (by a job?) reported unaligned
+        self.jobs = self.declared = self.writes = self.reads = 0
+        self.short = 0  # outputs whose reads were checked only up to the next window
+        self.maybe_short = 0  # the same, of the last check: none if its next window was the last
+
+    def add(self, window: InferenceTimeline) -> None:
+        """The next window (in order; the final one last)."""
+        view = _view(window)
+        self.short += self.maybe_short  # (the window after the last check was not the last one)
+        if self.current is not None:
+            self.current, view = _move_after(self.current, view)
+            self._check(self.current, view)
+            self.tail = _tail(self.current)
+        self.current = view
+
+    def result(self, capture: InferenceTimeline) -> CoherencyAnalysis:
+        """The capture's coherency; ``capture`` has every inference (for determinism)."""
+        if self.current is not None:  # (the check before had the last window after it: exact)
+            self._check(self.current, None)
+            self.current = None
+        problems = [
+            *self.job_problems,
+            *self.invalidates,
+            *self.unaligned_buffers,
+            *_check_determinism(capture),
+            *self.data_trace,
+        ]
+        notes: list[str] = []
+        if not self.declared:
+            if self.jobs:
+                notes.append(
+                    "NPU jobs without buffer declarations (trc_npu_buffer): clean/invalidate order not checked"
+                )
+        else:
+            if not self.writes:
+                notes.append("no CPU write marks (trc_cpu_write): input cleaning not checked")
+            if not self.reads:
+                notes.append("no CPU read marks (trc_cpu_read): output invalidation not checked")
+        if self.short:
+            notes.append(SHORT_NOTE.format(self.short))
+        if not self.declared:  # (as read whole: marks count only where buffers are declared)
+            return CoherencyAnalysis(self.jobs, 0, 0, 0, problems, notes)
+        return CoherencyAnalysis(self.jobs, self.declared, self.writes, self.reads, problems, notes)
+
+    def _check(self, window: InferenceTimeline, after: InferenceTimeline | None) -> None:
+        """Check ``window``'s jobs and cache operations, with the window before's last inference
+        and the next window (None: ``window`` is the last) around it: first only the next
+        window's first inferences, which is all a check needs when a job there writes each output
+        of ``window`` again (the common case), else the whole next window.
+        """
+        own_jobs = {(j.job, j.inference) for j in window.npu_jobs if j.end is not None}
+        head = _head(after) if after is not None else None
+        joined = self._joined(window, head)
+        unbounded = _outputs_unbounded(joined, own_jobs) if after is not None else 0
+        if unbounded and head is not after:
+            joined = self._joined(window, after)
+            unbounded = _outputs_unbounded(joined, own_jobs)
+        self.maybe_short = unbounded
+        checked = analyse_coherency(joined, self.line)
+        own_ops = _ChainedOps.of(window.cache_ops).keys()
+        declared = declared_buffers(window)
+        self.jobs += sum(1 for j in window.npu_jobs if j.end is not None)
+        self.declared += len(declared)
+        self.writes += sum(1 for r in window.records if r.type == RecordType.CPU_WRITE and len(r.words) >= 2)
+        self.reads += sum(1 for r in window.records if r.type == RecordType.CPU_READ and len(r.words) >= 2)
+        for problem in checked.problems:
+            if problem.kind in (MISSING_CLEAN, MISSING_INVALIDATE) and (problem.job, problem.inference) in own_jobs:
+                self.job_problems.append(problem)
+            elif problem.kind == CPU_WRITE_DURING_JOB and (problem.job, problem.inference) in own_jobs:
+                self.data_trace.append(problem)
+            elif problem.kind == UNALIGNED and problem.buffer is not None:
+                # Once per range (an invalidate) and once per buffer (a job's), in the window holding it.
+                of_job = problem.job is not None
+                if problem.buffer in self.seen[of_job]:
+                    continue
+                if of_job and (problem.job, problem.inference) in own_jobs:
+                    self.unaligned_buffers.append(problem)
+                elif not of_job and (problem.evidence["cycle"], *problem.buffer) in own_ops:
+                    self.invalidates.append(problem)
+                else:
+                    continue
+                self.seen[of_job].add(problem.buffer)
+
+    def _joined(self, window: InferenceTimeline, after: InferenceTimeline | None) -> InferenceTimeline:
+        """``window`` with the last inference of the window before and ``after`` around it."""
+        parts = [p for p in (self.tail, window, after) if p is not None]
+        return dataclasses.replace(
+            window,
+            inferences=Inferences.concat([p.inferences for p in parts]),
+            spans=LayerSpans.concat([p.spans for p in parts]),
+            records=[r for p in parts for r in p.records],
+            cache_ops=_ChainedOps([seg for p in parts for seg in _ChainedOps.of(p.cache_ops).segments]),
+            npu_jobs=[j for p in parts for j in p.npu_jobs],
+            data_trace=[a for p in parts for a in p.data_trace],
+        )
+
+
+class _ChainedOps(Sequence[CacheOp]):
+    """A window's cache operations as the decoder's columns (a few slices of them, in time order),
+    not as an object each: a window waiting for its check holds only columns, and the objects
+    exist while a check runs.
+    """
+
+    def __init__(self, segments: Sequence[Sequence[CacheOp]]) -> None:
+        self.segments = [s for s in segments if len(s)]
+
+    @classmethod
+    def of(cls, ops: Sequence[CacheOp]) -> _ChainedOps:
+        return ops if isinstance(ops, _ChainedOps) else cls([ops])
+
+    def __len__(self) -> int:
+        return sum(len(s) for s in self.segments)
+
+    def __iter__(self) -> Iterator[CacheOp]:
+        for segment in self.segments:
+            yield from segment
+
+    def __getitem__(self, index: Any) -> Any:
+        return list(self)[index]
+
+    def between(self, since: int, until: int) -> _ChainedOps:
+        """The operations from cycle ``since`` to ``until``."""
+        out: list[Sequence[CacheOp]] = []
+        for segment in self.segments:
+            if isinstance(segment, LazyRecords):  # time order: a slice by the cycle column
+                cycles = segment.column(0)
+                lo, hi = np.searchsorted(cycles, since, "left"), np.searchsorted(cycles, until, "right")
+                out.append(segment[int(lo) : int(hi)])
+            else:
+                out.append([op for op in segment if since <= op.cycle <= until])
+        return _ChainedOps(out)
+
+    def keys(self) -> set[tuple[int, int, int]]:
+        """(cycle, address, length) of every operation."""
+        keys: set[tuple[int, int, int]] = set()
+        for segment in self.segments:
+            if isinstance(segment, LazyRecords):
+                keys.update(zip(segment.column(0).tolist(), segment.column(2).tolist(), segment.column(3).tolist()))
+            else:
+                keys.update((op.cycle, op.address, op.length) for op in segment)
+        return keys
+
+
+def _view(window: InferenceTimeline) -> InferenceTimeline:
+    """What the checks read of a window (its records of buffers and marks, cache operations, jobs)."""
+    spans = window.spans
+    return dataclasses.replace(
+        window,
+        spans=dataclasses.replace(spans, pmu=np.zeros((len(spans), 0), np.int64), pmu_names=()),
+        records=[r for r in window.records if r.type in _COHERENCY_RECORDS],
+        cache_ops=_ChainedOps.of(window.cache_ops),
+        npu_jobs=list(window.npu_jobs),
+        isrs=[],
+        data_trace=[a for a in window.data_trace if a.write and a.address is not None],
+        console=[],
+        span_facts=None,
+        tasks=[],
+    )
+
+
+def _move_after(window: InferenceTimeline, after: InferenceTimeline) -> tuple[InferenceTimeline, InferenceTimeline]:
+    """``window`` and the window after it, with the NPU jobs, cache operations and data-trace
+    accesses of ``window`` that came after its last layer execution (the inference that was still in
+    progress when it was cut: the decoder hands those out as they come) moved into ``after``, where
+    that inference's records are.
+    """
+    if not len(window.spans):
+        return window, after
+    cut = int(window.spans.end.max())
+    jobs = [j for j in window.npu_jobs if j.start > cut]
+    ops = _ChainedOps.of(window.cache_ops).between(cut + 1, 1 << 62)
+    accesses = [a for a in window.data_trace if a.cycle > cut]
+    if not jobs and not len(ops) and not accesses:
+        return window, after
+    return (
+        dataclasses.replace(
+            window,
+            npu_jobs=[j for j in window.npu_jobs if j.start <= cut],
+            cache_ops=_ChainedOps.of(window.cache_ops).between(-(1 << 62), cut),
+            data_trace=[a for a in window.data_trace if a.cycle <= cut],
+        ),
+        dataclasses.replace(
+            after,
+            npu_jobs=[*jobs, *after.npu_jobs],
+            cache_ops=_ChainedOps([*ops.segments, *_ChainedOps.of(after.cache_ops).segments]),
+            data_trace=[*accesses, *after.data_trace],
+        ),
+    )
+
+
+def _tail(window: InferenceTimeline) -> InferenceTimeline:
+    """``window`` from the start of its last inference on (the inference before the next window's
+    first jobs); unknown starts keep the whole window.
+    """
+    starts = window.inferences.start
+    known = starts[starts >= 0]
+    since = int(known.max()) if len(known) else -(1 << 62)
+    return _part(window, window.inferences.start >= since, since, 1 << 62)
+
+
+def _head(window: InferenceTimeline, inferences: int = 2) -> InferenceTimeline:
+    """``window`` up to the end of its first ``inferences`` inferences (all of it when it has no
+    more, or their end is unknown).
+    """
+    ends = window.inferences.end
+    if len(ends) <= inferences or ends[inferences - 1] < 0:
+        return window
+    rows = np.zeros(len(ends), bool)
+    rows[:inferences] = True
+    return _part(window, rows, -(1 << 62), int(ends[inferences - 1]))
+
+
+def _part(window: InferenceTimeline, rows: np.ndarray, since: int, until: int) -> InferenceTimeline:
+    """The inferences ``rows`` of ``window`` and what happened from cycle ``since`` to ``until``."""
+    inf = window.inferences
+    picked = np.flatnonzero(rows)
+    spans = window.spans
+    return dataclasses.replace(
+        window,
+        inferences=Inferences(
+            inf.number[picked],
+            inf.start[picked],
+            inf.end[picked],
+            inf.complete[picked],
+            inf.input_crc[picked],
+            inf.output_crc[picked],
+            problems=[inf.problems[i] for i in picked.tolist()],
+        ),
+        spans=spans.where((spans.start >= since) & (spans.start <= until)),
+        records=[r for r in window.records if since <= r.cycle <= until],
+        cache_ops=_ChainedOps.of(window.cache_ops).between(since, until),
+        data_trace=[a for a in window.data_trace if since <= a.cycle <= until],
+        npu_jobs=[
+            j for j in window.npu_jobs if since <= j.start <= until or (j.end is not None and since <= j.end <= until)
+        ],
+    )
+
+
+def _outputs_unbounded(joined: InferenceTimeline, own: set[tuple[int, int | None]]) -> int:
+    """Outputs of ``own`` jobs that no later job of ``joined`` writes again."""
+    jobs = sorted((j for j in joined.npu_jobs if j.end is not None), key=lambda j: j.start)
+    buffers = _buffers_of_jobs(jobs, declared_buffers(joined))
+    count = 0
+    for n, (job, bufs) in enumerate(zip(jobs, buffers)):
+        if (job.job, job.inference) not in own:
+            continue
+        for buf in bufs:
+            if buf.role != NPU_WRITES:
+                continue
+            again = any(
+                b.role == NPU_WRITES and b.address < buf.end and b.end > buf.address
+                for m in range(n + 1, len(jobs))
+                for b in buffers[m]
+            )
+            count += not again
+    return count

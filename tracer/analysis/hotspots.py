@@ -142,15 +142,37 @@ def cpu_hot_spots(
     if not len(pc):
         return None
     order = np.argsort(pc.cycle, kind="stable")
-    cycle, pcs, exc = pc.cycle[order], pc.pc[order], pc.exception[order]
+    cycle = pc.cycle[order]
+    return hot_spots(timeline, pc.pc[order], pc.exception[order], pc_layers(timeline, cycle), locator, source, top)
+
+
+def pc_layers(timeline: InferenceTimeline, cycle: np.ndarray) -> np.ndarray:
+    """The layer each PC sample (``cycle``, in time order) fell in: a complete span of a complete
+    inference of ``timeline``; -1 elsewhere.
+    """
     spans = timeline.spans
     complete = np.isin(spans.inference, timeline.inferences.number[timeline.inferences.complete]) & spans.complete
-    names = locator.locate_all(pcs) if locator is not None else {}
     layer_of = np.full(len(cycle), -1, np.int64)
     lo = np.searchsorted(cycle, spans.start, "left")
     hi = np.searchsorted(cycle, spans.end, "right")
     for r in np.flatnonzero(complete & (hi > lo)).tolist():
         layer_of[lo[r] : hi[r]] = spans.layer[r]
+    return layer_of
+
+
+def hot_spots(
+    timeline: InferenceTimeline,
+    pcs: np.ndarray,
+    exc: np.ndarray,
+    layer_of: np.ndarray,
+    locator: CodeLocator | None = None,
+    source: str = "timer interrupt PC samples",
+    top: int = TOP_FUNCTIONS,
+) -> CpuHotSpots:
+    """The hot spots of PC samples in time order (their PCs, exceptions and layers,
+    :func:`pc_layers`); ``timeline`` names the layers.
+    """
+    names = locator.locate_all(pcs) if locator is not None else {}
     layers = []
     for layer in sorted(set(layer_of[layer_of >= 0].tolist())):
         mine = layer_of == layer
@@ -164,7 +186,7 @@ def cpu_hot_spots(
         source=source,
         symbolised=locator is not None,
         inlines=bool(locator and locator.has_inlines),
-        samples=len(cycle),
+        samples=len(pcs),
         outside_layers=int((layer_of < 0).sum()),
         in_handlers=int((exc > 0).sum()),
         layers=tuple(layers),

@@ -217,7 +217,7 @@ class NpuOperatorProfile:
 
 
 @dataclasses.dataclass
-class _Job:
+class SampledLayer:
     """One sampled layer's spans and the samples inside them."""
 
     layer: int
@@ -244,9 +244,21 @@ def npu_operator_profile(
     """
     if not len(npu):
         return None
-    order = np.argsort(npu.cycle, kind="stable")
-    npu = npu.where(order)
-    jobs = _sampled_jobs(timeline, npu)
+    npu = npu.where(np.argsort(npu.cycle, kind="stable"))
+    jobs = [sampled_job(layer, *job_spans(timeline, layer), npu) for layer in sorted(sampled_layers(timeline, npu))]
+    return profile_of_jobs(timeline, jobs, npu, streams, budget_clock_hz)
+
+
+def profile_of_jobs(
+    timeline: InferenceTimeline,
+    jobs: list[SampledLayer],
+    npu: NpuSamples,
+    streams: Sequence[CommandStream] = (),
+    budget_clock_hz: int | None = None,
+) -> NpuOperatorProfile:
+    """The profile of the sampled NPU layers ``jobs`` (:func:`sampled_job`, in layer order) and
+    the NPU samples ``npu`` (in time order); ``timeline`` gives the clock, labels and layer names.
+    """
     inside = sum(int(sum(len(r) for r in job.sample_rows)) for job in jobs)
     simulated = timeline.labels.get("npu_pmu") == "simulated"
     notes: list[str] = []
@@ -278,41 +290,58 @@ def npu_operator_profile(
     )
 
 
-def _sampled_jobs(timeline: InferenceTimeline, npu: NpuSamples) -> list[_Job]:
-    """The NPU layers (complete inferences) holding samples, each with its spans' samples."""
+def _job_rows(timeline: InferenceTimeline) -> np.ndarray:
+    """Which spans can be sampled NPU jobs: complete spans of NPU layers in complete inferences."""
     spans = timeline.spans
-    if not len(spans):
-        return []
     complete_numbers = timeline.inferences.number[timeline.inferences.complete]
     is_npu = np.array([timeline.layer(int(i)).engine is Engine.NPU for i in spans.layer.tolist()], bool)
-    keep = is_npu & spans.complete & np.isin(spans.inference, complete_numbers)
+    return is_npu & spans.complete & np.isin(spans.inference, complete_numbers)
+
+
+def sampled_layers(timeline: InferenceTimeline, npu: NpuSamples) -> set[int]:
+    """The NPU layers of ``timeline`` where the NPU was seen running inside a span (``npu`` in
+    time order).
+    """
+    spans = timeline.spans
+    if not len(spans) or not len(npu):
+        return set()
     lo = np.searchsorted(npu.cycle, spans.start, "left")
     hi = np.searchsorted(npu.cycle, spans.end, "right")
-    # A layer is a sampled NPU job where the NPU was seen running inside it.
     running_before = np.concatenate([[0], np.cumsum(npu.running)])
-    keep &= running_before[hi] > running_before[lo]
-    pmu_col = spans.pmu_names.index(PMU_CYCLES) if PMU_CYCLES in spans.pmu_names else None
-    jobs = []
-    for layer in sorted(set(spans.layer[keep].tolist())):
-        # Every complete span of the layer counts (a job that got no sample still lasted).
-        rows = np.flatnonzero(
-            is_npu & spans.complete & np.isin(spans.inference, complete_numbers) & (spans.layer == layer)
-        )
-        pmu = spans.pmu[rows, pmu_col] if pmu_col is not None else None
-        jobs.append(
-            _Job(
-                layer=layer,
-                start=spans.start[rows],
-                end=spans.end[rows],
-                inference=spans.inference[rows],
-                pmu_cycles=pmu if pmu is not None and (pmu >= 0).all() else None,
-                sample_rows=[np.arange(lo[r], hi[r]) for r in rows.tolist()],
-            )
-        )
-    return jobs
+    keep = _job_rows(timeline) & (running_before[hi] > running_before[lo])
+    return set(spans.layer[keep].tolist())
 
 
-def _mapping_problem(jobs: list[_Job], npu: NpuSamples, streams: Sequence[CommandStream]) -> str | None:
+def job_spans(timeline: InferenceTimeline, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Start, end, inference and PMU cycle counter (-1: not measured) of every span of ``layer``
+    that counts to its job: a job that got no sample still lasted.
+    """
+    spans = timeline.spans
+    rows = np.flatnonzero(_job_rows(timeline) & (spans.layer == layer)) if len(spans) else np.zeros(0, np.int64)
+    if PMU_CYCLES in spans.pmu_names:
+        pmu = spans.pmu[rows, spans.pmu_names.index(PMU_CYCLES)]
+    else:
+        pmu = np.full(len(rows), -1, np.int64)
+    return spans.start[rows], spans.end[rows], spans.inference[rows], pmu
+
+
+def sampled_job(
+    layer: int, start: np.ndarray, end: np.ndarray, inference: np.ndarray, pmu: np.ndarray, npu: NpuSamples
+) -> SampledLayer:
+    """A sampled NPU layer from its spans (:func:`job_spans`) and the NPU samples in time order."""
+    lo = np.searchsorted(npu.cycle, start, "left")
+    hi = np.searchsorted(npu.cycle, end, "right")
+    return SampledLayer(
+        layer=layer,
+        start=start,
+        end=end,
+        inference=inference,
+        pmu_cycles=pmu if (pmu >= 0).all() else None,
+        sample_rows=[np.arange(a, b) for a, b in zip(lo.tolist(), hi.tolist())],
+    )
+
+
+def _mapping_problem(jobs: list[SampledLayer], npu: NpuSamples, streams: Sequence[CommandStream]) -> str | None:
     """Why the samples cannot be split into operations, or None."""
     if not streams:
         return (
@@ -349,7 +378,7 @@ def _mapping_problem(jobs: list[_Job], npu: NpuSamples, streams: Sequence[Comman
 
 
 def _job_result(
-    timeline: InferenceTimeline, job: _Job, npu: NpuSamples, stream: CommandStream | None, budget_hz: int | None
+    timeline: InferenceTimeline, job: SampledLayer, npu: NpuSamples, stream: CommandStream | None, budget_hz: int | None
 ) -> SampledJob:
     cycles = (job.end - job.start).astype(np.float64)
     n_per_span = np.array([len(r) for r in job.sample_rows], np.int64)

@@ -13,12 +13,22 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tracer.analysis.hotspots import CpuHotSpots, cpu_hot_spots
-from tracer.analysis.npu_operators import NpuOperatorProfile, npu_operator_profile
+import numpy as np
+
+from tracer.analysis.hotspots import CpuHotSpots, cpu_hot_spots, hot_spots, pc_layers
+from tracer.analysis.npu_operators import (
+    NpuOperatorProfile,
+    SampledLayer,
+    job_spans,
+    npu_operator_profile,
+    profile_of_jobs,
+    sampled_job,
+    sampled_layers,
+)
 from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget
 from tracer.elf.inlines import CodeLocator
-from tracer.telemetry.samples import SamplerInfo, Samples, read_samples
+from tracer.telemetry.samples import NpuSamples, PcSamples, SamplerInfo, Samples, read_samples
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,9 +123,84 @@ def sampling_analysis(
         return None
     streams = budget.command_streams if budget is not None else ()
     npu = npu_operator_profile(timeline, samples.npu, streams, budget.model.clock_hz if budget else None)
-    pc_source = next((f"{info.how} PC samples" for info in samples.info if info.pc), "PC samples")
-    hotspots = cpu_hot_spots(timeline, samples.pc, locator, pc_source)
+    hotspots = cpu_hot_spots(timeline, samples.pc, locator, _pc_source(samples))
     return SamplingAnalysis(samples, npu, hotspots, _overhead(samples))
+
+
+def _pc_source(samples: Samples) -> str:
+    return next((f"{info.how} PC samples" for info in samples.info if info.pc), "PC samples")
+
+
+class WindowedSampling:
+    """The sampling analysis of a capture read in windows (:mod:`tracer.pipeline.windows`), equal
+    to :func:`sampling_analysis` of the capture read whole, from compact columns.
+
+    First pass (:meth:`add`): every window's samples in time order (a window holds the records up
+    to its end, so the windows' samples follow each other in time), the layer of each PC sample
+    (the spans it fell in are in its window) and the NPU layers where a sample saw the NPU running.
+    Second pass (:meth:`add_jobs`): the spans of those layers (every one counts to the job's mean
+    time, sampled or not). Then :meth:`result`.
+    """
+
+    def __init__(self) -> None:
+        self.any = False
+        self.npu: list[NpuSamples] = []
+        self.pc: list[PcSamples] = []  # each window's, in time order
+        self.pc_layer: list[np.ndarray] = []
+        self.info: list[SamplerInfo] = []
+        self.calibration = 0
+        self.layers: set[int] = set()
+        self.spans: dict[int, list[tuple[np.ndarray, ...]]] = {}
+
+    def add(self, window: InferenceTimeline) -> None:
+        """First pass: the next window's samples."""
+        samples = read_samples(window)
+        if samples.empty and not samples.info:
+            return
+        self.any = True
+        npu = samples.npu.where(np.argsort(samples.npu.cycle, kind="stable"))
+        self.npu.append(npu)
+        self.layers |= sampled_layers(window, npu)
+        pc = samples.pc
+        order = np.argsort(pc.cycle, kind="stable")
+        pc = PcSamples(pc.cycle[order], pc.pc[order], pc.exception[order], pc.inference[order])
+        self.pc.append(pc)
+        self.pc_layer.append(pc_layers(window, pc.cycle))
+        self.info += samples.info
+        self.calibration += samples.calibration
+
+    def add_jobs(self, window: InferenceTimeline) -> None:
+        """Second pass: the next window's spans of the sampled NPU layers."""
+        for layer in self.layers:
+            self.spans.setdefault(layer, []).append(job_spans(window, layer))
+
+    def result(
+        self, timeline: InferenceTimeline, budget: Budget | None, locator: CodeLocator | None
+    ) -> SamplingAnalysis | None:
+        """The capture's sampling analysis (None: no sampler record); ``timeline`` has the capture's
+        facts (clock, labels, layers).
+        """
+        if not self.any:
+            return None
+        npu = NpuSamples(
+            *(np.concatenate([getattr(p, f.name) for p in self.npu]) for f in dataclasses.fields(NpuSamples))
+        )
+        pc = PcSamples(*(np.concatenate([getattr(p, f.name) for p in self.pc]) for f in dataclasses.fields(PcSamples)))
+        samples = Samples(npu, pc, tuple(self.info), self.calibration)
+        profile = None
+        if len(npu):
+            jobs: list[SampledLayer] = []
+            for layer in sorted(self.layers):
+                parts = self.spans.get(layer, [])
+                start, end, inference, pmu = (np.concatenate([p[k] for p in parts]) for k in range(4))
+                jobs.append(sampled_job(layer, start, end, inference, pmu, npu))
+            streams = budget.command_streams if budget is not None else ()
+            profile = profile_of_jobs(timeline, jobs, npu, streams, budget.model.clock_hz if budget else None)
+        hotspots = None
+        if len(pc):
+            layer_of = np.concatenate(self.pc_layer)
+            hotspots = hot_spots(timeline, pc.pc, pc.exception, layer_of, locator, _pc_source(samples))
+        return SamplingAnalysis(samples, profile, hotspots, _overhead(samples))
 
 
 def _overhead(samples: Samples) -> float | None:

@@ -1,7 +1,7 @@
 """RTOS tasks over a capture: each task's share of the CPU, the slices loss may have cut, and which
 tasks took time from which layers.
 
-A task's share is over the *complete* slices only (:func:`tracer.telemetry.tasks.cpu_share`): a
+A task's share is over the *complete* slices only (as :func:`tracer.telemetry.tasks.cpu_share` counts them): a
 slice that may hide a lost task switch is counted apart, with its cycles, never in a share. Time
 taken from a layer is what other tasks' slices cover inside its spans, interrupt time left out
 (``timeline.span_facts.preempted``); every span counts, complete or not (a preemption is a fact
@@ -11,17 +11,19 @@ even in a damaged inference), as for interrupts (:mod:`tracer.analysis.isr`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from tracer.base.tasks import TaskSlice
 from tracer.base.timeline import InferenceTimeline
-from tracer.telemetry.tasks import cpu_share
+from tracer.telemetry.tasks import mark_loss
 
 MAX_LISTED = 20  # inference numbers listed per entry
 
 
-def task_label(names: dict[int, str], task: int) -> str:
+def task_label(names: Mapping[int, str], task: int) -> str:
     """A task's name, or its id in hex when the firmware never named it."""
     return names.get(task) or f"0x{task:08x}"
 
@@ -126,57 +128,148 @@ class TaskAnalysis:
 
 def analyse_tasks(timeline: InferenceTimeline) -> TaskAnalysis | None:
     """Shares, loss and time taken from layers; None when the input has no task lane."""
-    slices = timeline.tasks
-    if not slices:
+    if not timeline.tasks:
         return None
-    names = dict(timeline.task_names)
-    counts: dict[int, int] = {}
-    for s in slices:
-        if s.complete:
-            counts[s.task] = counts.get(s.task, 0) + 1
-        if s.name:
-            names.setdefault(s.task, s.name)
-    shares = [
-        TaskShare(task, share.name or task_label(names, task), counts[task], share.cycles, share.share)
-        for task, share in cpu_share(slices).items()
-    ]
-    lost = [s for s in slices if not s.complete]
-    return TaskAnalysis(
-        slices=len(slices),
-        incomplete=len(lost),
-        incomplete_cycles=sum(s.cycles for s in lost),
-        time=timeline.labels.get("tasks", "cycles"),
-        by_task=shares,
-        by_layer=_by_layer(timeline, names),
-    )
+    tally = _SliceTally()
+    tally.add(timeline.tasks)
+    by_layer = _LayerTally()
+    by_layer.add(timeline)
+    return tally.result(timeline.task_names, timeline.labels.get("tasks", "cycles"), by_layer)
 
 
-def _by_layer(timeline: InferenceTimeline, names: dict[int, str]) -> list[TaskInLayer]:
-    facts = timeline.span_facts
-    spans = timeline.spans
-    if facts is None or not len(facts) or not facts.preempted.shape[1]:
-        return []
-    rows = facts.rows_for(spans)
-    took = np.where((rows >= 0)[:, None], facts.preempted[np.maximum(rows, 0)], 0)
-    out = []
-    for layer in np.unique(spans.layer).tolist():
-        mine = spans.layer == layer
-        for column, task in enumerate(facts.task_ids):
-            cycles = took[mine, column]
-            hit = cycles > 0
-            if not hit.any():
-                continue
-            inferences = tuple(spans.inference[mine][hit][:MAX_LISTED].tolist())
-            out.append(
-                TaskInLayer(
-                    int(layer),
-                    task,
-                    task_label(names, task),
-                    int(hit.sum()),
-                    int(mine.sum()),
-                    inferences,
-                    int(cycles.sum()),
-                    int(cycles.max()),
-                )
+class _SliceTally:
+    """Slices counted in time order: per task its complete slices, cycles and name; the incomplete."""
+
+    def __init__(self) -> None:
+        self.slices = 0
+        self.incomplete = 0
+        self.incomplete_cycles = 0
+        self.counts: dict[int, int] = {}  # in the order tasks first held the CPU in a complete slice
+        self.cycles: dict[int, int] = {}
+        self.share_names: dict[int, str] = {}  # the last name a complete slice gave (cpu_share's)
+        self.names: dict[int, str] = {}  # the first name any slice gave
+
+    def add(self, slices: Sequence[TaskSlice]) -> None:
+        for s in slices:
+            self.slices += 1
+            if s.complete:
+                self.counts[s.task] = self.counts.get(s.task, 0) + 1
+                self.cycles[s.task] = self.cycles.get(s.task, 0) + s.cycles
+                self.share_names[s.task] = s.name or self.share_names.get(s.task, "")
+            else:
+                self.incomplete += 1
+                self.incomplete_cycles += s.cycles
+            if s.name:
+                self.names.setdefault(s.task, s.name)
+
+    def result(self, task_names: Mapping[int, str], time: str, by_layer: _LayerTally) -> TaskAnalysis:
+        names = {**self.names, **task_names}
+        total = sum(self.cycles.values())
+        shares = [
+            TaskShare(
+                task,
+                self.share_names[task] or task_label(names, task),
+                self.counts[task],
+                c,
+                c / total if total else 0.0,
             )
-    return sorted(out, key=lambda h: (h.layer, -h.cycles_total))
+            for task, c in sorted(self.cycles.items(), key=lambda kv: -kv[1])
+        ]
+        return TaskAnalysis(
+            slices=self.slices,
+            incomplete=self.incomplete,
+            incomplete_cycles=self.incomplete_cycles,
+            time=time,
+            by_task=shares,
+            by_layer=by_layer.result(names),
+        )
+
+
+class _LayerTally:
+    """Per layer and task: the time the task took from the layer's spans (summed window by window)."""
+
+    def __init__(self) -> None:
+        self.spans: dict[int, int] = {}  # per layer, its spans
+        self.hits: dict[tuple[int, int], list[Any]] = {}  # [hits, inferences, cycles_total, cycles_max]
+
+    def add(self, timeline: InferenceTimeline) -> None:
+        facts = timeline.span_facts
+        spans = timeline.spans
+        layers, counts = np.unique(spans.layer, return_counts=True)
+        for layer, count in zip(layers.tolist(), counts.tolist()):
+            self.spans[int(layer)] = self.spans.get(int(layer), 0) + count
+        if facts is None or not len(facts) or not facts.preempted.shape[1]:
+            return
+        rows = facts.rows_for(spans)
+        took = np.where((rows >= 0)[:, None], facts.preempted[np.maximum(rows, 0)], 0)
+        for layer in layers.tolist():
+            mine = spans.layer == layer
+            for column, task in enumerate(facts.task_ids):
+                cycles = took[mine, column]
+                hit = cycles > 0
+                if not hit.any():
+                    continue
+                entry = self.hits.setdefault((int(layer), task), [0, [], 0, 0])
+                entry[0] += int(hit.sum())
+                entry[1] = (entry[1] + spans.inference[mine][hit][:MAX_LISTED].tolist())[:MAX_LISTED]
+                entry[2] += int(cycles.sum())
+                entry[3] = max(entry[3], int(cycles.max()))
+
+    def result(self, names: Mapping[int, str]) -> list[TaskInLayer]:
+        out = [
+            TaskInLayer(layer, task, task_label(names, task), hits, self.spans[layer], tuple(listed), total, most)
+            for (layer, task), (hits, listed, total, most) in self.hits.items()
+        ]
+        # (whole or in windows, ties in the same layer go by task id, as the task columns are sorted)
+        return sorted(out, key=lambda h: (h.layer, -h.cycles_total, h.task))
+
+
+class WindowedTasks:
+    """The task analysis of a capture read in windows (:mod:`tracer.pipeline.windows`), equal to
+    :func:`analyse_tasks` of the capture read whole.
+
+    Each window's lane ends at the window's end and the next window starts its last slice again
+    (:mod:`tracer.pipeline.window_carry`): a slice is counted when the next window does not carry
+    it on. Whether a slice may hide a lost switch depends on every inference of the capture
+    (:func:`tracer.telemetry.tasks.mark_loss`), so windows are added in the second pass, with
+    ``capture`` (every inference and the capture's loss) at hand.
+    """
+
+    def __init__(self, capture: InferenceTimeline) -> None:
+        self.capture = capture
+        self.slices = _SliceTally()
+        self.layers = _LayerTally()
+        self.names: dict[int, str] = {}
+        self.time = "cycles"
+        self.pending: TaskSlice | None = None  # the last slice so far: the next window may carry it on
+
+    def add(self, window: InferenceTimeline) -> None:
+        """The next window (in order)."""
+        self.layers.add(window)
+        self.names.update(window.task_names)
+        slices = list(window.tasks)
+        if not slices:
+            return
+        self.time = window.labels.get("tasks", "cycles")
+        if self.pending is not None:
+            first = slices[0]
+            if (first.task, first.start) == (self.pending.task, self.pending.start):
+                # The same slice, carried on: the name it got when it was switched in.
+                slices[0] = dataclasses.replace(first, name=self.pending.name or first.name)
+            else:
+                slices.insert(0, self.pending)
+        self.pending = slices.pop()
+        self._count(slices)
+
+    def _count(self, slices: list[TaskSlice]) -> None:
+        if slices:
+            fresh = [dataclasses.replace(s, complete=True) for s in slices]  # (a window's own marks are partial)
+            self.slices.add(mark_loss(fresh, self.capture))
+
+    def result(self) -> TaskAnalysis | None:
+        """The capture's task analysis (None: no task lane), after every window."""
+        if self.pending is None:
+            return None
+        self._count([self.pending])
+        self.pending = None
+        return self.slices.result(self.names, self.time, self.layers)

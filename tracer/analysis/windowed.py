@@ -3,34 +3,56 @@ capture's analysed whole, in bounded memory.
 
 A capture larger than :data:`tracer.pipeline.windows.WHOLE_BYTES` is read as a sequence of
 windows of consecutive inferences (:func:`tracer.pipeline.windows.read_windows`), each an
-:class:`~tracer.base.timeline.InferenceTimeline` of its own rows. :func:`analyze_windows` reads
-them twice. The first pass keeps, compact, what each section needs of every window and makes the
-section with the function that makes it from one timeline:
+:class:`~tracer.base.timeline.InferenceTimeline` of its own rows, with what it needs of the windows
+before it carried in (the CPU counter configuration, the task names and the task holding the CPU,
+the records of the inference still in progress: :mod:`tracer.pipeline.window_carry`).
+:func:`analyze_windows` reads them twice. The first pass keeps, compact, what each section needs of
+every window and makes the section with the function that makes it from one timeline:
 
 - per-layer statistics: each layer's complete executions in compact columns
   (:mod:`tracer.analysis.samples`), pooled, then :func:`~tracer.analysis.layer_stats.layer_stats`
   (exact nearest-rank percentiles, exact means); latency: every complete inference's latency;
-- PMU: every inference's counters, then :func:`~tracer.analysis.pmu.pmu_summary`;
 - memory: :func:`~tracer.analysis.memory.merge_memory` (maxima, last sizes, first broken canary);
 - interrupts: :class:`~tracer.analysis.isr.WindowedIsrs` (every slice in exactly one window);
-- coherency: each window's checks, determinism over every inference
-  (:func:`~tracer.analysis.coherency.merge_coherency`);
+- coherency: :class:`~tracer.analysis.coherency.WindowedCoherency` checks each window's NPU jobs
+  one window late, with the last inference of the window before and the next window's first
+  inferences around it (a job's input is checked against the writes since the inference before
+  its own, its output against the reads until a job writes it again); determinism over every
+  inference;
+- sampling: :class:`~tracer.analysis.sampling.WindowedSampling` keeps the sampler's NPU and PC
+  samples as columns, each PC sample's layer, and the NPU layers the samples saw running;
+- console text: its lines, merged once into the capture's facts
+  (:func:`~tracer.telemetry.console_text.merge_console` on every line, as read whole);
 - jitter, whose outlier rules compare each execution with its layer's median over the capture:
   :class:`~tracer.analysis.jitter.WindowedJitter` keeps per layer the cycles of each execution
   (4 bytes; 4 more for its own time where interrupts or tasks took some; the per-layer statistics
-  are made from the same column) and tallies of its work and PMU counters, and judges each window
-  against those values in the second pass (which also lists the inferences over the budget's
-  limits).
+  are made from the same column) and tallies of its work and PMU counters.
+
+The second pass judges each window's executions against those capture-wide values, lists the
+inferences over the budget's limits, makes each inference's PMU counters (a per-inference profile
+the console text printed fills in what the records lack), counts the RTOS task slices
+(:class:`~tracer.analysis.tasks.WindowedTasks`: whether a slice may hide a lost switch depends on
+every inference) and gathers the spans of the sampled NPU layers.
 
 The budget comparison reads only the capture's facts (its layers and clock: the last window has
 them all) and the findings rules run once, on the merged analysis, as for a capture read whole, so
 a finding seen in several windows is one finding. The analysis's ``timeline`` then holds the
-capture's facts and every inference, but no layer execution, event or interrupt slice.
+capture's facts, its console lines and every inference, but no layer execution, event or
+interrupt slice.
 
-Inputs whose analysis looks across windows in ways not merged yet raise :class:`NotWindowable`
-(the caller reads them whole): an RTOS task lane or CPU counter records (configured once, used by
-every later window), NPU buffer declarations or DWT data trace (checked against the inference
-before each NPU job and the reads after it), port-0 console text, and sampler records.
+Where the result can differ from the capture read whole, it says so:
+
+- a job whose output no job writes again within the next window has the CPU's reads after that
+  window unchecked (a warning in the capture's facts counts them);
+- DWT PC samples over SWO and a probe's polled NPU samples are left out by the window reader
+  (a warning in the capture's facts);
+- a task that ran before the firmware named it (its TASK_INFO after its first switch-in) is, in
+  the windows before its name came, shown by its id where an outlier lists the tasks that took
+  time from it (read whole, the later name applies throughout).
+
+Inputs read whole instead raise :class:`NotWindowable`: a FreeRTOS trace's task lane (its slices
+come from the decoder's own reader, not from records a window holds), and console text without any
+telemetry record (the text is the timeline, and it is one window anyway).
 """
 
 from __future__ import annotations
@@ -42,7 +64,7 @@ import numpy as np
 
 from tracer.analysis.analyze import Analysis, memory_of, time_span
 from tracer.analysis.budget_view import compare_budget, inferences_over
-from tracer.analysis.coherency import CoherencyAnalysis, analyse_coherency, merge_coherency, windowable
+from tracer.analysis.coherency import SHORT_NOTE, WindowedCoherency
 from tracer.analysis.findings.rules import find_all
 from tracer.analysis.isr import WindowedIsrs
 from tracer.analysis.jitter import WindowedJitter
@@ -50,12 +72,17 @@ from tracer.analysis.layer_stats import LayerStats, complete_latencies, layer_st
 from tracer.analysis.memory import MemorySummary, merge_memory
 from tracer.analysis.pmu import InferenceCounterTable, inference_counters, pmu_summary
 from tracer.analysis.samples import LayerSamples, add_counts, compact, excluded_spans, layer_samples, pool_samples
-from tracer.analysis.sampling import sampling_analysis
+from tracer.analysis.sampling import WindowedSampling
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.statistics import summarize
+from tracer.analysis.tasks import WindowedTasks
 from tracer.base.facts import InputFacts
-from tracer.base.timeline import Inferences, InferenceTimeline, LayerSpans
+from tracer.base.timeline import ConsoleLine, Inferences, InferenceTimeline, LayerSpans
 from tracer.budget.model import Budget
+from tracer.elf.inlines import CodeLocator
+from tracer.limits import CLOCK_RANGE, GIVEN_CLOCK, valid_clock_hz
+from tracer.telemetry.console_text import merge_console
+from tracer.telemetry.freertos_itm import TIME_LABEL as FREERTOS_TIME
 
 Windows = Callable[[], Iterable[tuple[InferenceTimeline, InputFacts]]]
 """Reads an input's windows, in order, each time it is called."""
@@ -72,6 +99,7 @@ def analyze_windows(
     budget: Budget | None = None,
     settings: AnalysisSettings | None = None,
     on_window: Callable[[InferenceTimeline], None] | None = None,
+    locator: CodeLocator | None = None,
 ) -> Analysis:
     """The analysis of an input read in windows (twice), equal to :func:`~tracer.analysis.analyze.
     analyze` of the whole input.
@@ -81,6 +109,7 @@ def analyze_windows(
         budget: The normalized budget, or None.
         settings: Thresholds (as for :func:`~tracer.analysis.analyze.analyze`).
         on_window: Called with each window of the first pass.
+        locator: The firmware ELF's symbols and inlined code (``--elf``), for CPU hot spots.
 
     Raises:
         NotWindowable: The input must be read whole (see the module docstring).
@@ -89,37 +118,53 @@ def analyze_windows(
     sections = _Sections(settings, budget)
     last: tuple[InferenceTimeline, InputFacts] | None = None
     for timeline, facts in windows():
-        _refuse(timeline, facts)
+        _refuse(timeline)
         sections.add(timeline)
         if on_window is not None:
             on_window(timeline)
         last = (_facts_only(timeline), facts)  # the window's rows are not kept
     if last is None:
         raise NotWindowable("no window")
-    summary = dataclasses.replace(last[0], inferences=Inferences.concat(sections.inferences))
+    if sections.console and not sections.has_records:
+        raise NotWindowable("console text and no telemetry record (the text is the timeline)")
+    summary, facts = _with_text(
+        dataclasses.replace(last[0], inferences=Inferences.concat(sections.inferences)), last[1], sections
+    )
     comparison = compare_budget(summary, budget, settings.tolerance_pct) if budget is not None else None
     sections.jitter.data_dependent = comparison.data_dependent if comparison is not None else frozenset()
     sections.jitter.settle()
     over: dict[int, list[int]] = {}
+    tasks = WindowedTasks(summary)
+    pmu: list[InferenceCounterTable] = []
     for timeline, _ in windows():
         sections.jitter.judge(timeline)
+        tasks.add(timeline)
+        sections.sampling.add_jobs(timeline)
+        # (the text's per-inference profiles, matched to the capture's inferences, fill in counters)
+        pmu.append(inference_counters(dataclasses.replace(timeline, pmu_totals=summary.pmu_totals)))
         if comparison is not None:
             for index, numbers in inferences_over(timeline.spans, comparison).items():
                 over.setdefault(index, []).extend(numbers)
+    coherency = sections.coherency.result(summary) if sections.has_jobs else None
+    if sections.coherency.short:  # (the one check a window can cut short: said where the report shows it)
+        facts = dataclasses.replace(
+            facts,
+            warnings=[*facts.warnings, f"{facts.path or facts.source}: " + SHORT_NOTE.format(sections.coherency.short)],
+        )
     analysis = Analysis(
         timeline=summary,
-        facts=last[1],
+        facts=facts,
         settings=settings,
         comparison=comparison,
         layers=sections.layers(),
         latency=summarize(np.concatenate(sections.latency).astype(np.int64)) if sections.latency else None,
         jitter=sections.jitter.result(),
         interrupts=sections.isrs.result(),
-        tasks=None,
-        pmu=pmu_summary(InferenceCounterTable.concat(sections.pmu), summary),
-        memory=merge_memory(sections.memory) if sections.memory else memory_of(summary, budget),
-        coherency=merge_coherency(sections.coherency, summary) if sections.has_jobs else None,
-        sampling=None,
+        tasks=tasks.result(),
+        pmu=pmu_summary(InferenceCounterTable.concat(pmu), summary),
+        memory=merge_memory([*sections.memory, memory_of(summary, budget)]),
+        coherency=coherency,
+        sampling=sections.sampling.result(summary, budget, locator),
         time_span=sections.time_span(),
         over_limit={index: tuple(numbers) for index, numbers in sorted(over.items())},
     )
@@ -146,17 +191,39 @@ def _facts_only(timeline: InferenceTimeline) -> InferenceTimeline:
     )
 
 
-def _refuse(timeline: InferenceTimeline, facts: InputFacts) -> None:
+def _refuse(timeline: InferenceTimeline) -> None:
     """Raise :class:`NotWindowable` when a window has what the merge does not handle yet."""
-    facts_of_spans = timeline.span_facts
-    if timeline.tasks or (facts_of_spans is not None and facts_of_spans.counter_names):
-        raise NotWindowable("an RTOS task lane or CPU counter records")
-    if not windowable(timeline):
-        raise NotWindowable("NPU buffer declarations or DWT data trace")
-    if facts.console_lines:
-        raise NotWindowable("console text")
-    if sampling_analysis(timeline, None, None) is not None:
-        raise NotWindowable("sampler records")
+    if timeline.labels.get("tasks") == FREERTOS_TIME:
+        raise NotWindowable("a FreeRTOS trace's task lane")
+
+
+def _with_text(
+    summary: InferenceTimeline, facts: InputFacts, sections: _Sections
+) -> tuple[InferenceTimeline, InputFacts]:
+    """The capture's facts with the numbers of its console text merged in, as for the capture read
+    whole (:func:`~tracer.telemetry.console_text.merge_console` on every line, then the clock
+    settled); ``summary`` has every inference of the capture.
+    """
+    if not sections.console:
+        return summary, facts
+    facts = dataclasses.replace(facts, warnings=list(facts.warnings))
+    given = summary.clock_hz if summary.clock_source == GIVEN_CLOCK else None
+    if given is not None:  # read whole, the text's clock comes before --clock
+        summary.clock_hz, summary.clock_source = None, "unknown"
+    from_text = summary.clock_hz is None
+    summary = merge_console(dataclasses.replace(summary, console=list(sections.console)), facts.warnings)
+    if sections.has_arena:  # the records' arena reports win over the text's
+        summary.arena = []
+    # The clock settled as for the capture read whole (the records' clock was, window by window).
+    if from_text and summary.clock_hz is not None and not valid_clock_hz(summary.clock_hz):
+        facts.warnings.append(
+            f"{facts.path or facts.source}: the {summary.clock_source} gives a clock of {summary.clock_hz} Hz, "
+            f"not {CLOCK_RANGE}; clock unknown (give --clock)"
+        )
+        summary.clock_hz, summary.clock_source = None, "unknown"
+    if summary.clock_hz is None and given is not None:
+        summary.clock_hz, summary.clock_source = given, GIVEN_CLOCK
+    return summary, facts
 
 
 class _Sections:
@@ -169,10 +236,13 @@ class _Sections:
         self.pmu_sums: list[dict[int, Mapping[str, tuple[int, int]]]] = []  # per window and layer
         self.excluded: list[dict[int, int]] = []
         self.latency: list[np.ndarray] = []
-        self.pmu: list[InferenceCounterTable] = []
+        self.console: list[ConsoleLine] = []
+        self.has_records = False
+        self.has_arena = False
         self.memory: list[MemorySummary] = []
         self.isrs = WindowedIsrs()
-        self.coherency: list[CoherencyAnalysis] = []
+        self.coherency = WindowedCoherency(settings.cache_line_bytes)
+        self.sampling = WindowedSampling()
         self.has_jobs = False
         self.jitter = WindowedJitter(settings.jitter(model))
         self.inferences: list[Inferences] = []
@@ -184,12 +254,14 @@ class _Sections:
         self.pmu_sums.append({index: s.pmu for index, s in layer_samples(spans).items()})
         self.excluded.append(excluded_spans(spans))
         self.latency.append(compact(complete_latencies(timeline.inferences)))
-        self.pmu.append(inference_counters(timeline))
+        self.console += timeline.console
+        self.has_records = self.has_records or len(timeline.inferences) > 0 or len(timeline.spans) > 0
+        self.has_arena = self.has_arena or len(timeline.arena) > 0
         self.memory.append(memory_of(timeline, self.budget))
         self.isrs.add(timeline)
-        if len(timeline.npu_jobs) or len(timeline.inferences):
-            self.has_jobs = True
-            self.coherency.append(analyse_coherency(timeline, self.settings.cache_line_bytes))
+        self.has_jobs = self.has_jobs or len(timeline.npu_jobs) > 0 or len(timeline.inferences) > 0
+        self.coherency.add(timeline)
+        self.sampling.add(timeline)
         self.jitter.measure(timeline)
         self.inferences.append(timeline.inferences)
         self.spans.append(time_span(timeline))

@@ -144,15 +144,16 @@ def analyse_input(
         with console.progress(f"decoding in windows (pass {passes} of 2)") as bar:
             yield from read_windows(args.capture, on_progress=bar.update, clock_hz=getattr(args, "clock", None))
 
+    locator = _locator(args)
     try:
-        analysis = analyze_windows(windows, budget, settings_of(args), on_window)
+        analysis = analyze_windows(windows, budget, settings_of(args), on_window, locator)
     except NotWindowable as why:
         console.info(f"{args.capture}: read whole, not in windows: it has {why}, which is not analysed in windows yet")
         loaded = load_input(args, budget)
         return loaded, analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args), loaded.locator)
     loaded = Loaded(analysis.timeline, analysis.facts, budget, analysis.facts.kind)
     _after_loading(args, loaded)
-    _open_elf(args, loaded)  # checked as for an input read whole (PC samples are left out in windows)
+    loaded.locator = locator
     return loaded, analysis
 
 
@@ -187,10 +188,16 @@ def load_input(args: argparse.Namespace, budget: Budget | None = None) -> Loaded
 
 def _open_elf(args: argparse.Namespace, loaded: Loaded) -> None:
     """The ``--elf`` image's symbols, when given (exit 2 or 3 on a bad file)."""
-    if getattr(args, "elf", None):
-        from tracer.elf.inlines import open_locator
+    loaded.locator = _locator(args)
 
-        loaded.locator = open_locator(args.elf)
+
+def _locator(args: argparse.Namespace) -> CodeLocator | None:
+    """The ``--elf`` image's symbols, when given (exit 2 or 3 on a bad file)."""
+    if not getattr(args, "elf", None):
+        return None
+    from tracer.elf.inlines import open_locator
+
+    return open_locator(args.elf)
 
 
 def _after_loading(args: argparse.Namespace, loaded: Loaded) -> None:

@@ -146,7 +146,7 @@ def ingest_capture(
         writers = _CaptureFiles(Path(staging), date, capture_id)
         windows, last = [], None
         try:
-            for timeline, facts in read_windows(path):
+            for timeline, facts in read_windows(path, merge_text=True):
                 analysis = analyze(timeline, facts)
                 writers.write(execution_tables(timeline, capture_id))
                 windows.append(digest(analysis, path))

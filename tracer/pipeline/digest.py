@@ -32,5 +32,5 @@ def digest_file(path: str, labels: Mapping[str, str] | None = None) -> CaptureDi
     Raises:
         CaptureError: The file cannot be read (exit 3).
     """
-    windows = [digest(analyze(timeline, facts), path) for timeline, facts in read_windows(path)]
+    windows = [digest(analyze(timeline, facts), path) for timeline, facts in read_windows(path, merge_text=True)]
     return merge_windows(windows, path, {**input_labels(path), **(labels or {})})

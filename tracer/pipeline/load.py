@@ -23,7 +23,7 @@ from typing import Any
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.capture.reader import open_capture
-from tracer.limits import CLOCK_RANGE, valid_clock_hz
+from tracer.limits import CLOCK_RANGE, GIVEN_CLOCK, valid_clock_hz
 from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.console_text import log_warnings, merge_console
 from tracer.telemetry.etdump import is_etdump, read_etdump
@@ -101,7 +101,7 @@ def settle_clock(timeline: InferenceTimeline, facts: InputFacts, label: str, clo
         timeline.clock_hz, timeline.clock_source = None, "unknown"
     if timeline.clock_hz is None and clock_hz:
         timeline.clock_hz = clock_hz
-        timeline.clock_source = "given (--clock)"
+        timeline.clock_source = GIVEN_CLOCK
 
 
 def _stream_head(reader: Any) -> bytes:

@@ -4,11 +4,20 @@ The telemetry decoder keeps every row it decoded (about 450 bytes per layer exec
 events) until told to forget: a 1 GB capture would need several GB. :func:`read_windows` reads a
 large capture through the decoder's streaming protocol instead (``take`` what closed,
 ``discard_taken``, ``discard_isrs``), cutting a window whenever about :data:`WINDOW_SPANS` layer
-executions have closed. Each window is an :class:`~tracer.base.timeline.InferenceTimeline` of its
-own inferences, their spans, events, memory reports, console text and interrupt slices, with the
-capture's facts (clock, labels, layer descriptions, PMU names; the loss counters so far), which
-:func:`~tracer.analysis.analyze.analyze` reads unchanged. What a caller keeps of each window
-(a digest, Parquet rows) is compact, so memory stays flat whatever the capture's size.
+executions have closed (an inference longer than that stays whole: a window ends only after an
+inference closed). Each window is an :class:`~tracer.base.timeline.InferenceTimeline` of its own
+inferences, their spans, events, memory reports, console lines, interrupt slices and DWT
+data-trace accesses, and of the records up to its last layer execution's end (those after it
+belong to the inference still in progress: the next window's), with the capture's facts (clock,
+labels, layer descriptions, PMU names; the loss counters so far), which
+:func:`~tracer.analysis.analyze.analyze` reads unchanged. Its task lane and per-span facts (work
+counts, CPU counters, the time other tasks took) are made with what it needs of the windows before
+it (:mod:`tracer.pipeline.window_carry`). What a caller keeps of each window (a digest, Parquet
+rows) is compact, so memory stays flat whatever the capture's size.
+
+Console text is left as lines by default, for :func:`~tracer.analysis.windowed.analyze_windows`,
+which merges the capture's text once; ``merge_text=True`` merges each window's text into it, for a
+caller that analyses each window on its own.
 
 Inputs up to :data:`WHOLE_BYTES`, and every text log or ETDump, are one window: exactly the
 timeline :func:`~tracer.pipeline.load.load_timeline` gives. In a capture read in windows, DWT PC
@@ -31,6 +40,7 @@ from tracer.capture.reader import open_capture
 from tracer.decode.tpiu import TpiuMode
 from tracer.pipeline.capture import decode_reader
 from tracer.pipeline.load import CAPTURE, RAW_ITM, load_timeline, settle_clock
+from tracer.pipeline.window_carry import Carry
 from tracer.telemetry.console_text import merge_console
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
 from tracer.telemetry.etdump import is_etdump
@@ -38,7 +48,7 @@ from tracer.telemetry.logs import is_text_log
 from tracer.telemetry.swo_pc import SwoPcCollector
 
 WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
-WINDOW_SPANS = 50_000  # layer executions per window: about 60 MB while one is decoded and analysed
+WINDOW_SPANS = 25_000  # layer executions per window: about 30 MB while one is decoded and analysed
 
 
 def is_windowed(path: str | os.PathLike[str], whole_bytes: int | None = None) -> bool:
@@ -62,6 +72,7 @@ def read_windows(
     whole_bytes: int | None = None,
     window_spans: int | None = None,
     clock_hz: int | None = None,
+    merge_text: bool = False,
 ) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
     """The windows of an input, in order, each with the input's facts so far (the last: all of them).
 
@@ -71,6 +82,9 @@ def read_windows(
         whole_bytes: Inputs up to this size are one window (default :data:`WHOLE_BYTES`).
         window_spans: Layer executions per window (default :data:`WINDOW_SPANS`).
         clock_hz: The clock the input's cycles count when it does not say (``--clock``).
+        merge_text: Merge each window's console text into it (for a caller that analyses each
+            window on its own). By default each window keeps its console lines as they are:
+            :func:`~tracer.analysis.windowed.analyze_windows` merges the capture's text once.
 
     Raises:
         CaptureError: The file is missing or unreadable.
@@ -81,7 +95,7 @@ def read_windows(
         return
     with open_capture(path) as reader:
         kind = CAPTURE if reader.is_capture else RAW_ITM
-    yield from _stream(path, kind, on_progress, window_spans, clock_hz)
+    yield from _stream(path, kind, on_progress, window_spans, clock_hz, merge_text)
 
 
 def _stream(
@@ -90,6 +104,7 @@ def _stream(
     on_progress: Callable[[int], None] | None,
     window_spans: int,
     clock_hz: int | None,
+    merge_text: bool,
 ) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
     label = str(path)
     with open_capture(path) as reader:
@@ -98,16 +113,15 @@ def _stream(
         itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
         pcs = SwoPcCollector()
         facts = InputFacts(kind, meta.source or label, label, 0)
-        cut = _Cut(clock_hz)
+        cut = _Cut(clock_hz, merge_text)
         for batch in batches:
             decoder.feed(batch)
             pcs.feed(batch)
             if on_progress is not None:
                 on_progress(itm.input_bytes)
-            if decoder.held_rows["spans"] >= window_spans:
-                window = _window(decoder, facts, itm.input_bytes, cut)
-                if window is not None:
-                    yield window
+            # (an inference longer than a window is held until it closes: nothing is handed out early)
+            if decoder.held_rows["spans"] >= window_spans and decoder.untaken_inferences:
+                yield _window(decoder, facts, itm.input_bytes, cut)
         decoder.finish()
         facts.trace_doubt = itm.doubt
         facts.warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
@@ -129,39 +143,48 @@ def _stream(
         first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
         facts.host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
         # The last window, even without an inference: it carries the capture's facts at its end.
-        last = _window(decoder, facts, itm.input_bytes, cut, final=True)
-        assert last is not None
-        yield last
+        yield _window(decoder, facts, itm.input_bytes, cut, final=True)
 
 
 @dataclasses.dataclass
 class _Cut:
-    """Where the last window ended (its last layer execution's end: interrupt slices that start
-    after it belong to the next window), and the ``--clock`` to settle every window's clock with.
+    """Where the last window ended (its last layer execution's end: interrupt slices and records
+    after it belong to the next window), the ``--clock`` to settle every window's clock with, and
+    what later windows need of earlier ones.
     """
 
     clock_hz: int | None
+    merge_text: bool
     after: int | None = None
+    carry: Carry = dataclasses.field(default_factory=Carry)
+    console_lines: int = 0  # console lines so far
 
 
 def _window(
     decoder: TelemetryDecoder, facts: InputFacts, stream_bytes: int, cut: _Cut, final: bool = False
-) -> tuple[InferenceTimeline, InputFacts] | None:
+) -> tuple[InferenceTimeline, InputFacts]:
     """The rows closed since the last window as a timeline; then the decoder forgets them."""
     rows = decoder.take()
     base = decoder.timeline()
+    end_time = decoder.end_time
     decoder.discard_taken()
-    if not len(rows.inferences) and not final:
-        return None
     timeline = _timeline(base, rows, cut.after)
+    # DWT data-trace accesses: those stamped before the window's end (the rest wait; the final
+    # window has all that are left).
+    handed = 0
     if len(rows.spans):
         cut.after = int(rows.spans.end.max())
+        handed = decoder.discard_accesses(cut.after)
         decoder.discard_isrs(cut.after)
+    timeline.data_trace = list(base.data_trace) if final else base.data_trace[:handed]
+    timeline.records = cut.carry.own(rows.records, cut.after, final)
+    cut.carry.attach(timeline, end_time if final else cut.after)
     window_facts = dataclasses.replace(
         facts, bytes=stream_bytes, records=decoder.records_accepted, warnings=list(facts.warnings)
     )
-    if timeline.console:
-        window_facts.console_lines = len(timeline.console)
+    cut.console_lines += len(timeline.console)
+    window_facts.console_lines = cut.console_lines
+    if timeline.console and cut.merge_text:
         timeline = merge_console(timeline, window_facts.warnings)
     settle_clock(timeline, window_facts, window_facts.path or window_facts.source, cut.clock_hz)
     return timeline, window_facts

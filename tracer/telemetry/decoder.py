@@ -307,10 +307,16 @@ class TelemetryDecoder:
             crcs=list(fw.crcs),
             records=list(fw.records),
         )
-        s = self._state
-        end_time = int(s[k.S_TIME] + s[k.S_TIME_OFFSET]) if s[k.S_HAVE_TIME] else None
-        self._facts.attach(timeline, end_time, handlers)
+        self._facts.attach(timeline, self.end_time, handlers)
         return timeline
+
+    @property
+    def end_time(self) -> int | None:
+        """Time of the last record so far on the time line (None: no time yet); the last task
+        slice of a timeline ends there.
+        """
+        s = self._state
+        return int(s[k.S_TIME] + s[k.S_TIME_OFFSET]) if s[k.S_HAVE_TIME] else None
 
     # -- taking and discarding (streams that never end) ------------------------------------------
     def take(self) -> NewRows:
@@ -420,6 +426,11 @@ class TelemetryDecoder:
         self._seen["npu_jobs"] -= len(self._tables.npu_jobs(self._state, event_drop))
 
     @property
+    def untaken_inferences(self) -> int:
+        """Inferences closed since the last :meth:`take` (a window cut now would hold them)."""
+        return self.published_inferences - self._taken
+
+    @property
     def held_rows(self) -> dict[str, int]:
         """Rows held in the tables now (a caller of :meth:`discard_taken` checks they stay bounded)."""
         s = self._state
@@ -466,6 +477,13 @@ class TelemetryDecoder:
         if dropped:
             self._isr_cache = None
         return dropped
+
+    def discard_accesses(self, before: int) -> int:
+        """Forget the DWT data-trace accesses :meth:`discard_isrs` would forget, and say how many:
+        the first ones of :meth:`timeline`'s ``data_trace`` (a stream read in windows hands them
+        to the window they belong to).
+        """
+        return self._hardware.discard_accesses_before(before)
 
     def _isr_sources(self) -> IsrSources:
         """Where interrupt slices came from and what pairing could not do."""
