@@ -35,7 +35,7 @@ def span_columns(draw: st.DrawFn) -> LayerSpans:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(span_columns())
 def test_layer_samples_are_each_layers_complete_rows(spans: LayerSpans) -> None:
     samples = layer_samples(spans)
@@ -55,7 +55,7 @@ def test_layer_samples_are_each_layers_complete_rows(spans: LayerSpans) -> None:
         assert got.pmu == expected and list(got.pmu) == list(expected)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(span_columns())
 def test_layer_groups_are_each_layers_complete_rows_by_inference(spans: LayerSpans) -> None:
     got = [(index, rows.tolist()) for index, rows in layer_groups(spans)]
@@ -67,7 +67,7 @@ def test_layer_groups_are_each_layers_complete_rows_by_inference(spans: LayerSpa
     assert got == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(spans=span_columns(), numbers=st.lists(st.integers(0, 8), unique=True, max_size=6))
 def test_span_sums_are_each_inferences_measured_spans(spans: LayerSpans, numbers: list[int]) -> None:
     """Inference rows in any order; spans of an inference without a row are left out."""
