@@ -21,8 +21,8 @@ there and installs the project as the README says (``pip install -e .``; ``--ins
 * the size of the venv (``du``), the core install, and of a bare venv made beside it
   (``python -m venv``, nothing installed): what tracer and its dependencies add is the difference.
   The target is held against that: a bare venv holds only the Python's own installer, and
-  its size is the Python's choice (on 3.11, pip and setuptools, about 28 MB; on 3.12 and later,
-  pip alone, about 18 MB).
+  its size is the Python's choice (on 3.11, pip and setuptools, about 26 MB; on 3.12 and later,
+  pip alone).
 
 It prints the cache state it measured (``__pycache__`` folders of tracer before and after the
 cold run, whether the compiled kernels are there) and each figure against its target:
