@@ -37,6 +37,7 @@ from tracer.base.columns import LazyRecords
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.capture.reader import open_capture
+from tracer.decode.packets import PacketKind
 from tracer.decode.tpiu import TpiuMode
 from tracer.pipeline.capture import decode_reader
 from tracer.pipeline.load import CAPTURE, RAW_ITM, load_timeline, settle_clock
@@ -45,7 +46,6 @@ from tracer.telemetry.console_text import merge_console
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
 from tracer.telemetry.etdump import is_etdump
 from tracer.telemetry.logs import is_text_log
-from tracer.telemetry.swo_pc import SwoPcCollector
 
 WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
 WINDOW_SPANS = 25_000  # layer executions per window: about 30 MB while one is decoded and analysed
@@ -111,12 +111,12 @@ def _stream(
         meta = reader.metadata
         decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name)
         itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
-        pcs = SwoPcCollector()
+        pc_samples = 0  # counted only: SwoPcCollector would keep every layer header of the capture
         facts = InputFacts(kind, meta.source or label, label, 0)
         cut = _Cut(clock_hz, merge_text)
         for batch in batches:
             decoder.feed(batch)
-            pcs.feed(batch)
+            pc_samples += int(np.count_nonzero(batch.kind == PacketKind.PC_SAMPLE))
             if on_progress is not None:
                 on_progress(itm.input_bytes)
             # (an inference longer than a window is held until it closes: nothing is handed out early)
@@ -125,9 +125,9 @@ def _stream(
         decoder.finish()
         facts.trace_doubt = itm.doubt
         facts.warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
-        if pcs.samples:
+        if pc_samples:
             facts.warnings.append(
-                f"{reader.name}: {pcs.samples} DWT PC samples left out: a capture larger than "
+                f"{reader.name}: {pc_samples} DWT PC samples left out: a capture larger than "
                 f"{WHOLE_BYTES >> 20} MB is read in windows, and they are placed against the whole"
             )
         polled = sum(
