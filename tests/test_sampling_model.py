@@ -9,10 +9,13 @@ offsets (compile.py refuses otherwise) and the JSON to follow the documented sim
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -48,7 +51,23 @@ def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ],
 )
 def test_committed_outputs_are_reproduced(regenerated: Path, name: str) -> None:
-    assert (regenerated / name).read_bytes() == (MODEL_DIR / name).read_bytes(), name
+    """Byte for byte; the debug database table by table, each row by column name: Vela does not
+    always write a table's columns in the same order (seen once in CI, not reproduced since)."""
+    got, committed = (regenerated / name).read_bytes(), (MODEL_DIR / name).read_bytes()
+    if name.endswith("_debug.xml"):
+        assert debug_tables(got) == debug_tables(committed), name
+    else:
+        assert got == committed, name
+
+
+def debug_tables(xml: bytes) -> dict[str, list[dict[str, str]]]:
+    """A Vela debug database's tables: name -> rows, each a mapping of column name to value."""
+    root = ElementTree.fromstring(xml)
+    assert root.tag == "debug" and len(root), "not a Vela debug database"
+    return {
+        table.attrib["name"]: list(csv.DictReader(io.StringIO((table.text or "").strip())))
+        for table in root.iter("table")
+    }
 
 
 def test_ground_truth_follows_the_simulation_rule() -> None:
