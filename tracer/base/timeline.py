@@ -101,6 +101,11 @@ class Inference:
 NO_VALUE = np.int64(-1)  # missing start/end/CRC in the integer columns
 
 
+def _joined(parts: Sequence[Any], column: str) -> np.ndarray:
+    """Column ``column`` of every part, end to end (for the columnar tables' ``concat``)."""
+    return np.concatenate([getattr(p, column) for p in parts])
+
+
 @dataclasses.dataclass
 class LayerSpans:
     """All layer executions of a capture, one row each, in the order they ended.
@@ -189,18 +194,14 @@ class LayerSpans:
         """Join parts that share their PMU names."""
         if not parts:
             return LayerSpans.empty()
-
-        def joined(column: str) -> np.ndarray:
-            return np.concatenate([getattr(p, column) for p in parts])
-
         return LayerSpans(
-            joined("inference"),
-            joined("layer"),
-            joined("start"),
-            joined("end"),
-            joined("complete"),
-            joined("isr_cycles"),
-            joined("pmu"),
+            _joined(parts, "inference"),
+            _joined(parts, "layer"),
+            _joined(parts, "start"),
+            _joined(parts, "end"),
+            _joined(parts, "complete"),
+            _joined(parts, "isr_cycles"),
+            _joined(parts, "pmu"),
             parts[0].pmu_names,
         )
 
@@ -246,17 +247,13 @@ class Inferences:
         """Join parts, in order."""
         if not parts:
             return Inferences.from_rows([])
-
-        def joined(column: str) -> np.ndarray:
-            return np.concatenate([getattr(p, column) for p in parts])
-
         return Inferences(
-            joined("number"),
-            joined("start"),
-            joined("end"),
-            joined("complete"),
-            joined("input_crc"),
-            joined("output_crc"),
+            _joined(parts, "number"),
+            _joined(parts, "start"),
+            _joined(parts, "end"),
+            _joined(parts, "complete"),
+            _joined(parts, "input_crc"),
+            _joined(parts, "output_crc"),
             problems=[problem for p in parts for problem in p.problems],
         )
 
