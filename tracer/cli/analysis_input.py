@@ -131,9 +131,12 @@ def analyse_input(
     from tracer.analysis.windowed import NotWindowable, analyze_windows
     from tracer.pipeline.windows import is_windowed, read_windows
 
+    def read_whole(budget: Budget | None = None) -> tuple[Loaded, Analysis]:
+        loaded = load_input(args, budget)
+        return loaded, analyze(loaded.timeline, loaded.facts, loaded.budget, settings_of(args), loaded.locator)
+
     if whole or not is_windowed(args.capture):
-        loaded = load_input(args)
-        return loaded, analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args), loaded.locator)
+        return read_whole()
     console = args.console
     budget = _load_budget(args)
     passes = 0
@@ -149,8 +152,7 @@ def analyse_input(
         analysis = analyze_windows(windows, budget, settings_of(args), on_window, locator)
     except NotWindowable as why:
         console.info(f"{args.capture}: read whole, not in windows: it has {why}, which is not analysed in windows yet")
-        loaded = load_input(args, budget)
-        return loaded, analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args), loaded.locator)
+        return read_whole(budget)
     loaded = Loaded(analysis.timeline, analysis.facts, budget, analysis.facts.kind)
     _after_loading(args, loaded)
     loaded.locator = locator
@@ -182,13 +184,8 @@ def load_input(args: argparse.Namespace, budget: Budget | None = None) -> Loaded
         timeline, source = load_timeline(args.capture, on_progress=bar.update, clock_hz=getattr(args, "clock", None))
     loaded = Loaded(timeline, source, budget, source.kind)
     _after_loading(args, loaded)
-    _open_elf(args, loaded)
-    return loaded
-
-
-def _open_elf(args: argparse.Namespace, loaded: Loaded) -> None:
-    """The ``--elf`` image's symbols, when given (exit 2 or 3 on a bad file)."""
     loaded.locator = _locator(args)
+    return loaded
 
 
 def _locator(args: argparse.Namespace) -> CodeLocator | None:
