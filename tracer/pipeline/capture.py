@@ -71,9 +71,7 @@ def decode_capture(
             if on_progress is not None:
                 on_progress(itm.input_bytes)
         decoder.finish()
-        first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
-        warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
-        host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
+        warnings, host_seconds = read_facts(reader, itm)
         timeline = decoder.timeline()
         # A probe's NPU samples (capture notes) join the firmware's records when CYCCNT places them.
         polled, why = probe_npu_records((event for _, event in reader.events), timeline)
@@ -82,6 +80,16 @@ def decode_capture(
         return DecodedCapture(
             timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted, itm.doubt
         )
+
+
+def read_facts(reader: CaptureReader, itm: TraceDecoder) -> tuple[list[str], float | None]:
+    """A capture read through ``itm``: its warnings (the file's, then the decoder's) and the host
+    arrival time from its first to its last chunk (None for raw files).
+    """
+    warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
+    first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
+    host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
+    return warnings, host_seconds
 
 
 def decode_reader(

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
 
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
-from tracer.capture.reader import open_capture
+from tracer.capture.reader import CaptureReader, open_capture
 from tracer.limits import CLOCK_RANGE, GIVEN_CLOCK, valid_clock_hz
 from tracer.pipeline.capture import decode_capture
 from tracer.telemetry.console_text import log_warnings, merge_console
@@ -55,25 +54,21 @@ def load_timeline(
     """
     label = str(path)
     with open_capture(path) as reader:
-        meta = reader.metadata
-        is_capture = reader.is_capture
-        head = _stream_head(reader)
-        stream_size = reader.size
-    text = meta.encoding == "text" or is_text_log(head)
-    if not text and not is_capture and is_etdump(head):
+        kind, stream_size = input_kind(reader), reader.size
+    if kind == ETDUMP:
         timeline = read_etdump(path, name=label)
         facts = InputFacts(ETDUMP, label, label, stream_size, records=len(timeline.spans) + len(timeline.inferences))
-    elif text and not is_capture:
+    elif kind == TEXT_LOG:
         timeline = read_log(path, name=label)
         facts = InputFacts(TEXT_LOG, label, label, stream_size, records=int(timeline.log.get("lines", 0) or 0))
         log_warnings(timeline, label, facts.warnings)
-    elif text:
+    elif kind == CAPTURE_TEXT:
         timeline, facts = _capture_text(path, label)
     else:
         decoded = decode_capture(path, on_progress=on_progress)
         timeline = decoded.timeline
         facts = InputFacts(
-            CAPTURE if is_capture else RAW_ITM,
+            kind,
             decoded.metadata.source or label,
             label,
             decoded.stream_bytes,
@@ -104,7 +99,19 @@ def settle_clock(timeline: InferenceTimeline, facts: InputFacts, label: str, clo
         timeline.clock_source = GIVEN_CLOCK
 
 
-def _stream_head(reader: Any) -> bytes:
+def input_kind(reader: CaptureReader) -> str:
+    """What an open input is: :data:`CAPTURE`, :data:`RAW_ITM`, :data:`CAPTURE_TEXT`,
+    :data:`TEXT_LOG` or :data:`ETDUMP` (its header, and its first stream bytes sniffed).
+    """
+    head = _stream_head(reader)
+    if reader.metadata.encoding == "text" or is_text_log(head):
+        return CAPTURE_TEXT if reader.is_capture else TEXT_LOG
+    if reader.is_capture:
+        return CAPTURE
+    return ETDUMP if is_etdump(head) else RAW_ITM
+
+
+def _stream_head(reader: CaptureReader) -> bytes:
     """The first stream bytes (up to the sniffing size), across chunks."""
     head = bytearray()
     for chunk in reader.chunks():

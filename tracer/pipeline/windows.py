@@ -36,16 +36,14 @@ import numpy as np
 from tracer.base.columns import LazyRecords
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
-from tracer.capture.reader import open_capture
+from tracer.capture.reader import CaptureReader, open_capture
 from tracer.decode.packets import PacketKind
 from tracer.decode.tpiu import TpiuMode
-from tracer.pipeline.capture import decode_reader
-from tracer.pipeline.load import CAPTURE, RAW_ITM, load_timeline, settle_clock
+from tracer.pipeline.capture import decode_reader, read_facts
+from tracer.pipeline.load import CAPTURE, RAW_ITM, input_kind, load_timeline, settle_clock
 from tracer.pipeline.window_carry import Carry
 from tracer.telemetry.console_text import merge_console
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
-from tracer.telemetry.etdump import is_etdump
-from tracer.telemetry.logs import is_text_log
 
 WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
 WINDOW_SPANS = 25_000  # layer executions per window: about 30 MB while one is decoded and analysed
@@ -57,13 +55,13 @@ def is_windowed(path: str | os.PathLike[str], whole_bytes: int | None = None) ->
     Raises:
         CaptureError: The file is missing or unreadable.
     """
-    whole_bytes = WHOLE_BYTES if whole_bytes is None else whole_bytes
     with open_capture(path) as reader:
-        is_capture, size = reader.is_capture, reader.size
-        text = reader.metadata.encoding == "text"
-        head = next(iter(reader.chunks()), None)
-    sniff = head.data if head is not None else b""
-    return not (size <= whole_bytes or text or is_text_log(sniff) or (not is_capture and is_etdump(sniff)))
+        return _windowed(reader, whole_bytes)
+
+
+def _windowed(reader: CaptureReader, whole_bytes: int | None) -> bool:
+    whole_bytes = WHOLE_BYTES if whole_bytes is None else whole_bytes
+    return reader.size > whole_bytes and input_kind(reader) in (CAPTURE, RAW_ITM)
 
 
 def read_windows(
@@ -90,60 +88,56 @@ def read_windows(
         CaptureError: The file is missing or unreadable.
     """
     window_spans = WINDOW_SPANS if window_spans is None else window_spans
-    if not is_windowed(path, whole_bytes):
-        yield load_timeline(path, on_progress=on_progress, clock_hz=clock_hz)
-        return
     with open_capture(path) as reader:
-        kind = CAPTURE if reader.is_capture else RAW_ITM
-    yield from _stream(path, kind, on_progress, window_spans, clock_hz, merge_text)
+        if _windowed(reader, whole_bytes):
+            yield from _stream(reader, str(path), on_progress, window_spans, clock_hz, merge_text)
+            return
+    yield load_timeline(path, on_progress=on_progress, clock_hz=clock_hz)
 
 
 def _stream(
-    path: str | os.PathLike[str],
-    kind: str,
+    reader: CaptureReader,
+    label: str,
     on_progress: Callable[[int], None] | None,
     window_spans: int,
     clock_hz: int | None,
     merge_text: bool,
 ) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
-    label = str(path)
-    with open_capture(path) as reader:
-        meta = reader.metadata
-        decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name)
-        itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
-        pc_samples = 0  # counted only: SwoPcCollector would keep every layer header of the capture
-        facts = InputFacts(kind, meta.source or label, label, 0)
-        cut = _Cut(clock_hz, merge_text)
-        for batch in batches:
-            decoder.feed(batch)
-            pc_samples += int(np.count_nonzero(batch.kind == PacketKind.PC_SAMPLE))
-            if on_progress is not None:
-                on_progress(itm.input_bytes)
-            # (an inference longer than a window is held until it closes: nothing is handed out early)
-            if decoder.held_rows["spans"] >= window_spans and decoder.untaken_inferences:
-                yield _window(decoder, facts, itm.input_bytes, cut)
-        decoder.finish()
-        facts.trace_doubt = itm.doubt
-        facts.warnings = [str(w) for w in reader.warnings] + [f"{reader.name}: {m}" for m in itm.warnings]
-        if pc_samples:
-            facts.warnings.append(
-                f"{reader.name}: {pc_samples} DWT PC samples left out: a capture larger than "
-                f"{WHOLE_BYTES >> 20} MB is read in windows, and they are placed against the whole"
-            )
-        polled = sum(
-            len(qread)
-            for _, e in reader.events
-            if e.get("event") == "npu samples" and isinstance(qread := e.get("qread"), list)
+    kind = CAPTURE if reader.is_capture else RAW_ITM
+    meta = reader.metadata
+    decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name)
+    itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
+    pc_samples = 0  # counted only: SwoPcCollector would keep every layer header of the capture
+    facts = InputFacts(kind, meta.source or label, label, 0)
+    cut = _Cut(clock_hz, merge_text)
+    for batch in batches:
+        decoder.feed(batch)
+        pc_samples += int(np.count_nonzero(batch.kind == PacketKind.PC_SAMPLE))
+        if on_progress is not None:
+            on_progress(itm.input_bytes)
+        # (an inference longer than a window is held until it closes: nothing is handed out early)
+        if decoder.held_rows["spans"] >= window_spans and decoder.untaken_inferences:
+            yield _window(decoder, facts, itm.input_bytes, cut)
+    decoder.finish()
+    facts.trace_doubt = itm.doubt
+    facts.warnings, facts.host_seconds = read_facts(reader, itm)
+    if pc_samples:
+        facts.warnings.append(
+            f"{reader.name}: {pc_samples} DWT PC samples left out: a capture larger than "
+            f"{WHOLE_BYTES >> 20} MB is read in windows, and they are placed against the whole"
         )
-        if polled:
-            facts.warnings.append(
-                f"{reader.name}: {polled} NPU samples polled by the probe left out: a capture "
-                f"larger than {WHOLE_BYTES >> 20} MB is read in windows"
-            )
-        first_ns, last_ns = itm.first_host_ns, itm.last_host_ns
-        facts.host_seconds = (last_ns - first_ns) / 1e9 if first_ns is not None and last_ns is not None else None
-        # The last window, even without an inference: it carries the capture's facts at its end.
-        yield _window(decoder, facts, itm.input_bytes, cut, final=True)
+    polled = sum(
+        len(qread)
+        for _, e in reader.events
+        if e.get("event") == "npu samples" and isinstance(qread := e.get("qread"), list)
+    )
+    if polled:
+        facts.warnings.append(
+            f"{reader.name}: {polled} NPU samples polled by the probe left out: a capture "
+            f"larger than {WHOLE_BYTES >> 20} MB is read in windows"
+        )
+    # The last window, even without an inference: it carries the capture's facts at its end.
+    yield _window(decoder, facts, itm.input_bytes, cut, final=True)
 
 
 @dataclasses.dataclass
