@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tracer.analysis.samples import layer_rows
 from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
 from tracer.base.timeline import Engine, InferenceTimeline, LayerSpans
 from tracer.budget.matching import LayerMatch, Matching, match_layers
@@ -178,11 +179,13 @@ def inferences_over(spans: LayerSpans, comparison: BudgetComparison) -> dict[int
     if not len(spans):
         return out
     cycles = spans.cycles
+    by_layer = dict(layer_rows(spans.layer))  # one pass over the spans, not one per layer
     for index, plan in sorted(comparison.plans.items()):
         limit = plan.limit_cycles
-        if limit is None or not plan.predicted_cycles:
+        rows = by_layer.get(index)
+        if limit is None or not plan.predicted_cycles or rows is None:
             continue
-        over = (spans.layer == index) & spans.complete & (cycles > limit)
-        if over.any():
+        over = rows[spans.complete[rows] & (cycles[rows] > limit)]
+        if len(over):
             out[index] = tuple(sorted(set(spans.inference[over].tolist())))
     return out

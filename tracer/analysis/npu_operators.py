@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
+from tracer.analysis.samples import layer_rows
 from tracer.base.timeline import Engine, InferenceTimeline
 from tracer.budget.vela_debugdb import CommandStream
 from tracer.telemetry.samples import NpuSamples
@@ -245,7 +246,9 @@ def npu_operator_profile(
     if not len(npu):
         return None
     npu = npu.where(np.argsort(npu.cycle, kind="stable"))
-    jobs = [sampled_job(layer, *job_spans(timeline, layer), npu) for layer in sorted(sampled_layers(timeline, npu))]
+    layers = sorted(sampled_layers(timeline, npu))
+    spans_of = job_spans(timeline, layers)
+    jobs = [sampled_job(layer, *spans_of[layer], npu) for layer in layers]
     return profile_of_jobs(timeline, jobs, npu, streams, budget_clock_hz)
 
 
@@ -294,7 +297,9 @@ def _job_rows(timeline: InferenceTimeline) -> np.ndarray:
     """Which spans can be sampled NPU jobs: complete spans of NPU layers in complete inferences."""
     spans = timeline.spans
     complete_numbers = timeline.inferences.number[timeline.inferences.complete]
-    is_npu = np.array([timeline.layer(int(i)).engine is Engine.NPU for i in spans.layer.tolist()], bool)
+    # (layer by layer, not span by span: a capture has many spans of few layers)
+    npu_layers = [i for i in np.unique(spans.layer).tolist() if timeline.layer(int(i)).engine is Engine.NPU]
+    is_npu = np.isin(spans.layer, npu_layers)
     return is_npu & spans.complete & np.isin(spans.inference, complete_numbers)
 
 
@@ -312,17 +317,22 @@ def sampled_layers(timeline: InferenceTimeline, npu: NpuSamples) -> set[int]:
     return set(spans.layer[keep].tolist())
 
 
-def job_spans(timeline: InferenceTimeline, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Start, end, inference and PMU cycle counter (-1: not measured) of every span of ``layer``
-    that counts to its job: a job that got no sample still lasted.
+def job_spans(
+    timeline: InferenceTimeline, layers: Iterable[int]
+) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per layer of ``layers``: start, end, inference and PMU cycle counter (-1: not measured) of
+    every span of the layer that counts to its job (a job that got no sample still lasted).
     """
     spans = timeline.spans
-    rows = np.flatnonzero(_job_rows(timeline) & (spans.layer == layer)) if len(spans) else np.zeros(0, np.int64)
-    if PMU_CYCLES in spans.pmu_names:
-        pmu = spans.pmu[rows, spans.pmu_names.index(PMU_CYCLES)]
-    else:
-        pmu = np.full(len(rows), -1, np.int64)
-    return spans.start[rows], spans.end[rows], spans.inference[rows], pmu
+    rows = np.flatnonzero(_job_rows(timeline)) if len(spans) else np.zeros(0, np.int64)
+    grouped = {layer: rows[at] for layer, at in layer_rows(spans.layer[rows])}  # one pass, not one per layer
+    column = spans.pmu_names.index(PMU_CYCLES) if PMU_CYCLES in spans.pmu_names else None
+    out = {}
+    for layer in layers:
+        mine = grouped.get(layer, np.zeros(0, np.int64))
+        pmu = spans.pmu[mine, column] if column is not None else np.full(len(mine), -1, np.int64)
+        out[layer] = (spans.start[mine], spans.end[mine], spans.inference[mine], pmu)
+    return out
 
 
 def sampled_job(

@@ -171,8 +171,8 @@ class WindowedSampling:
 
     def add_jobs(self, window: InferenceTimeline) -> None:
         """Second pass: the next window's spans of the sampled NPU layers."""
-        for layer in self.layers:
-            self.spans.setdefault(layer, []).append(job_spans(window, layer))
+        for layer, part in job_spans(window, self.layers).items():
+            self.spans.setdefault(layer, []).append(part)
 
     def result(
         self, timeline: InferenceTimeline, budget: Budget | None, locator: CodeLocator | None

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tracer.analysis.samples import layer_rows
 from tracer.base.tasks import TaskSlice
 from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.tasks import mark_loss
@@ -202,16 +203,15 @@ class _LayerTally:
             return
         rows = facts.rows_for(spans)
         took = np.where((rows >= 0)[:, None], facts.preempted[np.maximum(rows, 0)], 0)
-        for layer in layers.tolist():
-            mine = spans.layer == layer
+        for layer, mine in layer_rows(spans.layer):  # one pass over the spans, not one per layer
             for column, task in enumerate(facts.task_ids):
                 cycles = took[mine, column]
                 hit = cycles > 0
                 if not hit.any():
                     continue
-                entry = self.hits.setdefault((int(layer), task), [0, [], 0, 0])
+                entry = self.hits.setdefault((layer, task), [0, [], 0, 0])
                 entry[0] += int(hit.sum())
-                entry[1] = (entry[1] + spans.inference[mine][hit][:MAX_LISTED].tolist())[:MAX_LISTED]
+                entry[1] = (entry[1] + spans.inference[mine[hit]][:MAX_LISTED].tolist())[:MAX_LISTED]
                 entry[2] += int(cycles.sum())
                 entry[3] = max(entry[3], int(cycles.max()))
 

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tracer.analysis.samples import LayerSamples
-from tracer.analysis.statistics import summarize_sorted
+from tracer.analysis.statistics import nearest_rank, summarize_sorted
 from tracer.compare.digest import CaptureDigest, FindingKey, pool
 from tracer.compare.models import LayerPair, MatchMode, check_same_model, pair_layers
 from tracer.compare.significance import Interval, RankTest, bootstrap_change, mann_whitney_u
@@ -364,7 +364,7 @@ def _verdict(significant: bool, p50: QuantileChange, threshold: float) -> Verdic
 
 
 def _why(base: LayerSamples, new: LayerSamples, threshold: float, engines: tuple[str, str] | None) -> Why:
-    own = (_median(base.own_cycles), _median(new.own_cycles))
+    own = (nearest_rank(base.own_cycles, 0.5), nearest_rank(new.own_cycles, 0.5))
     interrupts = (_mean(base.isr_cycles), _mean(new.isr_cycles))
     counters = []
     for name in sorted({*base.pmu, *new.pmu}):
@@ -389,11 +389,6 @@ def _bound(moved: Sequence[CounterChange]) -> str | None:
     if not grew:
         return None
     return max(grew, key=lambda c: c.pct or 0).kind
-
-
-def _median(values: np.ndarray) -> int:
-    ordered = np.sort(values)
-    return summarize_sorted(ordered).p50
 
 
 def _mean(values: np.ndarray | None) -> float:

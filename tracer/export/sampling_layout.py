@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tracer.analysis.samples import layer_rows
 from tracer.analysis.sampling import SamplingAnalysis
 from tracer.base.timeline import InferenceTimeline
 
@@ -36,8 +37,9 @@ def add_sampling_tracks(
     profile = sampling.npu
     if profile is not None and profile.mapped:
         spans = timeline.spans
+        by_layer = dict(layer_rows(spans.layer))  # one pass over the spans, not one per job
         for job in profile.jobs:
-            rows = np.flatnonzero(spans.layer == job.layer)
+            rows = by_layer.get(job.layer, np.zeros(0, np.int64))
             starts = dict(zip(spans.inference[rows].tolist(), spans.start[rows].tolist()))
             for number, estimates, counts in zip(
                 job.inference.tolist(), job.per_inference_cycles, job.per_inference_samples
