@@ -314,20 +314,7 @@ def ring_columns(records: Sequence[InferenceRecord]) -> tuple[Inferences, LayerS
         )
     if not parts:
         return Inferences.from_rows([]), LayerSpans.empty()
-    number, start, end, complete, input_crc, output_crc = (
-        np.concatenate([getattr(p, f) for p in parts])
-        for f in ("number", "start", "end", "complete", "input_crc", "output_crc")
-    )
-    inferences = Inferences(
-        number,
-        start,
-        end,
-        complete,
-        input_crc,
-        output_crc,
-        problems=[problem for p in parts for problem in p.problems],
-    )
-    return inferences, _join_spans(span_parts)
+    return Inferences.concat(parts), _join_spans(span_parts)
 
 
 def _join_spans(parts: list[tuple[LayerSpans, int, int]]) -> LayerSpans:
