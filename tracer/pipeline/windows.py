@@ -46,7 +46,7 @@ from tracer.telemetry.console_text import merge_console
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
 
 WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
-WINDOW_SPANS = 25_000  # layer executions per window: about 30 MB while one is decoded and analysed
+WINDOW_SPANS = 12_500  # layer executions per window: about 15 MB while one is decoded and analysed
 
 
 def is_windowed(path: str | os.PathLike[str], whole_bytes: int | None = None) -> bool:
