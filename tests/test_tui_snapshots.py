@@ -17,6 +17,8 @@ Textual is pinned exactly (pyproject), because its releases may change rendering
 
 from __future__ import annotations
 
+import difflib
+import html
 import os
 import re
 from pathlib import Path
@@ -33,6 +35,14 @@ SIZE = (160, 48)
 def normalise(svg: str) -> str:
     """Remove what changes from run to run (Rich's per-export CSS class prefix)."""
     return re.sub(r"terminal-\d+", "terminal", svg)
+
+
+def screen_text(svg: str) -> list[str]:
+    """The characters on screen, a line per row (to say in words what a mismatch changed)."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for x, y, text in re.findall(r'<text[^>]* x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg):
+        rows.setdefault(float(y), []).append((float(x), html.unescape(text).replace("\xa0", " ")))
+    return ["".join(t for _, t in sorted(cells)) for _, cells in sorted(rows.items())]
 
 
 def updating(request: pytest.FixtureRequest) -> bool:
@@ -53,7 +63,12 @@ def check(request: pytest.FixtureRequest, name: str, svg: str) -> None:
     if path.read_text(encoding="utf-8") != got:
         new = path.with_suffix(".new.svg")
         new.write_text(got, encoding="utf-8")
-        pytest.fail(f"{name} differs from {path}; the new screen is {new} (TRACER_SNAPSHOT_UPDATE=1 accepts it)")
+        old = path.read_text(encoding="utf-8")
+        words = difflib.unified_diff(screen_text(old), screen_text(got), "snapshot", "now", n=1, lineterm="")
+        said = "\n".join(list(words)[:60]) or "(the same characters: only colours or styles differ)"
+        pytest.fail(
+            f"{name} differs from {path}; the new screen is {new} (TRACER_SNAPSHOT_UPDATE=1 accepts it)\n{said}"
+        )
 
 
 def shot(

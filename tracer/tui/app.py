@@ -271,6 +271,11 @@ class TracerApp(Actions, App[int]):
         self._stale = stale
         self.refreshes += bool(drawn)
 
+    @property
+    def settled(self) -> bool:
+        """Nothing is waiting to be redrawn (no key's answer pending, no view behind the data)."""
+        return not (self._dirty or self._stale)
+
     def _resized(self) -> bool:
         """A shown view's size changed since it was drawn (it lays its text out for its size)."""
         return any(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,10 +23,13 @@ from tracer.errors import TracerError
 from tracer.session.engine import Session, SessionOptions
 
 if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
     from tracer.tui.app import TracerApp
 
 DEFAULT_CAPTURE = "captures/demo.trace"
 DEFAULT_BUDGET = "captures/demo_budget.toml"
+SETTLE_TRIES = 50  # exports at most, 20 ms apart, before taking the last one
 
 
 def screenshot(
@@ -58,15 +62,37 @@ def screenshot(
                 await pilot.press(key)
                 await pilot.pause()
                 await _quiet(app)
-            app.refresh_views(force=True)
-            await pilot.pause()
-            await pilot.wait_for_scheduled_animations()
-            return app.export_screenshot(title=title or f"tracer replay {capture}")
+            return await _settled_screen(app, pilot, title or f"tracer replay {capture}")
 
     try:
         return asyncio.run(run())
     finally:
         session.close()
+
+
+async def _settled_screen(app: TracerApp, pilot: Pilot[None], title: str) -> str:
+    """The screen once it stops changing: nothing left to redraw and two exports in a row equal.
+
+    A slow or busy machine may still be answering the last key (a message, a redraw request) when
+    the keys are done; exporting then would picture a moment, not the result.
+    """
+    last = ""
+    for _ in range(SETTLE_TRIES):
+        await _quiet(app)
+        app.refresh_views(force=True)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        svg = app.export_screenshot(title=title)
+        if app.settled and _unstamped(svg) == _unstamped(last):
+            return svg
+        last = svg
+        await pilot.pause(0.02)
+    return last
+
+
+def _unstamped(svg: str) -> str:
+    """Without Rich's per-export CSS class prefix (``terminal-NNN``)."""
+    return re.sub(r"terminal-\d+", "terminal", svg)
 
 
 async def _quiet(app: TracerApp) -> None:
