@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,28 @@ from tracer.sources.reconnect import Backoff, ReconnectingSource, SourceEvent
 from tracer.sources.registry import open_source
 
 
-def serve_twice(port_holder: list[int], first: bytes, second: bytes, gap: float, ready: threading.Event) -> None:
-    """Serve ``first`` then reset; after ``gap`` s listen again on the same port and serve ``second``."""
+def wait_until(condition: Callable[[], bool], seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def serve_twice(
+    port_holder: list[int],
+    first: bytes,
+    second: bytes,
+    gap: float,
+    ready: threading.Event,
+    received: Callable[[], int],
+    finished: threading.Event,
+) -> None:
+    """Serve ``first`` then reset; after ``gap`` s listen again on the same port and serve ``second``.
+
+    The server resets only once the client has read ``first`` (``received``: a reset discards
+    unread bytes) and closes only once the client has stopped (``finished``: a close read in the
+    same ``record`` call as the last bytes ends it early); on a busy machine either would otherwise
+    depend on timing.
+    """
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("127.0.0.1", 0))
@@ -30,7 +51,7 @@ def serve_twice(port_holder: list[int], first: bytes, second: bytes, gap: float,
     ready.set()
     conn, _ = srv.accept()
     conn.sendall(first)
-    time.sleep(0.2)
+    wait_until(lambda: received() >= len(first))
     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
     conn.close()
     srv.close()  # the device is gone: connections are refused for a while
@@ -42,7 +63,7 @@ def serve_twice(port_holder: list[int], first: bytes, second: bytes, gap: float,
     srv.settimeout(10)
     conn, _ = srv.accept()
     conn.sendall(second)
-    time.sleep(0.1)
+    finished.wait(10)  # the client has stopped recording: it must not see the close
     conn.close()
     srv.close()
 
@@ -51,7 +72,10 @@ def test_lost_then_reconnected_and_no_byte_lost(tmp_path: Path) -> None:
     first, second = bytes(range(256)) * 400, bytes(reversed(range(256))) * 300
     port: list[int] = []
     ready = threading.Event()
-    thread = threading.Thread(target=serve_twice, args=(port, first, second, 0.6, ready), daemon=True)
+    got = bytearray()
+    finished = threading.Event()
+    args = (port, first, second, 0.6, ready, lambda: len(got), finished)
+    thread = threading.Thread(target=serve_twice, args=args, daemon=True)
     thread.start()
     ready.wait(5)
     url = f"tcp://127.0.0.1:{port[0]}"
@@ -60,12 +84,12 @@ def test_lost_then_reconnected_and_no_byte_lost(tmp_path: Path) -> None:
     src.add_listener(seen.append)
     src.open()
     out = tmp_path / "live.trace"
-    got = bytearray()
     with CaptureWriter(out, CaptureMetadata(source=url)) as writer:
         deadline = time.monotonic() + 10
         while len(got) < len(first) + len(second) and time.monotonic() < deadline:
             result = record(src, writer, duration=0.2, on_data=got.extend)
             assert result.ended == "duration"
+    finished.set()
     src.close()
     assert bytes(got) == first + second
     states = [e.state for e in seen]
