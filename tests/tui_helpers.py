@@ -130,7 +130,9 @@ class GatedSource:
         from tracer.sources.base import SourceEnded
 
         with self._cond:
-            if not self._allowed:
+            if not (self._allowed and self._pieces):
+                # Nothing to hand out: wait as a device's read does (returning at once would make
+                # the session's reader thread spin, taking the CPU the screen under test needs).
                 self._cond.wait(timeout)
             if self._allowed and self._pieces:
                 self._allowed -= 1
