@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.stats import mannwhitneyu
 
 from tracer.analysis.statistics import nearest_rank, rank_index
 from tracer.compare.significance import _replicates, bootstrap_change, mann_whitney_u
 
 
+@pytest.mark.xdist_group("scipy")  # one worker pays SciPy's import
 @pytest.mark.parametrize(
     ("n1", "n2", "shift", "ties"),
     [
@@ -30,6 +30,8 @@ from tracer.compare.significance import _replicates, bootstrap_change, mann_whit
 )
 def test_mann_whitney_matches_scipy(n1: int, n2: int, shift: float, ties: bool) -> None:
     """U and the two-sided p-value agree with SciPy's for the same method."""
+    from scipy.stats import mannwhitneyu  # here: SciPy takes seconds to import, only this test needs it
+
     rng = np.random.default_rng(n1 * 100 + n2)
     x = rng.normal(0, 1, n1)
     y = rng.normal(shift, 1, n2)

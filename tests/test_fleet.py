@@ -21,7 +21,6 @@ from pathlib import Path
 import duckdb
 import pytest
 from conftest import ROOT
-from distributed import LocalCluster
 from fleet_streams import LAYERS, Build, write_build
 
 from tracer.fleet import schema
@@ -32,6 +31,8 @@ from tracer.sources.qemu import free_port
 @pytest.fixture(scope="module")
 def scheduler() -> str:
     """A local Dask cluster of two worker processes; its scheduler's address."""
+    from distributed import LocalCluster  # here: only the worker running this module pays the import
+
     cluster = LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
     )
