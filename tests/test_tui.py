@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from session_streams import DEMO_BUDGET, DEMO_CAPTURE, ROOT, build_stream, write_capture
+from tui_helpers import until
 
 from tracer.budget import load_budget
 from tracer.errors import ExitCode
@@ -424,18 +425,19 @@ def test_hidden_views_are_not_refreshed_and_catch_up_when_shown(tmp_path: Path) 
     app = TracerApp(session)
 
     async def body(pilot) -> None:
-        await pilot.pause(0.5)
         gantt = app.query_one("#gantt", TimelineView)
         layers = table(app)
-        assert gantt.draws == 0 and layers.draws > 0  # the timeline tab is hidden
+        await until(pilot, lambda: layers.draws > 0)  # (waits for what it asserts: a busy machine is slow)
+        await pilot.pause(0.3)
+        assert gantt.draws == 0  # the timeline tab is hidden
         before = app.refreshes
         await pilot.press("question_mark")  # the help screen covers the app: the timer stops
         await pilot.pause(0.4)
         assert app.refreshes <= before + 1
         await pilot.press("escape")
         await pilot.press("2")
-        await pilot.pause(0.3)
-        assert gantt.draws > 0
+        await until(pilot, lambda: gantt.draws > 0)
+        await pilot.pause()
         drawn = layers.draws
         await pilot.pause(0.3)
         assert layers.draws == drawn  # the overview is hidden now
