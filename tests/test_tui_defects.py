@@ -112,15 +112,21 @@ def test_resizing_redraws_the_latency_plot_and_the_layer_history() -> None:
     async def body(pilot) -> None:
         await settle(app, pilot)
         await pilot.resize_terminal(120, 40)
-        await pilot.pause(0.5)  # no forced redraw: the screen must follow by itself
         plot = app.query_one("#latency")
-        assert plot.render_line(0).cell_length == plot.content_size.width
         detail = app.query_one("#detail")
-        lines = plain(detail).splitlines()
-        assert any(line.startswith("history") for line in lines)
+
+        def bars() -> list[str]:
+            lines = plain(detail).splitlines()
+            assert any(line.startswith("history") for line in lines)
+            return [line for line in lines if "█" in line and not line.startswith("history")]
+
+        def redrawn() -> bool:
+            fits = all(len(line) <= detail.content_size.width for line in bars())
+            return plot.render_line(0).cell_length == plot.content_size.width and fits
+
+        await until(pilot, redrawn)  # no forced redraw: the screen must follow by itself
         # the distribution's bars are laid out for the width: drawn again, they fit the new one
-        bars = [line for line in lines if "█" in line and not line.startswith("history")]
-        assert bars and all(len(line) <= detail.content_size.width for line in bars), bars
+        assert bars()
 
     run(app, body, size=(200, 55))
 
@@ -219,12 +225,14 @@ def test_pausing_live_keeps_the_recording_size_moving(tmp_path: Path) -> None:
         held = app.session.snapshot().status.recording_bytes
         source.allow(1000)
         await until(pilot, lambda: source.left == 0 and app.session.snapshot().status.recording_bytes > held)
-        await pilot.pause(0.5)  # the screen's own refresh, no forced redraw
-        status = plain(app.query_one("#status"))
-        size = app.session.snapshot().status.recording_bytes
         from tracer.tui import format as fmt
 
-        assert "paused" in status and fmt.size(size) in status and size > held
+        def shown() -> bool:
+            status = plain(app.query_one("#status"))
+            return "paused" in status and fmt.size(app.session.snapshot().status.recording_bytes) in status
+
+        await until(pilot, shown)  # the screen's own refresh, no forced redraw
+        assert app.session.snapshot().status.recording_bytes > held
 
     run(app, body)
 
