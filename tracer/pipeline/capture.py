@@ -16,6 +16,7 @@ from tracer.capture.reader import CaptureReader, open_capture
 from tracer.decode.packets import PacketBatch
 from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
+from tracer.pipeline.memory import prefer_small_pages
 
 if TYPE_CHECKING:
     from tracer.base.timeline import InferenceTimeline
@@ -59,6 +60,7 @@ def decode_capture(
     from tracer.telemetry.probe_samples import probe_npu_records
     from tracer.telemetry.swo_pc import SwoPcCollector
 
+    prefer_small_pages()  # the tables below are fresh memory: see tracer.pipeline.memory
     reader = path if isinstance(path, CaptureReader) else open_capture(path)
     with reader:
         meta = reader.metadata
