@@ -44,7 +44,7 @@ import numpy as np
 
 from tracer.analysis.isr import slice_columns, slice_names, span_of
 from tracer.analysis.layer_stats import latency_columns
-from tracer.analysis.samples import compact
+from tracer.analysis.samples import compact, layer_rows
 from tracer.analysis.settings import JitterSettings
 from tracer.analysis.statistics import MAD_TO_SIGMA, Tally, coefficient_of_variation, histogram, nearest_rank
 from tracer.analysis.tasks import task_label
@@ -238,6 +238,10 @@ def layer_groups(spans: LayerSpans) -> list[tuple[int, np.ndarray]]:
         return []
     layers_of = spans.layer[complete].astype(np.int64)
     numbers = spans.inference[complete]
+    if layers_of.min() >= 0 and (len(numbers) < 2 or bool((numbers[1:] >= numbers[:-1]).all())):
+        # Spans in inference order (a decoded stream's always are): a stable sort by layer alone
+        # keeps that order within each layer (a radix sort of small indices, once).
+        return [(index, complete[at]) for index, at in layer_rows(layers_of)]
     if numbers.min() >= 0 and numbers.max() < (1 << 40) and layers_of.min() >= 0:
         order = complete[np.argsort((layers_of << 40) | numbers, kind="stable")]  # one key: faster than lexsort
     else:

@@ -83,18 +83,25 @@ def layer_samples(spans: LayerSpans) -> dict[int, LayerSamples]:
     cycles = spans.end[rows] - spans.start[rows]
     isr = spans.isr_cycles[rows]
     names = spans.pmu_names if spans.pmu.shape[1] else ()
-    sums: list[list[int]] = []
+    sums: list[list[int]] = []  # per counter, per layer index
     counts: list[list[int]] = []
     if names and len(rows):
-        # All layers at once: the counters as rows (the table's own layout), summed per layer.
-        values = spans.pmu.T[:, rows]
-        have = values >= 0
-        sums = np.add.reduceat(np.where(have, values, 0), starts, axis=1).tolist()
-        counts = np.add.reduceat(have.astype(np.int64), starts, axis=1).tolist()
+        # Per counter, summed by layer index in span order (int64, as exact as a sum in layer
+        # order): the counters are not gathered into layer order (that gather cost the most here).
+        layer_of = spans.layer[complete].astype(np.intp)
+        bins = int(indices[-1]) + 1
+        for j in range(len(names)):
+            column = spans.pmu[:, j][complete]
+            have = column >= 0
+            at = layer_of[have]
+            total = np.zeros(bins, np.int64)
+            np.add.at(total, at, column[have])
+            sums.append(total.tolist())
+            counts.append(np.bincount(at, minlength=bins).tolist())
     samples: dict[int, LayerSamples] = {}
-    for n, (index, lo, hi) in enumerate(zip(indices.tolist(), starts.tolist(), ends.tolist())):
+    for index, lo, hi in zip(indices.tolist(), starts.tolist(), ends.tolist()):
         isr_part = isr[lo:hi]
-        counters = {name: (sums[j][n], counts[j][n]) for j, name in enumerate(names) if counts[j][n]}
+        counters = {name: (sums[j][index], counts[j][index]) for j, name in enumerate(names) if counts[j][index]}
         samples[index] = LayerSamples(compact(cycles[lo:hi]), compact(isr_part) if isr_part.any() else None, counters)
     return samples
 
