@@ -3,12 +3,12 @@
 numpy asks Linux for transparent huge pages (``madvise(MADV_HUGEPAGE)``) on every array of 4 MB
 or more. Decoding a capture fills a few hundred MB of such arrays once (the record tables, the
 columns of the timeline). On virtual machines that hand free memory back to the host (free page
-reporting, ballooning), every huge page is memory the host has to supply again and zero: measured
-on a 2-vCPU VM, ``bench_pipeline.py``'s 111 MB capture took 4.1-4.7 s of system time with huge
-pages and 0.5-0.6 s without (the same 0.4 GB written; ``docs/decoder.md``, "Speed and memory").
-On a machine where huge pages are cheap, small ones cost a few tens of milliseconds more at this
-size. So tracer turns numpy's hint off for its own process, unless the user chose with numpy's
-own ``NUMPY_MADVISE_HUGEPAGE`` variable.
+reporting), a huge page is often memory the host has to supply and zero again: on the 2-vCPU VM
+of ``docs/decoder.md`` ("Memory: small pages"), ``bench_pipeline.py``'s 111 MB capture took
+1.5-4.7 s of system time with huge pages in most runs (0.11-0.13 s in quiet moments) and
+0.27-0.35 s with small pages in every run. Small pages cost more than cheap huge pages (about
+0.2 s here), far less than slow ones, and do not swing: tracer turns numpy's hint off for its own
+process, unless the user chose with numpy's own ``NUMPY_MADVISE_HUGEPAGE`` variable.
 """
 
 from __future__ import annotations
