@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import dataclasses
 import math
 import multiprocessing
@@ -173,12 +174,17 @@ class BenchApp(TracerApp):
     redrawn, when it asked)."""
 
     probe: dict[str, Any] | None = None
+    profiles: dict[str, cProfile.Profile] | None = None  # per kind of key (--profile)
 
     async def on_event(self, event: events.Event) -> None:
         probe = self.probe
         if probe is not None and isinstance(event, events.Key) and "cpu" not in probe:
             probe["cpu"] = time.thread_time()  # the screen's thread: CPU it spends until the paint
             probe["received"] = time.perf_counter()
+            if self.profiles is not None:
+                profile = self.profiles.setdefault(probe["kind"], cProfile.Profile(time.thread_time))
+                probe["profile"] = profile
+                profile.enable()
         await super().on_event(event)
 
     async def run_action(self, action: Any, default_namespace: Any = None) -> bool:
@@ -201,6 +207,8 @@ class BenchApp(TracerApp):
         if probe.pop("redrawn", False) or self._dirty:
             self.call_after_refresh(self._painted, probe)
             return
+        if "profile" in probe:
+            probe["profile"].disable()
         probe["painted"] = time.perf_counter()
         probe["cpu"] = time.thread_time() - probe.get("cpu", time.thread_time())
         probe["done"].set()
@@ -239,7 +247,7 @@ def press_keys(
         key = KEYS[i % len(KEYS)]
         kind = key_kind(KEYS, i % len(KEYS))
         i += 1
-        probe: dict[str, Any] = {"done": threading.Event()}
+        probe: dict[str, Any] = {"done": threading.Event(), "kind": kind}
         app.probe = probe
         sent = time.perf_counter()
         char = {"space": " ", "question_mark": "?"}.get(key, key if len(key) == 1 else None)
@@ -313,8 +321,12 @@ KINDS = {
 }
 
 
-def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[str, Any]:
-    """Run the app for ``seconds`` on ``tracer live``'s path fed by the device (or idle: no device)."""
+def run_app(rate: float | None, seconds: float, capture: Path | None, profile: Path | None = None) -> dict[str, Any]:
+    """Run the app for ``seconds`` on ``tracer live``'s path fed by the device (or idle: no device).
+
+    With ``profile``, the screen thread is profiled (CPU time) from each key to its paint, one
+    cProfile file per kind of key written there.
+    """
     ctx = multiprocessing.get_context("spawn")
     ports, results = ctx.Queue(), ctx.Queue()
     if rate is not None:
@@ -330,6 +342,8 @@ def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[st
     writer = CaptureWriter(capture, meta, overwrite=True) if capture is not None else None
     session = Session.live(SourceFeed(source, writer), meta, tpiu=TpiuMode.OFF)
     app = BenchApp(session)
+    if profile is not None:
+        app.profiles = {}
     timings: list[KeyTiming] = []
     rss: list[tuple[float, float, float]] = []
     stop = threading.Event()
@@ -376,6 +390,10 @@ def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[st
         result["sent"] = results.get(timeout=30)
         child.join(10)
     result["analyses"] = session.analyses
+    if profile is not None and app.profiles is not None:
+        profile.mkdir(parents=True, exist_ok=True)
+        for kind, stats in app.profiles.items():
+            stats.dump_stats(profile / f"{kind.replace(' ', '_').replace('/', '_').replace(',', '')}.prof")
     result["timings"] = timings
     result["latencies"] = [t.ms for t in timings]
     result["keys"] = [t.key for t in timings]
@@ -445,6 +463,9 @@ def main() -> int:
     parser.add_argument("--idle-seconds", type=float, default=10.0, help="reference run on the idle app (default: 10)")
     parser.add_argument("--no-record", action="store_true", help="do not record the stream into a capture")
     parser.add_argument("--no-neighbour", action="store_true", help="no CPU-bound process beside the app")
+    parser.add_argument(
+        "--profile", type=Path, help="write a cProfile file per kind of key (the screen thread, key to paint) here"
+    )
     args = parser.parse_args()
 
     ctx = multiprocessing.get_context("spawn")
@@ -458,7 +479,7 @@ def main() -> int:
             load_before = load()
             idle = run_app(None, args.idle_seconds, None)
             capture = None if args.no_record else Path(tmp) / "bench_tui.trace"
-            busy = run_app(args.rate, args.seconds, capture)
+            busy = run_app(args.rate, args.seconds, capture, args.profile)
             load_after = load()
         finally:
             if neighbour is not None:

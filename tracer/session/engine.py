@@ -510,16 +510,18 @@ class Session:
         capture = self.capture_path if final and not whole and self.mode == "replay" else None
         budget = self._budget.budget if self._budget is not None else None
         try:
-            diagnosis = self._findings.run(
-                self.window_timeline,
-                self._facts,
-                budget,
-                [r.number for r in held.ring.items()],
-                whole,
-                held.inferences,
-                capture or None,
-                self._unless_stopped,
-            )
+            window = None if capture else self.window_timeline()  # under the session's lock: not while yielding
+            with self._transport.yielding(self._stop.is_set):
+                diagnosis = self._findings.run(
+                    lambda: window if window is not None else self.window_timeline(),
+                    self._facts,
+                    budget,
+                    [r.number for r in held.ring.items()],
+                    whole,
+                    held.inferences,
+                    capture or None,
+                    self._unless_stopped,
+                )
         except Stopped:
             return
         except Exception as exc:  # noqa: BLE001 - a rule failing must not stop the screen; it says so

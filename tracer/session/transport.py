@@ -2,16 +2,21 @@
 inference at a time, and the screen's right of way.
 
 Decoding and drawing share one interpreter lock, and a decoder call holds it for milliseconds at
-a time; while a key is being answered (:meth:`Transport.hold_for_ui`) the worker stands aside.
+a time; while a key is being answered (:meth:`Transport.hold_for_ui`) the worker stands aside:
+between pieces, and inside the findings rules' run (tens of milliseconds, :meth:`Transport.yielding`).
 Live bytes are still read and recorded meanwhile (the reader thread does not wait); the decoder
 catches up afterwards.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
 
 from tracer.session.feeds import CaptureFeed, Piece, SourceFeed
 from tracer.session.pacing import Pacer
@@ -57,6 +62,27 @@ class Transport:
                 return
             with self.wake:
                 self.wake.wait(min(left, 0.02))
+
+    @contextlib.contextmanager
+    def yielding(self, stopped: Callable[[], bool]) -> Iterator[None]:
+        """Long work of the worker thread inside: it stops at its next Python call while the screen
+        answers a key, and goes on when the screen has answered.
+
+        The findings rules run for tens of milliseconds at a time (up to ~100 ms on a busy
+        machine); the worker checks for a hold only between pieces, so a key pressed during a run
+        would share the interpreter with it. A profile hook (this thread only) checks at each call.
+        """
+
+        def check(_frame: FrameType, event: str, _arg: Any) -> None:
+            if event == "call" and self.ui_hold_until > time.monotonic():
+                self.give_way(stopped)
+
+        before = sys.getprofile()
+        sys.setprofile(check)
+        try:
+            yield
+        finally:
+            sys.setprofile(before)
 
     def give_way_briefly(self, stop: threading.Event) -> None:
         """A helper thread's turn between pieces of work: wait while the screen answers a key."""

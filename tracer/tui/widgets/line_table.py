@@ -219,8 +219,9 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
             self.refresh()
 
     def on_resize(self) -> None:
-        """Lay the columns out for the new width."""
+        """Lay the columns out for the new width; the cursor row stays in view."""
         self._arrange()
+        self.move_cursor(self.cursor_row, announce=False)
 
     def cell(self, key: str, column: str) -> str:
         """A cell's text."""
