@@ -13,8 +13,9 @@ from pathlib import Path
 
 from tui_helpers import redraw, replay_app, run, settle, until
 
+from tracer.session.feeds import Piece
 from tracer.session.pacing import Pacer
-from tracer.session.transport import Transport
+from tracer.session.transport import LIVE_SLICE, Transport
 from tracer.tui.widgets.timeline import InferenceHeader, SpansTable, TimelineView
 
 
@@ -111,3 +112,20 @@ def test_a_layout_that_only_stretches_a_view_does_not_redraw_it(tmp_path: Path) 
         await until(pilot, lambda: header.draws > draws[1] and gantt.draws > draws[2])
 
     run(app, body)
+
+
+def test_a_large_live_piece_is_decoded_in_slices_that_give_way_between_them() -> None:
+    transport = Transport(Pacer(), threading.RLock())
+    data = bytes(range(256)) * (3 * LIVE_SLICE // 256 + 7)
+    piece = Piece(data, 1000, 5)
+    transport.hold_for_ui(0.15)
+    started = time.monotonic()
+    parts = []
+    for part in transport.live_slices(piece, lambda: False):
+        parts.append((part, time.monotonic() - started))
+    assert b"".join(p.data for p, _ in parts) == data  # every byte, in order
+    assert [p.offset for p, _ in parts] == [1000 + i * LIVE_SLICE for i in range(len(parts))]
+    assert [p.lost_before for p, _ in parts] == [5] + [0] * (len(parts) - 1)  # the loss before it, once
+    assert all(len(p.data) <= LIVE_SLICE for p, _ in parts) and len(parts) == 4
+    assert parts[0][1] < 0.1  # the first slice at once
+    assert parts[1][1] >= 0.1  # the next one waited for the screen's answer

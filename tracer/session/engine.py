@@ -418,7 +418,8 @@ class Session:
                 self._diagnose()
                 continue
             if self.mode == "live":
-                self._fold(self._decoder.feed(piece.data, piece.lost_before))
+                for part in self._transport.live_slices(piece, stopped):
+                    self._fold(self._decoder.feed(part.data, part.lost_before))
                 self._diagnose()
                 continue
             media = None

@@ -22,6 +22,7 @@ from tracer.session.feeds import CaptureFeed, Piece, SourceFeed
 from tracer.session.pacing import Pacer
 
 STEP_SLICE = 128  # bytes decoded at a time while stepping, so a step stops right after one inference
+LIVE_SLICE = 32 * 1024  # live: bytes decoded at a time, so a key waits for one slice at most (a few ms)
 
 
 class Transport:
@@ -99,6 +100,19 @@ class Transport:
             piece, self._pending = self._pending, None
             return piece
         return feed.next_piece(0.1)
+
+    def live_slices(self, piece: Piece, stopped: Callable[[], bool]) -> Iterator[Piece]:
+        """A live piece in slices of :data:`LIVE_SLICE`, giving way to the screen between them.
+
+        What queued up while the decoder stood aside comes as one piece (up to 128 KB, tens of
+        milliseconds of decoding); cut, a key pressed meanwhile waits for one slice, not all of it.
+        """
+        data = piece.data
+        for at in range(0, len(data), LIVE_SLICE):
+            if at:
+                self.give_way(stopped)
+            lost = piece.lost_before if at == 0 else 0
+            yield Piece(data[at : at + LIVE_SLICE], piece.offset + at, lost, piece.host_seconds)
 
     def cut_for_step(self, piece: Piece) -> Piece:
         """While stepping, decode in small slices so the step ends right after one inference."""
