@@ -70,7 +70,7 @@ def screenshot(
         session.close()
 
 
-async def _settled_screen(app: TracerApp, pilot: Pilot[None], title: str) -> str:
+async def _settled_screen(app: TracerApp, pilot: Pilot[int], title: str) -> str:
     """The screen once it stops changing: nothing left to redraw and two exports in a row equal.
 
     A slow or busy machine may still be answering the last key (a message, a redraw request) when
