@@ -22,6 +22,7 @@ worker loop and snapshots, each a short section delegating to the modules above.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import threading
@@ -512,7 +513,9 @@ class Session:
         budget = self._budget.budget if self._budget is not None else None
         try:
             window = None if capture else self.window_timeline()  # under the session's lock: not while yielding
-            with self._transport.yielding(self._stop.is_set):
+            # The window's rules stand aside at each call; reading a whole capture again (much longer,
+            # and where a profile hook would cost most) gives way between its reads instead.
+            with self._transport.yielding(self._stop.is_set) if capture is None else contextlib.nullcontext():
                 diagnosis = self._findings.run(
                     lambda: window if window is not None else self.window_timeline(),
                     self._facts,
@@ -538,9 +541,12 @@ class Session:
             self._version += 1
 
     def _unless_stopped(self, _bytes_read: int) -> None:
-        """Reading a whole capture again: give up as soon as the session is asked to stop."""
+        """Reading a whole capture again: give up as soon as the session is asked to stop, and
+        give way while the screen answers a key.
+        """
         if self._stop.is_set():
             raise Stopped
+        self._transport.give_way(self._stop.is_set)
 
     def _facts(self) -> InputFacts:
         from tracer.base.facts import InputFacts
