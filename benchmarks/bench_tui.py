@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import dataclasses
 import math
 import multiprocessing
@@ -173,12 +174,18 @@ class BenchApp(TracerApp):
     redrawn, when it asked)."""
 
     probe: dict[str, Any] | None = None
+    profiles: dict[str, cProfile.Profile] | None = None  # per kind of key (--profile)
 
     async def on_event(self, event: events.Event) -> None:
         probe = self.probe
         if probe is not None and isinstance(event, events.Key) and "cpu" not in probe:
             probe["cpu"] = time.thread_time()  # the screen's thread: CPU it spends until the paint
+            probe["process_cpu"] = time.process_time()  # and the app's other threads meanwhile
             probe["received"] = time.perf_counter()
+            if self.profiles is not None:
+                profile = self.profiles.setdefault(probe["kind"], cProfile.Profile(time.thread_time))
+                probe["profile"] = profile
+                profile.enable()
         await super().on_event(event)
 
     async def run_action(self, action: Any, default_namespace: Any = None) -> bool:
@@ -201,8 +208,11 @@ class BenchApp(TracerApp):
         if probe.pop("redrawn", False) or self._dirty:
             self.call_after_refresh(self._painted, probe)
             return
+        if "profile" in probe:
+            probe["profile"].disable()
         probe["painted"] = time.perf_counter()
         probe["cpu"] = time.thread_time() - probe.get("cpu", time.thread_time())
+        probe["others"] = time.process_time() - probe.get("process_cpu", time.process_time()) - probe["cpu"]
         probe["done"].set()
 
 
@@ -239,7 +249,7 @@ def press_keys(
         key = KEYS[i % len(KEYS)]
         kind = key_kind(KEYS, i % len(KEYS))
         i += 1
-        probe: dict[str, Any] = {"done": threading.Event()}
+        probe: dict[str, Any] = {"done": threading.Event(), "kind": kind}
         app.probe = probe
         sent = time.perf_counter()
         char = {"space": " ", "question_mark": "?"}.get(key, key if len(key) == 1 else None)
@@ -251,6 +261,7 @@ def press_keys(
                 (probe["painted"] - sent) * 1000,
                 probe["cpu"] * 1000,
                 (probe["received"] - sent) * 1000,
+                probe["others"] * 1000,
             )
             if os.environ.get("BENCH_TUI_DETAIL"):
                 print(
@@ -259,7 +270,7 @@ def press_keys(
                     file=sys.__stderr__,
                 )
         else:
-            timing = KeyTiming(key, kind, float("inf"), float("inf"), float("inf"))
+            timing = KeyTiming(key, kind, float("inf"), float("inf"), float("inf"), float("inf"))
         out.append(timing)
         app.probe = None
         time.sleep(0.4)
@@ -272,7 +283,9 @@ class KeyTiming:
 
     ``cpu_ms`` is the CPU time of the screen's thread meanwhile (its own work, whatever else waits
     for the processor: the part of the answer a busy machine cannot add to); ``queued_ms`` is
-    until the app's loop took the key.
+    until the app's loop took the key; ``others_ms`` the CPU time of the app's other threads
+    meanwhile (the decoder, the findings rules, the reader: they share the interpreter with the
+    screen, and should stand aside while it answers).
     """
 
     key: str
@@ -280,6 +293,7 @@ class KeyTiming:
     ms: float
     cpu_ms: float
     queued_ms: float
+    others_ms: float
 
 
 def key_kind(keys: tuple[str, ...], at: int) -> str:
@@ -313,8 +327,12 @@ KINDS = {
 }
 
 
-def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[str, Any]:
-    """Run the app for ``seconds`` on ``tracer live``'s path fed by the device (or idle: no device)."""
+def run_app(rate: float | None, seconds: float, capture: Path | None, profile: Path | None = None) -> dict[str, Any]:
+    """Run the app for ``seconds`` on ``tracer live``'s path fed by the device (or idle: no device).
+
+    With ``profile``, the screen thread is profiled (CPU time) from each key to its paint, one
+    cProfile file per kind of key written there.
+    """
     ctx = multiprocessing.get_context("spawn")
     ports, results = ctx.Queue(), ctx.Queue()
     if rate is not None:
@@ -330,6 +348,8 @@ def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[st
     writer = CaptureWriter(capture, meta, overwrite=True) if capture is not None else None
     session = Session.live(SourceFeed(source, writer), meta, tpiu=TpiuMode.OFF)
     app = BenchApp(session)
+    if profile is not None:
+        app.profiles = {}
     timings: list[KeyTiming] = []
     rss: list[tuple[float, float, float]] = []
     stop = threading.Event()
@@ -376,6 +396,10 @@ def run_app(rate: float | None, seconds: float, capture: Path | None) -> dict[st
         result["sent"] = results.get(timeout=30)
         child.join(10)
     result["analyses"] = session.analyses
+    if profile is not None and app.profiles is not None:
+        profile.mkdir(parents=True, exist_ok=True)
+        for kind, stats in app.profiles.items():
+            stats.dump_stats(profile / f"{kind.replace(' ', '_').replace('/', '_').replace(',', '')}.prof")
     result["timings"] = timings
     result["latencies"] = [t.ms for t in timings]
     result["keys"] = [t.key for t in timings]
@@ -417,17 +441,18 @@ def summary(values: list[float]) -> str:
 
 
 def by_kind(timings: list[KeyTiming]) -> list[str]:
-    """Per kind of key: wall-clock p50/p95/p99/max, and the screen thread's CPU p50/p99."""
+    """Per kind of key: wall-clock p50/p95/p99/max, the screen thread's CPU p50/p99, the other threads' p50."""
     kinds: dict[str, list[KeyTiming]] = {}
     for timing in timings:
         kinds.setdefault(timing.kind, []).append(timing)
-    lines = [f"{'':>16}  {'n':>3}  {'p50':>6}  {'p95':>6}  {'p99':>6}  {'max':>6}   CPU p50   p99"]
+    lines = [f"{'':>16}  {'n':>3}  {'p50':>6}  {'p95':>6}  {'p99':>6}  {'max':>6}   CPU p50   p99   others p50"]
     for kind, group in sorted(kinds.items(), key=lambda kv: -percentile([t.ms for t in kv[1]], 0.99)):
         ms = [t.ms for t in group]
         cpu = [t.cpu_ms for t in group]
         lines.append(
             f"{kind:>16}  {len(group):>3}  {statistics.median(ms):6.1f}  {percentile(ms, 0.95):6.1f}  "
             f"{percentile(ms, 0.99):6.1f}  {max(ms):6.1f}   {statistics.median(cpu):6.1f}  {percentile(cpu, 0.99):5.1f}"
+            f"   {statistics.median(t.others_ms for t in group):10.1f}"
         )
     return lines
 
@@ -445,6 +470,9 @@ def main() -> int:
     parser.add_argument("--idle-seconds", type=float, default=10.0, help="reference run on the idle app (default: 10)")
     parser.add_argument("--no-record", action="store_true", help="do not record the stream into a capture")
     parser.add_argument("--no-neighbour", action="store_true", help="no CPU-bound process beside the app")
+    parser.add_argument(
+        "--profile", type=Path, help="write a cProfile file per kind of key (the screen thread, key to paint) here"
+    )
     args = parser.parse_args()
 
     ctx = multiprocessing.get_context("spawn")
@@ -458,7 +486,7 @@ def main() -> int:
             load_before = load()
             idle = run_app(None, args.idle_seconds, None)
             capture = None if args.no_record else Path(tmp) / "bench_tui.trace"
-            busy = run_app(args.rate, args.seconds, capture)
+            busy = run_app(args.rate, args.seconds, capture, args.profile)
             load_after = load()
         finally:
             if neighbour is not None:
@@ -483,7 +511,10 @@ def main() -> int:
     )
     print(f"keys idle  {summary(idle['latencies'])}   (reference: the same app, no data)")
     print(f"keys busy  {summary(busy['latencies'])}")
-    print("by kind    busy, ms from the key sent to the screen painted after it; CPU: the screen thread's")
+    print(
+        "by kind    busy, ms from the key sent to the screen painted after it; CPU: the screen thread's; "
+        "others: the app's other threads' meanwhile"
+    )
     for line in by_kind(busy["timings"]):
         print(f"           {line}")
     print(

@@ -22,6 +22,7 @@ worker loop and snapshots, each a short section delegating to the modules above.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import threading
@@ -418,7 +419,8 @@ class Session:
                 self._diagnose()
                 continue
             if self.mode == "live":
-                self._fold(self._decoder.feed(piece.data, piece.lost_before))
+                for part in self._transport.live_slices(piece, stopped):
+                    self._fold(self._decoder.feed(part.data, part.lost_before))
                 self._diagnose()
                 continue
             media = None
@@ -510,16 +512,20 @@ class Session:
         capture = self.capture_path if final and not whole and self.mode == "replay" else None
         budget = self._budget.budget if self._budget is not None else None
         try:
-            diagnosis = self._findings.run(
-                self.window_timeline,
-                self._facts,
-                budget,
-                [r.number for r in held.ring.items()],
-                whole,
-                held.inferences,
-                capture or None,
-                self._unless_stopped,
-            )
+            window = None if capture else self.window_timeline()  # under the session's lock: not while yielding
+            # The window's rules stand aside at each call; reading a whole capture again (much longer,
+            # and where a profile hook would cost most) gives way between its reads instead.
+            with self._transport.yielding(self._stop.is_set) if capture is None else contextlib.nullcontext():
+                diagnosis = self._findings.run(
+                    lambda: window if window is not None else self.window_timeline(),
+                    self._facts,
+                    budget,
+                    [r.number for r in held.ring.items()],
+                    whole,
+                    held.inferences,
+                    capture or None,
+                    self._unless_stopped,
+                )
         except Stopped:
             return
         except Exception as exc:  # noqa: BLE001 - a rule failing must not stop the screen; it says so
@@ -535,9 +541,12 @@ class Session:
             self._version += 1
 
     def _unless_stopped(self, _bytes_read: int) -> None:
-        """Reading a whole capture again: give up as soon as the session is asked to stop."""
+        """Reading a whole capture again: give up as soon as the session is asked to stop, and
+        give way while the screen answers a key.
+        """
         if self._stop.is_set():
             raise Stopped
+        self._transport.give_way(self._stop.is_set)
 
     def _facts(self) -> InputFacts:
         from tracer.base.facts import InputFacts

@@ -2,21 +2,27 @@
 inference at a time, and the screen's right of way.
 
 Decoding and drawing share one interpreter lock, and a decoder call holds it for milliseconds at
-a time; while a key is being answered (:meth:`Transport.hold_for_ui`) the worker stands aside.
+a time; while a key is being answered (:meth:`Transport.hold_for_ui`) the worker stands aside:
+between pieces, and inside the findings rules' run (tens of milliseconds, :meth:`Transport.yielding`).
 Live bytes are still read and recorded meanwhile (the reader thread does not wait); the decoder
 catches up afterwards.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
 
 from tracer.session.feeds import CaptureFeed, Piece, SourceFeed
 from tracer.session.pacing import Pacer
 
 STEP_SLICE = 128  # bytes decoded at a time while stepping, so a step stops right after one inference
+LIVE_SLICE = 32 * 1024  # live: bytes decoded at a time, so a key waits for one slice at most (a few ms)
 
 
 class Transport:
@@ -58,6 +64,27 @@ class Transport:
             with self.wake:
                 self.wake.wait(min(left, 0.02))
 
+    @contextlib.contextmanager
+    def yielding(self, stopped: Callable[[], bool]) -> Iterator[None]:
+        """Long work of the worker thread inside: it stops at its next Python call while the screen
+        answers a key, and goes on when the screen has answered.
+
+        The findings rules run for tens of milliseconds at a time (up to ~100 ms on a busy
+        machine); the worker checks for a hold only between pieces, so a key pressed during a run
+        would share the interpreter with it. A profile hook (this thread only) checks at each call.
+        """
+
+        def check(_frame: FrameType, event: str, _arg: Any) -> None:
+            if event == "call" and self.ui_hold_until > time.monotonic():
+                self.give_way(stopped)
+
+        before = sys.getprofile()
+        sys.setprofile(check)
+        try:
+            yield
+        finally:
+            sys.setprofile(before)
+
     def give_way_briefly(self, stop: threading.Event) -> None:
         """A helper thread's turn between pieces of work: wait while the screen answers a key."""
         left = self.ui_hold_until - time.monotonic()
@@ -73,6 +100,19 @@ class Transport:
             piece, self._pending = self._pending, None
             return piece
         return feed.next_piece(0.1)
+
+    def live_slices(self, piece: Piece, stopped: Callable[[], bool]) -> Iterator[Piece]:
+        """A live piece in slices of :data:`LIVE_SLICE`, giving way to the screen between them.
+
+        What queued up while the decoder stood aside comes as one piece (up to 128 KB, tens of
+        milliseconds of decoding); cut, a key pressed meanwhile waits for one slice, not all of it.
+        """
+        data = piece.data
+        for at in range(0, len(data), LIVE_SLICE):
+            if at:
+                self.give_way(stopped)
+            lost = piece.lost_before if at == 0 else 0
+            yield Piece(data[at : at + LIVE_SLICE], piece.offset + at, lost, piece.host_seconds)
 
     def cut_for_step(self, piece: Piece) -> Piece:
         """While stepping, decode in small slices so the step ends right after one inference."""

@@ -49,7 +49,7 @@ from tracer.tui.widgets.timeline import InferenceHeader, Legend, SpansTable, Tim
 
 TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", "console": "Console"}
 NARROW = 100  # columns below which panels shrink (memory bars, table columns by priority)
-ANSWER_S = 0.1  # at most this long, new data waits while the screen answers a key
+ANSWER_S = 0.25  # at most this long, new data waits while the screen answers a key (released when painted)
 SHORT = 32  # rows below which the overview keeps latency, memory and layers, and the findings count
 
 
@@ -196,7 +196,13 @@ class TracerApp(Actions, App[int]):
         self.call_after_refresh(self._answered)
 
     def _answered(self) -> None:
-        """The screen has painted its answer to a key: decode and draw new data again."""
+        """The screen has painted its answer to a key: decode and draw new data again.
+
+        Not while a redraw the answer asked for is still to come (its own call follows it). A key
+        that asks no redraw (zoom, help) is answered when the hold ends by itself (:data:`ANSWER_S`).
+        """
+        if self._dirty or not self._answering_until:
+            return
         self._answering_until = 0.0
         self.session.release_ui_hold()
 
@@ -256,7 +262,7 @@ class TracerApp(Actions, App[int]):
                     or (view in views and view.drawn_version < 0)
                 )
                 choices = self.ui.generation(view.depends)
-                size = tuple(view.content_size)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
+                size = view.layout_size()
                 changed = choices != view.drawn_choices or size != view.drawn_size  # what it shows moved
                 if force or due or changed or (status and asked):
                     drawn += 1
@@ -278,10 +284,7 @@ class TracerApp(Actions, App[int]):
 
     def _resized(self) -> bool:
         """A shown view's size changed since it was drawn (it lays its text out for its size)."""
-        return any(
-            view.shown and view.laid_out and tuple(view.content_size) != view.drawn_size  # type: ignore[attr-defined]  # View is mixed into a Textual widget
-            for view in self._views
-        )
+        return any(view.shown and view.laid_out and view.layout_size() != view.drawn_size for view in self._views)
 
     def _label_findings_tab(self, snapshot: SessionSnapshot) -> None:
         """The findings tab says how many there are (seen at any size, from any view)."""

@@ -24,7 +24,7 @@ class View:
     last_draw: float = float("-inf")
     drawn_version: int = -1  # the snapshot version last drawn
     drawn_choices: int = -1  # how many changes of the choices it depends on it had seen when drawn
-    drawn_size: tuple[int, int] = (-1, -1)  # its content size when drawn (a new size: drawn again)
+    drawn_size: tuple[int, ...] = (-1, -1)  # its layout_size() when drawn (a new one: drawn again)
     interval: float = 0.0  # least seconds between redraws for new data: numbers changing faster are unreadable
     depends: frozenset[str] = frozenset()  # the on-screen choices (UiState fields) it shows
 
@@ -35,6 +35,15 @@ class View:
         """
         return bool(self.is_attached and self.region)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
 
+    def layout_size(self) -> tuple[int, ...]:
+        """What of its size the view lays its text out for: drawn again when it changes.
+
+        Width and height by default; a view whose height follows its text (the timeline's lanes)
+        says width only, and a table that arranges its columns itself says nothing, so a layout
+        that moves or stretches it (another view's height changed) does not redraw it.
+        """
+        return tuple(self.content_size)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
+
     def on_show(self) -> None:
         """Visible again: ask for a refresh now."""
         self.shown = True
@@ -43,9 +52,9 @@ class View:
             request(view=self)
 
     def on_resize(self) -> None:
-        """A new size: draw again (views lay their text out for their size)."""
+        """A new size: draw again if the view lays its text out for it (:meth:`layout_size`)."""
         request = getattr(getattr(self, "app", None), "request_refresh", None)
-        if request is not None and self.shown:
+        if request is not None and self.shown and self.layout_size() != self.drawn_size:
             request(view=self)
 
     def on_hide(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -108,13 +109,11 @@ class LatencyPlot(View, Widget):
                 Segment("┤" if label else "│", Style(color=pal.MUTED)),
             ]
             for c in range(len(cycles)):
-                cell = self._cell(
-                    int(eighths[c]),
-                    level,
+                cell = _cell(
+                    -1 if eighths[c] < 0 else max(0, min(8, int(eighths[c]) - level * 8)),
                     r == budget_row,
                     bool(complete[c]),
-                    int(cycles[c]),
-                    budget,
+                    bool(budget and cycles[c] > budget),
                     int(numbers[c]) == self._selected,
                     r == rows - 1,
                 )
@@ -130,36 +129,6 @@ class LatencyPlot(View, Widget):
         strips.append(self._axis(numbers, width, bar))
         self._strips = strips
         self._built_size = (width, height)
-
-    def _cell(
-        self,
-        eighths: int,
-        level: int,
-        budget_row: bool,
-        complete: bool,
-        value: int,
-        budget: float | None,
-        selected: bool,
-        bottom: bool,
-    ) -> Segment:
-        if eighths < 0:
-            return Segment(
-                "·" if bottom else ("─" if budget_row else " "), Style(color=pal.MUTED if bottom else pal.WARN)
-            )
-        if not complete and bottom:
-            return Segment("×", Style(color=pal.WARN, bold=True))
-        fill = max(0, min(8, eighths - level * 8))
-        if selected:
-            colour = pal.SELECTED
-        elif not complete:
-            colour = pal.MUTED
-        elif budget and value > budget:
-            colour = pal.BAD
-        else:
-            colour = pal.INFO
-        if fill == 0:
-            return Segment("─" if budget_row else " ", Style(color=pal.WARN))
-        return Segment(EIGHTHS[fill], Style(color=colour))
 
     def _axis(self, numbers: np.ndarray, width: int, bar: int) -> Strip:
         plot = width - GUTTER
@@ -185,3 +154,26 @@ class LatencyPlot(View, Widget):
         column = event.x - GUTTER - self.styles.gutter.left
         if 0 <= column < len(self._columns):
             self.post_message(self.InferenceClicked(self._columns[column]))
+
+
+@functools.lru_cache(maxsize=256)
+def _cell(fill: int, budget_row: bool, complete: bool, over: bool, selected: bool, bottom: bool) -> Segment:
+    """One cell of a bar: ``fill`` eighths of it (-1: no latency known), in the bar's colour.
+
+    Cached: a plot has a few dozen kinds of cell, drawn thousands of times.
+    """
+    if fill < 0:
+        return Segment("·" if bottom else ("─" if budget_row else " "), Style(color=pal.MUTED if bottom else pal.WARN))
+    if not complete and bottom:
+        return Segment("×", Style(color=pal.WARN, bold=True))
+    if selected:
+        colour = pal.SELECTED
+    elif not complete:
+        colour = pal.MUTED
+    elif over:
+        colour = pal.BAD
+    else:
+        colour = pal.INFO
+    if fill == 0:
+        return Segment("─" if budget_row else " ", Style(color=pal.WARN))
+    return Segment(EIGHTHS[fill], Style(color=colour))

@@ -102,6 +102,10 @@ class LayersTable(View, LineTable):
         super().__init__(id=id)
         self.border_title = "Layers"
 
+    def layout_size(self) -> tuple[int, ...]:
+        """Nothing: the table arranges its columns for its size itself (``LineTable.on_resize``)."""
+        return ()
+
     @property
     def order(self) -> list[int]:
         """Layer indices in display order."""

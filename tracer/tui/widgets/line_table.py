@@ -110,6 +110,8 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         self.cursor_row = 0
         self.column_scroll = 0  # columns scrolled past, when narrow
         self._shown: list[int] = list(range(len(self.COLUMNS)))
+        self._present: list[int] = list(range(len(self.COLUMNS)))  # columns with something in them
+        self._natural_width = sum(w + 2 for w in self._widths)  # their widths, with the gaps
         self.hidden: list[str] = []  # columns out of view now (keys)
 
     # -- data ------------------------------------------------------------------------------------
@@ -160,6 +162,13 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         if widths != self._widths:
             self._widths = widths
             self._strips.clear()
+        # Worked out once per change of the rows: drawing a row asks for every column's width.
+        self._present = [
+            i
+            for i in range(len(self.COLUMNS))
+            if self.COLUMNS[i].keep or not self._cells or any(row[i][0] for row in self._cells)
+        ]
+        self._natural_width = sum(self._widths[i] + 2 for i in self._present)
         self._arrange()
 
     def _priority(self) -> list[int]:
@@ -173,7 +182,7 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
         """Which columns show, in which order, for the width now."""
         width = self.size.width - 1
         # A column with nothing in it (a baseline column without a baseline) is left out.
-        every = self._shown_all()
+        every = self._present
         if sum(self._width(i) + 2 for i in every) <= width or width <= 0:
             shown, hidden = every, []
             self.column_scroll = 0
@@ -197,17 +206,7 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
     def _width(self, i: int) -> int:
         w = self._widths[i]
         cap = self.COLUMNS[i].max_width
-        return min(w, max(cap, len(self._headers[i]))) if cap and self.size.width - 1 < self._natural() else w
-
-    def _natural(self) -> int:
-        return sum(self._widths[i] + 2 for i in self._shown_all())
-
-    def _shown_all(self) -> list[int]:
-        return [
-            i
-            for i in range(len(self.COLUMNS))
-            if self.COLUMNS[i].keep or not self._cells or any(row[i][0] for row in self._cells)
-        ]
+        return min(w, max(cap, len(self._headers[i]))) if cap and self.size.width - 1 < self._natural_width else w
 
     def action_columns(self, step: int) -> None:
         """Scroll the columns that do not fit by ``step``."""
@@ -219,8 +218,9 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
             self.refresh()
 
     def on_resize(self) -> None:
-        """Lay the columns out for the new width."""
+        """Lay the columns out for the new width; the cursor row stays in view."""
         self._arrange()
+        self.move_cursor(self.cursor_row, announce=False)
 
     def cell(self, key: str, column: str) -> str:
         """A cell's text."""
@@ -301,14 +301,12 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
             self.move_cursor(row)
 
     def on_focus(self) -> None:
-        """The cursor colour says where the keys go."""
-        self._strips.clear()
-        self.refresh()
+        """The cursor colour says where the keys go (a row's strip is cached by its colours)."""
+        self._refresh_row(self.cursor_row)
 
     def on_blur(self) -> None:
         """See :meth:`on_focus`."""
-        self._strips.clear()
-        self.refresh()
+        self._refresh_row(self.cursor_row)
 
     # -- drawing ---------------------------------------------------------------------------------
     def _refresh_row(self, row: int) -> None:

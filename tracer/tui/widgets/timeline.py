@@ -141,6 +141,10 @@ class TimelineView(View, Widget):
         )
         self._layout()
 
+    def layout_size(self) -> tuple[int, ...]:
+        """Its width: the height follows the lanes it draws."""
+        return (self.content_size.width,)
+
     @property
     def plot_width(self) -> int:
         """Cells of time (the width without the lane names)."""
@@ -372,6 +376,10 @@ class InferenceHeader(View, Static):
     InferenceHeader { height: 2; padding: 0 1; }
     """
 
+    def layout_size(self) -> tuple[int, ...]:
+        """Its width (two lines whatever the height)."""
+        return (self.content_size.width,)
+
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """Describe the selected inference and the cursor."""
         found = shown(snapshot, ui)
@@ -523,6 +531,10 @@ class SpansTable(View, LineTable):
         Column("ratio", "ratio", right=True, keep=True),
         Column("flags", "findings", min_width=8, keep=True),
     )
+
+    def layout_size(self) -> tuple[int, ...]:
+        """Nothing: the table arranges its columns for its size itself (``LineTable.on_resize``)."""
+        return ()
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """List the spans of the selected inference."""

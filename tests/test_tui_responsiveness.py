@@ -1,0 +1,131 @@
+"""The screen's right of way under load: the worker stands aside while a key is answered, and a
+layout that only moves or stretches a view does not redraw it.
+
+The figures (key response under 100,000 records/s) are measured by ``benchmarks/bench_tui.py``;
+these tests check the mechanisms, not timings.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from tui_helpers import redraw, replay_app, run, settle, until
+
+from tracer.session.feeds import Piece
+from tracer.session.pacing import Pacer
+from tracer.session.transport import LIVE_SLICE, Transport
+from tracer.tui.widgets.timeline import InferenceHeader, SpansTable, TimelineView
+
+
+def _step(counter: list[int]) -> None:
+    counter[0] += 1
+
+
+def _count_while_yielding(transport: Transport, counter: list[int], stop: threading.Event) -> None:
+    """Python calls in a loop, inside ``yielding`` (as the findings rules run)."""
+    with transport.yielding(stop.is_set):
+        while not stop.is_set():
+            _step(counter)
+
+
+def _advances(counter: list[int], seconds: float) -> bool:
+    before = counter[0]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if counter[0] != before:
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def test_long_work_in_the_worker_stops_while_the_screen_answers_a_key() -> None:
+    transport = Transport(Pacer(), threading.RLock())
+    counter, stop = [0], threading.Event()
+    worker = threading.Thread(target=_count_while_yielding, args=(transport, counter, stop), daemon=True)
+    worker.start()
+    try:
+        assert _advances(counter, 5.0)  # not held: it runs
+        transport.hold_for_ui(30.0)
+        time.sleep(0.05)  # to its next call
+        held_at = counter[0]
+        time.sleep(0.2)
+        assert counter[0] == held_at  # it stood aside the whole time
+        transport.release_ui_hold()
+        assert _advances(counter, 5.0)  # and goes on as soon as the screen has answered
+    finally:
+        transport.release_ui_hold()
+        stop.set()
+        worker.join(5)
+    assert not worker.is_alive()
+
+
+def test_the_profile_hook_is_removed_after_the_work() -> None:
+    import sys
+
+    transport = Transport(Pacer(), threading.RLock())
+    before = sys.getprofile()
+    with transport.yielding(lambda: False):
+        assert sys.getprofile() is not before
+    assert sys.getprofile() is before
+
+
+def test_the_hold_lasts_until_the_redraws_the_key_asked_for_are_done(tmp_path: Path) -> None:
+    app = replay_app(tmp_path=tmp_path)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        transport = app.session._transport
+        app._answering_until = time.monotonic() + 10
+        transport.hold_for_ui(10)
+        app._dirty = True  # a redraw asked for is still to come
+        app._answered()
+        assert transport.ui_hold_until > time.monotonic()
+        app._dirty = False
+        app._answered()
+        assert transport.ui_hold_until == 0.0 and app._answering_until == 0.0
+
+    run(app, body)
+
+
+def test_a_layout_that_only_stretches_a_view_does_not_redraw_it(tmp_path: Path) -> None:
+    """The timeline's height follows its lanes; the table below it and the header above are moved
+    or stretched by that, not changed: they are drawn again only for a new width."""
+    app = replay_app(tmp_path=tmp_path)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await redraw(app, pilot)
+        spans = app.query_one("#spans", SpansTable)
+        header = app.query_one("#inference-header", InferenceHeader)
+        gantt = app.query_one("#gantt", TimelineView)
+        draws = spans.draws, header.draws, gantt.draws
+        await pilot.resize_terminal(160, 40)  # shorter: the table shrinks
+        await pilot.pause()
+        await pilot.pause()
+        assert (spans.draws, header.draws, gantt.draws) == draws
+        # The selected layer's row is still in view after the table shrank.
+        assert spans.scroll_y <= spans.cursor_row < spans.scroll_y + spans.size.height - 1
+        await pilot.resize_terminal(140, 40)  # narrower: drawn again for the new width
+        await until(pilot, lambda: header.draws > draws[1] and gantt.draws > draws[2])
+
+    run(app, body)
+
+
+def test_a_large_live_piece_is_decoded_in_slices_that_give_way_between_them() -> None:
+    transport = Transport(Pacer(), threading.RLock())
+    data = bytes(range(256)) * (3 * LIVE_SLICE // 256 + 7)
+    piece = Piece(data, 1000, 5)
+    transport.hold_for_ui(0.15)
+    started = time.monotonic()
+    parts = []
+    for part in transport.live_slices(piece, lambda: False):
+        parts.append((part, time.monotonic() - started))
+    assert b"".join(p.data for p, _ in parts) == data  # every byte, in order
+    assert [p.offset for p, _ in parts] == [1000 + i * LIVE_SLICE for i in range(len(parts))]
+    assert [p.lost_before for p, _ in parts] == [5] + [0] * (len(parts) - 1)  # the loss before it, once
+    assert all(len(p.data) <= LIVE_SLICE for p, _ in parts) and len(parts) == 4
+    assert parts[0][1] < 0.1  # the first slice at once
+    assert parts[1][1] >= 0.1  # the next one waited for the screen's answer
