@@ -207,7 +207,7 @@ def test_live_says_when_an_inference_is_no_longer_held() -> None:
         await pilot.press("2")
         await redraw(app, pilot)
         text = header(app)
-        assert "#10 is no longer held" in text and "last 4 inferences" in text
+        assert "#10 is no longer held" in text and "last 4 inferences" in text, text
 
     run(app, body)
 
