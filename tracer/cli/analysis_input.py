@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 INPUT_HELP = "a .trace capture, a raw ITM/SWO file, or a firmware text log (UART dump, FVP stdout)"
 
 
-def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--budget FILE...``, ``--tolerance PCT``, ``--clock HZ`` and the jitter thresholds."""
+def add_budget_file_argument(parser: argparse.ArgumentParser) -> None:
+    """``--budget FILE...`` (every verb that holds measurements against a plan)."""
     parser.add_argument(
         "--budget",
         metavar="FILE",
@@ -30,6 +30,11 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         help="the predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow bundle header, or a "
         "TOML/JSON budget; files of one model combine (repeatable)",
     )
+
+
+def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--budget FILE...``, ``--tolerance PCT``, ``--clock HZ`` and the jitter thresholds."""
+    add_budget_file_argument(parser)
     parser.add_argument(
         "--tolerance",
         metavar="PCT",

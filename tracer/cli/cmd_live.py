@@ -44,6 +44,7 @@ DEMO_MACHINE = "mps3-an547"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer live``."""
+    from tracer.cli.analysis_input import add_budget_file_argument
     from tracer.cli.screen import add_screen_arguments
 
     parser.add_argument(
@@ -53,15 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "command", nargs="*", metavar="-- FVP_COMMAND", help="the FVP command line, after -- (fvp only)"
     )
     split_command_line(parser)
-    parser.add_argument(
-        "--budget",
-        metavar="FILE",
-        nargs="+",
-        action="extend",
-        default=[],
-        help="predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow header, or TOML/JSON; "
-        "files of one model combine (repeatable)",
-    )
+    add_budget_file_argument(parser)
     record = parser.add_argument_group("recording")
     record.add_argument(
         "-o", "--output", metavar="CAPTURE", help="capture to write (default: live-<date>-<time>.trace)"

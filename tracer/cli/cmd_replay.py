@@ -36,18 +36,11 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer replay``."""
+    from tracer.cli.analysis_input import add_budget_file_argument
     from tracer.cli.screen import add_screen_arguments
 
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or another tool's raw ITM file")
-    parser.add_argument(
-        "--budget",
-        metavar="FILE",
-        nargs="+",
-        action="extend",
-        default=[],
-        help="predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow header, or TOML/JSON; "
-        "files of one model combine (repeatable)",
-    )
+    add_budget_file_argument(parser)
     parser.add_argument(
         "--speed",
         metavar="X",
