@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tracer.errors import UsageError
-from tracer.sources.polling import DWT_CYCCNT, ReadWords
+from tracer.sources.polling import DWT_CYCCNT, Poller, ReadWords
 from tracer.units import parse_frequency
 
 STATUS_BLOCK = 0x004  # STATUS, CMD, RESET, QBASE, QBASE_HI, QREAD, QCONFIG, QSIZE
@@ -134,14 +134,9 @@ class NpuPollSummary:
         )
 
 
-class NpuPoller:
-    """Reads the NPU's registers when due and batches them into capture notes.
-
-    Args:
-        spec: What to read.
-        read_words: ``read_words(address, count)`` -> 32-bit words (the probe's memory read).
-        clock: Monotonic clock (injectable).
-        wall_clock: Host time of each sample (injectable).
+class NpuPoller(Poller[NpuPollSpec]):
+    """Reads the NPU's registers when due and batches them into capture notes (arguments:
+    :class:`~tracer.sources.polling.Poller`).
     """
 
     def __init__(
@@ -152,11 +147,7 @@ class NpuPoller:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
-        self.spec = spec
-        self._read = read_words
-        self._clock = clock
-        self._wall = wall_clock
-        self._next = 0.0
+        super().__init__(spec, read_words, clock=clock, wall_clock=wall_clock)
         self._pending: dict[str, list[Any]] = self._empty()
         self._first: float | None = None
         self._last: float | None = None

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from tracer.base.timeline import ArenaSample, StackSample
 from tracer.errors import UsageError
@@ -105,19 +105,22 @@ def parse_poll_spec(options: dict[str, str], symbols: SymbolTable | None = None,
     )
 
 
-class MemoryPoller:
-    """Reads the polled words at the spec's rate and turns them into capture notes.
+SpecT = TypeVar("SpecT")
+
+
+class Poller(Generic[SpecT]):
+    """What every probe poller has: what to read, the probe's memory read, its clocks, the next poll.
 
     Args:
         spec: What to read.
         read_words: ``read_words(address, count)`` -> 32-bit words (the probe's memory read).
         clock: Monotonic clock (injectable).
-        wall_clock: Host time for the notes.
+        wall_clock: Host time stamped on what is read (injectable).
     """
 
     def __init__(
         self,
-        spec: PollSpec,
+        spec: SpecT,
         read_words: ReadWords,
         *,
         clock: Callable[[], float] = time.monotonic,
@@ -128,7 +131,14 @@ class MemoryPoller:
         self._clock = clock
         self._wall = wall_clock
         self._next = 0.0
-        self.polls = 0
+
+
+class MemoryPoller(Poller[PollSpec]):
+    """Reads the polled words at the spec's rate and turns them into capture notes (arguments:
+    :class:`Poller`).
+    """
+
+    polls = 0  # polls made so far
 
     def due(self) -> bool:
         """True when the next poll is due."""
