@@ -31,8 +31,6 @@ from types import ModuleType
 from typing import Any
 
 from tracer.errors import SourceUnavailable, UsageError
-from tracer.sources.npu_polling import NpuSampling
-from tracer.sources.polling import MemoryPoller
 from tracer.sources.probe_options import (
     RTT_SEARCH_SECONDS,
     ProbeOptions,
@@ -40,6 +38,7 @@ from tracer.sources.probe_options import (
     read_within,
     transport_metadata,
 )
+from tracer.sources.probe_polling import ProbePolling
 from tracer.sources.url import SourceUrl
 
 SPEED_CANDIDATES = 64  # how many speeds to ask the DLL for; it lists them fastest first
@@ -56,7 +55,7 @@ def _load_pylink() -> ModuleType:
     return pylink
 
 
-class JLinkSource(NpuSampling):
+class JLinkSource(ProbePolling):
     """SWO, RTT or polled memory from a J-Link.
 
     Args:
@@ -94,7 +93,6 @@ class JLinkSource(NpuSampling):
         self._jlink: Any = None
         self._errors: tuple[type[BaseException], ...] = (Exception,)
         self._symbols: Any = None
-        self._poller: MemoryPoller | None = None
         self._events: list[dict[str, Any]] = []
         self._rtt_overflows = 0
         self.swo_hz: int | None = None
@@ -143,16 +141,14 @@ class JLinkSource(NpuSampling):
         except (UsageError, SourceUnavailable):
             self.close()
             raise
-        if spec.active:
-            self._poller = MemoryPoller(spec, self._read_words, clock=self._clock)
-        self._start_npu(npu, self._read_words, self._clock)
+        self._start_polling(spec, npu, self._read_words, self._clock)
 
     def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
         """Return SWO or RTT bytes (``b""`` if none within ``timeout``)."""
         assert self._jlink is not None, "open() first"
 
         def fetch() -> bytes:
-            self._poll_memory()
+            self._poll(self._events)
             return self._read_once(max_bytes)
 
         return read_within(fetch, timeout, self._idle(IDLE_SLEEP), self._errors, self.url, self._clock, self._sleep)
@@ -244,11 +240,6 @@ class JLinkSource(NpuSampling):
                 }
             )
             self._rtt_overflows = overflows
-
-    def _poll_memory(self) -> None:
-        if self._poller is not None and self._poller.due():
-            self._events.extend(self._poller.poll())
-        self._poll_npu()
 
     def _read_words(self, address: int, count: int) -> list[int]:
         return [int(w) for w in self._jlink.memory_read32(address, count)]

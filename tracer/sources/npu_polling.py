@@ -215,32 +215,3 @@ class NpuPoller(Poller[NpuPollSpec]):
     @staticmethod
     def _empty() -> dict[str, list[Any]]:
         return {k: [] for k in ("qread", "status", "qbase", "qsize", "pmu_cycles", "counters", "cyccnt", "host_time")}
-
-
-class NpuSampling:
-    """What a probe source adds to sample the NPU (mixed into ``JLinkSource`` and ``PyocdSource``).
-
-    The source calls :meth:`_start_npu` once open, :meth:`_poll_npu` in its read loop, waits at
-    most :meth:`_idle` between reads, and adds :meth:`_npu_notes` to its drained events.
-    """
-
-    _npu: NpuPoller | None = None
-
-    @property
-    def npu_sampling(self) -> NpuPollSummary | None:
-        """The NPU polling's rate asked for and achieved (None when not sampling the NPU)."""
-        return self._npu.summary if self._npu is not None else None
-
-    def _start_npu(self, spec: NpuPollSpec | None, read_words: ReadWords, clock: Callable[[], float]) -> None:
-        self._npu = NpuPoller(spec, read_words, clock=clock) if spec is not None else None
-
-    def _poll_npu(self) -> None:
-        if self._npu is not None and self._npu.due():
-            self._npu.poll()
-
-    def _idle(self, default: float) -> float:
-        """Seconds to wait between empty reads: short enough for the NPU polling rate."""
-        return min(default, self._npu.period) if self._npu is not None else default
-
-    def _npu_notes(self) -> list[dict[str, Any]]:
-        return self._npu.drain() if self._npu is not None else []

@@ -29,9 +29,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tracer.errors import SourceUnavailable, UsageError
-from tracer.sources.npu_polling import NpuSampling
-from tracer.sources.polling import MemoryPoller
 from tracer.sources.probe_options import ProbeOptions, read_within, transport_metadata
+from tracer.sources.probe_polling import ProbePolling
 from tracer.sources.url import SourceUrl
 from tracer.units import parse_frequency
 
@@ -62,7 +61,7 @@ def _pyocd_session(unique_id: str | None, target: str | None, options: dict[str,
     return Session(probes[0], auto_open=False, options=options)
 
 
-class PyocdSource(NpuSampling):
+class PyocdSource(ProbePolling):
     """SWO, RTT or polled memory through a pyOCD session.
 
     Args:
@@ -90,7 +89,6 @@ class PyocdSource(NpuSampling):
         self._session: Any = None
         self._channel: Any = None
         self._symbols: Any = None
-        self._poller: MemoryPoller | None = None
         self._events: list[dict[str, Any]] = []
         self._errors: tuple[type[BaseException], ...] = (Exception,)
         self._swo_started = False
@@ -132,18 +130,14 @@ class PyocdSource(NpuSampling):
         except (UsageError, SourceUnavailable):
             self.close()
             raise
-        if spec.active:
-            self._poller = MemoryPoller(spec, self._read_words, clock=self._clock)
-        self._start_npu(npu, self._read_words, self._clock)
+        self._start_polling(spec, npu, self._read_words, self._clock)
 
     def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
         """Return SWO or RTT bytes (``b""`` if none within ``timeout``)."""
         assert self._session is not None, "open() first"
 
         def fetch() -> bytes:
-            if self._poller is not None and self._poller.due():
-                self._events.extend(self._poller.poll())
-            self._poll_npu()
+            self._poll(self._events)
             # swo_read() and RTT reads take no size: return all they gave, never drop any.
             return self._read_once()
 
