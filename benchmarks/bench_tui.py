@@ -379,9 +379,19 @@ def run_app(rate: float | None, seconds: float, capture: Path | None, profile: P
                 if not child.is_alive() and not backlog and time.perf_counter() - quiet_since > 1.0:
                     break
                 await asyncio.sleep(0.05)
+            # What the screen shows once it has caught up: a snapshot asked for while the worker
+            # holds the session (folding the last piece, its last findings run) is the one before,
+            # by design (the screen never waits), so redraw until the records shown stop moving.
+            shown = -1
+            for _ in range(100):
+                app.refresh_views(force=True)
+                await pilot.pause()
+                now = app.snapshot.status.records
+                if now == shown and (session.ended or not getattr(session._feed, "backlog", 0)):
+                    break
+                shown = now
+                await asyncio.sleep(0.1)
             result["final_state"] = session.snapshot().status.state
-            app.refresh_views(force=True)
-            await pilot.pause()
             result["shown"] = app.snapshot
 
     times, wall = os.times(), time.perf_counter()
