@@ -101,12 +101,6 @@ class Loaded:
     kind: str
     locator: CodeLocator | None = None
 
-    def settings(self, args: argparse.Namespace) -> AnalysisSettings:
-        """The analysis thresholds the command line sets (the budget's apply where it sets none:
-        :meth:`AnalysisSettings.jitter`).
-        """
-        return settings_of(args)
-
 
 def settings_of(args: argparse.Namespace) -> AnalysisSettings:
     """The analysis thresholds the command line sets (the budget's apply where it sets none)."""
@@ -132,16 +126,11 @@ def analyse_input(
         whole: Read the input whole whatever its size (``--per-inference`` lists every execution).
         on_window: Called with every window of a capture read in windows (not otherwise).
     """
-    from tracer.analysis.analyze import analyze
     from tracer.analysis.windowed import NotWindowable, analyze_windows
     from tracer.pipeline.windows import is_windowed, read_windows
 
-    def read_whole(budget: Budget | None = None) -> tuple[Loaded, Analysis]:
-        loaded = load_input(args, budget)
-        return loaded, analyze(loaded.timeline, loaded.facts, loaded.budget, settings_of(args), loaded.locator)
-
     if whole or not is_windowed(args.capture):
-        return read_whole()
+        return analyse_whole(args)
     console = args.console
     budget = _load_budget(args)
     passes = 0
@@ -157,7 +146,7 @@ def analyse_input(
         analysis = analyze_windows(windows, budget, settings_of(args), on_window, locator)
     except NotWindowable as why:
         console.info(f"{args.capture}: read whole, not in windows: it has {why}, which is not analysed in windows yet")
-        return read_whole(budget)
+        return analyse_whole(args, budget, locator)
     loaded = Loaded(analysis.timeline, analysis.facts, budget, analysis.facts.kind)
     _after_loading(args, loaded)
     loaded.locator = locator
@@ -176,9 +165,20 @@ def _load_budget(args: argparse.Namespace) -> Budget | None:
     return budget
 
 
-def load_input(args: argparse.Namespace, budget: Budget | None = None) -> Loaded:
+def analyse_whole(
+    args: argparse.Namespace, budget: Budget | None = None, locator: CodeLocator | None = None
+) -> tuple[Loaded, Analysis]:
+    """Load the input whole (:func:`load_input`) and analyse it with the command line's thresholds."""
+    from tracer.analysis.analyze import analyze
+
+    loaded = load_input(args, budget, locator)
+    return loaded, analyze(loaded.timeline, loaded.facts, loaded.budget, settings_of(args), loaded.locator)
+
+
+def load_input(args: argparse.Namespace, budget: Budget | None = None, locator: CodeLocator | None = None) -> Loaded:
     """Load the budget (exit 2 on a bad file; or use ``budget``, loaded already) then the input
-    (exit 3 if unreadable); warnings to stderr.
+    (exit 3 if unreadable), and the ``--elf`` image (or use ``locator``, read already); warnings
+    to stderr.
     """
     from tracer.pipeline.load import load_timeline
 
@@ -189,7 +189,7 @@ def load_input(args: argparse.Namespace, budget: Budget | None = None) -> Loaded
         timeline, source = load_timeline(args.capture, on_progress=bar.update, clock_hz=getattr(args, "clock", None))
     loaded = Loaded(timeline, source, budget, source.kind)
     _after_loading(args, loaded)
-    loaded.locator = _locator(args)
+    loaded.locator = locator if locator is not None else _locator(args)
     return loaded
 
 

@@ -57,13 +57,11 @@ def run(args: argparse.Namespace) -> int:
             for warning in reader.warnings:
                 args.console.warn(str(warning))
         return 0
-    from tracer.analysis.analyze import analyze
-    from tracer.cli.analysis_input import load_input
+    from tracer.cli.analysis_input import analyse_whole
 
-    loaded = load_input(args)
+    loaded, analysis = analyse_whole(args)
     if not loaded.timeline.source:
         loaded.timeline.source = str(args.capture)
-    analysis = analyze(loaded.timeline, loaded.facts, loaded.budget, loaded.settings(args), loaded.locator)
     if args.format == "perfetto":
         from tracer.export.perfetto import write_perfetto
 
