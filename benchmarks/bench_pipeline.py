@@ -126,18 +126,15 @@ def child_peak_rss(stage: str, path: Path) -> int:
 
 
 def best_of(repeat: int, fn, *args):
-    """(best wall seconds, best CPU seconds, (user, system) seconds of the run with the least CPU,
-    last result)."""
-    best, best_cpu, split, result = float("inf"), float("inf"), (0.0, 0.0), None
+    """(best wall seconds, (user, system) CPU seconds of the run with the least CPU, last result)."""
+    best, split, result = float("inf"), (float("inf"), 0.0), None
     for _ in range(repeat):
         start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
         result = fn(*args)
         wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF)
-        user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
         best = min(best, wall)
-        if user + system < best_cpu:
-            best_cpu, split = user + system, (user, system)
-    return best, best_cpu, split, result
+        split = min(split, (after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime), key=sum)
+    return best, split, result
 
 
 def main() -> int:
@@ -162,8 +159,9 @@ def main() -> int:
         reference(small)
         pipeline(small)  # imports and first allocations outside the timing
 
-        ref_s, ref_cpu, ref_split, _ = best_of(args.repeat, reference, path)
-        pipe_s, pipe_cpu, pipe_split, (decoded_bytes, report) = best_of(args.repeat, pipeline, path)
+        ref_s, ref_split, _ = best_of(args.repeat, reference, path)
+        pipe_s, pipe_split, (decoded_bytes, report) = best_of(args.repeat, pipeline, path)
+        ref_cpu, pipe_cpu = sum(ref_split), sum(pipe_split)
         ref_rss = child_peak_rss("reference", path)
         pipe_rss = child_peak_rss("pipeline", path)
 

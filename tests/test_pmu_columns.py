@@ -13,6 +13,11 @@ NAMES = ("PMU_CYCLES", "CYCLE", "NPU_ACTIVE", "NPU_IDLE", "AXI0_RD_DATA_BEAT_REC
 counter = st.one_of(st.just(-1), st.integers(0, 2_000_000))
 
 
+def counter_values(data: st.DataObject, names: list[str], rows: int) -> np.ndarray:
+    """A ``rows`` x ``len(names)`` table of counters, each -1 (not measured) or a count."""
+    return np.array([[data.draw(counter) for _ in names] for _ in range(rows)], np.int64).reshape(rows, len(names))
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     names=st.lists(st.sampled_from(NAMES), min_size=1, max_size=5, unique=True),
@@ -21,7 +26,7 @@ counter = st.one_of(st.just(-1), st.integers(0, 2_000_000))
     below=st.floats(0.0, 1.0),
 )
 def test_utilization_rows_hold_every_row_under_the_limit(names, rows, data, below) -> None:
-    values = np.array([[data.draw(counter) for _ in names] for _ in range(rows)], np.int64).reshape(rows, len(names))
+    values = counter_values(data, names, rows)
     table = InferenceCounterTable(np.arange(rows), np.ones(rows, bool), names, values)
     expected = set()
     for i, row in enumerate(table):
@@ -47,7 +52,7 @@ def test_exactly_at_the_limit_is_not_under_it() -> None:
 )
 def test_the_json_rows_made_in_bulk_are_each_rows_own(names, rows, data) -> None:
     """The report's per-inference rows, made from whole columns, are what each row gives."""
-    values = np.array([[data.draw(counter) for _ in names] for _ in range(rows)], np.int64).reshape(rows, len(names))
+    values = counter_values(data, names, rows)
     complete = np.array([data.draw(st.booleans()) for _ in range(rows)], bool)
     table = InferenceCounterTable(np.arange(rows) * 3, complete, names, values)
     got = list(table.json_rows())

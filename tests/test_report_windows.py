@@ -38,13 +38,14 @@ DEMO = Path(__file__).resolve().parent.parent / "captures"
 SPANS = 100  # layer executions per window
 
 
-def write(path: Path, data: bytes, clock_hz: int = 100_000_000) -> Path:
-    """``data`` as a capture in 4 KiB chunks (windows can close every few dozen executions)."""
+def write(path: Path, data: bytes, clock_hz: int | None = 100_000_000, chunk: int = 1 << 12) -> Path:
+    """``data`` as a capture in chunks of ``chunk`` bytes, 4 KiB unless told (windows can close
+    every few dozen executions); ``clock_hz=None``: the header gives no clock."""
     with CaptureWriter(
-        path, CaptureMetadata(source="test://windows", tpiu=False, cpu_hz=clock_hz), flush_bytes=1 << 12
+        path, CaptureMetadata(source="test://windows", tpiu=False, cpu_hz=clock_hz), flush_bytes=chunk
     ) as writer:
-        for at in range(0, len(data), 1 << 12):
-            writer.write(data[at : at + (1 << 12)])
+        for at in range(0, len(data), chunk):
+            writer.write(data[at : at + chunk])
     return path
 
 
@@ -335,12 +336,7 @@ def test_windows_smaller_than_an_inference(tmp_path: Path, monkeypatch: pytest.M
     window would end waits for the next one, with its records, cache operations and NPU jobs
     (nothing is handed out early)."""
     monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 128)
-    data = coherency(120)
-    path = tmp_path / "run.trace"
-    with CaptureWriter(path, CaptureMetadata(source="test://windows", tpiu=False, cpu_hz=100_000_000)) as writer:
-        for at in range(0, len(data), 128):
-            writer.write(data[at : at + 128])
-            writer.flush()
+    path = write(tmp_path / "run.trace", coherency(120), chunk=128)
     whole = report_object(analyze(*load_timeline(path)))
     parts = report_object(analyze_windows(lambda: read_windows(path, whole_bytes=0, window_spans=1)))
     assert_same(whole, parts)
@@ -369,11 +365,7 @@ def test_the_texts_clock_and_arena_in_windows(
 ) -> None:
     """The records give no clock and no arena report; the console text does: read in windows, the
     text's clock wins over --clock and its arena is the capture's, as read whole."""
-    data = clock_from_text()
-    path = tmp_path / "text-clock.trace"
-    with CaptureWriter(path, CaptureMetadata(source="test://windows", tpiu=False), flush_bytes=1 << 12) as writer:
-        for at in range(0, len(data), 1 << 12):
-            writer.write(data[at : at + (1 << 12)])
+    path = write(tmp_path / "text-clock.trace", clock_from_text(), clock_hz=None)
     command = ("report", path, "--format", "json", *clock)
     whole = run_cli(*command)
     report = json.loads(whole.out)
