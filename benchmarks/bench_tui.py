@@ -310,7 +310,6 @@ KINDS = {
     "3": "tab switch",
     "4": "tab switch",
     "question_mark": "help open",
-    "escape": "escape",
     "up": "layer up/down",
     "down": "layer up/down",
     "left": "inference step",
@@ -373,8 +372,9 @@ def run_app(rate: float | None, seconds: float, capture: Path | None, profile: P
             for _ in range(1200):
                 if session.ended or child is None:
                     break
-                if session.snapshot().status.records != records:
-                    quiet_since, records = time.perf_counter(), session.snapshot().status.records
+                now = session.snapshot().status.records
+                if now != records:
+                    quiet_since, records = time.perf_counter(), now
                 backlog = getattr(session._feed, "backlog", 0)
                 if not child.is_alive() and not backlog and time.perf_counter() - quiet_since > 1.0:
                     break

@@ -509,21 +509,28 @@ class Session:
         if not self._findings.due(held.analysis_key, final, self._transport.ui_hold_until):
             return
         whole = held.whole
-        capture = self.capture_path if final and not whole and self.mode == "replay" else None
+        capture = (self.capture_path or None) if final and not whole and self.mode == "replay" else None
         budget = self._budget.budget if self._budget is not None else None
         try:
-            window = None if capture else self.window_timeline()  # under the session's lock: not while yielding
-            # The window's rules stand aside at each call; reading a whole capture again (much longer,
-            # and where a profile hook would cost most) gives way between its reads instead.
-            with self._transport.yielding(self._stop.is_set) if capture is None else contextlib.nullcontext():
+            if capture is None:
+                # The window is built first (under the session's lock: not while yielding); its rules
+                # then stand aside at each call.
+                window = self.window_timeline()
+                timeline: Callable[[], InferenceTimeline] = lambda: window  # noqa: E731 - one name, both branches
+                guard: contextlib.AbstractContextManager[None] = self._transport.yielding(self._stop.is_set)
+            else:
+                # Reading a whole capture again (much longer, and where a profile hook would cost
+                # most) gives way between its reads instead (:meth:`_unless_stopped`).
+                timeline, guard = self.window_timeline, contextlib.nullcontext()
+            with guard:
                 diagnosis = self._findings.run(
-                    lambda: window if window is not None else self.window_timeline(),
+                    timeline,
                     self._facts,
                     budget,
                     [r.number for r in held.ring.items()],
                     whole,
                     held.inferences,
-                    capture or None,
+                    capture,
                     self._unless_stopped,
                 )
         except Stopped:

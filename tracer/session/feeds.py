@@ -41,6 +41,11 @@ class Piece:
     lost_before: int = 0
     host_seconds: float | None = None
 
+    def cut(self, start: int, stop: int | None = None) -> Piece:
+        """Bytes ``start:stop`` of this piece (the loss before it stays with its first byte)."""
+        lost = self.lost_before if start == 0 else 0
+        return Piece(self.data[start:stop], self.offset + start, lost, self.host_seconds)
+
 
 class CaptureFeed:
     """A capture, piece by piece, with host arrival times interpolated inside each chunk.

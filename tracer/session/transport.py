@@ -107,19 +107,17 @@ class Transport:
         What queued up while the decoder stood aside comes as one piece (up to 128 KB, tens of
         milliseconds of decoding); cut, a key pressed meanwhile waits for one slice, not all of it.
         """
-        data = piece.data
-        for at in range(0, len(data), LIVE_SLICE):
+        for at in range(0, len(piece.data), LIVE_SLICE):
             if at:
                 self.give_way(stopped)
-            lost = piece.lost_before if at == 0 else 0
-            yield Piece(data[at : at + LIVE_SLICE], piece.offset + at, lost, piece.host_seconds)
+            yield piece.cut(at, at + LIVE_SLICE)
 
     def cut_for_step(self, piece: Piece) -> Piece:
         """While stepping, decode in small slices so the step ends right after one inference."""
         if self.steps <= 0 or len(piece.data) <= STEP_SLICE:
             return piece
-        self._pending = Piece(piece.data[STEP_SLICE:], piece.offset + STEP_SLICE, 0, piece.host_seconds)
-        return Piece(piece.data[:STEP_SLICE], piece.offset, piece.lost_before, piece.host_seconds)
+        self._pending = piece.cut(STEP_SLICE)
+        return piece.cut(0, STEP_SLICE)
 
     def wait_due(self, media: float, stopped: Callable[[], bool]) -> bool:
         """Block until media time ``media`` is due (or a step is asked for); False if stopped meanwhile."""
