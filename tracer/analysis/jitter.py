@@ -46,7 +46,14 @@ from tracer.analysis.isr import slice_columns, slice_names, span_of
 from tracer.analysis.layer_stats import latency_columns
 from tracer.analysis.samples import compact, layer_rows
 from tracer.analysis.settings import JitterSettings
-from tracer.analysis.statistics import MAD_TO_SIGMA, Tally, coefficient_of_variation, histogram, nearest_rank
+from tracer.analysis.statistics import (
+    MAD_TO_SIGMA,
+    Tally,
+    coefficient_of_variation,
+    histogram,
+    nearest_rank,
+    run_starts,
+)
 from tracer.analysis.tasks import task_label
 from tracer.analysis.work_evidence import (
     MORE,
@@ -247,7 +254,7 @@ def layer_groups(spans: LayerSpans) -> list[tuple[int, np.ndarray]]:
     else:
         order = complete[np.lexsort((numbers, layers_of))]
     sorted_layers = spans.layer[order].astype(np.int64)
-    firsts = np.flatnonzero(np.concatenate(([True], sorted_layers[1:] != sorted_layers[:-1])))  # sorted: no np.unique
+    firsts = run_starts(sorted_layers)  # sorted: no np.unique
     indices = sorted_layers[firsts]
     bounds = [*firsts.tolist(), len(order)]
     return [(index, order[bounds[n] : bounds[n + 1]]) for n, index in enumerate(indices.tolist())]

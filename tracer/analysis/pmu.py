@@ -15,6 +15,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from tracer.analysis.statistics import run_starts
 from tracer.base.columns import JsonRows
 from tracer.base.timeline import CounterStat, InferenceTimeline
 from tracer.telemetry.pmu_events import CYCLE_COUNTER
@@ -315,7 +316,7 @@ def _span_sums(timeline: InferenceTimeline) -> tuple[list[str], list[np.ndarray]
             by_row = np.argsort(rows, kind="stable")
             rows, values = rows[by_row], values[by_row]
         # Each inference's spans are now one run: sum the runs (np.add.at is many times slower).
-        first = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+        first = run_starts(rows)
         aligned[rows[first]] = np.add.reduceat(values, first)
         names.append(name)
         columns.append(aligned)

@@ -31,6 +31,11 @@ _FAST_LIMIT = 1 << (2 * _SPLIT)
 _FAST_BLOCK = 1 << 22
 
 
+def run_starts(ordered: np.ndarray) -> np.ndarray:
+    """Where each run of equal values in ``ordered`` starts (sorted values: each one's first row)."""
+    return np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+
+
 def rank_index(n: int, q: float) -> int:
     """The 0-based position of the nearest-rank ``q`` quantile among ``n`` sorted values."""
     return max(math.ceil(q * n), 1) - 1

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from tracer.analysis.statistics import rank_index
+from tracer.analysis.statistics import rank_index, run_starts
 
 EXACT_LIMIT = 8  # both samples at most this large and no ties: exact U distribution
 REPLICATES = 2000
@@ -76,7 +76,7 @@ def _average_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Ranks from 1, averaged over ties, and the size of every group of equal values."""
     order = np.argsort(values, kind="mergesort")
     ordered = values[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    starts = run_starts(ordered)
     sizes = np.diff(np.r_[starts, len(values)])
     average = starts + (sizes + 1) / 2  # mean of ranks start+1 .. start+size
     ranks = np.empty(len(values), np.float64)

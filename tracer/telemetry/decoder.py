@@ -565,7 +565,7 @@ class TelemetryDecoder:
         n_events = int(self._state[k.S_N_EVENTS])
         ev = t.events
         types = ev[k.EV_TYPE, self._events_done : n_events]
-        rare = np.flatnonzero(~of_types(types, COLUMN_TYPES.tolist())) + self._events_done
+        rare = np.flatnonzero(~of_types(types, COLUMN_TYPES)) + self._events_done
         for e in rare.tolist():
             if ev[k.EV_TYPE, e] == k.EV_RESTART:
                 self._restarted(int(ev[k.EV_TIME, e]), t.event_words(e))

@@ -26,6 +26,7 @@ import numpy as np
 
 from tracer.base.tasks import TaskSlice
 from tracer.decode.packets import PacketBatch, PacketKind
+from tracer.telemetry.tables import of_types
 
 RECORD_PORT = 3
 FIELD_PORT = 2
@@ -65,11 +66,9 @@ class FreeRtosItmReader:
         """Read the records, timestamps and losses of ``batch``."""
         kind = batch.kind
         port = batch.b
-        # Comparisons, not np.isin: this runs over every packet of every stream (np.isin of a
-        # small uint8 set costs several times as much).
+        # Comparisons, not np.isin: this runs over every packet of every stream.
         wanted = ((kind == PacketKind.SWIT) & ((port == RECORD_PORT) | (port == FIELD_PORT))) | (kind == PacketKind.LTS)
-        for lost in _LOSS:
-            wanted |= kind == lost
+        wanted |= of_types(kind, _LOSS)
         rows = np.flatnonzero(wanted)
         if not len(rows):
             return

@@ -22,9 +22,12 @@ from tracer.telemetry.problems import describe_problems
 from tracer.telemetry.wire import CACHE_OPS, RecordType
 
 # Event types kept as columns (as frequent as layers); the rest become objects as they arrive.
-COLUMN_TYPES = np.array(
-    [RecordType.CACHE_OP, RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END, RecordType.ARENA, RecordType.STACK],
-    np.int64,
+COLUMN_TYPES = (
+    RecordType.CACHE_OP,
+    RecordType.NPU_JOB_BEGIN,
+    RecordType.NPU_JOB_END,
+    RecordType.ARENA,
+    RecordType.STACK,
 )
 
 
