@@ -117,15 +117,38 @@ def _hex_range(lo_line: int, hi_line: int, line: int) -> str:
 
 
 class _Events:
-    """Time-sorted CPU writes, reads and cache operations, and NPU outputs, for window queries."""
+    """Time-sorted CPU writes, reads and cache operations, and NPU outputs, for window queries.
 
-    def __init__(self, items: list[Access]) -> None:
+    A job's check looks at the few events that touch its buffer's cache lines among the many in
+    its window: the lines and kinds of all events are kept as columns to pick those at once.
+    """
+
+    def __init__(self, items: list[Access], line: int) -> None:
         self.items = sorted(items, key=lambda a: a.cycle)
-        self.cycles = [a.cycle for a in self.items]
+        self.cycles = np.array([a.cycle for a in self.items], np.int64)
+        self.address = np.array([a.address for a in self.items], np.int64)
+        self.end = self.address + np.array([a.length for a in self.items], np.int64)
+        self.first_line = self.address // line
+        self.end_line = -(-self.end // line)
+        kinds = sorted({a.what for a in self.items})
+        self.kind_bits = {what: 1 << code for code, what in enumerate(kinds)}
+        self.kind = np.array([self.kind_bits[a.what] for a in self.items], np.int64)
 
-    def between(self, lo: int, hi: int) -> list[Access]:
-        """Items with ``lo <= cycle < hi``."""
-        return self.items[bisect.bisect_left(self.cycles, lo) : bisect.bisect_left(self.cycles, hi)]
+    def touching(self, lo: int, hi: int, first: int, end: int, kinds: tuple[str, ...]) -> list[Access]:
+        """Items of ``kinds`` with ``lo <= cycle < hi`` that touch the cache lines ``[first, end)``,
+        in time order.
+        """
+        a, b = np.searchsorted(self.cycles, [lo, hi], side="left").tolist()
+        return self._pick(a, b, kinds, (self.first_line[a:b] < end) & (self.end_line[a:b] > first))
+
+    def overlapping(self, lo: int, hi: int, buffer: Buffer, kinds: tuple[str, ...]) -> list[Access]:
+        """Items of ``kinds`` with ``lo <= cycle < hi`` whose bytes overlap ``buffer``'s."""
+        a, b = np.searchsorted(self.cycles, [lo, hi], side="left").tolist()
+        return self._pick(a, b, kinds, (self.address[a:b] < buffer.end) & (self.end[a:b] > buffer.address))
+
+    def _pick(self, a: int, b: int, kinds: tuple[str, ...], near: np.ndarray) -> list[Access]:
+        near &= (self.kind[a:b] & sum(self.kind_bits.get(k, 0) for k in kinds)) != 0
+        return [self.items[a + i] for i in np.flatnonzero(near).tolist()]
 
 
 def declared_buffers(timeline: InferenceTimeline) -> list[tuple[int, Buffer]]:
@@ -181,7 +204,7 @@ def analyse_coherency(timeline: InferenceTimeline, line: int = CACHE_LINE_BYTES)
     for job, bufs in zip(jobs, buffers):
         end = job.end if job.end is not None else job.start
         accesses += [Access(end, b.address, b.length, "npu_write") for b in bufs if b.role == NPU_WRITES]
-    events = _Events(accesses)
+    events = _Events(accesses, line)
     layer_rows = span_of(timeline, np.array([j.start for j in jobs], np.int64))
     layer_of = [int(timeline.spans.layer[r]) if r >= 0 else None for r in layer_rows.tolist()]
     windows = _windows(timeline, jobs)
@@ -221,27 +244,20 @@ def _check_input(job: NpuJob, buf: Buffer, events: _Events, since: int, layer: i
     last_write = np.full(end - first, -1, np.int64)
     last_npu = np.full(end - first, -1, np.int64)
     write_at: dict[int, Access] = {}
-    window = events.between(since, job.start)
-    for a in window:
-        if a.what not in ("write", "npu_write"):
-            continue
+    for a in events.touching(since, job.start, first, end, ("write", "npu_write")):
         lo, hi = _lines_within(a, first, end, line)
-        if lo >= hi:
-            continue
         if a.what == "write":
             last_write[lo:hi] = a.cycle
             write_at[a.cycle] = a
-        elif a.what == "npu_write":
+        else:
             last_npu[lo:hi] = a.cycle
     needs = (last_write >= 0) & (last_write > last_npu)
     if not needs.any():
         return []
     cleaned = np.zeros(end - first, bool)
-    for a in window:
-        if a.what in ("clean", "clean_invalidate"):
-            lo, hi = _lines_within(a, first, end, line)
-            if lo < hi:
-                cleaned[lo:hi] |= a.cycle > last_write[lo:hi]
+    for a in events.touching(since, job.start, first, end, ("clean", "clean_invalidate")):
+        lo, hi = _lines_within(a, first, end, line)
+        cleaned[lo:hi] |= a.cycle > last_write[lo:hi]
     missing = needs & ~cleaned
     if not missing.any():
         return []
@@ -249,8 +265,7 @@ def _check_input(job: NpuJob, buf: Buffer, events: _Events, since: int, layer: i
     last = int(last_write[missing].max())
     cleans = [
         {"cycle": a.cycle, "address": a.address, "length": a.length}
-        for a in window
-        if a.what in ("clean", "clean_invalidate") and a.address < buf.end and a.address + a.length > buf.address
+        for a in events.overlapping(since, job.start, buf, ("clean", "clean_invalidate"))
     ]
     return [
         Problem(
@@ -290,23 +305,18 @@ def _check_output(
         if any(b.role == NPU_WRITES and b.address < buf.end and b.end > buf.address for b in buffers[m]):
             horizon = jobs[m].start
             break
-    window = events.between(job.end, horizon)
     first_read = np.full(end - first, -1, np.int64)
-    for a in window:
-        if a.what == "read":
-            lo, hi = _lines_within(a, first, end, line)
-            if lo < hi:
-                part = first_read[lo:hi]
-                part[part < 0] = a.cycle
+    for a in events.touching(job.end, horizon, first, end, ("read",)):
+        lo, hi = _lines_within(a, first, end, line)
+        part = first_read[lo:hi]
+        part[part < 0] = a.cycle
     needs = first_read >= 0
     if not needs.any():
         return []
     valid = np.zeros(end - first, bool)
-    for a in window:
-        if a.what in ("invalidate", "clean_invalidate"):
-            lo, hi = _lines_within(a, first, end, line)
-            if lo < hi:
-                valid[lo:hi] |= a.cycle < first_read[lo:hi]
+    for a in events.touching(job.end, horizon, first, end, ("invalidate", "clean_invalidate")):
+        lo, hi = _lines_within(a, first, end, line)
+        valid[lo:hi] |= a.cycle < first_read[lo:hi]
     missing = needs & ~valid
     if not missing.any():
         return []

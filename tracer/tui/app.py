@@ -436,8 +436,10 @@ def _settle_garbage_collector() -> None:
     caches); with Python's default thresholds that triggers a full collection about every second,
     each walking every object of the app (~100 ms under load: a key press would wait for it).
     Objects that exist once the screen is up live as long as the app, so they are frozen out of
-    collections, and young objects are collected in larger batches.
+    collections, and young objects are collected in larger batches. The garbage of starting up is
+    young: collecting the two young generations before freezing is enough, and does not walk every
+    object of the process (which, in a process that ran other work before, costs a lot).
     """
-    gc.collect()
+    gc.collect(1)
     gc.freeze()
     gc.set_threshold(20_000, 20, 100)
