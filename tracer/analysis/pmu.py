@@ -10,6 +10,7 @@ Totals add up the complete inferences only; incomplete ones are listed but never
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
@@ -199,14 +200,14 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
         (one ``tolist`` per column, not one per row: a long capture has hundreds of thousands).
         """
         names = self.names
-        every = np.all(self.values >= 0, axis=1).tolist()  # the usual row: each counter measured
-        rows = zip(self.number.tolist(), self.complete.tolist(), self.values.tolist(), every)
-        for number, complete, values, full in rows:
-            if full:
-                counters = dict(zip(names, values))
-            else:
-                counters = {name: value for name, value in zip(names, values) if value >= 0}
-            yield {"number": number, "complete": complete, "counters": counters}
+        values = self.values.tolist()
+        counters: Iterator[dict[str, int]]
+        if bool((self.values >= 0).all()):  # the usual table: every counter measured in every row
+            counters = map(dict, map(zip, itertools.repeat(names), values))  # no Python frame per row
+        else:
+            counters = ({name: value for name, value in zip(names, row) if value >= 0} for row in values)
+        for number, complete, row_counters in zip(self.number.tolist(), self.complete.tolist(), counters):
+            yield {"number": number, "complete": complete, "counters": row_counters}
 
     def _column(self, name: str) -> np.ndarray:
         if name in self.names:
