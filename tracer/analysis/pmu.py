@@ -299,28 +299,36 @@ def _span_sums(timeline: InferenceTimeline) -> tuple[list[str], list[np.ndarray]
     n = len(inf)
     if not len(spans) or not spans.pmu.shape[1] or not n:
         return [], []
+    # Spans come in runs of one inference (spans end in inference order, nearly always): each run
+    # is summed (every counter at once, unmeasured values as 0) and looked up among the inference
+    # rows, not each span (a run per span, in the worst case, costs what a lookup per span did).
+    first = run_starts(spans.inference)
+    numbers = spans.inference[first]
     order = np.argsort(inf.number, kind="stable")
     sorted_numbers = inf.number[order]
-    pos = np.minimum(np.searchsorted(sorted_numbers, spans.inference), n - 1)
-    known = sorted_numbers[pos] == spans.inference  # spans of an inference without a row are left out
-    row = order[pos]
+    pos = np.minimum(np.searchsorted(sorted_numbers, numbers), n - 1)
+    known = sorted_numbers[pos] == numbers  # spans of an inference without a row are left out
+    row = order[pos[known]]
+    several = len(row) > 1 and not bool((row[1:] > row[:-1]).all())  # an inference in several runs
     names: list[str] = []
     columns: list[np.ndarray] = []
     for j, name in enumerate(spans.pmu_names):
         column = spans.pmu[:, j]
-        have = (column >= 0) & known
-        if not have.any():
+        measured = column >= 0
+        run_sums = np.add.reduceat(np.where(measured, column, 0), first)[known]
+        run_measured = np.logical_or.reduceat(measured, first)[known]
+        if not run_measured.any():
             continue
-        aligned = np.full(n, -1, np.int64)
-        rows, values = row[have], column[have]
-        if len(rows) > 1 and not (rows[1:] >= rows[:-1]).all():  # spans end in inference order, nearly always
-            by_row = np.argsort(rows, kind="stable")
-            rows, values = rows[by_row], values[by_row]
-        # Each inference's spans are now one run: sum the runs (np.add.at is many times slower).
-        first = run_starts(rows)
-        aligned[rows[first]] = np.add.reduceat(values, first)
+        sums = np.zeros(n, np.int64)
+        have = np.zeros(n, bool)
+        if several:
+            np.add.at(sums, row, run_sums)
+            np.logical_or.at(have, row, run_measured)
+        else:
+            sums[row] = run_sums
+            have[row] = run_measured
         names.append(name)
-        columns.append(aligned)
+        columns.append(np.where(have, sums, -1))
     return names, columns
 
 
