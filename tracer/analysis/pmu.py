@@ -300,8 +300,8 @@ def _span_sums(timeline: InferenceTimeline) -> tuple[list[str], list[np.ndarray]
     if not len(spans) or not spans.pmu.shape[1] or not n:
         return [], []
     # Spans come in runs of one inference (spans end in inference order, nearly always): each run
-    # is summed (every counter at once, unmeasured values as 0) and looked up among the inference
-    # rows, not each span (a run per span, in the worst case, costs what a lookup per span did).
+    # is looked up among the inference rows once, not each span, and summed per counter
+    # (unmeasured values as 0). A run per span, in the worst case, costs what a lookup per span did.
     first = run_starts(spans.inference)
     numbers = spans.inference[first]
     order = np.argsort(inf.number, kind="stable")

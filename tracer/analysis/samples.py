@@ -78,8 +78,7 @@ def _layer_order(layer: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 def layer_samples(spans: LayerSpans) -> dict[int, LayerSamples]:
     """The complete executions of each layer of ``spans``, in the order they ended, by layer index."""
     # Every span complete (the usual capture): the columns as they are, no gather of the complete rows.
-    every = bool(spans.complete.all())
-    complete = None if every else np.flatnonzero(spans.complete)
+    complete = None if bool(spans.complete.all()) else np.flatnonzero(spans.complete)
 
     def of_complete(column: np.ndarray) -> np.ndarray:
         return column if complete is None else column[complete]

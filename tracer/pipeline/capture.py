@@ -61,7 +61,7 @@ def decode_capture(
 
     ``threads`` 2 reads and ITM-decodes on a thread of its own, ahead of the record assembly on
     the caller's (the same batches in the same order: identical results); 1 does both on the
-    caller's thread. None: 2 when the process may run on two cores or more.
+    caller's thread (and so does 0). None: 2 when the process may run on two cores or more.
 
     Raises:
         CaptureError: The file is missing or unreadable.
@@ -72,8 +72,7 @@ def decode_capture(
     from tracer.telemetry.swo_pc import SwoPcCollector
 
     prefer_small_pages()  # the tables below are fresh memory: see tracer.pipeline.memory
-    if threads is None:
-        threads = 2 if usable_cores() > 1 else 1
+    threads = 2 if (usable_cores() if threads is None else threads) > 1 else 1
     reader = path if isinstance(path, CaptureReader) else open_capture(path)
     with reader:
         meta = reader.metadata
