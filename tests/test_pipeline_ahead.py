@@ -219,3 +219,11 @@ def test_ctrl_c_during_decoding_stops_the_producer(tmp_path: Path, monkeypatch) 
     with pytest.raises(KeyboardInterrupt):
         decode_capture(reader, progress, threads=2)
     assert len(calls) == 3 and reader.closed and no_thread_left()
+
+
+@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 2), (8, 2)])
+def test_the_cores_decide_the_threads(tmp_path: Path, monkeypatch, cores: int, threads: int) -> None:
+    """Left to itself, decode_capture overlaps only when the process may run on two cores or more."""
+    monkeypatch.setattr(pipeline_capture, "usable_cores", lambda: cores)
+    assert decode_capture(damaged_capture(tmp_path)).threads == threads
+    assert no_thread_left()
