@@ -76,7 +76,11 @@ class RunAhead(Generic[T]):
             yield from self._items
             return
         while True:
-            item = self._queue.get()
+            try:
+                # With a timeout: a wait without one is not interrupted by Ctrl-C on every system.
+                item = self._queue.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                continue
             if item is _END:
                 return
             if isinstance(item, _Failed):
