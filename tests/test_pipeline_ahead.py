@@ -3,7 +3,8 @@
 :class:`tracer.pipeline.ahead.RunAhead` alone (order, the producer's exception with its traceback,
 Ctrl-C in the consumer, an early exit: never a thread left behind), then ``decode_capture`` with one
 thread and with two on damaged captures cut into many small batches: the same report, warnings,
-statistics and progress calls, and the reader closed on every exit.
+statistics and progress calls, and the reader closed on every exit; then ``read_windows`` the same
+way (and a caller that stops reading windows early).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from telemetry_streams import build_stream, cut
 
 from tracer.analysis.analyze import analyze
+from tracer.analysis.windowed import analyze_windows
 from tracer.base.facts import InputFacts
 from tracer.capture.format import CHUNK_HEAD, CHUNK_MARKER
 from tracer.capture.metadata import CaptureMetadata
@@ -27,8 +29,10 @@ from tracer.capture.writer import CaptureWriter
 from tracer.errors import CaptureError
 from tracer.export.report_json import report_object
 from tracer.pipeline import capture as pipeline_capture
+from tracer.pipeline import windows as pipeline_windows
 from tracer.pipeline.ahead import RunAhead
 from tracer.pipeline.capture import DecodedCapture, decode_capture
+from tracer.pipeline.windows import read_windows
 from tracer.telemetry.wire import RecordType
 
 NAME = "tracer-run-ahead"
@@ -226,4 +230,38 @@ def test_the_cores_decide_the_threads(tmp_path: Path, monkeypatch, cores: int, t
     """Left to itself, decode_capture overlaps only when the process may run on two cores or more."""
     monkeypatch.setattr(pipeline_capture, "usable_cores", lambda: cores)
     assert decode_capture(damaged_capture(tmp_path)).threads == threads
+    assert no_thread_left()
+
+
+# -- read_windows: the windowed read of a large capture overlaps the same way ----------------------
+
+
+def windowed_report(path: Path, monkeypatch: pytest.MonkeyPatch, cores: int) -> tuple[str, list[int]]:
+    monkeypatch.setattr(pipeline_windows, "usable_cores", lambda: cores)
+    progress: list[int] = []
+    windows = lambda: read_windows(path, progress.append, whole_bytes=0, window_spans=7)  # noqa: E731
+    report = json.dumps(report_object(analyze_windows(windows)))
+    return report, progress
+
+
+def test_windows_read_on_two_threads_are_those_read_on_one(tmp_path: Path, monkeypatch) -> None:
+    """A damaged capture read in windows of 7 layer executions, from batches of about 200 bytes:
+    the report (warnings, loss, every window's rows) and the progress calls are the same."""
+    monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 200)
+    path = damaged_capture(tmp_path)
+    one, progress_one = windowed_report(path, monkeypatch, cores=1)
+    two, progress_two = windowed_report(path, monkeypatch, cores=2)
+    assert one == two and "checksum" in one
+    assert len(progress_one) > 20 and progress_one == progress_two
+    assert no_thread_left()
+
+
+def test_leaving_the_windows_early_stops_the_producer(tmp_path: Path, monkeypatch) -> None:
+    """A caller that takes the first window and drops the rest: the producer thread ends."""
+    monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 200)
+    monkeypatch.setattr(pipeline_windows, "usable_cores", lambda: 2)
+    windows = read_windows(damaged_capture(tmp_path), whole_bytes=0, window_spans=7)
+    timeline, _ = next(windows)
+    assert len(timeline.inferences) and not no_thread_left()  # the producer is still ahead
+    windows.close()
     assert no_thread_left()
