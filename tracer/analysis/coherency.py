@@ -355,6 +355,12 @@ def _cache_columns(timeline: InferenceTimeline) -> tuple[np.ndarray, ...]:
     ops = timeline.cache_ops
     if isinstance(ops, LazyRecords):
         return tuple(ops.column(i) for i in range(5))
+    if isinstance(ops, _ChainedOps) and all(isinstance(s, LazyRecords) for s in ops.segments):
+        # A window's operations: slices of the decoder's columns, joined (no object per operation).
+        parts = [s for s in ops.segments if isinstance(s, LazyRecords)]
+        if not parts:
+            return tuple(np.zeros(0, np.int64) for _ in range(5))
+        return tuple(np.concatenate([p.column(i) for p in parts]) for i in range(5))
     codes = {name: code for code, name in CACHE_OPS.items()}
     rows = list(ops)
     return (

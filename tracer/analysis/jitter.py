@@ -370,23 +370,29 @@ class _Context:
         self.slices = _SliceIndex(timeline)
         self.roles: PmuRoles = pmu_roles(timeline.spans.pmu_names)
         facts = timeline.span_facts
-        n = len(timeline.spans)
+        # Per span, its row in the span facts and the cycles tasks took from it (None: no span
+        # facts, the usual capture; no column of -1 and zeros to gather from, layer by layer).
+        self.fact_rows: np.ndarray | None = None
+        self.task_cycles: np.ndarray | None = None
         if facts is not None and len(facts):
             self.fact_rows = facts.rows_for(timeline.spans)
             took = facts.preempted_cycles()
             self.task_cycles = np.where(self.fact_rows >= 0, took[np.maximum(self.fact_rows, 0)], 0)
-        else:
-            self.fact_rows = np.full(n, -1, np.int64)
-            self.task_cycles = np.zeros(n, np.int64)
         self.latency, self.latency_numbers = latency_columns(timeline.inferences)
         self.latency_p50 = _median(self.latency)
+
+    def tasks_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The cycles tasks took from span ``rows`` and the spans' rows in the span facts (-1: none)."""
+        if self.fact_rows is None or self.task_cycles is None:
+            return np.zeros(len(rows), np.int64), np.full(len(rows), -1, np.int64)
+        return self.task_cycles[rows], self.fact_rows[rows]
 
     def tasks_inside(self, row: int) -> list[dict[str, Any]]:
         """The tasks that took cycles from span ``row``, most first."""
         facts = self.timeline.span_facts
-        r = int(self.fact_rows[row])
-        if facts is None or r < 0:
+        if facts is None or self.fact_rows is None or int(self.fact_rows[row]) < 0:
             return []
+        r = int(self.fact_rows[row])
         names = self.timeline.task_names
         took = [(int(c), task) for task, c in zip(facts.task_ids, facts.preempted[r].tolist()) if c > 0]
         return [{"task": task, "name": task_label(names, task), "cycles": c} for c, task in sorted(took, reverse=True)]
@@ -408,7 +414,7 @@ def _layer(
     threshold_pct = settings.threshold_pct
     spans = timeline.spans
     isr = spans.isr_cycles[rows]
-    task = context.task_cycles[rows]
+    task, fact_rows = context.tasks_of(rows)
     own = cycles - isr - task
     n = len(rows)
     median = ref.median if ref is not None else _median(cycles)
@@ -416,14 +422,16 @@ def _layer(
     mad = ref.mad if ref is not None else _median(np.abs(cycles - median))
     excess = cycles - median
     outlier = _outliers(cycles, median, mad, threshold_pct)
-    cause = np.full(n, "", dtype=object)
+    cause = np.empty(n, object)
+    cause.fill("")  # cheaper than np.full for objects
     interrupted = isr + task
     preempted = outlier & (interrupted > 0) & (2 * interrupted >= excess)
     cause[preempted & (task > isr)] = TASK_PREEMPTION
     cause[preempted & (task <= isr)] = PREEMPTION
-    work = LayerWork(timeline, rows, context.fact_rows[rows], context.roles, ref.medians if ref is not None else None)
+    work = LayerWork(timeline, rows, fact_rows, context.roles, ref.medians if ref is not None else None)
     detail: dict[int, dict[str, Any]] = {}
     verdicts: dict[int, str] = {}
+    more = np.zeros(n, bool)  # cause MORE_WORK (kept as it is set: comparing objects costs more)
     for j in np.flatnonzero(outlier & ~preempted).tolist():
         own_ratio = own[j] / own_median if own_median > 0 else float("inf")
         compared = work.compare(j, own_ratio, threshold_pct)
@@ -432,7 +440,7 @@ def _layer(
             detail[j] = compared.evidence
         if compared.verdict == MORE:
             cause[j] = MORE_WORK
-    more = cause == MORE_WORK
+            more[j] = True
     # Warm-up: the run of slow executions from the first one on, at most a quarter of them.
     total = ref.count if ref is not None else n
     run = run or _WarmRun()
@@ -688,10 +696,11 @@ class WindowedJitter:
         roles = context.roles
         for index, rows in layer_groups(spans):
             cycles = all_cycles[rows]
-            own = cycles - spans.isr_cycles[rows] - context.task_cycles[rows]
+            task, fact_rows = context.tasks_of(rows)
+            own = cycles - spans.isr_cycles[rows] - task
             self._cycles.setdefault(index, []).append(compact(cycles))
             self._own.setdefault(index, []).append(compact(own) if (own != cycles).any() else None)
-            work = LayerWork(timeline, rows, context.fact_rows[rows], roles)
+            work = LayerWork(timeline, rows, fact_rows, roles)
             self._measures.setdefault(index, {}).update(dict.fromkeys(m.name for m in work.measures))
             tallies = self._tallies.setdefault(index, {})
             for name, values in work.columns().items():

@@ -10,6 +10,7 @@ Totals add up the complete inferences only; incomplete ones are listed but never
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
@@ -199,14 +200,14 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
         (one ``tolist`` per column, not one per row: a long capture has hundreds of thousands).
         """
         names = self.names
-        every = np.all(self.values >= 0, axis=1).tolist()  # the usual row: each counter measured
-        rows = zip(self.number.tolist(), self.complete.tolist(), self.values.tolist(), every)
-        for number, complete, values, full in rows:
-            if full:
-                counters = dict(zip(names, values))
-            else:
-                counters = {name: value for name, value in zip(names, values) if value >= 0}
-            yield {"number": number, "complete": complete, "counters": counters}
+        values = self.values.tolist()
+        counters: Iterator[dict[str, int]]
+        if bool((self.values >= 0).all()):  # the usual table: every counter measured in every row
+            counters = map(dict, map(zip, itertools.repeat(names), values))  # no Python frame per row
+        else:
+            counters = ({name: value for name, value in zip(names, row) if value >= 0} for row in values)
+        for number, complete, row_counters in zip(self.number.tolist(), self.complete.tolist(), counters):
+            yield {"number": number, "complete": complete, "counters": row_counters}
 
     def _column(self, name: str) -> np.ndarray:
         if name in self.names:
@@ -298,28 +299,36 @@ def _span_sums(timeline: InferenceTimeline) -> tuple[list[str], list[np.ndarray]
     n = len(inf)
     if not len(spans) or not spans.pmu.shape[1] or not n:
         return [], []
+    # Spans come in runs of one inference (spans end in inference order, nearly always): each run
+    # is looked up among the inference rows once, not each span, and summed per counter
+    # (unmeasured values as 0). A run per span, in the worst case, costs what a lookup per span did.
+    first = run_starts(spans.inference)
+    numbers = spans.inference[first]
     order = np.argsort(inf.number, kind="stable")
     sorted_numbers = inf.number[order]
-    pos = np.minimum(np.searchsorted(sorted_numbers, spans.inference), n - 1)
-    known = sorted_numbers[pos] == spans.inference  # spans of an inference without a row are left out
-    row = order[pos]
+    pos = np.minimum(np.searchsorted(sorted_numbers, numbers), n - 1)
+    known = sorted_numbers[pos] == numbers  # spans of an inference without a row are left out
+    row = order[pos[known]]
+    several = len(row) > 1 and not bool((row[1:] > row[:-1]).all())  # an inference in several runs
     names: list[str] = []
     columns: list[np.ndarray] = []
     for j, name in enumerate(spans.pmu_names):
         column = spans.pmu[:, j]
-        have = (column >= 0) & known
-        if not have.any():
+        measured = column >= 0
+        run_sums = np.add.reduceat(np.where(measured, column, 0), first)[known]
+        run_measured = np.logical_or.reduceat(measured, first)[known]
+        if not run_measured.any():
             continue
-        aligned = np.full(n, -1, np.int64)
-        rows, values = row[have], column[have]
-        if len(rows) > 1 and not (rows[1:] >= rows[:-1]).all():  # spans end in inference order, nearly always
-            by_row = np.argsort(rows, kind="stable")
-            rows, values = rows[by_row], values[by_row]
-        # Each inference's spans are now one run: sum the runs (np.add.at is many times slower).
-        first = run_starts(rows)
-        aligned[rows[first]] = np.add.reduceat(values, first)
+        sums = np.zeros(n, np.int64)
+        have = np.zeros(n, bool)
+        if several:
+            np.add.at(sums, row, run_sums)
+            np.logical_or.at(have, row, run_measured)
+        else:
+            sums[row] = run_sums
+            have[row] = run_measured
         names.append(name)
-        columns.append(aligned)
+        columns.append(np.where(have, sums, -1))
     return names, columns
 
 

@@ -77,10 +77,18 @@ def _layer_order(layer: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
 def layer_samples(spans: LayerSpans) -> dict[int, LayerSamples]:
     """The complete executions of each layer of ``spans``, in the order they ended, by layer index."""
-    complete = np.flatnonzero(spans.complete)
-    indices, order, starts, ends = _layer_order(spans.layer[complete])
-    rows = complete[order]  # span rows, layer by layer, each layer's in order
-    cycles = spans.end[rows] - spans.start[rows]
+    # Every span complete (the usual capture): the columns as they are, no gather of the complete rows.
+    complete = None if bool(spans.complete.all()) else np.flatnonzero(spans.complete)
+
+    def of_complete(column: np.ndarray) -> np.ndarray:
+        return column if complete is None else column[complete]
+
+    layer_of = of_complete(spans.layer)
+    indices, order, starts, ends = _layer_order(layer_of)
+    rows = order if complete is None else complete[order]  # span rows, layer by layer, each layer's in order
+    # The cycles of every span, then one gather into layer order (a gather of each of start and
+    # end cost twice as much: the rows of one layer are far apart).
+    cycles = spans.cycles[rows]
     isr = spans.isr_cycles[rows]
     names = spans.pmu_names if spans.pmu.shape[1] else ()
     sums: list[list[int]] = []  # per counter, per layer index
@@ -88,16 +96,24 @@ def layer_samples(spans: LayerSpans) -> dict[int, LayerSamples]:
     if names and len(rows):
         # Per counter, summed by layer index in span order (int64, as exact as a sum in layer
         # order): the counters are not gathered into layer order (that gather cost the most here).
-        layer_of = spans.layer[complete].astype(np.intp)
+        layer_at = layer_of.astype(np.intp)
         bins = int(indices[-1]) + 1
+        every_count: list[int] | None = None  # the counts when a counter is measured in every span
         for j in range(len(names)):
-            column = spans.pmu[:, j][complete]
-            have = column >= 0
-            at = layer_of[have]
+            column = of_complete(spans.pmu[:, j])
             total = np.zeros(bins, np.int64)
-            np.add.at(total, at, column[have])
+            have = column >= 0
+            if have.all():
+                np.add.at(total, layer_at, column)
+                if every_count is None:
+                    every_count = np.bincount(layer_at, minlength=bins).tolist()
+                count = every_count
+            else:
+                at = layer_at[have]
+                np.add.at(total, at, column[have])
+                count = np.bincount(at, minlength=bins).tolist()
             sums.append(total.tolist())
-            counts.append(np.bincount(at, minlength=bins).tolist())
+            counts.append(count)
     samples: dict[int, LayerSamples] = {}
     for index, lo, hi in zip(indices.tolist(), starts.tolist(), ends.tolist()):
         isr_part = isr[lo:hi]

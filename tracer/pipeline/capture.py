@@ -16,6 +16,7 @@ from tracer.capture.reader import CaptureReader, open_capture
 from tracer.decode.packets import PacketBatch
 from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
+from tracer.pipeline.ahead import RunAhead, usable_cores
 from tracer.pipeline.memory import prefer_small_pages
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ class DecodedCapture:
         warnings: Damage found while reading and decoding, with positions.
         records: Telemetry records accepted.
         trace_doubt: Why the stream does not look like ITM/DWT trace, or None.
+        threads: Threads that decoded it: 2 when reading and ITM decoding ran ahead of the
+            record assembly on a thread of their own.
     """
 
     timeline: InferenceTimeline
@@ -45,12 +48,20 @@ class DecodedCapture:
     warnings: list[str]
     records: int
     trace_doubt: str | None = None
+    threads: int = 1
 
 
 def decode_capture(
-    path: str | os.PathLike[str] | CaptureReader, on_progress: Callable[[int], None] | None = None
+    path: str | os.PathLike[str] | CaptureReader,
+    on_progress: Callable[[int], None] | None = None,
+    *,
+    threads: int | None = None,
 ) -> DecodedCapture:
     """Read, decode and assemble a capture (or another tool's raw ITM file).
+
+    ``threads`` 2 reads and ITM-decodes on a thread of its own, ahead of the record assembly on
+    the caller's (the same batches in the same order: identical results); 1 does both on the
+    caller's thread (and so does 0). None: 2 when the process may run on two cores or more.
 
     Raises:
         CaptureError: The file is missing or unreadable.
@@ -61,17 +72,23 @@ def decode_capture(
     from tracer.telemetry.swo_pc import SwoPcCollector
 
     prefer_small_pages()  # the tables below are fresh memory: see tracer.pipeline.memory
+    threads = 2 if (usable_cores() if threads is None else threads) > 1 else 1
     reader = path if isinstance(path, CaptureReader) else open_capture(path)
     with reader:
         meta = reader.metadata
         decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name, expected_bytes=reader.size)
         itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
         pcs = SwoPcCollector()  # DWT PC samples: placed in the layer spans they arrived inside
-        for batch in batches:
-            decoder.feed(batch)
-            pcs.feed(batch)
-            if on_progress is not None:
-                on_progress(itm.input_bytes)
+        # Each batch with the bytes read when it was made: on_progress must not read ``itm`` while
+        # another thread decodes into it.
+        fed = ((batch, itm.input_bytes) for batch in batches)
+        # Reading and ITM decoding run ahead on a thread of their own (docs/decoder.md, "Threads").
+        with RunAhead(fed, threaded=threads > 1) as ahead:
+            for batch, done in ahead:
+                decoder.feed(batch)
+                pcs.feed(batch)
+                if on_progress is not None:
+                    on_progress(done)
         decoder.finish()
         warnings, host_seconds = read_facts(reader, itm)
         timeline = decoder.timeline()
@@ -80,7 +97,7 @@ def decode_capture(
         timeline.records = [*timeline.records, *polled, *pcs.finish(timeline)]
         warnings += [f"{reader.name}: {w}" for w in why]
         return DecodedCapture(
-            timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted, itm.doubt
+            timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted, itm.doubt, threads
         )
 
 

@@ -39,6 +39,7 @@ from tracer.base.timeline import InferenceTimeline
 from tracer.capture.reader import CaptureReader, open_capture
 from tracer.decode.packets import PacketKind
 from tracer.decode.tpiu import TpiuMode
+from tracer.pipeline.ahead import RunAhead, usable_cores
 from tracer.pipeline.capture import decode_reader, read_facts
 from tracer.pipeline.load import CAPTURE, RAW_ITM, input_kind, load_timeline, settle_clock
 from tracer.pipeline.window_carry import Carry
@@ -110,14 +111,18 @@ def _stream(
     pc_samples = 0  # counted only: SwoPcCollector would keep every layer header of the capture
     facts = InputFacts(kind, meta.source or label, label, 0)
     cut = _Cut(clock_hz, merge_text)
-    for batch in batches:
-        decoder.feed(batch)
-        pc_samples += int(np.count_nonzero(batch.kind == PacketKind.PC_SAMPLE))
-        if on_progress is not None:
-            on_progress(itm.input_bytes)
-        # (an inference longer than a window is held until it closes: nothing is handed out early)
-        if decoder.held_rows["spans"] >= window_spans and decoder.untaken_inferences:
-            yield _window(decoder, facts, itm.input_bytes, cut)
+    # Reading and ITM decoding run ahead on a thread of their own, as in decode_capture (each batch
+    # with the bytes read when it was made); the thread ends when this generator does or is closed.
+    fed = ((batch, itm.input_bytes) for batch in batches)
+    with RunAhead(fed, threaded=usable_cores() > 1) as ahead:
+        for batch, done in ahead:
+            decoder.feed(batch)
+            pc_samples += int(np.count_nonzero(batch.kind == PacketKind.PC_SAMPLE))
+            if on_progress is not None:
+                on_progress(done)
+            # (an inference longer than a window is held until it closes: nothing is handed out early)
+            if decoder.held_rows["spans"] >= window_spans and decoder.untaken_inferences:
+                yield _window(decoder, facts, done, cut)
     decoder.finish()
     facts.trace_doubt = itm.doubt
     facts.warnings, facts.host_seconds = read_facts(reader, itm)

@@ -610,6 +610,10 @@ def _first_rows(values: np.ndarray, known: Container[int]) -> list[tuple[int, in
     if int(values.min()) >= 0 and int(values.max()) < (1 << 16):
         new = [v for v in np.flatnonzero(np.bincount(values)).tolist() if v not in known]
         if len(new) <= 64:
-            return [(v, int(np.argmax(values == v))) for v in new]
+            if not new:
+                return []
+            first = np.full(int(values.max()) + 1, len(values), np.int64)  # one pass, not one per value
+            np.minimum.at(first, values, np.arange(len(values)))
+            return [(v, int(first[v])) for v in new]
     indices, first = np.unique(values, return_index=True)
     return [(v, at) for v, at in zip(indices.tolist(), first.tolist()) if v not in known]

@@ -121,7 +121,12 @@ class RecordTables:
     def used_pmu_columns(self, n_spans: int) -> int:
         """How many PMU columns the first ``n_spans`` spans use (0: none measured)."""
         pmu = self.spans[k.SP_PMU : k.SP_PMU + k.PMU_COLUMNS, :n_spans]
-        return int(np.max(np.flatnonzero((pmu >= 0).any(axis=1)), initial=-1)) + 1
+        if not n_spans:
+            return 0
+        for j in range(k.PMU_COLUMNS - 1, -1, -1):  # the last column measured: its maximum is not -1
+            if int(pmu[j].max()) >= 0:
+                return j + 1
+        return 0
 
     def events_of(self, state: np.ndarray, *types: int, limit: int | None = None) -> np.ndarray:
         """Rows of the event table holding ``types`` (among the first ``limit`` rows, if given)."""
