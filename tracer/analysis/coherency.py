@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -566,18 +566,21 @@ class WindowedCoherency:
         window's first inferences, which is all a check needs when a job there writes each output
         of ``window`` again (the common case), else the whole next window.
         """
-        own_jobs = {(j.job, j.inference) for j in window.npu_jobs if j.end is not None}
         head = _head(after) if after is not None else None
         joined = self._joined(window, head)
+        # Without buffer or mark records around it, no job of the window is checked (only counted):
+        # its jobs stay columns.
+        declares = any(p is not None and p.records for p in (self.tail, window, after))
+        own_jobs = {(j.job, j.inference) for j in window.npu_jobs if j.end is not None} if declares else set()
         unbounded = _outputs_unbounded(joined, own_jobs) if after is not None else 0
         if unbounded and head is not after:
             joined = self._joined(window, after)
             unbounded = _outputs_unbounded(joined, own_jobs)
         self.maybe_short = unbounded
         checked = analyse_coherency(joined, self.line)
-        own_ops = _ChainedOps.of(window.cache_ops).keys()
+        own_ops: set[tuple[int, int, int]] | None = None  # (made when an unaligned invalidate asks)
         declared = declared_buffers(window)
-        self.jobs += sum(1 for j in window.npu_jobs if j.end is not None)
+        self.jobs += _ended(window.npu_jobs)
         self.declared += len(declared)
         self.writes += sum(1 for r in window.records if r.type == RecordType.CPU_WRITE and len(r.words) >= 2)
         self.reads += sum(1 for r in window.records if r.type == RecordType.CPU_READ and len(r.words) >= 2)
@@ -593,7 +596,10 @@ class WindowedCoherency:
                     continue
                 if of_job and (problem.job, problem.inference) in own_jobs:
                     self.unaligned_buffers.append(problem)
-                elif not of_job and (problem.evidence["cycle"], *problem.buffer) in own_ops:
+                elif not of_job:
+                    own_ops = _ChainedOps.of(window.cache_ops).keys() if own_ops is None else own_ops
+                    if (problem.evidence["cycle"], *problem.buffer) not in own_ops:
+                        continue
                     self.invalidates.append(problem)
                 else:
                     continue
@@ -608,7 +614,7 @@ class WindowedCoherency:
             spans=LayerSpans.concat([p.spans for p in parts]),
             records=[r for p in parts for r in p.records],
             cache_ops=_ChainedOps([seg for p in parts for seg in _ChainedOps.of(p.cache_ops).segments]),
-            npu_jobs=[j for p in parts for j in p.npu_jobs],
+            npu_jobs=_joined_jobs([p.npu_jobs for p in parts]),
             data_trace=[a for p in parts for a in p.data_trace],
         )
 
@@ -667,7 +673,7 @@ def _view(window: InferenceTimeline) -> InferenceTimeline:
         spans=dataclasses.replace(spans, pmu=np.zeros((len(spans), 0), np.int64), pmu_names=()),
         records=[r for r in window.records if r.type in _COHERENCY_RECORDS],
         cache_ops=_ChainedOps.of(window.cache_ops),
-        npu_jobs=list(window.npu_jobs),
+        npu_jobs=window.npu_jobs,
         isrs=[],
         data_trace=[a for a in window.data_trace if a.write and a.address is not None],
         console=[],
@@ -685,7 +691,7 @@ def _move_after(window: InferenceTimeline, after: InferenceTimeline) -> tuple[In
     if not len(window.spans):
         return window, after
     cut = int(window.spans.end.max())
-    jobs = [j for j in window.npu_jobs if j.start > cut]
+    jobs = _jobs_where(window.npu_jobs, lambda start, end, ended: start > cut)
     ops = _ChainedOps.of(window.cache_ops).between(cut + 1, 1 << 62)
     accesses = [a for a in window.data_trace if a.cycle > cut]
     if not jobs and not len(ops) and not accesses:
@@ -693,13 +699,13 @@ def _move_after(window: InferenceTimeline, after: InferenceTimeline) -> tuple[In
     return (
         dataclasses.replace(
             window,
-            npu_jobs=[j for j in window.npu_jobs if j.start <= cut],
+            npu_jobs=_jobs_where(window.npu_jobs, lambda start, end, ended: start <= cut),
             cache_ops=_ChainedOps.of(window.cache_ops).between(-(1 << 62), cut),
             data_trace=[a for a in window.data_trace if a.cycle <= cut],
         ),
         dataclasses.replace(
             after,
-            npu_jobs=[*jobs, *after.npu_jobs],
+            npu_jobs=_joined_jobs([jobs, after.npu_jobs]),
             cache_ops=_ChainedOps([*ops.segments, *_ChainedOps.of(after.cache_ops).segments]),
             data_trace=[*accesses, *after.data_trace],
         ),
@@ -748,16 +754,20 @@ def _part(window: InferenceTimeline, rows: np.ndarray, since: int, until: int) -
         records=[r for r in window.records if since <= r.cycle <= until],
         cache_ops=_ChainedOps.of(window.cache_ops).between(since, until),
         data_trace=[a for a in window.data_trace if since <= a.cycle <= until],
-        npu_jobs=[
-            j for j in window.npu_jobs if since <= j.start <= until or (j.end is not None and since <= j.end <= until)
-        ],
+        npu_jobs=_jobs_where(
+            window.npu_jobs,
+            lambda start, end, ended: ((since <= start) & (start <= until)) | (ended & (since <= end) & (end <= until)),
+        ),
     )
 
 
 def _outputs_unbounded(joined: InferenceTimeline, own: set[tuple[int, int | None]]) -> int:
     """Outputs of ``own`` jobs that no later job of ``joined`` writes again."""
+    declared = declared_buffers(joined)
+    if not declared:  # (no job has an output)
+        return 0
     jobs = sorted((j for j in joined.npu_jobs if j.end is not None), key=lambda j: j.start)
-    buffers = _buffers_of_jobs(jobs, declared_buffers(joined))
+    buffers = _buffers_of_jobs(jobs, declared)
     count = 0
     for n, (job, bufs) in enumerate(zip(jobs, buffers)):
         if (job.job, job.inference) not in own:
@@ -772,3 +782,39 @@ def _outputs_unbounded(joined: InferenceTimeline, own: set[tuple[int, int | None
             )
             count += not again
     return count
+
+
+_JobColumns = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def _jobs_where(jobs: Sequence[NpuJob], keep: _JobColumns) -> Sequence[NpuJob]:
+    """The jobs ``keep(start, end, ended)`` selects (vectorised; ``end`` means nothing where not
+    ``ended``), as columns where they are columns: a window holds hundreds of thousands of jobs,
+    and most windows declare no buffer, so their jobs are only counted.
+    """
+    if isinstance(jobs, LazyRecords):  # the decoder's jobs (start, end, inference, job): all ended
+        start = jobs.column(0)
+        return jobs.where(keep(start, jobs.column(1), np.ones(len(start), bool)))
+    rows = list(jobs)
+    start = np.array([j.start for j in rows], np.int64)
+    end = np.array([0 if j.end is None else j.end for j in rows], np.int64)
+    ended = np.array([j.end is not None for j in rows], bool)
+    return [j for j, k in zip(rows, keep(start, end, ended).tolist()) if k]
+
+
+def _joined_jobs(parts: Sequence[Sequence[NpuJob]]) -> Sequence[NpuJob]:
+    """The jobs of ``parts`` one after another (columns if every part is columns)."""
+    lazy = [p for p in parts if isinstance(p, LazyRecords)]
+    if len(lazy) == len(parts) and lazy:
+        joined = lazy[0]
+        for part in lazy[1:]:
+            joined = joined.then(part)
+        return joined
+    return [j for p in parts for j in p]
+
+
+def _ended(jobs: Sequence[NpuJob]) -> int:
+    """How many of ``jobs`` ended."""
+    if isinstance(jobs, LazyRecords):
+        return len(jobs)
+    return sum(1 for j in jobs if j.end is not None)

@@ -62,6 +62,16 @@ class LazyRecords(Sequence[T], Generic[T]):
         """Column ``i`` (for vectorised consumers)."""
         return self._columns[i]
 
+    def where(self, rows: np.ndarray) -> LazyRecords[T]:
+        """The rows ``rows`` selects (a boolean mask or indices), still as columns."""
+        return LazyRecords(self._factory, [c[rows] for c in self._columns])
+
+    def then(self, other: LazyRecords[T]) -> LazyRecords[T]:
+        """These rows followed by ``other``'s (records of the same kind), as columns."""
+        if other._factory is not self._factory or len(other._columns) != len(self._columns):
+            raise ValueError("only records of the same kind are joined")
+        return LazyRecords(self._factory, [np.concatenate([a, b]) for a, b in zip(self._columns, other._columns)])
+
 
 class JsonRows(Sequence[Any]):
     """JSON-ready rows made one at a time when iterated, for a report section as long as the
