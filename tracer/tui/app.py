@@ -54,6 +54,7 @@ TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", 
 NARROW = 100  # columns below which panels shrink (memory bars, table columns by priority)
 ANSWER_S = 0.25  # at most this long, new data waits while the screen answers a key (released when painted)
 SHORT = 32  # rows below which the overview keeps latency, memory and layers, and the findings count
+PAINT_HZ = 120  # at most this often the screen paints what changed (Textual's own: 60)
 
 
 class TracerScreen(Screen[None]):
@@ -66,6 +67,20 @@ class TracerScreen(Screen[None]):
     """
 
     focused: Reactive[Widget | None] = Reactive(None, repaint=False)
+
+    @property
+    def _update_timer(self) -> Timer:
+        """Textual's paint timer, at :data:`PAINT_HZ`: a paint asked for waits at most one period.
+
+        Textual paints what changed on a 60 Hz timer it starts when something changed; an answer
+        to a key takes two or three paints (the layout, then the views redrawn for what the key
+        changed), each waiting up to a period for its turn.
+        """
+        timer = self.__dict__.get("_paint_timer")
+        if timer is None:
+            timer = self.set_interval(1 / PAINT_HZ, self._on_timer_update, name="screen_update", pause=True)
+            self.__dict__["_paint_timer"] = timer
+        return timer
 
 
 class TracerApp(Actions, App[int]):
@@ -398,7 +413,8 @@ class TracerApp(Actions, App[int]):
         with self.batch_update():
             for pane in self.query(".pane"):
                 in_front = pane.id == name
-                pane.display = in_front
+                if pane.display != in_front:  # (Textual lays the screen out again at every set, also of the same)
+                    pane.display = in_front
                 for view in self._pane_views.get(pane.id or "", ()):
                     view.shown = in_front
         tabs = self.query_one("#tabs", Tabs)
