@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+from textual.widgets import Tab, Tabs
+from textual.widgets._tabs import Underline
 from tui_helpers import redraw, replay_app, run, settle, until
 
 from tracer.session.feeds import Piece
@@ -129,3 +131,44 @@ def test_a_large_live_piece_is_decoded_in_slices_that_give_way_between_them() ->
     assert all(len(p.data) <= LIVE_SLICE for p, _ in parts) and len(parts) == 4
     assert parts[0][1] < 0.1  # the first slice at once
     assert parts[1][1] >= 0.1  # the next one waited for the screen's answer
+
+
+def test_a_tab_switch_is_painted_once_and_the_underline_with_it(tmp_path: Path) -> None:
+    """Switching tabs lays the screen out and paints it once: not whole a second time for the
+    focus moving to the table in front, not again a frame later for the tabs' underline or for a
+    scrollbar whose view got the same layout as before (the console's, on the overview)."""
+    app = replay_app(tmp_path=tmp_path)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        compositor = app.screen._compositor
+        paints: list[str] = []
+        for kind in ("render_full_update", "render_partial_update"):
+            paint = getattr(compositor, kind)
+
+            def counted(*args, _paint=paint, _kind=kind, **kwargs):
+                paints.append(_kind)
+                return _paint(*args, **kwargs)
+
+            setattr(compositor, kind, counted)  # this compositor only (the instance's attribute)
+        tabs = app.query_one("#tabs", Tabs)
+        underline = tabs.query_one(Underline)
+        for key in "2341":  # each view drawn once (the first time a tab shows, its views are drawn: a second paint)
+            await pilot.press(key)
+            await until(pilot, lambda: app.settled)
+        for key, name in (("2", "timeline"), ("1", "overview"), ("4", "console"), ("1", "overview")):
+            paints.clear()
+            await pilot.press(key)
+            await until(pilot, lambda: app.settled)
+            for _ in range(5):
+                await pilot.pause(0.02)
+            assert app.active_tab == name
+            assert paints == ["render_partial_update"], (key, paints)
+            tab = tabs.query_one(f"#tab-{name}", Tab)
+            start, end = tab.virtual_region.shrink(tab.styles.gutter).column_span
+            assert (underline.highlight_start, underline.highlight_end) == (start, end)
+            assert app.focused is not None and app.focused.id == {"overview": "layers", "timeline": "spans"}.get(
+                name, "console-full"
+            )
+
+    run(app, body)
