@@ -11,10 +11,12 @@ import threading
 import time
 from pathlib import Path
 
+from session_streams import DEMO_CAPTURE
 from textual.widgets import Tab, Tabs
 from textual.widgets._tabs import Underline
 from tui_helpers import redraw, replay_app, run, settle, until
 
+from tracer.session.engine import Session, SessionOptions
 from tracer.session.feeds import Piece
 from tracer.session.pacing import Pacer
 from tracer.session.transport import LIVE_SLICE, Transport
@@ -172,3 +174,22 @@ def test_a_tab_switch_is_painted_once_and_the_underline_with_it(tmp_path: Path) 
             )
 
     run(app, body)
+
+
+def test_a_snapshot_with_nothing_new_is_the_last_one_with_a_fresh_status() -> None:
+    """A screen asking again (a key answered while the decoder stands aside) gets the picture it
+    had, not one built again; the status moves on, and any change of the session gives a new one."""
+    session = Session.replay(str(DEMO_CAPTURE), options=SessionOptions(speed=None, index=False))
+    try:
+        session.run()
+        first = session.snapshot()
+        again = session.snapshot()
+        assert again.layers is first.layers and again.ring is first.ring and again.latency is first.latency
+        assert again.status is not first.status and again.status == first.status
+        number = first.ring[-1].number
+        assert session.pin(number)  # a change (it counts the version up): built again
+        pinned = session.snapshot()
+        assert pinned.version > first.version and pinned.layers is not first.layers
+        assert any(s.record(number) is not None for s in pinned.stretches)
+    finally:
+        session.close()
