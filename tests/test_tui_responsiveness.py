@@ -11,8 +11,12 @@ import threading
 import time
 from pathlib import Path
 
+from session_streams import DEMO_CAPTURE
+from textual.widgets import Tab, Tabs
+from textual.widgets._tabs import Underline
 from tui_helpers import redraw, replay_app, run, settle, until
 
+from tracer.session.engine import Session, SessionOptions
 from tracer.session.feeds import Piece
 from tracer.session.pacing import Pacer
 from tracer.session.transport import LIVE_SLICE, Transport
@@ -129,3 +133,63 @@ def test_a_large_live_piece_is_decoded_in_slices_that_give_way_between_them() ->
     assert all(len(p.data) <= LIVE_SLICE for p, _ in parts) and len(parts) == 4
     assert parts[0][1] < 0.1  # the first slice at once
     assert parts[1][1] >= 0.1  # the next one waited for the screen's answer
+
+
+def test_a_tab_switch_is_painted_once_and_the_underline_with_it(tmp_path: Path) -> None:
+    """Switching tabs lays the screen out and paints it once: not whole a second time for the
+    focus moving to the table in front, not again a frame later for the tabs' underline or for a
+    scrollbar whose view got the same layout as before (the console's, on the overview)."""
+    app = replay_app(tmp_path=tmp_path)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        compositor = app.screen._compositor
+        paints: list[str] = []
+        for kind in ("render_full_update", "render_partial_update"):
+            paint = getattr(compositor, kind)
+
+            def counted(*args, _paint=paint, _kind=kind, **kwargs):
+                paints.append(_kind)
+                return _paint(*args, **kwargs)
+
+            setattr(compositor, kind, counted)  # this compositor only (the instance's attribute)
+        tabs = app.query_one("#tabs", Tabs)
+        underline = tabs.query_one(Underline)
+        for key in "2341":  # each view drawn once (the first time a tab shows, its views are drawn: a second paint)
+            await pilot.press(key)
+            await until(pilot, lambda: app.settled)
+        for key, name in (("2", "timeline"), ("1", "overview"), ("4", "console"), ("1", "overview")):
+            paints.clear()
+            await pilot.press(key)
+            await until(pilot, lambda: app.settled)
+            for _ in range(5):
+                await pilot.pause(0.02)
+            assert app.active_tab == name
+            assert paints == ["render_partial_update"], (key, paints)
+            tab = tabs.query_one(f"#tab-{name}", Tab)
+            start, end = tab.virtual_region.shrink(tab.styles.gutter).column_span
+            assert (underline.highlight_start, underline.highlight_end) == (start, end)
+            assert app.focused is not None and app.focused.id == {"overview": "layers", "timeline": "spans"}.get(
+                name, "console-full"
+            )
+
+    run(app, body)
+
+
+def test_a_snapshot_with_nothing_new_is_the_last_one_with_a_fresh_status() -> None:
+    """A screen asking again (a key answered while the decoder stands aside) gets the picture it
+    had, not one built again; the status moves on, and any change of the session gives a new one."""
+    session = Session.replay(str(DEMO_CAPTURE), options=SessionOptions(speed=None, index=False))
+    try:
+        session.run()
+        first = session.snapshot()
+        again = session.snapshot()
+        assert again.layers is first.layers and again.ring is first.ring and again.latency is first.latency
+        assert again.status is not first.status and again.status == first.status
+        number = first.ring[-1].number
+        assert session.pin(number)  # a change (it counts the version up): built again
+        pinned = session.snapshot()
+        assert pinned.version > first.version and pinned.layers is not first.layers
+        assert any(s.record(number) is not None for s in pinned.stretches)
+    finally:
+        session.close()

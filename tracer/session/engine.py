@@ -148,6 +148,7 @@ class Session:
         self._reconnects = 0
         self._frozen: SessionSnapshot | None = None
         self._last: SessionSnapshot | None = None
+        self._last_made_at: tuple[int, int | None, bool | None] | None = None  # see _build_snapshot
         self._version = 0
         self._held = StreamState(self.options.ring, self.options.window, self.options.latency_history)
         self._findings = FindingsSchedule(clock)
@@ -594,8 +595,24 @@ class Session:
             self._lock.release()
 
     def _build_snapshot(self) -> SessionSnapshot:
+        """The snapshot of now; the last one with a fresh status when nothing else changed since.
+
+        Everything but the status changes only with :attr:`version` (the worker's folds, the
+        findings, controls, pins and seeks count it up), or with the replay's index growing in its
+        own thread: a screen asking again (a key answered while the decoder stands aside, a refresh
+        with nothing new) gets the same picture without building it again.
+        """
+        index = self._holdings.index
+        made_at = (
+            self._version,
+            index.count if index is not None else None,
+            index.ready if index is not None else None,
+        )
+        if self._last is not None and made_at == self._last_made_at:
+            return dataclasses.replace(self._last, status=self._status())
+        self._last_made_at = made_at
         held, budget, telemetry = self._held, self._budget, self._decoder.telemetry
-        index, baseline = self._holdings.index, self._holdings.baseline
+        baseline = self._holdings.baseline
         extra: dict[str, Any] = {}
         target = self._decoder.target
         if target is not None and target.marker_cost_cycles is not None:

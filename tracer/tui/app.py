@@ -26,9 +26,12 @@ from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
+from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Input, Tab, Tabs
+from textual.widgets._tabs import Underline  # Tabs' underline bar (placed with the switch: see show_view)
 
 from tracer.session.engine import Session
 from tracer.session.snapshot import SessionSnapshot
@@ -51,6 +54,33 @@ TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", 
 NARROW = 100  # columns below which panels shrink (memory bars, table columns by priority)
 ANSWER_S = 0.25  # at most this long, new data waits while the screen answers a key (released when painted)
 SHORT = 32  # rows below which the overview keeps latency, memory and layers, and the findings count
+PAINT_HZ = 120  # at most this often the screen paints what changed (Textual's own: 60)
+
+
+class TracerScreen(Screen[None]):
+    """The app's screen: a change of focus repaints the two widgets it concerns, not the screen.
+
+    Textual's screen repaints itself whole when its ``focused`` changes (a tab switch moves the
+    focus to the table in front: a second paint of every cell, after the one the new layout asks).
+    What shows focus is each widget's own style (``:focus`` borders, restyled by Textual when the
+    focus moves), and the screen itself draws only its background.
+    """
+
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
+
+    @property
+    def _update_timer(self) -> Timer:
+        """Textual's paint timer, at :data:`PAINT_HZ`: a paint asked for waits at most one period.
+
+        Textual paints what changed on a 60 Hz timer it starts when something changed; an answer
+        to a key takes two or three paints (the layout, then the views redrawn for what the key
+        changed), each waiting up to a period for its turn.
+        """
+        timer = self.__dict__.get("_paint_timer")
+        if timer is None:
+            timer = self.set_interval(1 / PAINT_HZ, self._on_timer_update, name="screen_update", pause=True)
+            self.__dict__["_paint_timer"] = timer
+        return timer
 
 
 class TracerApp(Actions, App[int]):
@@ -104,6 +134,10 @@ class TracerApp(Actions, App[int]):
         self._pinned: int | None = None
 
     # -- layout ----------------------------------------------------------------------------------
+    def get_default_screen(self) -> Screen:
+        """:class:`TracerScreen`, as Textual's default screen."""
+        return TracerScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         """Status on top, four tabs, keys at the bottom."""
         yield StatusBar(id="status")
@@ -379,10 +413,13 @@ class TracerApp(Actions, App[int]):
         with self.batch_update():
             for pane in self.query(".pane"):
                 in_front = pane.id == name
-                pane.display = in_front
+                if pane.display != in_front:  # (Textual lays the screen out again at every set, also of the same)
+                    pane.display = in_front
                 for view in self._pane_views.get(pane.id or "", ()):
                     view.shown = in_front
-        self.query_one("#tabs", Tabs).active = f"tab-{name}"
+        tabs = self.query_one("#tabs", Tabs)
+        tabs.active = f"tab-{name}"
+        _place_underline(tabs, tabs.query_one(f"#tab-{name}", Tab))
         self._refocus()  # keys act on what is in front: the layers on the overview, the spans on the timeline
 
     @on(Input.Changed, "#filter")
@@ -427,6 +464,18 @@ class TracerApp(Actions, App[int]):
                 f"{key.title} ({key.display})", key.help, functools.partial(self.run_action, key.action)
             )
         yield from super().get_system_commands(screen)
+
+
+def _place_underline(tabs: Tabs, tab: Tab) -> None:
+    """Put ``tabs``' underline under ``tab`` now, as Textual does after the next paint.
+
+    Painted with the switch's own paint, instead of a paint of its own just after it (the same
+    bar, in the same place: Textual's own placing, when it comes, changes nothing).
+    """
+    start, end = tab.virtual_region.shrink(tab.styles.gutter).column_span
+    underline = tabs.query_one(Underline)
+    underline.highlight_start = start
+    underline.highlight_end = end
 
 
 def _settle_garbage_collector() -> None:

@@ -16,7 +16,6 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tracer.base.timeline import ConsoleLine
@@ -25,6 +24,7 @@ from tracer.session.snapshot import SessionSnapshot
 from tracer.tui import palette as pal
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
+from tracer.tui.widgets.scrolling import SteadyScrollView
 
 MAX_LINES = CONSOLE_LINES  # as many as the session keeps
 ERROR = re.compile(
@@ -57,7 +57,7 @@ def line_style(text: str) -> Style:
     return TEXT
 
 
-class ConsoleView(View, ScrollView, can_focus=True, inherit_bindings=False):
+class ConsoleView(View, SteadyScrollView, can_focus=True, inherit_bindings=False):
     """Console lines as they arrive."""
 
     interval = 0.25

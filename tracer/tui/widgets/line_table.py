@@ -21,10 +21,10 @@ from textual.binding import Binding, BindingType
 from textual.events import Click
 from textual.geometry import Region, Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tracer.tui import palette as pal
+from tracer.tui.widgets.scrolling import SteadyScrollView
 
 ZEBRA = Style(bgcolor="#1A1F24")
 CURSOR = Style(bgcolor="#0F5C9E")
@@ -52,7 +52,7 @@ def _style(text: str) -> Style:
     return Style.parse(text) if text else Style()
 
 
-class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
+class LineTable(SteadyScrollView, can_focus=True, inherit_bindings=False):
     """Rows of cells with a fixed header and a cursor row.
 
     Subclasses set :attr:`COLUMNS` and call :meth:`set_rows`.
