@@ -245,9 +245,15 @@ def _pmu(pmu: dict[str, Any]) -> list[str]:
         f"pmu         counters per inference, totals over {pmu.get('totals_over', 0)} complete inference(s){simulated}"
     ]
     rows = []
-    per = pmu.get("per_inference", [])
+    # One walk over the inferences' rows (made as they are read: one per inference of the capture).
+    seen: dict[str, list[Any]] = {name: [] for name in pmu["counters"]}
+    for row in pmu.get("per_inference", []):
+        if row["complete"]:
+            for name, value in row["counters"].items():
+                if name in seen:
+                    seen[name].append(value)
     for name in pmu["counters"]:
-        values = [row["counters"][name] for row in per if row["complete"] and name in row["counters"]]
+        values = seen[name]
         mean = sum(values) / len(values) if values else None
         rows.append(
             [

@@ -83,11 +83,33 @@ async def _settled_screen(app: TracerApp, pilot: Pilot[int], title: str) -> str:
         await pilot.pause()
         await pilot.wait_for_scheduled_animations()
         svg = app.export_screenshot(title=title)
-        if app.settled and _unstamped(svg) == _unstamped(last):
+        if app.settled and _painted(app) and _unstamped(svg) == _unstamped(last):
             return svg
         last = svg
         await pilot.pause(0.02)
     return last
+
+
+def _painted(app: TracerApp) -> bool:
+    """Textual has nothing left to lay out or paint: no widget waiting for a relayout, a restyle or
+    a repaint (a tab whose label grew is laid out at the screen's next update; an export before it
+    shows the old width). Reads Textual's own flags (pinned version, see pyproject.toml).
+    """
+    from textual.widget import Widget
+
+    screen = app.screen
+    if (
+        screen._layout_required
+        or screen._scroll_required
+        or screen._repaint_required
+        or screen._recompose_required
+        or screen._dirty_widgets
+    ):
+        return False
+    return not any(
+        w._layout_required or w._repaint_required or w._refresh_styles_required or w._scroll_required
+        for w in screen.walk_children(Widget, with_self=False)
+    )
 
 
 def _unstamped(svg: str) -> str:
