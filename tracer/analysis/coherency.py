@@ -792,6 +792,8 @@ def _jobs_where(jobs: Sequence[NpuJob], keep: _JobColumns) -> Sequence[NpuJob]:
     ``ended``), as columns where they are columns: a window holds hundreds of thousands of jobs,
     and most windows declare no buffer, so their jobs are only counted.
     """
+    if not len(jobs):
+        return jobs
     if isinstance(jobs, LazyRecords):  # the decoder's jobs (start, end, inference, job): all ended
         start = jobs.column(0)
         return jobs.where(keep(start, jobs.column(1), np.ones(len(start), bool)))
@@ -804,12 +806,10 @@ def _jobs_where(jobs: Sequence[NpuJob], keep: _JobColumns) -> Sequence[NpuJob]:
 
 def _joined_jobs(parts: Sequence[Sequence[NpuJob]]) -> Sequence[NpuJob]:
     """The jobs of ``parts`` one after another (columns if every part is columns)."""
+    parts = [p for p in parts if len(p)]  # (an empty part may be a table without columns)
     lazy = [p for p in parts if isinstance(p, LazyRecords)]
-    if len(lazy) == len(parts) and lazy:
-        joined = lazy[0]
-        for part in lazy[1:]:
-            joined = joined.then(part)
-        return joined
+    if lazy and len(lazy) == len(parts):
+        return LazyRecords.concat(lazy)
     return [j for p in parts for j in p]
 
 

@@ -66,11 +66,13 @@ class LazyRecords(Sequence[T], Generic[T]):
         """The rows ``rows`` selects (a boolean mask or indices), still as columns."""
         return LazyRecords(self._factory, [c[rows] for c in self._columns])
 
-    def then(self, other: LazyRecords[T]) -> LazyRecords[T]:
-        """These rows followed by ``other``'s (records of the same kind), as columns."""
-        if other._factory is not self._factory or len(other._columns) != len(self._columns):
+    @staticmethod
+    def concat(parts: Sequence[LazyRecords[T]]) -> LazyRecords[T]:
+        """The rows of ``parts`` (records of one kind, at least one part) one after another, as columns."""
+        first = parts[0]
+        if any(p._factory is not first._factory or len(p._columns) != len(first._columns) for p in parts):
             raise ValueError("only records of the same kind are joined")
-        return LazyRecords(self._factory, [np.concatenate([a, b]) for a, b in zip(self._columns, other._columns)])
+        return LazyRecords(first._factory, [np.concatenate(c) for c in zip(*(p._columns for p in parts))])
 
 
 class JsonRows(Sequence[Any]):

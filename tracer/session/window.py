@@ -42,7 +42,7 @@ from tracer.base.timeline import (
 )
 from tracer.session.ring import InferenceBlock, InferenceRecord
 from tracer.telemetry.isr import HandlerTime
-from tracer.telemetry.wire import CACHE_OPS
+from tracer.telemetry.tables import cache_op_of_row, npu_job_of_row
 
 _Event = TypeVar("_Event")
 
@@ -248,8 +248,8 @@ class EventView:
         """
         chunks = [c for c in self.chunks if horizon is None or c.last >= horizon]
         low = -(1 << 62) if horizon is None else horizon
-        cache = _joined([c.cache_ops for c in chunks], 5, _cache_op, low)
-        jobs = _joined([c.npu_jobs for c in chunks], 4, _npu_job, low)
+        cache = _joined([c.cache_ops for c in chunks], 5, cache_op_of_row, low)
+        jobs = _joined([c.npu_jobs for c in chunks], 4, npu_job_of_row, low)
         out: dict[str, Sequence[Any]] = {"cache_ops": cache, "npu_jobs": jobs}
         for kind in ("marks", "crcs", "records"):
             out[kind] = [x for c in chunks for x in getattr(c, kind) if x.cycle >= low]
@@ -261,16 +261,6 @@ def _joined(parts: list[Sequence[Any]], width: int, factory: Any, low: int) -> L
     columns = [np.concatenate([column(p, i) for p in parts]) if parts else np.zeros(0, np.int64) for i in range(width)]
     keep = columns[0] >= low
     return LazyRecords(factory, [c[keep] for c in columns] if not keep.all() else columns)
-
-
-def _cache_op(cycle: int, op: int, address: int, length: int, inference: int) -> CacheOp:
-    """A cache operation from the decoder's columns (op code as on the wire; inference -1: none)."""
-    return CacheOp(cycle, CACHE_OPS.get(op, f"op{op}"), address, length, None if inference < 0 else inference)
-
-
-def _npu_job(start: int, end: int, inference: int, job: int) -> NpuJob:
-    """An NPU job from the decoder's columns (inference -1: none)."""
-    return NpuJob(start, end, None if inference < 0 else inference, job)
 
 
 def extent(record: InferenceRecord) -> tuple[int | None, int | None]:

@@ -173,7 +173,7 @@ class RecordTables:
         rows = self.events_of(state, RecordType.CACHE_OP)
         ev = self.events
         columns = (ev[k.EV_TIME, rows], *self.words_of(rows, 3), ev[k.EV_INFERENCE, rows])
-        return LazyRecords(_cache_op, columns)
+        return LazyRecords(cache_op_of_row, columns)
 
     def npu_jobs(self, state: np.ndarray, limit: int | None = None) -> LazyRecords[NpuJob]:
         """NPU jobs. Jobs do not nest: an end pairs with the begin just before it, if the job ids
@@ -186,7 +186,7 @@ class RecordTables:
         pair = np.flatnonzero(is_end[1:] & ~is_end[:-1] & (job[1:] == job[:-1]))
         begins, ends = rows[pair], rows[pair + 1]
         columns = (ev[k.EV_TIME, begins], ev[k.EV_TIME, ends], ev[k.EV_INFERENCE, begins], job[pair])
-        return LazyRecords(_npu_job, columns)
+        return LazyRecords(npu_job_of_row, columns)
 
 
 def of_types(column: np.ndarray, types: Iterable[int]) -> np.ndarray:
@@ -258,11 +258,13 @@ def _longer(array: np.ndarray) -> np.ndarray:
     return out
 
 
-def _cache_op(cycle: int, op: int, address: int, length: int, inference: int) -> CacheOp:
+def cache_op_of_row(cycle: int, op: int, address: int, length: int, inference: int) -> CacheOp:
+    """A cache operation from the tables' columns (op code as on the wire; inference -1: none)."""
     return CacheOp(cycle, CACHE_OPS.get(op, f"op{op}"), address, length, None if inference < 0 else inference)
 
 
-def _npu_job(start: int, end: int, inference: int, job: int) -> NpuJob:
+def npu_job_of_row(start: int, end: int, inference: int, job: int) -> NpuJob:
+    """An NPU job from the tables' columns (inference -1: none)."""
     return NpuJob(start, end, None if inference < 0 else inference, job)
 
 

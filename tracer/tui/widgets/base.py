@@ -35,14 +35,16 @@ class View:
         """
         return bool(self.is_attached and self.region)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
 
-    def layout_size(self) -> tuple[int, ...]:
-        """What of its size the view lays its text out for: drawn again when it changes.
+    # What of its size the view lays its text out for (drawn again when that changes): width and
+    # height by default; ("width",) for a view whose height follows its text (the timeline's lanes,
+    # two-line headers); () for a table that arranges its columns itself, so that a layout that
+    # moves or stretches it (another view's height changed) does not redraw it.
+    layout_axes: tuple[str, ...] = ("width", "height")
 
-        Width and height by default; a view whose height follows its text (the timeline's lanes)
-        says width only, and a table that arranges its columns itself says nothing, so a layout
-        that moves or stretches it (another view's height changed) does not redraw it.
-        """
-        return tuple(self.content_size)  # type: ignore[attr-defined]  # View is mixed into a Textual widget
+    def layout_size(self) -> tuple[int, ...]:
+        """Its :attr:`layout_axes` of its content size now."""
+        size = self.content_size  # type: ignore[attr-defined]  # View is mixed into a Textual widget
+        return tuple(getattr(size, axis) for axis in self.layout_axes)
 
     def on_show(self) -> None:
         """Visible again: ask for a refresh now."""

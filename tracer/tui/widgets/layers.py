@@ -102,9 +102,7 @@ class LayersTable(View, LineTable):
         super().__init__(id=id)
         self.border_title = "Layers"
 
-    def layout_size(self) -> tuple[int, ...]:
-        """Nothing: the table arranges its columns for its size itself (``LineTable.on_resize``)."""
-        return ()
+    layout_axes = ()  # it arranges its columns for its size itself (``LineTable.on_resize``)
 
     @property
     def order(self) -> list[int]:

@@ -38,9 +38,7 @@ class StatusBar(View, Static):
     StatusBar { height: 2; background: $panel; padding: 0 1; }
     """
 
-    def layout_size(self) -> tuple[int, ...]:
-        """Its width (two lines whatever the height)."""
-        return (self.content_size.width,)
+    layout_axes = ("width",)  # two lines whatever its height
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """Draw the status of ``snapshot``."""

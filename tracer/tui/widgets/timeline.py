@@ -141,9 +141,7 @@ class TimelineView(View, Widget):
         )
         self._layout()
 
-    def layout_size(self) -> tuple[int, ...]:
-        """Its width: the height follows the lanes it draws."""
-        return (self.content_size.width,)
+    layout_axes = ("width",)  # its height follows the lanes it draws
 
     @property
     def plot_width(self) -> int:
@@ -376,9 +374,7 @@ class InferenceHeader(View, Static):
     InferenceHeader { height: 2; padding: 0 1; }
     """
 
-    def layout_size(self) -> tuple[int, ...]:
-        """Its width (two lines whatever the height)."""
-        return (self.content_size.width,)
+    layout_axes = ("width",)  # two lines whatever its height
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """Describe the selected inference and the cursor."""
@@ -532,9 +528,7 @@ class SpansTable(View, LineTable):
         Column("flags", "findings", min_width=8, keep=True),
     )
 
-    def layout_size(self) -> tuple[int, ...]:
-        """Nothing: the table arranges its columns for its size itself (``LineTable.on_resize``)."""
-        return ()
+    layout_axes = ()  # it arranges its columns for its size itself (``LineTable.on_resize``)
 
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """List the spans of the selected inference."""
