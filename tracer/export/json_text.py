@@ -29,7 +29,7 @@ SHAPES = 256  # templates made at most (rows of other shapes are written the gen
 FLUSH_ROWS = 2048  # rows joined before a write (memory stays bounded for streamed rows)
 INDENT = "  "
 
-_encode_str: Callable[[str], str] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring_ascii
 _PLACEHOLDER = "\x00{}\x00"
 _ESCAPED = "\\u0000"
 
