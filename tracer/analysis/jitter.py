@@ -735,6 +735,10 @@ class WindowedJitter:
         roles = context.roles
         parts: list[tuple[int, int]] = []
         self._windows.append(parts)
+        pmu: dict[int, np.ndarray] = {}  # the PMU columns the medians need (gathered one at a time: cheaper)
+        if spans.pmu.shape[1] and roles.cycles is not None:
+            wanted = _median_columns(roles) | ({roles.cycles, roles.active} if roles.active is not None else set())
+            pmu = {j: spans.pmu[:, j] for j in wanted}
         for index, rows in layer_groups(spans):
             cycles = all_cycles[rows]
             task, fact_rows = context.tasks_of(rows)
@@ -747,13 +751,14 @@ class WindowedJitter:
             tallies = self._tallies.setdefault(index, {})
             for name, values in work.columns().items():
                 tallies.setdefault(name, Tally()).add(values[values >= 0])
-            if spans.pmu.shape[1] and roles.cycles is not None:
-                pmu = spans.pmu[rows]
+            if pmu:
+                assert roles.cycles is not None
                 columns = self._pmu.setdefault(index, {})
                 for j in _median_columns(roles):
-                    columns.setdefault(j, Tally()).add(pmu[pmu[:, j] >= 0, j])
+                    values = pmu[j][rows]
+                    columns.setdefault(j, Tally()).add(values[values >= 0])
                 if roles.active is not None:
-                    self._idle.setdefault(index, Tally()).add(pmu[:, roles.cycles] - pmu[:, roles.active])
+                    self._idle.setdefault(index, Tally()).add(pmu[roles.cycles][rows] - pmu[roles.active][rows])
         self._latency.append(compact(context.latency))
         self._latency_numbers.append(context.latency_numbers)
 
