@@ -185,10 +185,16 @@ def _shape(value: Any, scalars: list[str]) -> Any:
         _Unusual: A value of another type than the templates write.
     """
     kind = type(value)
-    if kind is dict:
-        return (dict, tuple(value), tuple([_shape(item, scalars) for item in value.values()]))
-    if kind is list or kind is tuple:
-        return (list, tuple([_shape(item, scalars) for item in value]))
+    if kind is dict or kind is list or kind is tuple:
+        parts = []
+        for item in value.values() if kind is dict else value:
+            text = _SCALARS.get(type(item))  # (a scalar here, not in a call of its own: most are)
+            if text is None:
+                parts.append(_shape(item, scalars))
+            else:
+                scalars.append(text(item))
+                parts.append(None)
+        return (dict, tuple(value), tuple(parts)) if kind is dict else (list, tuple(parts))
     text = _SCALARS.get(kind)
     if text is None:
         raise _Unusual
