@@ -457,16 +457,17 @@ def _judge(
     spans = timeline.spans
     isr = spans.isr_cycles[rows]
     task, fact_rows = context.tasks_of(rows)
-    own = cycles - isr - task
+    interrupted = isr + task
+    untouched = not interrupted.any()
+    own = cycles if untouched else cycles - interrupted  # (the same array: its statistics are the cycles')
     n = len(rows)
     median = ref.median if ref is not None else _median(cycles)
-    own_median = ref.own_median if ref is not None else _median(own)
+    own_median = ref.own_median if ref is not None else (median if untouched else _median(own))
     mad = ref.mad if ref is not None else _median(np.abs(cycles - median))
     excess = cycles - median
     outlier = _outliers(cycles, median, mad, threshold_pct)
     cause = np.empty(n, object)
     cause.fill("")  # cheaper than np.full for objects
-    interrupted = isr + task
     preempted = outlier & (interrupted > 0) & (2 * interrupted >= excess)
     cause[preempted & (task > isr)] = TASK_PREEMPTION
     cause[preempted & (task <= isr)] = PREEMPTION
@@ -570,21 +571,23 @@ def _layer_jitter(
     outliers (every one's inference and cause, when known) and the warm-up runs among them.
     """
     latest = int(cycles.max())
+    cv = coefficient_of_variation(cycles)
+    warm_up_runs = int(warm.sum())
     return LayerJitter(
         index=index,
         count=len(cycles),
         p50=median,
         p99=nearest_rank(cycles, 0.99),
         max=latest,
-        cv=coefficient_of_variation(cycles),
+        cv=cv,
         own_p50=own_median,
-        own_cv=coefficient_of_variation(own),
+        own_cv=cv if own is cycles else coefficient_of_variation(own),
         histogram=histogram(cycles),
         outliers=outliers,
         causes=causes,
         listed=listed,
-        warm_up_runs=int(warm.sum()),
-        steady_p50=_median(cycles[~warm]),
+        warm_up_runs=warm_up_runs,
+        steady_p50=_median(cycles[~warm]) if warm_up_runs else median,
         outlier_inferences=outlier_inferences,
         outlier_causes=outlier_causes,
         share=latest / latency_p50 if latency_p50 > 0 else None,
