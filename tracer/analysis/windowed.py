@@ -76,7 +76,7 @@ from tracer.analysis.jitter import WindowedJitter
 from tracer.analysis.layer_stats import LayerStats, complete_latencies, layer_stats
 from tracer.analysis.memory import MemorySummary, merge_memory
 from tracer.analysis.pmu import InferenceCounterTable, inference_counters, pmu_summary
-from tracer.analysis.samples import LayerSamples, add_counts, compact, excluded_spans, layer_samples, pool_samples
+from tracer.analysis.samples import LayerSamples, add_counts, compact, excluded_spans, layer_pmu_sums, pool_samples
 from tracer.analysis.sampling import WindowedSampling
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.statistics import summarize
@@ -274,7 +274,7 @@ class _Sections:
         # has per-inference profiles (then it makes them again, with the capture's).
         self.pmu.append(inference_counters(dataclasses.replace(timeline, pmu_totals={})))
         self.has_tasks = self.has_tasks or len(timeline.tasks) > 0
-        self.pmu_sums.append({index: s.pmu for index, s in layer_samples(spans).items()})
+        self.pmu_sums.append(layer_pmu_sums(spans))
         self.excluded.append(excluded_spans(spans))
         self.latency.append(compact(complete_latencies(timeline.inferences)))
         self.console += timeline.console
