@@ -6,8 +6,8 @@ windows of consecutive inferences (:func:`tracer.pipeline.windows.read_windows`)
 :class:`~tracer.base.timeline.InferenceTimeline` of its own rows, with what it needs of the windows
 before it carried in (the CPU counter configuration, the task names and the task holding the CPU,
 the records of the inference still in progress: :mod:`tracer.pipeline.window_carry`).
-:func:`analyze_windows` reads them in two passes. The first pass keeps, compact, what each section needs of
-every window and makes the section with the function that makes it from one timeline:
+:func:`analyze_windows` reads them in two passes. The first pass keeps, compact, what each section
+needs of every window and makes the section with the function that makes it from one timeline:
 
 - per-layer statistics: each layer's complete executions in compact columns
   (:mod:`tracer.analysis.samples`), pooled, then :func:`~tracer.analysis.layer_stats.layer_stats`
