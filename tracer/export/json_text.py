@@ -13,16 +13,23 @@ encoder's ``default`` turns into JSON) is written the general way. Two facts mak
 text at the top with ``indent * level`` more after each newline; and a placeholder (a number
 between NUL characters) is encoded with escaped NULs, which no key's text holds (a shape whose keys
 do is written the general way).
+
+Streamed rows that can give themselves as columns (:meth:`~tracer.base.columns.JsonRows.columns`:
+one template, a column per scalar; the per-inference PMU rows when every counter is measured) are
+written without making the rows: each column's scalars encoded in bulk, a chunk of rows at a time.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from tracer.base.columns import JsonRows
+import numpy as np
+
+from tracer.base.columns import Column, JsonRows
 
 ROWS = 16  # lists at least this long are written row by row from templates
 SHAPES = 256  # templates made at most (rows of other shapes are written the general way)
@@ -110,6 +117,8 @@ class _Writer:
         self.pieces.clear()
 
     def sequence(self, rows: Sequence[Any], level: int) -> None:
+        if isinstance(rows, JsonRows) and self.columns(rows, level):
+            return
         pieces = self.pieces
         inner = "\n" + INDENT * (level + 1)
         first = True
@@ -124,6 +133,36 @@ class _Writer:
                 first = False
                 self.value(row, level + 1)
         pieces.append("[]" if first else "\n" + INDENT * level + "]")
+
+    def columns(self, rows: JsonRows, level: int) -> bool:
+        """Streamed rows of one shape written from their columns (:meth:`JsonRows.columns`), rows
+        joined from a template and each column's scalars, a chunk at a time; False: they have no
+        columns, or one holds a value the template does not write (then the rows are read).
+        """
+        given = rows.columns()
+        if given is None or not len(rows):
+            return False
+        shape, columns = given
+        found = _column_template(shape, level + 1)
+        if found is None or any(len(column) != len(rows) for column in columns):
+            return False
+        template, order = found
+        ordered = [columns[i] for i in order]
+        for column in ordered:  # (checked before anything is written: the rows are the fallback)
+            if isinstance(column, np.ndarray):
+                if column.dtype.kind not in "biuf":
+                    return False
+            elif not set(map(type, column)) <= _SCALARS.keys():
+                return False
+        inner = "\n" + INDENT * (level + 1)
+        for lo in range(0, len(rows), FLUSH_ROWS):
+            count = min(FLUSH_ROWS, len(rows) - lo)
+            texts = [_texts(column[lo : lo + count]) for column in ordered]
+            lines = [template % row for row in zip(*texts)] if texts else [template % ()] * count
+            self.pieces.append(("[" if lo == 0 else ",") + inner + ("," + inner).join(lines))
+            self.flush()
+        self.pieces.append("\n" + INDENT * level + "]")
+        return True
 
     def mapping(self, mapping: dict[Any, Any], level: int) -> None:
         pieces = self.pieces
@@ -158,6 +197,42 @@ class _Writer:
                 self.pieces.append(template % tuple(scalars))
         if len(self.pieces) >= FLUSH_ROWS:
             self.flush()
+
+
+def _texts(values: Any) -> list[str]:
+    """Each scalar's text (a numpy column's items as Python scalars)."""
+    values = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    kinds = set(map(type, values))
+    if len(kinds) == 1:
+        return list(map(_SCALARS[kinds.pop()], values))
+    return [_SCALARS[type(value)](value) for value in values]
+
+
+def _column_template(shape: Any, level: int) -> tuple[str, list[int]] | None:
+    """The text of a row of ``shape`` (a :class:`~tracer.base.columns.JsonRows` template) at
+    ``level`` with ``%s`` for each :class:`~tracer.base.columns.Column`, and the columns in the
+    order their ``%s`` come (None: a key's text holds what a placeholder's does).
+    """
+    count = 0
+
+    def probe(part: Any) -> Any:
+        nonlocal count
+        if isinstance(part, Column):
+            count += 1
+            return _PLACEHOLDER.format(int(part))
+        if isinstance(part, dict):
+            return {key: probe(value) for key, value in part.items()}
+        if isinstance(part, (list, tuple)):
+            return [probe(value) for value in part]
+        return part
+
+    text = json.dumps(probe(shape), indent=INDENT)
+    if text.count(_ESCAPED) != 2 * count:
+        return None
+    pattern = re.compile('"' + re.escape(_ESCAPED) + "([0-9]+)" + re.escape(_ESCAPED) + '"')
+    order = [int(found) for found in pattern.findall(text)]
+    text = pattern.sub("%s", text.replace("%", "%%"))
+    return text.replace("\n", "\n" + INDENT * level), order
 
 
 def _key(key: Any) -> str:
