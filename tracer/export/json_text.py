@@ -7,8 +7,8 @@ Python encoder, a generator per nesting level. Here a long list's rows (a list o
 row shape (the keys of each dict, the length of each list, where the scalars go) made once by
 encoding a row of placeholders, and filled with each row's scalars encoded as ``json`` encodes
 them; everything else is written the way ``json`` writes it. A row with a value of another type
-than ``str``, ``int``, ``float``, ``bool`` and ``None`` exactly (a subclass, an object the
-encoder's ``default`` turns into JSON) is written the general way. Two facts make it exact: with
+than ``str``, ``int``, ``float``, ``bool`` and ``None`` exactly (a subclass: an IntEnum member, a
+numpy float) is written the general way. Two facts make it exact: with
 ``ensure_ascii`` no string holds a newline, so the text of a value nested ``level`` deep is its
 text at the top with ``indent * level`` more after each newline; and a placeholder (a number
 between NUL characters) is encoded with escaped NULs, which no key's text holds (a shape whose keys
@@ -63,25 +63,19 @@ class _Unusual(Exception):
     """A row holds a value the templates do not write (written the general way)."""
 
 
-def write_json(value: Any, out: IO[str], default: Callable[[Any], Any] | None = None) -> None:
-    """Write ``value`` as ``json.dump(value, out, indent=2, default=default)`` writes it (keys in
-    their order, ASCII only, NaN allowed), without a final newline.
-
-    Args:
-        value: What to write.
-        out: The text stream.
-        default: Turns an object ``json`` does not know into one it does (as ``json``'s
-            ``default``; :class:`~tracer.base.columns.JsonRows` is a list without it).
+def write_json(value: Any, out: IO[str]) -> None:
+    """Write ``value`` as ``json.dump(value, out, indent=2)`` writes it (keys in their order, ASCII
+    only, NaN allowed; a :class:`~tracer.base.columns.JsonRows` as the list of its rows), without a
+    final newline.
     """
-    writer = _Writer(out, default)
+    writer = _Writer(out)
     writer.value(value, 0)
     writer.flush()
 
 
 class _Writer:
-    def __init__(self, out: IO[str], default: Callable[[Any], Any] | None) -> None:
+    def __init__(self, out: IO[str]) -> None:
         self.out = out
-        self.default = default
         self.pieces: list[str] = []
         self.templates: dict[tuple[Any, int], str | None] = {}
 
@@ -103,10 +97,8 @@ class _Writer:
             self.sequence(value, level)
         elif isinstance(value, dict):
             self.mapping(value, level)
-        elif isinstance(value, JsonRows) and self.default is None:
+        elif isinstance(value, JsonRows):
             self.sequence(value, level)
-        elif self.default is not None:
-            self.value(self.default(value), level)
         else:
             raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
         if len(pieces) >= FLUSH_ROWS:
