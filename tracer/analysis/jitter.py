@@ -315,7 +315,7 @@ def analyse_jitter(
     out: list[LayerJitter] = []
     outlier_rows: list[np.ndarray] = []
     for index, rows in layer_groups(timeline.spans):
-        layer, rows_out, _ = _layer(context, index, rows, all_cycles[rows])
+        layer, rows_out = _layer(context, index, rows, all_cycles[rows])
         out.append(layer)
         outlier_rows.append(rows_out)
     flagged = np.concatenate(outlier_rows) if outlier_rows else np.zeros(0, np.int64)
@@ -398,33 +398,76 @@ class _Context:
         return [{"task": task, "name": task_label(names, task), "cycles": c} for c, task in sorted(took, reverse=True)]
 
 
-def _layer(
+@dataclasses.dataclass
+class _Judged:
+    """One layer's executions over some rows judged: what its :class:`LayerJitter` needs beyond
+    their cycles (the capture's :meth:`WindowedJitter.result` pools these of every window).
+    """
+
+    own: np.ndarray
+    median: int
+    own_median: int
+    outliers: int
+    causes: dict[str, int]
+    listed: list[Outlier]
+    warm: np.ndarray
+    measures: tuple[str, ...]
+    outlier_inferences: tuple[int, ...]
+    outlier_causes: tuple[str, ...]
+    flagged: np.ndarray  # the outlier rows
+    warm_positions: np.ndarray  # of the warm-up runs among all the layer's executions
+
+
+def _layer(context: _Context, index: int, rows: np.ndarray, cycles: np.ndarray) -> tuple[LayerJitter, np.ndarray]:
+    """One layer's jitter over ``rows`` (all its complete executions): the layer and the outlier rows."""
+    judged = _judge(context, index, rows, cycles)
+    layer = _layer_jitter(
+        context.settings,
+        context.data_dependent,
+        context.latency_p50,
+        index,
+        cycles,
+        judged.own,
+        judged.median,
+        judged.own_median,
+        judged.outliers,
+        judged.causes,
+        judged.listed,
+        judged.warm,
+        judged.measures,
+        judged.outlier_inferences,
+        judged.outlier_causes,
+    )
+    return layer, judged.flagged
+
+
+def _judge(
     context: _Context,
     index: int,
     rows: np.ndarray,
     cycles: np.ndarray,
     ref: LayerReference | None = None,
     run: _WarmRun | None = None,
-) -> tuple[LayerJitter, np.ndarray, np.ndarray]:
-    """One layer's jitter over ``rows`` (all its complete executions; or, with ``ref`` and ``run``,
-    those of one window, judged against the capture's values): the layer, the outlier rows, and the
-    positions of its warm-up runs among all the layer's executions.
+) -> _Judged:
+    """One layer's executions over ``rows`` (all its complete executions; or, with ``ref`` and
+    ``run``, those of one window, judged against the capture's values): outliers, causes, warm-up.
     """
     timeline, settings = context.timeline, context.settings
     threshold_pct = settings.threshold_pct
     spans = timeline.spans
     isr = spans.isr_cycles[rows]
     task, fact_rows = context.tasks_of(rows)
-    own = cycles - isr - task
+    interrupted = isr + task
+    untouched = not interrupted.any()
+    own = cycles if untouched else cycles - interrupted  # (the same array: its statistics are the cycles')
     n = len(rows)
     median = ref.median if ref is not None else _median(cycles)
-    own_median = ref.own_median if ref is not None else _median(own)
+    own_median = ref.own_median if ref is not None else (median if untouched else _median(own))
     mad = ref.mad if ref is not None else _median(np.abs(cycles - median))
     excess = cycles - median
     outlier = _outliers(cycles, median, mad, threshold_pct)
     cause = np.empty(n, object)
     cause.fill("")  # cheaper than np.full for objects
-    interrupted = isr + task
     preempted = outlier & (interrupted > 0) & (2 * interrupted >= excess)
     cause[preempted & (task > isr)] = TASK_PREEMPTION
     cause[preempted & (task <= isr)] = PREEMPTION
@@ -491,12 +534,7 @@ def _layer(
     flagged_causes = collections.Counter(cause[outlier].tolist())  # counted once: the column holds objects
     causes = {c: flagged_causes[c] for c in CAUSES if flagged_causes[c]}
     measures = ref.measures if ref is not None else tuple(m.name for m in work.measures)
-    layer = _layer_jitter(
-        context.settings,
-        context.data_dependent,
-        context.latency_p50,
-        index,
-        cycles,
+    return _Judged(
         own,
         median,
         own_median,
@@ -507,8 +545,9 @@ def _layer(
         measures,
         tuple(spans.inference[rows[flagged]].tolist()),
         tuple(str(c) for c in cause[flagged]),
+        rows[outlier],
+        warm_positions,
     )
-    return layer, rows[outlier], warm_positions
 
 
 def _layer_jitter(
@@ -532,21 +571,23 @@ def _layer_jitter(
     outliers (every one's inference and cause, when known) and the warm-up runs among them.
     """
     latest = int(cycles.max())
+    cv = coefficient_of_variation(cycles)
+    warm_up_runs = int(warm.sum())
     return LayerJitter(
         index=index,
         count=len(cycles),
         p50=median,
         p99=nearest_rank(cycles, 0.99),
         max=latest,
-        cv=coefficient_of_variation(cycles),
+        cv=cv,
         own_p50=own_median,
-        own_cv=coefficient_of_variation(own),
+        own_cv=cv if own is cycles else coefficient_of_variation(own),
         histogram=histogram(cycles),
         outliers=outliers,
         causes=causes,
         listed=listed,
-        warm_up_runs=int(warm.sum()),
-        steady_p50=_median(cycles[~warm]),
+        warm_up_runs=warm_up_runs,
+        steady_p50=_median(cycles[~warm]) if warm_up_runs else median,
         outlier_inferences=outlier_inferences,
         outlier_causes=outlier_causes,
         share=latest / latency_p50 if latency_p50 > 0 else None,
@@ -684,8 +725,9 @@ class WindowedJitter:
         self._reference: dict[int, LayerReference] = {}
         self._latency_p50 = 0
         self._runs: dict[int, _WarmRun] = {}
-        self._parts: dict[int, list[LayerJitter]] = {}
+        self._parts: dict[int, list[_Judged]] = {}
         self._warm: dict[int, list[np.ndarray]] = {}
+        self._windows: list[list[tuple[int, int]]] = []  # per window: (layer, its part in _cycles)
         self._flagged: list[tuple[np.ndarray, np.ndarray]] = []  # (inference, layer) of every outlier
 
     def measure(self, timeline: InferenceTimeline) -> None:
@@ -694,10 +736,17 @@ class WindowedJitter:
         spans = timeline.spans
         all_cycles = spans.cycles
         roles = context.roles
+        parts: list[tuple[int, int]] = []
+        self._windows.append(parts)
+        pmu: dict[int, np.ndarray] = {}  # the PMU columns the medians need (gathered one at a time: cheaper)
+        if spans.pmu.shape[1] and roles.cycles is not None:
+            wanted = _median_columns(roles) | ({roles.cycles, roles.active} if roles.active is not None else set())
+            pmu = {j: spans.pmu[:, j] for j in wanted}
         for index, rows in layer_groups(spans):
             cycles = all_cycles[rows]
             task, fact_rows = context.tasks_of(rows)
             own = cycles - spans.isr_cycles[rows] - task
+            parts.append((index, len(self._cycles.get(index, ()))))
             self._cycles.setdefault(index, []).append(compact(cycles))
             self._own.setdefault(index, []).append(compact(own) if (own != cycles).any() else None)
             work = LayerWork(timeline, rows, fact_rows, roles)
@@ -705,13 +754,14 @@ class WindowedJitter:
             tallies = self._tallies.setdefault(index, {})
             for name, values in work.columns().items():
                 tallies.setdefault(name, Tally()).add(values[values >= 0])
-            if spans.pmu.shape[1] and roles.cycles is not None:
-                pmu = spans.pmu[rows]
+            if pmu:
+                assert roles.cycles is not None
                 columns = self._pmu.setdefault(index, {})
                 for j in _median_columns(roles):
-                    columns.setdefault(j, Tally()).add(pmu[pmu[:, j] >= 0, j])
+                    values = pmu[j][rows]
+                    columns.setdefault(j, Tally()).add(values[values >= 0])
                 if roles.active is not None:
-                    self._idle.setdefault(index, Tally()).add(pmu[:, roles.cycles] - pmu[:, roles.active])
+                    self._idle.setdefault(index, Tally()).add(pmu[roles.cycles][rows] - pmu[roles.active][rows])
         self._latency.append(compact(context.latency))
         self._latency_numbers.append(context.latency_numbers)
 
@@ -747,6 +797,34 @@ class WindowedJitter:
             )
             self._runs[index] = _WarmRun()
 
+    def window_cycles(self, window: int) -> dict[int, np.ndarray]:
+        """Per layer, the cycles of window ``window``'s complete executions (as the first pass
+        kept them: int32 where they fit), in inference order.
+        """
+        return {index: self._cycles[index][part] for index, part in self._windows[window]}
+
+    def has_outliers(self, window: int) -> bool:
+        """Whether window ``window`` (counted from 0 in the first pass) has an execution the
+        second pass flags (after :meth:`settle`): only then must :meth:`judge` see it; for the
+        others :meth:`skip` gives the same result.
+        """
+        threshold_pct = self.settings.threshold_pct
+        for index, cycles in self.window_cycles(window).items():
+            ref = self._reference[index]
+            if _outliers(cycles.astype(np.int64), ref.median, ref.mad, threshold_pct).any():
+                return True
+        return False
+
+    def skip(self, window: int) -> None:
+        """Second pass: the next window, which has no outlier (:meth:`has_outliers`), not judged:
+        only the warm-up runs followed past it, as :meth:`judge` would.
+        """
+        for index, cycles in self.window_cycles(window).items():
+            run, total = self._runs[index], self._reference[index].count
+            if min(len(cycles), max((total // 4 if total >= 4 else 0) - run.seen, 0)):
+                run.alive = False  # (the leading slow runs ended: this window starts with a usual one)
+            run.seen += len(cycles)
+
     def judge(self, timeline: InferenceTimeline) -> None:
         """Second pass: the outliers of the next window and their causes."""
         context = _Context(timeline, self.settings, self.data_dependent)
@@ -754,11 +832,10 @@ class WindowedJitter:
         spans = timeline.spans
         all_cycles = spans.cycles
         for index, rows in layer_groups(spans):
-            layer, flagged, warm = _layer(
-                context, index, rows, all_cycles[rows], self._reference[index], self._runs[index]
-            )
-            self._parts.setdefault(index, []).append(layer)
-            self._warm.setdefault(index, []).append(warm)
+            judged = _judge(context, index, rows, all_cycles[rows], self._reference[index], self._runs[index])
+            self._parts.setdefault(index, []).append(judged)
+            self._warm.setdefault(index, []).append(judged.warm_positions)
+            flagged = judged.flagged
             self._flagged.append((spans.inference[flagged], spans.layer[flagged].astype(np.int64)))
 
     def result(self) -> JitterAnalysis:
@@ -769,7 +846,8 @@ class WindowedJitter:
             cycles, own = self._pooled(index)
             parts = self._parts.get(index, [])
             warm = np.zeros(len(cycles), bool)
-            warm[np.concatenate(self._warm[index]).astype(np.int64)] = True
+            if index in self._warm:
+                warm[np.concatenate(self._warm[index]).astype(np.int64)] = True
             causes = {c: sum(p.causes.get(c, 0) for p in parts) for c in CAUSES}
             listed = [o for p in parts for o in p.listed][:MAX_LISTED]
             out.append(

@@ -17,7 +17,7 @@ from typing import Any, overload
 import numpy as np
 
 from tracer.analysis.statistics import run_starts
-from tracer.base.columns import JsonRows
+from tracer.base.columns import Column, JsonRows
 from tracer.base.timeline import CounterStat, InferenceTimeline
 from tracer.telemetry.pmu_events import CYCLE_COUNTER
 
@@ -95,7 +95,9 @@ class PmuSummary:
             "note": SIMULATED_NOTE if self.simulated else None,
             "units": self.units,
             "counters": self.counters,
-            "per_inference": JsonRows(len(self.per_inference), self.per_inference.json_rows)
+            "per_inference": JsonRows(
+                len(self.per_inference), self.per_inference.json_rows, self.per_inference.json_columns
+            )
             if streamed
             else list(self.per_inference.json_rows()),
             "totals": self.totals,
@@ -208,6 +210,19 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
             counters = ({name: value for name, value in zip(names, row) if value >= 0} for row in values)
         for number, complete, row_counters in zip(self.number.tolist(), self.complete.tolist(), counters):
             yield {"number": number, "complete": complete, "counters": row_counters}
+
+    def json_columns(self) -> tuple[dict[str, Any], list[np.ndarray]] | None:
+        """:meth:`json_rows` as a row template and columns (:class:`~tracer.base.columns.JsonRows`)
+        when every counter is measured in every row (else the rows differ in shape: None).
+        """
+        if not bool((self.values >= 0).all()):
+            return None
+        template = {
+            "number": Column(0),
+            "complete": Column(1),
+            "counters": {name: Column(2 + j) for j, name in enumerate(self.names)},
+        }
+        return template, [self.number, self.complete, *(self.values[:, j] for j in range(len(self.names)))]
 
     def _column(self, name: str) -> np.ndarray:
         if name in self.names:

@@ -77,26 +77,55 @@ def _layer_order(layer: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
 def layer_samples(spans: LayerSpans) -> dict[int, LayerSamples]:
     """The complete executions of each layer of ``spans``, in the order they ended, by layer index."""
-    # Every span complete (the usual capture): the columns as they are, no gather of the complete rows.
-    complete = None if bool(spans.complete.all()) else np.flatnonzero(spans.complete)
-
-    def of_complete(column: np.ndarray) -> np.ndarray:
-        return column if complete is None else column[complete]
-
-    layer_of = of_complete(spans.layer)
-    indices, order, starts, ends = _layer_order(layer_of)
+    complete, indices, order, starts, ends = _complete_by_layer(spans)
     rows = order if complete is None else complete[order]  # span rows, layer by layer, each layer's in order
     # The cycles of every span, then one gather into layer order (a gather of each of start and
     # end cost twice as much: the rows of one layer are far apart).
     cycles = spans.cycles[rows]
     isr = spans.isr_cycles[rows]
+    counters = _pmu_sums(spans, complete, indices)
+    samples: dict[int, LayerSamples] = {}
+    for index, lo, hi in zip(indices.tolist(), starts.tolist(), ends.tolist()):
+        isr_part = isr[lo:hi]
+        samples[index] = LayerSamples(
+            compact(cycles[lo:hi]), compact(isr_part) if isr_part.any() else None, counters[index]
+        )
+    return samples
+
+
+def layer_pmu_sums(spans: LayerSpans) -> dict[int, Mapping[str, tuple[int, int]]]:
+    """Per layer index, the ``pmu`` of its :func:`layer_samples` alone (their cycles not gathered)."""
+    complete = None if bool(spans.complete.all()) else np.flatnonzero(spans.complete)
+    layer_of = spans.layer if complete is None else spans.layer[complete]
+    indices = np.flatnonzero(np.bincount(layer_of.astype(np.int64))) if len(layer_of) else np.zeros(0, np.int64)
+    return _pmu_sums(spans, complete, indices)
+
+
+def _complete_by_layer(spans: LayerSpans) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The complete spans' rows (None: every span) and their layer order (:func:`_layer_order`)."""
+    # Every span complete (the usual capture): the columns as they are, no gather of the complete rows.
+    complete = None if bool(spans.complete.all()) else np.flatnonzero(spans.complete)
+    layer_of = spans.layer if complete is None else spans.layer[complete]
+    return (complete, *_layer_order(layer_of))
+
+
+def _pmu_sums(
+    spans: LayerSpans, complete: np.ndarray | None, indices: np.ndarray
+) -> dict[int, Mapping[str, tuple[int, int]]]:
+    """Per layer index in ``indices``, per PMU counter: the sum over its complete executions that
+    measured it and how many did (counters none measured left out).
+    """
+
+    def of_complete(column: np.ndarray) -> np.ndarray:
+        return column if complete is None else column[complete]
+
     names = spans.pmu_names if spans.pmu.shape[1] else ()
     sums: list[list[int]] = []  # per counter, per layer index
     counts: list[list[int]] = []
-    if names and len(rows):
+    if names and len(indices):
         # Per counter, summed by layer index in span order (int64, as exact as a sum in layer
         # order): the counters are not gathered into layer order (that gather cost the most here).
-        layer_at = layer_of.astype(np.intp)
+        layer_at = of_complete(spans.layer).astype(np.intp)
         bins = int(indices[-1]) + 1
         every_count: list[int] | None = None  # the counts when a counter is measured in every span
         for j in range(len(names)):
@@ -114,12 +143,10 @@ def layer_samples(spans: LayerSpans) -> dict[int, LayerSamples]:
                 count = np.bincount(at, minlength=bins).tolist()
             sums.append(total.tolist())
             counts.append(count)
-    samples: dict[int, LayerSamples] = {}
-    for index, lo, hi in zip(indices.tolist(), starts.tolist(), ends.tolist()):
-        isr_part = isr[lo:hi]
-        counters = {name: (sums[j][index], counts[j][index]) for j, name in enumerate(names) if counts[j][index]}
-        samples[index] = LayerSamples(compact(cycles[lo:hi]), compact(isr_part) if isr_part.any() else None, counters)
-    return samples
+    return {
+        index: {name: (sums[j][index], counts[j][index]) for j, name in enumerate(names) if counts[j][index]}
+        for index in indices.tolist()
+    }
 
 
 def excluded_spans(spans: LayerSpans) -> dict[int, int]:

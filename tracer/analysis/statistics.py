@@ -270,21 +270,43 @@ class Tally:
     distinct values.
     """
 
+    PENDING = 8192  # values added and not counted in yet, at most (merging each part costs more)
+
     def __init__(self) -> None:
-        self.values = np.zeros(0, np.int64)
-        self.counts = np.zeros(0, np.int64)
+        self._values = np.zeros(0, np.int64)
+        self._counts = np.zeros(0, np.int64)
+        self._pending: list[np.ndarray] = []
+        self._pending_count = 0
 
     def add(self, values: np.ndarray) -> None:
         """Count ``values`` in."""
         if not len(values):
             return
-        if len(self.values):
-            joined = np.concatenate((self.values, np.asarray(values, np.int64)))
-            weights = np.concatenate((self.counts, np.ones(len(values), np.int64)))
-        else:
-            joined, weights = np.asarray(values, np.int64), np.ones(len(values), np.int64)
-        self.values, where = np.unique(joined, return_inverse=True)
-        self.counts = np.bincount(where.reshape(-1), weights=weights, minlength=len(self.values)).astype(np.int64)
+        self._pending.append(np.asarray(values, np.int64))
+        self._pending_count += len(values)
+        if self._pending_count >= self.PENDING:
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        joined = np.concatenate([self._values, *self._pending])
+        weights = np.concatenate([self._counts, np.ones(self._pending_count, np.int64)])
+        self._pending, self._pending_count = [], 0
+        self._values, where = np.unique(joined, return_inverse=True)
+        self._counts = np.bincount(where.reshape(-1), weights=weights, minlength=len(self._values)).astype(np.int64)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The distinct values, ascending."""
+        self._merge()
+        return self._values
+
+    @property
+    def counts(self) -> np.ndarray:
+        """How many times each of :attr:`values` came."""
+        self._merge()
+        return self._counts
 
     def __len__(self) -> int:
         return int(self.counts.sum())

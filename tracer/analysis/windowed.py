@@ -6,8 +6,8 @@ windows of consecutive inferences (:func:`tracer.pipeline.windows.read_windows`)
 :class:`~tracer.base.timeline.InferenceTimeline` of its own rows, with what it needs of the windows
 before it carried in (the CPU counter configuration, the task names and the task holding the CPU,
 the records of the inference still in progress: :mod:`tracer.pipeline.window_carry`).
-:func:`analyze_windows` reads them twice. The first pass keeps, compact, what each section needs of
-every window and makes the section with the function that makes it from one timeline:
+:func:`analyze_windows` reads them in two passes. The first pass keeps, compact, what each section
+needs of every window and makes the section with the function that makes it from one timeline:
 
 - per-layer statistics: each layer's complete executions in compact columns
   (:mod:`tracer.analysis.samples`), pooled, then :func:`~tracer.analysis.layer_stats.layer_stats`
@@ -28,11 +28,16 @@ every window and makes the section with the function that makes it from one time
   (4 bytes; 4 more for its own time where interrupts or tasks took some; the per-layer statistics
   are made from the same column) and tallies of its work and PMU counters.
 
-The second pass judges each window's executions against those capture-wide values, lists the
-inferences over the budget's limits, makes each inference's PMU counters (a per-inference profile
-the console text printed fills in what the records lack), counts the RTOS task slices
-(:class:`~tracer.analysis.tasks.WindowedTasks`: whether a slice may hide a lost switch depends on
-every inference) and gathers the spans of the sampled NPU layers.
+The first pass also makes each inference's PMU counters. The second pass judges each window's
+executions against those capture-wide values, lists the inferences over the budget's limits, makes
+each inference's PMU counters again where a per-inference profile the console text printed fills
+in what the records lack, counts the RTOS task slices (:class:`~tracer.analysis.tasks.
+WindowedTasks`: whether a slice may hide a lost switch depends on every inference) and gathers the
+spans of the sampled NPU layers. It reads a window again only when it must (:class:`_SecondPass`):
+a window with no jitter outlier against the capture's medians and no execution over its budget
+limit is skipped (from the cycles the first pass kept, per layer and window), and the pass ends
+after the last window it needs; it needs every window only for a task lane, NPU samples or the
+text's per-inference profiles. A capture without any of these is read once.
 
 The budget comparison reads only the capture's facts (its layers and clock: the last window has
 them all) and the findings rules run once, on the merged analysis, as for a capture read whole, so
@@ -58,12 +63,12 @@ telemetry record (the text is the timeline, and it is one window anyway).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 
 import numpy as np
 
 from tracer.analysis.analyze import Analysis, memory_of, time_span
-from tracer.analysis.budget_view import compare_budget, inferences_over
+from tracer.analysis.budget_view import BudgetComparison, compare_budget, inferences_over
 from tracer.analysis.coherency import SHORT_NOTE, WindowedCoherency
 from tracer.analysis.findings.rules import find_all
 from tracer.analysis.isr import WindowedIsrs
@@ -71,7 +76,7 @@ from tracer.analysis.jitter import WindowedJitter
 from tracer.analysis.layer_stats import LayerStats, complete_latencies, layer_stats
 from tracer.analysis.memory import MemorySummary, merge_memory
 from tracer.analysis.pmu import InferenceCounterTable, inference_counters, pmu_summary
-from tracer.analysis.samples import LayerSamples, add_counts, compact, excluded_spans, layer_samples, pool_samples
+from tracer.analysis.samples import LayerSamples, add_counts, compact, excluded_spans, layer_pmu_sums, pool_samples
 from tracer.analysis.sampling import WindowedSampling
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.statistics import summarize
@@ -101,8 +106,8 @@ def analyze_windows(
     on_window: Callable[[InferenceTimeline], None] | None = None,
     locator: CodeLocator | None = None,
 ) -> Analysis:
-    """The analysis of an input read in windows (twice), equal to :func:`~tracer.analysis.analyze.
-    analyze` of the whole input.
+    """The analysis of an input read in windows (in two passes, the second only where needed),
+    equal to :func:`~tracer.analysis.analyze.analyze` of the whole input.
 
     Args:
         windows: Reads the input's windows (each window with the input's facts so far).
@@ -135,16 +140,28 @@ def analyze_windows(
     sections.jitter.settle()
     over: dict[int, list[int]] = {}
     tasks = WindowedTasks(summary)
-    pmu: list[InferenceCounterTable] = []
-    for timeline, _ in windows():
-        sections.jitter.judge(timeline)
-        tasks.add(timeline)
-        sections.sampling.add_jobs(timeline)
-        # (the text's per-inference profiles, matched to the capture's inferences, fill in counters)
-        pmu.append(inference_counters(dataclasses.replace(timeline, pmu_totals=summary.pmu_totals)))
-        if comparison is not None:
-            for index, numbers in inferences_over(timeline.spans, comparison).items():
-                over.setdefault(index, []).extend(numbers)
+    pmu = list(sections.pmu)
+    second = _SecondPass(sections, summary, comparison)
+    if second.last >= 0:
+        again = iter(windows())
+        for k, (timeline, _) in enumerate(again):
+            if second.judge[k]:
+                sections.jitter.judge(timeline)
+            else:
+                sections.jitter.skip(k)
+            if second.every:
+                tasks.add(timeline)
+                sections.sampling.add_jobs(timeline)
+            if second.counters:
+                # (the text's per-inference profiles, matched to the capture's inferences, fill in counters)
+                pmu[k] = inference_counters(dataclasses.replace(timeline, pmu_totals=summary.pmu_totals))
+            if second.over[k] and comparison is not None:
+                for index, numbers in inferences_over(timeline.spans, comparison).items():
+                    over.setdefault(index, []).extend(numbers)
+            if k == second.last:
+                break  # (the windows after it have nothing the first pass did not keep)
+        if isinstance(again, Generator):
+            again.close()  # (its reader stops now, not when collected)
     coherency = sections.coherency.result(summary) if sections.has_jobs else None
     if sections.coherency.short:  # (the one check a window can cut short: said where the report shows it)
         facts = dataclasses.replace(
@@ -247,11 +264,17 @@ class _Sections:
         self.jitter = WindowedJitter(settings.jitter(model))
         self.inferences: list[Inferences] = []
         self.spans: list[tuple[int | None, int | None]] = []
+        self.pmu: list[InferenceCounterTable] = []
+        self.has_tasks = False
 
     def add(self, timeline: InferenceTimeline) -> None:
         """Keep what the sections need of the next window (not the window)."""
         spans = timeline.spans
-        self.pmu_sums.append({index: s.pmu for index, s in layer_samples(spans).items()})
+        # Each inference's PMU counters, as the second pass makes them unless the console text
+        # has per-inference profiles (then it makes them again, with the capture's).
+        self.pmu.append(inference_counters(dataclasses.replace(timeline, pmu_totals={})))
+        self.has_tasks = self.has_tasks or len(timeline.tasks) > 0
+        self.pmu_sums.append(layer_pmu_sums(spans))
         self.excluded.append(excluded_spans(spans))
         self.latency.append(compact(complete_latencies(timeline.inferences)))
         self.console += timeline.console
@@ -285,3 +308,44 @@ class _Sections:
         firsts = [first for first, _ in self.spans if first is not None]
         lasts = [last for _, last in self.spans if last is not None]
         return (min(firsts) if firsts else None), (max(lasts) if lasts else None)
+
+
+class _SecondPass:
+    """Which windows the second pass must read again, and what for; what it does not redo the
+    first pass has kept (each inference's PMU counters, each layer's cycles per window).
+
+    Attributes:
+        judge: Per window, whether it has a jitter outlier against the capture's medians (the
+            others have nothing to judge: :meth:`~tracer.analysis.jitter.WindowedJitter.skip`).
+        over: Per window, whether a complete execution ran over its layer's budget limit.
+        every: Every window is needed: the capture has an RTOS task lane (whether a slice may hide
+            a lost switch depends on every inference) or NPU samples (the sampled layers' spans).
+        counters: Each inference's PMU counters are made again: the console text has per-inference
+            profiles, which fill in what the records lack.
+        last: The last window to read (-1: none, no second pass).
+    """
+
+    def __init__(self, sections: _Sections, summary: InferenceTimeline, comparison: BudgetComparison | None) -> None:
+        jitter = sections.jitter
+        count = len(sections.pmu)
+        limits = {}
+        if comparison is not None:
+            limits = {
+                index: plan.limit_cycles
+                for index, plan in comparison.plans.items()
+                if plan.limit_cycles is not None and plan.predicted_cycles
+            }
+        self.judge = [jitter.has_outliers(k) for k in range(count)]
+        self.over = [
+            any(
+                index in limits and bool((cycles.astype(np.int64) > limits[index]).any())
+                for index, cycles in jitter.window_cycles(k).items()
+            )
+            for k in range(count)
+        ]
+        self.every = sections.has_tasks or bool(sections.sampling.layers)
+        self.counters = bool(summary.pmu_totals)
+        needed = [k for k in range(count) if self.judge[k] or self.over[k]]
+        if self.every or self.counters:
+            needed.append(count - 1)
+        self.last = max(needed, default=-1)

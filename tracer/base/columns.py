@@ -75,6 +75,10 @@ class LazyRecords(Sequence[T], Generic[T]):
         return LazyRecords(first._factory, [np.concatenate(c) for c in zip(*(p._columns for p in parts))])
 
 
+class Column(int):
+    """In a :class:`JsonRows` row template, where the scalar of column ``int(self)`` goes."""
+
+
 class JsonRows(Sequence[Any]):
     """JSON-ready rows made one at a time when iterated, for a report section as long as the
     capture (a writer streams them: :func:`tracer.export.report_json.write_report_json`).
@@ -82,11 +86,26 @@ class JsonRows(Sequence[Any]):
     Args:
         length: How many rows.
         rows: Makes an iterator over the rows (called on every iteration).
+        columns: When every row has one shape, may give it and the rows' scalars as columns, for a
+            writer that need not make the rows: a template (the row with a :class:`Column` for each
+            scalar) and one column per ``Column`` (a list, or a numpy array whose ``tolist`` gives
+            the scalars), every row being the template with each ``Column(i)`` replaced by column
+            ``i``'s item; or None (then the rows are read).
     """
 
-    def __init__(self, length: int, rows: Callable[[], Iterator[Any]]) -> None:
+    def __init__(
+        self,
+        length: int,
+        rows: Callable[[], Iterator[Any]],
+        columns: Callable[[], tuple[Any, Sequence[Any]] | None] | None = None,
+    ) -> None:
         self._length = length
         self._rows = rows
+        self._columns = columns
+
+    def columns(self) -> tuple[Any, Sequence[Any]] | None:
+        """The rows' template and scalar columns (see the class), or None."""
+        return self._columns() if self._columns is not None else None
 
     def __len__(self) -> int:
         return self._length

@@ -116,10 +116,10 @@ def analyse_input(
 ) -> tuple[Loaded, Analysis]:
     """Load the budget and the input and analyse it (``report``, ``check``).
 
-    A capture larger than :data:`tracer.pipeline.windows.WHOLE_BYTES` is read in windows, twice,
-    in bounded memory (:func:`tracer.analysis.windowed.analyze_windows`: the same analysis), unless
-    ``whole`` is set or it holds what is not merged across windows yet (then it is read whole, as
-    a smaller input is).
+    A capture larger than :data:`tracer.pipeline.windows.WHOLE_BYTES` is read in windows, in two
+    passes (the second only where needed), in bounded memory
+    (:func:`tracer.analysis.windowed.analyze_windows`: the same analysis), unless ``whole`` is set
+    or it holds what is not merged across windows yet (then it is read whole, as a smaller input is).
 
     Args:
         args: The command line.

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 import math
 from typing import IO, Any
 
 import numpy as np
 
 from tracer.analysis.analyze import Analysis
-from tracer.base.columns import JsonRows
 from tracer.base.timeline import InferenceTimeline
+from tracer.export.json_text import write_json
 
 SCHEMA_VERSION = 1
 
@@ -70,34 +69,11 @@ def report_object(analysis: Analysis, per_inference: bool = False, streamed: boo
 
 
 def write_report_json(report: dict[str, Any], out: IO[str]) -> None:
-    """Write a report object as indented JSON with a final newline (streamed rows one at a time)."""
-    json.dump(report, out, indent=2, cls=_RowsEncoder)
-    out.write("\n")
-
-
-class _RowsEncoder(json.JSONEncoder):
-    """Writes :class:`~tracer.base.columns.JsonRows` as a JSON array, a row at a time."""
-
-    def default(self, o: Any) -> Any:
-        if isinstance(o, JsonRows):
-            return _StreamedList(o)
-        return super().default(o)
-
-
-class _StreamedList(list[Any]):
-    """A list the JSON encoder iterates without it holding the rows: with ``indent`` (as
-    :func:`write_report_json` writes), ``json`` encodes lists in Python, through ``__iter__``.
+    """Write a report object as indented JSON with a final newline, the text ``json.dump(report,
+    out, indent=2)`` writes (:mod:`tracer.export.json_text`; streamed rows made one at a time).
     """
-
-    def __init__(self, rows: JsonRows) -> None:
-        super().__init__()
-        self._rows = rows
-
-    def __iter__(self) -> Any:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
+    write_json(report, out)
+    out.write("\n")
 
 
 def _capture(analysis: Analysis) -> dict[str, Any]:

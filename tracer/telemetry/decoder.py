@@ -273,25 +273,34 @@ class TelemetryDecoder:
             return int(self._state[k.S_INF_FIRST_SPAN])
         return int(self._state[k.S_N_SPANS])
 
-    def timeline(self) -> InferenceTimeline:
-        """Everything decoded so far, as a timeline (closed inferences only until :meth:`finish`)."""
+    def timeline(self, rows: bool = True) -> InferenceTimeline:
+        """Everything decoded so far, as a timeline (closed inferences only until :meth:`finish`).
+
+        Args:
+            rows: False: without the inference and span rows, memory reports, cache operations and
+                NPU jobs, for a caller that puts the rows :meth:`take` gave on it (a window); its
+                task lane and span facts are then the caller's to make too, unless the stream has
+                a FreeRTOS trace (whose lane is the decoder's: then everything is made).
+        """
         self._convert()
         n_inf = self.published_inferences
         n_spans = self._published_spans()
         info = self.firmware.target
         isrs, handlers = self._isr_slices()
         fw = self.firmware
+        rows = rows or bool(self._facts.freertos_itm.records)
+        t, s = self._tables, self._state
         timeline = InferenceTimeline(
             clock_hz=info.clock_hz if info and info.clock_hz else self.clock_hz,
             clock_source=info.time_source.label if info else "unknown",
             labels=self._labels(),
             layers=self._layer_infos(n_spans),
-            inferences=self._tables.inference_columns(0, n_inf),
-            spans=self._span_columns(0, n_spans),
-            arena=self._tables.arena(self._state),
-            stacks=self._tables.stacks(self._state),
-            cache_ops=self._tables.cache_ops(self._state),
-            npu_jobs=self._tables.npu_jobs(self._state),
+            inferences=t.inference_columns(0, n_inf if rows else 0),
+            spans=self._span_columns(0, n_spans if rows else 0),
+            arena=t.arena(s) if rows else [],
+            stacks=t.stacks(s) if rows else [],
+            cache_ops=t.cache_ops(s) if rows else [],
+            npu_jobs=t.npu_jobs(s) if rows else [],
             isrs=isrs,
             console=list(fw.console),
             marks=list(fw.marks),
@@ -307,7 +316,8 @@ class TelemetryDecoder:
             crcs=list(fw.crcs),
             records=list(fw.records),
         )
-        self._facts.attach(timeline, self.end_time, handlers)
+        if rows:
+            self._facts.attach(timeline, self.end_time, handlers)
         return timeline
 
     @property
@@ -375,7 +385,7 @@ class TelemetryDecoder:
         # An NPU job begin whose end has not come yet stays too (its end may come after damage
         # has closed its inference).
         types = self._tables.events[k.EV_TYPE, :event_drop]
-        jobs = np.flatnonzero((types == RecordType.NPU_JOB_BEGIN) | (types == RecordType.NPU_JOB_END))
+        jobs = np.flatnonzero(of_types(types, (RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END)))
         if len(jobs) and types[jobs[-1]] == RecordType.NPU_JOB_BEGIN:
             event_drop = int(jobs[-1])
         n_words = int(s[k.S_N_WORDS])
@@ -420,9 +430,9 @@ class TelemetryDecoder:
         if not event_drop:
             return
         types = self._tables.events[k.EV_TYPE, :event_drop]
-        self._seen["arena"] -= int(np.count_nonzero(types == RecordType.ARENA))
-        self._seen["stacks"] -= int(np.count_nonzero(types == RecordType.STACK))
-        self._seen["cache_ops"] -= int(np.count_nonzero(types == RecordType.CACHE_OP))
+        self._seen["arena"] -= int(np.count_nonzero(types == int(RecordType.ARENA)))  # (ints: IntEnums compare slower)
+        self._seen["stacks"] -= int(np.count_nonzero(types == int(RecordType.STACK)))
+        self._seen["cache_ops"] -= int(np.count_nonzero(types == int(RecordType.CACHE_OP)))
         self._seen["npu_jobs"] -= len(self._tables.npu_jobs(self._state, event_drop))
 
     @property

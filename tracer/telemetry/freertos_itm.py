@@ -38,6 +38,8 @@ CREATED = 3
 TIME_LABEL = "task times are ITM local-timestamp ticks (the FreeRTOS trace records carry no cycle counter)"
 
 _LOSS = (int(PacketKind.OVERFLOW), int(PacketKind.GAP), int(PacketKind.RESERVED))
+# Plain ints: numpy compares an array with an IntEnum member several times slower.
+_SWIT, _LTS = int(PacketKind.SWIT), int(PacketKind.LTS)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -67,7 +69,7 @@ class FreeRtosItmReader:
         kind = batch.kind
         port = batch.b
         # Comparisons, not np.isin: this runs over every packet of every stream.
-        wanted = ((kind == PacketKind.SWIT) & ((port == RECORD_PORT) | (port == FIELD_PORT))) | (kind == PacketKind.LTS)
+        wanted = ((kind == _SWIT) & ((port == RECORD_PORT) | (port == FIELD_PORT))) | (kind == _LTS)
         wanted |= of_types(kind, _LOSS)
         rows = np.flatnonzero(wanted)
         if not len(rows):

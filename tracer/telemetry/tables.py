@@ -181,7 +181,7 @@ class RecordTables:
         """
         rows = self.events_of(state, RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END, limit=limit)
         ev = self.events
-        is_end = ev[k.EV_TYPE, rows] == RecordType.NPU_JOB_END
+        is_end = ev[k.EV_TYPE, rows] == int(RecordType.NPU_JOB_END)
         job = self.word(rows, 0)
         pair = np.flatnonzero(is_end[1:] & ~is_end[:-1] & (job[1:] == job[:-1]))
         begins, ends = rows[pair], rows[pair + 1]
