@@ -18,6 +18,9 @@ Evidence that needs no marks: the same input CRC giving different output CRCs ac
 (nondeterminism, a classic symptom of stale lines), and DWT data-trace writes into a buffer an NPU
 job owns while it runs. Events are looked for from the start of the inference before the job's;
 older writes are not considered.
+
+It is long because the capture read whole and the capture read in windows
+(:class:`WindowedCoherency`) run the same private checks; kept in one module, the rules exist once.
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ Rules beyond the packet tables:
       zeros followed by 0x80 (payloads hold at most four zero bytes in a row and every header is
       non-zero), so such a packet is emitted as malformed and decoding restarts at its zeros.
     * A sync packet resets the stimulus page and what is known of the global timestamp.
+
+It is long because it is one loop with its tables: the reference the C kernel is checked against
+(``tests/test_kernels_differential.py``) reads best as the single function the C code mirrors.
 """
 
 from __future__ import annotations

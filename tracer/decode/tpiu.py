@@ -12,6 +12,9 @@ not seen before, and at a full sync off the grid. Then the deframer collects the
 searches again: a new source keeps the grid, a slipped byte (a UART link that drops or inserts
 one) moves it. Bytes that belong to no frame are counted with their stream positions
 (:attr:`TpiuStats.unframed`), never dropped silently.
+
+It is long because the grid search and the deframer that keeps the grid share the frame rules and
+the loss accounting; apart, each would need the other's state.
 """
 
 from __future__ import annotations

@@ -33,6 +33,9 @@ same rows. :mod:`tracer.telemetry.isr` turns the rows into interrupt slices and 
 is built (:mod:`tracer.native`), else this module's Python code, which defines the behaviour; both
 give identical results. The C kernel takes the record types, minimum lengths and CRC table from
 here (and so from :mod:`tracer.telemetry.wire`): a record type added there needs no C change.
+
+It is long because it mirrors the C kernel function for function (``tracer/_native``): the
+reference that ``tests/test_kernels_differential.py`` checks the C code against reads best whole.
 """
 
 from __future__ import annotations

@@ -37,6 +37,10 @@ input/output tensor bytes), ``arena`` (total/head/tail bytes), ``arena_allocatio
 (facts per inference number, with the line it starts at), ``reprinted_runs`` (operator blocks
 printed twice, by ``Log()`` and ``LogCsv()``, counted once), ``inferences_reported``,
 ``exit_code``, ``errors``, ``warnings`` (each with its line), ``models``, ``lines``.
+
+It is long because it is one state machine (the inference being assembled, the run of operator
+lines, the mode a log is in): the recognisers of each log family live in their own modules
+(``tflm``, ``mlek``, ``ethosu_sw``, ``executorch``, ``platform``); this one only assembles.
 """
 
 from __future__ import annotations
