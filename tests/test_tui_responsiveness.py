@@ -193,3 +193,40 @@ def test_a_snapshot_with_nothing_new_is_the_last_one_with_a_fresh_status() -> No
         assert any(s.record(number) is not None for s in pinned.stretches)
     finally:
         session.close()
+
+
+def test_no_garbage_collection_starts_while_a_key_is_answered(tmp_path: Path) -> None:
+    """A collection of the young objects takes the screen's thread 8-15 ms under load: none starts
+    between a key and its answer painted; collections go on after it, also after a key that asked
+    no redraw (the help: its hold ends by itself, though the refresh timer rests meanwhile)."""
+    import gc
+
+    app = replay_app(tmp_path=tmp_path)
+    seen: list[bool] = []
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        show_view = app.show_view
+
+        def watched(name: str) -> None:
+            seen.append(gc.isenabled())
+            show_view(name)
+
+        app.show_view = watched  # type: ignore[method-assign]
+        assert gc.isenabled()
+        await pilot.press("2")
+        await until(pilot, lambda: app.settled and not app._answering_until)
+        assert seen == [False]  # off while the key was being answered
+        assert gc.isenabled()  # and on again once it was
+        await pilot.press("question_mark")  # the help: no redraw asked for
+        assert not gc.isenabled()
+        await until(pilot, gc.isenabled, seconds=2.0)  # ended by itself
+        await pilot.press("escape")
+        assert not gc.isenabled()
+        await until(pilot, gc.isenabled, seconds=2.0)
+
+    try:
+        run(app, body)
+    finally:
+        gc.enable()  # (whatever happened above, the other tests collect)
+    assert gc.isenabled()
