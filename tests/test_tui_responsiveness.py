@@ -230,3 +230,44 @@ def test_no_garbage_collection_starts_while_a_key_is_answered(tmp_path: Path) ->
     finally:
         gc.enable()  # (whatever happened above, the other tests collect)
     assert gc.isenabled()
+
+
+def test_the_truecolor_filter_gives_textuals_result_and_keeps_what_it_does_not_change(tmp_path: Path) -> None:
+    """Every line painted anew goes through it: segment for segment Textual's own filter's result
+    (ANSI colours to the theme's, dim blended, control codes dropped), with the segments whose
+    style is truecolor already kept instead of built again; the app uses it, also after a change
+    of theme."""
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.color import Color
+    from textual.filter import ANSIToTruecolor
+
+    from tracer.tui.truecolor import CachedTruecolor
+
+    app = replay_app(tmp_path=tmp_path)
+    stock = next(f for f in app._filters if isinstance(f, ANSIToTruecolor))
+    assert type(stock) is CachedTruecolor
+    theirs = ANSIToTruecolor(stock._terminal_theme)
+    kept = Segment("12.3", Style(color="#4EBF71", bgcolor="#242F38", bold=True))
+    line = [
+        Segment(" ", None),
+        kept,
+        Segment("ansi", Style(color="red", bgcolor="bright_black")),
+        Segment("dim", Style(color="#8A9099", dim=True)),
+        Segment("\x1b", Style(color="#FFFFFF"), [(1,)]),  # type: ignore[list-item]
+        Segment("plain", Style(italic=True)),
+        kept,
+    ]
+    for background in (Color(36, 47, 56), Color(0, 0, 0), Color(36, 47, 56)):  # again: from its cache
+        ours = stock.apply(line, background)
+        assert ours == theirs.apply(line, background)
+        assert ours[1] is kept and ours[6] is kept
+        assert ours[2].style != line[2].style and ours[4].control is None
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        app.theme = "textual-light"
+        await pilot.pause()
+        assert [type(f) for f in app._filters if isinstance(f, ANSIToTruecolor)] == [CachedTruecolor]
+
+    run(app, body)

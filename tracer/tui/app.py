@@ -23,10 +23,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
 
+from rich.terminal_theme import TerminalTheme
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
+from textual.filter import ANSIToTruecolor
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -39,6 +41,7 @@ from tracer.session.snapshot import SessionSnapshot
 from tracer.tui import keys
 from tracer.tui.actions import Actions
 from tracer.tui.state import UiState
+from tracer.tui.truecolor import CachedTruecolor
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.console import ConsoleView
 from tracer.tui.widgets.findings import FindingsView, summary_text
@@ -107,6 +110,7 @@ class TracerApp(Actions, App[int]):
         export_dir: str | Path | None = None,
     ) -> None:
         super().__init__()
+        self._cache_truecolor()
         self.session = session
         self.ui = UiState()
         self.refresh_hz = refresh_hz
@@ -134,6 +138,18 @@ class TracerApp(Actions, App[int]):
         self._collections = CollectionsHeld()
         self._findings_label = ""
         self._pinned: int | None = None
+
+    def _cache_truecolor(self) -> None:
+        """Textual's ANSI-to-truecolor filter, the same output for less work (see :mod:`tracer.tui.truecolor`)."""
+        self._filters = [
+            CachedTruecolor.like(f) if type(f) is ANSIToTruecolor else f
+            for f in self._filters  # Textual's line filters (private; Textual is pinned)
+        ]
+
+    def _refresh_truecolor_filter(self, theme: TerminalTheme) -> None:
+        """A new theme makes Textual a new filter: ours again."""
+        super()._refresh_truecolor_filter(theme)
+        self._cache_truecolor()
 
     # -- layout ----------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
