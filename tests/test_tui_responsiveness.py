@@ -271,3 +271,31 @@ def test_the_truecolor_filter_gives_textuals_result_and_keeps_what_it_does_not_c
         assert [type(f) for f in app._filters if isinstance(f, ANSIToTruecolor)] == [CachedTruecolor]
 
     run(app, body)
+
+
+def test_keys_held_down_do_not_hold_garbage_collections_for_long() -> None:
+    """Keys faster than their answers (a key held down) keep collections held; after a second in
+    a row one key is answered with them on, and the next may hold them again."""
+    import asyncio
+    import gc
+
+    from tracer.tui.app import HELD_AT_MOST_S, CollectionsHeld
+
+    async def keys() -> list[bool]:
+        held = CollectionsHeld()
+        states = []
+        start = time.monotonic()
+        while time.monotonic() - start < HELD_AT_MOST_S + 0.5:
+            held.hold(0.25)
+            states.append(gc.isenabled())
+            await asyncio.sleep(0.03)  # the next key comes before this one's hold ended
+        held.resume()
+        return states
+
+    try:
+        states = asyncio.run(keys())
+    finally:
+        gc.enable()
+    assert not states[0] and states.count(True) >= 1  # held at first, let go once in a while
+    assert states.index(True) * 0.03 <= HELD_AT_MOST_S + 0.2
+    assert gc.isenabled()

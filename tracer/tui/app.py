@@ -58,6 +58,7 @@ TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", 
 NARROW = 100  # columns below which panels shrink (memory bars, table columns by priority)
 ANSWER_S = 0.25  # at most this long, new data waits while the screen answers a key (released when painted)
 SHORT = 32  # rows below which the overview keeps latency, memory and layers, and the findings count
+HELD_AT_MOST_S = 1.0  # garbage collections wait for keys' answers at most this long in a row
 PAINT_HZ = 120  # at most this often the screen paints what changed (Textual's own: 60)
 
 
@@ -507,20 +508,28 @@ class CollectionsHeld:
     walks some 20,000 of them: 8-15 ms of the screen's thread under load, in about one answer in
     seven to a tab switch (measured with ``benchmarks/bench_tui.py``). Held for at most one answer
     (:data:`ANSWER_S`), what would have been collected meanwhile is collected right after it, at
-    the next allocation; collections that were already off (a caller's choice) stay off.
+    the next allocation; collections that were already off (a caller's choice) stay off. Keys
+    that come faster than they are answered (a key held down) keep it held: after
+    :data:`HELD_AT_MOST_S` in a row, one key is answered with collections on.
     """
 
     def __init__(self) -> None:
         self.held = False
         self._until = 0.0
+        self._since = 0.0
 
     def hold(self, seconds: float) -> None:
         """Hold collections until :meth:`resume`, at most ``seconds`` (the running loop ends it)."""
-        self._until = time.monotonic() + seconds
+        now = time.monotonic()
+        if self.held and now - self._since > HELD_AT_MOST_S:
+            self.resume()  # held long enough: this key's answer may collect
+            return
+        self._until = now + seconds
         asyncio.get_running_loop().call_later(seconds, self._expire)
         if not self.held and gc.isenabled():
             gc.disable()
             self.held = True
+            self._since = now
 
     def resume(self) -> None:
         """Collect again, if this held it."""
