@@ -17,7 +17,9 @@ long until the key's action has run and the screen has been redrawn after it. Th
 on the idle app (no data) in the same run as the reference. Throughout both, a CPU-bound process
 (a busy loop, as a compiler or another tool would be) runs beside the app: the machine is not idle.
 
-Printed: key response p50/p99/max (busy and idle, target < 100 ms), resident memory over time
+Printed: key response p50/p99/max (busy and idle, target < 100 ms), per kind of key with where
+its wall-clock time went (the screen thread's CPU, waiting for a core, the event loop idle, the
+rest: the interpreter's lock held by another thread), resident memory over time
 (should stay flat), the achieved record rate, how often the session ran ``tracer check``'s
 findings rules on its window (about once a second), and records/inferences/layer executions sent
 against those the app shows (must be equal: nothing dropped by the UI).

@@ -279,7 +279,7 @@ def test_keys_held_down_do_not_hold_garbage_collections_for_long() -> None:
     import asyncio
     import gc
 
-    from tracer.tui.app import HELD_AT_MOST_S, CollectionsHeld
+    from tracer.tui.collections_held import HELD_AT_MOST_S, CollectionsHeld
 
     async def keys() -> list[bool]:
         held = CollectionsHeld()

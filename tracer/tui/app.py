@@ -14,7 +14,6 @@ finding) that every view follows; :meth:`TracerApp.select` is the only way it ch
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import gc
 import os
@@ -40,6 +39,7 @@ from tracer.session.engine import Session
 from tracer.session.snapshot import SessionSnapshot
 from tracer.tui import keys
 from tracer.tui.actions import Actions
+from tracer.tui.collections_held import CollectionsHeld
 from tracer.tui.state import UiState
 from tracer.tui.truecolor import CachedTruecolor
 from tracer.tui.widgets.base import View
@@ -58,7 +58,6 @@ TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", 
 NARROW = 100  # columns below which panels shrink (memory bars, table columns by priority)
 ANSWER_S = 0.25  # at most this long, new data waits while the screen answers a key (released when painted)
 SHORT = 32  # rows below which the overview keeps latency, memory and layers, and the findings count
-HELD_AT_MOST_S = 1.0  # garbage collections wait for keys' answers at most this long in a row
 PAINT_HZ = 120  # at most this often the screen paints what changed (Textual's own: 60)
 
 
@@ -499,47 +498,6 @@ def _place_underline(tabs: Tabs, tab: Tab) -> None:
     underline = tabs.query_one(Underline)
     underline.highlight_start = start
     underline.highlight_end = end
-
-
-class CollectionsHeld:
-    """No automatic garbage collection while the screen answers a key.
-
-    With the thresholds of :func:`_settle_garbage_collector`, a collection of the youngest objects
-    walks some 20,000 of them: 8-15 ms of the screen's thread under load, in about one answer in
-    seven to a tab switch (measured with ``benchmarks/bench_tui.py``). Held for at most one answer
-    (:data:`ANSWER_S`), what would have been collected meanwhile is collected right after it, at
-    the next allocation; collections that were already off (a caller's choice) stay off. Keys
-    that come faster than they are answered (a key held down) keep it held: after
-    :data:`HELD_AT_MOST_S` in a row, one key is answered with collections on.
-    """
-
-    def __init__(self) -> None:
-        self.held = False
-        self._until = 0.0
-        self._since = 0.0
-
-    def hold(self, seconds: float) -> None:
-        """Hold collections until :meth:`resume`, at most ``seconds`` (the running loop ends it)."""
-        now = time.monotonic()
-        if self.held and now - self._since > HELD_AT_MOST_S:
-            self.resume()  # held long enough: this key's answer may collect
-            return
-        self._until = now + seconds
-        asyncio.get_running_loop().call_later(seconds, self._expire)
-        if not self.held and gc.isenabled():
-            gc.disable()
-            self.held = True
-            self._since = now
-
-    def resume(self) -> None:
-        """Collect again, if this held it."""
-        if self.held:
-            self.held = False
-            gc.enable()
-
-    def _expire(self) -> None:
-        if time.monotonic() >= self._until - 0.001:  # (not a hold asked for since, by a later key)
-            self.resume()
 
 
 def _settle_garbage_collector() -> None:
