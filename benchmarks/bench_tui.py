@@ -17,7 +17,9 @@ long until the key's action has run and the screen has been redrawn after it. Th
 on the idle app (no data) in the same run as the reference. Throughout both, a CPU-bound process
 (a busy loop, as a compiler or another tool would be) runs beside the app: the machine is not idle.
 
-Printed: key response p50/p99/max (busy and idle, target < 100 ms), resident memory over time
+Printed: key response p50/p99/max (busy and idle, target < 100 ms), per kind of key with where
+its wall-clock time went (the screen thread's CPU, waiting for a core, the event loop idle, the
+rest: the interpreter's lock held by another thread), resident memory over time
 (should stay flat), the achieved record rate, how often the session ran ``tracer check``'s
 findings rules on its window (about once a second), and records/inferences/layer executions sent
 against those the app shows (must be equal: nothing dropped by the UI).
@@ -175,6 +177,14 @@ class BenchApp(TracerApp):
 
     probe: dict[str, Any] | None = None
     profiles: dict[str, cProfile.Profile] | None = None  # per kind of key (--profile)
+    screen_tid = 0  # the screen thread's id (its scheduler figures: /proc/self/task/<id>/schedstat)
+    loop_idle = 0.0  # seconds the screen's event loop has waited in its selector (nothing to do)
+    idle_since: float | None = None  # when its current wait began (None: it is not waiting)
+
+    def idle_now(self) -> float:
+        """The loop's waiting so far, the current wait included up to now."""
+        since = self.idle_since
+        return self.loop_idle + (time.perf_counter() - since if since is not None else 0.0)
 
     async def on_event(self, event: events.Event) -> None:
         probe = self.probe
@@ -211,9 +221,37 @@ class BenchApp(TracerApp):
         if "profile" in probe:
             probe["profile"].disable()
         probe["painted"] = time.perf_counter()
+        probe["sched_painted"] = schedstat(self.screen_tid)
+        probe["idle_painted"] = self.idle_now()
         probe["cpu"] = time.thread_time() - probe.get("cpu", time.thread_time())
         probe["others"] = time.process_time() - probe.get("process_cpu", time.process_time()) - probe["cpu"]
         probe["done"].set()
+
+
+def schedstat(tid: int) -> tuple[float, float]:
+    """A thread's time on a processor and waiting for one (runnable, not running), in seconds."""
+    try:
+        with open(f"/proc/self/task/{tid}/schedstat") as stat:
+            on_cpu, waiting, _slices = stat.read().split()
+    except (OSError, ValueError):
+        return 0.0, 0.0
+    return int(on_cpu) / 1e9, int(waiting) / 1e9
+
+
+def count_loop_idle(app: BenchApp) -> None:
+    """Count the time the running event loop (the screen's) waits in its selector with nothing to do."""
+    selector = asyncio.get_running_loop()._selector  # type: ignore[attr-defined]
+    select = selector.select
+
+    def timed(timeout: float | None = None) -> Any:
+        app.idle_since = start = time.perf_counter()
+        try:
+            return select(timeout)
+        finally:
+            app.idle_since = None
+            app.loop_idle += time.perf_counter() - start
+
+    selector.select = timed
 
 
 def busy_loop(stop: Any) -> None:
@@ -250,6 +288,7 @@ def press_keys(
         kind = key_kind(KEYS, i % len(KEYS))
         i += 1
         probe: dict[str, Any] = {"done": threading.Event(), "kind": kind}
+        sched_sent, idle_sent = schedstat(app.screen_tid), app.idle_now()
         app.probe = probe
         sent = time.perf_counter()
         char = {"space": " ", "question_mark": "?"}.get(key, key if len(key) == 1 else None)
@@ -262,15 +301,19 @@ def press_keys(
                 probe["cpu"] * 1000,
                 (probe["received"] - sent) * 1000,
                 probe["others"] * 1000,
+                (probe["sched_painted"][1] - sched_sent[1]) * 1000,
+                (probe["idle_painted"] - idle_sent) * 1000,
             )
             if os.environ.get("BENCH_TUI_DETAIL"):
                 print(
                     f"  {key:>22}: queued {timing.queued_ms:6.1f} ms, to action {(probe['acted'] - sent) * 1000:6.1f} ms, "
-                    f"to paint {(probe['painted'] - probe['acted']) * 1000:6.1f} ms; screen thread CPU {timing.cpu_ms:5.1f} ms",
+                    f"to paint {(probe['painted'] - probe['acted']) * 1000:6.1f} ms; screen thread CPU {timing.cpu_ms:5.1f} ms, "
+                    f"waiting for a core {timing.runnable_ms:5.1f}, loop idle {timing.idle_ms:5.1f}, "
+                    f"else (the interpreter's lock) {timing.lock_ms:5.1f}",
                     file=sys.__stderr__,
                 )
         else:
-            timing = KeyTiming(key, kind, float("inf"), float("inf"), float("inf"), float("inf"))
+            timing = KeyTiming(key, kind, *(float("inf"),) * 6)
         out.append(timing)
         app.probe = None
         time.sleep(0.4)
@@ -285,7 +328,11 @@ class KeyTiming:
     for the processor: the part of the answer a busy machine cannot add to); ``queued_ms`` is
     until the app's loop took the key; ``others_ms`` the CPU time of the app's other threads
     meanwhile (the decoder, the findings rules, the reader: they share the interpreter with the
-    screen, and should stand aside while it answers).
+    screen, and should stand aside while it answers). The wall-clock time is the screen thread's
+    CPU, plus ``runnable_ms`` it was ready but waited for a processor (the kernel's schedstat),
+    plus ``idle_ms`` its event loop waited with nothing to do (for a timer: a paint, a refresh),
+    plus the rest (:attr:`lock_ms`): blocked elsewhere, which for this thread is the interpreter's
+    lock held by another thread.
     """
 
     key: str
@@ -294,6 +341,13 @@ class KeyTiming:
     cpu_ms: float
     queued_ms: float
     others_ms: float
+    runnable_ms: float
+    idle_ms: float
+
+    @property
+    def lock_ms(self) -> float:
+        """What the wall-clock time leaves after CPU, waiting for a core and the loop's idle time."""
+        return max(0.0, self.ms - self.cpu_ms - self.runnable_ms - self.idle_ms)
 
 
 def key_kind(keys: tuple[str, ...], at: int) -> str:
@@ -356,6 +410,8 @@ def run_app(rate: float | None, seconds: float, capture: Path | None, profile: P
 
     async def main() -> None:
         async with app.run_test(size=(160, 48)) as pilot:
+            app.screen_tid = threading.get_native_id()
+            count_loop_idle(app)
             await pilot.pause(1.0)
             presser = threading.Thread(target=press_keys, args=(app, seconds, stop, timings, rss), daemon=True)
             started = time.perf_counter()
@@ -455,7 +511,8 @@ def by_kind(timings: list[KeyTiming]) -> list[str]:
     kinds: dict[str, list[KeyTiming]] = {}
     for timing in timings:
         kinds.setdefault(timing.kind, []).append(timing)
-    lines = [f"{'':>16}  {'n':>3}  {'p50':>6}  {'p95':>6}  {'p99':>6}  {'max':>6}   CPU p50   p99   others p50"]
+    head = f"{'':>16}  {'n':>3}  {'p50':>6}  {'p95':>6}  {'p99':>6}  {'max':>6}   CPU p50   p99   others p50"
+    lines = [head + "   (p50 of the wall: CPU / waiting for a core / loop idle / interpreter's lock)"]
     for kind, group in sorted(kinds.items(), key=lambda kv: -percentile([t.ms for t in kv[1]], 0.99)):
         ms = [t.ms for t in group]
         cpu = [t.cpu_ms for t in group]
@@ -463,6 +520,8 @@ def by_kind(timings: list[KeyTiming]) -> list[str]:
             f"{kind:>16}  {len(group):>3}  {statistics.median(ms):6.1f}  {percentile(ms, 0.95):6.1f}  "
             f"{percentile(ms, 0.99):6.1f}  {max(ms):6.1f}   {statistics.median(cpu):6.1f}  {percentile(cpu, 0.99):5.1f}"
             f"   {statistics.median(t.others_ms for t in group):10.1f}"
+            f"   {statistics.median(cpu):4.0f} / {statistics.median(t.runnable_ms for t in group):4.0f} / "
+            f"{statistics.median(t.idle_ms for t in group):4.0f} / {statistics.median(t.lock_ms for t in group):4.0f}"
         )
     return lines
 

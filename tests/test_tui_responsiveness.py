@@ -193,3 +193,109 @@ def test_a_snapshot_with_nothing_new_is_the_last_one_with_a_fresh_status() -> No
         assert any(s.record(number) is not None for s in pinned.stretches)
     finally:
         session.close()
+
+
+def test_no_garbage_collection_starts_while_a_key_is_answered(tmp_path: Path) -> None:
+    """A collection of the young objects takes the screen's thread 8-15 ms under load: none starts
+    between a key and its answer painted; collections go on after it, also after a key that asked
+    no redraw (the help: its hold ends by itself, though the refresh timer rests meanwhile)."""
+    import gc
+
+    app = replay_app(tmp_path=tmp_path)
+    seen: list[bool] = []
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        show_view = app.show_view
+
+        def watched(name: str) -> None:
+            seen.append(gc.isenabled())
+            show_view(name)
+
+        app.show_view = watched  # type: ignore[method-assign]
+        assert gc.isenabled()
+        await pilot.press("2")
+        await until(pilot, lambda: app.settled and not app._answering_until)
+        assert seen == [False]  # off while the key was being answered
+        assert gc.isenabled()  # and on again once it was
+        await pilot.press("question_mark")  # the help: no redraw asked for
+        assert not gc.isenabled()
+        await until(pilot, gc.isenabled, seconds=2.0)  # ended by itself
+        await pilot.press("escape")
+        assert not gc.isenabled()
+        await until(pilot, gc.isenabled, seconds=2.0)
+
+    try:
+        run(app, body)
+    finally:
+        gc.enable()  # (whatever happened above, the other tests collect)
+    assert gc.isenabled()
+
+
+def test_the_truecolor_filter_gives_textuals_result_and_keeps_what_it_does_not_change(tmp_path: Path) -> None:
+    """Every line painted anew goes through it: segment for segment Textual's own filter's result
+    (ANSI colours to the theme's, dim blended, control codes dropped), with the segments whose
+    style is truecolor already kept instead of built again; the app uses it, also after a change
+    of theme."""
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.color import Color
+    from textual.filter import ANSIToTruecolor
+
+    from tracer.tui.truecolor import CachedTruecolor
+
+    app = replay_app(tmp_path=tmp_path)
+    stock = next(f for f in app._filters if isinstance(f, ANSIToTruecolor))
+    assert type(stock) is CachedTruecolor
+    theirs = ANSIToTruecolor(stock._terminal_theme)
+    kept = Segment("12.3", Style(color="#4EBF71", bgcolor="#242F38", bold=True))
+    line = [
+        Segment(" ", None),
+        kept,
+        Segment("ansi", Style(color="red", bgcolor="bright_black")),
+        Segment("dim", Style(color="#8A9099", dim=True)),
+        Segment("\x1b", Style(color="#FFFFFF"), [(1,)]),  # type: ignore[list-item]
+        Segment("plain", Style(italic=True)),
+        kept,
+    ]
+    for background in (Color(36, 47, 56), Color(0, 0, 0), Color(36, 47, 56)):  # again: from its cache
+        ours = stock.apply(line, background)
+        assert ours == theirs.apply(line, background)
+        assert ours[1] is kept and ours[6] is kept
+        assert ours[2].style != line[2].style and ours[4].control is None
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        app.theme = "textual-light"
+        await pilot.pause()
+        assert [type(f) for f in app._filters if isinstance(f, ANSIToTruecolor)] == [CachedTruecolor]
+
+    run(app, body)
+
+
+def test_keys_held_down_do_not_hold_garbage_collections_for_long() -> None:
+    """Keys faster than their answers (a key held down) keep collections held; after a second in
+    a row one key is answered with them on, and the next may hold them again."""
+    import asyncio
+    import gc
+
+    from tracer.tui.collections_held import HELD_AT_MOST_S, CollectionsHeld
+
+    async def keys() -> list[bool]:
+        held = CollectionsHeld()
+        states = []
+        start = time.monotonic()
+        while time.monotonic() - start < HELD_AT_MOST_S + 0.5:
+            held.hold(0.25)
+            states.append(gc.isenabled())
+            await asyncio.sleep(0.03)  # the next key comes before this one's hold ended
+        held.resume()
+        return states
+
+    try:
+        states = asyncio.run(keys())
+    finally:
+        gc.enable()
+    assert not states[0] and states.count(True) >= 1  # held at first, let go once in a while
+    assert states.index(True) * 0.03 <= HELD_AT_MOST_S + 0.2
+    assert gc.isenabled()

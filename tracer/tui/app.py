@@ -22,10 +22,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
 
+from rich.terminal_theme import TerminalTheme
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
+from textual.filter import ANSIToTruecolor
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -37,7 +39,9 @@ from tracer.session.engine import Session
 from tracer.session.snapshot import SessionSnapshot
 from tracer.tui import keys
 from tracer.tui.actions import Actions
+from tracer.tui.collections_held import CollectionsHeld
 from tracer.tui.state import UiState
+from tracer.tui.truecolor import CachedTruecolor
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.console import ConsoleView
 from tracer.tui.widgets.findings import FindingsView, summary_text
@@ -106,6 +110,7 @@ class TracerApp(Actions, App[int]):
         export_dir: str | Path | None = None,
     ) -> None:
         super().__init__()
+        self._cache_truecolor()
         self.session = session
         self.ui = UiState()
         self.refresh_hz = refresh_hz
@@ -130,8 +135,21 @@ class TracerApp(Actions, App[int]):
         self._pending_views: set[View] = set()
         self._timer: Timer | None = None
         self._answering_until = 0.0  # a key is being answered until then (see on_event)
+        self._collections = CollectionsHeld()
         self._findings_label = ""
         self._pinned: int | None = None
+
+    def _cache_truecolor(self) -> None:
+        """Textual's ANSI-to-truecolor filter, the same output for less work (see :mod:`tracer.tui.truecolor`)."""
+        self._filters = [
+            CachedTruecolor.like(f) if type(f) is ANSIToTruecolor else f
+            for f in self._filters  # Textual's line filters (private; Textual is pinned)
+        ]
+
+    def _refresh_truecolor_filter(self, theme: TerminalTheme) -> None:
+        """A new theme makes Textual a new filter: ours again."""
+        super()._refresh_truecolor_filter(theme)
+        self._cache_truecolor()
 
     # -- layout ----------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
@@ -195,6 +213,7 @@ class TracerApp(Actions, App[int]):
 
     def on_unmount(self) -> None:
         """Ask the worker to stop (the caller closes the session)."""
+        self._collections.resume()
         self.session.stop()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -238,14 +257,17 @@ class TracerApp(Actions, App[int]):
         if self._dirty or not self._answering_until:
             return
         self._answering_until = 0.0
+        self._collections.resume()
         self.session.release_ui_hold()
 
     async def on_event(self, event: events.Event) -> None:
         """A key or a click: until the screen has answered (at most :data:`ANSWER_S`), the decoder
-        stands aside and views wait with new data, so the answer paints only what the key changed.
+        stands aside, views wait with new data, so the answer paints only what the key changed,
+        and no garbage collection starts (see :class:`CollectionsHeld`).
         """
         if isinstance(event, (events.Key, events.MouseDown)):
             self._answering_until = time.monotonic() + ANSWER_S
+            self._collections.hold(ANSWER_S)
             self.session.hold_for_ui(ANSWER_S)
         await super().on_event(event)
 
