@@ -173,6 +173,54 @@ def test_two_threads_decode_exactly_as_one(tmp_path: Path, monkeypatch: pytest.M
     assert no_thread_left()
 
 
+RTOS_TRACES = sorted((Path(__file__).resolve().parent / "data" / "corpus" / "novakov_rtos_trace").glob("*.trace"))
+
+
+def pc_sampled_stream(path: Path) -> Path:
+    """Telemetry with DWT PC sample packets between its records (raw SWO bytes)."""
+    from sample_streams import TelemetryEncoder, dwt_pc_sample
+
+    from tracer.telemetry.wire import TimeSource
+
+    enc = TelemetryEncoder()
+    enc.target_info(0, 100_000_000, TimeSource.DWT)
+    enc.layer_info(1, 0, 0, "ADD", "a")
+    t = 1_000
+    for n in range(40):
+        enc.inference_begin(t)
+        enc.layer_begin(t + 10, 0)
+        for pc in (0x100 + 4 * (n % 5), 0x200, None):
+            dwt_pc_sample(enc, pc)
+        enc.layer_end(t + 500, 0)
+        dwt_pc_sample(enc, 0x900)
+        enc.inference_end(t + 510)
+        t += 1_000
+    path.write_bytes(bytes(enc))
+    return path
+
+
+@pytest.mark.parametrize("name", [p.name for p in RTOS_TRACES] + ["dwt-pc-samples"])
+def test_what_is_read_beside_the_records_is_the_same_on_two_threads(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read whole on two threads, the FreeRTOS task lane and the DWT PC samples are read on the
+    producer's thread, ahead of the record assembly (``TelemetryDecoder.read_beside``): in batches
+    of about 200 bytes, the tasks, the records and the report are those of one thread."""
+    monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 200)
+    path = pc_sampled_stream(tmp_path / "pcs.bin") if name == "dwt-pc-samples" else RTOS_TRACES[0].with_name(name)
+    one, _, report_one = decode(path, threads=1)
+    two, _, report_two = decode(path, threads=2)
+    assert two.threads == 2
+    assert one.timeline.tasks == two.timeline.tasks and one.timeline.task_names == two.timeline.task_names
+    assert one.timeline.records == two.timeline.records
+    assert report_one == report_two
+    if name == "dwt-pc-samples":
+        assert sum(r.type == RecordType.PC_SAMPLE for r in two.timeline.records) == 40 * 3
+    elif name != "itm_time_tester.trace":  # (that one times ITM packets: it switches no task)
+        assert two.timeline.tasks
+    assert no_thread_left()
+
+
 class Watched(CaptureReader):
     """A capture reader that remembers being closed and can fail after some chunks."""
 

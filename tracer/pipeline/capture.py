@@ -79,14 +79,20 @@ def decode_capture(
         decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name, expected_bytes=reader.size)
         itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
         pcs = SwoPcCollector()  # DWT PC samples: placed in the layer spans they arrived inside
-        # Each batch with the bytes read when it was made: on_progress must not read ``itm`` while
-        # another thread decodes into it.
-        fed = ((batch, itm.input_bytes) for batch in batches)
-        # Reading and ITM decoding run ahead on a thread of their own (docs/decoder.md, "Threads").
-        with RunAhead(fed, threaded=threads > 1) as ahead:
-            for batch, done in ahead:
-                decoder.feed(batch)
+
+        def fed() -> Iterator[tuple[PacketBatch, int]]:
+            for batch in batches:
+                # What only reads the batches runs ahead too: nothing reads it before the end.
+                decoder.read_beside(batch)
                 pcs.feed(batch)
+                # Each batch with the bytes read when it was made: on_progress must not read
+                # ``itm`` while another thread decodes into it.
+                yield batch, itm.input_bytes
+
+        # Reading and ITM decoding run ahead on a thread of their own (docs/decoder.md, "Threads").
+        with RunAhead(fed(), threaded=threads > 1) as ahead:
+            for batch, done in ahead:
+                decoder.assemble(batch)
                 if on_progress is not None:
                     on_progress(done)
         decoder.finish()

@@ -201,9 +201,26 @@ class TelemetryDecoder:
 
     # -- feeding ---------------------------------------------------------------------------------
     def feed(self, batch: PacketBatch) -> None:
-        """Decode the records in ``batch`` (packets in stream order)."""
-        n = len(batch)
+        """Decode the records in ``batch`` (packets in stream order): :meth:`read_beside`, then
+        :meth:`assemble`.
+        """
+        self.read_beside(batch)
+        self.assemble(batch)
+
+    def read_beside(self, batch: PacketBatch) -> None:
+        """Read what the stream carries beside the records (a FreeRTOS ITM trace's task switches).
+
+        It needs the batches in stream order but nothing of the records, so it may run on another
+        thread, ahead of :meth:`assemble` (:func:`tracer.pipeline.capture.decode_capture` does),
+        provided nothing reads the decoder before both have seen the whole stream.
+        """
         self._facts.feed(batch)
+
+    def assemble(self, batch: PacketBatch) -> None:
+        """Decode the records in ``batch`` into inferences, spans and events (without
+        :meth:`read_beside`).
+        """
+        n = len(batch)
         t = self._tables
         t.reserve(self._state, n)
         i = 0
