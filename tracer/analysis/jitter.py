@@ -292,6 +292,12 @@ class _WarmRun:
     seen: int = 0
     alive: bool = True
 
+    def reach(self, n: int, total: int) -> int:
+        """How many of the next ``n`` executions (of ``total``) the warm-up may still hold: it is
+        at most a quarter of them.
+        """
+        return min(n, max((total // 4 if total >= 4 else 0) - self.seen, 0))
+
 
 def _outliers(cycles: np.ndarray, median: int, mad: int, threshold_pct: float) -> np.ndarray:
     """Executions slower than the median by more than the threshold and three robust sigmas."""
@@ -487,7 +493,7 @@ def _judge(
     # Warm-up: the run of slow executions from the first one on, at most a quarter of them.
     total = ref.count if ref is not None else n
     run = run or _WarmRun()
-    window = min(n, max((total // 4 if total >= 4 else 0) - run.seen, 0))
+    window = run.reach(n, total)
     leading = np.cumprod(outlier[:window]).astype(bool) if window and run.alive else np.zeros(window, bool)
     run.alive = run.alive and bool(outlier[:window].all())
     warm = np.zeros(n, bool)
@@ -820,8 +826,8 @@ class WindowedJitter:
         only the warm-up runs followed past it, as :meth:`judge` would.
         """
         for index, cycles in self.window_cycles(window).items():
-            run, total = self._runs[index], self._reference[index].count
-            if min(len(cycles), max((total // 4 if total >= 4 else 0) - run.seen, 0)):
+            run = self._runs[index]
+            if run.reach(len(cycles), self._reference[index].count):
                 run.alive = False  # (the leading slow runs ended: this window starts with a usual one)
             run.seen += len(cycles)
 

@@ -204,7 +204,7 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
         names = self.names
         values = self.values.tolist()
         counters: Iterator[dict[str, int]]
-        if bool((self.values >= 0).all()):  # the usual table: every counter measured in every row
+        if self._every_measured():  # the usual table
             counters = map(dict, map(zip, itertools.repeat(names), values))  # no Python frame per row
         else:
             counters = ({name: value for name, value in zip(names, row) if value >= 0} for row in values)
@@ -215,7 +215,7 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
         """:meth:`json_rows` as a row template and columns (:class:`~tracer.base.columns.JsonRows`)
         when every counter is measured in every row (else the rows differ in shape: None).
         """
-        if not bool((self.values >= 0).all()):
+        if not self._every_measured():
             return None
         template = {
             "number": Column(0),
@@ -223,6 +223,10 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
             "counters": {name: Column(2 + j) for j, name in enumerate(self.names)},
         }
         return template, [self.number, self.complete, *(self.values[:, j] for j in range(len(self.names)))]
+
+    def _every_measured(self) -> bool:
+        """Every counter is measured in every row (the rows then share one shape)."""
+        return bool((self.values >= 0).all())
 
     def _column(self, name: str) -> np.ndarray:
         if name in self.names:

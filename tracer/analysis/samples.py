@@ -95,17 +95,21 @@ def layer_samples(spans: LayerSpans) -> dict[int, LayerSamples]:
 
 def layer_pmu_sums(spans: LayerSpans) -> dict[int, Mapping[str, tuple[int, int]]]:
     """Per layer index, the ``pmu`` of its :func:`layer_samples` alone (their cycles not gathered)."""
-    complete = None if bool(spans.complete.all()) else np.flatnonzero(spans.complete)
-    layer_of = spans.layer if complete is None else spans.layer[complete]
+    complete, layer_of = _complete_layers(spans)
     indices = np.flatnonzero(np.bincount(layer_of.astype(np.int64))) if len(layer_of) else np.zeros(0, np.int64)
     return _pmu_sums(spans, complete, indices)
 
 
-def _complete_by_layer(spans: LayerSpans) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The complete spans' rows (None: every span) and their layer order (:func:`_layer_order`)."""
+def _complete_layers(spans: LayerSpans) -> tuple[np.ndarray | None, np.ndarray]:
+    """The complete spans' rows (None: every span) and their layer indices."""
     # Every span complete (the usual capture): the columns as they are, no gather of the complete rows.
     complete = None if bool(spans.complete.all()) else np.flatnonzero(spans.complete)
-    layer_of = spans.layer if complete is None else spans.layer[complete]
+    return complete, (spans.layer if complete is None else spans.layer[complete])
+
+
+def _complete_by_layer(spans: LayerSpans) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The complete spans' rows (None: every span) and their layer order (:func:`_layer_order`)."""
+    complete, layer_of = _complete_layers(spans)
     return (complete, *_layer_order(layer_of))
 
 

@@ -124,6 +124,12 @@ class PacketBatch:
         """All columns, in field order."""
         return (self.offset, self.kind, self.a, self.b, self.c, self.flags, self.ts)
 
+    def is_kind(self, kind: PacketKind) -> np.ndarray:
+        """Where the packets are of ``kind`` (compared as a plain int: numpy compares an array with
+        an IntEnum member several times slower, and this runs over every packet of a stream).
+        """
+        return self.kind == int(kind)
+
     def slice(self, start: int, stop: int | None = None) -> PacketBatch:
         """Return packets ``start:stop`` (views, no copy)."""
         return PacketBatch(*(col[start:stop] for col in self.columns()))

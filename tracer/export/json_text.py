@@ -270,22 +270,19 @@ def _shape(value: Any, scalars: list[str]) -> Any:
 
 
 def _template(shape: Any, count: int, level: int) -> str | None:
-    """The text of a value of ``shape`` at ``level`` with ``%s`` for each scalar (None: a key's
-    text holds what a placeholder's does).
+    """The text of a value of ``shape`` at ``level`` with ``%s`` for each scalar, in order (None: a
+    key's text holds what a placeholder's does).
     """
     numbers = iter(range(count))
 
-    def probe(part: Any) -> Any:
+    def columns(part: Any) -> Any:  # the shape as a row template: a Column per scalar, in order
         if part is None:
-            return _PLACEHOLDER.format(next(numbers))
+            return Column(next(numbers))
         if part[0] is dict:
-            return dict(zip(part[1], [probe(p) for p in part[2]]))
-        return [probe(p) for p in part[1]]
+            return dict(zip(part[1], [columns(p) for p in part[2]]))
+        return [columns(p) for p in part[1]]
 
-    text = json.dumps(probe(shape), indent=INDENT)
-    if text.count(_ESCAPED) != 2 * count:
+    found = _column_template(columns(shape), level)
+    if found is None or found[1] != list(range(count)):  # (json keeps a dict's order: they are in order)
         return None
-    text = text.replace("%", "%%")
-    for number in range(count):
-        text = text.replace('"' + _ESCAPED + str(number) + _ESCAPED + '"', "%s", 1)
-    return text.replace("\n", "\n" + INDENT * level)
+    return found[0]

@@ -47,7 +47,6 @@ from tracer.telemetry.console_text import merge_console
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
 
 WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
-_PC_SAMPLE = int(PacketKind.PC_SAMPLE)  # (numpy compares with an IntEnum member several times slower)
 WINDOW_SPANS = 12_500  # layer executions per window: about 15 MB while one is decoded and analysed
 
 
@@ -118,7 +117,7 @@ def _stream(
     with RunAhead(fed, threaded=usable_cores() > 1) as ahead:
         for batch, done in ahead:
             decoder.feed(batch)
-            pc_samples += int(np.count_nonzero(batch.kind == _PC_SAMPLE))
+            pc_samples += int(np.count_nonzero(batch.is_kind(PacketKind.PC_SAMPLE)))
             if on_progress is not None:
                 on_progress(done)
             # (an inference longer than a window is held until it closes: nothing is handed out early)

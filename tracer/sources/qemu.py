@@ -423,7 +423,7 @@ class _ReadyWatcher:
         from tracer.decode.packets import PacketKind
 
         batch = self._decoder.feed(data)
-        text = (batch.kind == PacketKind.SWIT) & (batch.b == 0)
+        text = batch.is_kind(PacketKind.SWIT) & (batch.b == 0)
         for value, size in zip(batch.a[text].tolist(), batch.c[text].tolist()):
             self._text += int(value).to_bytes(8, "little")[:size]
 

@@ -38,8 +38,6 @@ CREATED = 3
 TIME_LABEL = "task times are ITM local-timestamp ticks (the FreeRTOS trace records carry no cycle counter)"
 
 _LOSS = (int(PacketKind.OVERFLOW), int(PacketKind.GAP), int(PacketKind.RESERVED))
-# Plain ints: numpy compares an array with an IntEnum member several times slower.
-_SWIT, _LTS = int(PacketKind.SWIT), int(PacketKind.LTS)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -69,7 +67,8 @@ class FreeRtosItmReader:
         kind = batch.kind
         port = batch.b
         # Comparisons, not np.isin: this runs over every packet of every stream.
-        wanted = ((kind == _SWIT) & ((port == RECORD_PORT) | (port == FIELD_PORT))) | (kind == _LTS)
+        wanted = batch.is_kind(PacketKind.SWIT) & ((port == RECORD_PORT) | (port == FIELD_PORT))
+        wanted |= batch.is_kind(PacketKind.LTS)
         wanted |= of_types(kind, _LOSS)
         rows = np.flatnonzero(wanted)
         if not len(rows):

@@ -22,8 +22,6 @@ from tracer.telemetry.wire import MARKER_COST_UNKNOWN, PORT_DATA, PORT_HEADER, S
 
 MASK32 = 0xFFFFFFFF
 LAYER_TYPES = (int(RecordType.LAYER_BEGIN), int(RecordType.LAYER_END))
-# Plain ints: numpy compares an array with an IntEnum member several times slower.
-_PC_SAMPLE, _SWIT = int(PacketKind.PC_SAMPLE), int(PacketKind.SWIT)
 
 
 class SwoPcCollector:
@@ -43,8 +41,7 @@ class SwoPcCollector:
         PC sampling costs one comparison per packet. The batch before the first PC sample is then
         scanned too, for the header of the span the sample arrived in.
         """
-        kind = batch.kind
-        pcs = np.flatnonzero(kind == _PC_SAMPLE)
+        pcs = np.flatnonzero(batch.is_kind(PacketKind.PC_SAMPLE))
         if not self._pc_offset and not len(pcs):
             self._previous = batch
             return
@@ -57,7 +54,7 @@ class SwoPcCollector:
         self._scan_headers(batch)
 
     def _scan_headers(self, batch: PacketBatch) -> None:
-        swit = np.flatnonzero(batch.kind == _SWIT)
+        swit = np.flatnonzero(batch.is_kind(PacketKind.SWIT))
         if not len(swit) and self._pending is None:
             return
         ports = batch.b[swit]
