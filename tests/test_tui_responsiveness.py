@@ -12,14 +12,13 @@ import time
 from pathlib import Path
 
 from session_streams import DEMO_CAPTURE
-from textual.widgets import Tab, Tabs
-from textual.widgets._tabs import Underline
-from tui_helpers import redraw, replay_app, run, settle, until
+from tui_helpers import redraw, replay_app, run, screen_lines, settle, until
 
 from tracer.session.engine import Session, SessionOptions
 from tracer.session.feeds import Piece
 from tracer.session.pacing import Pacer
 from tracer.session.transport import LIVE_SLICE, Transport
+from tracer.tui.widgets.tab_bar import TabBar
 from tracer.tui.widgets.timeline import InferenceHeader, SpansTable, TimelineView
 
 
@@ -135,6 +134,14 @@ def test_a_large_live_piece_is_decoded_in_slices_that_give_way_between_them() ->
     assert parts[1][1] >= 0.1  # the next one waited for the screen's answer
 
 
+def underline_under(tabs: TabBar) -> tuple[int, int]:
+    """The cells of the tab bar's underline drawn in the highlight's colour (start, one past the end)."""
+    highlight = tabs.get_component_rich_style("tab-bar--underline").color
+    cells = [seg.style.color if seg.style else None for seg in tabs.render_line(1) for _ in seg.text]
+    lit = [x for x, color in enumerate(cells) if color == highlight]
+    return (lit[0], lit[-1] + 1) if lit else (0, 0)
+
+
 def test_a_tab_switch_is_painted_once_and_the_underline_with_it(tmp_path: Path) -> None:
     """Switching tabs lays the screen out and paints it once: not whole a second time for the
     focus moving to the table in front, not again a frame later for the tabs' underline or for a
@@ -153,8 +160,7 @@ def test_a_tab_switch_is_painted_once_and_the_underline_with_it(tmp_path: Path) 
                 return _paint(*args, **kwargs)
 
             setattr(compositor, kind, counted)  # this compositor only (the instance's attribute)
-        tabs = app.query_one("#tabs", Tabs)
-        underline = tabs.query_one(Underline)
+        tabs = app.query_one("#tabs", TabBar)
         for key in "2341":  # each view drawn once (the first time a tab shows, its views are drawn: a second paint)
             await pilot.press(key)
             await until(pilot, lambda: app.settled)
@@ -164,16 +170,112 @@ def test_a_tab_switch_is_painted_once_and_the_underline_with_it(tmp_path: Path) 
             await until(pilot, lambda: app.settled)
             for _ in range(5):
                 await pilot.pause(0.02)
-            assert app.active_tab == name
+            assert app.active_tab == name and tabs.active == name
             assert paints == ["render_partial_update"], (key, paints)
-            tab = tabs.query_one(f"#tab-{name}", Tab)
-            start, end = tab.virtual_region.shrink(tab.styles.gutter).column_span
-            assert (underline.highlight_start, underline.highlight_end) == (start, end)
+            assert underline_under(tabs) == tabs.span(name)
             assert app.focused is not None and app.focused.id == {"overview": "layers", "timeline": "spans"}.get(
                 name, "console-full"
             )
 
     run(app, body)
+
+
+def test_the_tab_row_is_one_widget_drawn_once_and_restyled_by_no_tab_switch(tmp_path: Path) -> None:
+    """Textual's ``Tabs`` repainted eight widgets for the row of tabs at each switch (four tabs,
+    the underline, three containers) and restyled two (the ``-active`` class moving): the row is
+    one widget, its two lines drawn once per switch (and not at all for a pair of tabs drawn
+    before), restyled never."""
+    from textual._styles_cache import StylesCache
+    from textual.css.stylesheet import Stylesheet
+
+    app = replay_app(tmp_path=tmp_path)
+    rendered: set[object] = set()
+    restyled: list[object] = []
+    lines: list[int] = []
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        tabs = app.query_one("#tabs", TabBar)
+        row = tabs.region
+        render_widget, update_nodes, render_line = StylesCache.render_widget, Stylesheet.update_nodes, tabs.render_line
+
+        def rendering(cache, widget, crop):
+            if widget.region.overlaps(row) and widget.region.height <= row.height:
+                rendered.add(widget)
+            return render_widget(cache, widget, crop)
+
+        def restyling(sheet, nodes, animate=False):
+            nodes = list(nodes)
+            restyled.extend(n for n in nodes if n.region.overlaps(row) and n.region.height <= row.height)
+            return update_nodes(sheet, nodes, animate)
+
+        def drawing(y):
+            lines.append(y)
+            return render_line(y)
+
+        StylesCache.render_widget = rendering  # type: ignore[method-assign]
+        Stylesheet.update_nodes = restyling  # type: ignore[method-assign]
+        tabs.render_line = drawing  # type: ignore[method-assign]
+        try:
+            for key in "2341":
+                lines.clear()
+                await pilot.press(key)
+                await until(pilot, lambda: app.settled)
+                await pilot.pause(0.02)
+                assert sorted(lines) == [0, 1], (key, lines)
+        finally:
+            StylesCache.render_widget = render_widget  # type: ignore[method-assign]
+            Stylesheet.update_nodes = update_nodes  # type: ignore[method-assign]
+        assert rendered == {tabs}
+        assert restyled == []
+        drawn = dict(tabs._drawn)
+        await pilot.press("2")
+        await until(pilot, lambda: app.settled)
+        assert tabs._drawn == drawn  # drawn before: taken as it was
+
+    run(app, body)
+
+
+def test_a_click_on_a_tab_or_the_bar_under_it_shows_that_tab(tmp_path: Path) -> None:
+    app = replay_app(tmp_path=tmp_path)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        tabs = app.query_one("#tabs", TabBar)
+        for name, line in (("timeline", 0), ("console", 1), ("findings", 0), ("overview", 1)):
+            start, end = tabs.span(name)
+            await pilot.click("#tabs", offset=((start + end) // 2, line))
+            await until(pilot, lambda: app.settled)
+            assert app.active_tab == name and tabs.active == name
+            assert underline_under(tabs) == (start, end)
+        assert tabs.tab_at(tabs.span("console")[1] + 5) is None  # past the last tab: nothing
+
+    run(app, body)
+
+
+def test_at_80_columns_the_active_tab_stays_in_view(tmp_path: Path) -> None:
+    """Labels wider than the screen (a long findings count) scroll to keep the active tab in
+    view, as Textual's ``Tabs`` did."""
+    app = replay_app(tmp_path=tmp_path)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        tabs = app.query_one("#tabs", TabBar)
+        tabs.set_label("findings", "3 Findings (" + "9 errors, " * 8 + "1 info)")
+        await pilot.press("4")
+        await until(pilot, lambda: app.settled)
+        await pilot.pause()
+        start, end = tabs.span("console")
+        assert 0 <= start < end <= 80
+        assert "4 Console" in screen_lines(app)[2]
+        assert underline_under(tabs) == (start, end)
+        await pilot.press("1")
+        await until(pilot, lambda: app.settled)
+        await pilot.pause()
+        assert screen_lines(app)[2].startswith(" 1 Overview")
+        assert tabs.span("overview") == (1, 11)
+
+    run(app, body, size=(80, 24))
 
 
 def test_a_snapshot_with_nothing_new_is_the_last_one_with_a_fresh_status() -> None:
