@@ -401,3 +401,44 @@ def test_keys_held_down_do_not_hold_garbage_collections_for_long() -> None:
     assert not states[0] and states.count(True) >= 1  # held at first, let go once in a while
     assert states.index(True) * 0.03 <= HELD_AT_MOST_S + 0.2
     assert gc.isenabled()
+
+
+def test_the_help_is_made_and_drawn_before_the_first_question_mark(tmp_path: Path) -> None:
+    """Made on the first ``?``, the help took 35-70 ms of the screen's thread (the slowest key of
+    a run): it is mounted and drawn out of sight once the app is up, so the first ``?`` draws no
+    line of it anew; after a resize it opens laid out for the new size."""
+    from tracer.tui.help import HelpPanel, HelpScreen
+
+    app = replay_app(tmp_path=tmp_path)
+    drawn: list[int] = []
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        assert app.is_screen_installed("help")
+        help_screen = app.get_screen("help")
+        assert isinstance(help_screen, HelpScreen) and help_screen.is_running and not help_screen.is_current
+        panel = help_screen.query_one(HelpPanel)
+        await until(pilot, lambda: bool(panel.region))  # laid out out of sight
+        render_line = panel.render_line
+
+        def drawing(y: int):
+            drawn.append(y)
+            return render_line(y)
+
+        panel.render_line = drawing  # type: ignore[method-assign]
+        await pilot.press("question_mark")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen is help_screen and panel.is_open and app.focused is panel
+        assert drawn == []  # every line of it was drawn ahead
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen is help_screen and panel.region.right <= 100 and panel.region.bottom <= 30
+        assert drawn  # drawn again, for the new size
+
+    run(app, body)

