@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from session_streams import DEMO_CAPTURE
 from tui_helpers import redraw, replay_app, run, screen_lines, settle, until
 
@@ -440,5 +441,52 @@ def test_the_help_is_made_and_drawn_before_the_first_question_mark(tmp_path: Pat
         await pilot.pause()
         assert app.screen is help_screen and panel.region.right <= 100 and panel.region.bottom <= 30
         assert drawn  # drawn again, for the new size
+
+    run(app, body)
+
+
+def test_an_inference_with_a_lane_fewer_keeps_the_gantts_height_and_lays_nothing_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lanes come with what the shown inference's stretch holds (the ring's, a pinned one's):
+    under load, stepping between the newest inference and the one before changed them, the
+    Gantt's height with them, and the pane was laid out again in the key's answer. The Gantt is
+    as tall as the most lanes it has drawn: a lane fewer leaves its row empty, nothing moves."""
+    import tracer.tui.widgets.timeline as timeline
+
+    app = replay_app(tmp_path=tmp_path)
+    every_lane = timeline.lanes
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await until(pilot, lambda: app.settled)
+        await redraw(app, pilot)
+        gantt = app.query_one("#gantt", TimelineView)
+        spans = app.query_one("#spans", SpansTable)
+        names, height, table = list(gantt._lane_names), gantt.outer_size.height, spans.region
+        layouts: list[object] = []
+        screen = app.screen
+        refresh_layout = screen._refresh_layout
+
+        def counted(*args, **kwargs):
+            layouts.append(args)
+            return refresh_layout(*args, **kwargs)
+
+        screen._refresh_layout = counted  # type: ignore[method-assign]
+        monkeypatch.setattr(timeline, "lanes", lambda data, vp: every_lane(data, vp)[:-1])
+        await pilot.press("left")
+        await until(pilot, lambda: app.settled)
+        await pilot.pause(0.05)
+        assert gantt._lane_names == names[:-1]  # drawn with a lane fewer
+        assert gantt.outer_size.height == height and spans.region == table
+        assert gantt.render_line(len(names) - 1).text.strip() == "│"  # its row empty
+        assert layouts == []
+        monkeypatch.setattr(timeline, "lanes", every_lane)
+        await pilot.press("left")
+        await until(pilot, lambda: app.settled)
+        await pilot.pause(0.05)
+        assert gantt._lane_names == names and gantt.outer_size.height == height
+        assert layouts == []
 
     run(app, body)
