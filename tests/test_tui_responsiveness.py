@@ -490,3 +490,30 @@ def test_an_inference_with_a_lane_fewer_keeps_the_gantts_height_and_lays_nothing
         assert layouts == []
 
     run(app, body)
+
+
+def test_the_status_bar_is_redrawn_with_a_key_only_when_the_key_changes_the_session(tmp_path: Path) -> None:
+    """A key that changes what views show (a tab, a sort, a layer) redrew the status bar too, from
+    the newest snapshot (its rates and counts move with every piece of data): a second text
+    laid out and painted in every answer. It keeps its own pace then; pause and speed, which it
+    shows, still redraw it at once."""
+    from tracer.tui.widgets.status import StatusBar
+
+    app = replay_app(tmp_path=tmp_path)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        status = app.query_one("#status", StatusBar)
+        for key in ("2", "3", "1", "s", "down", "S"):
+            before = status.draws
+            await pilot.press(key)
+            await until(pilot, lambda: app.settled)
+            await pilot.pause(0.02)
+            assert status.draws == before, key
+        for key in ("plus", "space"):
+            before = status.draws
+            await pilot.press(key)
+            await until(pilot, lambda: app.settled)
+            assert status.draws == before + 1, key
+
+    run(app, body)

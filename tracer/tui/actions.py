@@ -18,7 +18,7 @@ from tracer.session.pacing import speed_label
 from tracer.session.report import default_report_path, free_path, write_session_report
 from tracer.tui.help import HelpScreen
 from tracer.tui.navigation import Target, current, neighbour, next_instance, shown
-from tracer.tui.state import SORT_KEYS
+from tracer.tui.state import SESSION, SORT_KEYS
 from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.timeline import TimelineView
 
@@ -88,17 +88,17 @@ class Actions(_Base):
         paused = self.session.toggle_pause()
         if paused and self.session.mode == "live":
             self.notify("the screen holds still; recording and decoding go on", title="paused", timeout=3)
-        self.request_refresh("inference")
+        self.request_refresh("inference", SESSION)
 
     def action_faster(self) -> None:
         """Replay faster."""
         self.notify(f"replay speed {speed_label(self.session.faster())}", timeout=2)
-        self.request_refresh("inference")
+        self.request_refresh("inference", SESSION)
 
     def action_slower(self) -> None:
         """Replay slower."""
         self.notify(f"replay speed {speed_label(self.session.slower())}", timeout=2)
-        self.request_refresh("inference")
+        self.request_refresh("inference", SESSION)
 
     # -- inferences ------------------------------------------------------------------------------
     def action_previous_inference(self) -> None:
@@ -127,6 +127,7 @@ class Actions(_Base):
             self.action_follow()
             if not self.session.step():
                 self.bell()
+            self.request_refresh(SESSION)
             return
         if direction > 0:
             self.action_follow()

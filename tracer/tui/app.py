@@ -39,7 +39,7 @@ from tracer.session.snapshot import SessionSnapshot
 from tracer.tui import keys
 from tracer.tui.actions import Actions
 from tracer.tui.collections_held import CollectionsHeld
-from tracer.tui.state import UiState
+from tracer.tui.state import SESSION, UiState
 from tracer.tui.truecolor import CachedTruecolor
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.console import ConsoleView
@@ -322,7 +322,7 @@ class TracerApp(Actions, App[int]):
                 choices = self.ui.generation(view.depends)
                 size = view.layout_size()
                 changed = choices != view.drawn_choices or size != view.drawn_size  # what it shows moved
-                if force or due or changed or (status and asked):
+                if force or due or changed or (status and SESSION in (fields or ())):
                     drawn += 1
                     view.show_snapshot(snapshot, self.ui)
                     view.draws += 1
