@@ -517,3 +517,43 @@ def test_the_status_bar_is_redrawn_with_a_key_only_when_the_key_changes_the_sess
             assert status.draws == before + 1, key
 
     run(app, body)
+
+
+def test_a_tab_switch_draws_no_scrollbar_whose_look_did_not_change(tmp_path: Path) -> None:
+    """Textual renders a scrollbar anew (through Rich: 1-1.6 ms a time) whenever its view is
+    restyled or laid out, as at every tab switch (the focus moves): the tables' scrollbars draw
+    their lines once per look (size, position, colours) and a switch back and forth draws none."""
+    from textual.scrollbar import ScrollBarRender
+
+    from tracer.tui.widgets.scrolling import SteadyScrollBar
+
+    app = replay_app(tmp_path=tmp_path)
+    drawn: list[object] = []
+    render = ScrollBarRender.__rich_console__
+
+    def counted(bar, console, options):
+        drawn.append(bar)
+        return render(bar, console, options)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        for key in "2121":
+            await pilot.press(key)
+            await until(pilot, lambda: app.settled)
+        for _ in range(5):
+            await pilot.pause(0.02)
+        bars = [app.query_one(table).vertical_scrollbar for table in ("#layers", "#spans")]
+        assert all(isinstance(bar, SteadyScrollBar) for bar in bars)
+        assert all(bar.display for bar in bars)  # shown: there is something to draw
+        ScrollBarRender.__rich_console__ = counted  # type: ignore[method-assign]
+        try:
+            for key in "2121":
+                await pilot.press(key)
+                await until(pilot, lambda: app.settled)
+                for _ in range(3):
+                    await pilot.pause(0.02)
+        finally:
+            ScrollBarRender.__rich_console__ = render  # type: ignore[method-assign]
+        assert drawn == []
+
+    run(app, body, size=(120, 24))
