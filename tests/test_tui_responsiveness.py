@@ -11,15 +11,15 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from session_streams import DEMO_CAPTURE
-from textual.widgets import Tab, Tabs
-from textual.widgets._tabs import Underline
-from tui_helpers import redraw, replay_app, run, settle, until
+from tui_helpers import redraw, replay_app, run, screen_lines, settle, until
 
 from tracer.session.engine import Session, SessionOptions
 from tracer.session.feeds import Piece
 from tracer.session.pacing import Pacer
 from tracer.session.transport import LIVE_SLICE, Transport
+from tracer.tui.widgets.tab_bar import TabBar
 from tracer.tui.widgets.timeline import InferenceHeader, SpansTable, TimelineView
 
 
@@ -135,6 +135,14 @@ def test_a_large_live_piece_is_decoded_in_slices_that_give_way_between_them() ->
     assert parts[1][1] >= 0.1  # the next one waited for the screen's answer
 
 
+def underline_under(tabs: TabBar) -> tuple[int, int]:
+    """The cells of the tab bar's underline drawn in the highlight's colour (start, one past the end)."""
+    highlight = tabs.get_component_rich_style("tab-bar--underline").color
+    cells = [seg.style.color if seg.style else None for seg in tabs.render_line(1) for _ in seg.text]
+    lit = [x for x, color in enumerate(cells) if color == highlight]
+    return (lit[0], lit[-1] + 1) if lit else (0, 0)
+
+
 def test_a_tab_switch_is_painted_once_and_the_underline_with_it(tmp_path: Path) -> None:
     """Switching tabs lays the screen out and paints it once: not whole a second time for the
     focus moving to the table in front, not again a frame later for the tabs' underline or for a
@@ -153,8 +161,7 @@ def test_a_tab_switch_is_painted_once_and_the_underline_with_it(tmp_path: Path) 
                 return _paint(*args, **kwargs)
 
             setattr(compositor, kind, counted)  # this compositor only (the instance's attribute)
-        tabs = app.query_one("#tabs", Tabs)
-        underline = tabs.query_one(Underline)
+        tabs = app.query_one("#tabs", TabBar)
         for key in "2341":  # each view drawn once (the first time a tab shows, its views are drawn: a second paint)
             await pilot.press(key)
             await until(pilot, lambda: app.settled)
@@ -164,16 +171,112 @@ def test_a_tab_switch_is_painted_once_and_the_underline_with_it(tmp_path: Path) 
             await until(pilot, lambda: app.settled)
             for _ in range(5):
                 await pilot.pause(0.02)
-            assert app.active_tab == name
+            assert app.active_tab == name and tabs.active == name
             assert paints == ["render_partial_update"], (key, paints)
-            tab = tabs.query_one(f"#tab-{name}", Tab)
-            start, end = tab.virtual_region.shrink(tab.styles.gutter).column_span
-            assert (underline.highlight_start, underline.highlight_end) == (start, end)
+            assert underline_under(tabs) == tabs.span(name)
             assert app.focused is not None and app.focused.id == {"overview": "layers", "timeline": "spans"}.get(
                 name, "console-full"
             )
 
     run(app, body)
+
+
+def test_the_tab_row_is_one_widget_drawn_once_and_restyled_by_no_tab_switch(tmp_path: Path) -> None:
+    """Textual's ``Tabs`` repainted eight widgets for the row of tabs at each switch (four tabs,
+    the underline, three containers) and restyled two (the ``-active`` class moving): the row is
+    one widget, its two lines drawn once per switch (and not at all for a pair of tabs drawn
+    before), restyled never."""
+    from textual._styles_cache import StylesCache
+    from textual.css.stylesheet import Stylesheet
+
+    app = replay_app(tmp_path=tmp_path)
+    rendered: set[object] = set()
+    restyled: list[object] = []
+    lines: list[int] = []
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        tabs = app.query_one("#tabs", TabBar)
+        row = tabs.region
+        render_widget, update_nodes, render_line = StylesCache.render_widget, Stylesheet.update_nodes, tabs.render_line
+
+        def rendering(cache, widget, crop):
+            if widget.region.overlaps(row) and widget.region.height <= row.height:
+                rendered.add(widget)
+            return render_widget(cache, widget, crop)
+
+        def restyling(sheet, nodes, animate=False):
+            nodes = list(nodes)
+            restyled.extend(n for n in nodes if n.region.overlaps(row) and n.region.height <= row.height)
+            return update_nodes(sheet, nodes, animate)
+
+        def drawing(y):
+            lines.append(y)
+            return render_line(y)
+
+        StylesCache.render_widget = rendering  # type: ignore[method-assign]
+        Stylesheet.update_nodes = restyling  # type: ignore[method-assign]
+        tabs.render_line = drawing  # type: ignore[method-assign]
+        try:
+            for key in "2341":
+                lines.clear()
+                await pilot.press(key)
+                await until(pilot, lambda: app.settled)
+                await pilot.pause(0.02)
+                assert sorted(lines) == [0, 1], (key, lines)
+        finally:
+            StylesCache.render_widget = render_widget  # type: ignore[method-assign]
+            Stylesheet.update_nodes = update_nodes  # type: ignore[method-assign]
+        assert rendered == {tabs}
+        assert restyled == []
+        drawn = dict(tabs._drawn)
+        await pilot.press("2")
+        await until(pilot, lambda: app.settled)
+        assert tabs._drawn == drawn  # drawn before: taken as it was
+
+    run(app, body)
+
+
+def test_a_click_on_a_tab_or_the_bar_under_it_shows_that_tab(tmp_path: Path) -> None:
+    app = replay_app(tmp_path=tmp_path)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        tabs = app.query_one("#tabs", TabBar)
+        for name, line in (("timeline", 0), ("console", 1), ("findings", 0), ("overview", 1)):
+            start, end = tabs.span(name)
+            await pilot.click("#tabs", offset=((start + end) // 2, line))
+            await until(pilot, lambda: app.settled)
+            assert app.active_tab == name and tabs.active == name
+            assert underline_under(tabs) == (start, end)
+        assert tabs.tab_at(tabs.span("console")[1] + 5) is None  # past the last tab: nothing
+
+    run(app, body)
+
+
+def test_at_80_columns_the_active_tab_stays_in_view(tmp_path: Path) -> None:
+    """Labels wider than the screen (a long findings count) scroll to keep the active tab in
+    view, as Textual's ``Tabs`` did."""
+    app = replay_app(tmp_path=tmp_path)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        tabs = app.query_one("#tabs", TabBar)
+        tabs.set_label("findings", "3 Findings (" + "9 errors, " * 8 + "1 info)")
+        await pilot.press("4")
+        await until(pilot, lambda: app.settled)
+        await pilot.pause()
+        start, end = tabs.span("console")
+        assert 0 <= start < end <= 80
+        assert "4 Console" in screen_lines(app)[2]
+        assert underline_under(tabs) == (start, end)
+        await pilot.press("1")
+        await until(pilot, lambda: app.settled)
+        await pilot.pause()
+        assert screen_lines(app)[2].startswith(" 1 Overview")
+        assert tabs.span("overview") == (1, 11)
+
+    run(app, body, size=(80, 24))
 
 
 def test_a_snapshot_with_nothing_new_is_the_last_one_with_a_fresh_status() -> None:
@@ -299,3 +402,158 @@ def test_keys_held_down_do_not_hold_garbage_collections_for_long() -> None:
     assert not states[0] and states.count(True) >= 1  # held at first, let go once in a while
     assert states.index(True) * 0.03 <= HELD_AT_MOST_S + 0.2
     assert gc.isenabled()
+
+
+def test_the_help_is_made_and_drawn_before_the_first_question_mark(tmp_path: Path) -> None:
+    """Made on the first ``?``, the help took 35-70 ms of the screen's thread (the slowest key of
+    a run): it is mounted and drawn out of sight once the app is up, so the first ``?`` draws no
+    line of it anew; after a resize it opens laid out for the new size."""
+    from tracer.tui.help import HelpPanel, HelpScreen
+
+    app = replay_app(tmp_path=tmp_path)
+    drawn: list[int] = []
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        assert app.is_screen_installed("help")
+        help_screen = app.get_screen("help")
+        assert isinstance(help_screen, HelpScreen) and help_screen.is_running and not help_screen.is_current
+        panel = help_screen.query_one(HelpPanel)
+        await until(pilot, lambda: bool(panel.region))  # laid out out of sight
+        render_line = panel.render_line
+
+        def drawing(y: int):
+            drawn.append(y)
+            return render_line(y)
+
+        panel.render_line = drawing  # type: ignore[method-assign]
+        await pilot.press("question_mark")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen is help_screen and panel.is_open and app.focused is panel
+        assert drawn == []  # every line of it was drawn ahead
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen is help_screen and panel.region.right <= 100 and panel.region.bottom <= 30
+        assert drawn  # drawn again, for the new size
+
+    run(app, body)
+
+
+def test_an_inference_with_a_lane_fewer_keeps_the_gantts_height_and_lays_nothing_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lanes come with what the shown inference's stretch holds (the ring's, a pinned one's):
+    under load, stepping between the newest inference and the one before changed them, the
+    Gantt's height with them, and the pane was laid out again in the key's answer. The Gantt is
+    as tall as the most lanes it has drawn: a lane fewer leaves its row empty, nothing moves."""
+    import tracer.tui.widgets.timeline as timeline
+
+    app = replay_app(tmp_path=tmp_path)
+    every_lane = timeline.lanes
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await until(pilot, lambda: app.settled)
+        await redraw(app, pilot)
+        gantt = app.query_one("#gantt", TimelineView)
+        spans = app.query_one("#spans", SpansTable)
+        names, height, table = list(gantt._lane_names), gantt.outer_size.height, spans.region
+        layouts: list[object] = []
+        screen = app.screen
+        refresh_layout = screen._refresh_layout
+
+        def counted(*args, **kwargs):
+            layouts.append(args)
+            return refresh_layout(*args, **kwargs)
+
+        screen._refresh_layout = counted  # type: ignore[method-assign]
+        monkeypatch.setattr(timeline, "lanes", lambda data, vp: every_lane(data, vp)[:-1])
+        await pilot.press("left")
+        await until(pilot, lambda: app.settled)
+        await pilot.pause(0.05)
+        assert gantt._lane_names == names[:-1]  # drawn with a lane fewer
+        assert gantt.outer_size.height == height and spans.region == table
+        assert gantt.render_line(len(names) - 1).text.strip() == "│"  # its row empty
+        assert layouts == []
+        monkeypatch.setattr(timeline, "lanes", every_lane)
+        await pilot.press("left")
+        await until(pilot, lambda: app.settled)
+        await pilot.pause(0.05)
+        assert gantt._lane_names == names and gantt.outer_size.height == height
+        assert layouts == []
+
+    run(app, body)
+
+
+def test_the_status_bar_is_redrawn_with_a_key_only_when_the_key_changes_the_session(tmp_path: Path) -> None:
+    """A key that changes what views show (a tab, a sort, a layer) redrew the status bar too, from
+    the newest snapshot (its rates and counts move with every piece of data): a second text
+    laid out and painted in every answer. It keeps its own pace then; pause and speed, which it
+    shows, still redraw it at once."""
+    from tracer.tui.widgets.status import StatusBar
+
+    app = replay_app(tmp_path=tmp_path)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        status = app.query_one("#status", StatusBar)
+        for key in ("2", "3", "1", "s", "down", "S"):
+            before = status.draws
+            await pilot.press(key)
+            await until(pilot, lambda: app.settled)
+            await pilot.pause(0.02)
+            assert status.draws == before, key
+        for key in ("plus", "space"):
+            before = status.draws
+            await pilot.press(key)
+            await until(pilot, lambda: app.settled)
+            assert status.draws == before + 1, key
+
+    run(app, body)
+
+
+def test_a_tab_switch_draws_no_scrollbar_whose_look_did_not_change(tmp_path: Path) -> None:
+    """Textual renders a scrollbar anew (through Rich: 1-1.6 ms a time) whenever its view is
+    restyled or laid out, as at every tab switch (the focus moves): the tables' scrollbars draw
+    their lines once per look (size, position, colours) and a switch back and forth draws none."""
+    from textual.scrollbar import ScrollBarRender
+
+    from tracer.tui.widgets.scrolling import SteadyScrollBar
+
+    app = replay_app(tmp_path=tmp_path)
+    drawn: list[object] = []
+    render = ScrollBarRender.__rich_console__
+
+    def counted(bar, console, options):
+        drawn.append(bar)
+        return render(bar, console, options)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        for key in "2121":
+            await pilot.press(key)
+            await until(pilot, lambda: app.settled)
+        for _ in range(5):
+            await pilot.pause(0.02)
+        bars = [app.query_one(table).vertical_scrollbar for table in ("#layers", "#spans")]
+        assert all(isinstance(bar, SteadyScrollBar) for bar in bars)
+        assert all(bar.display for bar in bars)  # shown: there is something to draw
+        ScrollBarRender.__rich_console__ = counted  # type: ignore[method-assign]
+        try:
+            for key in "2121":
+                await pilot.press(key)
+                await until(pilot, lambda: app.settled)
+                for _ in range(3):
+                    await pilot.pause(0.02)
+        finally:
+            ScrollBarRender.__rich_console__ = render  # type: ignore[method-assign]
+        assert drawn == []
+
+    run(app, body, size=(120, 24))

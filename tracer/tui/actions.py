@@ -18,7 +18,7 @@ from tracer.session.pacing import speed_label
 from tracer.session.report import default_report_path, free_path, write_session_report
 from tracer.tui.help import HelpScreen
 from tracer.tui.navigation import Target, current, neighbour, next_instance, shown
-from tracer.tui.state import SORT_KEYS
+from tracer.tui.state import SESSION, SORT_KEYS
 from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.timeline import TimelineView
 
@@ -88,17 +88,17 @@ class Actions(_Base):
         paused = self.session.toggle_pause()
         if paused and self.session.mode == "live":
             self.notify("the screen holds still; recording and decoding go on", title="paused", timeout=3)
-        self.request_refresh("inference")
+        self.request_refresh("inference", SESSION)
 
     def action_faster(self) -> None:
         """Replay faster."""
         self.notify(f"replay speed {speed_label(self.session.faster())}", timeout=2)
-        self.request_refresh("inference")
+        self.request_refresh("inference", SESSION)
 
     def action_slower(self) -> None:
         """Replay slower."""
         self.notify(f"replay speed {speed_label(self.session.slower())}", timeout=2)
-        self.request_refresh("inference")
+        self.request_refresh("inference", SESSION)
 
     # -- inferences ------------------------------------------------------------------------------
     def action_previous_inference(self) -> None:
@@ -127,6 +127,7 @@ class Actions(_Base):
             self.action_follow()
             if not self.session.step():
                 self.bell()
+            self.request_refresh(SESSION)
             return
         if direction > 0:
             self.action_follow()
@@ -347,9 +348,19 @@ class Actions(_Base):
             return
         if self._timer is not None:
             self._timer.pause()
-        if not self.is_screen_installed("help"):
-            self.install_screen(HelpScreen(), "help")  # made once: it is the same every time
+        self.prepare_help()
         self.push_screen("help", self._help_closed)
+
+    def prepare_help(self) -> None:
+        """Make the help screen and mount it out of sight, once (the app does it once it is up).
+
+        Made on the first ``?`` instead, it took 35-70 ms of the screen's thread (its widgets
+        composed, styled and mounted, the help's lines drawn), the slowest key of a run; made
+        ahead, opening it lays out and paints it, nothing more.
+        """
+        if not self.is_screen_installed("help"):
+            self.install_screen(HelpScreen(), "help")  # the same every time
+            self._get_screen("help")  # (Textual's own step of a push: mounts it, not shown)
 
     def _help_closed(self, _result: None = None) -> None:
         """The help closed: refresh again (the app's screen gives the keys back where they were)."""

@@ -32,15 +32,14 @@ from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Input, Tab, Tabs
-from textual.widgets._tabs import Underline  # Tabs' underline bar (placed with the switch: see show_view)
+from textual.widgets import Input
 
 from tracer.session.engine import Session
 from tracer.session.snapshot import SessionSnapshot
 from tracer.tui import keys
 from tracer.tui.actions import Actions
 from tracer.tui.collections_held import CollectionsHeld
-from tracer.tui.state import UiState
+from tracer.tui.state import SESSION, UiState
 from tracer.tui.truecolor import CachedTruecolor
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.console import ConsoleView
@@ -52,6 +51,7 @@ from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.line_table import LineTable
 from tracer.tui.widgets.memory import MemoryView
 from tracer.tui.widgets.status import StatusBar
+from tracer.tui.widgets.tab_bar import TabBar
 from tracer.tui.widgets.timeline import InferenceHeader, Legend, SpansTable, TimelineView
 
 TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", "console": "Console"}
@@ -159,9 +159,7 @@ class TracerApp(Actions, App[int]):
     def compose(self) -> ComposeResult:
         """Status on top, four tabs, keys at the bottom."""
         yield StatusBar(id="status")
-        yield Tabs(
-            *(Tab(f"{n} {title}", id=f"tab-{name}") for n, (name, title) in enumerate(TABS.items(), 1)), id="tabs"
-        )
+        yield TabBar({name: f"{n} {title}" for n, (name, title) in enumerate(TABS.items(), 1)}, id="tabs")
         # One pane per tab; only the one in front is laid out and drawn (a key lays out and paints
         # what is shown, never the views behind it).
         with Container(id="views"):
@@ -196,7 +194,6 @@ class TracerApp(Actions, App[int]):
             self.exit(self.exit_requested)
             return
         self.title = f"tracer {self.session.mode} · {self.session.source}"
-        self.query_one("#tabs", Tabs).can_focus = False
         for field in self.query(Input):
             field.cursor_blink = False
         self._views = [w for w in self.query("*") if isinstance(w, View)]
@@ -209,7 +206,12 @@ class TracerApp(Actions, App[int]):
         self.query_one("#layers", LayersTable).focus()
         self._fit_layout()
         self.refresh_views(force=True)
-        self.call_after_refresh(_settle_garbage_collector)
+        self.call_after_refresh(self._started)
+
+    def _started(self) -> None:
+        """The first paint is done: make what a key would otherwise make on the spot."""
+        self.prepare_help()
+        _settle_garbage_collector()
 
     def on_unmount(self) -> None:
         """Ask the worker to stop (the caller closes the session)."""
@@ -320,7 +322,7 @@ class TracerApp(Actions, App[int]):
                 choices = self.ui.generation(view.depends)
                 size = view.layout_size()
                 changed = choices != view.drawn_choices or size != view.drawn_size  # what it shows moved
-                if force or due or changed or (status and asked):
+                if force or due or changed or (status and SESSION in (fields or ())):
                     drawn += 1
                     view.show_snapshot(snapshot, self.ui)
                     view.draws += 1
@@ -348,7 +350,7 @@ class TracerApp(Actions, App[int]):
         label = "3 Findings" + (f" ({summary.replace(' · ', ', ')})" if summary else "")
         if label != self._findings_label:
             self._findings_label = label
-            self.query_one("#tab-findings", Tab).label = label
+            self.query_one("#tabs", TabBar).set_label("findings", label)
 
     # -- the selection ---------------------------------------------------------------------------
     def select(self, **values: object) -> set[str]:
@@ -417,11 +419,10 @@ class TracerApp(Actions, App[int]):
         if event.go:
             self.go_to_finding(1, from_start=True)
 
-    @on(Tabs.TabActivated, "#tabs")
-    def _tab_activated(self, event: Tabs.TabActivated) -> None:
-        name = (event.tab.id or "").removeprefix("tab-")
-        if name in TABS and name != self.active_tab:
-            self.show_view(name)
+    @on(TabBar.Chosen)
+    def _tab_chosen(self, event: TabBar.Chosen) -> None:
+        if event.name in TABS and event.name != self.active_tab:
+            self.show_view(event.name)
 
     def show_view(self, name: str) -> None:
         """Bring a tab's pane to the front; only its views are laid out and refreshed from now on.
@@ -439,9 +440,7 @@ class TracerApp(Actions, App[int]):
                     pane.display = in_front
                 for view in self._pane_views.get(pane.id or "", ()):
                     view.shown = in_front
-        tabs = self.query_one("#tabs", Tabs)
-        tabs.active = f"tab-{name}"
-        _place_underline(tabs, tabs.query_one(f"#tab-{name}", Tab))
+        self.query_one("#tabs", TabBar).active = name  # its label and underline, painted with the switch
         self._refocus()  # keys act on what is in front: the layers on the overview, the spans on the timeline
 
     @on(Input.Changed, "#filter")
@@ -486,18 +485,6 @@ class TracerApp(Actions, App[int]):
                 f"{key.title} ({key.display})", key.help, functools.partial(self.run_action, key.action)
             )
         yield from super().get_system_commands(screen)
-
-
-def _place_underline(tabs: Tabs, tab: Tab) -> None:
-    """Put ``tabs``' underline under ``tab`` now, as Textual does after the next paint.
-
-    Painted with the switch's own paint, instead of a paint of its own just after it (the same
-    bar, in the same place: Textual's own placing, when it comes, changes nothing).
-    """
-    start, end = tab.virtual_region.shrink(tab.styles.gutter).column_span
-    underline = tabs.query_one(Underline)
-    underline.highlight_start = start
-    underline.highlight_end = end
 
 
 def _settle_garbage_collector() -> None:

@@ -128,8 +128,20 @@ class HelpScreen(Screen[None]):
         yield HelpPanel(id="help")
 
     def on_mount(self) -> None:
-        """Take the keys."""
+        """Take the keys; mounted ahead (out of sight), lay out and draw for the app's size."""
         self.query_one(HelpPanel).focus()
+        if not self.is_current:
+            self.call_later(self.draw_ahead)
+
+    def draw_ahead(self) -> None:
+        """Lay the help out and draw it for the app's size, out of sight (it is not the current
+        screen: nothing is shown). Opening it then paints lines its widgets have drawn already; at
+        another size it is laid out again as it opens, as it would be anyway.
+        """
+        if self.is_current or not self.is_attached:
+            return
+        self._refresh_layout(self.app.size)  # (Textual's own; it shows nothing for a screen not current)
+        self._compositor.render_full_update()  # the lines, into each widget's cache
 
     def action_close(self) -> None:
         """Back to the app."""

@@ -13,6 +13,9 @@ import dataclasses
 
 SORT_KEYS = ("index", "p50", "p99", "max", "ratio", "jitter", "name")
 FIELDS = ("layer", "inference", "cursor", "finding", "filter", "sort")
+# Not a choice but asked for with them: the session's own state changed by a key (pause, speed,
+# a step): the status bar shows it at once. Other keys leave the status bar to its own pace.
+SESSION = "session"
 
 
 @dataclasses.dataclass

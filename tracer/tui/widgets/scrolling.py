@@ -4,13 +4,16 @@ Textual's ``ScrollView`` updates and repaints its scrollbars at every layout of 
 when neither its size nor what it scrolls changed: it compares the container size the layout
 gives it with the one it derives itself, and the two never agree. The scrollbar's repaint is
 asked for after the layout's paint, so every layout (a tab switch) is followed by a second paint,
-a frame later (up to one frame period, ~17 ms, of waiting, plus the paint itself).
+a frame later (up to one frame period, ~17 ms, of waiting, plus the paint itself). Its vertical
+scrollbar draws its lines once per look (:class:`SteadyScrollBar`).
 """
 
 from __future__ import annotations
 
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
+from textual.strip import Strip
 
 
 class SteadyScrollView(ScrollView):
@@ -28,3 +31,44 @@ class SteadyScrollView(ScrollView):
             return False  # nothing changed: no resize to send, no scrollbar to repaint
         self._laid_out_as = given
         return super()._size_updated(size, virtual_size, container_size, layout)
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """Textual's, made as Textual makes it, but a :class:`SteadyScrollBar`."""
+        if self._vertical_scrollbar is None:
+            bar = SteadyScrollBar(vertical=True, name="vertical", thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self.app._start_widget(self, bar)  # (Textual's own step when it makes one)
+            self._vertical_scrollbar = bar
+        return self._vertical_scrollbar
+
+
+class SteadyScrollBar(ScrollBar):
+    """A scrollbar that draws its lines once per look (size, position, colours).
+
+    Textual repaints a scrollbar whenever its view is restyled (a focus change restyles the
+    view and what it holds) or laid out, and each repaint renders the bar through Rich anew:
+    1-1.6 ms of the screen's thread a time, in every tab switch and sort (measured on the bench's
+    capture). What it shows depends only on what Textual's ``render`` passes to the bar's
+    renderer and on its size and background: with all of them as last time, its lines are too.
+    """
+
+    _look: tuple[object, ...] | None = None
+    _lines: list[Strip] = []  # noqa: RUF012  (replaced, never changed in place)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines of ``crop``, drawn again only when the look changed."""
+        bar = self.render()
+        look = (
+            self.size,
+            crop,
+            self.background_colors,
+            *(getattr(bar, name, None) for name in LOOK),
+        )
+        if look != self._look:
+            self._lines = super().render_lines(crop)
+            self._look = look
+        return list(self._lines)
+
+
+LOOK = ("virtual_size", "window_size", "position", "thickness", "vertical", "style")  # the renderer's inputs

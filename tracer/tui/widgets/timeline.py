@@ -109,6 +109,7 @@ class TimelineView(View, Widget):
         self._extent: tuple[int, int] | None = None
         self._reveal: int | None = None  # a cycle to bring into view once the next inference is drawn
         self._strips: list[Strip] = []
+        self._rows = 0  # the most lanes drawn so far: its height (see _layout)
         self._lane_names: list[str] = []
 
     # -- data ------------------------------------------------------------------------------------
@@ -178,7 +179,15 @@ class TimelineView(View, Widget):
                 self._strip(lane.name, lane.bold, n, segments(lane.cells), width) for n, lane in enumerate(drawn)
             ]
             self.border_subtitle = self._subtitle(vp)
-        height = len(self._strips) + 2
+        # As tall as the most lanes it has drawn: an inference with a lane fewer (lanes come with
+        # what its stretch holds: the ring's, a pinned one's) leaves that row empty instead of
+        # shrinking the Gantt. A new height moved the table below and laid the pane out again
+        # (a layout and a repaint of everything under the Gantt in the key's answer: 2 of 4
+        # inference steps and every follow under bench_tui's load), and again when the lane came back.
+        self._rows = max(self._rows, len(self._strips))
+        for n in range(len(self._strips), self._rows):
+            self._strips.append(self._strip("", False, n, [], width) if self._lane_names else Strip.blank(width))
+        height = self._rows + 2
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
         self.refresh()
