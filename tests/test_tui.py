@@ -157,6 +157,33 @@ def test_help_lists_every_key_and_closes() -> None:
     run(app, body)
 
 
+def test_the_help_wraps_every_description_at_80_columns() -> None:
+    """At 80x24 the help's descriptions were cut at the panel's edge ("live: the screen h"):
+    each now wraps under itself, so every word of every key's help is on a line that fits."""
+    from tui_helpers import run as run_at
+
+    app = demo_app()
+    seen: dict[str, object] = {}
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        panel = app.screen.query_one("#help", HelpPanel)
+        width = panel.scrollable_content_region.width
+        lines = [panel.render_line(y) for y in range(len(panel._lines))]
+        seen["width"] = width
+        seen["cut"] = [s.text for s in panel._lines if s.cell_length > width]
+        seen["text"] = " ".join(" ".join(s.text.split()) for s in lines)
+
+    run_at(app, body, size=(80, 24))
+    assert 60 <= int(seen["width"]) < 80  # type: ignore[call-overload]
+    assert seen["cut"] == []
+    words = str(seen["text"])
+    for key in KEYS:
+        assert " ".join(key.help.split()) in words, key  # every word, in order (wrapped lines joined)
+
+
 @pytest.mark.parametrize(("key", "code"), [("q", ExitCode.OK), ("ctrl+c", ExitCode.INTERRUPTED)])
 def test_quit_keys(key: str, code: int) -> None:
     app = demo_app()

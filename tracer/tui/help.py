@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import ClassVar
 
 from rich.console import Console
@@ -15,6 +16,8 @@ from textual.strip import Strip
 
 from tracer.tui import palette as pal
 from tracer.tui.keys import KEYS, MOUSE_HELP, VIEW_KEYS
+
+WIDEST = 200  # columns of the help's widest drawing (its panel is at most 118 wide)
 
 GROUPS = (
     ("playback", "Playback"),
@@ -45,24 +48,35 @@ def help_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
-def help_text() -> Text:
-    """The help as styled text (drawn once: cheaper than a table each time it opens)."""
+def help_text(width: int | None = None) -> Text:
+    """The help as styled text (drawn once per width: cheaper than a table each time it opens).
+
+    Args:
+        width: The columns it has: a description longer than its share wraps under itself (a
+            hanging indent past the keys' column), so at 80 columns every word is still there.
+            None: one line per key, however long.
+    """
     rows = help_rows()
-    width = max(len(key) for key, _does, kind in rows if kind == "key")
+    keys = max(len(key) for key, _does, kind in rows if kind == "key")
     text = Text(no_wrap=True)
     for key, does, kind in rows:
         if kind == "group":
             text.append(f"{key}\n", style=f"bold {pal.INFO}")
         elif kind == "gap":
             text.append("\n")
-        elif kind == "mouse":
-            text.append(f"{'':>{width}}  {key}: ", style=f"bold {pal.ACCENT}")
-            text.append(f"{does}\n", style=pal.TEXT)
         else:
-            text.append(f"{key:>{width}}  ", style=f"bold {pal.ACCENT}")
-            text.append(f"{does}\n", style=pal.TEXT)
+            lead = f"{'':>{keys}}  {key}: " if kind == "mouse" else f"{key:>{keys}}  "
+            text.append(lead, style=f"bold {pal.ACCENT}")
+            room = None if width is None else max(width - len(lead), MIN_DESCRIPTION)
+            lines = (
+                textwrap.wrap(does, room, break_on_hyphens=False) if room is not None and len(does) > room else [does]
+            )
+            text.append(f"\n{'':>{len(lead)}}".join(lines) + "\n", style=pal.TEXT)
     text.rstrip()
     return text
+
+
+MIN_DESCRIPTION = 20  # columns a description keeps on the narrowest screen (cut beyond)
 
 
 class HelpPanel(ScrollView, can_focus=True):
@@ -87,15 +101,25 @@ class HelpPanel(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.border_title = "tracer · keys"
         self.border_subtitle = "escape, ? or q to close"
-        console = Console(width=200, color_system="truecolor", legacy_windows=False)
-        self._lines = [
-            Strip(list(line))
-            for line in console.render_lines(help_text(), console.options.update(width=200), pad=False)
-        ]
+        self._lines_by_width: dict[int, list[Strip]] = {}
+        self._lines = self.lines_for(WIDEST)
         self.virtual_size = Size(max(s.cell_length for s in self._lines), len(self._lines))
 
+    def lines_for(self, width: int) -> list[Strip]:
+        """The help's lines for ``width`` columns, descriptions wrapped to fit (made once per width)."""
+        lines = self._lines_by_width.get(width)
+        if lines is None:
+            console = Console(width=WIDEST, color_system="truecolor", legacy_windows=False)
+            text = help_text(width)
+            lines = [Strip(list(line)) for line in console.render_lines(text, console.options, pad=False)]
+            self._lines_by_width[width] = lines
+        return lines
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        """As tall as the help (the stylesheet caps it at the screen)."""
+        """As tall as the help at ``width`` (the stylesheet caps it at the screen)."""
+        # Wrapped for the columns left beside the scrollbar, which it has when the screen is short.
+        self._lines = self.lines_for(width - self.styles.scrollbar_size_vertical)
+        self.virtual_size = Size(width, len(self._lines))
         return len(self._lines)
 
     def render_line(self, y: int) -> Strip:
