@@ -68,6 +68,7 @@ from tracer.telemetry.pmu_events import CYCLE_COUNTER, event_name, event_unit
 from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.tables import (
     COLUMN_TYPES,
+    GatheredEvents,
     RecordTables,
     of_types,
     own_inferences,
@@ -247,6 +248,10 @@ class TelemetryDecoder:
             )
             if i < n:
                 t.grow(self._state)
+        # The per-layer records' columns, gathered while the rows are fresh in the cache, and
+        # while the thread reading ahead still decodes (docs/decoder.md, "Threads"): the timeline
+        # at the stream's end finds them ready.
+        t.gather(self._state)
 
     def finish(self) -> None:
         """End of stream: a cut record is damaged, an inference in progress is incomplete, an
@@ -432,6 +437,10 @@ class TelemetryDecoder:
             shift(self._tables.words, word_drop, n_words)
             s[k.S_N_WORDS] = n_words - word_drop
             self._tables.events[k.EV_WORDS, : int(s[k.S_N_EVENTS])] -= word_drop
+        if event_drop or word_drop:
+            self._tables.gathered = GatheredEvents(
+                self._tables.events.shape[1]
+            )  # the rows moved: gathered again from the first
         if self._text_done:  # text already turned into console lines
             n_text = int(s[k.S_N_TEXT])
             shift(self._tables.text, self._text_done, n_text)
