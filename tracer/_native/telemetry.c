@@ -821,7 +821,7 @@ static PyObject *gather_events(PyObject *self_, PyObject *args) {
     int64_t *arena = gather_table(&vs, p_arena, "arena", 1, na, need, &ca);
     int64_t *stacks = arena ? gather_table(&vs, p_stacks, "stacks", 1, ns, need, &cs) : NULL;
     int64_t *cache = stacks ? gather_table(&vs, p_cache, "cache_ops", 5, nc, need, &cc) : NULL;
-    int64_t *jobs = cache ? gather_table(&vs, p_jobs, "jobs", 4, nj, need, &cj) : NULL;
+    int64_t *jobs = cache ? gather_table(&vs, p_jobs, "jobs", 5, nj, need, &cj) : NULL;
     if (jobs == NULL) goto fail;
 #define E(col, e) (ev[(int64_t)(col)*cap_events + (e)])
     Py_ssize_t bad = -1; /* an event row whose payload words lie outside the word table */
@@ -857,6 +857,7 @@ static PyObject *gather_events(PyObject *self_, PyObject *args) {
                 jobs[1 * cj + nj] = E(EV_TIME, e);
                 jobs[2 * cj + nj] = E(EV_INFERENCE, last);
                 jobs[3 * cj + nj] = words[w];
+                jobs[4 * cj + nj] = e;
                 nj++;
             }
             last = e;

@@ -459,7 +459,7 @@ class TelemetryDecoder:
         self._seen["arena"] -= int(np.count_nonzero(types == int(RecordType.ARENA)))  # (ints: IntEnums compare slower)
         self._seen["stacks"] -= int(np.count_nonzero(types == int(RecordType.STACK)))
         self._seen["cache_ops"] -= int(np.count_nonzero(types == int(RecordType.CACHE_OP)))
-        self._seen["npu_jobs"] -= len(self._tables.npu_jobs(self._state, event_drop))
+        self._seen["npu_jobs"] -= self._tables.gather(self._state).jobs_ended_before(event_drop)
 
     @property
     def untaken_inferences(self) -> int:

@@ -781,7 +781,7 @@ def gather_events(
     """Append the per-layer records of event rows ``lo:hi`` to their column tables (column-major,
     with room for ``hi - lo`` more columns after their counts): the rows of arena and stack reports
     (1 row each), cache operations as (time, op, address, length, inference) and NPU jobs as
-    (begin time, end time, inference, job). Jobs do not nest: an end pairs with the job row just
+    (begin time, end time, inference, job, end row). Jobs do not nest: an end pairs with the job row just
     before it (``last_job`` carries the last one of earlier rows, -1: none), if it is a begin of
     the same job.
 
@@ -808,7 +808,7 @@ def gather_events(
         job = words[events[EV_WORDS, with_last]]
         pair = np.flatnonzero(is_end[1:] & ~is_end[:-1] & (job[1:] == job[:-1]))
         begins, ends = with_last[pair], with_last[pair + 1]
-        gathered = (events[EV_TIME, begins], events[EV_TIME, ends], events[EV_INFERENCE, begins], job[pair])
+        gathered = (events[EV_TIME, begins], events[EV_TIME, ends], events[EV_INFERENCE, begins], job[pair], ends)
         for j, column in enumerate(gathered):
             jobs[j, n_jobs : n_jobs + len(pair)] = column
         n_jobs += len(pair)

@@ -129,19 +129,10 @@ class RecordTables:
                 return j + 1
         return 0
 
-    def events_of(self, state: np.ndarray, *types: int, limit: int | None = None) -> np.ndarray:
-        """Rows of the event table holding ``types`` (among the first ``limit`` rows, if given)."""
-        n = int(state[k.S_N_EVENTS]) if limit is None else limit
-        return np.flatnonzero(of_types(self.events[k.EV_TYPE, :n], types))
-
     def event_words(self, row: int) -> np.ndarray:
         """The payload words of event ``row`` (after its time word)."""
         off, count = int(self.events[k.EV_WORDS, row]), int(self.events[k.EV_COUNT, row])
         return self.words[off : off + count]
-
-    def word(self, rows: np.ndarray, i: int) -> np.ndarray:
-        """Payload word ``i`` of each event row."""
-        return self.words[self.events[k.EV_WORDS, rows] + i]
 
     def words_of(self, rows: np.ndarray, count: int) -> list[np.ndarray]:
         """Payload words ``0..count-1`` of each event row (where they start looked up once)."""
@@ -180,25 +171,11 @@ class RecordTables:
         """Cache maintenance operations."""
         return LazyRecords(cache_op_of_row, self.gather(state).cache_ops.columns())
 
-    def npu_jobs(self, state: np.ndarray, limit: int | None = None) -> LazyRecords[NpuJob]:
+    def npu_jobs(self, state: np.ndarray) -> LazyRecords[NpuJob]:
         """NPU jobs. Jobs do not nest: an end pairs with the begin just before it, if the job ids
-        agree (``limit``: among the first ``limit`` event rows only).
+        agree (:func:`~tracer.telemetry.kernel.gather_events`).
         """
-        if limit is None:
-            return LazyRecords(npu_job_of_row, self.gather(state).npu_jobs.columns())
-        rows = self.events_of(state, RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END, limit=limit)
-        return LazyRecords(npu_job_of_row, self._npu_job_columns(rows))
-
-    def _npu_job_columns(self, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The :func:`npu_job_of_row` columns of the jobs that NPU job begin and end event ``rows``
-        (in order) make: each end paired with the row just before it, a begin of the same job.
-        """
-        ev = self.events
-        is_end = ev[k.EV_TYPE, rows] == int(RecordType.NPU_JOB_END)
-        job = self.word(rows, 0)
-        pair = np.flatnonzero(is_end[1:] & ~is_end[:-1] & (job[1:] == job[:-1]))
-        begins, ends = rows[pair], rows[pair + 1]
-        return (ev[k.EV_TIME, begins], ev[k.EV_TIME, ends], ev[k.EV_INFERENCE, begins], job[pair])
+        return LazyRecords(npu_job_of_row, self.gather(state).npu_jobs.columns()[:4])
 
 
 class GatheredEvents:
@@ -219,7 +196,11 @@ class GatheredEvents:
         self.arena = _Growing(1, capacity)
         self.stacks = _Growing(1, capacity)
         self.cache_ops = _Growing(5, capacity)
-        self.npu_jobs = _Growing(4, capacity)
+        self.npu_jobs = _Growing(5, capacity)  # and the row of each job's end
+
+    def jobs_ended_before(self, row: int) -> int:
+        """How many of the NPU jobs gathered end (and so begin) before event row ``row``."""
+        return int(np.searchsorted(self.npu_jobs.column(4), row))
 
     def add(self, events: np.ndarray, words: np.ndarray, n_events: int) -> None:
         """Gather event rows ``done:n_events`` of the kernel's tables."""
@@ -239,7 +220,7 @@ class _Growing:
     """Column-major int64 columns that rows are added to (the rows written never change)."""
 
     def __init__(self, width: int, capacity: int) -> None:
-        self._table = np.zeros((width, capacity), np.int64)  # (zeroed pages cost nothing until written)
+        self._table = np.empty((width, capacity), np.int64)  # (only the columns used are read)
         self.used = 0
 
     def room(self, more: int) -> np.ndarray:
@@ -247,7 +228,7 @@ class _Growing:
         views of the old one stay valid).
         """
         if self.used + more > self._table.shape[1]:
-            table = np.zeros((self._table.shape[0], max(2 * self._table.shape[1], self.used + more)), np.int64)
+            table = np.empty((self._table.shape[0], max(2 * self._table.shape[1], self.used + more)), np.int64)
             table[:, : self.used] = self._table[:, : self.used]
             self._table = table
         return self._table
