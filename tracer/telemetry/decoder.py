@@ -56,6 +56,7 @@ from tracer.base.timeline import (
 from tracer.decode.packets import PacketBatch
 from tracer.telemetry import kernel as k
 from tracer.telemetry.firmware_records import FirmwareRecords, TargetInfo
+from tracer.telemetry.freertos_itm import Picked, pick
 from tracer.telemetry.isr import (
     BASIS_CYCLES_ORDER,
     BASIS_CYCLES_TS,
@@ -215,7 +216,19 @@ class TelemetryDecoder:
         thread, ahead of :meth:`assemble` (:func:`tracer.pipeline.capture.decode_capture` does),
         provided nothing reads the decoder before both have seen the whole stream.
         """
-        self._facts.feed(batch)
+        self.read_picked(self.pick_beside(batch))
+
+    @staticmethod
+    def pick_beside(batch: PacketBatch) -> Picked | None:
+        """The packets of ``batch`` that :meth:`read_beside` reads (None: none). It reads only the
+        batch, so it may run on another thread, ahead, even where :meth:`read_picked` must keep
+        step with :meth:`assemble` (a stream cut into windows).
+        """
+        return pick(batch)
+
+    def read_picked(self, picked: Picked | None) -> None:
+        """:meth:`read_beside` of the batch ``picked`` was picked from."""
+        self._facts.read(picked)
 
     def assemble(self, batch: PacketBatch) -> None:
         """Decode the records in ``batch`` into inferences, spans and events (without
