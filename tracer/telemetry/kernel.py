@@ -29,9 +29,12 @@ local-timestamp deltas itself, and a packet waits for the next timestamp packet 
 stamp (rows from ``S_DWT_STAMP_FROM`` on may still change), so any split of the stream gives the
 same rows. :mod:`tracer.telemetry.isr` turns the rows into interrupt slices and data accesses.
 
-:func:`decode_records` and :func:`finish_stream` are the C kernel of ``tracer._kernels`` when it
-is built (:mod:`tracer.native`), else this module's Python code, which defines the behaviour; both
-give identical results. The C kernel takes the record types, minimum lengths and CRC table from
+:func:`gather_events` gathers the per-layer records among new event rows into columns (cache
+operations, NPU jobs, the rows of arena and stack reports), batch by batch.
+
+:func:`decode_records`, :func:`finish_stream` and :func:`gather_events` are the C kernel of
+``tracer._kernels`` when it is built (:mod:`tracer.native`), else this module's Python code,
+which defines the behaviour; both give identical results. The C kernel takes the record types, minimum lengths and CRC table from
 here (and so from :mod:`tracer.telemetry.wire`): a record type added there needs no C change.
 
 It is long because it mirrors the C kernel function for function (``tracer/_native``): the
