@@ -659,10 +659,25 @@ def _first_rows(values: np.ndarray, known: Container[int]) -> list[tuple[int, in
     if int(values.min()) >= 0 and int(values.max()) < (1 << 16):
         new = [v for v in np.flatnonzero(np.bincount(values)).tolist() if v not in known]
         if len(new) <= 64:
-            if not new:
-                return []
-            first = np.full(int(values.max()) + 1, len(values), np.int64)  # one pass, not one per value
-            np.minimum.at(first, values, np.arange(len(values)))
-            return [(v, int(first[v])) for v in new]
+            return _first_rows_of(values, new)
     indices, first = np.unique(values, return_index=True)
     return [(v, at) for v, at in zip(indices.tolist(), first.tolist()) if v not in known]
+
+
+def _first_rows_of(values: np.ndarray, wanted: list[int]) -> list[tuple[int, int]]:
+    """Each of ``wanted`` (values that occur in ``values``) with the row it first occurs in.
+
+    Looked for in ever longer stretches from the start: a layer first runs in the first
+    inference, so the whole column is rarely read.
+    """
+    first = dict.fromkeys(wanted, -1)
+    missing = len(wanted)
+    lo, length = 0, 4096
+    while missing and lo < len(values):
+        part_values, part_first = np.unique(values[lo : lo + length], return_index=True)
+        for v, at in zip(part_values.tolist(), part_first.tolist()):
+            if first.get(v) == -1:
+                first[v] = lo + at
+                missing -= 1
+        lo, length = lo + length, 2 * length
+    return [(v, first[v]) for v in wanted]
