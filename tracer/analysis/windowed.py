@@ -123,17 +123,16 @@ def analyze_windows(
     settings = settings or AnalysisSettings()
     sections = _Sections(settings, budget)
     last: tuple[InferenceTimeline, InputFacts] | None = None
-    # The jitter and the cache coherency read each window on a thread of their own, in order,
-    # while the next window is cut (docs/decoder.md, "Threads").
-    with InOrder(usable_cores() > 1, name="tracer-windows-beside") as beside:
+    # The jitter measures each window on a thread of its own, in order, while the next is cut.
+    with InOrder(usable_cores() > 1, name="tracer-jitter") as jitter:
         for timeline, facts in windows():
             _refuse(timeline)
             sections.add(timeline)
-            beside.call(sections.add_beside, timeline)
+            jitter.call(sections.jitter.measure, timeline)
             if on_window is not None:
                 on_window(timeline)
             last = (_facts_only(timeline), facts)  # the window's rows are not kept
-        beside.wait()
+        jitter.wait()
     if last is None:
         raise NotWindowable("no window")
     if sections.console and not sections.has_records:
@@ -274,8 +273,8 @@ class _Sections:
         self.has_tasks = False
 
     def add(self, timeline: InferenceTimeline) -> None:
-        """Keep what the sections need of the next window (not the window), but for the jitter
-        and the coherency (:meth:`add_beside`).
+        """Keep what the sections need of the next window (not the window), but for the jitter's
+        measures (``self.jitter.measure``: the caller runs it, in order, on a thread of its own).
         """
         spans = timeline.spans
         # Each inference's PMU counters, as the second pass makes them unless the console text
@@ -291,16 +290,10 @@ class _Sections:
         self.memory.append(memory_of(timeline, self.budget))
         self.isrs.add(timeline)
         self.has_jobs = self.has_jobs or len(timeline.npu_jobs) > 0 or len(timeline.inferences) > 0
+        self.coherency.add(timeline)
         self.sampling.add(timeline)
         self.inferences.append(timeline.inferences)
         self.spans.append(time_span(timeline))
-
-    def add_beside(self, timeline: InferenceTimeline) -> None:
-        """The jitter's and the coherency's part of :meth:`add` (their own state only: the caller
-        may run it on another thread, the windows in order).
-        """
-        self.jitter.measure(timeline)
-        self.coherency.add(timeline)
 
     def layers(self) -> dict[int, LayerStats]:
         """Per-layer statistics over every window, from the complete executions' cycles the jitter
