@@ -1,21 +1,17 @@
-"""Work run on a thread of its own, beside the caller's other work.
+"""One piece of work run on a thread of its own, beside the caller's other work.
 
 An analysis is many passes over numpy columns; numpy releases the GIL inside most of them (sorts,
 partitions, element-wise arithmetic on long columns), so on two cores two independent passes run
 at once for a good part of their time. :class:`Beside` runs one of them on a thread while the
-caller computes the others; :class:`InOrder` runs a sequence of calls in order on a thread
-(one section's measures of the windows of a long capture, while the caller cuts the next window,
-mostly in a C kernel that releases the GIL). The results are the same as on one thread: each piece
-only reads what it is given, and keeps its own state.
+caller computes the others; the results are the same as on one thread, since each piece only
+reads what it is given.
 """
 
 from __future__ import annotations
 
-import collections
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 from typing import Generic, TypeVar
 
@@ -76,47 +72,3 @@ class Beside(Generic[T]):
         if self._error is not None:
             raise self._error
         return self._value  # type: ignore[return-value]  # set by _run, which has run without error
-
-
-class InOrder:
-    """Calls run one after another, in the order given, on one thread of its own, while the
-    caller goes on (at most ``depth`` of them waiting: what they hold stays bounded).
-
-    A ``with`` block: :meth:`wait` waits for every call given (raising the first failure); the
-    thread has ended when the block is left, on every way out.
-
-    Args:
-        threaded: False runs each call at once, on the caller's thread.
-        depth: Calls given and not done at most; the caller waits for the oldest beyond that.
-        name: The thread's name.
-    """
-
-    def __init__(self, threaded: bool = True, depth: int = 2, name: str = "tracer-in-order") -> None:
-        self._depth = depth
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix=name) if threaded else None
-        self._pending: collections.deque[Future[None]] = collections.deque()
-
-    def __enter__(self) -> InOrder:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        if self._pool is not None:
-            for future in self._pending:
-                future.cancel()
-            self._pool.shutdown(wait=True)
-
-    def call(self, work: Callable[..., None], *args: object) -> None:
-        """Run ``work(*args)`` after the calls given before."""
-        if self._pool is None:
-            work(*args)
-            return
-        while len(self._pending) >= self._depth:
-            self._pending.popleft().result()
-        self._pending.append(self._pool.submit(work, *args))
-
-    def wait(self) -> None:
-        """Wait for every call given (the first failure raised here)."""
-        while self._pending:
-            self._pending.popleft().result()

@@ -68,7 +68,6 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 import numpy as np
 
 from tracer.analysis.analyze import Analysis, memory_of, time_span
-from tracer.analysis.beside import InOrder, usable_cores
 from tracer.analysis.budget_view import BudgetComparison, compare_budget, inferences_over
 from tracer.analysis.coherency import SHORT_NOTE, WindowedCoherency
 from tracer.analysis.findings.rules import find_all
@@ -123,16 +122,12 @@ def analyze_windows(
     settings = settings or AnalysisSettings()
     sections = _Sections(settings, budget)
     last: tuple[InferenceTimeline, InputFacts] | None = None
-    # The jitter measures each window on a thread of its own, in order, while the next is cut.
-    with InOrder(usable_cores() > 1, name="tracer-jitter") as jitter:
-        for timeline, facts in windows():
-            _refuse(timeline)
-            sections.add(timeline)
-            jitter.call(sections.jitter.measure, timeline)
-            if on_window is not None:
-                on_window(timeline)
-            last = (_facts_only(timeline), facts)  # the window's rows are not kept
-        jitter.wait()
+    for timeline, facts in windows():
+        _refuse(timeline)
+        sections.add(timeline)
+        if on_window is not None:
+            on_window(timeline)
+        last = (_facts_only(timeline), facts)  # the window's rows are not kept
     if last is None:
         raise NotWindowable("no window")
     if sections.console and not sections.has_records:
@@ -273,9 +268,7 @@ class _Sections:
         self.has_tasks = False
 
     def add(self, timeline: InferenceTimeline) -> None:
-        """Keep what the sections need of the next window (not the window), but for the jitter's
-        measures (``self.jitter.measure``: the caller runs it, in order, on a thread of its own).
-        """
+        """Keep what the sections need of the next window (not the window)."""
         spans = timeline.spans
         # Each inference's PMU counters, as the second pass makes them unless the console text
         # has per-inference profiles (then it makes them again, with the capture's).
@@ -292,6 +285,7 @@ class _Sections:
         self.has_jobs = self.has_jobs or len(timeline.npu_jobs) > 0 or len(timeline.inferences) > 0
         self.coherency.add(timeline)
         self.sampling.add(timeline)
+        self.jitter.measure(timeline)
         self.inferences.append(timeline.inferences)
         self.spans.append(time_span(timeline))
 
