@@ -22,6 +22,8 @@ def span_columns(draw: st.DrawFn) -> LayerSpans:
     layer = draw(st.lists(st.integers(0, 70_000 if big else 5), min_size=n, max_size=n))
     names = NAMES[: draw(st.integers(0, len(NAMES)))]
     pmu = [[draw(st.one_of(st.just(-1), st.integers(0, 1 << 40))) for _ in names] for _ in range(n)]
+    if draw(st.booleans()):  # snapshots: a row measures every counter or none (the spans share a mask)
+        pmu = [[-1 if row[0] < 0 else max(v, 0) for v in row] if row else row for row in pmu]
     start = draw(st.lists(st.integers(0, 1 << 32), min_size=n, max_size=n))
     return LayerSpans(
         inference=np.array(draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)), np.int64),

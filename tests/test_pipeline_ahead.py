@@ -10,6 +10,7 @@ way (and a caller that stops reading windows early).
 from __future__ import annotations
 
 import json
+import struct
 import threading
 import time
 import traceback
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from telemetry_encoder import TelemetryEncoder
 from telemetry_streams import build_stream, cut
 
 from tracer.analysis.analyze import analyze
@@ -33,7 +35,8 @@ from tracer.pipeline import windows as pipeline_windows
 from tracer.pipeline.ahead import RunAhead
 from tracer.pipeline.capture import DecodedCapture, decode_capture
 from tracer.pipeline.windows import read_windows
-from tracer.telemetry.wire import RecordType
+from tracer.telemetry.decoder import TelemetryDecoder
+from tracer.telemetry.wire import RecordType, TimeSource
 
 NAME = "tracer-run-ahead"
 
@@ -312,4 +315,64 @@ def test_leaving_the_windows_early_stops_the_producer(tmp_path: Path, monkeypatc
     timeline, _ = next(windows)
     assert len(timeline.inferences) and not no_thread_left()  # the producer is still ahead
     windows.close()
+    assert no_thread_left()
+
+
+def freertos_capture(tmp_path: Path) -> Path:
+    """Telemetry inferences with FreeRTOS ITM task switches between them (what the decoder reads
+    beside the records), in a capture of many small chunks.
+    """
+    enc = TelemetryEncoder()
+    enc.target_info(1_000, 100_000_000, TimeSource.DWT)
+    t = 2_000
+    for n in range(40):
+        task = 0x2000_0100 if n % 2 else 0x2000_0200
+        enc.out += _swit(3, 0xBE01) + _swit(2, task) + _swit(3, 0xEF01)  # task switched in
+        enc.local_timestamp(100)
+        enc.inference_begin(t, n)
+        for layer in range(3):
+            enc.layer_begin(t + 10 + 100 * layer, layer)
+            enc.layer_end(t + 90 + 100 * layer, layer)
+        enc.inference_end(t + 400)
+        t += 1_000
+    path = tmp_path / "freertos.trace"
+    with CaptureWriter(path, CaptureMetadata(source="test", tpiu=False, cpu_hz=100_000_000), flush_bytes=128) as w:
+        w.write(bytes(enc.out))
+    return path
+
+
+def _swit(port: int, value: int) -> bytes:
+    return struct.pack("<BI", (port << 3) | 3, value)
+
+
+def test_windows_pick_what_is_beside_the_records_ahead(tmp_path: Path, monkeypatch) -> None:
+    """Read in windows on two threads, the packets read beside the records (FreeRTOS task switches)
+    are picked out on the producer's thread and read in step with the records: every window as on
+    one thread."""
+    monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 200)
+    path = freertos_capture(tmp_path)
+    picked_on: set[str] = set()
+    pick = TelemetryDecoder.pick_beside
+
+    def recorded(batch):  # type: ignore[no-untyped-def]
+        picked_on.add(threading.current_thread().name)
+        return pick(batch)
+
+    monkeypatch.setattr(TelemetryDecoder, "pick_beside", staticmethod(recorded))
+
+    def windows(cores: int) -> list[tuple[int, list[tuple[int, int, int]]]]:
+        monkeypatch.setattr(pipeline_windows, "usable_cores", lambda: cores)
+        return [
+            (len(timeline.inferences), [(s.task, s.start, s.end) for s in timeline.tasks])
+            for timeline, _ in read_windows(path, whole_bytes=0, window_spans=7)
+        ]
+
+    one = windows(1)
+    assert picked_on == {threading.current_thread().name}
+    picked_on.clear()
+    two = windows(2)
+    assert picked_on == {NAME}
+    assert one == two
+    assert len(one) > 5 and sum(n for n, _ in one) == 40
+    assert any(tasks for _, tasks in one)
     assert no_thread_left()

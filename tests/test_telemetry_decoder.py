@@ -6,12 +6,14 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences
 from telemetry_streams import CLOCK_HZ, build_stream, complete_and_exact, decode
 
 from tracer.base.timeline import Engine
 from tracer.decode.itm import ItmDecoder, decode_bytes
-from tracer.telemetry.decoder import TelemetryDecoder
+from tracer.telemetry.decoder import TelemetryDecoder, _first_rows
 from tracer.telemetry.wire import RecordType, TimeSource, header_word
 
 # Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
@@ -206,3 +208,20 @@ def test_per_layer_records_behave_like_lists() -> None:
         jobs[6]
     assert tl.stacks[0].stack == "main" and tl.arena[0].inference is None
     assert len(tl.cache_ops) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 70), min_size=1, max_size=20_000),
+    st.sets(st.integers(0, 70), max_size=8),
+    st.booleans(),
+)
+def test_first_rows_of_new_layers(values: list[int], known: set[int], late: bool) -> None:
+    """The layers a timeline learns from its spans, each with its first span row, as np.unique says
+    (``late``: every first occurrence after the stretches read first)."""
+    column = np.array(values, np.int64)
+    if late:
+        column = np.concatenate([np.zeros(10_000, np.int64), column])
+    indices, first = np.unique(column, return_index=True)
+    expected = [(v, at) for v, at in zip(indices.tolist(), first.tolist()) if v not in known]
+    assert sorted(_first_rows(column, known)) == expected

@@ -28,6 +28,7 @@ KERNELS: tuple[tuple[str, str], ...] = (
     ("tracer.decode.itm_kernel", "decode_itm"),
     ("tracer.telemetry.kernel", "decode_records"),
     ("tracer.telemetry.kernel", "finish_stream"),
+    ("tracer.telemetry.kernel", "gather_events"),
     ("tracer.export.packets_text", "format_packets"),
 )
 

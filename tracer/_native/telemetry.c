@@ -76,6 +76,7 @@ typedef struct {
     int64_t crc16[256];
     int64_t port_text, port_header, port_data, layer_calibration;
     int64_t k_swit, k_overflow, k_gap, k_reserved, k_lts, k_exception, k_data_first, k_data_last;
+    int64_t t_arena, t_stack, t_cache_op, t_job_begin, t_job_end; /* gather_events */
 } TelemetryKernel;
 
 static PyObject *telemetry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
@@ -115,7 +116,9 @@ static PyObject *telemetry_new(PyTypeObject *type, PyObject *args, PyObject *kwd
         {"LAYER_CALIBRATION", &self->layer_calibration}, {"K_SWIT", &self->k_swit},
         {"K_OVERFLOW", &self->k_overflow}, {"K_GAP", &self->k_gap}, {"K_RESERVED", &self->k_reserved},
         {"K_LTS", &self->k_lts}, {"K_EXCEPTION", &self->k_exception}, {"K_DATA_FIRST", &self->k_data_first},
-        {"K_DATA_LAST", &self->k_data_last},
+        {"K_DATA_LAST", &self->k_data_last}, {"T_ARENA", &self->t_arena}, {"T_STACK", &self->t_stack},
+        {"T_CACHE_OP", &self->t_cache_op}, {"T_NPU_JOB_BEGIN", &self->t_job_begin},
+        {"T_NPU_JOB_END", &self->t_job_end},
     };
     for (size_t s = 0; s < sizeof(scalars) / sizeof(scalars[0]); s++) {
         if (const_int(consts, scalars[s].name, scalars[s].dest) < 0) goto fail;
@@ -775,7 +778,106 @@ static PyObject *finish_stream(PyObject *self_, PyObject *args, PyObject *kwds) 
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(gather_doc,
+             "gather_events(events, words, lo, hi, last_job, arena, n_arena, stacks, n_stacks, cache_ops, n_cache, "
+             "jobs, n_jobs) -> (n_arena, n_stacks, n_cache, n_jobs, last_job)\n\n"
+             "Append the per-layer records of event rows lo:hi to their columns (see kernel.gather_events).");
+
+/* One output table of gather_events: ``width`` rows of int64, room for ``need`` more columns after ``n``. */
+static int64_t *gather_table(Views *vs, PyObject *obj, const char *name, Py_ssize_t width, Py_ssize_t n,
+                             Py_ssize_t need, Py_ssize_t *cap) {
+    Py_ssize_t sh[2];
+    int64_t *table = views_get(vs, obj, A_I64, 1, 2, name, sh);
+    if (table == NULL) return NULL;
+    if (sh[0] != width || n < 0 || n + need > sh[1]) {
+        PyErr_Format(PyExc_ValueError, "gather_events: %s must have %zd rows and room for %zd more columns", name,
+                     width, need);
+        return NULL;
+    }
+    *cap = sh[1];
+    return table;
+}
+
+static PyObject *gather_events(PyObject *self_, PyObject *args) {
+    const TelemetryKernel *K = (const TelemetryKernel *)self_;
+    PyObject *p_events, *p_words, *p_arena, *p_stacks, *p_cache, *p_jobs;
+    Py_ssize_t lo, hi, last, na, ns, nc, nj;
+    if (!PyArg_ParseTuple(args, "OOnnnOnOnOnOn:gather_events", &p_events, &p_words, &lo, &hi, &last, &p_arena, &na,
+                          &p_stacks, &ns, &p_cache, &nc, &p_jobs, &nj))
+        return NULL;
+    Views vs = {.count = 0};
+    Py_ssize_t sh[2], n_words, ca, cs, cc, cj;
+    const int64_t *ev = views_get(&vs, p_events, A_I64, 0, 2, "events", sh);
+    if (ev == NULL) goto fail;
+    const Py_ssize_t cap_events = sh[1];
+    if (sh[0] < EV_COLS || lo < 0 || lo > hi || hi > cap_events || last < -1 || last >= hi) {
+        PyErr_SetString(PyExc_ValueError, "gather_events: rows out of the events table");
+        goto fail;
+    }
+    const int64_t *words = views_get(&vs, p_words, A_I64, 0, 1, "words", sh);
+    if (words == NULL) goto fail;
+    n_words = sh[0];
+    const Py_ssize_t need = hi - lo;
+    int64_t *arena = gather_table(&vs, p_arena, "arena", 1, na, need, &ca);
+    int64_t *stacks = arena ? gather_table(&vs, p_stacks, "stacks", 1, ns, need, &cs) : NULL;
+    int64_t *cache = stacks ? gather_table(&vs, p_cache, "cache_ops", 5, nc, need, &cc) : NULL;
+    int64_t *jobs = cache ? gather_table(&vs, p_jobs, "jobs", 5, nj, need, &cj) : NULL;
+    if (jobs == NULL) goto fail;
+#define E(col, e) (ev[(int64_t)(col)*cap_events + (e)])
+    Py_ssize_t bad = -1; /* an event row whose payload words lie outside the word table */
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t e = lo; e < hi; e++) {
+        const int64_t t = E(EV_TYPE, e);
+        if (t == K->t_arena) {
+            arena[na++] = e;
+        } else if (t == K->t_stack) {
+            stacks[ns++] = e;
+        } else if (t == K->t_cache_op) {
+            const int64_t w = E(EV_WORDS, e);
+            if (w < 0 || w + 3 > n_words) {
+                bad = e;
+                break;
+            }
+            cache[0 * cc + nc] = E(EV_TIME, e);
+            cache[1 * cc + nc] = words[w];
+            cache[2 * cc + nc] = words[w + 1];
+            cache[3 * cc + nc] = words[w + 2];
+            cache[4 * cc + nc] = E(EV_INFERENCE, e);
+            nc++;
+        } else if (t == K->t_job_begin || t == K->t_job_end) {
+            const int64_t w = E(EV_WORDS, e);
+            if (w < 0 || w + 1 > n_words) {
+                bad = e;
+                break;
+            }
+            /* Jobs do not nest: an end pairs with the job row just before it, a begin of the same job. */
+            if (t == K->t_job_end && last >= 0 && E(EV_TYPE, last) == K->t_job_begin &&
+                words[E(EV_WORDS, last)] == words[w]) {
+                jobs[0 * cj + nj] = E(EV_TIME, last);
+                jobs[1 * cj + nj] = E(EV_TIME, e);
+                jobs[2 * cj + nj] = E(EV_INFERENCE, last);
+                jobs[3 * cj + nj] = words[w];
+                jobs[4 * cj + nj] = e;
+                nj++;
+            }
+            last = e;
+        }
+    }
+    Py_END_ALLOW_THREADS
+#undef E
+    if (bad >= 0) {
+        PyErr_Format(PyExc_IndexError, "gather_events: event row %zd has its words outside the word table", bad);
+        goto fail;
+    }
+    views_release(&vs);
+    return Py_BuildValue("nnnnn", na, ns, nc, nj, last);
+fail:
+    views_release(&vs);
+    return NULL;
+}
+
 static PyMethodDef telemetry_methods[] = {
+    {"gather_events", (PyCFunction)(void (*)(void))gather_events, METH_VARARGS, gather_doc},
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_VARARGS | METH_KEYWORDS, decode_doc},
     {"finish_stream", (PyCFunction)(void (*)(void))finish_stream, METH_VARARGS | METH_KEYWORDS, finish_doc},
     {NULL, NULL, 0, NULL},

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+from tracer.analysis.beside import Beside, usable_cores
 from tracer.analysis.budget_view import BudgetComparison, compare_budget, inferences_over
 from tracer.analysis.coherency import CoherencyAnalysis, analyse_coherency
 from tracer.analysis.findings.base import Finding
@@ -31,6 +32,8 @@ from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget
 from tracer.elf.inlines import CodeLocator
+
+BESIDE_SPANS = 50_000  # layer executions from which the jitter is analysed on a thread of its own
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,25 +109,37 @@ def analyze(
     comparison = compare_budget(timeline, budget, settings.tolerance_pct) if budget is not None else None
     model = budget.model if budget is not None else None
     has_jobs = len(timeline.npu_jobs) > 0 or len(timeline.inferences) > 0
-    analysis = Analysis(
-        timeline=timeline,
-        facts=facts,
-        settings=settings,
-        comparison=comparison,
-        layers=per_layer(timeline.spans),
-        latency=latency(timeline.inferences),
-        jitter=analyse_jitter(
-            timeline, settings.jitter(model), comparison.data_dependent if comparison is not None else frozenset()
-        ),
-        interrupts=analyse_isrs(timeline),
-        tasks=analyse_tasks(timeline),
-        pmu=summarize_pmu(timeline),
-        memory=memory_of(timeline, budget),
-        coherency=analyse_coherency(timeline, settings.cache_line_bytes) if has_jobs else None,
-        sampling=sampling_analysis(timeline, budget, locator),
-        time_span=time_span(timeline),
-        over_limit=inferences_over(timeline.spans, comparison) if comparison is not None else {},
-    )
+    jitter_settings = settings.jitter(model)
+    data_dependent = comparison.data_dependent if comparison is not None else frozenset()
+    # The jitter (about half of the analysis of a long capture) runs beside the rest on two cores.
+    threaded = len(timeline.spans) >= BESIDE_SPANS and usable_cores() > 1
+    with Beside(lambda: analyse_jitter(timeline, jitter_settings, data_dependent), threaded, "tracer-jitter") as jitter:
+        layers = per_layer(timeline.spans)
+        inference_latency = latency(timeline.inferences)
+        interrupts = analyse_isrs(timeline)
+        tasks = analyse_tasks(timeline)
+        pmu = summarize_pmu(timeline)
+        memory = memory_of(timeline, budget)
+        coherency = analyse_coherency(timeline, settings.cache_line_bytes) if has_jobs else None
+        sampling = sampling_analysis(timeline, budget, locator)
+        over_limit = inferences_over(timeline.spans, comparison) if comparison is not None else {}
+        analysis = Analysis(
+            timeline=timeline,
+            facts=facts,
+            settings=settings,
+            comparison=comparison,
+            layers=layers,
+            latency=inference_latency,
+            jitter=jitter.result(),
+            interrupts=interrupts,
+            tasks=tasks,
+            pmu=pmu,
+            memory=memory,
+            coherency=coherency,
+            sampling=sampling,
+            time_span=time_span(timeline),
+            over_limit=over_limit,
+        )
     return dataclasses.replace(analysis, findings=tuple(find_all(analysis)))
 
 

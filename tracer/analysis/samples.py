@@ -132,6 +132,9 @@ def _pmu_sums(
         layer_at = of_complete(spans.layer).astype(np.intp)
         bins = int(indices[-1]) + 1
         every_count: list[int] | None = None  # the counts when a counter is measured in every span
+        # The spans that measured the last counter, their layers and counts per layer: a snapshot
+        # usually measures every counter, so the next counter's spans are the same ones.
+        last: tuple[np.ndarray, np.ndarray, list[int]] | None = None
         for j in range(len(names)):
             column = of_complete(spans.pmu[:, j])
             total = np.zeros(bins, np.int64)
@@ -142,9 +145,11 @@ def _pmu_sums(
                     every_count = np.bincount(layer_at, minlength=bins).tolist()
                 count = every_count
             else:
-                at = layer_at[have]
-                np.add.at(total, at, column[have])
-                count = np.bincount(at, minlength=bins).tolist()
+                if last is None or not np.array_equal(have, last[0]):
+                    at = layer_at[have]
+                    last = (have, at, np.bincount(at, minlength=bins).tolist())
+                np.add.at(total, last[1], column[have])
+                count = last[2]
             sums.append(total.tolist())
             counts.append(count)
     return {

@@ -14,24 +14,18 @@ thread has ended when the ``with`` block is left.
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 from collections.abc import Iterator
 from types import TracebackType
 from typing import Generic, TypeVar
 
+from tracer.analysis.beside import usable_cores as usable_cores  # (defined once, there)
+
 T = TypeVar("T")
 
 DEPTH = 3  # items ready ahead of the consumer: enough to smooth their costs, few to keep memory small
 POLL_SECONDS = 0.05  # how soon a producer blocked on a full queue sees that it must stop
-
-
-def usable_cores() -> int:
-    """CPUs this process may run on (its affinity where the system tells it)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 class _Failed:

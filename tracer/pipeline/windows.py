@@ -112,12 +112,19 @@ def _stream(
     facts = InputFacts(kind, meta.source or label, label, 0)
     cut = _Cut(clock_hz, merge_text)
     # Reading and ITM decoding run ahead on a thread of their own, as in decode_capture (each batch
-    # with the bytes read when it was made); the thread ends when this generator does or is closed.
-    fed = ((batch, itm.input_bytes) for batch in batches)
+    # with the bytes read when it was made, and what only reads the batch: the packets the decoder
+    # reads beside the records, picked out, and the PC samples counted); the thread ends when this
+    # generator does or is closed.
+    fed = (
+        (batch, itm.input_bytes, decoder.pick_beside(batch), int(np.count_nonzero(batch.is_kind(PacketKind.PC_SAMPLE))))
+        for batch in batches
+    )
     with RunAhead(fed, threaded=usable_cores() > 1) as ahead:
-        for batch, done in ahead:
-            decoder.feed(batch)
-            pc_samples += int(np.count_nonzero(batch.is_kind(PacketKind.PC_SAMPLE)))
+        for batch, done, picked, pcs in ahead:
+            # In step with the records: a window cut here reads what is beside them so far.
+            decoder.read_picked(picked)
+            decoder.assemble(batch)
+            pc_samples += pcs
             if on_progress is not None:
                 on_progress(done)
             # (an inference longer than a window is held until it closes: nothing is handed out early)

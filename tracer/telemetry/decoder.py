@@ -56,6 +56,7 @@ from tracer.base.timeline import (
 from tracer.decode.packets import PacketBatch
 from tracer.telemetry import kernel as k
 from tracer.telemetry.firmware_records import FirmwareRecords, TargetInfo
+from tracer.telemetry.freertos_itm import Picked, pick
 from tracer.telemetry.isr import (
     BASIS_CYCLES_ORDER,
     BASIS_CYCLES_TS,
@@ -68,6 +69,7 @@ from tracer.telemetry.pmu_events import CYCLE_COUNTER, event_name, event_unit
 from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.tables import (
     COLUMN_TYPES,
+    GatheredEvents,
     RecordTables,
     of_types,
     own_inferences,
@@ -214,7 +216,19 @@ class TelemetryDecoder:
         thread, ahead of :meth:`assemble` (:func:`tracer.pipeline.capture.decode_capture` does),
         provided nothing reads the decoder before both have seen the whole stream.
         """
-        self._facts.feed(batch)
+        self.read_picked(self.pick_beside(batch))
+
+    @staticmethod
+    def pick_beside(batch: PacketBatch) -> Picked | None:
+        """The packets of ``batch`` that :meth:`read_beside` reads (None: none). It reads only the
+        batch, so it may run on another thread, ahead, even where :meth:`read_picked` must keep
+        step with :meth:`assemble` (a stream cut into windows).
+        """
+        return pick(batch)
+
+    def read_picked(self, picked: Picked | None) -> None:
+        """:meth:`read_beside` of the batch ``picked`` was picked from."""
+        self._facts.read(picked)
 
     def assemble(self, batch: PacketBatch) -> None:
         """Decode the records in ``batch`` into inferences, spans and events (without
@@ -247,6 +261,10 @@ class TelemetryDecoder:
             )
             if i < n:
                 t.grow(self._state)
+        # The per-layer records' columns, gathered while the rows are fresh in the cache, and
+        # while the thread reading ahead still decodes (docs/decoder.md, "Threads"): the timeline
+        # at the stream's end finds them ready.
+        t.gather(self._state)
 
     def finish(self) -> None:
         """End of stream: a cut record is damaged, an inference in progress is incomplete, an
@@ -432,6 +450,10 @@ class TelemetryDecoder:
             shift(self._tables.words, word_drop, n_words)
             s[k.S_N_WORDS] = n_words - word_drop
             self._tables.events[k.EV_WORDS, : int(s[k.S_N_EVENTS])] -= word_drop
+        if event_drop or word_drop:
+            self._tables.gathered = GatheredEvents(
+                self._tables.events.shape[1]
+            )  # the rows moved: gathered again from the first
         if self._text_done:  # text already turned into console lines
             n_text = int(s[k.S_N_TEXT])
             shift(self._tables.text, self._text_done, n_text)
@@ -450,7 +472,7 @@ class TelemetryDecoder:
         self._seen["arena"] -= int(np.count_nonzero(types == int(RecordType.ARENA)))  # (ints: IntEnums compare slower)
         self._seen["stacks"] -= int(np.count_nonzero(types == int(RecordType.STACK)))
         self._seen["cache_ops"] -= int(np.count_nonzero(types == int(RecordType.CACHE_OP)))
-        self._seen["npu_jobs"] -= len(self._tables.npu_jobs(self._state, event_drop))
+        self._seen["npu_jobs"] -= self._tables.gather(self._state).jobs_ended_before(event_drop)
 
     @property
     def untaken_inferences(self) -> int:
@@ -637,10 +659,25 @@ def _first_rows(values: np.ndarray, known: Container[int]) -> list[tuple[int, in
     if int(values.min()) >= 0 and int(values.max()) < (1 << 16):
         new = [v for v in np.flatnonzero(np.bincount(values)).tolist() if v not in known]
         if len(new) <= 64:
-            if not new:
-                return []
-            first = np.full(int(values.max()) + 1, len(values), np.int64)  # one pass, not one per value
-            np.minimum.at(first, values, np.arange(len(values)))
-            return [(v, int(first[v])) for v in new]
+            return _first_rows_of(values, new)
     indices, first = np.unique(values, return_index=True)
     return [(v, at) for v, at in zip(indices.tolist(), first.tolist()) if v not in known]
+
+
+def _first_rows_of(values: np.ndarray, wanted: list[int]) -> list[tuple[int, int]]:
+    """Each of ``wanted`` (values that occur in ``values``) with the row it first occurs in.
+
+    Looked for in ever longer stretches from the start: a layer first runs in the first
+    inference, so the whole column is rarely read.
+    """
+    first = dict.fromkeys(wanted, -1)
+    missing = len(wanted)
+    lo, length = 0, 4096
+    while missing and lo < len(values):
+        part_values, part_first = np.unique(values[lo : lo + length], return_index=True)
+        for v, at in zip(part_values.tolist(), part_first.tolist()):
+            if first.get(v) == -1:
+                first[v] = lo + at
+                missing -= 1
+        lo, length = lo + length, 2 * length
+    return [(v, first[v]) for v in wanted]

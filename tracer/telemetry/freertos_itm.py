@@ -48,6 +48,25 @@ class _Event:
     name: str = ""
 
 
+Picked = tuple[list[int], list[int], list[int], list[int]]  # kind, value, port and size of packets
+
+
+def pick(batch: PacketBatch) -> Picked | None:
+    """The packets of ``batch`` that :class:`FreeRtosItmReader` reads (None: none), as plain
+    columns. It reads only the batch, so it may run on another thread, ahead of :meth:`FreeRtosItmReader.read`.
+    """
+    kind = batch.kind
+    port = batch.b
+    # Comparisons, not np.isin: this runs over every packet of every stream.
+    wanted = batch.is_kind(PacketKind.SWIT) & ((port == RECORD_PORT) | (port == FIELD_PORT))
+    wanted |= batch.is_kind(PacketKind.LTS)
+    wanted |= of_types(kind, _LOSS)
+    rows = np.flatnonzero(wanted)
+    if not len(rows):
+        return None
+    return kind[rows].tolist(), batch.a[rows].tolist(), port[rows].tolist(), batch.c[rows].tolist()
+
+
 class FreeRtosItmReader:
     """Reads the task events of the protocol above from packet batches, in stream order.
 
@@ -64,22 +83,13 @@ class FreeRtosItmReader:
 
     def feed(self, batch: PacketBatch) -> None:
         """Read the records, timestamps and losses of ``batch``."""
-        kind = batch.kind
-        port = batch.b
-        # Comparisons, not np.isin: this runs over every packet of every stream.
-        wanted = batch.is_kind(PacketKind.SWIT) & ((port == RECORD_PORT) | (port == FIELD_PORT))
-        wanted |= batch.is_kind(PacketKind.LTS)
-        wanted |= of_types(kind, _LOSS)
-        rows = np.flatnonzero(wanted)
-        if not len(rows):
+        self.read(pick(batch))
+
+    def read(self, picked: Picked | None) -> None:
+        """Read the packets :func:`pick` picked from a batch (the batches in stream order)."""
+        if picked is None:
             return
-        kinds, values, ports, sizes = (
-            kind[rows].tolist(),
-            batch.a[rows].tolist(),
-            port[rows].tolist(),
-            batch.c[rows].tolist(),
-        )
-        for k, value, p, size in zip(kinds, values, ports, sizes):
+        for k, value, p, size in zip(*picked):
             if k == PacketKind.LTS:
                 self._ts += int(value)
                 self._events.extend(dataclasses.replace(e, ts=self._ts) for e in self._waiting)

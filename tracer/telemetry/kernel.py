@@ -29,9 +29,12 @@ local-timestamp deltas itself, and a packet waits for the next timestamp packet 
 stamp (rows from ``S_DWT_STAMP_FROM`` on may still change), so any split of the stream gives the
 same rows. :mod:`tracer.telemetry.isr` turns the rows into interrupt slices and data accesses.
 
-:func:`decode_records` and :func:`finish_stream` are the C kernel of ``tracer._kernels`` when it
-is built (:mod:`tracer.native`), else this module's Python code, which defines the behaviour; both
-give identical results. The C kernel takes the record types, minimum lengths and CRC table from
+:func:`gather_events` gathers the per-layer records among new event rows into columns (cache
+operations, NPU jobs, the rows of arena and stack reports), batch by batch.
+
+:func:`decode_records`, :func:`finish_stream` and :func:`gather_events` are the C kernel of
+``tracer._kernels`` when it is built (:mod:`tracer.native`), else this module's Python code,
+which defines the behaviour; both give identical results. The C kernel takes the record types, minimum lengths and CRC table from
 here (and so from :mod:`tracer.telemetry.wire`): a record type added there needs no C change.
 
 It is long because it mirrors the C kernel function for function (``tracer/_native``): the
@@ -202,6 +205,11 @@ T_PMU_SNAPSHOT = int(RecordType.PMU_SNAPSHOT)
 T_STACK = int(RecordType.STACK)
 T_BUFFER_CRC = int(RecordType.BUFFER_CRC)
 T_ISR_INFO = int(RecordType.ISR_INFO)
+# The per-layer records gather_events gathers into columns.
+T_ARENA = int(RecordType.ARENA)
+T_CACHE_OP = int(RecordType.CACHE_OP)
+T_NPU_JOB_BEGIN = int(RecordType.NPU_JOB_BEGIN)
+T_NPU_JOB_END = int(RecordType.NPU_JOB_END)
 
 CRC16 = np.array(CRC16_TABLE, np.int64)
 
@@ -758,11 +766,67 @@ def finish_stream(state, infs, spans):
         _close_inference(state, infs, spans, NO_VALUE)
 
 
+def gather_events(
+    events: np.ndarray,
+    words: np.ndarray,
+    lo: int,
+    hi: int,
+    last_job: int,
+    arena: np.ndarray,
+    n_arena: int,
+    stacks: np.ndarray,
+    n_stacks: int,
+    cache_ops: np.ndarray,
+    n_cache: int,
+    jobs: np.ndarray,
+    n_jobs: int,
+) -> tuple[int, int, int, int, int]:
+    """Append the per-layer records of event rows ``lo:hi`` to their column tables (column-major,
+    with room for ``hi - lo`` more columns after their counts): the rows of arena and stack reports
+    (1 row each), cache operations as (time, op, address, length, inference) and NPU jobs as
+    (begin time, end time, inference, job, end row). Jobs do not nest: an end pairs with the job row just
+    before it (``last_job`` carries the last one of earlier rows, -1: none), if it is a begin of
+    the same job.
+
+    Returns:
+        The new counts (arena, stacks, cache operations, jobs) and the last job row.
+    """
+    types = events[EV_TYPE, lo:hi]
+    rows = np.arange(lo, hi)
+    counts: list[int] = []
+    for table, n, rtype in ((arena, n_arena, T_ARENA), (stacks, n_stacks, T_STACK)):
+        found = rows[types == rtype]
+        table[0, n : n + len(found)] = found
+        counts.append(n + len(found))
+    found = rows[types == T_CACHE_OP]
+    at = events[EV_WORDS, found]
+    cache = (events[EV_TIME, found], words[at], words[at + 1], words[at + 2], events[EV_INFERENCE, found])
+    for j, column in enumerate(cache):
+        cache_ops[j, n_cache : n_cache + len(found)] = column
+    counts.append(n_cache + len(found))
+    found = rows[(types == T_NPU_JOB_BEGIN) | (types == T_NPU_JOB_END)]
+    if len(found):
+        with_last = found if last_job < 0 else np.concatenate((np.array([last_job]), found))
+        is_end = events[EV_TYPE, with_last] == T_NPU_JOB_END
+        job = words[events[EV_WORDS, with_last]]
+        pair = np.flatnonzero(is_end[1:] & ~is_end[:-1] & (job[1:] == job[:-1]))
+        begins, ends = with_last[pair], with_last[pair + 1]
+        gathered = (events[EV_TIME, begins], events[EV_TIME, ends], events[EV_INFERENCE, begins], job[pair], ends)
+        for j, column in enumerate(gathered):
+            jobs[j, n_jobs : n_jobs + len(pair)] = column
+        n_jobs += len(pair)
+        last_job = int(found[-1])
+    return counts[0], counts[1], counts[2], n_jobs, last_job
+
+
 # The dispatch point: the C kernel when built, else the reference above.
 decode_records_python = decode_records
 finish_stream_python = finish_stream
+gather_events_python = gather_events
 _native = compiled("TelemetryKernel", globals())
 decode_records_native = None if _native is None else _native.decode_records
 finish_stream_native = None if _native is None else _native.finish_stream
+gather_events_native = None if _native is None else _native.gather_events
 decode_records = decode_records_native or decode_records_python
 finish_stream = finish_stream_native or finish_stream_python
+gather_events = gather_events_native or gather_events_python

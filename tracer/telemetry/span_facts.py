@@ -17,7 +17,7 @@ import numpy as np
 from tracer.base.span_facts import SpanFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.decode.packets import PacketBatch
-from tracer.telemetry.freertos_itm import TIME_LABEL, FreeRtosItmReader
+from tracer.telemetry.freertos_itm import TIME_LABEL, FreeRtosItmReader, Picked
 from tracer.telemetry.isr import HandlerTime
 from tracer.telemetry.tasks import mark_loss, preemption, task_slices
 from tracer.telemetry.wire import RecordType
@@ -45,6 +45,10 @@ class TimelineFacts:
     def feed(self, batch: PacketBatch) -> None:
         """See a packet batch (in stream order)."""
         self.freertos_itm.feed(batch)
+
+    def read(self, picked: Picked | None) -> None:
+        """See what :func:`~tracer.telemetry.freertos_itm.pick` picked from a packet batch (in stream order)."""
+        self.freertos_itm.read(picked)
 
     def attach(self, timeline: InferenceTimeline, end_time: int | None, handlers: HandlerTime | None = None) -> None:
         """Put the task lane and the per-span facts on ``timeline``.

@@ -51,6 +51,7 @@ class RecordTables:
         self.text_time = np.zeros(4096, np.int64)
         self.dwt = k.new_dwt_table()
         self.stack_names: dict[int, str] = {}
+        self.gathered = GatheredEvents(self.events.shape[1])
 
     # -- growth ----------------------------------------------------------------------------------
     def reserve(self, state: np.ndarray, packets: int) -> None:
@@ -128,19 +129,10 @@ class RecordTables:
                 return j + 1
         return 0
 
-    def events_of(self, state: np.ndarray, *types: int, limit: int | None = None) -> np.ndarray:
-        """Rows of the event table holding ``types`` (among the first ``limit`` rows, if given)."""
-        n = int(state[k.S_N_EVENTS]) if limit is None else limit
-        return np.flatnonzero(of_types(self.events[k.EV_TYPE, :n], types))
-
     def event_words(self, row: int) -> np.ndarray:
         """The payload words of event ``row`` (after its time word)."""
         off, count = int(self.events[k.EV_WORDS, row]), int(self.events[k.EV_COUNT, row])
         return self.words[off : off + count]
-
-    def word(self, rows: np.ndarray, i: int) -> np.ndarray:
-        """Payload word ``i`` of each event row."""
-        return self.words[self.events[k.EV_WORDS, rows] + i]
 
     def words_of(self, rows: np.ndarray, count: int) -> list[np.ndarray]:
         """Payload words ``0..count-1`` of each event row (where they start looked up once)."""
@@ -148,16 +140,23 @@ class RecordTables:
         return [self.words[at + i] for i in range(count)]
 
     # -- records kept as columns -----------------------------------------------------------------
+    def gather(self, state: np.ndarray) -> GatheredEvents:
+        """The per-layer records of every event row so far gathered into columns (only the rows new
+        since the last call are read: called after each batch, the end of a stream finds them ready).
+        """
+        self.gathered.add(self.events, self.words, int(state[k.S_N_EVENTS]))
+        return self.gathered
+
     def arena(self, state: np.ndarray) -> LazyRecords[ArenaSample]:
         """Arena reports."""
-        rows = self.events_of(state, RecordType.ARENA)
+        rows = self.gather(state).arena.column(0)
         ev = self.events
         columns = (ev[k.EV_TIME, rows], *self.words_of(rows, 2), ev[k.EV_INFERENCE, rows])
         return LazyRecords(_arena_sample, columns)
 
     def stacks(self, state: np.ndarray) -> LazyRecords[StackSample]:
         """Stack reports, named as their first report named them."""
-        rows = self.events_of(state, RecordType.STACK)
+        rows = self.gather(state).stacks.column(0)
         head, size, high_water = self.words_of(rows, 3)
         ids = head & 0xFF
         for stack_id, at in zip(*(a.tolist() for a in np.unique(ids, return_index=True))):
@@ -170,23 +169,77 @@ class RecordTables:
 
     def cache_ops(self, state: np.ndarray) -> LazyRecords[CacheOp]:
         """Cache maintenance operations."""
-        rows = self.events_of(state, RecordType.CACHE_OP)
-        ev = self.events
-        columns = (ev[k.EV_TIME, rows], *self.words_of(rows, 3), ev[k.EV_INFERENCE, rows])
-        return LazyRecords(cache_op_of_row, columns)
+        return LazyRecords(cache_op_of_row, self.gather(state).cache_ops.columns())
 
-    def npu_jobs(self, state: np.ndarray, limit: int | None = None) -> LazyRecords[NpuJob]:
+    def npu_jobs(self, state: np.ndarray) -> LazyRecords[NpuJob]:
         """NPU jobs. Jobs do not nest: an end pairs with the begin just before it, if the job ids
-        agree (``limit``: among the first ``limit`` event rows only).
+        agree (:func:`~tracer.telemetry.kernel.gather_events`).
         """
-        rows = self.events_of(state, RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END, limit=limit)
-        ev = self.events
-        is_end = ev[k.EV_TYPE, rows] == int(RecordType.NPU_JOB_END)
-        job = self.word(rows, 0)
-        pair = np.flatnonzero(is_end[1:] & ~is_end[:-1] & (job[1:] == job[:-1]))
-        begins, ends = rows[pair], rows[pair + 1]
-        columns = (ev[k.EV_TIME, begins], ev[k.EV_TIME, ends], ev[k.EV_INFERENCE, begins], job[pair])
-        return LazyRecords(npu_job_of_row, columns)
+        return LazyRecords(npu_job_of_row, self.gather(state).npu_jobs.columns()[:4])
+
+
+class GatheredEvents:
+    """The per-layer records among the event rows ``:done``, gathered into columns
+    (:func:`~tracer.telemetry.kernel.gather_events`): the rows of arena and stack reports, and the
+    columns of cache operations and NPU jobs (the frequent ones).
+
+    Gathered rows are never written again (a view handed out stays valid); the decoder starts a new
+    one when it drops event rows (:meth:`TelemetryDecoder.discard_taken`: row numbers change).
+
+    Args:
+        capacity: Rows to make room for at first (the event table's: then it never grows).
+    """
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self.done = 0  # event rows gathered
+        self.last_job = -1  # the last NPU job begin or end row among them (-1: none)
+        self.arena = _Growing(1, capacity)
+        self.stacks = _Growing(1, capacity)
+        self.cache_ops = _Growing(5, capacity)
+        self.npu_jobs = _Growing(5, capacity)  # and the row of each job's end
+
+    def jobs_ended_before(self, row: int) -> int:
+        """How many of the NPU jobs gathered end (and so begin) before event row ``row``."""
+        return int(np.searchsorted(self.npu_jobs.column(4), row))
+
+    def add(self, events: np.ndarray, words: np.ndarray, n_events: int) -> None:
+        """Gather event rows ``done:n_events`` of the kernel's tables."""
+        if n_events <= self.done:
+            return
+        more = n_events - self.done
+        arena, stacks, cache_ops, npu_jobs = self.arena, self.stacks, self.cache_ops, self.npu_jobs
+        arena.used, stacks.used, cache_ops.used, npu_jobs.used, self.last_job = k.gather_events(
+            events, words, self.done, n_events, self.last_job,
+            arena.room(more), arena.used, stacks.room(more), stacks.used,
+            cache_ops.room(more), cache_ops.used, npu_jobs.room(more), npu_jobs.used,
+        )  # fmt: skip
+        self.done = n_events
+
+
+class _Growing:
+    """Column-major int64 columns that rows are added to (the rows written never change)."""
+
+    def __init__(self, width: int, capacity: int) -> None:
+        self._table = np.empty((width, capacity), np.int64)  # (only the columns used are read)
+        self.used = 0
+
+    def room(self, more: int) -> np.ndarray:
+        """The table, with room for ``more`` columns after those used (a new table when it had not:
+        views of the old one stay valid).
+        """
+        if self.used + more > self._table.shape[1]:
+            table = np.empty((self._table.shape[0], max(2 * self._table.shape[1], self.used + more)), np.int64)
+            table[:, : self.used] = self._table[:, : self.used]
+            self._table = table
+        return self._table
+
+    def columns(self) -> list[np.ndarray]:
+        """Views of the rows added so far, one per column."""
+        return [column[: self.used] for column in self._table]
+
+    def column(self, i: int) -> np.ndarray:
+        """A view of column ``i`` so far."""
+        return self._table[i, : self.used]
 
 
 def of_types(column: np.ndarray, types: Iterable[int]) -> np.ndarray:
