@@ -50,13 +50,13 @@ from workload import LAYERS, inference_slots
 
 import tracer.pipeline.windows as windows
 from tracer.analysis.analyze import analyze
+from tracer.base.beside import usable_cores
 from tracer.base.facts import InputFacts
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
 from tracer.capture.writer import CaptureWriter
 from tracer.decode.tpiu import TpiuMode
 from tracer.export.report_json import report_object
-from tracer.pipeline.ahead import usable_cores
 from tracer.pipeline.capture import decode_reader
 from tracer.pipeline.windows import is_windowed
 from tracer.telemetry.wire import RecordType as R

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from tracer.analysis.beside import Beside, usable_cores
 from tracer.analysis.budget_view import BudgetComparison, compare_budget, inferences_over
 from tracer.analysis.coherency import CoherencyAnalysis, analyse_coherency
 from tracer.analysis.findings.base import Finding
@@ -28,6 +27,7 @@ from tracer.analysis.sampling import SamplingAnalysis, sampling_analysis
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.statistics import CycleSummary
 from tracer.analysis.tasks import TaskAnalysis, analyse_tasks
+from tracer.base.beside import Beside, usable_cores
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget

@@ -20,8 +20,6 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Generic, TypeVar
 
-from tracer.analysis.beside import usable_cores as usable_cores  # (defined once, there)
-
 T = TypeVar("T")
 
 DEPTH = 3  # items ready ahead of the consumer: enough to smooth their costs, few to keep memory small

@@ -11,12 +11,13 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from tracer.base.beside import usable_cores
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import CaptureReader, open_capture
 from tracer.decode.packets import PacketBatch
 from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
-from tracer.pipeline.ahead import RunAhead, usable_cores
+from tracer.pipeline.ahead import RunAhead
 from tracer.pipeline.memory import prefer_small_pages
 
 if TYPE_CHECKING:

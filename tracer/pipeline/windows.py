@@ -33,13 +33,14 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from tracer.base.beside import usable_cores
 from tracer.base.columns import LazyRecords
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.capture.reader import CaptureReader, open_capture
 from tracer.decode.packets import PacketKind
 from tracer.decode.tpiu import TpiuMode
-from tracer.pipeline.ahead import RunAhead, usable_cores
+from tracer.pipeline.ahead import RunAhead
 from tracer.pipeline.capture import decode_reader, read_facts
 from tracer.pipeline.load import CAPTURE, RAW_ITM, input_kind, load_timeline, settle_clock
 from tracer.pipeline.window_carry import Carry

@@ -1,5 +1,5 @@
 """The jitter of a long capture is analysed on a thread of its own beside the rest of the analysis
-(:class:`tracer.analysis.beside.Beside`): the same analysis, and every exit clean.
+(:class:`tracer.base.beside.Beside`): the same analysis, and every exit clean.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 import tracer.analysis.analyze as analyze_module
 from tracer.analysis.analyze import analyze
-from tracer.analysis.beside import Beside
+from tracer.base.beside import Beside
 from tracer.base.facts import InputFacts
 from tracer.budget import load_budget
 from tracer.export.report_json import report_object
