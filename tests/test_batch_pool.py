@@ -21,6 +21,7 @@ from test_pipeline_ahead import damaged_capture, decode, windowed_report
 from tpiu_streams import numbered_stream
 
 from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.reader import open_capture
 from tracer.capture.writer import CaptureWriter
 from tracer.decode.itm import ItmDecoder
 from tracer.decode.packets import PacketBatch
@@ -209,3 +210,20 @@ def test_read_windows_never_reads_a_batch_given_back(
     fresh_batches(monkeypatch)
     fresh, progress_fresh = windowed_report(path, monkeypatch, cores=2)
     assert json.loads(reused) == json.loads(fresh) and progress_reused == progress_fresh
+
+
+def test_chunks_joined_in_one_reused_buffer_decode_as_the_whole_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunks fed together are joined in the same memory each time: a decoder that kept a
+    view of them past a feed would read the next feed's bytes there."""
+    monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 200)
+    data = build_stream(inferences=10, layers=3).data
+    path = tmp_path / "chunks.trace"
+    with CaptureWriter(path, CaptureMetadata(source="test", tpiu=False, cpu_hz=100_000_000), flush_bytes=64) as w:
+        w.write(data)
+    with open_capture(path) as reader:
+        _, batches = pipeline_capture.decode_reader(reader, TpiuMode.OFF, None, hold_timestamps=False)
+        got = [batch.copy() for batch in batches]
+    whole = ItmDecoder(hold_timestamps=False)
+    assert len(got) > 10 and same(PacketBatch.concat(got), PacketBatch.concat([whole.feed(data), whole.finish()]))
