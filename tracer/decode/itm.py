@@ -8,6 +8,7 @@ import numpy as np
 
 from tracer.decode import itm_kernel
 from tracer.decode.packets import KIND_COUNT, NO_TS, PacketBatch, PacketKind
+from tracer.decode.pool import BatchPool
 
 # Packets waiting for the local timestamp that will stamp them are held back, so every packet
 # leaves the decoder with its final ``ts``. A stream with timestamps disabled would hold
@@ -55,9 +56,12 @@ class ItmDecoder:
             is final. Pass False to get packets as soon as they are whole (``ts`` may be -1).
         packets: Build packet batches. False only counts them (``--format stats``): ``feed``
             then returns empty batches and :attr:`stats` is all there is.
+        pool: Decode each batch straight into a buffer of this pool (no copy, no fresh memory
+            once the caller gives batches back with :meth:`give_back`); None: into a scratch
+            buffer, each batch copied out of it (the caller keeps batches as long as it likes).
     """
 
-    def __init__(self, hold_timestamps: bool = True, *, packets: bool = True) -> None:
+    def __init__(self, hold_timestamps: bool = True, *, packets: bool = True, pool: BatchPool | None = None) -> None:
         self._state = itm_kernel.new_state()
         self._tail = b""
         self._tail_offset = 0
@@ -67,8 +71,27 @@ class ItmDecoder:
         self._held: list[PacketBatch] = []
         self._held_count = 0
         self._scratch = PacketBatch.empty(0)
+        self._pool = pool
+        self._joined = np.empty(0, np.uint8)  # the tail and the next bytes, reused: see feed
         self._truncated_at: int | None = None
         self.stats = ItmStats()
+
+    def give_back(self, batch: PacketBatch) -> None:
+        """Say that ``batch``, which this decoder returned, will not be read again (by anyone):
+        with a pool, its buffer takes a later batch. Without one, nothing to do.
+        """
+        if self._pool is not None:
+            self._pool.give_back(batch)
+
+    def join(self, parts: list[PacketBatch]) -> PacketBatch:
+        """``parts`` (batches this decoder returned) joined in order; parts copied into a new
+        batch are given back.
+        """
+        joined = PacketBatch.concat(parts)
+        if len(parts) > 1:
+            for part in parts:
+                self.give_back(part)
+        return joined
 
     @property
     def offset(self) -> int:
@@ -94,14 +117,21 @@ class ItmDecoder:
         chunk = data if isinstance(data, np.ndarray) else np.frombuffer(data, np.uint8)
         self.stats.bytes += chunk.shape[0]
         if self._tail:
-            buf = np.concatenate((np.frombuffer(self._tail, np.uint8), chunk))
+            # Joined in the same memory each time (read only by _decode): a fresh array per feed
+            # would be fresh pages per feed.
+            size = len(self._tail) + chunk.shape[0]
+            if self._joined.shape[0] < size:
+                self._joined = np.empty(size + (size >> 4), np.uint8)
+            buf = self._joined[:size]
+            buf[: len(self._tail)] = np.frombuffer(self._tail, np.uint8)
+            buf[len(self._tail) :] = chunk
             base = self._tail_offset
         else:
             buf = chunk
             base = self._next_offset
         self._next_offset += chunk.shape[0]
         parts.append(self._decode(buf, base, final=False))
-        return PacketBatch.concat(parts)
+        return self.join(parts)
 
     def gap(self, lost_bytes: int | None) -> PacketBatch:
         """Say that stream bytes were lost here (a damaged capture chunk, a dropped connection).
@@ -127,14 +157,14 @@ class ItmDecoder:
             for col, value in zip(marker.columns(), values, strict=True):
                 col[0] = value
             parts.append(marker)
-        return PacketBatch.concat(parts)
+        return self.join(parts)
 
     def finish(self) -> PacketBatch:
         """End of stream: decode what waited for more bytes, release held packets, account the tail."""
         parts = [self._drain(at_end=True)]
         self._settle_zeros()
         parts.append(self._flush_held())
-        return PacketBatch.concat(parts)
+        return self.join(parts)
 
     @property
     def truncated_at(self) -> int | None:
@@ -150,12 +180,17 @@ class ItmDecoder:
     def _decode(self, buf: np.ndarray, base: int, final: bool) -> PacketBatch:
         if buf.shape[0] == 0:
             return PacketBatch.empty()
-        if len(self._scratch) < buf.shape[0]:
-            # Room for one packet per byte; callers feed chunks of about the same size (the tail
-            # carried over is a few bytes), so a little slack avoids regrowing on every call.
-            self._scratch = PacketBatch.empty(buf.shape[0] + 4096)
+        # Room for one packet per byte.
+        if self._pool is not None and self._emit:
+            out = self._pool.lend(buf.shape[0])
+        else:
+            if len(self._scratch) < buf.shape[0]:
+                # Callers feed chunks of about the same size (the tail carried over is a few
+                # bytes), so a little slack avoids regrowing on every call.
+                self._scratch = PacketBatch.empty(buf.shape[0] + 4096)
+            out = self._scratch
         n, used, unstamped, first_stamp = itm_kernel.decode_itm(
-            buf, base, self._state, self.stats.packets, final, *self._scratch.columns()
+            buf, base, self._state, self.stats.packets, final, *out.columns()
         )
         self._tail = bytes(buf[used:])
         self._tail_offset = base + used
@@ -163,7 +198,7 @@ class ItmDecoder:
         self.stats.resyncs = int(self._state[itm_kernel.S_RESYNCS])
         if not self._emit:
             return PacketBatch.empty()
-        batch = self._scratch.slice(0, n).copy()
+        batch = out.slice(0, n) if out is not self._scratch else out.slice(0, n).copy()
         return self._release(batch, unstamped, first_stamp)
 
     def _drain(self, at_end: bool) -> PacketBatch:
@@ -206,10 +241,10 @@ class ItmDecoder:
             pending = batch.slice(unstamped).copy()
             self._held.append(pending)
             self._held_count = len(pending)
-        return PacketBatch.concat(parts)
+        return self.join(parts)
 
     def _flush_held(self) -> PacketBatch:
-        held = PacketBatch.concat(self._held)
+        held = self.join(self._held)
         self._held = []
         self._held_count = 0
         return held

@@ -6,6 +6,7 @@ from typing import Any
 
 from tracer.decode.itm import ItmDecoder, ItmStats
 from tracer.decode.packets import PacketBatch
+from tracer.decode.pool import BatchPool
 from tracer.decode.tpiu import DETECT_WINDOW, SEARCH_WINDOW, Deframed, Grid, TpiuDeframer, TpiuMode, detect, locate
 
 MAX_REGION_WARNINGS = 5  # unframed regions named one by one in the warnings (all are in the stats)
@@ -41,14 +42,23 @@ class TraceDecoder:
         tpiu_id: The TPIU source ID carrying ITM.
         hold_timestamps: See :class:`ItmDecoder`.
         packets: See :class:`ItmDecoder`; False only counts (``--format stats``).
+        reuse_batches: The caller gives each batch back (:meth:`give_back`) once nothing reads it
+            any more: later batches are decoded into the same memory (:mod:`tracer.decode.pool`).
     """
 
     def __init__(
-        self, tpiu: TpiuMode = TpiuMode.AUTO, tpiu_id: int = 1, hold_timestamps: bool = True, *, packets: bool = True
+        self,
+        tpiu: TpiuMode = TpiuMode.AUTO,
+        tpiu_id: int = 1,
+        hold_timestamps: bool = True,
+        *,
+        packets: bool = True,
+        reuse_batches: bool = False,
     ) -> None:
         self.mode = tpiu
         self.tpiu_id = tpiu_id
-        self.itm = ItmDecoder(hold_timestamps=hold_timestamps, packets=packets)
+        pool = BatchPool() if reuse_batches else None
+        self.itm = ItmDecoder(hold_timestamps=hold_timestamps, packets=packets, pool=pool)
         self.deframer: TpiuDeframer | None = None
         self.tpiu_frames_seen = False
         self._probe = bytearray()
@@ -60,13 +70,23 @@ class TraceDecoder:
         self.first_host_ns: int | None = None
         self.last_host_ns: int | None = None
 
+    def give_back(self, batch: PacketBatch) -> None:
+        """Say that ``batch``, which :meth:`feed` or :meth:`finish` returned, will not be read again
+        by anyone (its memory may take a later batch: see ``reuse_batches``). Any thread may call it.
+        """
+        self.itm.give_back(batch)
+
     @property
     def formatted(self) -> bool:
         """True once the stream is known to be TPIU-formatted."""
         return self.deframer is not None
 
-    def feed(self, data: bytes, lost_before: int = 0) -> PacketBatch:
-        """Decode the next bytes; ``lost_before`` says bytes were lost just before them."""
+    def feed(self, data: bytes | memoryview, lost_before: int = 0) -> PacketBatch:
+        """Decode the next bytes; ``lost_before`` says bytes were lost just before them.
+
+        ``data`` is read only during the call (what is kept of it is copied): its memory may take
+        the next bytes.
+        """
         parts: list[PacketBatch] = []
         if lost_before:
             parts.append(self._gap(lost_before))
@@ -74,10 +94,10 @@ class TraceDecoder:
         if not self._decided:
             self._probe += data
             if len(self._probe) < DETECT_WINDOW:
-                return PacketBatch.concat(parts)
+                return self.itm.join(parts)
             data = self._decide()
         parts.append(self._itm_feed(data))
-        return PacketBatch.concat(parts)
+        return self.itm.join(parts)
 
     def finish(self) -> PacketBatch:
         """End of stream: decode what is buffered and release every held packet."""
@@ -99,7 +119,7 @@ class TraceDecoder:
         self.doubt = trace_doubt(self.itm.stats)
         if self.doubt is not None:
             self.warnings.append(self.doubt)
-        return PacketBatch.concat(parts)
+        return self.itm.join(parts)
 
     def stats_json(self) -> dict[str, Any]:
         """The ``tracer decode --format stats`` object."""
@@ -149,7 +169,7 @@ class TraceDecoder:
             self.deframer = TpiuDeframer(self.tpiu_id, None, strict=strict)
         return sample
 
-    def _itm_feed(self, data: bytes) -> PacketBatch:
+    def _itm_feed(self, data: bytes | memoryview) -> PacketBatch:
         if self.deframer is not None:
             return self._itm_pieces(self.deframer.feed_pieces(data))
         return self.itm.feed(data)
@@ -161,7 +181,7 @@ class TraceDecoder:
             if piece.lost_before is not None:
                 parts.append(self.itm.gap(piece.lost_before))
             parts.append(self.itm.feed(piece.data))
-        return PacketBatch.concat(parts)
+        return self.itm.join(parts)
 
     def _gap(self, lost: int) -> PacketBatch:
         """Bytes were lost: a TPIU stream must find its frame grid again after them."""
@@ -171,7 +191,7 @@ class TraceDecoder:
         if self.deframer is not None:
             parts.append(self._itm_pieces(self.deframer.gap(lost)))
         parts.append(self.itm.gap(lost))
-        return PacketBatch.concat(parts)
+        return self.itm.join(parts)
 
     def _warn_ambiguous(self, grid: Grid) -> None:
         others = ", ".join(str(s) for s in sorted(grid.ambiguous))

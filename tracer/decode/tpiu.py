@@ -444,7 +444,7 @@ class TpiuDeframer:
         """Deframe the next bytes; return the wanted source's bytes (breaks are in the stats)."""
         return b"".join(piece.data for piece in self.feed_pieces(data))
 
-    def feed_pieces(self, data: bytes) -> list[Deframed]:
+    def feed_pieces(self, data: bytes | memoryview) -> list[Deframed]:
         """Deframe the next bytes into pieces of the wanted source (a break starts a new piece)."""
         pieces: list[Deframed] = []
         data = bytes(data)

@@ -78,7 +78,7 @@ def decode_capture(
     with reader:
         meta = reader.metadata
         decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name, expected_bytes=reader.size)
-        itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
+        itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False, reuse_batches=True)
         pcs = SwoPcCollector()  # DWT PC samples: placed in the layer spans they arrived inside
 
         def fed() -> Iterator[tuple[PacketBatch, int]]:
@@ -92,8 +92,15 @@ def decode_capture(
 
         # Reading and ITM decoding run ahead on a thread of their own (docs/decoder.md, "Threads").
         with RunAhead(fed(), threaded=threads > 1) as ahead:
+            previous = None
             for batch, done in ahead:
                 decoder.assemble(batch)
+                # Each batch's memory takes a later one once nothing reads it: not before the next
+                # batch arrives, since the PC sample collector keeps the last batch it saw until it
+                # sees the next (on the producer's thread, before that batch is handed over).
+                if previous is not None:
+                    itm.give_back(previous)
+                previous = batch
                 if on_progress is not None:
                     on_progress(done)
         decoder.finish()
@@ -125,11 +132,14 @@ def decode_reader(
     hold_timestamps: bool = True,
     *,
     packets: bool = True,
+    reuse_batches: bool = False,
 ) -> tuple[TraceDecoder, Iterator[PacketBatch]]:
     """Decode a whole capture, streaming.
 
     ``tpiu`` AUTO defers to the capture's metadata when it says whether the stream is formatted.
     ``packets=False`` only counts (the batches are empty; read ``decoder.stats_json()``).
+    ``reuse_batches``: the caller gives each batch back to the decoder (``decoder.give_back``) when
+    nothing reads it any more, and later batches are decoded into its memory (:mod:`tracer.decode.pool`).
 
     Returns:
         The decoder (stats and warnings fill in as batches are consumed) and the batches.
@@ -143,7 +153,7 @@ def decode_reader(
         if not isinstance(tpiu_id, int) or not 0 < tpiu_id < 0x70:
             warnings.append(f"capture header names TPIU source {tpiu_id!r}, not 1..111; using 1")
             tpiu_id = 1
-    decoder = TraceDecoder(tpiu, tpiu_id, hold_timestamps, packets=packets)
+    decoder = TraceDecoder(tpiu, tpiu_id, hold_timestamps, packets=packets, reuse_batches=reuse_batches)
     decoder.warnings.extend(warnings)
 
     def batches() -> Iterator[PacketBatch]:
@@ -151,13 +161,29 @@ def decode_reader(
         # the decoder's cost per call does not grow with the number of chunks.
         pending: list[bytes] = []
         size = lost = 0
+        joined = bytearray()  # the chunks fed together, in the same memory each time (see joined_view)
+
+        def joined_view() -> bytes | memoryview:
+            # The decoder reads the bytes fed only while it is fed (it copies what it keeps), so
+            # one buffer serves every feed: b"".join would be fresh pages per feed.
+            nonlocal joined
+            if len(pending) == 1:
+                return pending[0]
+            if len(joined) < size:
+                joined = bytearray(size + (size >> 4))
+            at = 0
+            for data in pending:
+                joined[at : at + len(data)] = data
+                at += len(data)
+            return memoryview(joined)[:size]
+
         for chunk in reader.chunks():
             if chunk.host_ns is not None:
                 if decoder.first_host_ns is None:
                     decoder.first_host_ns = chunk.host_ns
                 decoder.last_host_ns = chunk.host_ns
             if pending and (chunk.lost_before or size >= FEED_BYTES):
-                batch = decoder.feed(b"".join(pending), lost)
+                batch = decoder.feed(joined_view(), lost)
                 pending, size = [], 0
                 if len(batch):
                     yield batch
@@ -166,7 +192,7 @@ def decode_reader(
             pending.append(chunk.data)
             size += len(chunk.data)
         if pending:
-            batch = decoder.feed(b"".join(pending), lost)
+            batch = decoder.feed(joined_view(), lost)
             if len(batch):
                 yield batch
         last = decoder.finish()

@@ -108,7 +108,7 @@ def _stream(
     kind = CAPTURE if reader.is_capture else RAW_ITM
     meta = reader.metadata
     decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name)
-    itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False)
+    itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False, reuse_batches=True)
     pc_samples = 0  # counted only: SwoPcCollector would keep every layer header of the capture
     facts = InputFacts(kind, meta.source or label, label, 0)
     cut = _Cut(clock_hz, merge_text)
@@ -125,6 +125,7 @@ def _stream(
             # In step with the records: a window cut here reads what is beside them so far.
             decoder.read_picked(picked)
             decoder.assemble(batch)
+            itm.give_back(batch)  # (nothing else keeps it: its memory takes a later batch)
             pc_samples += pcs
             if on_progress is not None:
                 on_progress(done)
