@@ -69,7 +69,6 @@ from tracer.telemetry.pmu_events import CYCLE_COUNTER, event_name, event_unit
 from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.tables import (
     COLUMN_TYPES,
-    GatheredEvents,
     RecordTables,
     of_types,
     own_inferences,
@@ -451,9 +450,7 @@ class TelemetryDecoder:
             s[k.S_N_WORDS] = n_words - word_drop
             self._tables.events[k.EV_WORDS, : int(s[k.S_N_EVENTS])] -= word_drop
         if event_drop or word_drop:
-            self._tables.gathered = GatheredEvents(
-                self._tables.events.shape[1]
-            )  # the rows moved: gathered again from the first
+            self._tables.regather()
         if self._text_done:  # text already turned into console lines
             n_text = int(s[k.S_N_TEXT])
             shift(self._tables.text, self._text_done, n_text)

@@ -16,7 +16,6 @@ import numpy as np
 
 from tracer.base.span_facts import SpanFacts
 from tracer.base.timeline import InferenceTimeline
-from tracer.decode.packets import PacketBatch
 from tracer.telemetry.freertos_itm import TIME_LABEL, FreeRtosItmReader, Picked
 from tracer.telemetry.isr import HandlerTime
 from tracer.telemetry.tasks import mark_loss, preemption, task_slices
@@ -41,10 +40,6 @@ class TimelineFacts:
 
     def __init__(self) -> None:
         self.freertos_itm = FreeRtosItmReader()
-
-    def feed(self, batch: PacketBatch) -> None:
-        """See a packet batch (in stream order)."""
-        self.freertos_itm.feed(batch)
 
     def read(self, picked: Picked | None) -> None:
         """See what :func:`~tracer.telemetry.freertos_itm.pick` picked from a packet batch (in stream order)."""

@@ -140,6 +140,12 @@ class RecordTables:
         return [self.words[at + i] for i in range(count)]
 
     # -- records kept as columns -----------------------------------------------------------------
+    def regather(self) -> None:
+        """Event or word rows were dropped (their row numbers changed): the columns are gathered
+        again from the first row (views of the old ones stay valid).
+        """
+        self.gathered = GatheredEvents(self.events.shape[1])
+
     def gather(self, state: np.ndarray) -> GatheredEvents:
         """The per-layer records of every event row so far gathered into columns (only the rows new
         since the last call are read: called after each batch, the end of a stream finds them ready).
