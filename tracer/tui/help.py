@@ -153,7 +153,10 @@ class HelpScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """Take the keys; mounted ahead (out of sight), lay out and draw for the app's size."""
-        self.query_one(HelpPanel).focus()
+        panels = self.query(HelpPanel)
+        if not panels:  # (the app closed around it while it was being made: an early Ctrl-C)
+            return
+        panels.first().focus()
         if not self.is_current:
             self.call_later(self.draw_ahead)
 
