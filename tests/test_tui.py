@@ -325,6 +325,8 @@ def test_replay_stepping_is_deterministic() -> None:
 
         async def body(pilot) -> None:
             await pilot.press("2")
+            # The header is fitted to its width: read it once the timeline's first layout gave it one.
+            await until(pilot, lambda: app.query_one("#inference-header").content_size.width > 40)
             for _ in range(4):
                 await pilot.press("right")
                 for _ in range(500):

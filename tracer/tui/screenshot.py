@@ -106,9 +106,12 @@ def _painted(app: TracerApp) -> bool:
         or screen._dirty_widgets
     ):
         return False
+    widgets = list(screen.walk_children(Widget, with_self=False))
+    # A view's scrollbars are not among its children: a bar still to repaint counts too.
+    bars = [b for w in widgets for b in (w._vertical_scrollbar, w._horizontal_scrollbar) if b is not None]
     return not any(
         w._layout_required or w._repaint_required or w._refresh_styles_required or w._scroll_required
-        for w in screen.walk_children(Widget, with_self=False)
+        for w in widgets + bars
     )
 
 

@@ -118,12 +118,16 @@ class ConsoleView(View, SteadyScrollView, can_focus=True, inherit_bindings=False
 
     def _fit(self) -> None:
         self.virtual_size = Size(self.size.width, len(self._lines))
-        if self._follow:
-            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+        self.scroll_wanted()
 
     def on_resize(self) -> None:
         """Keep the newest line in sight after a resize (when following)."""
         self._fit()
+
+    def scroll_wanted(self) -> None:
+        """At the end, while following."""
+        if self._follow:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
 
     def _top(self) -> int:
         """The line at the top: the newest lines while following, else where the user scrolled to."""

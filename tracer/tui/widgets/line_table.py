@@ -220,6 +220,10 @@ class LineTable(SteadyScrollView, can_focus=True, inherit_bindings=False):
     def on_resize(self) -> None:
         """Lay the columns out for the new width; the cursor row stays in view."""
         self._arrange()
+        self.scroll_wanted()
+
+    def scroll_wanted(self) -> None:
+        """The cursor row in view."""
         self.move_cursor(self.cursor_row, announce=False)
 
     def cell(self, key: str, column: str) -> str:

@@ -6,6 +6,11 @@ gives it with the one it derives itself, and the two never agree. The scrollbar'
 asked for after the layout's paint, so every layout (a tab switch) is followed by a second paint,
 a frame later (up to one frame period, ~17 ms, of waiting, plus the paint itself). Its vertical
 scrollbar draws its lines once per look (:class:`SteadyScrollBar`).
+
+Textual also refuses a scroll while the view shows no scrollbar, and the layout that shows it (after
+new lines or rows) may come after the view asked to scroll, even after its ``call_after_refresh``
+on a busy machine. So a view says where it wants to be (:meth:`SteadyScrollView.scroll_wanted`)
+and is put there again when its scrollbar appears.
 """
 
 from __future__ import annotations
@@ -31,6 +36,18 @@ class SteadyScrollView(ScrollView):
             return False  # nothing changed: no resize to send, no scrollbar to repaint
         self._laid_out_as = given
         return super()._size_updated(size, virtual_size, container_size, layout)
+
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        """The scrollbar just appeared: a scroll asked for before it was refused, so ask again.
+
+        Not from here, in the middle of Textual's update of the scrollbars (the bar may not be
+        mounted yet, and a bar changed before its mount keeps lines drawn before): once it is done.
+        """
+        if shown:
+            self.call_later(self.scroll_wanted)
+
+    def scroll_wanted(self) -> None:
+        """Scroll to where the view wants to be (its cursor, its newest line); none by default."""
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
