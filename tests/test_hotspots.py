@@ -244,3 +244,41 @@ def test_dwt_pc_samples_over_swo_go_to_the_span_they_arrived_in(tmp_path: Path) 
     }
     assert by_layer[1].samples == 8  # inferences 0 and 2; inference 1 lost its layer-1 end
     assert spots.samples == 3 * 8 and spots.outside_layers == 3 * 8 - 14
+
+
+def test_dwt_pc_samples_that_start_late_in_the_capture_are_placed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PC sampling turned on at the 7th inference, the stream fed in batches of 64 bytes: the
+    layers before it, whose begin records the collector never read, are passed over, and every
+    sample goes to the layer it arrived in (before, the first such layer ended the matching:
+    every sample stayed outside the layers)."""
+    from tracer.capture.metadata import CaptureMetadata
+    from tracer.capture.writer import CaptureWriter
+    from tracer.pipeline import capture as pipeline_capture
+    from tracer.pipeline.capture import decode_capture
+    from tracer.telemetry.wire import RecordType
+
+    monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 64)
+    enc = TelemetryEncoder()
+    enc.target_info(0, CLOCK_HZ, TimeSource.DWT)
+    enc.layer_info(1, 0, 0, "ADD", "a")
+    t = 1_000
+    for n in range(12):
+        enc.inference_begin(t)
+        enc.layer_begin(t + 10, 0)
+        if n >= 6:
+            for pc in (0x100, 0x104):
+                dwt_pc_sample(enc, pc)
+        enc.layer_end(t + 500, 0)
+        enc.inference_end(t + 510)
+        t += 1_000
+    path = tmp_path / "late.trace"
+    with CaptureWriter(path, CaptureMetadata(source="test", tpiu=False, cpu_hz=CLOCK_HZ), flush_bytes=64) as w:
+        w.write(bytes(enc))
+    timeline = decode_capture(path).timeline
+    samples = [r for r in timeline.records if r.type == RecordType.PC_SAMPLE]
+    assert len(samples) == 6 * 2
+    starts = [1_000 + 1_000 * n + 10 for n in range(6, 12)]
+    for sample, start in zip(samples, [s for s in starts for _ in range(2)]):
+        assert start <= sample.cycle < start + 490  # inside its inference's layer

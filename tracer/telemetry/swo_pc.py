@@ -8,11 +8,14 @@ position and time word of every LAYER_BEGIN and LAYER_END record header. :meth:`
 those headers with the decoder's layer spans (the begin header whose time word is the span's
 start, then the end header whose time word is its end) and gives each PC sample inside a matched
 pair the span's time, interpolated by stream position. A span whose records were damaged or lost
-matches no header pair and gets no PC sample: a sample is only ever attributed to a span that was
-identified exactly. Samples elsewhere keep time -1 (outside every layer).
+matches no header pair and gets no PC sample; so are the spans before the first PC sample passed
+over (their headers are not kept): a sample is only ever attributed to a span that was identified
+exactly. Samples elsewhere keep time -1 (outside every layer).
 """
 
 from __future__ import annotations
+
+import bisect
 
 import numpy as np
 
@@ -84,27 +87,27 @@ class SwoPcCollector:
         offsets = np.concatenate(self._pc_offset)
         pcs = np.concatenate(self._pc_value)
         cycles = np.full(len(offsets), -1, np.int64)
-        begins = [(o, t) for o, kind, t in self._head if kind == RecordType.LAYER_BEGIN]
-        ends = [(o, t) for o, kind, t in self._head if kind == RecordType.LAYER_END]
+        begins = _Headers([(o, t) for o, kind, t in self._head if kind == RecordType.LAYER_BEGIN])
+        ends = _Headers([(o, t) for o, kind, t in self._head if kind == RecordType.LAYER_END])
         spans = timeline.spans
         order = np.argsort(spans.start, kind="stable")
         b = e = 0
         for r in order.tolist():
             start, end = int(spans.start[r]), int(spans.end[r])
-            while b < len(begins) and begins[b][1] != start & MASK32:
-                b += 1
-            if b == len(begins):
-                break
-            e = max(e, b)
-            while e < len(ends) and (ends[e][0] < begins[b][0] or ends[e][1] != end & MASK32):
-                e += 1
-            if e == len(ends):
-                break
-            lo, hi = begins[b][0], ends[e][0]
+            # A span whose begin header was not read (before the first PC sample, or damaged) is
+            # passed over: the headers after it stay for the spans that follow.
+            i = begins.next(start & MASK32, b)
+            if i is None:
+                continue
+            lo = begins.offsets[i]
+            j = ends.next(end & MASK32, max(e, ends.first_at(lo)))
+            if j is None:
+                continue
+            hi = ends.offsets[j]
             inside = slice(np.searchsorted(offsets, lo, "right"), np.searchsorted(offsets, hi, "left"))
             if hi > lo:
                 cycles[inside] = start + (end - start) * (offsets[inside] - lo) // (hi - lo)
-            b += 1
+            b, e = i + 1, j
         records = [
             TelemetryRecord(
                 RecordType.SAMPLER_INFO,
@@ -118,3 +121,25 @@ class SwoPcCollector:
             for c, p in zip(cycles.tolist(), pcs.tolist())
         ]
         return records
+
+
+class _Headers:
+    """Layer record headers of one type, in stream order: where each is, and which comes next with
+    a given time word.
+    """
+
+    def __init__(self, heads: list[tuple[int, int]]) -> None:
+        self.offsets = [offset for offset, _ in heads]
+        self._at: dict[int, list[int]] = {}
+        for n, (_, word) in enumerate(heads):
+            self._at.setdefault(word, []).append(n)
+
+    def next(self, word: int, first: int) -> int | None:
+        """The first header at index ``first`` or later whose time word is ``word``, if any."""
+        at = self._at.get(word, [])
+        n = bisect.bisect_left(at, first)
+        return at[n] if n < len(at) else None
+
+    def first_at(self, offset: int) -> int:
+        """The index of the first header at ``offset`` or later in the stream."""
+        return bisect.bisect_left(self.offsets, offset)
