@@ -36,7 +36,7 @@ from textual.widgets import Input
 
 from tracer.session.engine import Session
 from tracer.session.snapshot import SessionSnapshot
-from tracer.tui import keys
+from tracer.tui import keys, strip_cycles
 from tracer.tui.actions import Actions
 from tracer.tui.collections_held import CollectionsHeld
 from tracer.tui.state import SESSION, UiState
@@ -110,6 +110,7 @@ class TracerApp(Actions, App[int]):
         export_dir: str | Path | None = None,
     ) -> None:
         super().__init__()
+        strip_cycles.install()  # lines freed when let go of, not at a rare collection (see the module)
         self._cache_truecolor()
         self.session = session
         self.ui = UiState()
