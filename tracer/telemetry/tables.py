@@ -189,8 +189,8 @@ class GatheredEvents:
     (:func:`~tracer.telemetry.kernel.gather_events`): the rows of arena and stack reports, and the
     columns of cache operations and NPU jobs (the frequent ones).
 
-    Gathered rows are never written again (a view handed out stays valid); the decoder starts a new
-    one when it drops event rows (:meth:`TelemetryDecoder.discard_taken`: row numbers change).
+    Gathered rows are never written again (a view handed out stays valid); the tables start a new
+    one (:meth:`RecordTables.regather`) when the decoder drops event rows (row numbers change).
 
     Args:
         capacity: Rows to make room for at first (the event table's: then it never grows).

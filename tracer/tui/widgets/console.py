@@ -112,8 +112,7 @@ class ConsoleView(View, SteadyScrollView, can_focus=True, inherit_bindings=False
         errors = f" · {self._errors:,} error{'s' if self._errors != 1 else ''}" if self._errors else ""
         self.border_title = f"Console ({self._count:,} lines{errors})"
         self.styles.border_title_color = pal.BAD if self._errors else None
-        self._fit()
-        self.call_after_refresh(self._fit)  # once laid out, the scrollbar agrees with what shows
+        self._fit()  # (a scrollbar still to appear puts the view at its end then: scroll_wanted)
         self.refresh()
 
     def _fit(self) -> None:

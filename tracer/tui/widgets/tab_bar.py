@@ -69,17 +69,13 @@ class TabBar(Widget):
             raise ValueError(f"no tab named {name!r}")
         if name != self._active:
             self._active = name
-            self._redraw()
-
-    def label(self, name: str) -> str:
-        """The label of the tab ``name``."""
-        return self._labels[name]
+            self.refresh()
 
     def set_label(self, name: str, label: str) -> None:
         """Relabel the tab ``name`` (the tabs after it move along)."""
         if self._labels[name] != label:
             self._labels[name] = label
-            self._redraw()
+            self.refresh()
 
     def span(self, name: str) -> tuple[int, int]:
         """The cells of the tab ``name``'s label, padding excluded (start, end: one past the last),
@@ -114,9 +110,6 @@ class TabBar(Widget):
             return 0
         start, end = spans[self._active]
         return max(0, min(total - width, (start + end) // 2 - width // 2))
-
-    def _redraw(self) -> None:
-        self.refresh()
 
     def _draw(self, width: int) -> list[Strip]:
         spans = self._spans()
@@ -167,10 +160,10 @@ class TabBar(Widget):
         name = self.tab_at(event.x) if event.y == 0 else None
         if name != self._hover:
             self._hover = name
-            self._redraw()
+            self.refresh()
 
     def on_leave(self, event: events.Leave) -> None:
         """No label under the pointer any more."""
         if self._hover is not None:
             self._hover = None
-            self._redraw()
+            self.refresh()
