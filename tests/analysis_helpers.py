@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracer.analysis.analyze import Analysis, analyze
-from tracer.analysis.findings import Finding, Rule
-from tracer.analysis.findings.rules import find_all
+from tracer.analysis.analyze import analyze
+from tracer.analysis.findings import Finding
+from tracer.analysis.findings.rules import Rule, find_all
+from tracer.analysis.result import Analysis
 from tracer.analysis.settings import AnalysisSettings
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline

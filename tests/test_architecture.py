@@ -51,3 +51,76 @@ def test_sources_import_probe_libraries_lazily() -> None:
     loaded = set(json.loads(done.stdout))
     for lib in ("serial", "pylink", "pyocd", "textual"):
         assert lib not in loaded, f"{lib} imported eagerly"
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """Every tracer module and the tracer modules it imports anywhere: at the top, inside functions
+    and behind ``TYPE_CHECKING`` alike."""
+    import ast
+
+    files = {}
+    for path in (ROOT / "tracer").rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        files[".".join(parts)] = path
+
+    def module_of(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*up, base] if base else up)
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in files else base for alias in node.names]
+            for target in targets:
+                found = module_of(target) if target.startswith("tracer") else None
+                if found is not None and found != name:
+                    graph[name].add(found)
+    return graph
+
+
+def test_no_import_cycle_hides_behind_a_late_or_type_only_import() -> None:
+    """Shared types live in leaf modules: no two modules import each other, directly or around a
+    loop, counting the imports inside functions and behind ``TYPE_CHECKING`` that Python and
+    import-linter's layers let through."""
+    graph = _module_imports()
+    seen: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        seen[node] = low[node] = len(seen)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in seen:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], seen[other])
+        if low[node] == seen[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in seen:
+            visit(node)
+    assert "tracer.analysis.analyze" in graph["tracer.analysis.windowed"]  # (the graph is read at all)
+    assert cycles == []

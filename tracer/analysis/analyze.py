@@ -12,21 +12,19 @@ added. The report JSON and text (:mod:`tracer.export.report_json`), the gate's c
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 
-from tracer.analysis.budget_view import BudgetComparison, compare_budget, inferences_over
-from tracer.analysis.coherency import CoherencyAnalysis, analyse_coherency
-from tracer.analysis.findings.base import Finding
+from tracer.analysis.budget_view import compare_budget, inferences_over
+from tracer.analysis.coherency import analyse_coherency
 from tracer.analysis.findings.rules import find_all
-from tracer.analysis.isr import IsrAnalysis, analyse_isrs
-from tracer.analysis.jitter import JitterAnalysis, analyse_jitter
-from tracer.analysis.layer_stats import LayerStats, latency, per_layer
+from tracer.analysis.isr import analyse_isrs
+from tracer.analysis.jitter import analyse_jitter
+from tracer.analysis.layer_stats import latency, per_layer
 from tracer.analysis.memory import MemorySummary, summarize_memory
-from tracer.analysis.pmu import PmuSummary, summarize_pmu
-from tracer.analysis.sampling import SamplingAnalysis, sampling_analysis
+from tracer.analysis.pmu import summarize_pmu
+from tracer.analysis.result import Analysis
+from tracer.analysis.sampling import sampling_analysis
 from tracer.analysis.settings import AnalysisSettings
-from tracer.analysis.statistics import CycleSummary
-from tracer.analysis.tasks import TaskAnalysis, analyse_tasks
+from tracer.analysis.tasks import analyse_tasks
 from tracer.base.beside import Beside, usable_cores
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
@@ -34,58 +32,6 @@ from tracer.budget.model import Budget
 from tracer.elf.inlines import CodeLocator
 
 BESIDE_SPANS = 50_000  # layer executions from which the jitter is analysed on a thread of its own
-
-
-@dataclasses.dataclass(frozen=True)
-class Analysis:
-    """One capture, log or window analysed.
-
-    Attributes:
-        timeline: What was measured.
-        facts: Facts about the input itself.
-        settings: The thresholds used.
-        comparison: The budget lined up with the capture (None without a budget).
-        layers: Per-layer statistics over the complete inferences, by layer index.
-        latency: Latency of the complete inferences (None: none).
-        jitter: Per-layer distributions, outliers and their causes.
-        interrupts: Handlers per exception and per layer.
-        tasks: RTOS tasks' CPU shares and the time they took from layers (None: no task lane).
-        pmu: NPU PMU counters per inference and in total.
-        memory: Arena, stacks and the plan.
-        coherency: Cache-maintenance problems around NPU jobs (None: no NPU job or inference).
-        sampling: Per-operator NPU time and CPU hot spots from the sampler's records (None when
-            the input has none).
-        findings: Every finding, worst first.
-        time_span: The first and last cycle of any layer execution or inference (None: none).
-        over_limit: Per layer with a budget limit, the inferences in which it ran over the limit.
-    """
-
-    timeline: InferenceTimeline
-    facts: InputFacts
-    settings: AnalysisSettings
-    comparison: BudgetComparison | None
-    layers: Mapping[int, LayerStats]
-    latency: CycleSummary | None
-    jitter: JitterAnalysis
-    interrupts: IsrAnalysis
-    tasks: TaskAnalysis | None
-    pmu: PmuSummary
-    memory: MemorySummary
-    coherency: CoherencyAnalysis | None
-    sampling: SamplingAnalysis | None = None
-    findings: tuple[Finding, ...] = ()
-    time_span: tuple[int | None, int | None] = (None, None)
-    over_limit: Mapping[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)
-
-    @property
-    def executions(self) -> int:
-        """Layer executions measured, complete or not."""
-        return sum((st.cycles.count if st.cycles else 0) + st.excluded for st in self.layers.values())
-
-    @property
-    def budget(self) -> Budget | None:
-        """The budget given, or None."""
-        return self.comparison.budget if self.comparison is not None else None
 
 
 def analyze(

@@ -22,9 +22,9 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from tracer.analysis.analyze import Analysis
 from tracer.analysis.findings import Finding, Severity
 from tracer.analysis.findings.rules import declared_kinds
+from tracer.analysis.result import Analysis
 
 LAYERS, MEMORY, FINDINGS = "layers", "memory", "findings"
 LAYER_KINDS = frozenset({"layer-over-budget", "layer-p99-over-budget"})

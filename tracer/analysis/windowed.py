@@ -67,7 +67,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 
 import numpy as np
 
-from tracer.analysis.analyze import Analysis, memory_of, time_span
+from tracer.analysis.analyze import memory_of, time_span
 from tracer.analysis.budget_view import BudgetComparison, compare_budget, inferences_over
 from tracer.analysis.coherency import SHORT_NOTE, WindowedCoherency
 from tracer.analysis.findings.rules import find_all
@@ -76,6 +76,7 @@ from tracer.analysis.jitter import WindowedJitter
 from tracer.analysis.layer_stats import LayerStats, complete_latencies, layer_stats
 from tracer.analysis.memory import MemorySummary, merge_memory
 from tracer.analysis.pmu import InferenceCounterTable, inference_counters, pmu_summary
+from tracer.analysis.result import Analysis
 from tracer.analysis.samples import LayerSamples, add_counts, compact, excluded_spans, layer_pmu_sums, pool_samples
 from tracer.analysis.sampling import WindowedSampling
 from tracer.analysis.settings import AnalysisSettings

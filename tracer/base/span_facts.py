@@ -8,12 +8,22 @@ finds its rows with :meth:`SpanFacts.rows_for`.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from tracer.base.timeline import LayerSpans
+
+class SpanKeys(Protocol):
+    """The key columns of layer spans (a :class:`~tracer.base.timeline.LayerSpans` has them): named
+    here by their shape, so this module needs nothing of the timeline's.
+    """
+
+    inference: np.ndarray
+    layer: np.ndarray
+    start: np.ndarray
+
+    def __len__(self) -> int:
+        """How many spans."""
 
 
 @dataclasses.dataclass
@@ -46,7 +56,7 @@ class SpanFacts:
     def __len__(self) -> int:
         return int(self.start.shape[0])
 
-    def rows_for(self, spans: LayerSpans) -> np.ndarray:
+    def rows_for(self, spans: SpanKeys) -> np.ndarray:
         """Row of each of ``spans`` in these facts, -1 if it has none."""
         out = np.full(len(spans), -1, np.int64)
         if not len(self) or not len(spans):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from tracer.analysis.settings import AnalysisSettings
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+    from tracer.analysis.result import Analysis
     from tracer.base.facts import InputFacts
     from tracer.base.timeline import InferenceTimeline
     from tracer.budget.model import Budget

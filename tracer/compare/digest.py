@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from tracer.analysis.analyze import Analysis
 from tracer.analysis.layer_stats import complete_latencies
+from tracer.analysis.result import Analysis
 from tracer.analysis.samples import LayerSamples, add_counts, compact, layer_samples, pool_layers
 from tracer.base.timeline import LayerInfo
 

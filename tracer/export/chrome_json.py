@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
-from tracer.analysis.analyze import Analysis
+from tracer.analysis.result import Analysis
 from tracer.export.perfetto_layout import layout
 
 PID = 1

@@ -14,7 +14,7 @@ from typing import IO
 
 import numpy as np
 
-from tracer.analysis.analyze import Analysis
+from tracer.analysis.result import Analysis
 
 COLUMNS = ("inference", "layer", "name", "op", "engine", "start", "end", "cycles", "complete", "predicted", "ratio")
 

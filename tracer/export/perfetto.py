@@ -30,7 +30,7 @@ import struct
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
-from tracer.analysis.analyze import Analysis
+from tracer.analysis.result import Analysis
 from tracer.export.perfetto_layout import TraceLayout, layout
 from tracer.export.protobuf import FIXED64, Message, length_delimited, tag, varint_field
 

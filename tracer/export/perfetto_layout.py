@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from tracer.analysis.analyze import Analysis
+from tracer.analysis.result import Analysis
 from tracer.base.timeline import Engine, InferenceTimeline
 from tracer.export.perfetto_events import CounterValue, Instant, Slice, Track
 from tracer.export.sampling_layout import add_sampling_tracks

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from tracer.analysis.analyze import Analysis
+from tracer.analysis.result import Analysis
 from tracer.base.timeline import InferenceTimeline
 from tracer.export.json_text import write_json
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import numpy as np
 import pyarrow as pa
 
-from tracer.analysis.analyze import Analysis
+from tracer.analysis.result import Analysis
 from tracer.analysis.statistics import CycleSummary
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline, LayerInfo

@@ -18,7 +18,8 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
-from tracer.analysis.analyze import Analysis, analyze
+from tracer.analysis.analyze import analyze
+from tracer.analysis.result import Analysis
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.windowed import NotWindowable, analyze_windows
 from tracer.pipeline.load import load_timeline

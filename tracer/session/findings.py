@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from tracer.session.flags import FindingFlags
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
     from tracer.analysis.findings import Finding
+    from tracer.analysis.result import Analysis
     from tracer.analysis.sampling import LayerBreakdown
     from tracer.base.facts import InputFacts
     from tracer.base.timeline import InferenceTimeline

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
     from tracer.analysis.findings.base import Finding
+    from tracer.analysis.result import Analysis
 
 NO_LAYER = -1  # a finding about an inference, not a layer in it
 
@@ -127,7 +127,11 @@ def _inferences(finding: Finding, analysis: Analysis | None) -> Iterable[int]:
             if hit.layer == layer and hit.exception == exception
             for n in hit.inferences
         ]
-    elif finding.id in ("layer-over-budget", "layer-p99-over-budget") and layer in analysis.over_limit:
+    elif (
+        finding.id in ("layer-over-budget", "layer-p99-over-budget")
+        and layer is not None
+        and layer in analysis.over_limit
+    ):
         # (the analysis lists them once, read whole or in windows: a windowed timeline has no spans)
         return analysis.over_limit[layer]
     elif finding.id == "coherency-nondeterministic-output":

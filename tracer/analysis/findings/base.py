@@ -1,14 +1,10 @@
-"""The finding record, its severity, and the shape of a rule."""
+"""The finding record and its severity (the shape of a rule: :data:`tracer.analysis.findings.rules.Rule`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+from typing import Any
 
 
 class Severity(str, enum.Enum):
@@ -65,7 +61,3 @@ class Finding:
         if self.inferences:
             out["inferences"] = list(self.inferences)
         return out
-
-
-Rule = Callable[["Analysis"], Iterable[Finding]]
-"""A findings rule: reads an :class:`~tracer.analysis.analyze.Analysis`, yields findings."""

@@ -23,7 +23,7 @@ from tracer.analysis.findings.common import FVP_CPU_NOTE, clock_text, describe, 
 from tracer.base.timeline import Engine, InferenceTimeline
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+    from tracer.analysis.result import Analysis
 
 KINDS = (
     "layer-over-budget",

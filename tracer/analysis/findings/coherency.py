@@ -18,7 +18,7 @@ from tracer.analysis.findings.isr import layer_label
 from tracer.base.timeline import InferenceTimeline
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+    from tracer.analysis.result import Analysis
 
 MAX_EXAMPLES = 5
 

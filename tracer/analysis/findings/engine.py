@@ -17,7 +17,7 @@ from tracer.analysis.findings.common import describe, n
 from tracer.base.timeline import Engine
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+    from tracer.analysis.result import Analysis
 
 KINDS = ("cpu-fallback", "cpu-operators")
 

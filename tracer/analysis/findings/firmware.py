@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from tracer.analysis.findings.base import Finding, Severity
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+    from tracer.analysis.result import Analysis
 
 KINDS = ("missing-operator-kernel", "firmware-error")
 MAX_LISTED = 20

@@ -9,7 +9,7 @@ from tracer.analysis.findings.base import Finding, Severity
 from tracer.base.timeline import InferenceTimeline
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+    from tracer.analysis.result import Analysis
 
 
 def layer_label(timeline: InferenceTimeline, index: int) -> str:

@@ -30,7 +30,7 @@ from tracer.analysis.work_evidence import WORK_COUNT
 from tracer.base.timeline import Engine, InferenceTimeline
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+    from tracer.analysis.result import Analysis
 
 
 def finding_id(cause: str) -> str:

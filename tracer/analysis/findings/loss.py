@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from tracer.analysis.findings.base import Finding, Severity
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+    from tracer.analysis.result import Analysis
 
 KINDS = ("capture-loss", "no-measurements")
 MAX_LISTED = 50

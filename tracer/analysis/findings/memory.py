@@ -25,7 +25,7 @@ from tracer.analysis.findings.common import describe, n
 from tracer.base.timeline import AllocationFailure
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+    from tracer.analysis.result import Analysis
 
 KINDS = ("arena-too-small", "arena-headroom", "arena-over-plan", "stack-canary", "stack-high-water", "sram-peak-high")
 HEADROOM_LOW, HEADROOM_HIGH = 0.10, 0.15  # what the field adds over the size that just fits

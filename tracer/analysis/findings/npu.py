@@ -20,7 +20,7 @@ from tracer.analysis.pmu import npu_utilization
 from tracer.base.timeline import Engine
 
 if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+    from tracer.analysis.result import Analysis
 
 KINDS = ("npu-utilization-low", "npu-config-mismatch")
 

@@ -7,16 +7,17 @@ give). :data:`MODULES` lists the modules once, in the order findings are shown; 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from types import ModuleType
-from typing import TYPE_CHECKING
 
 from tracer.analysis.findings import budget, coherency, engine, firmware, isr, jitter, loss, memory, npu
-from tracer.analysis.findings.base import Finding, Rule
-
-if TYPE_CHECKING:
-    from tracer.analysis.analyze import Analysis
+from tracer.analysis.findings.base import Finding
+from tracer.analysis.result import Analysis
 
 MODULES: tuple[ModuleType, ...] = (budget, engine, npu, memory, loss, firmware, isr, jitter, coherency)
+Rule = Callable[[Analysis], Iterable[Finding]]
+"""A findings rule: reads an :class:`~tracer.analysis.result.Analysis`, yields findings."""
+
 RULES: tuple[Rule, ...] = tuple(rule for module in MODULES for rule in module.RULES)
 
 
