@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from tracer.analysis.settings import AnalysisSettings
 
 if TYPE_CHECKING:
+    from tracer.analysis.budget_view import BudgetComparison
     from tracer.analysis.result import Analysis
     from tracer.base.facts import InputFacts
     from tracer.base.timeline import InferenceTimeline
@@ -142,7 +143,7 @@ def analyse_input(
         console.info(f"{args.capture}: read whole, not in windows: {result.read_whole_because}")
     analysis = result.analysis
     loaded = Loaded(analysis.timeline, analysis.facts, budget, analysis.facts.kind, locator)
-    _after_loading(args, loaded)
+    _after_loading(args, loaded, analysis.comparison)
     return loaded, analysis
 
 
@@ -167,25 +168,26 @@ def _locator(args: argparse.Namespace) -> CodeLocator | None:
     return open_locator(args.elf)
 
 
-def _after_loading(args: argparse.Namespace, loaded: Loaded) -> None:
+def _after_loading(args: argparse.Namespace, loaded: Loaded, comparison: BudgetComparison | None) -> None:
     """Say the input's warnings; refuse a budget of another model (exit 2)."""
-    console, timeline, source, budget = args.console, loaded.timeline, loaded.facts, loaded.budget
+    console, timeline, source = args.console, loaded.timeline, loaded.facts
     for warning in source.warnings:
         console.warn(warning)
     if source.kind in ("capture", "raw-itm") and source.records == 0 and not len(timeline.inferences):
         console.warn(f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)")
-    if budget is not None:
-        _check_model(timeline, budget, args, lost_data=timeline.loss.any or bool(source.warnings))
-        _say_tolerance(budget, args)
+    if comparison is not None:
+        _check_model(comparison, args, lost_data=timeline.loss.any or bool(source.warnings))
+        _say_tolerance(comparison.budget, args)
 
 
-def _check_model(timeline: InferenceTimeline, budget: Budget, args: argparse.Namespace, lost_data: bool) -> None:
-    """Refuse a budget of another model (exit 2) unless ``--match any``, which only warns."""
-    from tracer.budget.matching import match_layers, model_difference
+def _check_model(comparison: BudgetComparison, args: argparse.Namespace, lost_data: bool) -> None:
+    """Refuse a budget of another model (exit 2) unless ``--match any``, which only warns (the
+    layers as the analysis matched them: once).
+    """
+    from tracer.budget.matching import model_difference
     from tracer.errors import UsageError
 
-    matching = match_layers(timeline.layers.values(), budget, timeline.clock_hz)
-    difference = model_difference(matching, budget, capture_lost_data=lost_data)
+    difference = model_difference(comparison.matching, comparison.budget, capture_lost_data=lost_data)
     if difference is None:
         return
     files = " ".join(str(b) for b in args.budget)
