@@ -69,24 +69,36 @@ def t_sf(t: float, df: float) -> float:
     return tail if t >= 0 else 1.0 - tail
 
 
+def t_pdf(t: float, df: float) -> float:
+    """The density of Student's t with ``df`` degrees of freedom."""
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return math.exp(log_c - (df + 1) / 2 * math.log1p(t * t / df))
+
+
 def t_quantile(p: float, df: float) -> float:
-    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (bisection on :func:`t_sf`)."""
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (Newton's method on
+    :func:`t_sf` from the normal quantile, bisection where a step would leave the bracket).
+    """
     if p == 0.5:
         return 0.0
     if p < 0.5:
         return -t_quantile(1.0 - p, df)
+    target = 1.0 - p
     lo, hi = 0.0, 1.0
-    while t_sf(hi, df) > 1.0 - p:
-        hi *= 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if t_sf(mid, df) > 1.0 - p:
-            lo = mid
+    while t_sf(hi, df) > target:
+        lo, hi = hi, hi * 2.0
+    t = min(max(normal_quantile(p), lo), hi)
+    for _ in range(100):
+        gap = t_sf(t, df) - target  # positive: t is too small
+        if gap > 0:
+            lo = t
         else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
+            hi = t
+        if abs(gap) < 1e-14 * max(target, 1e-300) or hi - lo < 1e-13 * max(1.0, hi):
             break
-    return (lo + hi) / 2.0
+        step = t + gap / t_pdf(t, df)
+        t = step if lo < step < hi else (lo + hi) / 2.0
+    return t
 
 
 def binomial_range(n: int, p: float, low: int, high: int) -> float:

@@ -184,3 +184,19 @@ def _interval(base: float, low_log: float, high_log: float, confidence: float, m
         confidence,
         method,
     )
+
+
+def capture_spread_pct(groups: Sequence[Sequence[float]]) -> float | None:
+    """The spread of one capture's value around its build's (a standard deviation, in percent):
+    the log values' variance pooled over the groups (builds) of at least two captures; None when no
+    group has two. It holds the run-to-run variance and each capture's own noise: what the test over
+    captures (:func:`capture_test`) measures.
+    """
+    squares, df = 0.0, 0
+    for group in groups:
+        values = [v for v in group if v > 0]
+        if len(values) >= 2:
+            logs = np.log(np.asarray(values, np.float64))
+            squares += float(np.sum((logs - logs.mean()) ** 2))
+            df += len(values) - 1
+    return 100.0 * math.sqrt(squares / df) if df else None

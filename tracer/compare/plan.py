@@ -112,7 +112,10 @@ def plan(v: Variance, change_pct: float, alpha: float, power: float, executions:
         n = math.ceil(2 * v.within * (z / delta) ** 2)
         return Plan(change_pct, alpha, power, None, max(n, min_executions(0.5)), True)
     per_capture = v.between + v.within / m
-    for k in range(2, MAX_CAPTURES):
+    # The normal quantiles give a lower bound (t quantiles are larger); step up from there.
+    z = normal_quantile(1 - alpha / 2) + normal_quantile(power)
+    start = max(2, min(MAX_CAPTURES, math.ceil(2 * per_capture * (z / delta) ** 2)))
+    for k in range(start, MAX_CAPTURES):
         df = 2 * k - 2
         needed = (t_quantile(1 - alpha / 2, df) + t_quantile(power, df)) * math.sqrt(2 * per_capture / k)
         if needed <= delta:

@@ -219,7 +219,12 @@ class Dataset:
             raise UsageError(
                 f"--{side} {wanted}: no capture of {self.root} has these labels; {self.labels_in_words(selector)}"
             )
-        # One digest per capture: a build is judged by its captures (tracer.compare.intervals).
+        return self.capture_digests(ids, side)
+
+    def capture_digests(self, ids: Sequence[str], side: str) -> list[CaptureDigest]:
+        """One digest per capture of ``ids`` (a build is judged by its captures:
+        :mod:`tracer.compare.intervals`), their model checked to be one first.
+        """
         check_models(self, ids, side)
         return [digest_from_tables(self, [i], f"{self.root} {side}") for i in ids]
 
