@@ -36,10 +36,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tracer.analysis.samples import LayerSamples  # noqa: E402
-from tracer.base.timeline import Engine, LayerInfo  # noqa: E402
-from tracer.compare.compare import Verdict, compare  # noqa: E402
-from tracer.compare.digest import CaptureDigest  # noqa: E402
+from tracer.analysis.samples import LayerSamples
+from tracer.base.timeline import Engine, LayerInfo
+from tracer.compare.compare import Verdict, compare
+from tracer.compare.digest import CaptureDigest
 
 LEVEL = 100_000.0
 NOISE = 0.02
@@ -85,7 +85,9 @@ def name(design: tuple[int, int, float]) -> str:
 
 def false_positives(trials: int, rng: np.random.Generator) -> None:
     print(f"\nfalse positives: A/A pairs (no change), alpha 0.01, {trials} pairs each")
-    print(f"  {'design':42} {'unit':10} {'significant':>12} {'exit 1 @0 %':>12} {'exit 1 @5 %':>12} {'inconcl. @5 %':>14}")
+    print(
+        f"  {'design':42} {'unit':10} {'significant':>12} {'exit 1 @0 %':>12} {'exit 1 @5 %':>12} {'inconcl. @5 %':>14}"
+    )
     for design in ((1, 30, 0.0), (1, 30, 0.02), (3, 30, 0.02), (5, 30, 0.0), (5, 30, 0.02), (10, 30, 0.02)):
         sig = slow0 = slow5 = inc5 = 0
         unit = ""
@@ -155,7 +157,7 @@ def coverage(trials: int, rng: np.random.Generator) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--trials", type=int, default=1000, help="pairs per false-positive and coverage row")
+    parser.add_argument("--trials", type=int, default=2000, help="pairs per false-positive and coverage row")
     parser.add_argument("--power-trials", type=int, default=200, help="pairs per power cell")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
