@@ -13,53 +13,65 @@ if TYPE_CHECKING:
 
 HELP = "compare a new build with a base: per-layer median and p99 change, is it real, why; exit 1 on a regression"
 DESCRIPTION = """\
-Compare the captures (or logs) of a new build with those of a base, per layer and per inference:
-the median and p99 change in cycles and percent with a 95 % interval, and whether the change is
-real. With several captures a side, a build is judged by its captures (each capture shifts as a
-whole on a board): Welch's t test and interval over the captures' medians. With one capture a
-side, over the executions (Mann-Whitney U; intervals from order statistics), and a note says
-the run-to-run variance is not measured. A p99 too few executions can place gets no interval,
-with the reason. On a deterministic target such as the QEMU demo (no spread at all) the change
-is exact and only the threshold applies. For every real change it says why: own time against
-interrupt time, which NPU PMU counters moved (AXI beats: memory-bound; MAC and NPU active:
-compute-bound), an engine change; and for the builds: arena and stack high-water marks,
-findings that appeared or went away.
+Compare the captures (or logs) of a new build with those of a base, per
+layer and per inference: the median and p99 change in cycles and percent with
+a 95 % interval, and whether the change is real.
 
-Verdicts: slower (or faster) when the median's whole interval lies beyond --threshold;
-inconclusive when it straddles the threshold, with the captures (or executions) a side that
-would decide it; changed or unchanged within it. The plan says how many captures and
-executions a side need to detect --plan PCT (default: the threshold) at --alpha with --power.
+With several captures a side, a build is judged by its captures (on a board
+each capture shifts as a whole): Welch's t test and interval over the
+captures' medians. With one capture a side, over the executions (Mann-Whitney
+U; intervals from order statistics), and a note says the run-to-run variance
+is not measured. A p99 too few executions can place gets no interval, with
+the reason. On a deterministic target such as the QEMU demo (no spread at
+all) the change is exact and only the threshold applies.
 
-Exit 1 when a change is slower beyond --threshold (or a memory mark grew beyond it). An
-inconclusive change exits 0 with a warning: the gate fails on what the data show, and the
-report says how many runs would decide it. Captures of different models (layer count,
-operators, names) are refused with exit 2 and what differs; --match index pairs layers by
-position, --match name by name.
+For every real change it says why: own time against interrupt time, which
+NPU PMU counters moved (AXI beats: memory-bound; MAC and NPU active:
+compute-bound), an engine change; and for the builds: arena and stack
+high-water marks, findings that appeared or went away.
+
+Verdicts: slower (faster) when the median's whole interval lies beyond
+--threshold; inconclusive when it straddles the threshold, with the captures
+(or executions) a side that would decide it; changed or unchanged within it.
+The plan says how many captures and executions a side need to detect
+--plan PCT (default: the threshold) at --alpha with --power.
+
+Exit 1 when a change is slower beyond --threshold (or a memory mark grew
+beyond it). An inconclusive change exits 0 with a warning: the gate fails on
+what the data show, and the report says how many runs would decide it.
+Captures of different models (layer count, operators, names) are refused
+with exit 2 and what differs; --match index pairs layers by position,
+--match name by name.
 
 inputs:
   BASE NEW                      one capture each
-  --base FILE... --new FILE...  sets of captures (repeats of each build; pooled per side)
+  --base FILE... --new FILE...  sets of captures (repeats of each build)
   --dataset DS --base KEY=VALUE... --new KEY=VALUE...
-                                the captures of a dataset ('tracer ingest') whose labels match
+                                the captures of a dataset ('tracer ingest')
+                                whose labels match
 
-Sets are read on Dask: a local cluster of --workers processes, or --scheduler tcp://HOST:8786;
-one capture per side is read in this process.
+Sets are read on Dask: a local cluster of --workers processes, or
+--scheduler tcp://HOST:8786; one capture per side is read in this process.
 
 formats:
   text      tables for a terminal (default)
   json      the comparison object (docs/compare.md)
   markdown  for a pull-request comment
-  junit     a test case per layer, the inference and each memory mark; regressions fail
+  junit     a test case per layer, the inference and each memory mark;
+            regressions fail
 
-exit codes: 0 no regression; 1 a regression; 2 bad option or different models; 3 an input
-unreadable; 4 the Dask scheduler unreachable.
+exit codes: 0 no regression (inconclusive included); 1 a regression; 2 bad
+option or different models; 3 an input unreadable; 4 the Dask scheduler
+unreachable, or every worker that read a capture died.
 
 examples:
   tracer compare good.trace new.trace
-  tracer compare good.trace new.trace --threshold 2 --format markdown -o comment.md
+  tracer compare good.trace new.trace --threshold 2 --format markdown \\
+      -o comment.md
   tracer compare --base runs/main/*.trace --new runs/pr/*.trace --workers 2
   tracer compare --base runs/main/*.trace --new runs/pr/*.trace --plan 2
-  tracer compare --dataset results --base build=41 --new build=42 --format junit -o compare.xml
+  tracer compare --dataset results --base build=41 --new build=42 \\
+      --format junit -o compare.xml
 """
 
 
