@@ -157,7 +157,7 @@ def coverage(trials: int, rng: np.random.Generator) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--trials", type=int, default=2000, help="pairs per false-positive and coverage row")
+    parser.add_argument("--trials", type=int, default=1500, help="pairs per false-positive and coverage row")
     parser.add_argument("--power-trials", type=int, default=200, help="pairs per power cell")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()

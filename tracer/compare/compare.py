@@ -22,138 +22,42 @@ For the inference latency and for every layer (paired by :mod:`tracer.compare.mo
   of the interrupt time inside it, the PMU counters that moved (NPU active and MAC counters:
   compute; AXI beats: memory traffic), an engine change (an NPU layer now on the CPU).
 
-Besides: the arena and stack high-water marks of both builds (memory that grew by more than the
+The statistics are in :mod:`tracer.compare.intervals`, the verdict in :mod:`tracer.compare.verdict`,
+the why in :mod:`tracer.compare.why`. Besides: the arena and stack high-water marks of both builds (memory that grew by more than the
 threshold is a regression too: "bigger"), and the findings that appeared or went away.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
 from collections.abc import Sequence
 
 import numpy as np
 
-from tracer.analysis.samples import LayerSamples
-from tracer.analysis.statistics import nearest_rank, rank_index, summarize_sorted
+from tracer.analysis.statistics import summarize_sorted
 from tracer.compare.digest import CaptureDigest, FindingKey, pool
-from tracer.compare.distributions import normal_quantile
-from tracer.compare.intervals import (
-    MIN_PER_CAPTURE_P99,
-    CaptureTest,
-    Interval,
-    capture_interval,
-    capture_summaries,
-    capture_test,
-    execution_interval,
-    min_executions,
-)
+from tracer.compare.intervals import CaptureTest, capture_interval, capture_summaries, capture_test
 from tracer.compare.models import LayerPair, MatchMode, check_same_model, pair_layers
-from tracer.compare.plan import Plan, Variance, plan, to_decide, variance
+from tracer.compare.plan import Plan, Variance, plan, variance
 from tracer.compare.significance import RankTest, mann_whitney_u
+from tracer.compare.verdict import (
+    Decide,
+    QuantileChange,
+    Rule,
+    Verdict,
+    capture_p99_note,
+    decide,
+    exact_verdict,
+    execution_quantile,
+    run_to_run_note,
+    verdict,
+)
+from tracer.compare.why import Why, why
 
 DEFAULT_THRESHOLD_PCT = 5.0
 DEFAULT_ALPHA = 0.01
 DEFAULT_POWER = 0.8
 INFERENCE_LABEL = "inference"
-
-# PMU counters by what they count (Ethos-U event names as tracer.telemetry.pmu_events gives them).
-MEMORY_COUNTER_MARKS = ("AXI", "BEAT", "SRAM", "EXT_", "DMA")
-COMPUTE_COUNTER_MARKS = ("MAC", "NPU_ACTIVE", "ACTIVE")
-
-
-class Verdict(str, enum.Enum):
-    """What a change amounts to."""
-
-    SLOWER = "slower"
-    FASTER = "faster"
-    CHANGED = "changed"  # real, but within the threshold
-    INCONCLUSIVE = "inconclusive"  # the interval straddles the threshold: more runs needed
-    UNCHANGED = "unchanged"
-    NOT_MEASURED = "not measured"
-
-
-@dataclasses.dataclass(frozen=True)
-class QuantileChange:
-    """One quantile (median or p99) of the base and the new build.
-
-    Attributes:
-        base, new: The values (nearest rank).
-        interval: The interval of the change (None: exact, or too few values; ``note`` says).
-        note: Why there is no interval, when there is none and the change is not exact.
-    """
-
-    base: int
-    new: int
-    interval: Interval | None
-    note: str | None = None
-
-    @property
-    def delta(self) -> int:
-        """New minus base, in cycles."""
-        return self.new - self.base
-
-    @property
-    def pct(self) -> float | None:
-        """The change in percent of the base (None for a base of 0)."""
-        return 100.0 * self.delta / self.base if self.base else None
-
-
-@dataclasses.dataclass(frozen=True)
-class CounterChange:
-    """A PMU counter's mean per execution in both builds.
-
-    Attributes:
-        name: The counter.
-        kind: ``memory``, ``compute`` or ``other``.
-        base, new: The means (None: not measured on that side).
-    """
-
-    name: str
-    kind: str
-    base: float | None
-    new: float | None
-
-    @property
-    def pct(self) -> float | None:
-        """The change in percent of the base."""
-        if self.base is None or self.new is None or not self.base:
-            return None
-        return 100.0 * (self.new - self.base) / self.base
-
-
-@dataclasses.dataclass(frozen=True)
-class Why:
-    """Where a layer's change comes from.
-
-    Attributes:
-        own: Median own cycles (without interrupts) of both builds.
-        interrupts: Mean interrupt cycles per execution of both builds.
-        counters: Every PMU counter measured on either side.
-        moved: The counters whose mean moved by more than the threshold.
-        bound: ``memory``, ``compute`` or None: what the moved counters point at.
-        engine: (base engine, new engine) when the layer changed engine, else None.
-    """
-
-    own: tuple[int, int]
-    interrupts: tuple[float, float]
-    counters: tuple[CounterChange, ...]
-    moved: tuple[CounterChange, ...]
-    bound: str | None
-    engine: tuple[str, str] | None
-
-
-@dataclasses.dataclass(frozen=True)
-class Decide:
-    """What would decide an inconclusive change: more runs of the unit the interval counts.
-
-    Attributes:
-        unit: ``captures`` or ``executions`` (per side).
-        per_side: How many a side needs (None: the estimate sits on the threshold).
-    """
-
-    unit: str
-    per_side: int | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -324,7 +228,7 @@ def compare(
         notes.append(f"the builds count cycles of different clocks ({b.clock_hz:,} Hz and {n.clock_hz:,} Hz)")
     if plan_pct is None:
         plan_pct = threshold_pct if threshold_pct > 0 else 1.0
-    rule = _Rule(threshold_pct, alpha, plan_pct, power)
+    rule = Rule(threshold_pct, alpha, plan_pct, power)
     latency = None
     if len(b.latency) or len(n.latency):
         latency = _change(INFERENCE_LABEL, None, None, "", [d.latency for d in base], [d.latency for d in new], rule)
@@ -351,28 +255,6 @@ def compare(
     )
 
 
-MIN_CAPTURES = 3  # captures a side advised to measure the run-to-run variance
-
-
-def run_to_run_note(base: int, new: int) -> str:
-    """What one capture on a side leaves unmeasured, and what would measure it."""
-    sides = "each side has one capture" if base == new == 1 else f"a side has one capture ({base} against {new})"
-    return (
-        f"{sides}: the run-to-run variance (a capture or boot shifting as a whole: caches, "
-        "clocks, temperature) is not measured, so intervals and p-values count executions and say "
-        f"whether these captures differ, not the builds; at least {MIN_CAPTURES} captures a side "
-        "(boots apart) measure it (2 at the very least)"
-    )
-
-
-@dataclasses.dataclass(frozen=True)
-class _Rule:
-    threshold: float
-    alpha: float
-    plan_pct: float
-    power: float
-
-
 def _parts(digests: Sequence[CaptureDigest], index: int | None) -> list[np.ndarray]:
     """Each capture's executions of layer ``index`` (empty where a capture has none)."""
     empty = np.zeros(0, np.int64)
@@ -389,7 +271,7 @@ def _layer_change(
     n: CaptureDigest,
     base_digests: Sequence[CaptureDigest],
     new_digests: Sequence[CaptureDigest],
-    rule: _Rule,
+    rule: Rule,
 ) -> Change:
     base = b.samples.get(pair.base) if pair.base is not None else None
     new = n.samples.get(pair.new) if pair.new is not None else None
@@ -410,7 +292,7 @@ def _layer_change(
     if pair.base is not None and pair.new is not None:
         eb, en = b.layers[pair.base].engine.value, n.layers[pair.new].engine.value
         engines = (eb, en) if eb != en else None
-    return dataclasses.replace(change, why=_why(base, new, rule.threshold, engines))
+    return dataclasses.replace(change, why=why(base, new, rule.threshold, engines))
 
 
 def _change(
@@ -420,7 +302,7 @@ def _change(
     op: str,
     base_parts: Sequence[np.ndarray],
     new_parts: Sequence[np.ndarray],
-    rule: _Rule,
+    rule: Rule,
 ) -> Change:
     base_parts = [p for p in base_parts if len(p)]
     new_parts = [p for p in new_parts if len(p)]
@@ -442,7 +324,7 @@ def _change(
         significant = p50.delta != 0
         return Change(
             label, base_index, new_index, op, nb, nn, p50, p99, None, True, significant,
-            _exact_verdict(significant, p50, rule.threshold), captures=captures,
+            exact_verdict(significant, p50, rule.threshold), captures=captures,
         )  # fmt: skip
     test: RankTest | CaptureTest
     if min(captures) >= 2:
@@ -450,7 +332,7 @@ def _change(
         logs_b, logs_n = capture_summaries(base_parts, 0.5), capture_summaries(new_parts, 0.5)
         test = capture_test(logs_b, logs_n)
         p50 = QuantileChange(sb.p50, sn.p50, capture_interval(logs_b, logs_n, sb.p50))
-        p99 = QuantileChange(sb.p99, sn.p99, None, _capture_p99_note(base_parts, new_parts))
+        p99 = QuantileChange(sb.p99, sn.p99, None, capture_p99_note(base_parts, new_parts))
         if p99.note is None:
             p99 = QuantileChange(
                 sb.p99,
@@ -460,138 +342,20 @@ def _change(
     else:
         unit = "execution"
         test = mann_whitney_u(base_values, new_values)
-        p50 = _execution_quantile(sb.p50, sn.p50, base_sorted, new_sorted, 0.5)
-        p99 = _execution_quantile(sb.p99, sn.p99, base_sorted, new_sorted, 0.99)
+        p50 = execution_quantile(sb.p50, sn.p50, base_sorted, new_sorted, 0.5)
+        p99 = execution_quantile(sb.p99, sn.p99, base_sorted, new_sorted, 0.99)
     interval = p50.interval
     significant = test.p_value < rule.alpha and (interval is None or interval.excludes_zero())
-    verdict = _verdict(significant, p50, rule.threshold)
-    decide = None
-    if verdict is Verdict.INCONCLUSIVE and interval is not None:
-        decide = _decide(interval, rule.threshold, rule.alpha, captures if unit == "capture" else (nb, nn), unit)
+    outcome = verdict(significant, p50, rule.threshold)
+    deciding = None
+    if outcome is Verdict.INCONCLUSIVE and interval is not None:
+        deciding = decide(interval, rule.threshold, rule.alpha, captures if unit == "capture" else (nb, nn), unit)
     components = variance(base_parts, new_parts)
     planned = None if components is None else plan(components, rule.plan_pct, rule.alpha, rule.power)
     return Change(
-        label, base_index, new_index, op, nb, nn, p50, p99, test, False, significant, verdict,
-        unit=unit, captures=captures, decide=decide, variance=components, plan=planned,
+        label, base_index, new_index, op, nb, nn, p50, p99, test, False, significant, outcome,
+        unit=unit, captures=captures, decide=deciding, variance=components, plan=planned,
     )  # fmt: skip
-
-
-def _execution_quantile(
-    base: int, new: int, base_sorted: np.ndarray, new_sorted: np.ndarray, q: float
-) -> QuantileChange:
-    interval = execution_interval(base_sorted, new_sorted, q)
-    if interval is not None:
-        return QuantileChange(base, new, interval)
-    least = min_executions(q)
-    fewest = min(len(base_sorted), len(new_sorted))
-    name = "median" if q == 0.5 else f"p{round(q * 100)}"
-    note = (
-        f"no interval: a side has {fewest:,} executions and a two-sided 95 % interval of the {name} "
-        f"needs at least {least:,} a side"
-    )
-    if q > 0.5 and rank_index(fewest, q) == fewest - 1:
-        note += f" (the {name} of {fewest:,} executions is their maximum)"
-    return QuantileChange(base, new, None, note)
-
-
-def _capture_p99_note(base_parts: Sequence[np.ndarray], new_parts: Sequence[np.ndarray]) -> str | None:
-    fewest = min(len(p) for p in [*base_parts, *new_parts])
-    if fewest >= MIN_PER_CAPTURE_P99:
-        return None
-    return (
-        f"no interval: a capture has {fewest:,} executions, so its p99 is its maximum; the p99's interval "
-        f"over captures needs at least {MIN_PER_CAPTURE_P99} executions in every capture"
-    )
-
-
-def _decide(interval: Interval, threshold: float, alpha: float, units: tuple[int, int], unit: str) -> Decide:
-    """The runs a side needs for the median's interval to leave the threshold it straddles (or,
-    beyond it already, for the test to beat ``alpha``: the interval at ``1 - alpha`` to leave 0).
-    """
-    assert interval.low_pct is not None and interval.high_pct is not None
-    low, high = interval.low_pct, interval.high_pct
-    half, centre = (high - low) / 2, (high + low) / 2
-    if low < threshold < high:
-        gap = abs(centre - threshold)
-    elif low < -threshold < high:
-        gap = abs(centre + threshold)
-    else:
-        gap = abs(centre)
-        half *= normal_quantile(1 - alpha / 2) / normal_quantile((1 + interval.confidence) / 2)
-    per_side = to_decide(max(units), half, gap)
-    return Decide("captures" if unit == "capture" else "executions", per_side)
-
-
-def _exact_verdict(significant: bool, p50: QuantileChange, threshold: float) -> Verdict:
-    """Without noise the change is what it is: beyond the threshold or not."""
-    if not significant:
-        return Verdict.UNCHANGED
-    pct = p50.pct
-    if pct is None:  # a base of zero cycles: any growth is beyond any threshold
-        return Verdict.SLOWER if p50.delta > 0 else Verdict.FASTER
-    if pct > threshold:
-        return Verdict.SLOWER
-    if pct < -threshold:
-        return Verdict.FASTER
-    return Verdict.CHANGED
-
-
-def _verdict(significant: bool, p50: QuantileChange, threshold: float) -> Verdict:
-    """Slower or faster when the interval lies beyond the threshold, inconclusive when it straddles
-    it, else changed or unchanged (no interval: the point estimate, as for an exact change).
-    """
-    interval = p50.interval
-    if interval is None or interval.low_pct is None or interval.high_pct is None:
-        return _exact_verdict(significant, p50, threshold)
-    low, high = interval.low_pct, interval.high_pct
-    if threshold <= 0:
-        if not significant:
-            return Verdict.UNCHANGED
-        return Verdict.SLOWER if low > 0 else Verdict.FASTER
-    # Beyond the threshold at 95 % but the test does not beat alpha: not yet decided either.
-    if low > threshold:
-        return Verdict.SLOWER if significant else Verdict.INCONCLUSIVE
-    if high < -threshold:
-        return Verdict.FASTER if significant else Verdict.INCONCLUSIVE
-    # Straddling the threshold: undecided when something changed or the estimate lies beyond it.
-    # A change neither significant nor beyond the threshold is "unchanged" (no evidence of one);
-    # the plan says how many runs would detect a change of the threshold's size.
-    beyond = p50.pct is not None and abs(p50.pct) > threshold
-    if (low < threshold < high or low < -threshold < high) and (significant or beyond):
-        return Verdict.INCONCLUSIVE
-    return Verdict.CHANGED if significant else Verdict.UNCHANGED
-
-
-def _why(base: LayerSamples, new: LayerSamples, threshold: float, engines: tuple[str, str] | None) -> Why:
-    own = (nearest_rank(base.own_cycles, 0.5), nearest_rank(new.own_cycles, 0.5))
-    interrupts = (_mean(base.isr_cycles), _mean(new.isr_cycles))
-    counters = []
-    for name in sorted({*base.pmu, *new.pmu}):
-        counters.append(CounterChange(name, counter_kind(name), base.pmu_mean(name), new.pmu_mean(name)))
-    moved = tuple(c for c in counters if c.pct is not None and abs(c.pct) > threshold)
-    return Why(own, interrupts, tuple(counters), moved, _bound(moved), engines)
-
-
-def counter_kind(name: str) -> str:
-    """``memory`` (AXI beats, SRAM and external memory traffic), ``compute`` (MAC, NPU active) or ``other``."""
-    upper = name.upper()
-    if any(mark in upper for mark in MEMORY_COUNTER_MARKS):
-        return "memory"
-    if any(mark in upper for mark in COMPUTE_COUNTER_MARKS):
-        return "compute"
-    return "other"
-
-
-def _bound(moved: Sequence[CounterChange]) -> str | None:
-    """What grew most among the counters that moved up: memory traffic or compute."""
-    grew = [c for c in moved if (c.pct or 0) > 0 and c.kind in ("memory", "compute")]
-    if not grew:
-        return None
-    return max(grew, key=lambda c: c.pct or 0).kind
-
-
-def _mean(values: np.ndarray | None) -> float:
-    return float(values.mean()) if values is not None and len(values) else 0.0
 
 
 def _memory(b: CaptureDigest, n: CaptureDigest, threshold: float) -> tuple[MemoryChange, ...]:
