@@ -38,13 +38,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tracer.analysis.samples import LayerSamples
 from tracer.base.timeline import Engine, LayerInfo
-from tracer.compare.compare import Verdict, compare
+from tracer.compare.compare import Change, Verdict, compare
 from tracer.compare.digest import CaptureDigest
 
 LEVEL = 100_000.0
 NOISE = 0.02
 SPIKE_SHARE = 0.05
 LAYER = {0: LayerInfo(0, "conv0", "CONV_2D", Engine.NPU)}
+Design = tuple[int | tuple[int, int], int, float]  # captures a side (or base, new), executions, shift
 
 
 def capture(rng: np.random.Generator, executions: int, slow: float, shift: float) -> CaptureDigest:
@@ -69,18 +70,20 @@ def capture(rng: np.random.Generator, executions: int, slow: float, shift: float
     )
 
 
-def trial(rng: np.random.Generator, design: tuple[int, int, float], slow: float, threshold: float):
+def trial(rng: np.random.Generator, design: Design, slow: float, threshold: float) -> Change:
     """The layer's change of one generated pair of builds (``design``: captures a side, executions
     a capture, shift)."""
     k, m, shift = design
-    base = [capture(rng, m, 0.0, shift) for _ in range(k)]
-    new = [capture(rng, m, slow, shift) for _ in range(k)]
+    kb, kn = k if isinstance(k, tuple) else (k, k)
+    base = [capture(rng, m, 0.0, shift) for _ in range(kb)]
+    new = [capture(rng, m, slow, shift) for _ in range(kn)]
     return compare(base, new, threshold_pct=threshold).layers[0]
 
 
-def name(design: tuple[int, int, float]) -> str:
+def name(design: Design) -> str:
     k, m, shift = design
-    return f"{k} v {k} captures x {m} exec, shift 0-{100 * shift:g} %"
+    kb, kn = k if isinstance(k, tuple) else (k, k)
+    return f"{kb} v {kn} captures x {m} exec, shift 0-{100 * shift:g} %"
 
 
 def false_positives(trials: int, rng: np.random.Generator) -> None:
@@ -88,7 +91,16 @@ def false_positives(trials: int, rng: np.random.Generator) -> None:
     print(
         f"  {'design':42} {'unit':10} {'significant':>12} {'exit 1 @0 %':>12} {'exit 1 @5 %':>12} {'inconcl. @5 %':>14}"
     )
-    for design in ((1, 30, 0.0), (1, 30, 0.02), (3, 30, 0.02), (5, 30, 0.0), (5, 30, 0.02), (10, 30, 0.02)):
+    designs: tuple[Design, ...] = (
+        (1, 30, 0.0),
+        (1, 30, 0.02),
+        ((1, 4), 30, 0.02),
+        (3, 30, 0.02),
+        (5, 30, 0.0),
+        (5, 30, 0.02),
+        (10, 30, 0.02),
+    )
+    for design in designs:
         sig = slow0 = slow5 = inc5 = 0
         unit = ""
         for _ in range(trials):
@@ -111,7 +123,8 @@ def power(trials: int, rng: np.random.Generator) -> None:
     slows = (0.01, 0.02, 0.03, 0.05, 0.07, 0.10)
     print(f"\npower: share called slower (inconclusive), {trials} pairs each")
     print("  " + f"{'design':42} {'threshold':>9} " + " ".join(f"{f'+{100 * s:g} %':>14}" for s in slows))
-    for design in ((1, 30, 0.0), (5, 30, 0.02), (10, 30, 0.02)):
+    designs: tuple[Design, ...] = ((1, 30, 0.0), (5, 30, 0.02), (10, 30, 0.02))
+    for design in designs:
         for threshold in (0.0, 5.0):
             cells = []
             for slow in slows:
@@ -128,17 +141,19 @@ def coverage(trials: int, rng: np.random.Generator) -> None:
     print(f"\ncoverage of the 95 % intervals (truth: +3 %), {trials} pairs each")
     print(f"  {'design':42} {'quantile':8} {'method':24} {'given':>7} {'covered':>8}")
     slow = 0.03
-    for design, q in (
+    cases: tuple[tuple[Design, str], ...] = (
         ((1, 30, 0.0), "p50"),
         ((1, 1000, 0.0), "p50"),
         ((5, 30, 0.02), "p50"),
         ((3, 200, 0.02), "p50"),
+        (((1, 4), 30, 0.02), "p50"),
         ((1, 30, 0.0), "p99"),
         ((1, 1000, 0.0), "p99"),
         ((1, 3000, 0.0), "p99"),
         ((5, 200, 0.02), "p99"),
         ((1, 30, 0.02), "p50"),
-    ):
+    )
+    for design, q in cases:
         given = held = 0
         method = "-"
         for _ in range(trials):

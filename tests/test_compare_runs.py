@@ -279,3 +279,19 @@ def test_trend_noise_is_the_estimate_the_docs_describe(shifted_sets, run_cli, tm
     for one, other in zip(objs[0]["series"], objs[1]["series"]):
         assert one["noise"] == other["noise"] == round(robust_sigma(np.array(one["values"], float)), 3)
     assert {"noise", "residual_sd", "capture_spread_pct", "newest"} <= set(objs[0]["figures"])
+
+
+def test_one_capture_against_several_borrows_their_spread() -> None:
+    """One capture of the base against four of the new build (shifts of 0 to 2 %, no change): the
+    captures are the unit, the four's spread stands for the one's, and false positives stay near
+    alpha; no note says the run-to-run variance is unmeasured."""
+    rng = np.random.default_rng(21)
+    significant = 0
+    for _ in range(300):
+        base = [capture(rng, 20, shift=rng.uniform(0, 0.02))]
+        new = [capture(rng, 20, shift=rng.uniform(0, 0.02)) for _ in range(4)]
+        result = compare(base, new, alpha=0.05, threshold_pct=0.0)
+        change = result.layers[0]
+        assert change.unit == "capture" and change.captures == (1, 4) and not result.notes
+        significant += change.significant
+    assert significant / 300 <= 0.08

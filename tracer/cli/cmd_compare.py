@@ -17,7 +17,8 @@ Compare the captures (or logs) of a new build with those of a base, per
 layer and per inference: the median and p99 change in cycles and percent with
 a 95 % interval, and whether the change is real.
 
-With several captures a side, a build is judged by its captures (on a board
+With three captures or more (two on one side: its spread stands for the
+other's), a build is judged by its captures (on a board
 each capture shifts as a whole): Welch's t test and interval over the
 captures' medians. With one capture a side, over the executions (Mann-Whitney
 U; intervals from order statistics), and a note says the run-to-run variance

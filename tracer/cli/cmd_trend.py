@@ -14,8 +14,8 @@ big it is (cycles and percent of the level before) and how sure (p-value); a bui
 out alone and comes back is an outlier, not a change (docs/trend.md says how, and why this way).
 
 The newest build is also compared with the build before it exactly as
-'tracer compare --dataset' compares them (over captures when both builds have
-several): the same captures, the same verdict.
+'tracer compare --dataset' compares them (over captures when the two builds
+have three or more): the same captures, the same verdict.
 
 Exit 1 when the newest build starts a higher level in some series, or is
 slower than the build before it as compare judges it (a regression beyond

@@ -3,10 +3,10 @@
 For the inference latency and for every layer (paired by :mod:`tracer.compare.models`):
 
 * the **median and p99 change**, in cycles and in percent of the base, each with a confidence
-  interval whose level holds (:mod:`tracer.compare.intervals`): over the captures when each side
-  has several (a build is judged by its captures), else over the executions from their order
+  interval whose level holds (:mod:`tracer.compare.intervals`): over the captures when there are
+  three or more (a build is judged by its captures), else over the executions from their order
   statistics (a p99 too few executions can place gets no interval, and says why);
-* **is it real**: with several captures a side, Welch's t test of the captures' medians; with one,
+* **is it real**: with three captures or more, Welch's t test of the captures' medians; with one a side,
   the Mann-Whitney U test of the executions (the run-to-run variance is then not measured, and a
   note says so). The change is significant when its p-value is below ``alpha`` and the median's
   interval excludes no change. A deterministic target (every execution of a side the same number
@@ -235,7 +235,7 @@ def compare(
     layers = tuple(_layer_change(pair, b, n, base, new, rule) for pair in pairs)
     changes = ((latency,) if latency is not None else ()) + layers
     if any(c.unit == "execution" for c in changes):
-        notes.append(run_to_run_note(len(base), len(new)))
+        notes.append(run_to_run_note())
     base_keys = {f.key for f in b.findings}
     new_keys = {f.key for f in n.findings}
     return Comparison(
@@ -327,7 +327,7 @@ def _change(
             exact_verdict(significant, p50, rule.threshold), captures=captures,
         )  # fmt: skip
     test: RankTest | CaptureTest
-    if min(captures) >= 2:
+    if sum(captures) >= 3:  # the spread of captures is measured on at least one side
         unit = "capture"
         logs_b, logs_n = capture_summaries(base_parts, 0.5), capture_summaries(new_parts, 0.5)
         test = capture_test(logs_b, logs_n)

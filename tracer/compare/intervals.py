@@ -2,7 +2,8 @@
 
 Two units, chosen by what the captures can tell:
 
-* **Captures** (each side has at least two captures): a build is judged by its captures, not by
+* **Captures** (at least three captures, two on one side; a side of one capture borrows the
+  spread of the other's): a build is judged by its captures, not by
   its pooled executions, because on a board every capture (boot) shifts as a whole (caches, DRAM
   state, temperature, clocks). Each capture is summarised by its quantile (median, p99) on a log
   scale; the change is the difference of the sides' mean log summaries, tested with Welch's t
@@ -152,9 +153,15 @@ def capture_summaries(parts: Sequence[np.ndarray], q: float) -> np.ndarray:
 
 
 def welch(base: np.ndarray, new: np.ndarray) -> tuple[float, float, float]:
-    """(difference of means, its standard error, Welch's degrees of freedom) of two samples of at
-    least two values each.
+    """(difference of means, its standard error, Welch's degrees of freedom) of two samples, one of
+    which may have a single value: then the other's variance stands for both (one capture of a
+    build against several of another: the captures' spread is measured on one side only).
     """
+    if min(len(base), len(new)) < 2:
+        many = base if len(base) >= 2 else new
+        spread = float(np.var(many, ddof=1))
+        se = math.sqrt(spread / len(base) + spread / len(new))
+        return float(np.mean(new) - np.mean(base)), se, float(len(many) - 1)
     vb, vn = float(np.var(base, ddof=1)) / len(base), float(np.var(new, ddof=1)) / len(new)
     se = math.sqrt(vb + vn)
     if se == 0.0:

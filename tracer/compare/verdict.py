@@ -73,11 +73,10 @@ class Decide:
 MIN_CAPTURES = 3  # captures a side advised to measure the run-to-run variance
 
 
-def run_to_run_note(base: int, new: int) -> str:
-    """What one capture on a side leaves unmeasured, and what would measure it."""
-    sides = "each side has one capture" if base == new == 1 else f"a side has one capture ({base} against {new})"
+def run_to_run_note() -> str:
+    """What one capture a side leaves unmeasured, and what would measure it."""
     return (
-        f"{sides}: the run-to-run variance (a capture or boot shifting as a whole: caches, "
+        "each side has one capture: the run-to-run variance (a capture or boot shifting as a whole: caches, "
         "clocks, temperature) is not measured, so intervals and p-values count executions and say "
         f"whether these captures differ, not the builds; at least {MIN_CAPTURES} captures a side "
         "(boots apart) measure it (2 at the very least)"

@@ -203,7 +203,7 @@ def _rule(obj: dict[str, Any]) -> str:
     threshold = f"{obj['threshold_pct']:g} %"
     return (
         f"slower or faster: the 95 % interval of the median's change lies beyond {threshold} and the change "
-        f"is real (p < {obj['alpha']:g}; over captures when each side has several, else over executions); "
+        f"is real (p < {obj['alpha']:g}; over captures when there are three or more, else over executions); "
         f"inconclusive: the interval straddles {threshold}; exact when a side has no spread"
     )
 

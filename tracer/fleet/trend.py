@@ -8,8 +8,8 @@ revisions label the captures with a build number or commit date). Each series is
 :func:`tracer.fleet.changepoints.segment`.
 
 The newest build is also compared with the build before it by :func:`tracer.compare.compare.compare`
-on their captures, exactly as ``tracer compare --dataset`` does (over captures when both builds
-have several, so the run-to-run variance counts): the same captures get the same verdict from
+on their captures, exactly as ``tracer compare --dataset`` does (over captures when there are
+three or more, so the run-to-run variance counts): the same captures get the same verdict from
 both commands.
 """
 
