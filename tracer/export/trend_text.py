@@ -90,7 +90,11 @@ def _newest_line(obj: dict[str, Any]) -> str:
     if not judged:
         return ""
     against = judged[0][1]["against"]
-    moved = [f"{label} {n['verdict']} ({n['pct']:+.2f} %)" for label, n in judged if n["verdict"] != "unchanged"]
+    moved = [
+        f"{label} {n['verdict']}" + ("" if n["pct"] is None else f" ({n['pct']:+.2f} %)")
+        for label, n in judged
+        if n["verdict"] != "unchanged"
+    ]
     return f"against build {against}, as compare judges it: " + ("; ".join(moved) if moved else "nothing changed")
 
 
