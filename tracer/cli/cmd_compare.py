@@ -13,49 +13,73 @@ if TYPE_CHECKING:
 
 HELP = "compare a new build with a base: per-layer median and p99 change, is it real, why; exit 1 on a regression"
 DESCRIPTION = """\
-Compare the captures (or logs) of a new build with those of a base, per layer and per inference:
-the median and p99 change in cycles and percent with a 95 % bootstrap interval, and whether the
-change is real (Mann-Whitney U rank test over the executions; on a deterministic target such as
-the QEMU demo, where a side has no spread at all, the change is exact and only the threshold
-applies). For every real change it says why: the layer's own time against the interrupt time
-inside it, which NPU PMU counters moved (AXI beats: memory-bound; MAC and NPU active: compute-
-bound), an engine change; and for the builds: arena and stack high-water marks, findings that
-appeared or went away.
+Compare the captures (or logs) of a new build with those of a base, per
+layer and per inference: the median and p99 change in cycles and percent with
+a 95 % interval, and whether the change is real.
 
-Exit 1 when a change is real and slower beyond --threshold (or a memory mark grew beyond it).
-Captures of different models (layer count, operators, names) are refused with exit 2 and what
-differs; --match index pairs layers by position, --match name by name.
+With three captures or more (two on one side: its spread stands for the
+other's), a build is judged by its captures (on a board
+each capture shifts as a whole): Welch's t test and interval over the
+captures' medians. With one capture a side, over the executions (Mann-Whitney
+U; intervals from order statistics), and a note says the run-to-run variance
+is not measured. A p99 too few executions can place gets no interval, with
+the reason. On a deterministic target such as the QEMU demo (no spread at
+all) the change is exact and only the threshold applies.
+
+For every real change it says why: own time against interrupt time, which
+NPU PMU counters moved (AXI beats: memory-bound; MAC and NPU active:
+compute-bound), an engine change; and for the builds: arena and stack
+high-water marks, findings that appeared or went away.
+
+Verdicts: slower (faster) when the median's whole interval lies beyond
+--threshold; inconclusive when it straddles the threshold, with the captures
+(or executions) a side that would decide it; changed or unchanged within it.
+The plan says how many captures and executions a side need to detect
+--plan PCT (default: the threshold) at --alpha with --power.
+
+Exit 1 when a change is slower beyond --threshold (or a memory mark grew
+beyond it). An inconclusive change exits 0 with a warning: the gate fails on
+what the data show, and the report says how many runs would decide it.
+Captures of different models (layer count, operators, names) are refused
+with exit 2 and what differs; --match index pairs layers by position,
+--match name by name.
 
 inputs:
   BASE NEW                      one capture each
-  --base FILE... --new FILE...  sets of captures (repeats of each build; pooled per side)
+  --base FILE... --new FILE...  sets of captures (repeats of each build)
   --dataset DS --base KEY=VALUE... --new KEY=VALUE...
-                                the captures of a dataset ('tracer ingest') whose labels match
+                                the captures of a dataset ('tracer ingest')
+                                whose labels match
 
-Sets are read on Dask: a local cluster of --workers processes, or --scheduler tcp://HOST:8786;
-one capture per side is read in this process.
+Sets are read on Dask: a local cluster of --workers processes, or
+--scheduler tcp://HOST:8786; one capture per side is read in this process.
 
 formats:
   text      tables for a terminal (default)
   json      the comparison object (docs/compare.md)
   markdown  for a pull-request comment
-  junit     a test case per layer, the inference and each memory mark; regressions fail
+  junit     a test case per layer, the inference and each memory mark;
+            regressions fail
 
-exit codes: 0 no regression; 1 a regression; 2 bad option or different models; 3 an input
-unreadable; 4 the Dask scheduler unreachable.
+exit codes: 0 no regression (inconclusive included); 1 a regression; 2 bad
+option or different models; 3 an input unreadable; 4 the Dask scheduler
+unreachable, or every worker that read a capture died.
 
 examples:
   tracer compare good.trace new.trace
-  tracer compare good.trace new.trace --threshold 2 --format markdown -o comment.md
+  tracer compare good.trace new.trace --threshold 2 --format markdown \\
+      -o comment.md
   tracer compare --base runs/main/*.trace --new runs/pr/*.trace --workers 2
-  tracer compare --dataset results --base build=41 --new build=42 --format junit -o compare.xml
+  tracer compare --base runs/main/*.trace --new runs/pr/*.trace --plan 2
+  tracer compare --dataset results --base build=41 --new build=42 \\
+      --format junit -o compare.xml
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer compare``."""
     from tracer.cli.analysis_input import _percent as percent
-    from tracer.compare.compare import DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT
+    from tracer.compare.compare import DEFAULT_ALPHA, DEFAULT_POWER, DEFAULT_THRESHOLD_PCT
     from tracer.compare.models import MatchMode
 
     parser.add_argument("inputs", nargs="*", metavar="BASE NEW", help="one capture or log of each build")
@@ -89,6 +113,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_ALPHA,
         metavar="P",
         help=f"p-value a change must beat to be real (default: {DEFAULT_ALPHA:g})",
+    )
+    parser.add_argument(
+        "--plan",
+        type=percent,
+        metavar="PCT",
+        help="the change the plan detects, in percent (default: the threshold, else 1)",
+    )
+    parser.add_argument(
+        "--power",
+        type=_probability,
+        default=DEFAULT_POWER,
+        metavar="P",
+        help=f"the chance the plan detects that change (default: {DEFAULT_POWER:g})",
     )
     parser.add_argument(
         "--match",
@@ -130,9 +167,23 @@ def run(args: argparse.Namespace) -> int:
         base, new = _from_dataset(args.dataset, base_inputs, new_inputs)
     else:
         base, new = _from_files(args, base_inputs, new_inputs)
-    comparison = compare(base, new, threshold_pct=args.threshold, alpha=args.alpha, mode=MatchMode(args.match))
+    comparison = compare(
+        base,
+        new,
+        threshold_pct=args.threshold,
+        alpha=args.alpha,
+        mode=MatchMode(args.match),
+        plan_pct=args.plan,
+        power=args.power,
+    )
     for note in comparison.notes:
         args.console.warn(note)
+    undecided = [c.label for c in comparison.inconclusive]
+    if undecided:
+        args.console.warn(
+            f"inconclusive (the interval straddles the threshold; exit 0 unless something else "
+            f"regressed): {', '.join(undecided)}: more runs needed (see the report)"
+        )
     obj = comparison_object(comparison)
     writers = {"json": write_report_json, "markdown": write_markdown, "junit": write_junit, "text": write_text}
     with open_output(args.output) as out:

@@ -13,7 +13,12 @@ median cycles. In each series, tracer finds the change points: where a new level
 big it is (cycles and percent of the level before) and how sure (p-value); a build that stands
 out alone and comes back is an outlier, not a change (docs/trend.md says how, and why this way).
 
-Exit 1 when the newest build starts a higher level in some series (a regression beyond
+The newest build is also compared with the build before it exactly as
+'tracer compare --dataset' compares them (over captures when the two builds
+have three or more): the same captures, the same verdict.
+
+Exit 1 when the newest build starts a higher level in some series, or is
+slower than the build before it as compare judges it (a regression beyond
 --threshold); exit 0 otherwise.
 
 formats:

@@ -2,122 +2,62 @@
 
 For the inference latency and for every layer (paired by :mod:`tracer.compare.models`):
 
-* the **median and p99 change**, in cycles and in percent of the base, each with a bootstrap
-  confidence interval (:func:`~tracer.compare.significance.bootstrap_change`);
-* **is it real**: with repeats (several executions on each side), the Mann-Whitney U test; the
-  change is significant when its p-value is below ``alpha`` and the median's interval excludes
-  no change. A deterministic target (every execution of a side the same number of cycles, as on
-  the QEMU demo) has no noise: the change is exact, significant whenever it is not zero;
-* the **verdict**: ``slower`` when significant and the median grew by more than the threshold,
-  ``faster`` when it shrank by more, ``changed`` when significant but within the threshold,
-  ``unchanged`` otherwise; ``not measured`` when a side has no complete execution;
+* the **median and p99 change**, in cycles and in percent of the base, each with a confidence
+  interval whose level holds (:mod:`tracer.compare.intervals`): over the captures when there are
+  three or more (a build is judged by its captures), else over the executions from their order
+  statistics (a p99 too few executions can place gets no interval, and says why);
+* **is it real**: with three captures or more, Welch's t test of the captures' medians; with one a side,
+  the Mann-Whitney U test of the executions (the run-to-run variance is then not measured, and a
+  note says so). The change is significant when its p-value is below ``alpha`` and the median's
+  interval excludes no change. A deterministic target (every execution of a side the same number
+  of cycles, as on the QEMU demo) has no noise: the change is exact, significant whenever it is
+  not zero;
+* the **verdict**: ``slower`` when the whole interval of the median's change lies beyond the
+  threshold (and the change is significant), ``faster`` when it lies beyond minus the threshold,
+  ``inconclusive`` when the interval straddles either and the change is significant or its
+  estimate beyond the threshold (with the runs that would decide it), ``changed`` when
+  significant and within the threshold, ``unchanged`` otherwise; ``not measured``
+  when a side has no complete execution;
 * **why** (layers): the change of the layer's own time (without interrupts) against the change
   of the interrupt time inside it, the PMU counters that moved (NPU active and MAC counters:
   compute; AXI beats: memory traffic), an engine change (an NPU layer now on the CPU).
 
-Besides: the arena and stack high-water marks of both builds (memory that grew by more than the
+The statistics are in :mod:`tracer.compare.intervals`, the verdict in :mod:`tracer.compare.verdict`,
+the why in :mod:`tracer.compare.why`. Besides: the arena and stack high-water marks of both builds (memory that grew by more than the
 threshold is a regression too: "bigger"), and the findings that appeared or went away.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
 from collections.abc import Sequence
 
 import numpy as np
 
-from tracer.analysis.samples import LayerSamples
-from tracer.analysis.statistics import nearest_rank, summarize_sorted
+from tracer.analysis.statistics import summarize_sorted
 from tracer.compare.digest import CaptureDigest, FindingKey, pool
+from tracer.compare.intervals import CaptureTest, capture_interval, capture_summaries, capture_test
 from tracer.compare.models import LayerPair, MatchMode, check_same_model, pair_layers
-from tracer.compare.significance import Interval, RankTest, bootstrap_change, mann_whitney_u
+from tracer.compare.plan import Plan, Variance, plan, variance
+from tracer.compare.significance import RankTest, mann_whitney_u
+from tracer.compare.verdict import (
+    Decide,
+    QuantileChange,
+    Rule,
+    Verdict,
+    capture_p99_note,
+    decide,
+    exact_verdict,
+    execution_quantile,
+    run_to_run_note,
+    verdict,
+)
+from tracer.compare.why import Why, why
 
 DEFAULT_THRESHOLD_PCT = 5.0
 DEFAULT_ALPHA = 0.01
+DEFAULT_POWER = 0.8
 INFERENCE_LABEL = "inference"
-
-# PMU counters by what they count (Ethos-U event names as tracer.telemetry.pmu_events gives them).
-MEMORY_COUNTER_MARKS = ("AXI", "BEAT", "SRAM", "EXT_", "DMA")
-COMPUTE_COUNTER_MARKS = ("MAC", "NPU_ACTIVE", "ACTIVE")
-
-
-class Verdict(str, enum.Enum):
-    """What a change amounts to."""
-
-    SLOWER = "slower"
-    FASTER = "faster"
-    CHANGED = "changed"  # real, but within the threshold
-    UNCHANGED = "unchanged"
-    NOT_MEASURED = "not measured"
-
-
-@dataclasses.dataclass(frozen=True)
-class QuantileChange:
-    """One quantile (median or p99) of the base and the new build.
-
-    Attributes:
-        base, new: The values (nearest rank).
-        interval: The bootstrap interval of the change (None: exact, or too few values).
-    """
-
-    base: int
-    new: int
-    interval: Interval | None
-
-    @property
-    def delta(self) -> int:
-        """New minus base, in cycles."""
-        return self.new - self.base
-
-    @property
-    def pct(self) -> float | None:
-        """The change in percent of the base (None for a base of 0)."""
-        return 100.0 * self.delta / self.base if self.base else None
-
-
-@dataclasses.dataclass(frozen=True)
-class CounterChange:
-    """A PMU counter's mean per execution in both builds.
-
-    Attributes:
-        name: The counter.
-        kind: ``memory``, ``compute`` or ``other``.
-        base, new: The means (None: not measured on that side).
-    """
-
-    name: str
-    kind: str
-    base: float | None
-    new: float | None
-
-    @property
-    def pct(self) -> float | None:
-        """The change in percent of the base."""
-        if self.base is None or self.new is None or not self.base:
-            return None
-        return 100.0 * (self.new - self.base) / self.base
-
-
-@dataclasses.dataclass(frozen=True)
-class Why:
-    """Where a layer's change comes from.
-
-    Attributes:
-        own: Median own cycles (without interrupts) of both builds.
-        interrupts: Mean interrupt cycles per execution of both builds.
-        counters: Every PMU counter measured on either side.
-        moved: The counters whose mean moved by more than the threshold.
-        bound: ``memory``, ``compute`` or None: what the moved counters point at.
-        engine: (base engine, new engine) when the layer changed engine, else None.
-    """
-
-    own: tuple[int, int]
-    interrupts: tuple[float, float]
-    counters: tuple[CounterChange, ...]
-    moved: tuple[CounterChange, ...]
-    bound: str | None
-    engine: tuple[str, str] | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,11 +71,19 @@ class Change:
         op: The layer's operator ('' for the inference).
         base_count, new_count: Values on each side.
         p50, p99: The median and p99 of both sides (None: a side has no values).
-        test: The rank test (None: exact or not measured).
+        test: The rank test over executions, or Welch's test over captures (None: exact or not
+            measured).
         exact: Both sides had no spread at all: the change is exact.
         significant: The change is real (see the module docstring).
         verdict: What it amounts to.
         why: Where a layer's change comes from (None for the inference or not measured).
+        unit: What the statistics count as independent: ``capture`` or ``execution`` (None: exact
+            or not measured).
+        captures: (base captures, new captures) that measured it.
+        decide: For an inconclusive change, the runs that would decide it.
+        variance: The variance components the plan is made from (None: not measured).
+        plan: The runs a side needs to detect the comparison's planned change (None: exact, not
+            measured, or no change planned).
     """
 
     label: str
@@ -146,11 +94,16 @@ class Change:
     new_count: int
     p50: QuantileChange | None
     p99: QuantileChange | None
-    test: RankTest | None
+    test: RankTest | CaptureTest | None
     exact: bool
     significant: bool
     verdict: Verdict
     why: Why | None = None
+    unit: str | None = None
+    captures: tuple[int, int] = (0, 0)
+    decide: Decide | None = None
+    variance: Variance | None = None
+    plan: Plan | None = None
 
     @property
     def is_layer(self) -> bool:
@@ -196,6 +149,7 @@ class Comparison:
         appeared: Findings the new build has and the base has not.
         gone: Findings the base has and the new build has not.
         notes: Things to know about the comparison itself (different clocks ...).
+        plan_pct, power: The change the plans of the changes detect, and with what power.
     """
 
     base: CaptureDigest
@@ -209,11 +163,18 @@ class Comparison:
     appeared: tuple[FindingKey, ...]
     gone: tuple[FindingKey, ...]
     notes: tuple[str, ...] = ()
+    plan_pct: float = 0.0
+    power: float = 0.0
 
     @property
     def changes(self) -> tuple[Change, ...]:
         """The inference latency (if measured) and every layer."""
         return ((self.latency,) if self.latency is not None else ()) + self.layers
+
+    @property
+    def inconclusive(self) -> tuple[Change, ...]:
+        """Changes whose interval straddles the threshold: neither a regression nor cleared."""
+        return tuple(c for c in self.changes if c.verdict is Verdict.INCONCLUSIVE)
 
     @property
     def regressions(self) -> tuple[Change, ...]:
@@ -238,6 +199,8 @@ def compare(
     threshold_pct: float = DEFAULT_THRESHOLD_PCT,
     alpha: float = DEFAULT_ALPHA,
     mode: MatchMode = MatchMode.STRICT,
+    plan_pct: float | None = None,
+    power: float = DEFAULT_POWER,
 ) -> Comparison:
     """Compare the captures of a new build with those of a base.
 
@@ -247,6 +210,8 @@ def compare(
         threshold_pct: The smallest change that is a regression, in percent.
         alpha: The p-value a change must beat.
         mode: How the layers pair.
+        plan_pct: The change each change's plan detects (default: the threshold, else 1 %).
+        power: The power the plans give.
 
     Raises:
         ModelMismatch: The inputs are of different models (and ``mode`` does not allow it).
@@ -261,10 +226,16 @@ def compare(
     notes = []
     if b.clock_hz and n.clock_hz and b.clock_hz != n.clock_hz:
         notes.append(f"the builds count cycles of different clocks ({b.clock_hz:,} Hz and {n.clock_hz:,} Hz)")
+    if plan_pct is None:
+        plan_pct = threshold_pct if threshold_pct > 0 else 1.0
+    rule = Rule(threshold_pct, alpha, plan_pct, power)
     latency = None
     if len(b.latency) or len(n.latency):
-        latency = _change(INFERENCE_LABEL, None, None, "", b.latency, n.latency, threshold_pct, alpha)
-    layers = tuple(_layer_change(pair, b, n, threshold_pct, alpha) for pair in pairs)
+        latency = _change(INFERENCE_LABEL, None, None, "", [d.latency for d in base], [d.latency for d in new], rule)
+    layers = tuple(_layer_change(pair, b, n, base, new, rule) for pair in pairs)
+    changes = ((latency,) if latency is not None else ()) + layers
+    if any(c.unit == "execution" for c in changes):
+        notes.append(run_to_run_note())
     base_keys = {f.key for f in b.findings}
     new_keys = {f.key for f in n.findings}
     return Comparison(
@@ -279,24 +250,41 @@ def compare(
         appeared=tuple(f for f in n.findings if f.key not in base_keys),
         gone=tuple(f for f in b.findings if f.key not in new_keys),
         notes=tuple(notes),
+        plan_pct=plan_pct,
+        power=power,
     )
 
 
-def _layer_change(pair: LayerPair, b: CaptureDigest, n: CaptureDigest, threshold: float, alpha: float) -> Change:
+def _parts(digests: Sequence[CaptureDigest], index: int | None) -> list[np.ndarray]:
+    """Each capture's executions of layer ``index`` (empty where a capture has none)."""
+    empty = np.zeros(0, np.int64)
+    out = []
+    for d in digests:
+        samples = d.samples.get(index) if index is not None else None
+        out.append(samples.cycles if samples is not None else empty)
+    return out
+
+
+def _layer_change(
+    pair: LayerPair,
+    b: CaptureDigest,
+    n: CaptureDigest,
+    base_digests: Sequence[CaptureDigest],
+    new_digests: Sequence[CaptureDigest],
+    rule: Rule,
+) -> Change:
     base = b.samples.get(pair.base) if pair.base is not None else None
     new = n.samples.get(pair.new) if pair.new is not None else None
     info = n.layers.get(pair.new) if pair.new is not None else None
     info = info or (b.layers.get(pair.base) if pair.base is not None else None)
-    empty = np.zeros(0, np.int64)
     change = _change(
         pair.label,
         pair.base,
         pair.new,
         info.op if info else "",
-        base.cycles if base else empty,
-        new.cycles if new else empty,
-        threshold,
-        alpha,
+        _parts(base_digests, pair.base),
+        _parts(new_digests, pair.new),
+        rule,
     )
     if base is None or new is None:
         return change
@@ -304,7 +292,7 @@ def _layer_change(pair: LayerPair, b: CaptureDigest, n: CaptureDigest, threshold
     if pair.base is not None and pair.new is not None:
         eb, en = b.layers[pair.base].engine.value, n.layers[pair.new].engine.value
         engines = (eb, en) if eb != en else None
-    return dataclasses.replace(change, why=_why(base, new, threshold, engines))
+    return dataclasses.replace(change, why=why(base, new, rule.threshold, engines))
 
 
 def _change(
@@ -312,87 +300,62 @@ def _change(
     base_index: int | None,
     new_index: int | None,
     op: str,
-    base_values: np.ndarray,
-    new_values: np.ndarray,
-    threshold: float,
-    alpha: float,
+    base_parts: Sequence[np.ndarray],
+    new_parts: Sequence[np.ndarray],
+    rule: Rule,
 ) -> Change:
+    base_parts = [p for p in base_parts if len(p)]
+    new_parts = [p for p in new_parts if len(p)]
+    base_values = np.concatenate(base_parts) if base_parts else np.zeros(0, np.int64)
+    new_values = np.concatenate(new_parts) if new_parts else np.zeros(0, np.int64)
     nb, nn = len(base_values), len(new_values)
+    captures = (len(base_parts), len(new_parts))
     if nb == 0 or nn == 0:
-        return Change(label, base_index, new_index, op, nb, nn, None, None, None, False, False, Verdict.NOT_MEASURED)
+        return Change(
+            label, base_index, new_index, op, nb, nn, None, None, None, False, False, Verdict.NOT_MEASURED,
+            captures=captures,
+        )  # fmt: skip
     base_sorted, new_sorted = np.sort(base_values), np.sort(new_values)
     sb, sn = summarize_sorted(base_sorted), summarize_sorted(new_sorted)
     exact = sb.min == sb.max and sn.min == sn.max
     if exact:
         p50 = QuantileChange(sb.p50, sn.p50, None)
         p99 = QuantileChange(sb.p99, sn.p99, None)
-        test = None
         significant = p50.delta != 0
+        return Change(
+            label, base_index, new_index, op, nb, nn, p50, p99, None, True, significant,
+            exact_verdict(significant, p50, rule.threshold), captures=captures,
+        )  # fmt: skip
+    test: RankTest | CaptureTest
+    if sum(captures) >= 3:  # the spread of captures is measured on at least one side
+        unit = "capture"
+        logs_b, logs_n = capture_summaries(base_parts, 0.5), capture_summaries(new_parts, 0.5)
+        test = capture_test(logs_b, logs_n)
+        p50 = QuantileChange(sb.p50, sn.p50, capture_interval(logs_b, logs_n, sb.p50))
+        p99 = QuantileChange(sb.p99, sn.p99, None, capture_p99_note(base_parts, new_parts))
+        if p99.note is None:
+            p99 = QuantileChange(
+                sb.p99,
+                sn.p99,
+                capture_interval(capture_summaries(base_parts, 0.99), capture_summaries(new_parts, 0.99), sb.p99),
+            )
     else:
-        p50 = QuantileChange(sb.p50, sn.p50, bootstrap_change(base_sorted, new_sorted, 0.5))
-        p99 = QuantileChange(sb.p99, sn.p99, bootstrap_change(base_sorted, new_sorted, 0.99))
+        unit = "execution"
         test = mann_whitney_u(base_values, new_values)
-        assert p50.interval is not None
-        significant = test.p_value < alpha and p50.interval.excludes_zero()
+        p50 = execution_quantile(sb.p50, sn.p50, base_sorted, new_sorted, 0.5)
+        p99 = execution_quantile(sb.p99, sn.p99, base_sorted, new_sorted, 0.99)
+    interval = p50.interval
+    significant = test.p_value < rule.alpha and (interval is None or interval.excludes_zero())
+    outcome = verdict(significant, p50, rule.threshold)
+    deciding = None
+    if outcome is Verdict.INCONCLUSIVE and interval is not None:
+        deciding = decide(interval, rule.threshold, rule.alpha, captures if unit == "capture" else (nb, nn), unit)
+    components = variance(base_parts, new_parts)
+    planned = None if components is None else plan(components, rule.plan_pct, rule.alpha, rule.power)
     return Change(
-        label,
-        base_index,
-        new_index,
-        op,
-        nb,
-        nn,
-        p50,
-        p99,
-        test,
-        exact,
-        significant,
-        _verdict(significant, p50, threshold),
-    )
-
-
-def _verdict(significant: bool, p50: QuantileChange, threshold: float) -> Verdict:
-    if not significant:
-        return Verdict.UNCHANGED
-    pct = p50.pct
-    if pct is None:  # a base of zero cycles: any growth is beyond any threshold
-        return Verdict.SLOWER if p50.delta > 0 else Verdict.FASTER
-    if pct > threshold:
-        return Verdict.SLOWER
-    if pct < -threshold:
-        return Verdict.FASTER
-    return Verdict.CHANGED
-
-
-def _why(base: LayerSamples, new: LayerSamples, threshold: float, engines: tuple[str, str] | None) -> Why:
-    own = (nearest_rank(base.own_cycles, 0.5), nearest_rank(new.own_cycles, 0.5))
-    interrupts = (_mean(base.isr_cycles), _mean(new.isr_cycles))
-    counters = []
-    for name in sorted({*base.pmu, *new.pmu}):
-        counters.append(CounterChange(name, counter_kind(name), base.pmu_mean(name), new.pmu_mean(name)))
-    moved = tuple(c for c in counters if c.pct is not None and abs(c.pct) > threshold)
-    return Why(own, interrupts, tuple(counters), moved, _bound(moved), engines)
-
-
-def counter_kind(name: str) -> str:
-    """``memory`` (AXI beats, SRAM and external memory traffic), ``compute`` (MAC, NPU active) or ``other``."""
-    upper = name.upper()
-    if any(mark in upper for mark in MEMORY_COUNTER_MARKS):
-        return "memory"
-    if any(mark in upper for mark in COMPUTE_COUNTER_MARKS):
-        return "compute"
-    return "other"
-
-
-def _bound(moved: Sequence[CounterChange]) -> str | None:
-    """What grew most among the counters that moved up: memory traffic or compute."""
-    grew = [c for c in moved if (c.pct or 0) > 0 and c.kind in ("memory", "compute")]
-    if not grew:
-        return None
-    return max(grew, key=lambda c: c.pct or 0).kind
-
-
-def _mean(values: np.ndarray | None) -> float:
-    return float(values.mean()) if values is not None and len(values) else 0.0
+        label, base_index, new_index, op, nb, nn, p50, p99, test, False, significant, outcome,
+        unit=unit, captures=captures, decide=deciding, variance=components, plan=planned,
+    )  # fmt: skip
 
 
 def _memory(b: CaptureDigest, n: CaptureDigest, threshold: float) -> tuple[MemoryChange, ...]:

@@ -1,22 +1,15 @@
-"""Is a change real or noise: the Mann-Whitney U rank test and bootstrap intervals of quantile changes.
+"""Is a change real or noise over executions: the Mann-Whitney U rank test.
 
-Both work on plain numpy arrays of cycle counts and need nothing beyond numpy, so ``tracer
-compare`` runs on the core install.
+It works on plain numpy arrays of cycle counts and needs nothing beyond numpy, so ``tracer
+compare`` runs on the core install. It treats executions as independent: it says whether two
+captures differ; whether two builds differ is a question for their captures
+(:mod:`tracer.compare.intervals`).
 
 **Mann-Whitney U** (two-sided): do the two samples come from the same distribution, or does one
 tend to be larger? Ranks are averaged over ties. Small samples without ties get the exact
 p-value (the distribution of U counted over all arrangements); otherwise the normal approximation
 with the tie correction and a continuity correction, as in the literature and in SciPy's
 ``mannwhitneyu`` (``tests/test_compare_significance.py`` holds the two to the same values).
-
-**Bootstrap interval** of the change of a quantile (median, p99) from base to new: the quantile is
-the nearest-rank one of :mod:`tracer.analysis.statistics`. Resampling ``n`` values with
-replacement and taking the ``k``-th smallest is the same as taking the value at position
-``floor(n * U)`` of the sorted sample, where ``U`` is the ``k``-th smallest of ``n`` uniform
-numbers, which is Beta(k, n - k + 1) distributed. So each replicate costs one Beta draw per side,
-however large the samples (a 1 GB capture has millions of executions per layer), and the interval
-is the bootstrap's exactly. Replicates come from a seeded generator: the same inputs give the
-same interval on every run (a CI gate must not flip on a rerun).
 """
 
 from __future__ import annotations
@@ -26,12 +19,9 @@ import math
 
 import numpy as np
 
-from tracer.analysis.statistics import rank_index, run_starts
+from tracer.analysis.statistics import run_starts
 
 EXACT_LIMIT = 8  # both samples at most this large and no ties: exact U distribution
-REPLICATES = 2000
-CONFIDENCE = 0.95
-SEED = 20240613
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,68 +93,3 @@ def _exact_p(u: int, n1: int, n2: int) -> float:
     counts = table[(n1, n2)]
     total = math.comb(n1 + n2, n1)
     return min(1.0, 2 * sum(counts[u:]) / total)
-
-
-@dataclasses.dataclass(frozen=True)
-class Interval:
-    """A bootstrap confidence interval of a change.
-
-    Attributes:
-        low, high: Bounds of the change in cycles.
-        low_pct, high_pct: Bounds of the change in percent of the base value (None for a base of 0).
-        confidence: Its level (0.95).
-    """
-
-    low: float
-    high: float
-    low_pct: float | None
-    high_pct: float | None
-    confidence: float
-
-    def excludes_zero(self) -> bool:
-        """True when the whole interval lies on one side of no change."""
-        return self.low > 0 or self.high < 0
-
-
-def bootstrap_change(
-    base_sorted: np.ndarray,
-    new_sorted: np.ndarray,
-    q: float,
-    replicates: int = REPLICATES,
-    confidence: float = CONFIDENCE,
-    seed: int = SEED,
-) -> Interval:
-    """The bootstrap interval of ``quantile(new) - quantile(base)`` (see the module docstring).
-
-    Args:
-        base_sorted: The base samples, sorted ascending, not empty.
-        new_sorted: The new samples, sorted ascending, not empty.
-        q: The quantile (0.5 median, 0.99 p99), nearest rank.
-        replicates: Bootstrap replicates.
-        confidence: Coverage of the interval.
-        seed: Seed of the replicates.
-    """
-    rng = np.random.default_rng(seed)
-    base = _replicates(base_sorted, q, replicates, rng)
-    new = _replicates(new_sorted, q, replicates, rng)
-    change = np.sort(new - base)
-    lo_q, hi_q = (1 - confidence) / 2, (1 + confidence) / 2
-    low = float(change[rank_index(replicates, lo_q)])
-    high = float(change[rank_index(replicates, hi_q)])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pct = np.sort(np.where(base != 0, 100.0 * (new - base) / base, np.nan))
-    if np.isnan(pct).any():
-        low_pct = high_pct = None
-    else:
-        low_pct = float(pct[rank_index(replicates, lo_q)])
-        high_pct = float(pct[rank_index(replicates, hi_q)])
-    return Interval(low, high, low_pct, high_pct, confidence)
-
-
-def _replicates(ordered: np.ndarray, q: float, count: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` bootstrap replicates of the nearest-rank ``q`` quantile of sorted ``ordered``."""
-    n = int(ordered.shape[0])
-    k = rank_index(n, q) + 1  # 1-based rank of the quantile
-    u = rng.beta(k, n - k + 1, count)
-    positions = np.minimum((u * n).astype(np.int64), n - 1)
-    return ordered[positions].astype(np.float64)

@@ -4,21 +4,35 @@ A view: nothing is computed again. The text, Markdown and JUnit renderings are m
 object, so all carry the same content. The shape (``docs/compare.md``)::
 
     {schema_version, passed, threshold_pct, alpha, match, regressions: [labels],
+     inconclusive: [labels], plan: {change_pct, alpha, power},
      base: {inputs, inferences, complete, executions, clock_hz, labels},  new: {...},
      inference: CHANGE | null, layers: [CHANGE], memory: [{name, base, new, delta, size, grew}],
      findings: {appeared: [...], gone: [...]}, notes: [...]}
 
     CHANGE = {label, base_index, new_index, op, base_count, new_count, verdict, significant, exact,
-              p50: {base, new, delta, pct, ci}, p99: {...}, test: {name, u, p_value, method} | null,
+              unit, captures: {base, new},
+              p50: {base, new, delta, pct, ci, note}, p99: {...},
+              test: {name, u, t, df, p_value, method} | null,
+              decide: {unit, per_side} | null,
+              variance: {within_pct, run_to_run_pct, executions_per_capture} | null,
+              plan: {captures_per_side, executions, assumes_no_run_to_run} | null,
               why: {own, interrupts, counters, moved, bound, engine} | null}
+
+Version 1 grew the keys ``inconclusive``, ``plan``, ``unit``, ``captures``, ``note``, ``ci.method``,
+``test.t``/``test.df``, ``decide``, ``variance`` and the verdict ``inconclusive``; nothing was
+removed or renamed.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tracer.compare.compare import Change, Comparison, QuantileChange, Why
 from tracer.compare.digest import CaptureDigest, FindingKey
+from tracer.compare.intervals import CaptureTest
+from tracer.compare.plan import Variance
+from tracer.compare.significance import RankTest
 
 SCHEMA_VERSION = 1
 
@@ -33,6 +47,8 @@ def comparison_object(comparison: Comparison) -> dict[str, Any]:
         "alpha": c.alpha,
         "match": c.mode.value,
         "regressions": [ch.label for ch in c.regressions] + [m.name for m in c.memory_regressions],
+        "inconclusive": [ch.label for ch in c.inconclusive],
+        "plan": {"change_pct": c.plan_pct, "alpha": c.alpha, "power": c.power},
         "base": _side(c.base),
         "new": _side(c.new),
         "inference": _change(c.latency) if c.latency is not None else None,
@@ -68,12 +84,53 @@ def _change(ch: Change) -> dict[str, Any]:
         "verdict": ch.verdict.value,
         "significant": ch.significant,
         "exact": ch.exact,
+        "unit": ch.unit,
+        "captures": {"base": ch.captures[0], "new": ch.captures[1]},
         "p50": _quantile(ch.p50),
         "p99": _quantile(ch.p99),
-        "test": None
-        if ch.test is None
-        else {"name": "mann-whitney-u", "u": ch.test.u, "p_value": ch.test.p_value, "method": ch.test.method},
+        "test": _test(ch.test),
+        "decide": None if ch.decide is None else {"unit": ch.decide.unit, "per_side": ch.decide.per_side},
+        "variance": _variance(ch.variance),
+        "plan": None
+        if ch.plan is None
+        else {
+            "captures_per_side": ch.plan.captures,
+            "executions": ch.plan.executions,
+            "assumes_no_run_to_run": ch.plan.assumes_no_run_to_run,
+        },
         "why": _why(ch.why) if ch.why is not None else None,
+    }
+
+
+def _test(test: RankTest | CaptureTest | None) -> dict[str, Any] | None:
+    if test is None:
+        return None
+    if isinstance(test, RankTest):
+        return {
+            "name": "mann-whitney-u",
+            "u": test.u,
+            "t": None,
+            "df": None,
+            "p_value": test.p_value,
+            "method": test.method,
+        }
+    return {
+        "name": "welch-t-captures",
+        "u": None,
+        "t": _round(test.t, 4) if math.isfinite(test.t) else None,  # no spread: JSON has no infinity
+        "df": _round(test.df, 3),
+        "p_value": test.p_value,
+        "method": test.method,
+    }
+
+
+def _variance(v: Variance | None) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    return {
+        "within_pct": _round(v.within_pct),
+        "run_to_run_pct": _round(v.between_pct),
+        "executions_per_capture": v.executions,
     }
 
 
@@ -94,7 +151,9 @@ def _quantile(q: QuantileChange | None) -> dict[str, Any] | None:
             "low_pct": _round(ci.low_pct),
             "high_pct": _round(ci.high_pct),
             "confidence": ci.confidence,
+            "method": ci.method,
         },
+        "note": q.note,
     }
 
 

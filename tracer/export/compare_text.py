@@ -11,7 +11,14 @@ from typing import IO, Any
 
 from tracer.export.report_text import _n, _table
 
-SIGNS = {"slower": "SLOWER", "faster": "faster", "changed": "changed", "unchanged": "", "not measured": "not measured"}
+SIGNS = {
+    "slower": "SLOWER",
+    "faster": "faster",
+    "changed": "changed",
+    "inconclusive": "inconclusive",
+    "unchanged": "",
+    "not measured": "not measured",
+}
 
 
 def render_text(obj: dict[str, Any]) -> str:
@@ -19,10 +26,7 @@ def render_text(obj: dict[str, Any]) -> str:
     out = [
         f"base        {_side(obj['base'])}",
         f"new         {_side(obj['new'])}",
-        (
-            f"rule        slower or faster: median change beyond {obj['threshold_pct']:g} % and real "
-            f"(Mann-Whitney p < {obj['alpha']:g} and 95 % bootstrap interval excludes 0; exact when a side has no spread)"
-        ),
+        f"rule        {_rule(obj)}",
         f"verdict     {_verdict(obj)}",
         "",
     ]
@@ -44,12 +48,31 @@ def render_text(obj: dict[str, Any]) -> str:
     why = [f"  {ch['label']}: {explain(ch)}" for ch in _changes(obj) if ch["significant"]]
     if why:
         out += ["", "why", *why]
+    undecided = [f"  {line}" for line in _undecided_lines(obj)]
+    if undecided:
+        out += ["", "inconclusive", *undecided]
+    out += ["", "plan", *(f"  {line}" for line in plan_lines(obj))]
     out += ["", "memory      high-water marks"]
     out += [f"  {line}" for line in _memory_lines(obj)] or ["  none reported"]
     out += ["", "findings"] + [f"  {line}" for line in _finding_lines(obj)]
-    for note in obj["notes"]:
+    for note in obj["notes"] + interval_notes(obj):
         out.append(f"note        {note}")
     return "\n".join(out) + "\n"
+
+
+def interval_notes(obj: dict[str, Any]) -> list[str]:
+    """Why quantiles have no interval, once per reason, with the changes it applies to."""
+    reasons: dict[str, list[str]] = {}
+    for ch in _changes(obj):
+        for key in ("p50", "p99"):
+            q = ch[key]
+            if q and q.get("note"):
+                reasons.setdefault(f"{'median' if key == 'p50' else 'p99'}: {q['note']}", []).append(ch["label"])
+    return [f"{reason} ({_few(labels)})" for reason, labels in reasons.items()]
+
+
+def _few(labels: list[str]) -> str:
+    return ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
 
 
 def render_markdown(obj: dict[str, Any]) -> str:
@@ -60,11 +83,7 @@ def render_markdown(obj: dict[str, Any]) -> str:
         f"**Base:** {_side(obj['base'], code=True)}  ",
         f"**New:** {_side(obj['new'], code=True)}",
         "",
-        (
-            f"A change counts when the median moved by more than {obj['threshold_pct']:g} % and it is real: "
-            f"Mann-Whitney p < {obj['alpha']:g} and the 95 % bootstrap interval excludes 0 (exact when a side has "
-            "no spread)."
-        ),
+        f"Rule: {_rule(obj)}.",
         "",
         "| # | layer | op | count | base p50 | new p50 | change | 95 % interval | p99 change | p | verdict |",
         "|--:|---|---|--:|--:|--:|--:|--:|--:|--:|---|",
@@ -76,14 +95,19 @@ def render_markdown(obj: dict[str, Any]) -> str:
     why = [f"- **{ch['label']}**: {explain(ch)}" for ch in _changes(obj) if ch["significant"]]
     if why:
         out += ["", "**Why**", "", *why]
+    undecided = _undecided_lines(obj)
+    if undecided:
+        out += ["", "**Inconclusive**", "", *(f"- {line}" for line in undecided)]
+    out += ["", "**Plan**", "", *(f"- {line}" for line in plan_lines(obj))]
     memory = _memory_lines(obj)
     findings = _finding_lines(obj)
     out += ["", "<details><summary>Memory and findings</summary>", ""]
     out += [f"- {line}" for line in memory] or ["- no memory reported"]
     out += [""] + [f"- {line}" for line in findings]
     out += ["", "</details>"]
-    if obj["notes"]:
-        out += [""] + [f"> {note}" for note in obj["notes"]]
+    notes = obj["notes"] + interval_notes(obj)
+    if notes:
+        out += [""] + [f"> {note}" for note in notes]
     return "\n".join(out) + "\n"
 
 
@@ -146,6 +170,7 @@ def _row(ch: dict[str, Any], text: bool) -> list[str]:
         ]
     ci = p50["ci"]
     interval = "exact" if ch["exact"] else "-" if ci is None else f"{_pct(ci['low_pct'])} .. {_pct(ci['high_pct'])}"
+    p99_change = _pct(p99["pct"]) if p99["ci"] or ch["exact"] else f"{_pct(p99['pct'])} (no interval)"
     p = "-" if test is None else f"{test['p_value']:.2g}"
     verdict = SIGNS[ch["verdict"]] if text else ch["verdict"]
     return [
@@ -157,7 +182,7 @@ def _row(ch: dict[str, Any], text: bool) -> list[str]:
         _n(p50["new"]),
         f"{_signed(p50['delta'])} ({_pct(p50['pct'])})",
         interval,
-        _pct(p99["pct"]),
+        p99_change,
         p,
         verdict,
     ]
@@ -174,11 +199,77 @@ def _side(side: dict[str, Any], code: bool = False) -> str:
     return f"{shown}: {side['complete']:,} of {side['inferences']:,} inferences complete{extra}"
 
 
+def _rule(obj: dict[str, Any]) -> str:
+    threshold = f"{obj['threshold_pct']:g} %"
+    return (
+        f"slower or faster: the 95 % interval of the median's change lies beyond {threshold} and the change "
+        f"is real (p < {obj['alpha']:g}; over captures when there are three or more, else over executions); "
+        f"inconclusive: the interval straddles {threshold}; exact when a side has no spread"
+    )
+
+
 def _verdict(obj: dict[str, Any]) -> str:
     regressions = obj["regressions"]
+    undecided = obj.get("inconclusive") or []
+    more = f"; {len(undecided)} inconclusive, more runs needed: {', '.join(undecided)}" if undecided else ""
     if not regressions:
-        return f"PASS: no regression beyond {obj['threshold_pct']:g} %"
-    return f"FAIL: {len(regressions)} regression(s) beyond {obj['threshold_pct']:g} %: {', '.join(regressions)}"
+        return f"PASS: no regression beyond {obj['threshold_pct']:g} %{more}"
+    return f"FAIL: {len(regressions)} regression(s) beyond {obj['threshold_pct']:g} %: {', '.join(regressions)}{more}"
+
+
+def _undecided_lines(obj: dict[str, Any]) -> list[str]:
+    """Each inconclusive change: its interval, what it straddles, and the runs that would decide it."""
+    lines = []
+    for ch in _changes(obj):
+        if ch["verdict"] != "inconclusive":
+            continue
+        ci = ch["p50"]["ci"]
+        decide = ch["decide"] or {}
+        per_side = decide.get("per_side")
+        runs = (
+            f"about {per_side:,} {decide.get('unit', 'runs')} a side would decide it"
+            if per_side
+            else "its estimate sits on the threshold: no number of runs promises a decision"
+        )
+        lines.append(
+            f"{ch['label']}: median change {_pct(ch['p50']['pct'])}, interval {_pct(ci['low_pct'])} .. "
+            f"{_pct(ci['high_pct'])} against {obj['threshold_pct']:g} %: {runs}"
+        )
+    return lines
+
+
+def plan_lines(obj: dict[str, Any]) -> list[str]:
+    """What it takes to detect the planned change: for the inference and the layer that needs most."""
+    plan = obj.get("plan") or {}
+    planned = [ch for ch in _changes(obj) if ch.get("plan")]
+    if not planned:
+        return ["nothing to plan: no change has noise to measure (exact, or not measured)"]
+    head = f"to detect {plan['change_pct']:g} % at alpha {plan['alpha']:g} with power {100 * plan['power']:.0f} %, a side needs"
+    chosen = [ch for ch in planned if ch["label"] == "inference" and ch["base_index"] is None]
+    layers = [ch for ch in planned if ch not in chosen]
+    if layers:
+        chosen.append(max(layers, key=_plan_size))
+    lines = []
+    for ch in chosen:
+        p, v = ch["plan"], ch["variance"] or {}
+        spread = f"within a capture {v.get('within_pct', 0):.2f} % per execution"
+        if p["assumes_no_run_to_run"]:
+            lines.append(
+                f"{head} for {ch['label']}: {p['executions']:,} executions ({spread}; run-to-run variance not "
+                "measured with one capture a side, so this is a lower bound)"
+            )
+        else:
+            spread += f", run to run {v.get('run_to_run_pct') or 0:.2f} %"
+            lines.append(
+                f"{head} for {ch['label']}: {p['captures_per_side']:,} captures of {p['executions']:,} executions"
+                f" ({spread})"
+            )
+    return lines
+
+
+def _plan_size(ch: dict[str, Any]) -> tuple[int, int]:
+    p = ch["plan"]
+    return (p["captures_per_side"] or 0, p["executions"] or 0)
 
 
 def _memory_lines(obj: dict[str, Any]) -> list[str]:

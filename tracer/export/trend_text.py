@@ -26,8 +26,12 @@ def render_text(obj: dict[str, Any]) -> str:
         f"rule        a change: a new level beyond {obj['threshold_pct']:g} % of the one before, p < {obj['alpha']:g}",
         f"verdict     {_verdict(obj)}",
     ]
+    newest = _newest_line(obj)
+    if newest:
+        out.append(f"newest      {newest}")
     if obj["models"] > 1:
         out.append(f"note        the captures run {obj['models']} different models: series follow layer names")
+    out += [f"note        {note}" for note in obj.get("notes", [])]
     out.append("")
     rows = [
         [
@@ -78,6 +82,20 @@ def write_text(obj: dict[str, Any], out: IO[str]) -> None:
 def write_markdown(obj: dict[str, Any], out: IO[str]) -> None:
     """Write :func:`render_markdown`."""
     out.write(render_markdown(obj))
+
+
+def _newest_line(obj: dict[str, Any]) -> str:
+    """The newest build against the one before, as ``tracer compare`` judges it: what is not unchanged."""
+    judged = [(s["label"], s["newest"]) for s in obj["series"] if s.get("newest")]
+    if not judged:
+        return ""
+    against = judged[0][1]["against"]
+    moved = [
+        f"{label} {n['verdict']}" + ("" if n["pct"] is None else f" ({n['pct']:+.2f} %)")
+        for label, n in judged
+        if n["verdict"] != "unchanged"
+    ]
+    return f"against build {against}, as compare judges it: " + ("; ".join(moved) if moved else "nothing changed")
 
 
 def _verdict(obj: dict[str, Any]) -> str:

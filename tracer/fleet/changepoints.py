@@ -72,12 +72,15 @@ class Segmentation:
     Attributes:
         changes: The changes, in series order.
         outliers: Positions of interior builds that stood alone (away and back).
-        sigma: The noise estimate.
+        sigma: The spread left after the fit (the residual standard deviation the tests use).
+        noise: The series' noise estimate (:func:`robust_sigma`, 0 for a deterministic or too
+            short series): what the penalty of the candidates is scaled to.
     """
 
     changes: tuple[Change, ...]
     outliers: tuple[int, ...]
     sigma: float
+    noise: float = 0.0
 
 
 def robust_sigma(values: np.ndarray) -> float:
@@ -128,7 +131,8 @@ def segment(values: Sequence[float] | np.ndarray, threshold_pct: float = 5.0, al
         )
         for k, b in enumerate(fit.bounds)
     )
-    return Segmentation(changes, tuple(fit.outliers), fit.sigma)
+    noise = 0.0 if fit.exact else robust_sigma(y)
+    return Segmentation(changes, tuple(fit.outliers), fit.sigma, noise)
 
 
 class _Fit:

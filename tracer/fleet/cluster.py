@@ -97,14 +97,35 @@ class DaskRunner:
                 except TracerError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - a worker died, ran out of memory, cannot import tracer ...
-                    raise SourceUnavailable(
-                        f"a Dask task failed on {self.where}: {type(exc).__name__}: {exc}"
-                    ) from None
+                    raise SourceUnavailable(task_failed(exc, self.where, items[position[future.key]])) from None
                 yield position[future.key], result
                 future.release()
         finally:
             for future in futures:
                 future.cancel()
+
+
+def task_failed(exc: BaseException, where: str, item: tuple[Any, ...]) -> str:
+    """A failed Dask task in tracer's words (exit 4).
+
+    Dask runs a task whose worker died again on another worker; only when every worker it was
+    given died under it (``KilledWorker``, after the scheduler's ``allowed-failures``) or the
+    cluster lost all its workers (the task cancelled) does the task fail.
+    """
+    name = type(exc).__name__
+    what = f" reading {item[0]}" if item and isinstance(item[0], str) else ""
+    if name == "KilledWorker":
+        return (
+            f"every Dask worker of {where} that ran the task{what} died before it finished (out of memory, "
+            "or killed), so Dask gave up on it; nothing is committed. Give the workers more memory, or "
+            "fewer workers a machine (--workers)"
+        )
+    if name in ("CancelledError", "FutureCancelledError"):
+        return (
+            f"the task{what} was cancelled: {where} lost its workers (or its scheduler) before it "
+            "finished; nothing is committed"
+        )
+    return f"a Dask task{what} failed on {where}: {name}: {exc}"
 
 
 def default_workers() -> int:

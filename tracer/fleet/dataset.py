@@ -217,10 +217,37 @@ class Dataset:
         if not ids:
             wanted = " ".join(f"{k}={v}" for k, v in selector.items())
             raise UsageError(
-                f"--{side} {wanted}: no capture of {self.root} has these labels "
-                "(labels: SELECT DISTINCT key, value FROM labels)"
+                f"--{side} {wanted}: no capture of {self.root} has these labels; {self.labels_in_words(selector)}"
             )
-        return [digest_from_tables(self, ids, f"{self.root} {side}")]
+        return self.capture_digests(ids, side)
+
+    def capture_digests(self, ids: Sequence[str], side: str) -> list[CaptureDigest]:
+        """One digest per capture of ``ids`` (a build is judged by its captures:
+        :mod:`tracer.compare.intervals`), their model checked to be one first.
+        """
+        check_models(self, ids, side)
+        return [digest_from_tables(self, [i], f"{self.root} {side}") for i in ids]
+
+    def labels_in_words(self, selector: Mapping[str, str], most: int = 8) -> str:
+        """The values the dataset's captures carry for the keys of ``selector``, and its other keys."""
+        rows = self.table("labels", ["key", "value"]).to_pylist()
+        values: dict[str, set[str]] = {}
+        for row in rows:
+            values.setdefault(row["key"], set()).add(row["value"])
+        if not values:
+            return "its captures carry no labels ('tracer ingest --label KEY=VALUE' adds them)"
+        parts = []
+        for key in selector:
+            known = sorted(values.get(key, ()))
+            if not known:
+                parts.append(f"no capture has the label {key!r}")
+            else:
+                shown = ", ".join(f"{key}={v}" for v in known[:most]) + (" ..." if len(known) > most else "")
+                parts.append(f"its captures have {shown}")
+        others = sorted(set(values) - set(selector))
+        if others:
+            parts.append(f"other labels: {', '.join(others[:most])}" + (" ..." if len(others) > most else ""))
+        return "; ".join(parts)
 
     def __str__(self) -> str:
         return str(self.root)
@@ -267,8 +294,8 @@ class Staging:
         _fsync_dir(root / JOURNAL)
 
 
-def digest_from_tables(dataset: Dataset, ids: Sequence[str], name: str) -> CaptureDigest:
-    """One digest pooling the captures ``ids`` of a dataset (their model is checked first)."""
+def check_models(dataset: Dataset, ids: Sequence[str], side: str) -> dict[str, dict[int, LayerInfo]]:
+    """Each capture's model (layer list); raises ModelMismatch unless all of ``ids`` share one."""
     from tracer.compare.models import check_same_model
 
     where = pds.field("capture_id").isin(list(ids))
@@ -278,7 +305,14 @@ def digest_from_tables(dataset: Dataset, ids: Sequence[str], name: str) -> Captu
         models[row["capture_id"]][row["layer"]] = LayerInfo(
             row["layer"], row["name"] or "", row["op"] or "", Engine(row["engine"])
         )
-    check_same_model([(f"capture {i[:12]}", models[i]) for i in ids], name.rsplit(" ", 1)[-1])
+    check_same_model([(f"capture {i[:12]}", models[i]) for i in ids], side)
+    return models
+
+
+def digest_from_tables(dataset: Dataset, ids: Sequence[str], name: str) -> CaptureDigest:
+    """One digest pooling the captures ``ids`` of a dataset (their model is checked first)."""
+    models = check_models(dataset, ids, name.rsplit(" ", 1)[-1])
+    where = pds.field("capture_id").isin(list(ids))
     executions = dataset.capture_table(
         "layer_executions",
         ids,

@@ -6,6 +6,11 @@ value for a layer is the median, over its captures, of the layer's median cycles
 label's value, as numbers when every value is one, else as text (ISO dates sort right; for git
 revisions label the captures with a build number or commit date). Each series is segmented by
 :func:`tracer.fleet.changepoints.segment`.
+
+The newest build is also compared with the build before it by :func:`tracer.compare.compare.compare`
+on their captures, exactly as ``tracer compare --dataset`` does (over captures when there are
+three or more, so the run-to-run variance counts): the same captures get the same verdict from
+both commands.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ import numpy as np
 import pyarrow.compute as pc
 
 from tracer.analysis.statistics import nearest_rank
+from tracer.compare.compare import DEFAULT_ALPHA, Change, Comparison, Verdict, compare
+from tracer.compare.intervals import capture_spread_pct
+from tracer.compare.models import ModelMismatch
 from tracer.errors import UsageError
 from tracer.fleet.changepoints import ALPHA, Segmentation, segment
 from tracer.fleet.dataset import Dataset
@@ -36,6 +44,10 @@ class Series:
         values: Its value per build, in build order (None where the build did not measure it).
         segmentation: Change points and outlier builds of the measured values.
         positions: Build position of each measured value (what the segmentation's indices index).
+        capture_spread_pct: How far one capture's median strays from its build's (percent, pooled
+            over builds of several captures; None: no build has two).
+        newest: The newest build against the one before, as ``tracer compare`` judges it (None:
+            one build, or not measured in both).
     """
 
     label: str
@@ -44,6 +56,8 @@ class Series:
     values: tuple[int | None, ...]
     segmentation: Segmentation
     positions: tuple[int, ...]
+    capture_spread_pct: float | None = None
+    newest: Change | None = None
 
     def change_builds(self) -> list[int]:
         """Build positions where a change begins."""
@@ -62,6 +76,7 @@ class Trend:
         threshold_pct, alpha: What a change must exceed and beat.
         left_out: Captures without the label.
         models: Distinct models among the captures (1 when all run the same network).
+        notes: Things to know (the newest build could not be compared with the one before ...).
     """
 
     by: str
@@ -73,15 +88,19 @@ class Trend:
     left_out: int
     models: int
 
+    notes: tuple[str, ...] = ()
+
     @property
     def newest_regressions(self) -> list[Series]:
-        """Series in which the newest build starts a higher level (a regression to fail on)."""
+        """Series in which the newest build starts a higher level, or is slower than the build
+        before it as ``tracer compare`` judges it (a regression to fail on).
+        """
         newest = len(self.builds) - 1
         out = []
         for s in self.series:
-            for change in s.segmentation.changes:
-                if s.positions[change.index] == newest and change.size > 0:
-                    out.append(s)
+            level = any(s.positions[c.index] == newest and c.size > 0 for c in s.segmentation.changes)
+            if level or (s.newest is not None and s.newest.verdict is Verdict.SLOWER):
+                out.append(s)
         return out
 
 
@@ -112,8 +131,9 @@ def trend(
     builds = _ordered(set(build_of.values()))
     position = {b: i for i, b in enumerate(builds)}
     per_build: dict[str, list[str]] = {b: [] for b in builds}
-    for capture_id, build in build_of.items():
-        per_build[build].append(capture_id)
+    for capture_id in dataset.select({}):  # in ingest order, as compare --dataset takes them
+        if capture_id in build_of:
+            per_build[build_of[capture_id]].append(capture_id)
     ids = list(build_of)
     import pyarrow.dataset as pds
 
@@ -131,6 +151,7 @@ def trend(
             continue
         key = (row["layer"], row["name"] or f"{row['op'] or 'layer'}#{row['layer']}", row["op"] or "")
         series_values.setdefault(key, [[] for _ in builds])[position[build_of[row["capture_id"]]]].append(row["p50"])
+    newest, notes = _newest(dataset, builds, per_build, threshold_pct)
     series = []
     ordered_keys = sorted(series_values, key=lambda k: (k[0] is not None, k[0] if k[0] is not None else -1, k[1]))
     for key in ordered_keys:
@@ -140,7 +161,18 @@ def trend(
         measured = [v for v in values if v is not None]
         if not measured:
             continue
-        series.append(Series(key[1], key[0], key[2], values, segment(measured, threshold_pct, alpha), positions))
+        series.append(
+            Series(
+                key[1],
+                key[0],
+                key[2],
+                values,
+                segment(measured, threshold_pct, alpha),
+                positions,
+                capture_spread_pct(per),
+                _newest_change(newest, key[0]),
+            )
+        )
     return Trend(
         by=by,
         builds=tuple(builds),
@@ -150,7 +182,31 @@ def trend(
         alpha=alpha,
         left_out=considered - len(build_of),
         models=len({row["model"] for row in captures}),
+        notes=notes,
     )
+
+
+def _newest(
+    dataset: Dataset, builds: list[str], per_build: Mapping[str, list[str]], threshold_pct: float
+) -> tuple[Comparison | None, tuple[str, ...]]:
+    """The newest build against the one before, as ``tracer compare --dataset`` compares them."""
+    if len(builds) < 2:
+        return None, ()
+    before, last = builds[-2], builds[-1]
+    try:
+        base = dataset.capture_digests(per_build[before], "base")
+        new = dataset.capture_digests(per_build[last], "new")
+        return compare(base, new, threshold_pct=threshold_pct, alpha=DEFAULT_ALPHA), ()
+    except ModelMismatch as exc:
+        return None, (f"the newest build was not compared with build {before}: {exc}",)
+
+
+def _newest_change(comparison: Comparison | None, layer: int | None) -> Change | None:
+    if comparison is None:
+        return None
+    if layer is None:
+        return comparison.latency
+    return next((c for c in comparison.layers if c.new_index == layer and c.base_index == layer), None)
 
 
 def _ordered(values: set[str]) -> list[str]:
@@ -161,10 +217,25 @@ def _ordered(values: set[str]) -> list[str]:
         return sorted(values)
 
 
+FIGURES = {
+    "values": "per build: the median over the build's captures of each capture's median cycles",
+    "noise": "the series' noise estimate, cycles: the median absolute deviation of successive "
+    "build values (times 1.4826 / sqrt 2); the change-point penalty is scaled to it",
+    "residual_sd": "cycles: the standard deviation left after the fit of levels, with the "
+    "residual degrees of freedom (what the t tests of the change points use)",
+    "capture_spread_pct": "percent: how far one capture's median strays from its build's, pooled "
+    "over builds of two captures or more (run-to-run variance and each capture's own noise; "
+    "null: no build has two)",
+    "newest": "the newest build against the build before, judged as 'tracer compare --dataset' "
+    "judges the same captures (verdict, median change and its 95 % interval, unit, p-value)",
+}
+
+
 def trend_object(t: Trend, dataset: str) -> dict[str, Any]:
     """The trend as JSON (``tracer trend --format json``; ``docs/trend.md``)."""
     newest = {s.label for s in t.newest_regressions}
     return {
+        "figures": FIGURES,
         "dataset": dataset,
         "by": t.by,
         "builds": list(t.builds),
@@ -181,7 +252,10 @@ def trend_object(t: Trend, dataset: str) -> dict[str, Any]:
                 "layer": s.layer,
                 "op": s.op,
                 "values": list(s.values),
-                "noise": round(s.segmentation.sigma, 3),
+                "noise": round(s.segmentation.noise, 3),
+                "residual_sd": round(s.segmentation.sigma, 3),
+                "capture_spread_pct": None if s.capture_spread_pct is None else round(s.capture_spread_pct, 3),
+                "newest": _newest_object(s.newest, t.builds),
                 "changes": [
                     {
                         "build": t.builds[s.positions[c.index]],
@@ -199,4 +273,20 @@ def trend_object(t: Trend, dataset: str) -> dict[str, Any]:
             }
             for s in t.series
         ],
+        "notes": list(t.notes),
+    }
+
+
+def _newest_object(change: Change | None, builds: tuple[str, ...]) -> dict[str, Any] | None:
+    if change is None or change.p50 is None:
+        return None
+    ci = change.p50.interval
+    return {
+        "against": builds[-2],
+        "verdict": change.verdict.value,
+        "pct": None if change.p50.pct is None else round(change.p50.pct, 3),
+        "low_pct": None if ci is None or ci.low_pct is None else round(ci.low_pct, 3),
+        "high_pct": None if ci is None or ci.high_pct is None else round(ci.high_pct, 3),
+        "unit": change.unit,
+        "p_value": None if change.test is None else change.test.p_value,
     }
