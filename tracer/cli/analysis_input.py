@@ -11,6 +11,7 @@ from tracer.analysis.settings import AnalysisSettings
 
 if TYPE_CHECKING:
     from tracer.analysis.analyze import Analysis
+    from tracer.analysis.calibration_file import Calibration
     from tracer.base.facts import InputFacts
     from tracer.base.timeline import InferenceTimeline
     from tracer.budget.model import Budget
@@ -42,6 +43,12 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         help="allowed excess over a layer's predicted cycles, in percent, for every layer: it replaces "
         "the budget's own tolerances, saying so (default: the layer's own in the budget, else the "
         "budget's, else 10)",
+    )
+    parser.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="a calibration of the planner from 'tracer calibrate --save': each layer's calibrated "
+        "prediction is shown beside the planner's (docs/calibrate.md)",
     )
     parser.add_argument(
         "--match",
@@ -108,7 +115,24 @@ def settings_of(args: argparse.Namespace) -> AnalysisSettings:
         tolerance_pct=getattr(args, "tolerance", None),
         jitter_threshold_pct=getattr(args, "jitter_threshold", None),
         jitter_min_share_pct=getattr(args, "jitter_min_share", None),
+        calibration=_calibration(args),
+        against=getattr(args, "against", None) or "planner",
     )
+
+
+def _calibration(args: argparse.Namespace) -> Calibration | None:
+    """The ``--calibration`` file (exit 2 if unreadable; ``--against calibrated`` needs one)."""
+    from tracer.analysis.calibration_file import read_calibration
+    from tracer.errors import UsageError
+
+    path = getattr(args, "calibration", None)
+    if not path:
+        if getattr(args, "against", None) == "calibrated":
+            raise UsageError("--against calibrated needs --calibration FILE (written by 'tracer calibrate --save')")
+        return None
+    if not getattr(args, "budget", None):
+        raise UsageError("--calibration corrects a planner's predictions: give the budget too (--budget FILE...)")
+    return read_calibration(path)
 
 
 def analyse_input(
