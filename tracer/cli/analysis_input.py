@@ -28,7 +28,8 @@ def add_budget_file_argument(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         action="extend",
         default=[],
-        help="the predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow bundle header, or a "
+        help="the predicted budget: Vela per-layer + summary CSVs (+ debug DB) or the folder Vela wrote them "
+        "to, a Glow bundle header, or a "
         "TOML/JSON budget; files of one model combine (repeatable)",
     )
 

@@ -157,15 +157,15 @@ def _runs(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
     for item in args.captures:
         capture, budget = _split(item)
         if budget:
-            runs.append((capture, _budget_files([f for f in budget.split(",") if f])))
+            runs.append((capture, [f for f in budget.split(",") if f]))
         elif args.budget:
-            runs.append((capture, _budget_files(args.budget)))
+            runs.append((capture, list(args.budget)))
         else:
             raise UsageError(f"{item}: no budget: give CAPTURE:BUDGET, --run CAPTURE FILE..., or --budget FILE...")
     for group in args.pairs:
         if len(group) < 2:
             raise UsageError(f"--run {' '.join(group)}: expected a capture and at least one budget file")
-        runs.append((group[0], _budget_files(group[1:])))
+        runs.append((group[0], list(group[1:])))
     if not runs:
         raise UsageError("no captures: give CAPTURE:BUDGET ... or --run CAPTURE FILE... (see tracer calibrate --help)")
     return runs
@@ -178,25 +178,6 @@ def _split(item: str) -> tuple[str, str]:
     if at < 0 or Path(item).exists():
         return item, ""
     return item[:at], item[at + 1 :]
-
-
-def _budget_files(items: list[str]) -> list[str]:
-    """Budget files, a Vela output folder standing for its per-layer, summary and debug files."""
-    from tracer.errors import UsageError
-
-    files: list[str] = []
-    for item in items:
-        path = Path(item)
-        if not path.is_dir():
-            files.append(item)
-            continue
-        found = sorted(
-            [*path.glob("*_per-layer.csv"), *path.glob("*_summary_*.csv"), *path.glob("*_debug.xml")], key=str
-        )
-        if not found:
-            raise UsageError(f"{item}: a folder without Vela's *_per-layer.csv, *_summary_*.csv or *_debug.xml")
-        files += [str(f) for f in found]
-    return files
 
 
 def _planner(budgets: list[Budget]) -> tuple[dict[str, Any], list[str]]:
