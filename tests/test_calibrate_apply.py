@@ -133,3 +133,45 @@ def test_calibration_option_errors(run_cli, calibration_models: Compiled, tmp_pa
     assert result.code == 2 and f"{bad}: calibration file version 9" in result.err
     no_budget = run_cli("report", str(calibration_models.captures[HELD_OUT]), "--calibration", bad)
     assert no_budget.code == 2 and "give the budget too" in no_budget.err
+
+
+def test_the_screen_shows_the_calibrated_prediction(calibration_models: Compiled, board: Path, run_cli) -> None:
+    """A headless replay (Textual's Pilot) with --calibration: the session's layer rows carry the
+    calibrated prediction the report gives, and the layer detail shows it, labelled."""
+    import asyncio
+
+    from tracer.analysis.calibration_file import read_calibration
+    from tracer.budget import load_budget
+    from tracer.session.engine import Session, SessionOptions
+    from tracer.tui.app import TracerApp
+
+    capture = calibration_models.captures[HELD_OUT]
+    options = SessionOptions(speed=None, calibration=read_calibration(board))
+    session = Session.replay(str(capture), budget=load_budget(calibration_models.files[HELD_OUT]), options=options)
+    report = json.loads(run_cli("report", *_args(calibration_models), "--calibration", board, "--format", "json").out)
+    app = TracerApp(session)
+    text = ""
+
+    async def main() -> None:
+        nonlocal text
+        async with app.run_test(size=(160, 48)) as pilot:
+            for _ in range(2000):
+                if app.session.ended:
+                    break
+                await pilot.pause(0.01)
+            assert app.session.ended
+            rows = {row.index: row for row in app.session.snapshot().layers}
+            for layer in report["layers"]:
+                assert rows[layer["index"]].calibrated == pytest.approx(layer["calibrated_cycles"], abs=1e-3)
+                assert rows[layer["index"]].calibration_status == layer["budget"]["calibrated"]["status"]
+            app.select_layer(1)
+            for _ in range(200):
+                app.refresh_views(force=True)
+                await pilot.pause(0.02)
+                detail = app.query_one("#detail").content
+                text = detail.plain if hasattr(detail, "plain") else str(detail)
+                if "calibrated" in text:
+                    break
+
+    asyncio.run(main())
+    assert "predicted" in text and "calibrated" in text, text

@@ -34,6 +34,16 @@ def add_budget_file_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_calibration_argument(parser: argparse.ArgumentParser) -> None:
+    """``--calibration FILE`` (every verb that shows a budget's predictions)."""
+    parser.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="a calibration of the planner from 'tracer calibrate --save': each layer's calibrated "
+        "prediction is shown beside the planner's (docs/calibrate.md)",
+    )
+
+
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     """``--budget FILE...``, ``--tolerance PCT``, ``--clock HZ`` and the jitter thresholds."""
     add_budget_file_argument(parser)
@@ -45,12 +55,7 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         "the budget's own tolerances, saying so (default: the layer's own in the budget, else the "
         "budget's, else 10)",
     )
-    parser.add_argument(
-        "--calibration",
-        metavar="FILE",
-        help="a calibration of the planner from 'tracer calibrate --save': each layer's calibrated "
-        "prediction is shown beside the planner's (docs/calibrate.md)",
-    )
+    add_calibration_argument(parser)
     parser.add_argument(
         "--match",
         choices=("model", "any"),
