@@ -154,3 +154,23 @@ def test_a_damaged_calibration_file_names_the_key(tmp_path: Path) -> None:
     path.write_text("{}")
     with pytest.raises(UsageError, match="not a calibration file"):
         read_calibration(path)
+
+
+def test_a_sampled_npu_job_gives_one_observation_per_model_operator() -> None:
+    """The npu-sampling demo's ``ethos-u`` layer, sampled and split into operations: each model
+    operator is observed with the ratio the report's ``npu_operators`` gives it."""
+    from tracer.analysis.analyze import analyze
+    from tracer.analysis.calibration_data import observations_of
+    from tracer.budget import load_budget
+    from tracer.export.report_json import report_object
+    from tracer.pipeline.load import load_timeline
+
+    root = Path(__file__).resolve().parent.parent
+    timeline, facts = load_timeline(root / "captures" / "demo_sampling.trace")
+    analysis = analyze(timeline, facts, load_budget([root / "firmware_snippets" / "demo" / "model" / "vela"]))
+    found, left = observations_of(analysis, "demo")
+    report = report_object(analysis)
+    sampled = {op["name"]: op["ratio"] for op in report["npu_operators"]["jobs"][0]["operators"]}
+    assert {o.layer: o.measured_cycles / o.predicted_cycles for o in found} == pytest.approx(sampled, abs=1e-5)
+    assert {o.op for o in found} >= {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"}
+    assert not any("sampling_net" in why for why in left)  # the ethos-u layer is not left out

@@ -117,3 +117,25 @@ def test_without_a_budget_the_layer_names_key_it(run_cli, calibration_models: Co
     assert all(0 < r["value"] <= 100 for r in data["results"].values())
     stdout = run_cli("export", calibration_models.captures[MODEL], "--format", "model-explorer", "-o", "-")
     assert stdout.code == 2 and "give -o a folder" in stdout.err
+
+
+def test_a_sampled_npu_job_gives_each_model_operator_its_node(run_cli, tmp_path: Path) -> None:
+    """The npu-sampling demo runs its Vela model as one ``ethos-u`` operator; its sampled operations
+    give each operator of the original model (sampling_net.tflite) its node, with the report's
+    per-operator ratio to Vela."""
+    root = Path(__file__).resolve().parent.parent
+    capture = root / "captures" / "demo_sampling.trace"
+    budget = root / "firmware_snippets" / "demo" / "model" / "vela"
+    out = tmp_path / "demo"
+    result = run_cli("export", capture, "--budget", budget, "--format", "model-explorer", "-o", out)
+    assert result.code == 0, result.err
+    assert "left out" not in result.err
+    ratios = json.loads((out / "planner_ratio.json").read_text())
+    _check_graph_node_data(ratios)
+    operators = _operator_outputs(root / "firmware_snippets" / "demo" / "model" / "sampling_net.tflite")
+    assert sorted(ratios["results"]) == sorted(operators)
+    report = json.loads(run_cli("report", capture, "--budget", budget, "--format", "json").out)
+    sampled = {op["name"]: op["ratio"] for op in report["npu_operators"]["jobs"][0]["operators"]}
+    assert {k: v["value"] for k, v in ratios["results"].items()} == pytest.approx(sampled, abs=1e-4)
+    cycles = json.loads((out / "measured_cycles.json").read_text())["results"]
+    assert set(operators) <= set(cycles)

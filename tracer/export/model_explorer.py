@@ -11,7 +11,10 @@ Metrics (one file each): ``measured_cycles`` (p50 over complete inferences), ``i
 (percent of the layers' summed p50), with a budget ``planner_ratio`` (measured / predicted), with
 a calibration ``calibrated_ratio``, with NPU PMU counters ``npu_active`` (NPU_ACTIVE over the PMU
 cycle counter, percent). A layer matched to several budget layers at once (a TFLite Micro
-``ethos-u`` operator) has no single node and is left out, said in :attr:`NodeData.left_out`.
+``ethos-u`` operator) has no single node: when its jobs were sampled and split into operations
+(docs/sampling.md), each model operator in it gets its sampled time (capture cycles) and its
+ratio to Vela (in NPU cycles when the PMU counted the jobs, as the report's ``npu_operators``);
+otherwise it is left out, said in :attr:`NodeData.left_out`.
 """
 
 from __future__ import annotations
@@ -49,12 +52,15 @@ def node_data(analysis: Analysis) -> NodeData:
     """Every metric the analysis has, keyed to the model's operators."""
     timeline = analysis.timeline
     plans = analysis.comparison.plans if analysis.comparison is not None else {}
+    sampled_cycles, sampled_ratios, split = _sampled_operators(analysis)
     keys: dict[int, str] = {}
     left_out: list[str] = []
     for index, st in sorted(analysis.layers.items()):
         info = timeline.layer(index)
         plan = plans.get(index)
         if st.cycles is None:
+            continue
+        if index in split:  # its model operators have nodes of their own
             continue
         if plan is not None and len(plan.budget_layers) > 1:
             left_out.append(f"layer {index} {info.label}: runs {len(plan.budget_layers)} model operators at once")
@@ -65,18 +71,23 @@ def node_data(analysis: Analysis) -> NodeData:
             continue
         keys[index] = key
     p50 = {i: float(analysis.layers[i].cycles.p50) for i in keys}  # type: ignore[union-attr]
-    total = sum(p50.values())
-    metrics: dict[str, dict[str, Any]] = {
-        "measured_cycles": _graph("tracer: measured cycles (p50)", {keys[i]: v for i, v in p50.items()}, _GRADIENT),
-    }
-    if total:
-        shares = {keys[i]: round(100 * v / total, 3) for i, v in p50.items()}
-        metrics["inference_share"] = _graph("tracer: share of the inference (%)", shares, _GRADIENT)
+    cycles = {keys[i]: v for i, v in p50.items()}
     ratios = {
         keys[i]: round(p50[i] / plans[i].predicted_cycles, 4)  # type: ignore[operator]
         for i in keys
         if i in plans and plans[i].predicted_cycles
     }
+    cycles.update(sampled_cycles)
+    ratios.update(sampled_ratios)
+    total = sum(cycles.values())
+    metrics: dict[str, dict[str, Any]] = {
+        "measured_cycles": _graph(
+            "tracer: measured cycles (p50)", {k: round(v, 2) for k, v in cycles.items()}, _GRADIENT
+        ),
+    }
+    if total:
+        shares = {k: round(100 * v / total, 3) for k, v in cycles.items()}
+        metrics["inference_share"] = _graph("tracer: share of the inference (%)", shares, _GRADIENT)
     if ratios:
         metrics["planner_ratio"] = _graph("tracer: measured / planner", ratios, _RATIO_THRESHOLDS)
     calibrated = {}
@@ -94,6 +105,34 @@ def node_data(analysis: Analysis) -> NodeData:
     if active:
         metrics["npu_active"] = _graph("tracer: NPU active (% of the layer's NPU cycles)", active, _GRADIENT)
     return NodeData(metrics, left_out)
+
+
+def _sampled_operators(analysis: Analysis) -> tuple[dict[str, float], dict[str, float], set[int]]:
+    """Per model operator inside a sampled, split NPU job: its time and its ratio to Vela; and the
+    layers so split.
+    """
+    sampling, comparison = analysis.sampling, analysis.comparison
+    cycles: dict[str, float] = {}
+    ratios: dict[str, float] = {}
+    split: set[int] = set()
+    if sampling is None or sampling.npu is None:
+        return cycles, ratios, split
+    names = {b.index: b.name for b in comparison.budget.layers if b.index is not None} if comparison else {}
+    for job in sampling.npu.jobs:
+        groups: dict[str, list[Any]] = {}
+        for op in job.operators:
+            key = names.get(op.model_index, "") if op.model_index is not None else ""
+            groups.setdefault(key or op.name, []).append(op)
+        for key, ops in groups.items():
+            cycles[key] = sum(o.cycles for o in ops)
+            pmu = all(o.npu_cycles is not None and o.predicted_npu_cycles for o in ops)
+            measured = sum((o.npu_cycles if pmu else o.cycles) or 0.0 for o in ops)
+            predicted = sum((o.predicted_npu_cycles if pmu else o.predicted_cycles) or 0.0 for o in ops)
+            if predicted > 0:
+                ratios[key] = round(measured / predicted, 4)
+        if groups:
+            split.add(job.layer)
+    return cycles, ratios, split
 
 
 def _graph(name: str, values: dict[str, float], colours: list[dict[str, Any]]) -> dict[str, Any]:
