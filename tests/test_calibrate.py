@@ -30,6 +30,10 @@ def test_calibration_halves_the_error_on_models_left_out(run_cli, calibration_mo
     assert every["layers"] == sum(len(b.layers) for b in calibration_models.budgets.values())
     assert every["calibrated_layers"] == every["layers"]  # every type is in every model
     assert every["median_error_after"] <= 0.5 * every["median_error_before"], every
+    # With their uncertainty: the calibrated median's interval lies below the planner's.
+    low, high = every["median_error_interval"]
+    assert low <= every["median_error"] <= high
+    assert every["median_error_after_interval"][1] < low
     for row in table["operators"]:
         assert row["median_error_after"] < row["median_error_before"], row
 

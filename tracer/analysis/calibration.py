@@ -32,6 +32,8 @@ from tracer.budget.ops import normalize_op
 MIN_LAYERS = 3
 MIN_MODELS = 2
 MIN_VALIDATION_MODELS = 3  # leaving one out must leave two to fit on
+BOOTSTRAP_REPLICATES = 2000
+BOOTSTRAP_SEED = 20241203  # fixed: the same data give the same intervals
 LEVEL = 0.90  # of the per-layer prediction interval
 FACTOR_LEVEL = 0.95  # of the factor's confidence interval
 # Vela's per-layer numbers used as features (BudgetPart.detail keys).
@@ -315,12 +317,14 @@ class ErrorSummary:
         median_ratio: Median measured / predicted.
         median_error, p90_error: Median and nearest-rank p90 of the absolute relative error
             ``|predicted / measured - 1|``.
+        median_error_interval: 95 % bootstrap interval of the median error (layers resampled).
         bias: Median of the signed error (negative: the planner predicts too few cycles).
         calibrated_layers: Layers of the group a fit without their model could calibrate.
         median_error_after, p90_error_after: The same errors of the calibrated prediction over
             those layers (None: none).
         median_error_before: The planner's median error over the same layers (to compare like
             with like; None: none).
+        median_error_after_interval: 95 % bootstrap interval of ``median_error_after``.
         coverage: Share of those layers whose measured cycles fall in their interval.
     """
 
@@ -331,15 +335,24 @@ class ErrorSummary:
     median_error: float
     p90_error: float
     bias: float
+    median_error_interval: tuple[float, float] = (0.0, 0.0)
     calibrated_layers: int = 0
     median_error_before: float | None = None
     median_error_after: float | None = None
+    median_error_after_interval: tuple[float, float] | None = None
     p90_error_after: float | None = None
     coverage: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """As a row of the error table's JSON."""
-        return {k: (_r(v) if isinstance(v, float) else v) for k, v in dataclasses.asdict(self).items()}
+        out: dict[str, Any] = {}
+        for k, v in dataclasses.asdict(self).items():
+            if isinstance(v, float):
+                v = _r(v)
+            elif isinstance(v, tuple):
+                v = [_r(x) for x in v]
+            out[k] = v
+        return out
 
 
 def error_summary(group: str, observations: Sequence[LayerObservation], held: Sequence[HeldOut] = ()) -> ErrorSummary:
@@ -358,12 +371,28 @@ def error_summary(group: str, observations: Sequence[LayerObservation], held: Se
         median_error=float(np.median(errors)),
         p90_error=quantile(errors, 0.9),
         bias=float(np.median(signed)),
+        median_error_interval=median_interval(errors),
         calibrated_layers=len(done),
         median_error_before=float(np.median(before)) if done else None,
         median_error_after=float(np.median(after)) if done else None,
+        median_error_after_interval=median_interval(np.array(after)) if done else None,
         p90_error_after=quantile(np.array(after), 0.9) if done else None,
         coverage=sum(bool(h.covered) for h in done) / len(done) if done else None,
     )
+
+
+def median_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The bootstrap percentile interval of the median of ``values`` (values resampled with
+    replacement, :data:`BOOTSTRAP_REPLICATES` times, seeded).
+    """
+    if len(values) == 1:
+        return float(values[0]), float(values[0])
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    picks = rng.integers(0, len(values), size=(BOOTSTRAP_REPLICATES, len(values)))
+    medians = np.sort(np.median(values[picks], axis=1))
+    low = medians[rank_index(BOOTSTRAP_REPLICATES, (1 - confidence) / 2)]
+    high = medians[rank_index(BOOTSTRAP_REPLICATES, (1 + confidence) / 2)]
+    return float(low), float(high)
 
 
 def quantile(values: np.ndarray, q: float) -> float:

@@ -90,7 +90,7 @@ def write_text(table: Mapping[str, Any], out: IO[str]) -> None:
             str(row["layers"]),
             str(row["models"]),
             f"{row['median_ratio']:.2f}",
-            _pct(row["median_error"]),
+            _pct(row["median_error"]) + _span(row["median_error_interval"]),
             _pct(row["p90_error"]),
             _pct(row["bias"], signed=True),
         ]
@@ -98,15 +98,15 @@ def write_text(table: Mapping[str, Any], out: IO[str]) -> None:
             cells += [
                 str(row["calibrated_layers"]),
                 _pct(row["median_error_before"]),
-                _pct(row["median_error_after"]),
+                _pct(row["median_error_after"]) + _span(row["median_error_after_interval"]),
                 _pct(row["p90_error_after"]),
                 _pct(row["coverage"]),
             ]
         rows.append(cells)
     _columns(rows, out)
     out.write(
-        "\nratio: median measured / predicted; err: |predicted / measured - 1|; bias: median signed error "
-        "(negative: the planner predicts too few cycles)\n"
+        "\nratio: median measured / predicted; err: |predicted / measured - 1| (median: with its 95% bootstrap "
+        "interval); bias: median signed error (negative: the planner predicts too few cycles)\n"
     )
     if validated:
         out.write(
@@ -167,15 +167,15 @@ def write_markdown(table: Mapping[str, Any], out: IO[str]) -> None:
             str(row["layers"]),
             str(row["models"]),
             f"{row['median_ratio']:.2f}",
-            _pct(row["median_error"]),
+            _pct(row["median_error"]) + _span(row["median_error_interval"]),
             _pct(row["p90_error"]),
             _pct(row["bias"], signed=True),
         ]
         if validated:
-            cells.append(_pct(row["median_error_after"]))
+            cells.append(_pct(row["median_error_after"]) + _span(row["median_error_after_interval"]))
         out.write("| " + " | ".join(cells) + " |\n")
     out.write(
-        "\nError: |predicted / measured - 1| per layer; bias: median signed error (negative: the planner "
+        "\nError: |predicted / measured - 1| per layer, the median with its 95 % bootstrap interval; bias: median signed error (negative: the planner "
         "predicts too few cycles); p90: nearest rank.\n"
     )
 
@@ -184,6 +184,12 @@ def _pct(value: float | None, signed: bool = False) -> str:
     if value is None:
         return "-"
     return f"{100 * value:+.1f}%" if signed else f"{100 * value:.1f}%"
+
+
+def _span(interval: list[float] | None) -> str:
+    if not interval:
+        return ""
+    return f" ({100 * interval[0]:.1f}..{100 * interval[1]:.1f})"
 
 
 def _columns(rows: list[list[str]], out: IO[str]) -> None:
