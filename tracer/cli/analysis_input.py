@@ -289,6 +289,11 @@ def _share(text: str) -> float:
     return _percent(text, most=100)
 
 
+def frequency(text: str) -> int:
+    """``--clock HZ``'s type: a clock in Hz, k/M suffixes accepted (argparse's error otherwise)."""
+    return _frequency(text)
+
+
 def _frequency(text: str) -> int:
     from tracer.errors import UsageError
     from tracer.units import parse_clock

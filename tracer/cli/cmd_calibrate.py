@@ -49,6 +49,8 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer calibrate``."""
+    from tracer.cli.analysis_input import frequency as _frequency
+
     parser.add_argument(
         "captures",
         metavar="CAPTURE[:BUDGET]",
@@ -77,6 +79,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("model", "any"),
         default="model",
         help="model (default): refuse a budget of another model (exit 2); any: pair the layers anyway",
+    )
+    parser.add_argument(
+        "--clock",
+        metavar="HZ",
+        type=_frequency,
+        help="the clock the inputs' cycles count, for inputs that do not say (text logs); accepts k/M suffixes",
     )
     parser.add_argument("--save", metavar="FILE", help="write the calibration (JSON) to FILE")
     parser.add_argument(
