@@ -1,9 +1,10 @@
 """How far a planner's per-layer estimates are off on one board, and a correction learnt from it.
 
 The data are :class:`LayerObservation` s: one per measured layer the planner predicted on its
-own (one budget layer, on the NPU, with a non-zero estimate), holding the measured median (p50)
-cycles and the prediction, both in the capture's clock, and the numbers the planner wrote for the
-layer (MACs, its compute and memory-access cycles).
+own (one budget layer, on the NPU, with a non-zero estimate), or per model operator of a sampled
+NPU job (:mod:`tracer.analysis.calibration_data`), holding the measured cycles and the prediction
+in one unit, and the numbers the planner wrote for the layer (MACs, its compute and
+memory-access cycles). The error table's rows are in :mod:`tracer.analysis.calibration_errors`.
 
 The model (docs/calibrate.md): for a layer of operator type ``op``,
 ``log(measured / predicted) = mu_op + e`` with ``e`` independent, normal, of spread ``sigma_op``.
@@ -26,14 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from tracer.analysis.statistics import rank_index, student_t_quantile
+from tracer.analysis.statistics import student_t_quantile
 from tracer.budget.ops import normalize_op
 
 MIN_LAYERS = 3
 MIN_MODELS = 2
 MIN_VALIDATION_MODELS = 3  # leaving one out must leave two to fit on
-BOOTSTRAP_REPLICATES = 2000
-BOOTSTRAP_SEED = 20241203  # fixed: the same data give the same intervals
 LEVEL = 0.90  # of the per-layer prediction interval
 FACTOR_LEVEL = 0.95  # of the factor's confidence interval
 # Vela's per-layer numbers used as features (BudgetPart.detail keys).
@@ -114,8 +113,9 @@ class LayerObservation:
         capture: The capture it was measured in.
         layer: Its name.
         op: Its operator type (:func:`op_type`).
-        measured_cycles: Median cycles over the complete inferences, capture clock.
-        predicted_cycles: The planner's estimate, capture clock.
+        measured_cycles: Median cycles over the complete inferences, capture clock (a sampled
+            NPU operation: its sampled time, in NPU cycles when the PMU counted its jobs).
+        predicted_cycles: The planner's estimate, in the same unit.
         planner_cycles: The planner's estimate in its own clock (what the calibration's ranges use).
         features: The planner's per-layer numbers (:data:`FEATURES`, summed over its operations).
     """
@@ -303,160 +303,6 @@ def leave_one_model_out(observations: Sequence[LayerObservation]) -> list[HeldOu
                 out.append(
                     HeldOut(o, o.predicted_cycles * f.factor, (o.predicted_cycles * low, o.predicted_cycles * high))
                 )
-    return out
-
-
-@dataclasses.dataclass(frozen=True)
-class ErrorSummary:
-    """The planner's error (and the calibrated one, left out) over a group of layers.
-
-    Attributes:
-        group: The operator type (or ``all``, or a bound).
-        layers: Layers.
-        models: Models they come from.
-        median_ratio: Median measured / predicted.
-        median_error, p90_error: Median and nearest-rank p90 of the absolute relative error
-            ``|predicted / measured - 1|``.
-        median_error_interval: 95 % bootstrap interval of the median error (layers resampled).
-        bias: Median of the signed error (negative: the planner predicts too few cycles).
-        calibrated_layers: Layers of the group a fit without their model could calibrate.
-        median_error_after, p90_error_after: The same errors of the calibrated prediction over
-            those layers (None: none).
-        median_error_before: The planner's median error over the same layers (to compare like
-            with like; None: none).
-        median_error_after_interval: 95 % bootstrap interval of ``median_error_after``.
-        coverage: Share of those layers whose measured cycles fall in their interval.
-    """
-
-    group: str
-    layers: int
-    models: int
-    median_ratio: float
-    median_error: float
-    p90_error: float
-    bias: float
-    median_error_interval: tuple[float, float] = (0.0, 0.0)
-    calibrated_layers: int = 0
-    median_error_before: float | None = None
-    median_error_after: float | None = None
-    median_error_after_interval: tuple[float, float] | None = None
-    p90_error_after: float | None = None
-    coverage: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """As a row of the error table's JSON."""
-        out: dict[str, Any] = {}
-        for k, v in dataclasses.asdict(self).items():
-            if isinstance(v, float):
-                v = _r(v)
-            elif isinstance(v, tuple):
-                v = [_r(x) for x in v]
-            out[k] = v
-        return out
-
-
-def error_summary(group: str, observations: Sequence[LayerObservation], held: Sequence[HeldOut] = ()) -> ErrorSummary:
-    """The error of ``observations``; ``held`` are the same layers' left-out predictions."""
-    errors = np.array([abs(o.error) for o in observations])
-    signed = np.array([o.error for o in observations])
-    ratios = np.array([o.measured_cycles / o.predicted_cycles for o in observations])
-    done = [h for h in held if h.calibrated_cycles is not None]
-    before = [abs(h.observation.error) for h in done]
-    after = [abs(h.error_after or 0.0) for h in done]
-    return ErrorSummary(
-        group=group,
-        layers=len(observations),
-        models=len({o.model for o in observations}),
-        median_ratio=float(np.median(ratios)),
-        median_error=float(np.median(errors)),
-        p90_error=quantile(errors, 0.9),
-        bias=float(np.median(signed)),
-        median_error_interval=median_interval(errors),
-        calibrated_layers=len(done),
-        median_error_before=float(np.median(before)) if done else None,
-        median_error_after=float(np.median(after)) if done else None,
-        median_error_after_interval=median_interval(np.array(after)) if done else None,
-        p90_error_after=quantile(np.array(after), 0.9) if done else None,
-        coverage=sum(bool(h.covered) for h in done) / len(done) if done else None,
-    )
-
-
-def median_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
-    """The bootstrap percentile interval of the median of ``values`` (values resampled with
-    replacement, :data:`BOOTSTRAP_REPLICATES` times, seeded).
-    """
-    if len(values) == 1:
-        return float(values[0]), float(values[0])
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    picks = rng.integers(0, len(values), size=(BOOTSTRAP_REPLICATES, len(values)))
-    medians = np.sort(np.median(values[picks], axis=1))
-    low = medians[rank_index(BOOTSTRAP_REPLICATES, (1 - confidence) / 2)]
-    high = medians[rank_index(BOOTSTRAP_REPLICATES, (1 + confidence) / 2)]
-    return float(low), float(high)
-
-
-def quantile(values: np.ndarray, q: float) -> float:
-    """The nearest-rank ``q`` quantile of float values (the one percentile definition)."""
-    ordered = np.sort(values)
-    return float(ordered[rank_index(len(ordered), q)])
-
-
-@dataclasses.dataclass(frozen=True)
-class FeatureEffect:
-    """Whether an operator type's ratio still depends on a planner feature (a factor per type
-    cannot correct that; it widens the type's interval instead).
-
-    Attributes:
-        op: The operator type.
-        feature: ``mac_count`` or ``planner_cycles`` (both on a log scale).
-        slope: Change of log(measured / predicted) per unit of log(feature).
-        interval: Its 95 % confidence interval.
-        layers: Layers it rests on.
-    """
-
-    op: str
-    feature: str
-    slope: float
-    interval: tuple[float, float]
-    layers: int
-
-    @property
-    def matters(self) -> bool:
-        """The interval excludes zero."""
-        return self.interval[0] > 0 or self.interval[1] < 0
-
-    def to_json(self) -> dict[str, Any]:
-        """As JSON."""
-        return {
-            "op": self.op,
-            "feature": self.feature,
-            "slope": _r(self.slope),
-            "interval": [_r(v) for v in self.interval],
-            "layers": self.layers,
-            "matters": self.matters,
-        }
-
-
-def feature_effects(observations: Sequence[LayerObservation]) -> list[FeatureEffect]:
-    """Per operator type with at least four layers of different sizes: the slope of the log ratio
-    against log MACs and against log planner cycles (ordinary least squares, t interval).
-    """
-    out: list[FeatureEffect] = []
-    for op, group in by_op(observations).items():
-        y = np.array([o.log_ratio for o in group])
-        for feature in ("mac_count", "planner_cycles"):
-            values = [o.planner_cycles if feature == "planner_cycles" else o.features.get(feature, 0.0) for o in group]
-            if len(group) < 4 or min(values) <= 0:
-                continue
-            x = np.log(np.array(values))
-            sxx = float(((x - x.mean()) ** 2).sum())
-            if sxx <= 1e-9:
-                continue
-            slope = float(((x - x.mean()) * (y - y.mean())).sum() / sxx)
-            residual = y - y.mean() - slope * (x - x.mean())
-            se = math.sqrt(float((residual**2).sum()) / (len(y) - 2) / sxx)
-            half = student_t_quantile(0.975, len(y) - 2) * se
-            out.append(FeatureEffect(op, feature, slope, (slope - half, slope + half), len(group)))
     return out
 
 

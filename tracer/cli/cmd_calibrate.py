@@ -95,8 +95,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load every run, measure the error, fit, validate, write."""
-    from tracer.analysis.calibration import LEVEL, feature_effects, fit, leave_one_model_out
+    from tracer.analysis.calibration import LEVEL, fit, leave_one_model_out
     from tracer.analysis.calibration_data import observations_of
+    from tracer.analysis.calibration_errors import feature_effects
     from tracer.analysis.calibration_file import Calibration
     from tracer.cli.analysis_input import analyse_whole
     from tracer.cli.output import open_output

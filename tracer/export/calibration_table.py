@@ -11,15 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from tracer.analysis.calibration import (
-    ErrorSummary,
-    FeatureEffect,
-    Fit,
-    HeldOut,
-    LayerObservation,
-    by_op,
-    error_summary,
-)
+from tracer.analysis.calibration import Fit, HeldOut, LayerObservation, by_op
+from tracer.analysis.calibration_errors import ErrorSummary, FeatureEffect, error_summary
 
 ALL = "all"
 
