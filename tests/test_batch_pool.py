@@ -29,6 +29,7 @@ from tracer.decode.pool import KEEP, BatchPool
 from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
 from tracer.pipeline import capture as pipeline_capture
+from tracer.pipeline.stream import StreamDecoder
 from tracer.telemetry.wire import RecordType, TimeSource
 
 
@@ -139,14 +140,13 @@ def garbage_on_give_back(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
 def fresh_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """``decode_capture`` and ``read_windows`` decode into fresh memory (no batch given back)."""
-    decode_reader = pipeline_capture.decode_reader
+    init = StreamDecoder.__init__
 
-    def fresh(*args, **kwargs):  # type: ignore[no-untyped-def]  # decode_reader's own signature
+    def fresh(self, *args, **kwargs):  # type: ignore[no-untyped-def]  # StreamDecoder's own signature
         kwargs["reuse_batches"] = False
-        return decode_reader(*args, **kwargs)
+        init(self, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline_capture, "decode_reader", fresh)
-    monkeypatch.setattr("tracer.pipeline.windows.decode_reader", fresh)
+    monkeypatch.setattr(StreamDecoder, "__init__", fresh)
 
 
 def late_pc_samples_capture(tmp_path: Path) -> Path:

@@ -22,9 +22,10 @@ from telemetry_streams import CLOCK_HZ, decode
 from tracer.analysis.npu_operators import npu_operator_profile, wilson
 from tracer.analysis.sampling import layer_breakdowns, sampling_analysis
 from tracer.base.timeline import InferenceTimeline
+from tracer.budget.command_stream import CommandStream, StreamOperation
 from tracer.budget.loader import load_budget
 from tracer.budget.text import BudgetText
-from tracer.budget.vela_debugdb import CommandStream, StreamOperation, read_debug_db
+from tracer.budget.vela_debugdb import read_debug_db
 from tracer.telemetry.samples import read_samples
 from tracer.telemetry.wire import TimeSource
 

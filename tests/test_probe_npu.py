@@ -26,7 +26,7 @@ from test_probe_jlink import FAKE_PYLINK, FakeClock, FakeJLink, source
 from test_probe_pyocd import FakeProbe, FakeTarget, make
 
 from tracer.analysis.npu_operators import npu_operator_profile
-from tracer.budget.vela_debugdb import CommandStream, StreamOperation
+from tracer.budget.command_stream import CommandStream, StreamOperation
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
 from tracer.capture.writer import CaptureWriter

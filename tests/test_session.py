@@ -24,6 +24,7 @@ from tracer.capture.writer import CaptureWriter
 from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
 from tracer.errors import CaptureError, SourceUnavailable
+from tracer.pipeline.stream_setup import StreamSetup
 from tracer.session.engine import Session, SessionOptions
 from tracer.session.feeds import SourceFeed
 from tracer.session.pacing import SPEEDS, Pacer, parse_speed, speed_label
@@ -124,7 +125,7 @@ def plain_timeline(data: bytes):
 
 
 def rolled(data: bytes, piece: int) -> tuple[dict[str, list], RollingDecoder, dict[str, int]]:
-    decoder = RollingDecoder(CLOCK_HZ, tpiu=TpiuMode.OFF)
+    decoder = RollingDecoder(StreamSetup(TpiuMode.OFF, clock_hz=CLOCK_HZ))
     got: dict[str, list] = {k: [] for k in ("inf", "spans", *EVENTS)}
     most: dict[str, int] = {}
     for at in range(0, len(data), piece):

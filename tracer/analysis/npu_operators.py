@@ -36,7 +36,7 @@ import numpy as np
 
 from tracer.analysis.samples import layer_rows
 from tracer.base.timeline import Engine, InferenceTimeline
-from tracer.budget.vela_debugdb import CommandStream
+from tracer.budget.command_stream import CommandStream
 from tracer.telemetry.samples import NpuSamples
 
 CONFIDENCE = 0.95

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tracer.base.timeline import Engine
-
-if TYPE_CHECKING:
-    from tracer.budget.vela_debugdb import CommandStream
+from tracer.budget.command_stream import CommandStream
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ import dataclasses
 import io
 import xml.etree.ElementTree as ET
 
+from tracer.budget.command_stream import CommandStream, StreamOperation
 from tracer.budget.ops import normalize_op
 from tracer.budget.text import BudgetText
 from tracer.budget.vela_csv import VelaLayerTable
@@ -35,54 +36,6 @@ class SourceOp:
     id: int
     operator: str
     index: int  # ext_key: position in the input model
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class StreamOperation:
-    """An operation of a command stream, where its kernel command sits.
-
-    Attributes:
-        offset: Byte offset of its kernel command in the stream (QREAD's unit).
-        name: Its output tensor (regor ``perf.name``), or ``""`` (legacy).
-        operator: The operation (``Conv2D``, ``AvgPool`` ...).
-        model_index: The model operator it belongs to (``source.ext_key``), if known.
-        model_operator: That operator's type (``source.operator``).
-        op_cycles: Vela's estimate (``perf.op_cycles``: the bottleneck of compute and memory), if given.
-        npu_cycles: Vela's compute-only estimate (``perf.npu_cycles``), if given.
-    """
-
-    offset: int
-    name: str
-    operator: str
-    model_index: int | None
-    model_operator: str
-    op_cycles: float | None
-    npu_cycles: float | None
-
-    @property
-    def label(self) -> str:
-        """A short name: the tensor name, else ``operator@offset``."""
-        return self.name or f"{self.operator or 'op'}@{self.offset}"
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class CommandStream:
-    """One command stream (one ``ethos-u`` operator of the compiled model) and its operations.
-
-    Attributes:
-        id: ``cmdstream_id`` (numbered in the order of the ``ethos-u`` operators).
-        operations: Its operations in stream order (ascending offsets).
-        source: The debug database it came from (for messages).
-    """
-
-    id: int
-    operations: tuple[StreamOperation, ...]
-    source: str
-
-    @property
-    def offsets(self) -> list[int]:
-        """The kernel-command offsets, ascending."""
-        return [op.offset for op in self.operations]
 
 
 @dataclasses.dataclass(frozen=True)

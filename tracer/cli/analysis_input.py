@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tracer.analysis.settings import AnalysisSettings
@@ -144,42 +144,35 @@ def _calibration(args: argparse.Namespace) -> Calibration | None:
 def analyse_input(
     args: argparse.Namespace, whole: bool = False, on_window: Callable[[InferenceTimeline], None] | None = None
 ) -> tuple[Loaded, Analysis]:
-    """Load the budget and the input and analyse it (``report``, ``check``).
-
-    A capture larger than :data:`tracer.pipeline.windows.WHOLE_BYTES` is read in windows, in two
-    passes (the second only where needed), in bounded memory
-    (:func:`tracer.analysis.windowed.analyze_windows`: the same analysis), unless ``whole`` is set
-    or it holds what is not merged across windows yet (then it is read whole, as a smaller input is).
+    """Load the budget and the input and analyse it (``report``, ``check``, ``export``), as
+    :func:`tracer.pipeline.analyse.analyse_file` does for every front end: whole, or in windows
+    when it is large; then say its warnings and refuse a budget of another model (exit 2).
 
     Args:
         args: The command line.
         whole: Read the input whole whatever its size (``--per-inference`` lists every execution).
         on_window: Called with every window of a capture read in windows (not otherwise).
     """
-    from tracer.analysis.windowed import NotWindowable, analyze_windows
-    from tracer.pipeline.windows import is_windowed, read_windows
+    from tracer.pipeline.analyse import analyse_file
 
-    if whole or not is_windowed(args.capture):
-        return analyse_whole(args)
     console = args.console
     budget = _load_budget(args)
-    passes = 0
-
-    def windows() -> Iterator[tuple[InferenceTimeline, InputFacts]]:
-        nonlocal passes
-        passes += 1
-        with console.progress(f"decoding in windows (pass {passes} of 2)") as bar:
-            yield from read_windows(args.capture, on_progress=bar.update, clock_hz=getattr(args, "clock", None))
-
     locator = _locator(args)
-    try:
-        analysis = analyze_windows(windows, budget, settings_of(args), on_window, locator)
-    except NotWindowable as why:
-        console.info(f"{args.capture}: read whole, not in windows: it has {why}, which is not analysed in windows yet")
-        return analyse_whole(args, budget, locator)
-    loaded = Loaded(analysis.timeline, analysis.facts, budget, analysis.facts.kind)
+    result = analyse_file(
+        args.capture,
+        budget,
+        settings_of(args),
+        locator=locator,
+        clock_hz=getattr(args, "clock", None),
+        whole=whole,
+        on_window=on_window,
+        progress=console.progress,
+    )
+    if result.read_whole_because:
+        console.info(f"{args.capture}: read whole, not in windows: {result.read_whole_because}")
+    analysis = result.analysis
+    loaded = Loaded(analysis.timeline, analysis.facts, budget, analysis.facts.kind, locator)
     _after_loading(args, loaded)
-    loaded.locator = locator
     return loaded, analysis
 
 
@@ -193,34 +186,6 @@ def _load_budget(args: argparse.Namespace) -> Budget | None:
     for note in budget.notes:
         args.console.info(f"budget note: {note}")
     return budget
-
-
-def analyse_whole(
-    args: argparse.Namespace, budget: Budget | None = None, locator: CodeLocator | None = None
-) -> tuple[Loaded, Analysis]:
-    """Load the input whole (:func:`load_input`) and analyse it with the command line's thresholds."""
-    from tracer.analysis.analyze import analyze
-
-    loaded = load_input(args, budget, locator)
-    return loaded, analyze(loaded.timeline, loaded.facts, loaded.budget, settings_of(args), loaded.locator)
-
-
-def load_input(args: argparse.Namespace, budget: Budget | None = None, locator: CodeLocator | None = None) -> Loaded:
-    """Load the budget (exit 2 on a bad file; or use ``budget``, loaded already) then the input
-    (exit 3 if unreadable), and the ``--elf`` image (or use ``locator``, read already); warnings
-    to stderr.
-    """
-    from tracer.pipeline.load import load_timeline
-
-    console = args.console
-    if budget is None:
-        budget = _load_budget(args)
-    with console.progress("decoding") as bar:
-        timeline, source = load_timeline(args.capture, on_progress=bar.update, clock_hz=getattr(args, "clock", None))
-    loaded = Loaded(timeline, source, budget, source.kind)
-    _after_loading(args, loaded)
-    loaded.locator = locator if locator is not None else _locator(args)
-    return loaded
 
 
 def _locator(args: argparse.Namespace) -> CodeLocator | None:

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from tracer.analysis.calibration_data import observations_of
     from tracer.analysis.calibration_errors import feature_effects
     from tracer.analysis.calibration_file import Calibration
-    from tracer.cli.analysis_input import analyse_whole
+    from tracer.cli.analysis_input import analyse_input
     from tracer.cli.output import open_output
     from tracer.errors import CaptureError, ExitCode
     from tracer.export.calibration_table import table_object, write_markdown, write_text
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     for capture, files in runs:
         one = copy.copy(args)
         one.capture, one.budget = capture, files
-        loaded, analysis = analyse_whole(one)
+        loaded, analysis = analyse_input(one)
         assert loaded.budget is not None
         budgets.append(loaded.budget)
         found, left = observations_of(analysis, capture)

@@ -67,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
             for warning in reader.warnings:
                 args.console.warn(str(warning))
         return 0
-    from tracer.cli.analysis_input import analyse_whole
+    from tracer.cli.analysis_input import analyse_input
 
-    loaded, analysis = analyse_whole(args)
+    loaded, analysis = analyse_input(args, whole=True)  # every execution is exported
     if not loaded.timeline.source:
         loaded.timeline.source = str(args.capture)
     if args.format == "perfetto":

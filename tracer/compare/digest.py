@@ -90,16 +90,24 @@ class CaptureDigest:
         return sum(len(s.cycles) for s in self.samples.values())
 
 
-def digest(analysis: Analysis, name: str, labels: Mapping[str, str] | None = None) -> CaptureDigest:
+def digest(
+    analysis: Analysis,
+    name: str,
+    labels: Mapping[str, str] | None = None,
+    samples: Mapping[int, LayerSamples] | None = None,
+) -> CaptureDigest:
     """The digest of one analysed capture or log.
 
     Args:
         analysis: The capture's analysis.
         name: How to name the input.
         labels: The capture's labels (:func:`tracer.pipeline.provenance.capture_labels`, user labels).
+        samples: Per layer, its complete executions, when the analysis's timeline does not hold
+            them (a capture read in windows: each window's
+            :func:`~tracer.analysis.samples.layer_samples`, pooled).
     """
     timeline = analysis.timeline
-    samples = layer_samples(timeline.spans)
+    samples = layer_samples(timeline.spans) if samples is None else samples
     inf = timeline.inferences
     memory = analysis.memory
     layers = {i: timeline.layer(i) for i in sorted(set(timeline.layers) | set(samples))}
@@ -161,21 +169,6 @@ def pool(digests: Sequence[CaptureDigest]) -> CaptureDigest:
         labels=shared,
         warnings=tuple(w for d in digests for w in d.warnings),
         excluded=add_counts([d.excluded for d in digests]),
-    )
-
-
-def merge_windows(windows: Sequence[CaptureDigest], name: str, labels: Mapping[str, str]) -> CaptureDigest:
-    """One capture's digest from the digests of its windows (:mod:`tracer.pipeline.windows`).
-
-    A window with nothing measured (the empty last window of a long capture) says nothing about the
-    capture: its ``no-measurements`` finding counts only when every window has it.
-    """
-    merged = pool(windows)
-    findings = merged.findings
-    if not all(any(f.id == NOTHING_MEASURED for f in w.findings) for w in windows):
-        findings = tuple(f for f in findings if f.id != NOTHING_MEASURED)
-    return dataclasses.replace(
-        merged, names=(name,), labels=dict(labels), findings=findings, warnings=windows[-1].warnings
     )
 
 

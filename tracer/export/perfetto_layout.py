@@ -28,6 +28,8 @@ import numpy as np
 
 from tracer.analysis.analyze import Analysis
 from tracer.base.timeline import Engine, InferenceTimeline
+from tracer.export.perfetto_events import CounterValue, Instant, Slice, Track
+from tracer.export.sampling_layout import add_sampling_tracks
 
 INFERENCES = "Inferences"
 NPU_JOBS = "NPU jobs"
@@ -36,53 +38,6 @@ MARKS = "Marks"
 CONSOLE = "Console"
 ARENA = "Arena used"
 MODEL_ESTIMATE = "model estimate"
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Track:
-    """A track: a lane of slices and instants, or a counter.
-
-    Attributes:
-        name: As shown.
-        counter: True for a counter track.
-        unit: ``bytes`` or ``count`` for counters.
-    """
-
-    name: str
-    counter: bool = False
-    unit: str = ""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Slice:
-    """Something with a duration on a track (``end_ns > start_ns``)."""
-
-    track: str
-    start_ns: int
-    end_ns: int
-    name: str
-    category: str
-    args: dict[str, Any]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Instant:
-    """A moment on a track."""
-
-    track: str
-    ts_ns: int
-    name: str
-    category: str
-    args: dict[str, Any]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class CounterValue:
-    """A counter track's value from ``ts_ns`` on."""
-
-    track: str
-    ts_ns: int
-    value: int
 
 
 @dataclasses.dataclass
@@ -150,8 +105,6 @@ def layout(analysis: Analysis) -> TraceLayout:
     _memory(timeline, clock, out, track)
     sampling = analysis.sampling
     if sampling is not None:  # NPU operators inside the job, QREAD, PC samples
-        from tracer.export.sampling_layout import add_sampling_tracks
-
         add_sampling_tracks(out, timeline, sampling, clock, track)
     out.tracks.sort(key=lambda t: t.counter)  # lanes first, counters below them (stable)
     return out

@@ -20,6 +20,7 @@ import numpy as np
 from tracer.analysis.samples import layer_rows
 from tracer.analysis.sampling import SamplingAnalysis
 from tracer.base.timeline import InferenceTimeline
+from tracer.export.perfetto_events import CounterValue, Instant, Slice
 
 NPU_OPERATORS = "NPU operators (sampled)"
 QREAD = "NPU QREAD (sampled)"
@@ -32,8 +33,6 @@ def add_sampling_tracks(
     out: Any, timeline: InferenceTimeline, sampling: SamplingAnalysis, clock: Any, track: TrackFn
 ) -> None:
     """Append the tracks above to a :class:`~tracer.export.perfetto_layout.TraceLayout`."""
-    from tracer.export.perfetto_layout import CounterValue, Instant, Slice  # no cycle
-
     profile = sampling.npu
     if profile is not None and profile.mapped:
         spans = timeline.spans

@@ -1,11 +1,11 @@
 """Ingest: captures into a dataset, each once, on Dask workers, committed atomically.
 
 Per capture, on a worker (:func:`ingest_capture`): hash the file (a capture already in the
-dataset is skipped: ingesting it again changes nothing), decode and analyse it window by window
-(:mod:`tracer.pipeline.windows`: bounded memory whatever its size; an input with nothing measured
-in it is an error, not an empty capture), write its
-per-execution tables into the run's staging folder and return its summary rows (captures, labels,
-layers, stacks, findings). A capture that cannot be read comes back as an error row; the others go
+dataset is skipped: ingesting it again changes nothing), decode and analyse it
+(:func:`tracer.pipeline.analyse.analyse_file`, the one analysis of every front end: in windows,
+in bounded memory, when it is large; an input with nothing measured in it is an error, not an
+empty capture), write its per-execution tables into the run's staging folder and return its
+summary rows (captures, labels, layers, stacks, findings). A capture that cannot be read comes back as an error row; the others go
 on. On the client (:func:`ingest`): collect the results as they complete, write the summary and
 error tables once per run and day, and commit (:meth:`tracer.fleet.dataset.Staging.commit`).
 """
@@ -24,15 +24,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tracer.analysis.analyze import analyze
-from tracer.compare.digest import NOTHING_MEASURED, digest, merge_windows
+from tracer.compare.digest import NOTHING_MEASURED, digest
 from tracer.errors import ExitCode, TracerError
 from tracer.fleet import schema
 from tracer.fleet.cluster import Runner
 from tracer.fleet.dataset import Dataset
 from tracer.fleet.tables import CaptureStatistics, content_id, execution_tables, partition_date, summary_tables
-from tracer.pipeline.digest import input_labels
-from tracer.pipeline.windows import read_windows
+from tracer.pipeline.digest import analyse_with_samples, input_labels
 
 INGESTED, SKIPPED, FAILED = "ingested", "skipped", "failed"
 
@@ -144,20 +142,22 @@ def ingest_capture(
         created = all_labels.get("created")
         date = partition_date(created, _dt.date.fromtimestamp(os.path.getmtime(path)))
         writers = _CaptureFiles(Path(staging), date, capture_id)
-        windows, last = [], None
         try:
-            for timeline, facts in read_windows(path, merge_text=True):
-                analysis = analyze(timeline, facts)
-                writers.write(execution_tables(timeline, capture_id))
-                windows.append(digest(analysis, path))
-                last = (analysis, timeline, facts)
+            # The one analysis of the file (in windows when it is large): its executions are
+            # written window by window, as they are read.
+            analysed, samples = analyse_with_samples(
+                path, lambda window: writers.write(execution_tables(window, capture_id))
+            )
+            analysis = analysed.analysis
+            if not analysed.windowed:
+                writers.write(execution_tables(analysis.timeline, capture_id))
         finally:
             files, executions = writers.close()
-        assert last is not None
-        merged = merge_windows(windows, path, all_labels)
-        empty = next((f for f in merged.findings if f.id == NOTHING_MEASURED), None)
+        summary = digest(analysis, path, all_labels, samples)
+        empty = next((f for f in summary.findings if f.id == NOTHING_MEASURED), None)
         if empty is not None:
-            warned = f" ({'; '.join(last[2].warnings)})" if last[2].warnings else ""
+            warnings = analysis.facts.warnings
+            warned = f" ({'; '.join(warnings)})" if warnings else ""
             return CaptureOutcome(
                 path,
                 FAILED,
@@ -166,8 +166,10 @@ def ingest_capture(
                 error=f"{path}: {empty.message}{warned}",
                 exit_code=int(ExitCode.CAPTURE_UNREADABLE),
             )
-        stats = CaptureStatistics.of_analysis(last[0]) if len(windows) == 1 else CaptureStatistics.of_digest(merged)
-        tables = summary_tables(merged, stats, last[1], last[2], capture_id, size, created, run_id, ingested_at)
+        stats = CaptureStatistics.of_analysis(analysis)
+        tables = summary_tables(
+            summary, stats, analysis.timeline, analysis.facts, capture_id, size, created, run_id, ingested_at
+        )
         return CaptureOutcome(path, INGESTED, capture_id, date, tables, files, size, executions)
     except TracerError as exc:
         return CaptureOutcome(path, FAILED, capture_id, error=str(exc), exit_code=int(exc.exit_code))

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from tracer.analysis.analyze import Analysis
-from tracer.analysis.statistics import CycleSummary, summarize
+from tracer.analysis.statistics import CycleSummary
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline, LayerInfo
 from tracer.compare.digest import CaptureDigest
@@ -67,16 +67,8 @@ class CaptureStatistics:
 
     @classmethod
     def of_analysis(cls, analysis: Analysis) -> CaptureStatistics:
-        """A capture read as one window: the analysis' own numbers."""
+        """The analysis' own numbers (read whole or in windows: the same analysis)."""
         return cls({i: st.cycles for i, st in analysis.layers.items()}, analysis.latency)
-
-    @classmethod
-    def of_digest(cls, d: CaptureDigest) -> CaptureStatistics:
-        """A capture read in windows: the same statistics over its executions, from the compact columns."""
-        layers: dict[int, CycleSummary | None] = {i: summarize(s.cycles) for i, s in d.samples.items()}
-        for index in d.excluded:
-            layers.setdefault(index, None)
-        return cls(layers, summarize(d.latency))
 
 
 def summary_tables(

@@ -19,6 +19,7 @@ from tracer.decode.stream import TraceDecoder
 from tracer.decode.tpiu import TpiuMode
 from tracer.pipeline.ahead import RunAhead
 from tracer.pipeline.memory import prefer_small_pages
+from tracer.pipeline.stream_setup import StreamSetup
 
 if TYPE_CHECKING:
     from tracer.base.timeline import InferenceTimeline
@@ -68,7 +69,7 @@ def decode_capture(
         CaptureError: The file is missing or unreadable.
     """
     # Here, not at the top: ``tracer decode`` needs only decode_reader, and its start-up time counts.
-    from tracer.telemetry.decoder import TelemetryDecoder
+    from tracer.pipeline.stream import StreamDecoder
     from tracer.telemetry.probe_samples import probe_npu_records
     from tracer.telemetry.swo_pc import SwoPcCollector
 
@@ -77,8 +78,13 @@ def decode_capture(
     reader = path if isinstance(path, CaptureReader) else open_capture(path)
     with reader:
         meta = reader.metadata
-        decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name, expected_bytes=reader.size)
-        itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False, reuse_batches=True)
+        stream = StreamDecoder(
+            StreamSetup.of(meta, trusted=reader.is_capture, source=reader.name),
+            expected_bytes=reader.size,
+            reuse_batches=True,
+        )
+        decoder, itm = stream.telemetry, stream.itm
+        batches = read_batches(reader, itm)
         pcs = SwoPcCollector()  # DWT PC samples: placed in the layer spans they arrived inside
 
         def fed() -> Iterator[tuple[PacketBatch, int]]:
@@ -134,69 +140,65 @@ def decode_reader(
     packets: bool = True,
     reuse_batches: bool = False,
 ) -> tuple[TraceDecoder, Iterator[PacketBatch]]:
-    """Decode a whole capture, streaming.
+    """Decode a whole capture's packets, streaming (``tracer decode``).
 
-    ``tpiu`` AUTO defers to the capture's metadata when it says whether the stream is formatted.
-    ``packets=False`` only counts (the batches are empty; read ``decoder.stats_json()``).
-    ``reuse_batches``: the caller gives each batch back to the decoder (``decoder.give_back``) when
-    nothing reads it any more, and later batches are decoded into its memory (:mod:`tracer.decode.pool`).
+    ``tpiu`` AUTO defers to the capture's metadata when it says whether the stream is formatted
+    (:class:`~tracer.pipeline.stream.StreamSetup`). ``packets=False`` only counts (the batches are
+    empty; read ``decoder.stats_json()``). ``reuse_batches``: the caller gives each batch back to
+    the decoder (``decoder.give_back``) when nothing reads it any more, and later batches are
+    decoded into its memory (:mod:`tracer.decode.pool`).
 
     Returns:
         The decoder (stats and warnings fill in as batches are consumed) and the batches.
     """
-    meta = reader.metadata
-    if tpiu is TpiuMode.AUTO and isinstance(meta.tpiu, bool) and reader.is_capture:
-        tpiu = TpiuMode.ON if meta.tpiu else TpiuMode.OFF
-    warnings: list[str] = []
-    if tpiu_id is None:
-        tpiu_id = meta.tpiu_id
-        if not isinstance(tpiu_id, int) or not 0 < tpiu_id < 0x70:
-            warnings.append(f"capture header names TPIU source {tpiu_id!r}, not 1..111; using 1")
-            tpiu_id = 1
-    decoder = TraceDecoder(tpiu, tpiu_id, hold_timestamps, packets=packets, reuse_batches=reuse_batches)
-    decoder.warnings.extend(warnings)
+    setup = StreamSetup.of(reader.metadata, trusted=reader.is_capture, source=reader.name, tpiu=tpiu, tpiu_id=tpiu_id)
+    decoder = TraceDecoder(setup.tpiu, setup.tpiu_id, hold_timestamps, packets=packets, reuse_batches=reuse_batches)
+    decoder.warnings.extend(setup.warnings)
+    return decoder, read_batches(reader, decoder)
 
-    def batches() -> Iterator[PacketBatch]:
-        # Captures come in chunks of 16 KiB; contiguous ones are fed together, up to FEED_BYTES, so
-        # the decoder's cost per call does not grow with the number of chunks.
-        pending: list[bytes] = []
-        size = lost = 0
-        joined = bytearray()  # the chunks fed together, in the same memory each time (see joined_view)
 
-        def joined_view() -> bytes | memoryview:
-            # The decoder reads the bytes fed only while it is fed (it copies what it keeps), so
-            # one buffer serves every feed: b"".join would be fresh pages per feed.
-            nonlocal joined
-            if len(pending) == 1:
-                return pending[0]
-            if len(joined) < size:
-                joined = bytearray(size + (size >> 4))
-            at = 0
-            for data in pending:
-                joined[at : at + len(data)] = data
-                at += len(data)
-            return memoryview(joined)[:size]
+def read_batches(reader: CaptureReader, decoder: TraceDecoder) -> Iterator[PacketBatch]:
+    """The packet batches of a capture's stream, decoded by ``decoder`` as its chunks are read
+    (the host arrival times of the first and last chunk noted on the decoder).
+    """
+    # Captures come in chunks of 16 KiB; contiguous ones are fed together, up to FEED_BYTES, so
+    # the decoder's cost per call does not grow with the number of chunks.
+    pending: list[bytes] = []
+    size = lost = 0
+    joined = bytearray()  # the chunks fed together, in the same memory each time (see joined_view)
 
-        for chunk in reader.chunks():
-            if chunk.host_ns is not None:
-                if decoder.first_host_ns is None:
-                    decoder.first_host_ns = chunk.host_ns
-                decoder.last_host_ns = chunk.host_ns
-            if pending and (chunk.lost_before or size >= FEED_BYTES):
-                batch = decoder.feed(joined_view(), lost)
-                pending, size = [], 0
-                if len(batch):
-                    yield batch
-            if not pending:
-                lost = chunk.lost_before
-            pending.append(chunk.data)
-            size += len(chunk.data)
-        if pending:
+    def joined_view() -> bytes | memoryview:
+        # The decoder reads the bytes fed only while it is fed (it copies what it keeps), so
+        # one buffer serves every feed: b"".join would be fresh pages per feed.
+        nonlocal joined
+        if len(pending) == 1:
+            return pending[0]
+        if len(joined) < size:
+            joined = bytearray(size + (size >> 4))
+        at = 0
+        for data in pending:
+            joined[at : at + len(data)] = data
+            at += len(data)
+        return memoryview(joined)[:size]
+
+    for chunk in reader.chunks():
+        if chunk.host_ns is not None:
+            if decoder.first_host_ns is None:
+                decoder.first_host_ns = chunk.host_ns
+            decoder.last_host_ns = chunk.host_ns
+        if pending and (chunk.lost_before or size >= FEED_BYTES):
             batch = decoder.feed(joined_view(), lost)
+            pending, size = [], 0
             if len(batch):
                 yield batch
-        last = decoder.finish()
-        if len(last):
-            yield last
-
-    return decoder, batches()
+        if not pending:
+            lost = chunk.lost_before
+        pending.append(chunk.data)
+        size += len(chunk.data)
+    if pending:
+        batch = decoder.feed(joined_view(), lost)
+        if len(batch):
+            yield batch
+    last = decoder.finish()
+    if len(last):
+        yield last

@@ -39,10 +39,11 @@ from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.capture.reader import CaptureReader, open_capture
 from tracer.decode.packets import PacketKind
-from tracer.decode.tpiu import TpiuMode
 from tracer.pipeline.ahead import RunAhead
-from tracer.pipeline.capture import decode_reader, read_facts
+from tracer.pipeline.capture import read_batches, read_facts
 from tracer.pipeline.load import CAPTURE, RAW_ITM, input_kind, load_timeline, settle_clock
+from tracer.pipeline.stream import StreamDecoder
+from tracer.pipeline.stream_setup import StreamSetup
 from tracer.pipeline.window_carry import Carry
 from tracer.telemetry.console_text import merge_console
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
@@ -107,8 +108,10 @@ def _stream(
 ) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
     kind = CAPTURE if reader.is_capture else RAW_ITM
     meta = reader.metadata
-    decoder = TelemetryDecoder(clock_hz=meta.cpu_hz, source=meta.source or reader.name)
-    itm, batches = decode_reader(reader, TpiuMode.AUTO, None, hold_timestamps=False, reuse_batches=True)
+    # (no expected size: a window's rows are forgotten once taken, the tables stay small)
+    stream = StreamDecoder(StreamSetup.of(meta, trusted=reader.is_capture, source=reader.name), reuse_batches=True)
+    decoder, itm = stream.telemetry, stream.itm
+    batches = read_batches(reader, itm)
     pc_samples = 0  # counted only: SwoPcCollector would keep every layer header of the capture
     facts = InputFacts(kind, meta.source or label, label, 0)
     cut = _Cut(clock_hz, merge_text)

@@ -37,11 +37,12 @@ from tracer.budget.model import Budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.decode.tpiu import TpiuMode
 from tracer.errors import TracerError
+from tracer.pipeline.stream_setup import StreamSetup
 from tracer.session.budget import SessionBudget
 from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, SourceFeed
 from tracer.session.held import Stretch
 from tracer.session.holdings import Holdings
-from tracer.session.index import CaptureIndex, DecoderSetup
+from tracer.session.index import CaptureIndex
 from tracer.session.media import MediaClock
 from tracer.session.pacing import Pacer, RateMeter
 from tracer.session.ring import DEFAULT_RING
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from tracer.analysis.calibration_file import Calibration
     from tracer.base.facts import InputFacts
 
-__all__ = ["CONSOLE_LINES", "Session", "SessionOptions", "tpiu_mode"]
+__all__ = ["CONSOLE_LINES", "Session", "SessionOptions"]
 
 LATENCY_HISTORY = 1024
 SNAPSHOT_WAIT_S = 0.005  # a screen waits at most this long for the decoder before taking the last snapshot
@@ -90,13 +91,6 @@ class SessionOptions:
     calibration: Calibration | None = None
 
 
-def tpiu_mode(metadata: CaptureMetadata, trusted: bool = True) -> TpiuMode:
-    """The TPIU mode the metadata asks for (AUTO when it does not say, or cannot be trusted)."""
-    if trusted and metadata.tpiu is not None:
-        return TpiuMode.ON if metadata.tpiu else TpiuMode.OFF
-    return TpiuMode.AUTO
-
-
 class Session:
     """Decoding, statistics and state of one live or replayed stream.
 
@@ -110,7 +104,7 @@ class Session:
         budget: What to compare against.
         options: Sizes and replay settings.
         clock: Monotonic clock (injectable for tests).
-        tpiu: TPIU deframing.
+        setup: How the stream is decoded (:class:`~tracer.pipeline.stream_setup.StreamSetup`).
         capture_path: The capture file (replayed, or being recorded).
     """
 
@@ -124,7 +118,7 @@ class Session:
         budget: Budget | None = None,
         options: SessionOptions | None = None,
         clock: Callable[[], float] = time.monotonic,
-        tpiu: TpiuMode = TpiuMode.AUTO,
+        setup: StreamSetup | None = None,
         capture_path: str | None = None,
     ) -> None:
         self.options = options or SessionOptions()
@@ -135,7 +129,7 @@ class Session:
         self._feed = feed
         self._clock = clock
         # Named as `tracer report` names a capture's decoder (the findings read the same).
-        self._decoder = RollingDecoder(metadata.cpu_hz, metadata.source or source, tpiu, metadata.tpiu_id)
+        self._decoder = RollingDecoder(setup or StreamSetup.of(metadata, trusted=True, source=source))
         self._budget = SessionBudget(budget, self.options.calibration) if budget is not None else None
         self._pacer = Pacer(self.options.speed, self.options.paused, clock)
         self._media = MediaClock(self._pacer, metadata.swo_hz, isinstance(feed, CaptureFeed) and feed.has_host_times)
@@ -181,7 +175,8 @@ class Session:
         """
         options = options or SessionOptions()
         feed = CaptureFeed(path, FAST_PIECE if options.speed is None else DEFAULT_PIECE)
-        tpiu = tpiu_mode(feed.metadata, feed.is_capture)
+        # A capture's header says how its stream is framed; another tool's raw file is detected.
+        setup = StreamSetup.of(feed.metadata, trusted=feed.is_capture, source=path)
         session = cls(
             feed,
             "replay",
@@ -190,11 +185,10 @@ class Session:
             budget=budget,
             options=options,
             clock=clock,
-            tpiu=tpiu,
+            setup=setup,
             capture_path=path,
         )
         if options.index:
-            setup = DecoderSetup(feed.metadata.cpu_hz, feed.metadata.source or path, tpiu, feed.metadata.tpiu_id)
             session._holdings.index = CaptureIndex(path, setup, options.window)
         return session
 
@@ -209,9 +203,14 @@ class Session:
         clock: Callable[[], float] = time.monotonic,
         tpiu: TpiuMode | None = None,
     ) -> Session:
-        """A session on a live source (already opened); ``feed.writer`` records it unless None."""
+        """A session on a live source (already opened); ``feed.writer`` records it unless None.
+
+        ``tpiu``: the framing asked for (AUTO: detect it); None: what the source says of itself.
+        """
         path = str(feed.writer.path) if feed.writer is not None else None
-        mode = tpiu if tpiu is not None else tpiu_mode(metadata)
+        setup = StreamSetup.of(
+            metadata, trusted=tpiu is None, source=feed.url, tpiu=TpiuMode.AUTO if tpiu is None else tpiu
+        )
         session = cls(
             feed,
             "live",
@@ -220,7 +219,7 @@ class Session:
             budget=budget,
             options=options,
             clock=clock,
-            tpiu=mode,
+            setup=setup,
             capture_path=path,
         )
         listen = getattr(feed.source, "add_listener", None)

@@ -53,8 +53,7 @@ class CaptureFeed:
     Args:
         path: The capture (``.trace`` or another tool's raw file).
         piece_bytes: Largest piece.
-        start: Begin at this stream offset, a piece boundary of an earlier feed with the same
-            ``piece_bytes`` (no length measured).
+        start: Begin at this stream offset (no length measured).
 
     Raises:
         CaptureError: The file cannot be read.
@@ -118,11 +117,17 @@ class CaptureFeed:
         size = len(data)
         if chunk.offset + size <= self._start:
             return  # before where this feed begins
-        for at in range(0, size, self.piece_bytes):
-            if chunk.offset + at < self._start:
-                continue
-            when = None if start is None else start + span * at / size
-            yield Piece(data[at : at + self.piece_bytes], chunk.offset + at, chunk.lost_before if at == 0 else 0, when)
+        at = 0
+        while at < size:
+            # The piece size is read once per piece: the speed may change it between two pieces,
+            # and a step and a slice of different sizes would feed bytes twice or skip them.
+            length = self.piece_bytes
+            first = max(at, self._start - chunk.offset)  # a feed that begins inside this piece
+            if first < at + length:
+                when = None if start is None else start + span * first / size
+                lost = chunk.lost_before if first == 0 else 0
+                yield Piece(data[first : at + length], chunk.offset + first, lost, when)
+            at += length
 
     def next_piece(self, timeout: float = 0.0) -> Piece:
         """The next piece; raises :class:`SourceEnded` after the last."""

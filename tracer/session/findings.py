@@ -131,7 +131,8 @@ def window_analysis(timeline: InferenceTimeline, facts: InputFacts, budget: Budg
 def capture_analysis(
     path: str | os.PathLike[str], budget: Budget | None, on_progress: Callable[[int], None] | None = None
 ) -> Analysis:
-    """What ``tracer check CAPTURE`` makes of it: the capture read again from the start, by its code.
+    """What ``tracer check CAPTURE`` makes of it: the capture read again from the start, by its
+    code (:func:`tracer.pipeline.analyse.analyse_file`: in windows when it is large).
 
     Args:
         path: The capture.
@@ -141,11 +142,9 @@ def capture_analysis(
     Raises:
         CaptureError: The capture cannot be read.
     """
-    from tracer.analysis.analyze import analyze
-    from tracer.pipeline.load import load_timeline
+    from tracer.pipeline.analyse import analyse_file, reporting_to
 
-    timeline, source = load_timeline(path, on_progress=on_progress)
-    return analyze(timeline, source, budget)
+    return analyse_file(path, budget, progress=reporting_to(on_progress)).analysis
 
 
 def describe_scope(numbers: Any, whole: bool) -> str:

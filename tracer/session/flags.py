@@ -127,12 +127,9 @@ def _inferences(finding: Finding, analysis: Analysis | None) -> Iterable[int]:
             if hit.layer == layer and hit.exception == exception
             for n in hit.inferences
         ]
-    elif finding.id in ("layer-over-budget", "layer-p99-over-budget") and analysis.comparison is not None:
-        plan = analysis.comparison.plans.get(layer) if layer is not None else None
-        if plan is not None and plan.limit_cycles is not None:
-            spans = timeline.spans
-            over = (spans.layer == layer) & spans.complete & (spans.cycles > plan.limit_cycles)
-            return spans.inference[over].tolist()
+    elif finding.id in ("layer-over-budget", "layer-p99-over-budget") and layer in analysis.over_limit:
+        # (the analysis lists them once, read whole or in windows: a windowed timeline has no spans)
+        return analysis.over_limit[layer]
     elif finding.id == "coherency-nondeterministic-output":
         inf = timeline.inferences
         crc = str(evidence.get("input_crc", ""))

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from tracer.decode.tpiu import TpiuMode
+from tracer.pipeline.stream_setup import StreamSetup
 from tracer.session.feeds import FAST_PIECE, CaptureFeed
 from tracer.session.held import Stretch, narrowed
 from tracer.session.rolling import RollingDecoder
@@ -61,20 +61,6 @@ class Checkpoint:
     offset: int
     closed: int
     state: bytes | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class DecoderSetup:
-    """How the replay's decoder was made (a new one for the index is made the same way)."""
-
-    clock_hz: int | None
-    source: str
-    tpiu: TpiuMode
-    tpiu_id: int
-
-    def decoder(self) -> RollingDecoder:
-        """A new decoder."""
-        return RollingDecoder(self.clock_hz, self.source, self.tpiu, self.tpiu_id)
 
 
 class _CheckpointPickler(pickle.Pickler):
@@ -119,7 +105,7 @@ class CaptureIndex:
     def __init__(
         self,
         path: str,
-        setup: DecoderSetup,
+        setup: StreamSetup,
         window: int = 64,
         spacing: int = CHECKPOINT_BYTES,
         most: int = MAX_CHECKPOINTS,
@@ -148,7 +134,7 @@ class CaptureIndex:
         except Exception as exc:  # noqa: BLE001 - the replay itself says why the file cannot be read
             self.error = str(exc)
             return
-        decoder = self.setup.decoder()
+        decoder = RollingDecoder(self.setup)
         next_at = self.spacing
         try:
             while not stopped():
@@ -241,7 +227,7 @@ class CaptureIndex:
         if checkpoint.state:
             decoder = _CheckpointUnpickler(io.BytesIO(zlib.decompress(checkpoint.state)), self._functions).load()
         else:
-            decoder = self.setup.decoder()
+            decoder = RollingDecoder(self.setup)
         state = StreamState(LOAD_RING, self._window, 1)
         closed = checkpoint.closed
         feed = CaptureFeed(self.path, FAST_PIECE, start=checkpoint.offset)

@@ -16,9 +16,9 @@ import dataclasses
 import numpy as np
 
 from tracer.base.timeline import Engine, LayerInfo, LossCounters
-from tracer.decode.stream import TraceDecoder
-from tracer.decode.tpiu import TpiuMode
-from tracer.telemetry.decoder import NewRows, TelemetryDecoder
+from tracer.pipeline.stream import StreamDecoder
+from tracer.pipeline.stream_setup import StreamSetup
+from tracer.telemetry.decoder import NewRows
 from tracer.telemetry.firmware_records import TargetInfo
 
 
@@ -38,25 +38,19 @@ class DecodedDelta(NewRows):
 class RollingDecoder:
     """Trace bytes to telemetry deltas, with the decoder's tables kept small.
 
+    The stream is decoded by the one :class:`~tracer.pipeline.stream.StreamDecoder` every path
+    uses; this class hands out what is new after each feed and has it forgotten.
+
     Args:
-        clock_hz: The clock of the timestamps until the firmware says (capture metadata).
-        source: Where the bytes come from (for the decoder's messages).
-        tpiu: TPIU deframing: ON, OFF or AUTO (detect from the first 64 KiB).
-        tpiu_id: The TPIU source ID carrying ITM.
+        setup: How the stream is decoded (from the capture's or the source's header).
         compact: Forget the rows handed out after each feed (False only in tests).
     """
 
-    def __init__(
-        self,
-        clock_hz: int | None = None,
-        source: str = "",
-        tpiu: TpiuMode = TpiuMode.AUTO,
-        tpiu_id: int = 1,
-        *,
-        compact: bool = True,
-    ) -> None:
-        self.trace = TraceDecoder(tpiu, tpiu_id, hold_timestamps=False)
-        self.telemetry = TelemetryDecoder(clock_hz=clock_hz, source=source)
+    def __init__(self, setup: StreamSetup, *, compact: bool = True) -> None:
+        self.setup = setup
+        self.stream = StreamDecoder(setup)
+        self.trace = self.stream.itm
+        self.telemetry = self.stream.telemetry
         self.compacting = compact
         self.layers: dict[int, LayerInfo] = {}
         self.bytes = 0
@@ -109,18 +103,13 @@ class RollingDecoder:
     # -- feeding ---------------------------------------------------------------------------------
     def feed(self, data: bytes, lost_before: int = 0) -> DecodedDelta:
         """Decode ``data`` (``lost_before``: bytes known lost just before it) and return what is new."""
-        batch = self.trace.feed(data, lost_before)
+        batch = self.stream.feed(data, lost_before)
         self.bytes += len(data)
-        if len(batch):
-            self.telemetry.feed(batch)
         return self._take(len(data), len(batch))
 
     def finish(self) -> DecodedDelta:
         """End of stream: flush held bytes, close the inference in progress (incomplete)."""
-        batch = self.trace.finish()
-        if len(batch):
-            self.telemetry.feed(batch)
-        self.telemetry.finish()
+        batch = self.stream.finish()
         return self._take(0, len(batch))
 
     def _take(self, nbytes: int, npackets: int) -> DecodedDelta:

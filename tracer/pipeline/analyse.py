@@ -1,0 +1,138 @@
+"""Any input file to its one :class:`~tracer.analysis.analyze.Analysis`: the one way every front
+end analyses a file (``report``, ``check``, ``export``, ``compare``, ``ingest``, the session's
+findings on the whole capture).
+
+An input up to :data:`tracer.pipeline.windows.WHOLE_BYTES`, a text log or an ETDump is read whole
+(:func:`~tracer.pipeline.load.load_timeline`) and analysed (:func:`~tracer.analysis.analyze.
+analyze`). A larger capture or raw trace is read in windows, in two passes (the second only where
+needed), in bounded memory (:func:`~tracer.analysis.windowed.analyze_windows`: the same analysis),
+unless it holds what is not merged across windows yet: then it is read whole, and
+:attr:`AnalysedFile.read_whole_because` says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol
+
+from tracer.analysis.analyze import Analysis, analyze
+from tracer.analysis.settings import AnalysisSettings
+from tracer.analysis.windowed import NotWindowable, analyze_windows
+from tracer.pipeline.load import load_timeline
+from tracer.pipeline.windows import is_windowed, read_windows
+
+if TYPE_CHECKING:
+    from tracer.base.facts import InputFacts
+    from tracer.base.timeline import InferenceTimeline
+    from tracer.budget.model import Budget
+    from tracer.elf.inlines import CodeLocator
+
+
+class ProgressBar(Protocol):
+    """What a progress display takes: the stream bytes read so far."""
+
+    def update(self, done: int) -> None:
+        """Show ``done`` bytes read."""
+
+
+Progress = Callable[[str], contextlib.AbstractContextManager[ProgressBar]]
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalysedFile:
+    """An input's analysis and how it was read.
+
+    Attributes:
+        analysis: The analysis.
+        windowed: True when it was read in windows (its timeline then holds the input's facts and
+            inferences, but no layer execution, event or interrupt slice).
+        read_whole_because: Why a large input was read whole after all, or None.
+    """
+
+    analysis: Analysis
+    windowed: bool
+    read_whole_because: str | None = None
+
+
+@dataclasses.dataclass
+class _Calls:
+    on_progress: Callable[[int], None] | None
+
+    def update(self, done: int) -> None:
+        if self.on_progress is not None:
+            self.on_progress(done)
+
+
+def reporting_to(on_progress: Callable[[int], None] | None) -> Progress:
+    """A progress display that calls ``on_progress`` with the bytes read (None: shows nothing)."""
+
+    @contextlib.contextmanager
+    def progress(_label: str) -> Iterator[ProgressBar]:
+        yield _Calls(on_progress)
+
+    return progress
+
+
+def analyse_file(
+    path: str | os.PathLike[str],
+    budget: Budget | None = None,
+    settings: AnalysisSettings | None = None,
+    *,
+    locator: CodeLocator | None = None,
+    clock_hz: int | None = None,
+    whole: bool = False,
+    on_window: Callable[[InferenceTimeline], None] | None = None,
+    progress: Progress | None = None,
+) -> AnalysedFile:
+    """Read and analyse an input file.
+
+    Args:
+        path: A capture, raw ITM/SWO file, text log or ETDump.
+        budget: The normalized budget, or None.
+        settings: Thresholds.
+        locator: The firmware ELF's symbols (``--elf``), for CPU hot spots.
+        clock_hz: The clock the input's cycles count when it does not say (``--clock``).
+        whole: Read it whole whatever its size (``--per-inference`` lists every execution).
+        on_window: Called with every window of an input read in windows (not otherwise: the
+            analysis's timeline is then the whole input).
+        progress: Makes a progress display for a label (``decoding``, ``decoding in windows (pass
+            1 of 2)``); none by default.
+
+    Raises:
+        CaptureError: The file is missing, unreadable or undecodable (exit 3).
+    """
+    progress = progress or reporting_to(None)
+    settings = settings or AnalysisSettings()
+    if not whole and is_windowed(path):
+        passes = 0
+
+        def windows() -> Iterator[tuple[InferenceTimeline, InputFacts]]:
+            nonlocal passes
+            passes += 1
+            with progress(f"decoding in windows (pass {passes} of 2)") as bar:
+                yield from read_windows(path, on_progress=bar.update, clock_hz=clock_hz)
+
+        try:
+            return AnalysedFile(analyze_windows(windows, budget, settings, on_window, locator), windowed=True)
+        except NotWindowable as why:
+            because = f"it has {why}, which is not analysed in windows yet"
+            return dataclasses.replace(
+                _whole(path, budget, settings, locator, clock_hz, progress), read_whole_because=because
+            )
+    return _whole(path, budget, settings, locator, clock_hz, progress)
+
+
+def _whole(
+    path: str | os.PathLike[str],
+    budget: Budget | None,
+    settings: AnalysisSettings,
+    locator: CodeLocator | None,
+    clock_hz: int | None,
+    progress: Progress,
+) -> AnalysedFile:
+    with progress("decoding") as bar:
+        timeline, facts = load_timeline(path, on_progress=bar.update, clock_hz=clock_hz)
+    return AnalysedFile(analyze(timeline, facts, budget, settings, locator), windowed=False)
