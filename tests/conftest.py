@@ -194,3 +194,12 @@ def qemu_build(firmware_build: Path) -> Path:
 def demo_budget() -> dict:
     """The shipped demo budget (``captures/demo_budget.toml``) as plain TOML, read without tracer."""
     return tomllib.loads((ROOT / "captures" / "demo_budget.toml").read_text())
+
+
+@pytest.fixture(scope="session")
+def calibration_models(tmp_path_factory: pytest.TempPathFactory):
+    """Six small models compiled once per session by the real Vela, with captures measured from a
+    hidden per-operator-type truth (tests/calib_models.py)."""
+    from calib_models import Compiled
+
+    return Compiled(tmp_path_factory.mktemp("calibration_models"))

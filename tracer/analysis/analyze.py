@@ -52,7 +52,11 @@ def analyze(
         locator: The firmware ELF's symbols and inlined code (``--elf``), for CPU hot spots.
     """
     settings = settings or AnalysisSettings()
-    comparison = compare_budget(timeline, budget, settings.tolerance_pct) if budget is not None else None
+    comparison = (
+        compare_budget(timeline, budget, settings.tolerance_pct, settings.calibration, settings.against)
+        if budget is not None
+        else None
+    )
     model = budget.model if budget is not None else None
     has_jobs = len(timeline.npu_jobs) > 0 or len(timeline.inferences) > 0
     jitter_settings = settings.jitter(model)

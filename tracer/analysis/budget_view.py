@@ -10,7 +10,10 @@ with Vela's cycles converted to the capture's clock) and decides each layer's to
 3. the budget's model-level ``tolerance_pct``, else
 4. 10 %.
 
-A layer is within budget while its measured p50 is at most ``predicted * (1 + tolerance/100)``.
+A layer is within budget while its measured p50 is at most ``reference * (1 + tolerance/100)``,
+the reference being the planner's prediction, or with a calibration file and ``against =
+"calibrated"`` the calibrated one (docs/calibrate.md; the planner's where a layer's operator type
+is not calibrated).
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tracer.analysis.calibration_file import CalibratedPrediction, Calibration, calibrated_prediction
 from tracer.analysis.samples import layer_rows
 from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
 from tracer.base.timeline import Engine, InferenceTimeline, LayerSpans
 from tracer.budget.matching import LayerMatch, Matching, match_layers
 from tracer.budget.model import Budget, json_number
+
+PLANNER, CALIBRATED = "planner", "calibrated"  # what a layer's limit is made from
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +46,8 @@ class LayerPlan:
         budget_cycles: Their cycles in the budget's own clock.
         note: What a reader should know (engine differs, clock unknown ...).
         data_dependent: The budget marks it (or one of its budget layers) data-dependent.
+        calibrated: The calibrated prediction, with a calibration file (None: none given).
+        against: What the limit is made from: ``planner`` or ``calibrated``.
     """
 
     index: int
@@ -52,13 +60,31 @@ class LayerPlan:
     budget_cycles: float | None
     note: str
     data_dependent: bool = False
+    calibrated: CalibratedPrediction | None = None
+    against: str = PLANNER
+
+    @property
+    def reference(self) -> str:
+        """``calibrated`` when the limit is made from the calibrated prediction, else ``planner``."""
+        if self.against == CALIBRATED and self.calibrated is not None and self.calibrated.usable:
+            return CALIBRATED
+        return PLANNER
+
+    @property
+    def reference_cycles(self) -> float | None:
+        """The prediction the limit is made from (capture clock)."""
+        if self.reference == CALIBRATED:
+            assert self.calibrated is not None
+            return self.calibrated.cycles
+        return self.predicted_cycles
 
     @property
     def limit_cycles(self) -> float | None:
         """The most cycles still within budget."""
-        if self.predicted_cycles is None:
+        reference = self.reference_cycles
+        if reference is None or self.predicted_cycles is None:
             return None
-        return self.predicted_cycles * (1 + self.tolerance_pct / 100)
+        return reference * (1 + self.tolerance_pct / 100)
 
     def to_json(self) -> dict[str, Any]:
         """The per-layer ``budget`` object of the report."""
@@ -74,6 +100,9 @@ class LayerPlan:
         }
         if self.data_dependent:
             out["data_dependent"] = True
+        if self.calibrated is not None:
+            out["calibrated"] = self.calibrated.to_json()
+            out["against"] = self.reference
         return out
 
 
@@ -86,12 +115,16 @@ class BudgetComparison:
         matching: The raw matching (every measured layer, unmatched budget layers, clock scale).
         plans: Per measured layer index.
         tolerance_pct: The ``--tolerance`` given (None: not given).
+        calibration: The calibration file applied (None: none).
+        against: ``planner`` or ``calibrated``: what the limits are made from.
     """
 
     budget: Budget
     matching: Matching
     plans: dict[int, LayerPlan]
     tolerance_pct: float | None = None
+    calibration: Calibration | None = None
+    against: str = PLANNER
 
     @property
     def data_dependent(self) -> frozenset[int]:
@@ -131,14 +164,49 @@ class BudgetComparison:
                 for b in self.matching.unmatched_budget
             ],
             "notes": list(self.budget.notes),
+            **({"calibration": self.calibration_json()} if self.calibration is not None else {}),
+        }
+
+    def calibration_json(self) -> dict[str, Any]:
+        """The report's ``budget.calibration``: which file, against what, how well it fits this budget."""
+        assert self.calibration is not None
+        c = self.calibration
+        model = self.budget.model
+        planner = model.compiler.to_json() if model.compiler else {}
+        statuses: dict[str, int] = {}
+        for plan in self.plans.values():
+            if plan.calibrated is not None:
+                statuses[plan.calibrated.status] = statuses.get(plan.calibrated.status, 0) + 1
+        return {
+            "source": c.source,
+            "against": self.against,
+            "level": c.level,
+            "operators": list(c.operators),
+            "models": len(c.models),
+            "planner_difference": c.planner_difference(planner),
+            "layers_by_status": statuses,
         }
 
 
-def compare_budget(timeline: InferenceTimeline, budget: Budget, tolerance_pct: float | None = None) -> BudgetComparison:
-    """Match ``budget`` to the timeline's layers and settle each layer's tolerance."""
+def compare_budget(
+    timeline: InferenceTimeline,
+    budget: Budget,
+    tolerance_pct: float | None = None,
+    calibration: Calibration | None = None,
+    against: str = PLANNER,
+) -> BudgetComparison:
+    """Match ``budget`` to the timeline's layers and settle each layer's tolerance; with a
+    ``calibration``, each layer's calibrated prediction too (``against``: which one the limit uses).
+    """
     matching = match_layers(timeline.layers.values(), budget, timeline.clock_hz)
-    plans = {m.measured.index: _plan(m, budget, tolerance_pct) for m in matching.matches}
-    return BudgetComparison(budget, matching, plans, tolerance_pct)
+    plans = {}
+    for m in matching.matches:
+        plan = _plan(m, budget, tolerance_pct)
+        if calibration is not None:
+            calibrated = calibrated_prediction(calibration, m.budget, matching.scale)
+            plan = dataclasses.replace(plan, calibrated=calibrated, against=against)
+        plans[m.measured.index] = plan
+    return BudgetComparison(budget, matching, plans, tolerance_pct, calibration, against)
 
 
 def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:
@@ -183,7 +251,7 @@ def inferences_over(spans: LayerSpans, comparison: BudgetComparison) -> dict[int
     for index, plan in sorted(comparison.plans.items()):
         limit = plan.limit_cycles
         rows = by_layer.get(index)
-        if limit is None or not plan.predicted_cycles or rows is None:
+        if limit is None or not plan.reference_cycles or rows is None:
             continue
         over = rows[spans.complete[rows] & (cycles[rows] > limit)]
         if len(over):

@@ -22,6 +22,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
+from tracer.analysis.budget_view import LayerPlan
 from tracer.analysis.findings import Finding, Severity
 from tracer.analysis.findings.rules import declared_kinds
 from tracer.analysis.result import Analysis
@@ -136,15 +137,33 @@ def _layer_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severit
             message = f"not measured: {_why_not_measured(analysis, index)}"
             passed = False
         else:
-            ratio = p50 / plan.predicted_cycles if plan.predicted_cycles else 0.0
+            reference = plan.reference_cycles or plan.predicted_cycles
+            ratio = p50 / reference if reference else 0.0
             verdict = "within" if p50 <= (limit or 0) else "OVER"
+            label = "calibrated" if plan.reference == "calibrated" else "predicted"
             message = (
-                f"p50 {p50:,} cycles {verdict} the limit {round(limit or 0):,} (predicted "
-                f"{round(plan.predicted_cycles):,} + {plan.tolerance_pct:g}%; ratio {ratio:.2f})"
-            )
+                f"p50 {p50:,} cycles {verdict} the limit {round(limit or 0):,} ({label} "
+                f"{round(reference):,} + {plan.tolerance_pct:g}%; ratio {ratio:.2f})"
+            ) + _calibration_note(plan)
             passed = not _fails(held, fail_on)
         out.append(Check(name, LAYERS, passed, p50, limit, "cycles", message, held, index, seconds))
     return out
+
+
+def _calibration_note(plan: LayerPlan) -> str:
+    """What a check on a calibrated layer adds: the other prediction, and a status to know."""
+    c = plan.calibrated
+    if c is None:
+        return ""
+    if plan.reference == "calibrated":
+        text = f"; planner {round(plan.predicted_cycles or 0):,}"
+    elif c.usable and c.cycles is not None and c.low is not None and c.high is not None:
+        text = f"; calibrated {round(c.cycles):,} ({round(c.low):,}..{round(c.high):,})"
+    else:
+        text = ""
+    if c.status != "calibrated":
+        text += f"; calibration: {c.status}" + (f" ({c.note})" if c.note else "")
+    return text
 
 
 def _memory_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severity) -> list[Check]:

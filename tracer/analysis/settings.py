@@ -14,6 +14,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tracer.analysis.calibration_file import Calibration
     from tracer.budget.model import ModelBudget
 
 DEFAULT_TOLERANCE_PCT = 10.0
@@ -68,6 +69,9 @@ class AnalysisSettings:
         sram_fraction: Most of the part's SRAM the compiler's peak may take.
         npu_utilization: Least share of its cycles the NPU should be active.
         cache_line_bytes: The data cache's line size (coherency rules).
+        calibration: ``--calibration``: the planner's calibration to show beside its predictions.
+        against: ``--against``: the layer limits are made from the ``planner``'s prediction or the
+            ``calibrated`` one.
     """
 
     tolerance_pct: float | None = None
@@ -78,6 +82,8 @@ class AnalysisSettings:
     sram_fraction: float = SRAM_FRACTION
     npu_utilization: float = NPU_UTILIZATION
     cache_line_bytes: int = CACHE_LINE_BYTES
+    calibration: Calibration | None = None
+    against: str = "planner"
 
     @property
     def default_tolerance_pct(self) -> float:

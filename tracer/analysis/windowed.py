@@ -136,7 +136,11 @@ def analyze_windows(
     summary, facts = _with_text(
         dataclasses.replace(last[0], inferences=Inferences.concat(sections.inferences)), last[1], sections
     )
-    comparison = compare_budget(summary, budget, settings.tolerance_pct) if budget is not None else None
+    comparison = (
+        compare_budget(summary, budget, settings.tolerance_pct, settings.calibration, settings.against)
+        if budget is not None
+        else None
+    )
     sections.jitter.data_dependent = comparison.data_dependent if comparison is not None else frozenset()
     sections.jitter.settle()
     over: dict[int, list[int]] = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from tracer.budget.glow import is_glow_header, read_glow_header
@@ -87,7 +88,27 @@ def load_budget(paths: Sequence[str | os.PathLike[str]]) -> Budget:
     """
     if not paths:
         raise UsageError("no budget file given")
-    return load_budget_texts([BudgetText.read(path) for path in paths])
+    return load_budget_texts([BudgetText.read(path) for path in budget_files(paths)])
+
+
+def budget_files(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The files of ``paths``, a folder standing for the Vela outputs in it (``vela --output-dir``:
+    its ``*_per-layer.csv``, ``*_summary_*.csv`` and ``*_debug.xml``).
+
+    Raises:
+        UsageError: A folder without any of them.
+    """
+    files: list[str] = []
+    for item in paths:
+        path = Path(item)
+        if not path.is_dir():
+            files.append(str(item))
+            continue
+        found = sorted({*path.glob("*_per-layer.csv"), *path.glob("*_summary_*.csv"), *path.glob("*_debug.xml")})
+        if not found:
+            raise UsageError(f"{item}: a folder without Vela's *_per-layer.csv, *_summary_*.csv or *_debug.xml")
+        files += [str(f) for f in found]
+    return files
 
 
 def load_budget_texts(texts: Sequence[BudgetText]) -> Budget:

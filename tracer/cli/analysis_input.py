@@ -11,6 +11,7 @@ from tracer.analysis.settings import AnalysisSettings
 
 if TYPE_CHECKING:
     from tracer.analysis.budget_view import BudgetComparison
+    from tracer.analysis.calibration_file import Calibration
     from tracer.analysis.result import Analysis
     from tracer.base.facts import InputFacts
     from tracer.base.timeline import InferenceTimeline
@@ -28,8 +29,19 @@ def add_budget_file_argument(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         action="extend",
         default=[],
-        help="the predicted budget: Vela per-layer + summary CSVs (+ debug DB), a Glow bundle header, or a "
+        help="the predicted budget: Vela per-layer + summary CSVs (+ debug DB) or the folder Vela wrote them "
+        "to, a Glow bundle header, or a "
         "TOML/JSON budget; files of one model combine (repeatable)",
+    )
+
+
+def add_calibration_argument(parser: argparse.ArgumentParser) -> None:
+    """``--calibration FILE`` (every verb that shows a budget's predictions)."""
+    parser.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="a calibration of the planner from 'tracer calibrate --save': each layer's calibrated "
+        "prediction is shown beside the planner's (docs/calibrate.md)",
     )
 
 
@@ -44,6 +56,7 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         "the budget's own tolerances, saying so (default: the layer's own in the budget, else the "
         "budget's, else 10)",
     )
+    add_calibration_argument(parser)
     parser.add_argument(
         "--match",
         choices=("model", "any"),
@@ -109,7 +122,24 @@ def settings_of(args: argparse.Namespace) -> AnalysisSettings:
         tolerance_pct=getattr(args, "tolerance", None),
         jitter_threshold_pct=getattr(args, "jitter_threshold", None),
         jitter_min_share_pct=getattr(args, "jitter_min_share", None),
+        calibration=_calibration(args),
+        against=getattr(args, "against", None) or "planner",
     )
+
+
+def _calibration(args: argparse.Namespace) -> Calibration | None:
+    """The ``--calibration`` file (exit 2 if unreadable; ``--against calibrated`` needs one)."""
+    from tracer.analysis.calibration_file import read_calibration
+    from tracer.errors import UsageError
+
+    path = getattr(args, "calibration", None)
+    if not path:
+        if getattr(args, "against", None) == "calibrated":
+            raise UsageError("--against calibrated needs --calibration FILE (written by 'tracer calibrate --save')")
+        return None
+    if not getattr(args, "budget", None):
+        raise UsageError("--calibration corrects a planner's predictions: give the budget too (--budget FILE...)")
+    return read_calibration(path)
 
 
 def analyse_input(
@@ -224,6 +254,11 @@ def _percent(text: str, most: float = 10_000) -> float:
 
 def _share(text: str) -> float:
     return _percent(text, most=100)
+
+
+def frequency(text: str) -> int:
+    """``--clock HZ``'s type: a clock in Hz, k/M suffixes accepted (argparse's error otherwise)."""
+    return _frequency(text)
 
 
 def _frequency(text: str) -> int:

@@ -26,18 +26,42 @@ Vela splits one model operator into several NPU operations: they are grouped int
 predicted cycles are their sum (--parts lists them). Vela's cycles count the NPU clock of the
 summary's system configuration.
 
+Planner drift: two plans of one model (two Vela versions or configurations),
+given as two Vela output folders or with --old FILE... --new FILE...: which
+layers' estimates moved, by how much; with --capture, whether the measured
+cycles agree with the old plan or the new one.
+
 examples:
   tracer budget out/kws_per-layer.csv out/kws_summary_Ethos_U55_High_End_Embedded.csv
   tracer budget out/kws_per-layer.csv out/kws_summary_*.csv out/kws_debug.xml --format json
   tracer budget bundle/mobilenet_v1.h
   tracer budget model_budget.toml --format json -o budget.json
   tracer budget out/kws_*.csv tolerances.toml          # add per-layer tolerances to Vela's layers
+  tracer budget out_vela_5.0/ out_vela_5.1/ --capture kws.trace
+  tracer budget --old a/kws_per-layer.csv a/kws_summary_U55.csv \\
+      --new b/kws_per-layer.csv b/kws_summary_U55.csv --threshold 5
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer budget``."""
-    parser.add_argument("files", metavar="FILE", nargs="+", help="budget files (Vela CSV/XML, Glow .h, TOML, JSON)")
+    parser.add_argument(
+        "files", metavar="FILE", nargs="*", help="budget files (Vela CSV/XML or their folder, Glow .h, TOML, JSON)"
+    )
+    parser.add_argument("--old", metavar="FILE", nargs="+", default=[], help="planner drift: the old plan's files")
+    parser.add_argument("--new", metavar="FILE", nargs="+", default=[], help="planner drift: the new plan's files")
+    parser.add_argument(
+        "--capture",
+        metavar="CAPTURE",
+        help="planner drift: a capture of the model, to say which plan the measured cycles agree with",
+    )
+    parser.add_argument(
+        "--threshold",
+        metavar="PCT",
+        type=float,
+        default=None,
+        help="planner drift: a layer moved when its estimate changed by more than PCT percent (default: 10)",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument("--parts", action="store_true", help="also list the compiler's operations of every layer")
     parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
@@ -45,9 +69,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load and print."""
+    from pathlib import Path
+
     from tracer.budget import load_budget
     from tracer.cli.output import open_output
+    from tracer.errors import UsageError
 
+    drift_wanted = bool(args.old or args.new) or (len(args.files) == 2 and all(Path(f).is_dir() for f in args.files))
+    if drift_wanted:
+        from tracer.cli.budget_drift import run_drift
+
+        return run_drift(args)
+    if args.capture or args.threshold is not None:
+        raise UsageError("--capture and --threshold compare two plans: give two Vela folders or --old ... --new ...")
+    if not args.files:
+        raise UsageError("no budget file given (see tracer budget --help)")
     budget = load_budget(args.files)
     for note in budget.notes:
         args.console.info(f"note: {note}")

@@ -15,7 +15,8 @@ no board attached, and exit 1 when a check fails:
   layers    one check per layer the budget predicts: measured p50 cycles against
             predicted x (1 + tolerance); tolerance: --tolerance when given (for every layer;
             a note says which budget tolerances it replaced), else the layer's own in the
-            budget, else the budget's, else 10%
+            budget, else the budget's, else 10%; with --calibration FILE and
+            --against calibrated, the calibrated prediction x (1 + tolerance)
   memory    tensor arena (at least 10% headroom, no allocation failure), every stack
             (high-water at most 75% of its size, canary intact), the compiler's SRAM peak (at
             most 75% of the SRAM on the part)
@@ -41,6 +42,8 @@ examples:
   tracer check run.trace --budget out/kws_per-layer.csv out/kws_summary_*.csv --tolerance 20
   tracer check run.trace --budget budget.toml --format junit -o tracer-junit.xml
   tracer check uart.log --fail-on warning --format json -o check.json
+  tracer check run.trace --budget out/kws_*.csv --calibration board.json \\
+      --against calibrated
 """
 
 
@@ -50,6 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     add_budget_arguments(parser)
+    parser.add_argument(
+        "--against",
+        choices=("planner", "calibrated"),
+        default="planner",
+        help="make each layer's limit from the planner's prediction (default) or the calibrated one "
+        "(needs --calibration; a layer whose operator type is not calibrated keeps the planner's)",
+    )
     parser.add_argument(
         "--fail-on",
         choices=("warning", "error"),
@@ -84,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     properties: dict[str, Any] = {"budget": " ".join(args.budget) or "none", "fail_on": args.fail_on}
     if args.tolerance is not None:
         properties["tolerance_pct"] = args.tolerance
+    if args.calibration:
+        properties["calibration"] = args.calibration
+        properties["against"] = args.against
     with open_output(args.output) as out:
         if args.format == "json":
             document = report_object(analysis, streamed=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 HELP = "export a capture: Perfetto trace, Chrome JSON, CSV of layer executions, or raw bytes"
 DESCRIPTION = """\
@@ -18,6 +19,14 @@ formats:
   csv          one row per layer execution: inference, layer, name, op, engine, start, end,
                cycles, complete, predicted, ratio (cycles at the capture's clock)
   raw          the stream bytes exactly as received, for orbcat, pyOCD, OpenOCD or sigrok
+  model-explorer
+               node data for Google's Model Explorer, one JSON file per
+               metric in the folder -o names: measured_cycles,
+               inference_share; with --budget planner_ratio; with
+               --calibration calibrated_ratio; with NPU PMU counters
+               npu_active. Keyed by the operators' output tensor names
+               (Vela's layer names). Load the model, then each file as
+               node data (docs/calibrate.md).
 
 Times are converted from target cycles at the capture's clock (--clock when it does not say);
 with --budget, layer executions carry their predicted cycles and the ratio.
@@ -28,9 +37,10 @@ examples:
   tracer export captures/demo.trace --format csv -o layers.csv
   tracer export captures/demo.trace --format chrome-json -o demo.json
   tracer export captures/demo.trace --format raw -o demo.swo
+  tracer export run.trace --format model-explorer --budget out/kws/ -o node_data/
 """
 
-FORMATS = ("perfetto", "chrome-json", "csv", "raw")
+FORMATS = ("perfetto", "chrome-json", "csv", "raw", "model-explorer")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
 
         with open_output(args.output) as out:
             write_chrome_json(out, analysis)
+    elif args.format == "model-explorer":
+        _write_node_data(args, analysis)
     else:
         from tracer.export.csv_export import write_csv
 
@@ -80,3 +92,31 @@ def run(args: argparse.Namespace) -> int:
             rows = write_csv(out, analysis)
         args.console.info(f"wrote {rows:,} layer executions")
     return 0
+
+
+def _write_node_data(args: argparse.Namespace, analysis: Any) -> None:
+    """One Model Explorer node-data file per metric in the folder ``-o`` names."""
+    import json
+    from pathlib import Path
+
+    from tracer.cli.output import open_output
+    from tracer.errors import CaptureError, UsageError
+    from tracer.export.model_explorer import node_data
+
+    if args.output == "-":
+        raise UsageError("--format model-explorer writes one file per metric: give -o a folder")
+    folder = Path(args.output)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{folder}: cannot make the folder ({exc.strerror})") from None
+    data = node_data(analysis)
+    for why in data.left_out:
+        args.console.info(f"left out: {why}")
+    if not data.metrics["measured_cycles"]["results"]:
+        raise CaptureError(f"{args.capture}: no layer measured in a complete inference: no node data")
+    for stem, graph in data.metrics.items():
+        with open_output(str(folder / f"{stem}.json")) as out:
+            out.write(json.dumps(graph, indent=2) + "\n")
+    nodes = len(data.metrics["measured_cycles"]["results"])
+    args.console.info(f"wrote {len(data.metrics)} node-data files for {nodes} nodes to {folder}")

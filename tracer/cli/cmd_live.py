@@ -44,7 +44,7 @@ DEMO_MACHINE = "mps3-an547"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer live``."""
-    from tracer.cli.analysis_input import add_budget_file_argument
+    from tracer.cli.analysis_input import add_budget_file_argument, add_calibration_argument
     from tracer.cli.screen import add_screen_arguments
 
     parser.add_argument(
@@ -55,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     split_command_line(parser)
     add_budget_file_argument(parser)
+    add_calibration_argument(parser)
     record = parser.add_argument_group("recording")
     record.add_argument(
         "-o", "--output", metavar="CAPTURE", help="capture to write (default: live-<date>-<time>.trace)"

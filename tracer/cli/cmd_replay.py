@@ -36,11 +36,12 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer replay``."""
-    from tracer.cli.analysis_input import add_budget_file_argument
+    from tracer.cli.analysis_input import add_budget_file_argument, add_calibration_argument
     from tracer.cli.screen import add_screen_arguments
 
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or another tool's raw ITM file")
     add_budget_file_argument(parser)
+    add_calibration_argument(parser)
     parser.add_argument(
         "--speed",
         metavar="X",

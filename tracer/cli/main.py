@@ -26,6 +26,7 @@ VERBS = [
     "live",
     "replay",
     "check",
+    "calibrate",
     "compare",
     "ingest",
     "trend",

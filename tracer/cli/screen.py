@@ -73,7 +73,14 @@ def session_options(args: argparse.Namespace, speed: float | None = 1.0, paused:
         raise UsageError(f"--ring must be at least 1, not {args.ring}")
     if args.window < 1:
         raise UsageError(f"--window must be at least 1, not {args.window}")
-    return SessionOptions(ring=args.ring, window=args.window, speed=speed, paused=paused)
+    calibration = None
+    if getattr(args, "calibration", None):
+        from tracer.analysis.calibration_file import read_calibration
+
+        if not getattr(args, "budget", None):
+            raise UsageError("--calibration corrects a planner's predictions: give the budget too (--budget FILE...)")
+        calibration = read_calibration(args.calibration)
+    return SessionOptions(ring=args.ring, window=args.window, speed=speed, paused=paused, calibration=calibration)
 
 
 @contextlib.contextmanager

@@ -147,6 +147,10 @@ def _layers(analysis: Analysis) -> list[dict[str, Any]]:
         }
         if st and st.pmu_mean:
             row["pmu_mean"] = {name: round(value, 3) for name, value in st.pmu_mean.items()}
+        if plan is not None and plan.calibrated is not None:
+            calibrated = plan.calibrated.cycles if plan.calibrated.usable else None
+            row["calibrated_cycles"] = None if calibrated is None else round(calibrated, 3)
+            row["calibrated_ratio"] = round(cycles.p50 / calibrated, 4) if cycles and calibrated else None
         if plan is not None:
             row["budget"] = plan.to_json()
         rows.append(row)

@@ -144,6 +144,9 @@ def _layers(layers: list[dict[str, Any]], capture: dict[str, Any]) -> list[str]:
     if not layers:
         return ["layers      none (no layer records in this capture)"]
     headers = ["#", "name", "op", "engine", "count", "min", "p50", "p99", "max", "mean", "std", "predicted", "ratio"]
+    calibrated = any("calibrated_cycles" in layer for layer in layers)
+    if calibrated:
+        headers += ["calibrated", "cal.ratio"]
     rows = []
     has_pmu = False
     for layer in layers:
@@ -166,9 +169,16 @@ def _layers(layers: list[dict[str, Any]], capture: dict[str, Any]) -> list[str]:
                 "-" if layer["ratio"] is None else f"{layer['ratio']:.2f}",
             ]
         )
+        if calibrated:
+            rows[-1] += _calibrated_cells(layer)
         has_pmu = has_pmu or bool(layer.get("pmu_mean"))
     lines = ["layers      cycles per layer over complete inferences"]
-    lines += ["  " + row for row in _table(headers, rows, right={0, 4, 5, 6, 7, 8, 9, 10, 11, 12})]
+    lines += ["  " + row for row in _table(headers, rows, right={0, *range(4, len(headers))})]
+    if calibrated:
+        lines.append(
+            "  calibrated: the planner's prediction corrected by the calibration file (budget section); "
+            "* outside what it has seen, ~ partly calibrated, - its operator type not calibrated"
+        )
     if has_pmu:
         simulated = capture.get("labels", {}).get("npu_pmu") == "simulated"
         lines.append("")
@@ -222,6 +232,14 @@ def _memory(memory: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _calibrated_cells(layer: dict[str, Any]) -> list[str]:
+    """The calibrated prediction and ratio, marked by the calibration's status."""
+    c = (layer.get("budget") or {}).get("calibrated") or {}
+    mark = {"outside": "*", "partial": "~"}.get(c.get("status", ""), "")
+    ratio = layer.get("calibrated_ratio")
+    return [_n(layer.get("calibrated_cycles")) + mark, "-" if ratio is None else f"{ratio:.2f}"]
+
+
 def _budget(budget: dict[str, Any]) -> list[str]:
     sources = ", ".join(budget.get("sources", []))
     lines = [f"budget      {budget.get('name') or '(unnamed)'} from {sources}", f"            {budget.get('units')}"]
@@ -236,6 +254,17 @@ def _budget(budget: dict[str, Any]) -> list[str]:
         lines.append(f"            not measured: {names}")
     for note in budget.get("notes", []):
         lines.append(f"            note: {note}")
+    calibration = budget.get("calibration")
+    if calibration:
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(calibration["layers_by_status"].items()))
+        lines.append(
+            f"            calibration: {calibration['source']} ({len(calibration['operators'])} operator types, "
+            f"{calibration['models']} models); limits from the {calibration['against']} prediction; layers: {statuses}"
+        )
+        if calibration.get("planner_difference"):
+            lines.append(
+                f"            calibration learnt with another planner setup: {calibration['planner_difference']}"
+            )
     return lines
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tracer.analysis.budget_view import BudgetComparison, LayerPlan, compare_budget
+from tracer.analysis.calibration_file import Calibration
 from tracer.base.timeline import InferenceTimeline, LayerInfo
 from tracer.budget.model import Budget
 
@@ -20,10 +21,12 @@ class SessionBudget:
 
     Args:
         budget: The normalized budget (``tracer.budget.load_budget``).
+        calibration: A calibration of the planner, to show each layer's calibrated prediction.
     """
 
-    def __init__(self, budget: Budget) -> None:
+    def __init__(self, budget: Budget, calibration: Calibration | None = None) -> None:
         self.budget = budget
+        self.calibration = calibration
         self._key: tuple[tuple[tuple[int, str, str, str], ...], int | None] | None = None
         self.comparison: BudgetComparison | None = None
         self.plans: dict[int, LayerPlan] = {}
@@ -39,7 +42,9 @@ class SessionBudget:
         if key == self._key:
             return False
         self._key = key
-        self.comparison = compare_budget(InferenceTimeline(clock_hz=clock_hz, layers=dict(layers)), self.budget)
+        self.comparison = compare_budget(
+            InferenceTimeline(clock_hz=clock_hz, layers=dict(layers)), self.budget, calibration=self.calibration
+        )
         self.plans = dict(self.comparison.plans)
         return True
 

@@ -57,6 +57,7 @@ from tracer.sources.base import SourceEnded, SourceLost
 if TYPE_CHECKING:
     import numpy as np
 
+    from tracer.analysis.calibration_file import Calibration
     from tracer.base.facts import InputFacts
 
 __all__ = ["CONSOLE_LINES", "Session", "SessionOptions"]
@@ -77,6 +78,7 @@ class SessionOptions:
         paused: Start paused (replay).
         baseline: A capture to compare per-layer p50 against (``--baseline``).
         index: Replay: index the capture on load, so any inference of it can be shown.
+        calibration: ``--calibration``: each layer's calibrated prediction beside the planner's.
     """
 
     ring: int = DEFAULT_RING
@@ -86,6 +88,7 @@ class SessionOptions:
     paused: bool = False
     baseline: str | None = None
     index: bool = True
+    calibration: Calibration | None = None
 
 
 class Session:
@@ -127,7 +130,7 @@ class Session:
         self._clock = clock
         # Named as `tracer report` names a capture's decoder (the findings read the same).
         self._decoder = RollingDecoder(setup or StreamSetup.of(metadata, trusted=True, source=source))
-        self._budget = SessionBudget(budget) if budget is not None else None
+        self._budget = SessionBudget(budget, self.options.calibration) if budget is not None else None
         self._pacer = Pacer(self.options.speed, self.options.paused, clock)
         self._media = MediaClock(self._pacer, metadata.swo_hz, isinstance(feed, CaptureFeed) and feed.has_host_times)
         self._rates = RateMeter(clock=clock)

@@ -120,4 +120,6 @@ class LayerFold:
             pmu_mean=pmu,
             note=plan.note if plan else "",
             findings=flags,
+            calibrated=plan.calibrated.cycles if plan and plan.calibrated and plan.calibrated.usable else None,
+            calibration_status=plan.calibrated.status if plan and plan.calibrated else "",
         )

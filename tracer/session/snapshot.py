@@ -36,6 +36,10 @@ class LayerRow:
         pmu_mean: Mean NPU PMU counter values over its complete executions.
         note: The budget matcher's note.
         findings: (flag word, severity) of each kind of the gate's findings about this layer.
+        calibrated: The calibrated prediction, capture clock (None: no calibration, or its type
+            is not calibrated).
+        calibration_status: The calibration's status for it (``calibrated``, ``outside`` ...; empty:
+            no calibration given).
     """
 
     info: LayerInfo
@@ -48,6 +52,8 @@ class LayerRow:
     pmu_mean: dict[str, float] = dataclasses.field(default_factory=dict)
     note: str = ""
     findings: tuple[tuple[str, str], ...] = ()
+    calibrated: float | None = None
+    calibration_status: str = ""
 
     @property
     def index(self) -> int:

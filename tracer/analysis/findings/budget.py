@@ -63,11 +63,13 @@ def layers_over_budget(analysis: Analysis) -> Iterable[Finding]:
         cycles = st.cycles
         over = list(analysis.over_limit.get(index, ()))
         evidence = _evidence(timeline, plan, cycles.p50, cycles.p99, cycles.max, cycles.count, over)
+        reference = plan.reference_cycles or plan.predicted_cycles
+        label = "calibrated" if plan.reference == "calibrated" else "predicted"
         if cycles.p50 > limit:
-            ratio = cycles.p50 / plan.predicted_cycles
+            ratio = cycles.p50 / reference
             message = (
                 f"{describe(timeline, index)} takes {n(cycles.p50)} cycles at p50{clock_text(timeline, cycles.p50)} "
-                f"against {n(plan.predicted_cycles)} predicted: {ratio:.2f}x, {100 * (ratio - 1):.0f}% over "
+                f"against {n(reference)} {label}: {ratio:.2f}x, {100 * (ratio - 1):.0f}% over "
                 f"(limit {n(limit)} with {plan.tolerance_pct:g}% tolerance); over the limit in {len(over)} of "
                 f"{cycles.count} inferences"
             )
@@ -83,7 +85,7 @@ def layers_over_budget(analysis: Analysis) -> Iterable[Finding]:
         elif cycles.p99 > limit:
             message = (
                 f"{describe(timeline, index)} is within budget at p50 ({n(cycles.p50)} cycles) but its p99 is "
-                f"{n(cycles.p99)} against a limit of {n(limit)} ({n(plan.predicted_cycles)} predicted + "
+                f"{n(cycles.p99)} against a limit of {n(limit)} ({n(reference)} {label} + "
                 f"{plan.tolerance_pct:g}%): {len(over)} of {cycles.count} inferences ran over"
             )
             yield Finding(
@@ -210,6 +212,7 @@ def _evidence(
         "over_by_cycles": round(p50 - predicted, 3),
         "tolerance_pct": plan.tolerance_pct,
         "tolerance_from": plan.tolerance_from,
+        **({"against": plan.reference, "calibrated": plan.calibrated.to_json()} if plan.calibrated else {}),
         "matched_by": plan.matched_by,
         "budget_layers": list(plan.budget_layers),
         "clock_hz": timeline.clock_hz,

@@ -76,6 +76,14 @@ class LayerDetail(View, Static):
             ratio = row.ratio
             if ratio is not None:
                 text.append(f"  ratio {ratio:.2f}", style=f"bold {pal.ratio_colour(ratio, row.tolerance_pct)}")
+        if row.calibration_status:  # a calibration file was given (docs/calibrate.md)
+            if row.calibrated is not None:
+                text.append(f"  calibrated {fmt.cycles(row.calibrated)}", style=pal.MUTED)
+                if c is not None and row.calibrated:
+                    cal_ratio = c.p50 / row.calibrated
+                    text.append(f" ratio {cal_ratio:.2f}", style=pal.ratio_colour(cal_ratio, row.tolerance_pct))
+            if row.calibration_status != "calibrated":
+                text.append(f" [{row.calibration_status}]", style=pal.WARN)
         for word, severity in row.findings:  # the gate's findings about this layer
             text.append(f"  {word}", style=f"bold {pal.SEVERITY.get(severity, pal.MUTED)}")
         text.append("\n")
