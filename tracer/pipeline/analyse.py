@@ -22,7 +22,7 @@ from tracer.analysis.analyze import analyze
 from tracer.analysis.result import Analysis
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.windowed import NotWindowable, analyze_windows
-from tracer.pipeline.load import load_timeline
+from tracer.pipeline.load import InputFile, load_timeline, sniff_input
 from tracer.pipeline.windows import is_windowed, read_windows
 
 if TYPE_CHECKING:
@@ -107,27 +107,28 @@ def analyse_file(
     """
     progress = progress or reporting_to(None)
     settings = settings or AnalysisSettings()
-    if not whole and is_windowed(path):
+    source = sniff_input(path)  # once: what it is, and how large
+    if not whole and is_windowed(source):
         passes = 0
 
         def windows() -> Iterator[tuple[InferenceTimeline, InputFacts]]:
             nonlocal passes
             passes += 1
             with progress(f"decoding in windows (pass {passes} of 2)") as bar:
-                yield from read_windows(path, on_progress=bar.update, clock_hz=clock_hz)
+                yield from read_windows(source, on_progress=bar.update, clock_hz=clock_hz)
 
         try:
             return AnalysedFile(analyze_windows(windows, budget, settings, on_window, locator), windowed=True)
         except NotWindowable as why:
             because = f"it has {why}, which is not analysed in windows yet"
             return dataclasses.replace(
-                _whole(path, budget, settings, locator, clock_hz, progress), read_whole_because=because
+                _whole(source, budget, settings, locator, clock_hz, progress), read_whole_because=because
             )
-    return _whole(path, budget, settings, locator, clock_hz, progress)
+    return _whole(source, budget, settings, locator, clock_hz, progress)
 
 
 def _whole(
-    path: str | os.PathLike[str],
+    source: InputFile,
     budget: Budget | None,
     settings: AnalysisSettings,
     locator: CodeLocator | None,
@@ -135,5 +136,5 @@ def _whole(
     progress: Progress,
 ) -> AnalysedFile:
     with progress("decoding") as bar:
-        timeline, facts = load_timeline(path, on_progress=bar.update, clock_hz=clock_hz)
+        timeline, facts = load_timeline(source, on_progress=bar.update, clock_hz=clock_hz)
     return AnalysedFile(analyze(timeline, facts, budget, settings, locator), windowed=False)

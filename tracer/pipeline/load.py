@@ -16,6 +16,7 @@ numbers (how the two merge: :func:`tracer.telemetry.console_text.merge_console`)
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 
@@ -36,15 +37,43 @@ CAPTURE_TEXT = "capture-text"
 ETDUMP = "etdump"
 
 
+@dataclasses.dataclass(frozen=True)
+class InputFile:
+    """An input file as sniffed once (:func:`sniff_input`): what it is, and its stream's size.
+
+    Attributes:
+        path: The file, as given.
+        kind: :data:`CAPTURE`, :data:`RAW_ITM`, :data:`CAPTURE_TEXT`, :data:`TEXT_LOG` or :data:`ETDUMP`.
+        size: Bytes of its stream (a capture's data chunks; a raw file's length).
+    """
+
+    path: str
+    kind: str
+    size: int
+
+
+def sniff_input(path: str | os.PathLike[str] | InputFile) -> InputFile:
+    """What ``path`` is (its header, and its first stream bytes sniffed); an :class:`InputFile`
+    is returned as it is, so a caller sniffs once and passes it on.
+
+    Raises:
+        CaptureError: The file is missing or unreadable (exit code 3).
+    """
+    if isinstance(path, InputFile):
+        return path
+    with open_capture(path) as reader:
+        return InputFile(str(path), input_kind(reader), reader.size)
+
+
 def load_timeline(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | InputFile,
     on_progress: Callable[[int], None] | None = None,
     clock_hz: int | None = None,
 ) -> tuple[InferenceTimeline, InputFacts]:
     """Read a capture, a raw ITM file or a text log into a timeline.
 
     Args:
-        path: The file.
+        path: The file (or the file sniffed already).
         on_progress: Called with the stream bytes read so far (captures).
         clock_hz: The clock the input's cycles count, used when the input does not say
             (``--clock``); a clock the input gives wins.
@@ -52,9 +81,8 @@ def load_timeline(
     Raises:
         CaptureError: The file is missing or unreadable (exit code 3).
     """
-    label = str(path)
-    with open_capture(path) as reader:
-        kind, stream_size = input_kind(reader), reader.size
+    source = sniff_input(path)
+    path, label, kind, stream_size = source.path, source.path, source.kind, source.size
     if kind == ETDUMP:
         timeline = read_etdump(path, name=label)
         facts = InputFacts(ETDUMP, label, label, stream_size, records=len(timeline.spans) + len(timeline.inferences))

@@ -15,9 +15,8 @@ counts, CPU counters, the time other tasks took) are made with what it needs of 
 it (:mod:`tracer.pipeline.window_carry`). What a caller keeps of each window (a digest, Parquet
 rows) is compact, so memory stays flat whatever the capture's size.
 
-Console text is left as lines by default, for :func:`~tracer.analysis.windowed.analyze_windows`,
-which merges the capture's text once; ``merge_text=True`` merges each window's text into it, for a
-caller that analyses each window on its own.
+Console text is left as lines, for :func:`~tracer.analysis.windowed.analyze_windows`, which
+merges the capture's text once.
 
 Inputs up to :data:`WHOLE_BYTES`, and every text log or ETDump, are one window: exactly the
 timeline :func:`~tracer.pipeline.load.load_timeline` gives. In a capture read in windows, DWT PC
@@ -41,61 +40,53 @@ from tracer.capture.reader import CaptureReader, open_capture
 from tracer.decode.packets import PacketKind
 from tracer.pipeline.ahead import RunAhead
 from tracer.pipeline.capture import read_batches, read_facts
-from tracer.pipeline.load import CAPTURE, RAW_ITM, input_kind, load_timeline, settle_clock
+from tracer.pipeline.load import CAPTURE, RAW_ITM, InputFile, load_timeline, settle_clock, sniff_input
 from tracer.pipeline.stream import StreamDecoder
 from tracer.pipeline.stream_setup import StreamSetup
 from tracer.pipeline.window_carry import Carry
-from tracer.telemetry.console_text import merge_console
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
 
 WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
 WINDOW_SPANS = 12_500  # layer executions per window: about 15 MB while one is decoded and analysed
 
 
-def is_windowed(path: str | os.PathLike[str], whole_bytes: int | None = None) -> bool:
+def is_windowed(path: str | os.PathLike[str] | InputFile, whole_bytes: int | None = None) -> bool:
     """Whether :func:`read_windows` reads ``path`` in windows (else it is one window, read whole).
 
     Raises:
         CaptureError: The file is missing or unreadable.
     """
-    with open_capture(path) as reader:
-        return _windowed(reader, whole_bytes)
-
-
-def _windowed(reader: CaptureReader, whole_bytes: int | None) -> bool:
+    source = sniff_input(path)
     whole_bytes = WHOLE_BYTES if whole_bytes is None else whole_bytes
-    return reader.size > whole_bytes and input_kind(reader) in (CAPTURE, RAW_ITM)
+    return source.size > whole_bytes and source.kind in (CAPTURE, RAW_ITM)
 
 
 def read_windows(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | InputFile,
     on_progress: Callable[[int], None] | None = None,
     whole_bytes: int | None = None,
     window_spans: int | None = None,
     clock_hz: int | None = None,
-    merge_text: bool = False,
 ) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
     """The windows of an input, in order, each with the input's facts so far (the last: all of them).
 
     Args:
-        path: The input.
+        path: The input (or the input sniffed already: :func:`~tracer.pipeline.load.sniff_input`).
         on_progress: Called with the stream bytes read so far.
         whole_bytes: Inputs up to this size are one window (default :data:`WHOLE_BYTES`).
         window_spans: Layer executions per window (default :data:`WINDOW_SPANS`).
         clock_hz: The clock the input's cycles count when it does not say (``--clock``).
-        merge_text: Merge each window's console text into it (for a caller that analyses each
-            window on its own). By default each window keeps its console lines as they are:
-            :func:`~tracer.analysis.windowed.analyze_windows` merges the capture's text once.
 
     Raises:
         CaptureError: The file is missing or unreadable.
     """
     window_spans = WINDOW_SPANS if window_spans is None else window_spans
-    with open_capture(path) as reader:
-        if _windowed(reader, whole_bytes):
-            yield from _stream(reader, str(path), on_progress, window_spans, clock_hz, merge_text)
-            return
-    yield load_timeline(path, on_progress=on_progress, clock_hz=clock_hz)
+    source = sniff_input(path)
+    if is_windowed(source, whole_bytes):
+        with open_capture(source.path) as reader:
+            yield from _stream(reader, source.path, on_progress, window_spans, clock_hz)
+        return
+    yield load_timeline(source, on_progress=on_progress, clock_hz=clock_hz)
 
 
 def _stream(
@@ -104,7 +95,6 @@ def _stream(
     on_progress: Callable[[int], None] | None,
     window_spans: int,
     clock_hz: int | None,
-    merge_text: bool,
 ) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
     kind = CAPTURE if reader.is_capture else RAW_ITM
     meta = reader.metadata
@@ -114,7 +104,7 @@ def _stream(
     batches = read_batches(reader, itm)
     pc_samples = 0  # counted only: SwoPcCollector would keep every layer header of the capture
     facts = InputFacts(kind, meta.source or label, label, 0)
-    cut = _Cut(clock_hz, merge_text)
+    cut = _Cut(clock_hz)
     # Reading and ITM decoding run ahead on a thread of their own, as in decode_capture (each batch
     # with the bytes read when it was made, and what only reads the batch: the packets the decoder
     # reads beside the records, picked out, and the PC samples counted); the thread ends when this
@@ -165,7 +155,6 @@ class _Cut:
     """
 
     clock_hz: int | None
-    merge_text: bool
     after: int | None = None
     carry: Carry = dataclasses.field(default_factory=Carry)
     console_lines: int = 0  # console lines so far
@@ -195,8 +184,6 @@ def _window(
     )
     cut.console_lines += len(timeline.console)
     window_facts.console_lines = cut.console_lines
-    if timeline.console and cut.merge_text:
-        timeline = merge_console(timeline, window_facts.warnings)
     settle_clock(timeline, window_facts, window_facts.path or window_facts.source, cut.clock_hz)
     return timeline, window_facts
 
