@@ -32,6 +32,8 @@ from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget
 from tracer.elf.inlines import CodeLocator
+from tracer.power.attribute import EnergyAnalysis, attribute_energy
+from tracer.power.recording import PowerRecording
 
 BESIDE_SPANS = 50_000  # layer executions from which the jitter is analysed on a thread of its own
 
@@ -58,6 +60,7 @@ class Analysis:
         findings: Every finding, worst first.
         time_span: The first and last cycle of any layer execution or inference (None: none).
         over_limit: Per layer with a budget limit, the inferences in which it ran over the limit.
+        energy: A power recording held against the timeline (None: no ``--power``).
     """
 
     timeline: InferenceTimeline
@@ -76,6 +79,7 @@ class Analysis:
     findings: tuple[Finding, ...] = ()
     time_span: tuple[int | None, int | None] = (None, None)
     over_limit: Mapping[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)
+    energy: EnergyAnalysis | None = None
 
     @property
     def executions(self) -> int:
@@ -94,6 +98,8 @@ def analyze(
     budget: Budget | None = None,
     settings: AnalysisSettings | None = None,
     locator: CodeLocator | None = None,
+    power: PowerRecording | None = None,
+    meter_input: int | None = None,
 ) -> Analysis:
     """Analyse a timeline against its budget and run every findings rule.
 
@@ -104,6 +110,8 @@ def analyze(
         settings: Thresholds (defaults: :class:`AnalysisSettings`; the jitter thresholds the
             command line leaves unset come from the budget's model, else the defaults).
         locator: The firmware ELF's symbols and inlined code (``--elf``), for CPU hot spots.
+        power: A power recording (``--power``): energy per layer (:mod:`tracer.power`).
+        meter_input: The meter's digital input the sync pin is on (default: what the firmware says).
     """
     settings = settings or AnalysisSettings()
     comparison = compare_budget(timeline, budget, settings.tolerance_pct) if budget is not None else None
@@ -112,6 +120,7 @@ def analyze(
     jitter_settings = settings.jitter(model)
     data_dependent = comparison.data_dependent if comparison is not None else frozenset()
     # The jitter (about half of the analysis of a long capture) runs beside the rest on two cores.
+    energy = attribute_energy(timeline, power, meter_input) if power is not None else None
     threaded = len(timeline.spans) >= BESIDE_SPANS and usable_cores() > 1
     with Beside(lambda: analyse_jitter(timeline, jitter_settings, data_dependent), threaded, "tracer-jitter") as jitter:
         layers = per_layer(timeline.spans)
@@ -139,6 +148,7 @@ def analyze(
             sampling=sampling,
             time_span=time_span(timeline),
             over_limit=over_limit,
+            energy=energy,
         )
     return dataclasses.replace(analysis, findings=tuple(find_all(analysis)))
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from tracer.base.timeline import InferenceTimeline
     from tracer.budget.model import Budget
     from tracer.elf.inlines import CodeLocator
+    from tracer.power.recording import PowerRecording
 
 INPUT_HELP = "a .trace capture, a raw ITM/SWO file, or a firmware text log (UART dump, FVP stdout)"
 
@@ -74,6 +75,28 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_power_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--power FILE``, ``--supply-voltage V``, ``--sync-input N``: energy per layer (docs/energy.md)."""
+    parser.add_argument(
+        "--power",
+        metavar="FILE",
+        help="a power meter's recording of the same run: a Joulescope .jls, a PPK2 CSV export or a "
+        "CSV (time, current or power, voltage, digital inputs); adds energy per layer and inference",
+    )
+    parser.add_argument(
+        "--supply-voltage",
+        metavar="V",
+        type=float,
+        help="the supply voltage, for a recording of current only (a PPK2 CSV)",
+    )
+    parser.add_argument(
+        "--sync-input",
+        metavar="N",
+        type=int,
+        help="the meter's digital input the sync pin is wired to (default: the one trc_sync_pin names, else 0)",
+    )
+
+
 def add_elf_argument(parser: argparse.ArgumentParser) -> None:
     """``--elf PATH``: the firmware image, to name the CPU hot spots of PC samples."""
     parser.add_argument(
@@ -129,8 +152,8 @@ def analyse_input(
     from tracer.analysis.windowed import NotWindowable, analyze_windows
     from tracer.pipeline.windows import is_windowed, read_windows
 
-    if whole or not is_windowed(args.capture):
-        return analyse_whole(args)
+    if whole or getattr(args, "power", None) or not is_windowed(args.capture):
+        return analyse_whole(args)  # energy is attributed on the whole timeline
     console = args.console
     budget = _load_budget(args)
     passes = 0
@@ -172,7 +195,25 @@ def analyse_whole(
     from tracer.analysis.analyze import analyze
 
     loaded = load_input(args, budget, locator)
-    return loaded, analyze(loaded.timeline, loaded.facts, loaded.budget, settings_of(args), loaded.locator)
+    power = _power(args)
+    return loaded, analyze(
+        loaded.timeline,
+        loaded.facts,
+        loaded.budget,
+        settings_of(args),
+        loaded.locator,
+        power,
+        getattr(args, "sync_input", None),
+    )
+
+
+def _power(args: argparse.Namespace) -> PowerRecording | None:
+    """The ``--power`` recording, opened (exit 2 or 3 on a bad one), or None."""
+    if not getattr(args, "power", None):
+        return None
+    from tracer.power.recording import open_recording
+
+    return open_recording(args.power, getattr(args, "supply_voltage", None))
 
 
 def load_input(args: argparse.Namespace, budget: Budget | None = None, locator: CodeLocator | None = None) -> Loaded:

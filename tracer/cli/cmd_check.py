@@ -46,10 +46,11 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer check``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_power_arguments
 
     parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     add_budget_arguments(parser)
+    add_power_arguments(parser)
     parser.add_argument(
         "--fail-on",
         choices=("warning", "error"),

@@ -35,13 +35,14 @@ FORMATS = ("perfetto", "chrome-json", "csv", "raw")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer export``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument, add_power_arguments
 
     parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     parser.add_argument("--format", choices=FORMATS, required=True, help="output format")
     parser.add_argument("-o", "--output", metavar="PATH", required=True, help="output file ('-' for stdout)")
     add_budget_arguments(parser)
     add_elf_argument(parser)
+    add_power_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -324,3 +324,54 @@ def _interval(values: np.ndarray) -> float | None:
     if len(values) < 2:
         return None
     return float(Z95 * values.std(ddof=1) / np.sqrt(len(values)))
+
+
+def energy_json(energy: EnergyAnalysis, timeline: InferenceTimeline) -> dict[str, object]:
+    """The report's ``energy`` section (docs/report.md)."""
+    info = energy.recording
+    values = list(energy.inference_uj.values())
+
+    def r(x: float | None, digits: int = 3) -> float | None:
+        return None if x is None else round(x, digits)
+
+    return {
+        "simulated": info.simulated,
+        "recording": {
+            "path": info.path,
+            "meter": info.meter,
+            "sample_rate": info.sample_rate,
+            "samples": info.samples,
+            "quantity": info.quantity,
+            "supply_voltage": info.voltage,
+            "digital": {str(k): v for k, v in info.digital.items()},
+        },
+        "sync": energy.fit.to_json(),
+        "inference": {
+            "count": len(values),
+            "mean_uj": r(energy.inference_mean_uj),
+            "interval_uj": r(energy.inference_interval_uj),
+            "min_uj": r(min(values)) if values else None,
+            "max_uj": r(max(values)) if values else None,
+            "other_uj": r(energy.other_uj),
+            "engines_uj": {k: r(v) for k, v in sorted(energy.engines_uj.items())},
+        },
+        "idle": {"energy_uj": r(energy.idle_uj), "seconds": r(energy.idle_seconds, 6), "power_mw": r(energy.idle_mw)},
+        "layers": [
+            {
+                "index": la.index,
+                "name": timeline.layer(la.index).label,
+                "engine": timeline.layer(la.index).engine.value,
+                "executions": la.executions,
+                "energy_uj": r(la.energy_uj, 4),
+                "interval_uj": r(la.interval_uj, 4),
+                "power_mw": r(la.power_mw),
+                "samples": r(la.samples, 2),
+                "method": la.method,
+                "energy_share": r(la.energy_share, 4),
+                "time_share": r(la.time_share, 4),
+            }
+            for la in sorted(energy.layers.values(), key=lambda la: la.index)
+        ],
+        "left_out": dict(energy.left_out),
+        "notes": list(energy.notes),
+    }

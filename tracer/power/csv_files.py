@@ -136,6 +136,12 @@ class CsvRecording:
 
     def chunks(self, samples: int = CHUNK_SAMPLES) -> Iterator[PowerChunk]:
         """The samples in chunks; a gap or a bad line raises :class:`CaptureError` with its line."""
+        try:
+            yield from self._chunks(samples)
+        except UnicodeDecodeError:
+            raise CaptureError(f"{self.path}: not text after its header: a CSV recording is text") from None
+
+    def _chunks(self, samples: int) -> Iterator[PowerChunk]:
         lay, rate = self.layout, self._info.sample_rate
         first = 0
         with reading_file(self.path, "a power recording", CaptureError), open(self.path, encoding="utf-8-sig") as f:
@@ -216,6 +222,15 @@ def _skip_header(f: IO[str]) -> int:
 
 def open_csv(path: str, supply_voltage: float | None = None) -> CsvRecording:
     """Open a CSV recording: its layout from the header, its rate from the first timestamps."""
+    try:
+        return _open_csv(path, supply_voltage)
+    except UnicodeDecodeError as exc:
+        raise CaptureError(
+            f"{path}: byte {exc.start}: not text: expected a Joulescope .jls or a CSV recording (time, current or power)"
+        ) from None
+
+
+def _open_csv(path: str, supply_voltage: float | None) -> CsvRecording:
     with reading_file(path, "a power recording", CaptureError), open(path, encoding="utf-8-sig") as f:
         header_line = _skip_header(f)
         if header_line == 0:

@@ -65,6 +65,8 @@ class JlsRecording:
         self._digital = [(i, signals[n]) for i, n in enumerate(DIGITAL_NAMES) if n in signals]
         source = sources.get(main.source_id)
         meter = " ".join(x for x in ("Joulescope", getattr(source, "model", "") or "") if x).strip()
+        if user.get("simulated"):
+            meter = "simulated meter (JLS)"
         self._info = RecordingInfo(
             path=path,
             meter=meter,

@@ -1,0 +1,107 @@
+"""``tracer report/check/export --power``: a capture with SYNC_PIN records (our encoder) and the
+recording a simulated meter made of it, written as a real JLS (pyjls) and as a PPK2 CSV; the
+report's energy section follows the schema; a recording that does not belong exits 3 in words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+from check_streams import write_capture
+from telemetry_encoder import TelemetryEncoder
+
+from tracer.pipeline.load import load_timeline
+from tracer.power.simulate import Meter, PowerModel, SimulatedRecording, write_jls
+from tracer.telemetry.wire import RecordType, TimeSource
+
+pytest.importorskip("pyjls")
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
+CLOCK = 50_000_000
+MODEL = PowerModel({0: 40.0, 1: 95.0, 2: 25.0}, other_mw=12.0, idle_mw=2.0)
+
+
+def _capture(path: Path, inferences: int = 40, seed: int = 2) -> Path:
+    rng = np.random.default_rng(seed)
+    enc = TelemetryEncoder()
+    t = 1000
+    enc.target_info(t, CLOCK, TimeSource.DWT)
+    for layer, engine in ((0, 0), (1, 1), (2, 0)):
+        enc.layer_info(t + 1 + layer, layer, engine, "CONV_2D", f"layer{layer}")
+    t += 100
+    for n in range(inferences):
+        t += int(rng.integers(20_000, 60_000))
+        enc.record(RecordType.SYNC_PIN, t, [(n + 1) & 1, n])
+        t += 500
+        enc.inference_begin(t, n)
+        for layer, cycles in ((0, 30_000), (1, 120_000), (2, 300)):
+            enc.layer_begin(t + 50, layer, int(layer == 1))
+            t += 50 + cycles + int(rng.integers(0, 200))
+            enc.layer_end(t, layer)
+        t += 40
+        enc.inference_end(t)
+    return write_capture(path, bytes(enc.out))
+
+
+@pytest.fixture(scope="module")
+def run_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path, SimulatedRecording]:
+    tmp = tmp_path_factory.mktemp("energy")
+    capture = _capture(tmp / "run.trace")
+    timeline, _ = load_timeline(str(capture))
+    rec = SimulatedRecording(timeline, MODEL, Meter(100_000, drift_ppm=-90, white_mw=1.0, seed=4))
+    jls = tmp / "run.jls"
+    write_jls(str(jls), rec)
+    csv = tmp / "ppk.csv"
+    with csv.open("w") as f:
+        f.write("Timestamp(ms),Current(uA),D0-D7\n")
+        for chunk in rec.chunks(50_000):
+            k = chunk.first + np.arange(len(chunk))
+            bits = np.where(chunk.digital & 1, "10000000", "00000000")
+            for ms, ua, b in zip(k * 0.01, chunk.power / 3.0 * 1e6, bits):
+                f.write(f"{ms:.2f},{ua:.4f},{b}\n")
+    return capture, jls, csv, rec
+
+
+def test_report_json_energy_from_jls(run_files, run_cli) -> None:
+    capture, jls, _, _ = run_files
+    done = run_cli("report", capture, "--power", jls, "--format", "json")
+    assert done.code == 0, done.err
+    report = json.loads(done.out)
+    errors = list(jsonschema.validators.validator_for(SCHEMA)(SCHEMA).iter_errors(report))
+    assert not errors, [e.message for e in errors]
+    energy = report["energy"]
+    assert energy["simulated"] is True and energy["sync"]["pairs"] == 40
+    assert energy["sync"]["drift_ppm"] == pytest.approx(-90, abs=40)
+    layer1 = energy["layers"][1]
+    assert layer1["engine"] == "npu" and layer1["method"] == "integrated"
+    assert layer1["power_mw"] == pytest.approx(95.0, rel=0.01)
+    assert energy["layers"][2]["method"] == "fitted"  # 300 cycles: 0.6 of a sample
+    assert set(energy["inference"]["engines_uj"]) == {"cpu", "npu"}
+
+
+def test_report_text_energy_from_ppk2_csv(run_files, run_cli) -> None:
+    capture, _, csv, _ = run_files
+    done = run_cli("report", capture, "--power", csv, "--supply-voltage", "3.0")
+    assert done.code == 0, done.err
+    assert "Energy: PPK2 CSV" in done.out
+    assert "aligned by sync pin on digital input 0: 40 edges" in done.out
+    line = next(ln for ln in done.out.splitlines() if ln.startswith("1  layer1"))
+    assert " npu " in line and "integrated" in line
+
+
+def test_ppk2_csv_without_voltage_exit_2(run_files, run_cli) -> None:
+    capture, _, csv, _ = run_files
+    done = run_cli("report", capture, "--power", csv)
+    assert done.code == 2 and "--supply-voltage" in done.err
+
+
+def test_recording_of_another_run_exit_3(run_files, run_cli, tmp_path: Path) -> None:
+    _, jls, _, _ = run_files
+    other = _capture(tmp_path / "other.trace", seed=9)
+    done = run_cli("report", other, "--power", jls)
+    assert done.code == 3
+    assert "do not follow the sync pin marks on a straight line" in done.err
+    assert "Traceback" not in done.err
