@@ -137,8 +137,8 @@ def attribute_energy(
             f"({total} samples at {info.sample_rate:g}/s)"
         )
     bound = fit.samples(segments.bound)
-    before, own = gather(recording.chunks(), bound)
-    energy, powers, se = _attribute(segments, bound, before, own)
+    gathered = [*gather(recording.chunks(), bound)]
+    energy, powers, se = _attribute(segments, bound, gathered)
     return _summary(timeline, info, fit, segments, bound, energy, powers, se, left_out)
 
 
@@ -166,48 +166,49 @@ def gather(chunks: Iterable[PowerChunk], bound: np.ndarray) -> tuple[np.ndarray,
     return before, own
 
 
-def _overlaps(bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per segment: start sample, end sample, overlap with each, whole samples between."""
-    k = np.floor(bound).astype(np.int64)
-    ka, kb = k[:-1], k[1:]
-    same = ka == kb
-    o_start = np.where(same, bound[1:] - bound[:-1], (ka + 1) - bound[:-1])
-    o_end = np.where(same, 0.0, bound[1:] - kb)
-    whole = np.maximum(kb - ka - 1, 0)
-    return ka, kb, o_start, o_end, whole
-
-
 def _attribute(
-    seg: Segments, bound: np.ndarray, before: np.ndarray, own: np.ndarray
+    seg: Segments, bound: np.ndarray, gathered: list[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per segment energy (watt-samples), per class power (watts) and its standard error."""
-    ka, kb, o_start, o_end, whole = _overlaps(bound)
+    """Per segment energy (watt-samples), per class power (watts) and its standard error.
+
+    Boundary ``i`` lies in sample ``k[i]`` (non-decreasing): that sample is shared by the
+    segment ending there (its last ``o_end``) and the one starting there (its first
+    ``o_start``), and by any segment lying wholly inside it. One row of the fit per distinct
+    boundary sample, in order: no sort, a few arrays of the boundaries' length. ``gathered``
+    (:func:`gather`'s two arrays) is emptied as it is used, to keep the peak memory down.
+    """
+    before, own = gathered
+    gathered.clear()
+    k = np.floor(bound).astype(np.int64)
     c = seg.klass
     n = seg.classes
+    same = k[:-1] == k[1:]
+    o_start = np.where(same, bound[1:] - bound[:-1], (k[:-1] + 1) - bound[:-1])
+    o_end = np.where(same, 0.0, bound[1:] - k[1:])
+    whole = np.maximum(k[1:] - k[:-1] - 1, 0)
+    del same
     # Whole samples: one row per segment, weighted by 1/whole (the noise of a sum of `whole` samples).
-    interior = (before[1:] - before[:-1]) - own[:-1]  # samples ka+1 .. kb-1
-    interior = np.where(whole > 0, interior, 0.0)
-    xtx = np.zeros((n, n))
-    xty = np.zeros(n)
-    np.add.at(xtx, (c, c), whole.astype(np.float64))
-    np.add.at(xty, c, interior)
-    # Shared samples: one row per distinct boundary sample, its overlaps with each class.
-    ks = np.concatenate((ka, kb))
-    cls = np.concatenate((c, c))
-    ov = np.concatenate((o_start, o_end))
-    values = np.concatenate((own[:-1], own[1:]))
-    order = np.argsort(ks, kind="stable")
-    ks, cls, ov, values = ks[order], cls[order], ov[order], values[order]
-    uniq, first = np.unique(ks, return_index=True)
-    row = np.searchsorted(uniq, ks)
-    sample_value = values[first]
-    for lo in range(0, len(uniq), BLOCK):
-        hi = min(lo + BLOCK, len(uniq))
-        a, b = np.searchsorted(row, [lo, hi])
+    interior = np.where(whole > 0, (before[1:] - before[:-1]) - own[:-1], 0.0)  # samples k+1 .. k'-1
+    del before  # the caller keeps no reference: memory stays a few boundary-length arrays
+    xtx: np.ndarray = np.diag(np.bincount(c, weights=whole, minlength=n).astype(np.float64))
+    xty: np.ndarray = np.bincount(c, weights=interior, minlength=n).astype(np.float64)
+    # Shared samples: the row of each boundary's sample; its overlaps with each class.
+    row = np.concatenate(([0], np.cumsum(k[1:] != k[:-1])))
+    del k
+    rows = int(row[-1]) + 1
+    value = np.zeros(rows)
+    value[row] = own  # the same sample's value at each of its boundaries
+    del own
+    row_start, row_end = row[:-1], row[1:]  # the rows of each segment's first and last sample
+    for lo in range(0, rows, BLOCK):
+        hi = min(lo + BLOCK, rows)
+        a, b = np.searchsorted(row_start, [lo, hi])
         dense = np.zeros((hi - lo, n))
-        np.add.at(dense, (row[a:b] - lo, cls[a:b]), ov[a:b])
+        np.add.at(dense, (row_start[a:b] - lo, c[a:b]), o_start[a:b])
+        e0, e1 = np.searchsorted(row_end, [lo, hi])
+        np.add.at(dense, (row_end[e0:e1] - lo, c[e0:e1]), o_end[e0:e1])
         xtx += dense.T @ dense
-        xty += dense.T @ sample_value[lo:hi]
+        xty += dense.T @ value[lo:hi]
     present = np.diag(xtx) > 0
     powers = np.zeros(n)
     cov = np.zeros((n, n))
@@ -215,28 +216,34 @@ def _attribute(
         sub = np.ix_(present, present)
         inv = np.linalg.pinv(xtx[sub])
         powers[present] = inv @ xty[present]
-        modelled = np.zeros(len(uniq))
-        np.add.at(modelled, row, ov * powers[cls])
-        rss = float(np.sum((sample_value - modelled) ** 2))
+        modelled = np.bincount(row_start, weights=o_start * powers[c], minlength=rows)
+        modelled += np.bincount(row_end, weights=o_end * powers[c], minlength=rows)
         w = whole > 0
+        rss = float(np.sum((value - modelled) ** 2))
         rss += float(np.sum((interior[w] - whole[w] * powers[c[w]]) ** 2 / whole[w]))
-        dof = max(len(uniq) + int(w.sum()) - int(present.sum()), 1)
+        dof = max(rows + int(w.sum()) - int(present.sum()), 1)
         cov[sub] = inv * (rss / dof)
+        del modelled, w
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
     # Each shared sample split in proportion to overlap x power (by overlap where the model says 0).
-    total_model = np.zeros(len(uniq))
-    np.add.at(total_model, row, ov * np.clip(powers[cls], 0, None))
-    total_overlap = np.zeros(len(uniq))
-    np.add.at(total_overlap, row, ov)
-    inv_order = np.empty_like(order)
-    inv_order[order] = np.arange(len(order))
-    share_num = ov * np.clip(powers[cls], 0, None)
-    denom = total_model[row]
-    by_overlap = ov / np.where(total_overlap[row] > 0, total_overlap[row], 1.0)
-    share = np.where(denom > 0, share_num / np.where(denom > 0, denom, 1.0), by_overlap)
-    part = (share * sample_value[row])[inv_order]
-    m = len(c)
-    energy = part[:m] + part[m:] + interior
+    positive = np.clip(powers, 0, None)
+    model = np.bincount(row_start, weights=o_start * positive[c], minlength=rows)
+    model += np.bincount(row_end, weights=o_end * positive[c], minlength=rows)
+    overlap = np.bincount(row_start, weights=o_start, minlength=rows)
+    overlap += np.bincount(row_end, weights=o_end, minlength=rows)
+    use_model = model > 0
+    # Per row, what one watt-sample of overlap-times-power (or of overlap alone) is worth.
+    per_model = np.divide(value, model, out=np.zeros(rows), where=use_model)
+    del model
+    per_overlap = np.divide(value, overlap, out=np.zeros(rows), where=~use_model & (overlap > 0))
+    del overlap, use_model, value
+    energy = interior
+    for o, r in ((o_start, row_start), (o_end, row_end)):
+        factor = positive[c] * per_model[r]
+        factor += per_overlap[r]
+        factor *= o
+        energy += factor
+        del factor
     return energy, powers, se
 
 

@@ -89,10 +89,10 @@ def segments_of(timeline: InferenceTimeline, keep: np.ndarray | None = None) -> 
     time = np.concatenate((inf.start[rows], inf.end[rows], spans.start[srows], spans.end[srows]))
     order_key = np.concatenate(
         (
-            np.full(len(rows), _INF_START),
-            np.full(len(rows), _INF_END),
-            np.full(len(srows), _SPAN_START),
-            np.full(len(srows), _SPAN_END),
+            np.full(len(rows), _INF_START, np.int8),
+            np.full(len(rows), _INF_END, np.int8),
+            np.full(len(srows), _SPAN_START, np.int8),
+            np.full(len(srows), _SPAN_END, np.int8),
         )
     )
     klass = np.concatenate(
@@ -102,10 +102,15 @@ def segments_of(timeline: InferenceTimeline, keep: np.ndarray | None = None) -> 
             lookup[spans.layer[srows]],
             np.full(len(srows), other),
         )
-    )
+    ).astype(np.int32)
     span = np.concatenate((np.full(2 * len(rows), -1), srows, np.full(len(srows), -1)))
     number = np.concatenate((numbers, np.full(len(rows), -1), spans.inference[srows], spans.inference[srows]))
     order = np.lexsort((order_key, time))
-    time, klass, span, number = time[order], klass[order], span[order], number[order]
+    del order_key
+    # One column at a time, each original dropped as its sorted copy is made (bounded peak memory).
+    time = time[order]
+    klass = klass[order]
+    span = span[order]
+    number = number[order]
     # A span's end reopens its inference's "other" time; the inference number stays with it.
     return Segments(time, klass[:-1], span[:-1], number[:-1], layers)
