@@ -40,6 +40,8 @@ class LayerPlan:
         budget_cycles: Their cycles in the budget's own clock.
         note: What a reader should know (engine differs, clock unknown ...).
         data_dependent: The budget marks it (or one of its budget layers) data-dependent.
+        energy_uj: Its energy budget per execution, microjoules (the sum of its budget layers'),
+            or None when none of them gives one.
     """
 
     index: int
@@ -52,6 +54,7 @@ class LayerPlan:
     budget_cycles: float | None
     note: str
     data_dependent: bool = False
+    energy_uj: float | None = None
 
     @property
     def limit_cycles(self) -> float | None:
@@ -74,6 +77,8 @@ class LayerPlan:
         }
         if self.data_dependent:
             out["data_dependent"] = True
+        if self.energy_uj is not None:
+            out["energy_uj"] = json_number(self.energy_uj)
         return out
 
 
@@ -151,6 +156,8 @@ def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:
         tolerance, source = budget.model.tolerance_pct, "model"
     else:
         tolerance, source = DEFAULT_TOLERANCE_PCT, "default"
+    energies = [b.energy_uj for b in match.budget if b.energy_uj is not None]
+    energy_uj = float(sum(energies)) if energies else None
     engines = {b.engine for b in match.budget if b.engine is not None}
     planned = None if not engines else (Engine.NPU.value if Engine.NPU in engines else Engine.CPU.value)
     return LayerPlan(
@@ -164,6 +171,7 @@ def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:
         budget_cycles=match.budget_cycles,
         note=match.note,
         data_dependent=any(b.data_dependent for b in match.budget),
+        energy_uj=energy_uj,
     )
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from tracer.analysis.findings import budget, coherency, engine, firmware, isr, jitter, loss, memory, npu
+from tracer.analysis.findings import budget, coherency, energy, engine, firmware, isr, jitter, loss, memory, npu
 from tracer.analysis.findings.base import Finding, Rule
 
 if TYPE_CHECKING:
     from tracer.analysis.analyze import Analysis
 
-MODULES: tuple[ModuleType, ...] = (budget, engine, npu, memory, loss, firmware, isr, jitter, coherency)
+MODULES: tuple[ModuleType, ...] = (budget, engine, npu, memory, loss, firmware, isr, jitter, coherency, energy)
 RULES: tuple[Rule, ...] = tuple(rule for module in MODULES for rule in module.RULES)
 
 
