@@ -105,3 +105,22 @@ def test_recording_of_another_run_exit_3(run_files, run_cli, tmp_path: Path) -> 
     assert done.code == 3
     assert "do not follow the sync pin marks on a straight line" in done.err
     assert "Traceback" not in done.err
+
+
+def test_export_perfetto_power_lane(run_files, run_cli, tmp_path: Path) -> None:
+    """The Perfetto trace (read back with Perfetto's own schema) has a power counter track whose
+    values during layer 1 are its power (95 mW, simulated) and during idle about 2 mW."""
+    from perfetto_reader import read_trace
+
+    capture, jls, _, _ = run_files
+    out = tmp_path / "run.perfetto"
+    done = run_cli("export", capture, "--power", jls, "--format", "perfetto", "-o", out)
+    assert done.code == 0, done.err
+    trace = read_trace(out.read_bytes())
+    lane = trace.counters["Power (uW, simulated meter)"]
+    layer1 = [s for s in trace.slices if s.name == "layer1"]
+    assert len(lane) > 40 * 6
+    values = dict(lane)
+    during = [values[s.start] for s in layer1 if s.start in values]
+    assert len(during) == 40 and all(abs(v - 95_000) < 3_000 for v in during)
+    assert lane[-1][1] == 0  # the end of the measured time

@@ -78,6 +78,9 @@ class EnergyAnalysis:
         idle_uj, idle_seconds: Energy and time between inferences (total over the recording).
         left_out: Inferences not measured, with why (incomplete, outside the recording).
         notes: Sentences about the numbers (their limits).
+        power_cycles, power_mw: The power lane: from each cycle on, the mean power of the segment
+            (layer execution, time between layers, idle) that starts there, milliwatts; the last
+            value (0) marks the end of the measured time.
     """
 
     recording: RecordingInfo
@@ -92,6 +95,8 @@ class EnergyAnalysis:
     idle_seconds: float
     left_out: dict[str, int]
     notes: tuple[str, ...] = ()
+    power_cycles: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    power_mw: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
 
     @property
     def idle_mw(self) -> float | None:
@@ -323,7 +328,17 @@ def _summary(
         idle_seconds=float(dur[idle].sum() / info.sample_rate),
         left_out=left_out,
         notes=tuple(notes),
+        **_power_lane(seg, dur, energy),
     )
+
+
+def _power_lane(seg: Segments, dur: np.ndarray, energy: np.ndarray) -> dict[str, np.ndarray]:
+    """Each segment's mean power from its first cycle (segments of no length left out)."""
+    keep = dur > 0
+    mw = np.zeros(int(keep.sum()) + 1)
+    mw[:-1] = energy[keep] / dur[keep] * 1e3
+    cycles = np.concatenate((seg.bound[:-1][keep], seg.bound[-1:]))
+    return {"power_cycles": cycles.astype(np.int64), "power_mw": mw}
 
 
 def _interval(values: np.ndarray) -> float | None:
