@@ -41,6 +41,7 @@ examples:
   tracer check run.trace --budget out/kws_per-layer.csv out/kws_summary_*.csv --tolerance 20
   tracer check run.trace --budget budget.toml --format junit -o tracer-junit.xml
   tracer check uart.log --fail-on warning --format json -o check.json
+  tracer check run.trace --budget budget.toml --power run.jls
 """
 
 

@@ -65,15 +65,17 @@ between layers (trc_flush), so that a layer's span holds only the records' reser
 on the time base at the end of the layer: exact on the deterministic target), a build with a known
 regression for 'tracer compare' and 'tracer trend'; the capture's header and labels say so.
 
---power: the firmware sets a sync pin before each inference (trc_sync_pin) and tracer writes what a
-Joulescope at 250 kS/s would have recorded beside the capture (CAPTURE.jls, through pyjls): current
-from a per-layer power model, white and 1/f noise, a meter clock 120 ppm fast and the pin on its
-input gpi[0]. The report attributes it (energy per layer and inference), labelled SIMULATED: QEMU
-draws no power. Needs the power extra (pip install 'tracer[power]').
+--power: the firmware sets a sync pin before each inference (trc_sync_pin),
+and tracer writes what a Joulescope at 250 kS/s would have recorded beside
+the capture (CAPTURE.jls, through pyjls): current from a per-layer power model,
+white and 1/f noise, a meter clock 120 ppm fast, the pin on its input gpi[0].
+The report attributes it (energy per layer and inference), labelled SIMULATED:
+QEMU draws no power. Needs the power extra (pip install 'tracer[power]').
 
 examples:
   tracer demo
-  tracer demo --power -o demo.trace && tracer report demo.trace --power demo.jls
+  tracer demo --power -o demo.trace
+  tracer report demo.trace --power demo.jls
   tracer demo --inferences 20 -o demo.trace
   tracer demo --inferences 5 --format json
   tracer report demo.trace --per-inference

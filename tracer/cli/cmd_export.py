@@ -28,6 +28,7 @@ examples:
   tracer export captures/demo.trace --format csv -o layers.csv
   tracer export captures/demo.trace --format chrome-json -o demo.json
   tracer export captures/demo.trace --format raw -o demo.swo
+  tracer export run.trace --format perfetto --power run.jls -o run.pftrace
 """
 
 FORMATS = ("perfetto", "chrome-json", "csv", "raw")

@@ -4,7 +4,7 @@
 optionally the digital inputs as one field ``D0-D7`` (eight characters, the first is D0) or as
 eight fields ``D0,D1,...,D7``. The file has current only: the supply voltage comes from the user.
 
-**Plain CSV** (any other meter, Otii's CSV export, a script's output): a header naming a time
+**Plain CSV** (any other meter's export, a script's output): a header naming a time
 column (``time``, ``timestamp``, ``t``), a current (``current``, ``i``) or power (``power``, ``p``)
 column, optionally ``voltage`` (``v``) and digital inputs (``d0``, ``gpi0``, ``digital0``, ``in0``
 ...), each with its unit in parentheses or brackets: ``time(s)``, ``current [mA]``, ``power(uW)``

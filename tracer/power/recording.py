@@ -102,7 +102,8 @@ def open_recording(path: str, supply_voltage: float | None = None) -> PowerRecor
     if p.suffix.lower() in (".otii", ".otii3"):
         raise CaptureError(
             f"{path}: Otii projects are read through Qoitech's otiio library, which needs Python 3.12; "
-            "export the recording from Otii as CSV (time, current, voltage, digital) and give that"
+            "export the recording from Otii as CSV, with a header naming time, current, voltage and the "
+            "digital input (docs/energy.md, 'Which meters and files')"
         )
     from tracer.power.csv_files import open_csv
 
