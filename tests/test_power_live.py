@@ -73,7 +73,7 @@ class FakePpk2:
     def set_source_voltage(self, mV):
         self.calls.append(("set_source_voltage", mV))
 
-    def toggle_DUT_power(self, state):  # noqa: N802 - the library's name
+    def toggle_DUT_power(self, state):
         self.calls.append(("toggle_DUT_power", state))
 
     def start_measuring(self):
