@@ -80,3 +80,18 @@ def test_inferences_outside_the_recording_left_out() -> None:
     energy = attribute_energy(timeline, rec)
     assert energy.left_out["outside_recording"] == 3
     assert sorted(energy.inference_uj) == list(range(27))
+
+
+def test_incomplete_inference_left_out_of_the_numbers() -> None:
+    """An inference with lost records is attributed to its own class: counted, never averaged in."""
+    timeline = synthetic_timeline([400.0, 150.0], inferences=40, seed=6)
+    model = PowerModel({0: 30.0, 1: 70.0}, 10.0, 2.0)
+    rec = SimulatedRecording(timeline, model, Meter(100_000, white_mw=0.5))
+    timeline.inferences.complete[7] = False
+    timeline.inferences.problems[7] = ("2 record(s) lost",)
+    energy = attribute_energy(timeline, rec)
+    assert energy.left_out == {"incomplete": 1, "outside_recording": 0}
+    assert 7 not in energy.inference_uj and len(energy.inference_uj) == 39
+    assert energy.layers[0].executions == 39
+    layers, _ = truth_uj(timeline, {0: 30.0, 1: 70.0}, 10.0)
+    assert energy.layers[1].energy_uj == pytest.approx(layers[1], rel=0.02)
