@@ -124,3 +124,32 @@ def test_export_perfetto_power_lane(run_files, run_cli, tmp_path: Path) -> None:
     during = [values[s.start] for s in layer1 if s.start in values]
     assert len(during) == 40 and all(abs(v - 95_000) < 3_000 for v in during)
     assert lane[-1][1] == 0  # the end of the measured time
+
+
+def test_compare_energy_with_intervals(run_files, run_cli, tmp_path: Path) -> None:
+    """The same run recorded twice: once with layer1 drawing 15 % more (a regression, exit 1), once
+    with other noise only (unchanged)."""
+    capture, jls, _, _ = run_files
+    timeline, _ = load_timeline(str(capture))
+    hungrier = PowerModel({0: 40.0, 1: 95.0 * 1.15, 2: 25.0}, other_mw=12.0, idle_mw=2.0)
+    more = tmp_path / "more.jls"
+    write_jls(str(more), SimulatedRecording(timeline, hungrier, Meter(100_000, drift_ppm=60, white_mw=1.0, seed=8)))
+    same = tmp_path / "same.jls"
+    write_jls(str(same), SimulatedRecording(timeline, MODEL, Meter(100_000, drift_ppm=10, white_mw=1.0, seed=9)))
+    done = run_cli("compare", capture, capture, "--base-power", jls, "--new-power", more, "--format", "json")
+    assert done.code == 1, done.err
+    energy = json.loads(done.out)["energy"]
+    layer1 = next(c for c in energy["layers"] if c["index"] == 1)
+    assert layer1["verdict"] == "more energy" and layer1["change_pct"] == pytest.approx(15, abs=1)
+    lo, hi = layer1["interval_pct"]
+    assert lo < 15 < hi and lo > 10
+    assert "layer1" in energy["regressions"] and "inference" in energy["regressions"]
+    done = run_cli("compare", capture, capture, "--base-power", jls, "--new-power", same)
+    assert done.code == 0, done.out
+    assert "layer1: " in done.out and "unchanged" in done.out and "(SIMULATED meter)" in done.out
+
+
+def test_compare_power_needs_both_sides(run_files, run_cli) -> None:
+    capture, jls, _, _ = run_files
+    done = run_cli("compare", capture, capture, "--base-power", jls)
+    assert done.code == 2 and "--base-power and --new-power go together" in done.err

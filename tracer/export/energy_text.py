@@ -55,3 +55,19 @@ def energy_text(section: dict[str, Any], table: Table) -> list[str]:
     )]  # fmt: skip
     lines += [f"  note: {note}" for note in section["notes"]]
     return lines
+
+
+def energy_change_lines(section: dict[str, Any]) -> list[str]:
+    """The compare's ``energy`` section as text lines (:mod:`tracer.power.compare`)."""
+    title = "energy      (SIMULATED meter)" if section["simulated"] else "energy"
+    lines = [title]
+    for c in [section["inference"], *section["layers"]]:
+        if c["change_pct"] is None:
+            lines.append(f"  {c['label']}: not measured on both sides")
+            continue
+        lo, hi = c["interval_pct"]
+        lines.append(
+            f"  {c['label']}: {c['base_uj']:,.3f} -> {c['new_uj']:,.3f} uJ, {c['change_pct']:+.2f} % "
+            f"(95 % interval {lo:+.2f} to {hi:+.2f} %): {c['verdict']}"
+        )
+    return lines
