@@ -3,7 +3,7 @@
  *
  * Protocol on UART0 (everything the firmware sends is ITM packets; text goes on port 0):
  *   firmware: "tracer-demo mps3-an547 READY"
- *   host:     "START <inferences> [<scenario> [slow=<layer name>:<per mille>]]\n"
+ *   host:     "START <inferences> [<scenario> [slow=<layer name>:<per mille>] [sync]]\n"
  *   firmware: target info, PMU configuration, layer descriptions, arena use, then per
  *             inference: input CRC, 10 layers (NPU layers with their buffers, cache clean and
  *             invalidate, NPU job and a simulated PMU snapshot; CPU layers with the buffers they
@@ -116,6 +116,8 @@ static uint32_t g_layer_count[ALL_LAYERS];
 static uint32_t g_npu_job;
 static uint32_t g_scenario;
 static uint32_t g_scenario_arg; /* the number after the scenario's name, 0 if none */
+static uint32_t g_sync_pin;     /* "sync": trc_sync_pin before each inference (tracer demo --power) */
+static volatile uint32_t g_pin_level; /* QEMU has no meter: the level stands in for a GPIO */
 static uint32_t g_canary_reported;
 static uint32_t g_slow_layer = 0xFFFFFFFFu; /* none */
 static uint32_t g_slow_permille;
@@ -174,7 +176,14 @@ static uint32_t parse_u32(const char *text)
     return n;
 }
 
-/* Reads "START <n> [<scenario> [<number>] [slow=...]]"; returns 0 and fills the values, or -1. */
+/* The sync pin a power meter would record on its digital input 0 (a GPIO on a board). */
+static void set_sync_pin(void *ctx, uint32_t level)
+{
+    (void)ctx;
+    g_pin_level = level;
+}
+
+/* Reads "START <n> [<scenario> [<number>] [slow=...] [sync]]"; returns 0 and fills the values, or -1. */
 static int read_start(uint32_t *inferences, uint32_t *scenario_id)
 {
     char line[64];
@@ -224,7 +233,9 @@ static int read_start(uint32_t *inferences, uint32_t *scenario_id)
                 if (*next == ' ') {
                     *next++ = '\0';
                 }
-                if (token[0] == 's') {
+                if (token[0] == 's' && token[1] == 'y') {
+                    g_sync_pin = 1u;
+                } else if (token[0] == 's') {
                     if (read_slow(token) != 0) {
                         trc_print("ERROR bad slow option ");
                         trc_print(token);
@@ -565,6 +576,9 @@ int main(void)
 
     for (uint32_t n = 0; n < inferences; n++) {
         write_input(n);
+        if (g_sync_pin) {
+            trc_sync_pin(set_sync_pin, 0, 0u);
+        }
         trc_inference_begin();
         trc_buffer_crc(TRC_BUFFER_INPUT, &g_arena[g_net[0].in_off], NET_INPUT_BYTES);
         for (uint32_t i = 0; i < NET_LAYERS; i++) {

@@ -88,7 +88,8 @@ enum trc_record_type {
     /* Sampling from a periodic interrupt (trc_sampler.h). */
     TRC_REC_NPU_SAMPLE = 0x38,   /* Ethos-U QREAD, STATUS, QBASE, QSIZE, PMU counters */
     TRC_REC_PC_SAMPLE = 0x39,    /* the interrupted code's PC */
-    TRC_REC_SAMPLER_INFO = 0x3A  /* what is sampled, the period, its cost */
+    TRC_REC_SAMPLER_INFO = 0x3A, /* what is sampled, the period, its cost */
+    TRC_REC_SYNC_PIN = 0x3B      /* a sync pin the power meter records was set (level, input, mark) */
 };
 
 /* Where the timestamps come from (TARGET_INFO word 3, bits 0-7). */
@@ -311,6 +312,16 @@ uint32_t trc_crc32(uint32_t crc, const void *data, uint32_t length);
 /* Your own marks and values. Ids >= 0xFFFFFF00 are reserved. */
 void trc_mark(uint32_t id);
 void trc_value(uint32_t id, uint32_t value);
+
+/* Energy (docs/energy.md): a sync mark a power meter sees on a digital input. `set_pin(ctx,
+ * level)` is yours: it drives the GPIO wired to the meter's input `meter_input` to `level` (0 or
+ * 1). trc_sync_pin flips the pin and then emits a SYNC_PIN record, whose time is read right
+ * after set_pin returns, with the new level and the mark's number. tracer matches the meter's
+ * edges to these records and fits target cycles to meter time (offset and drift). Call it at
+ * irregular moments (e.g. before each inference: latencies vary) a few times a second at most;
+ * keep set_pin short (a register write): its own time lies before the record's. */
+typedef void (*trc_pin_fn)(void *ctx, uint32_t level);
+void trc_sync_pin(trc_pin_fn set_pin, void *ctx, uint32_t meter_input);
 
 /* Work counts, for layers whose time depends on their input by design (a detection
  * post-process: candidates scored; a tokenizer: tokens): how much work layer `index` did this

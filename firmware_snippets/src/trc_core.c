@@ -477,6 +477,25 @@ void trc_mark(uint32_t id) { trc_emit_values(TRC_REC_MARK, id, 0u, 2u); }
 
 void trc_value(uint32_t id, uint32_t value) { trc_emit_values(TRC_REC_VALUE, id, value, 3u); }
 
+/* The sync pin's level and the marks made: one pin per firmware (a second call site shares it). */
+static uint32_t trc_sync_level;
+static uint32_t trc_sync_marks;
+
+void trc_sync_pin(trc_pin_fn set_pin, void *ctx, uint32_t meter_input)
+{
+    uint32_t level;
+    uint32_t mark;
+    TRC_LOCK(); /* an interrupt's mark between the read and the write would repeat a level */
+    level = trc_sync_level ^ 1u;
+    trc_sync_level = level;
+    mark = trc_sync_marks++;
+    TRC_UNLOCK();
+    if (set_pin != 0) {
+        set_pin(ctx, level);
+    }
+    trc_emit_values(TRC_REC_SYNC_PIN, level | ((meter_input & 0xFFu) << 8), mark, 3u);
+}
+
 /* ---- records of other modules (trc_sampler.c) -------------------------------------------- */
 
 uint32_t trc_record(uint32_t type, uint32_t *words, uint32_t count)

@@ -30,6 +30,8 @@ from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget
 from tracer.elf.inlines import CodeLocator
+from tracer.power.attribute import attribute_energy
+from tracer.power.recording import PowerRecording
 
 BESIDE_SPANS = 50_000  # layer executions from which the jitter is analysed on a thread of its own
 
@@ -40,6 +42,8 @@ def analyze(
     budget: Budget | None = None,
     settings: AnalysisSettings | None = None,
     locator: CodeLocator | None = None,
+    power: PowerRecording | None = None,
+    meter_input: int | None = None,
 ) -> Analysis:
     """Analyse a timeline against its budget and run every findings rule.
 
@@ -50,6 +54,8 @@ def analyze(
         settings: Thresholds (defaults: :class:`AnalysisSettings`; the jitter thresholds the
             command line leaves unset come from the budget's model, else the defaults).
         locator: The firmware ELF's symbols and inlined code (``--elf``), for CPU hot spots.
+        power: A power recording (``--power``): energy per layer (:mod:`tracer.power`).
+        meter_input: The meter's digital input the sync pin is on (default: what the firmware says).
     """
     settings = settings or AnalysisSettings()
     comparison = (
@@ -61,6 +67,7 @@ def analyze(
     has_jobs = len(timeline.npu_jobs) > 0 or len(timeline.inferences) > 0
     jitter_settings = settings.jitter(model)
     data_dependent = comparison.data_dependent if comparison is not None else frozenset()
+    energy = attribute_energy(timeline, power, meter_input) if power is not None else None
     # The jitter (about half of the analysis of a long capture) runs beside the rest on two cores.
     threaded = len(timeline.spans) >= BESIDE_SPANS and usable_cores() > 1
     with Beside(lambda: analyse_jitter(timeline, jitter_settings, data_dependent), threaded, "tracer-jitter") as jitter:
@@ -89,6 +96,7 @@ def analyze(
             sampling=sampling,
             time_span=time_span(timeline),
             over_limit=over_limit,
+            energy=energy,
         )
     return dataclasses.replace(analysis, findings=tuple(find_all(analysis)))
 

@@ -48,6 +48,8 @@ class LayerPlan:
         data_dependent: The budget marks it (or one of its budget layers) data-dependent.
         calibrated: The calibrated prediction, with a calibration file (None: none given).
         against: What the limit is made from: ``planner`` or ``calibrated``.
+        energy_uj: Its energy budget per execution, microjoules (the sum of its budget layers'),
+            or None when none of them gives one.
     """
 
     index: int
@@ -62,6 +64,7 @@ class LayerPlan:
     data_dependent: bool = False
     calibrated: CalibratedPrediction | None = None
     against: str = PLANNER
+    energy_uj: float | None = None
 
     @property
     def reference(self) -> str:
@@ -103,6 +106,8 @@ class LayerPlan:
         if self.calibrated is not None:
             out["calibrated"] = self.calibrated.to_json()
             out["against"] = self.reference
+        if self.energy_uj is not None:
+            out["energy_uj"] = json_number(self.energy_uj)
         return out
 
 
@@ -219,6 +224,8 @@ def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:
         tolerance, source = budget.model.tolerance_pct, "model"
     else:
         tolerance, source = DEFAULT_TOLERANCE_PCT, "default"
+    energies = [b.energy_uj for b in match.budget if b.energy_uj is not None]
+    energy_uj = float(sum(energies)) if energies else None
     engines = {b.engine for b in match.budget if b.engine is not None}
     planned = None if not engines else (Engine.NPU.value if Engine.NPU in engines else Engine.CPU.value)
     return LayerPlan(
@@ -232,6 +239,7 @@ def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:
         budget_cycles=match.budget_cycles,
         note=match.note,
         data_dependent=any(b.data_dependent for b in match.budget),
+        energy_uj=energy_uj,
     )
 
 

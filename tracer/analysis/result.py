@@ -24,6 +24,7 @@ from tracer.analysis.tasks import TaskAnalysis
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget
+from tracer.power.attribute import EnergyAnalysis
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Analysis:
         findings: Every finding, worst first.
         time_span: The first and last cycle of any layer execution or inference (None: none).
         over_limit: Per layer with a budget limit, the inferences in which it ran over the limit.
+        energy: A power recording held against the timeline (None: no ``--power``).
     """
 
     timeline: InferenceTimeline
@@ -66,6 +68,7 @@ class Analysis:
     findings: tuple[Finding, ...] = ()
     time_span: tuple[int | None, int | None] = (None, None)
     over_limit: Mapping[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)
+    energy: EnergyAnalysis | None = None
 
     @property
     def executions(self) -> int:

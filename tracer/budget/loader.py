@@ -39,6 +39,7 @@ EXPECTED = (
     "(#define <NAME>_CONSTANT_MEM_SIZE ...), or a TOML/JSON budget ([model] and [[layer]] tables)"
 )
 _MODEL_NUMBERS = (
+    "energy_uj",
     "clock_hz",
     "cycles_total",
     "sram_bytes",
@@ -254,6 +255,7 @@ def _apply_overlay(
             target,
             tolerance_pct=item.tolerance_pct if item.tolerance_pct is not None else target.tolerance_pct,
             data_dependent=item.data_dependent or target.data_dependent,
+            energy_uj=item.energy_uj if item.energy_uj is not None else target.energy_uj,
             engine=item.engine or target.engine,
             op=item.op or target.op,
             name=target.name or item.name,

@@ -77,6 +77,8 @@ class BudgetLayer:
         parts: The compiler's operations making up the layer (empty for TOML layers).
         aliases: Other names the layer is known by (its parts' tensor names).
         origin: ``file:line`` of its first row or table.
+        energy_uj: The layer's energy budget per execution in microjoules (the user's file),
+            held against a power recording (``--power``, docs/energy.md).
     """
 
     position: int
@@ -92,6 +94,7 @@ class BudgetLayer:
     parts: tuple[BudgetPart, ...] = ()
     aliases: tuple[str, ...] = ()
     origin: str = ""
+    energy_uj: float | None = None
 
     @property
     def label(self) -> str:
@@ -118,6 +121,8 @@ class BudgetLayer:
             out["data_dependent"] = True
         if self.npu_subgraph is not None:
             out["npu_subgraph"] = self.npu_subgraph
+        if self.energy_uj is not None:
+            out["energy_uj"] = json_number(self.energy_uj)
         if parts and self.parts:
             out["parts"] = [p.to_json() for p in self.parts]
         out["origin"] = self.origin
@@ -165,6 +170,7 @@ class ModelBudget:
         memory: Every other size the files gave, in bytes, by name.
         details: Every other model-level number (cycles per memory, MACs, inference time ...).
         compiler: Who made the prediction.
+        energy_uj: The energy budget of one inference in microjoules (the user's file).
     """
 
     name: str = ""
@@ -181,10 +187,12 @@ class ModelBudget:
     memory: Mapping[str, int] = dataclasses.field(default_factory=dict)
     details: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     compiler: Compiler | None = None
+    energy_uj: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """As a JSON object."""
         return {
+            **({"energy_uj": json_number(self.energy_uj)} if self.energy_uj is not None else {}),
             "name": self.name,
             "clock_hz": self.clock_hz,
             "cycles_total": json_number(self.cycles_total),

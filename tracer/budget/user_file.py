@@ -12,6 +12,7 @@ TOML::
     tolerance_pct = 10         # default tolerance of every layer
     jitter_threshold_pct = 20  # excess over a layer's median that makes a run an outlier
     jitter_min_share_pct = 1   # layers under this share of the inference: jitter is information
+    energy_uj = 450.0          # energy of one inference in microjoules (tracer check --power)
 
     [[layer]]
     index = 0                  # or name = "conv1" (or both)
@@ -21,9 +22,10 @@ TOML::
     sram_bytes = 29_440
     tolerance_pct = 20
     data_dependent = true      # its work depends on its input: its spread is expected
+    energy_uj = 35.0           # energy per execution, held against a power recording (--power)
 
 A file whose layers give no ``cycles`` at all is an overlay: its layers set ``tolerance_pct``,
-``data_dependent`` (and ``engine``, ``op``, ``name``) on the layers another file predicts, matched by
+``data_dependent``, ``energy_uj`` (and ``engine``, ``op``, ``name``) on the layers another file predicts, matched by
 index or name.
 """
 
@@ -53,6 +55,7 @@ from tracer.limits import (
 from tracer.units import parse_clock
 
 MAX_LAYER_INDEX = 2**31  # an operator index of a model (TFLite's are 32-bit)
+MAX_ENERGY_UJ = 1e12  # a megajoule: no inference of a microcontroller
 
 MODEL_KEYS = {
     "name": "the model name (text)",
@@ -66,6 +69,7 @@ MODEL_KEYS = {
     "tolerance_pct": "default per-layer tolerance in percent",
     "jitter_threshold_pct": "excess over a layer's median that makes a run an outlier, in percent",
     "jitter_min_share_pct": "share of the inference under which a layer's jitter is information, in percent",
+    "energy_uj": "energy budget of one inference in microjoules (held against --power)",
     "compiler": "the planner's name (text)",
     "compiler_version": "the planner's version (text)",
 }
@@ -78,6 +82,7 @@ LAYER_KEYS = {
     "sram_bytes": "predicted SRAM use in bytes",
     "tolerance_pct": "this layer's tolerance in percent",
     "data_dependent": "true if the layer's work depends on its input (its jitter is then information)",
+    "energy_uj": "energy budget of one execution in microjoules (held against --power)",
 }
 # Keys ``tracer budget --format json`` writes that a reader takes or ignores.
 _JSON_MODEL_EXTRA = {"memory", "details", "compiler"}
@@ -200,6 +205,7 @@ def _build(
         memory={str(k): get.size(("model", "memory", k), v) or 0 for k, v in memory.items() if v is not None},
         details=dict(details),
         compiler=compiler,
+        energy_uj=get.energy(("model", "energy_uj"), model.get("energy_uj")),
     )
     explicit = frozenset(k for k in model if model.get(k) is not None and k in MODEL_KEYS)
 
@@ -234,6 +240,7 @@ def _build(
                 tolerance_pct=get.percent((*where, "tolerance_pct"), table.get("tolerance_pct")),
                 data_dependent=get.flag((*where, "data_dependent"), table.get("data_dependent")),
                 npu_subgraph=get.index((*where, "npu_subgraph"), table.get("npu_subgraph")),
+                energy_uj=get.energy((*where, "energy_uj"), table.get("energy_uj")),
                 parts=parts,
                 aliases=tuple(dict.fromkeys(p.name for p in parts if p.name and p.name != name)),
                 origin=source.where(line_of(where)),
@@ -298,6 +305,13 @@ class _Getter:
             return None
         if not check_range(value, 0, MAX_TOLERANCE_PCT):
             raise self._fail(path, "a percentage from 0 to 10000", value)
+        return float(value)
+
+    def energy(self, path: tuple[Any, ...], value: Any) -> float | None:
+        if value is None:
+            return None
+        if not check_range(value, 0, MAX_ENERGY_UJ):
+            raise self._fail(path, "microjoules from 0 to 1e12", value)
         return float(value)
 
     def flag(self, path: tuple[Any, ...], value: Any) -> bool:

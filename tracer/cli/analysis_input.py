@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from tracer.base.timeline import InferenceTimeline
     from tracer.budget.model import Budget
     from tracer.elf.inlines import CodeLocator
+    from tracer.power.recording import PowerRecording
 
 INPUT_HELP = "a .trace capture, a raw ITM/SWO file, or a firmware text log (UART dump, FVP stdout)"
 
@@ -85,6 +86,28 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HZ",
         type=_frequency,
         help="the clock the input's cycles count, for inputs that do not say (text logs); accepts k/M suffixes",
+    )
+
+
+def add_power_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--power FILE``, ``--supply-voltage V``, ``--sync-input N``: energy per layer (docs/energy.md)."""
+    parser.add_argument(
+        "--power",
+        metavar="FILE",
+        help="a power meter's recording of the same run: a Joulescope .jls, a PPK2 CSV export or a "
+        "CSV (time, current or power, voltage, digital inputs); adds energy per layer and inference",
+    )
+    parser.add_argument(
+        "--supply-voltage",
+        metavar="V",
+        type=float,
+        help="the supply voltage, for a recording of current only (a PPK2 CSV)",
+    )
+    parser.add_argument(
+        "--sync-input",
+        metavar="N",
+        type=int,
+        help="the meter's digital input the sync pin is wired to (default: the one trc_sync_pin names, else 0)",
     )
 
 
@@ -159,6 +182,7 @@ def analyse_input(
     console = args.console
     budget = _load_budget(args)
     locator = _locator(args)
+    power = _power(args)
     result = analyse_file(
         args.capture,
         budget,
@@ -168,6 +192,8 @@ def analyse_input(
         whole=whole,
         on_window=on_window,
         progress=console.progress,
+        power=power,
+        meter_input=getattr(args, "sync_input", None),
     )
     if result.read_whole_because:
         console.info(f"{args.capture}: read whole, not in windows: {result.read_whole_because}")
@@ -187,6 +213,15 @@ def _load_budget(args: argparse.Namespace) -> Budget | None:
     for note in budget.notes:
         args.console.info(f"budget note: {note}")
     return budget
+
+
+def _power(args: argparse.Namespace) -> PowerRecording | None:
+    """The ``--power`` recording, opened (exit 2 or 3 on a bad one), or None."""
+    if not getattr(args, "power", None):
+        return None
+    from tracer.power.reading import open_recording
+
+    return open_recording(args.power, getattr(args, "supply_voltage", None))
 
 
 def _locator(args: argparse.Namespace) -> CodeLocator | None:

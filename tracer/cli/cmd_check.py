@@ -44,15 +44,17 @@ examples:
   tracer check uart.log --fail-on warning --format json -o check.json
   tracer check run.trace --budget out/kws_*.csv --calibration board.json \\
       --against calibrated
+  tracer check run.trace --budget budget.toml --power run.jls
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer check``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_power_arguments
 
     parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     add_budget_arguments(parser)
+    add_power_arguments(parser)
     parser.add_argument(
         "--against",
         choices=("planner", "calibrated"),

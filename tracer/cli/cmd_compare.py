@@ -136,6 +136,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=("text", "json", "markdown", "junit"), default="text", help="output format (default: text)"
     )
+    parser.add_argument(
+        "--base-power",
+        metavar="FILE",
+        help="the power recording of BASE's run (.jls or CSV): energy per inference and layer compared, "
+        "with 95 %% intervals; with --new-power (docs/energy.md)",
+    )
+    parser.add_argument("--new-power", metavar="FILE", help="the power recording of NEW's run")
+    parser.add_argument(
+        "--supply-voltage", metavar="V", type=float, help="the supply voltage, for recordings of current only"
+    )
     parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
     add_cluster_arguments(parser)
 
@@ -185,10 +195,35 @@ def run(args: argparse.Namespace) -> int:
             f"regressed): {', '.join(undecided)}: more runs needed (see the report)"
         )
     obj = comparison_object(comparison)
+    passed = comparison.passed
+    if args.base_power or args.new_power:
+        obj["energy"] = _energy(args, base_inputs, new_inputs)
+        if obj["energy"]["regressions"]:
+            passed = False
+            obj["passed"] = False
+            obj["regressions"] += [f"energy: {r}" for r in obj["energy"]["regressions"]]
     writers = {"json": write_report_json, "markdown": write_markdown, "junit": write_junit, "text": write_text}
     with open_output(args.output) as out:
         writers[args.format](obj, out)
-    return ExitCode.OK if comparison.passed else ExitCode.CHECK_FAILED
+    return ExitCode.OK if passed else ExitCode.CHECK_FAILED
+
+
+def _energy(args: argparse.Namespace, base: list[str], new: list[str]) -> dict[str, Any]:
+    """Each side's recording attributed to its capture, and the energy changes (exit 2 on misuse)."""
+    from tracer.errors import UsageError
+    from tracer.pipeline.load import load_timeline
+    from tracer.power.attribute import attribute_energy
+    from tracer.power.compare import energy_comparison
+    from tracer.power.reading import open_recording
+
+    if not (args.base_power and args.new_power) or len(base) != 1 or len(new) != 1 or args.dataset:
+        raise UsageError("--base-power and --new-power go together, with one capture a side (BASE NEW)")
+    sides = []
+    for capture, power in ((base[0], args.base_power), (new[0], args.new_power)):
+        timeline, _ = load_timeline(capture)
+        sides.append((timeline, attribute_energy(timeline, open_recording(power, args.supply_voltage))))
+    (base_tl, base_e), (new_tl, new_e) = sides
+    return energy_comparison(base_e, new_e, base_tl, new_tl, args.threshold)
 
 
 def _sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:

@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING
 from tracer.cli.source_setup import seconds
 
 if TYPE_CHECKING:
+    from tracer.base.timeline import InferenceTimeline
     from tracer.budget.model import Budget
+    from tracer.cli.output import Console
     from tracer.elf.inlines import CodeLocator
+    from tracer.power.recording import PowerRecording
 
 HELP = "run the demo network on QEMU mps3-an547 (Cortex-M55), record it and print the report"
 DESCRIPTION = """\
@@ -62,8 +65,17 @@ between layers (trc_flush), so that a layer's span holds only the records' reser
 on the time base at the end of the layer: exact on the deterministic target), a build with a known
 regression for 'tracer compare' and 'tracer trend'; the capture's header and labels say so.
 
+--power: the firmware sets a sync pin before each inference (trc_sync_pin),
+and tracer writes what a Joulescope at 250 kS/s would have recorded beside
+the capture (CAPTURE.jls, through pyjls): current from a per-layer power model,
+white and 1/f noise, a meter clock 120 ppm fast, the pin on its input gpi[0].
+The report attributes it (energy per layer and inference), labelled SIMULATED:
+QEMU draws no power. Needs the power extra (pip install 'tracer[power]').
+
 examples:
   tracer demo
+  tracer demo --power -o demo.trace
+  tracer report demo.trace --power demo.jls
   tracer demo --inferences 20 -o demo.trace
   tracer demo --inferences 5 --format json
   tracer report demo.trace --per-inference
@@ -95,6 +107,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--slow", metavar="LAYER:PCT", help="make layer LAYER (conv0, dw1 ... fc9) slower by PCT percent, e.g. pw4:3"
+    )
+    parser.add_argument(
+        "--power",
+        action="store_true",
+        help="also write a simulated power-meter recording beside the capture (CAPTURE.jls) and report its "
+        "energy per layer (see below)",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
     parser.add_argument("--per-inference", action="store_true", help="list every inference with every layer")
@@ -148,7 +166,8 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     check_tools(build=True)
     console.info("building the demo firmware (make; nothing is rebuilt when up to date)")
     elf = demo_elf(args.build_dir)
-    source = QemuDemoSource(elf, args.inferences, args.scenario, sample_hz=args.sample_hz, slow=slow)
+    power = getattr(args, "power", False)
+    source = QemuDemoSource(elf, args.inferences, args.scenario, sample_hz=args.sample_hz, slow=slow, sync_pin=power)
     timeout = args.timeout if args.timeout is not None else 30.0 + 0.5 * args.inferences
     console.info(f"running {args.inferences} inferences on QEMU {elf.name} (-icount shift=0)")
     source.open()
@@ -173,7 +192,8 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     facts = dataclasses.replace(read, path=os.fspath(capture) if args.output else None)
     # The report with its findings, as 'tracer report' makes it (the scenarios' faults show there).
     budget, locator = _sampling_inputs(elf) if args.scenario == SAMPLING_SCENARIO else (None, None)
-    report = report_object(analyze(timeline, facts, budget, locator=locator), args.per_inference)
+    recording = _simulated_meter(timeline, capture, console) if power else None
+    report = report_object(analyze(timeline, facts, budget, locator=locator, power=recording), args.per_inference)
     with open_output(None) as out:
         if args.format == "json":
             write_report_json(report, out)
@@ -189,6 +209,24 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
         )
         return ExitCode.SOURCE_UNAVAILABLE
     return ExitCode.OK
+
+
+def _simulated_meter(timeline: InferenceTimeline, capture: Path, console: Console) -> PowerRecording:
+    """Write CAPTURE.jls: a simulated Joulescope's recording of the run (docs/energy.md)."""
+    from tracer.base.timeline import Engine
+    from tracer.power.reading import open_recording
+    from tracer.power.simulate import Meter, PowerModel, SimulatedRecording, write_jls
+
+    layer_mw = {
+        i: (60.0 + 8.0 * (i % 4)) if info.engine == Engine.NPU else (26.0 + 4.0 * (i % 3))
+        for i, info in timeline.layers.items()
+    }
+    model = PowerModel(layer_mw, other_mw=18.0, idle_mw=3.0)
+    meter = Meter(250_000, drift_ppm=120.0, lead_s=0.002, tail_s=0.002, white_mw=2.0, pink_mw=1.0, seed=28)
+    path = capture.with_suffix(".jls")
+    write_jls(os.fspath(path), SimulatedRecording(timeline, model, meter), "tracer demo --power")
+    console.info(f"wrote a SIMULATED power recording to {path} (250 kS/s, meter clock +120 ppm)")
+    return open_recording(os.fspath(path))
 
 
 def _sampling_inputs(elf: Path) -> tuple[Budget, CodeLocator]:

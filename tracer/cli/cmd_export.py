@@ -38,6 +38,7 @@ examples:
   tracer export captures/demo.trace --format chrome-json -o demo.json
   tracer export captures/demo.trace --format raw -o demo.swo
   tracer export run.trace --format model-explorer --budget out/kws/ -o node_data/
+  tracer export run.trace --format perfetto --power run.jls -o run.pftrace
 """
 
 FORMATS = ("perfetto", "chrome-json", "csv", "raw", "model-explorer")
@@ -45,13 +46,14 @@ FORMATS = ("perfetto", "chrome-json", "csv", "raw", "model-explorer")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer export``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument, add_power_arguments
 
     parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     parser.add_argument("--format", choices=FORMATS, required=True, help="output format")
     parser.add_argument("-o", "--output", metavar="PATH", required=True, help="output file ('-' for stdout)")
     add_budget_arguments(parser)
     add_elf_argument(parser)
+    add_power_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

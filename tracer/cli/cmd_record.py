@@ -17,6 +17,7 @@ from tracer.units import parse_clock
 if TYPE_CHECKING:
     from tracer.capture.writer import CaptureWriter
     from tracer.cli.output import Console
+    from tracer.power.live import MeterRecorder
     from tracer.sources.fvp import FvpSource
 
 HELP = "record a source into a .trace capture"
@@ -45,6 +46,7 @@ examples:
   tracer record "pyocd://0240000034544e45?target=stm32h743zitx&cpu=480M&swo=2M" -o h7.trace
   tracer record "pyocd://?target=nrf52840&arena=arena_used_bytes&stack=main@main_stack" -o mem.trace --elf app.elf
   tracer record orbflow://localhost:3402 -o orb.trace
+  tracer record socket://127.0.0.1:4321 -o run.trace --power joulescope://   # + run.jls
   tracer record fvp -o fvp.trace --debug-db out/model_debug.xml -- \\
       FVP_Corstone_SSE-300_Ethos-U55 -a app.axf -C ethosu.extra_args="--pmu-trace npu.json"
 """.format(schemes="\n  ".join(source_schemes()))
@@ -62,6 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="CAPTURE", required=True, help="capture file to create (.trace)")
     parser.add_argument("--duration", type=seconds, metavar="S", help="stop after S seconds (default: until the end)")
     parser.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
+    parser.add_argument(
+        "--power",
+        metavar="METER",
+        help="also record a power meter beside the capture (CAPTURE with .jls): joulescope://[SERIAL][?rate=HZ] "
+        "or ppk2://PORT[?voltage=MV]; then 'tracer report CAPTURE --power CAPTURE.jls' (docs/energy.md)",
+    )
     parser.add_argument(
         "--elf",
         metavar="PATH",
@@ -124,7 +132,13 @@ def run(args: argparse.Namespace) -> int:
         image = open_elf(args.elf)
         if hasattr(source, "attach_elf"):
             source.attach_elf(image)
-    source.open()
+    meter = _start_meter(args)
+    try:
+        source.open()
+    except BaseException:
+        if meter is not None:
+            meter.stop()
+        raise
     try:
         meta = capture_metadata(source, args.source, args)
         if args.ts_prescaler is not None:
@@ -156,6 +170,9 @@ def run(args: argparse.Namespace) -> int:
                 _ingest_pmu_trace(source, writer, args.debug_db, console)
     finally:
         source.close()
+        if meter is not None:
+            meter.stop()
+            console.info(f"power meter {args.power} recorded to {Path(args.output).with_suffix('.jls')}")
     console.info(f"recorded {result.bytes} bytes in {result.seconds:.1f} s to {args.output} ({result.ended})")
     npu = getattr(source, "npu_sampling", None)  # probe sampling of the NPU: the rate it achieved
     if npu is not None:
@@ -164,6 +181,21 @@ def run(args: argparse.Namespace) -> int:
         console.error(f"source lost: {result.message}; every byte received ({result.bytes} bytes) is in {args.output}")
         return ExitCode.SOURCE_UNAVAILABLE
     return ExitCode.OK
+
+
+def _start_meter(args: argparse.Namespace) -> MeterRecorder | None:
+    """The ``--power`` meter, recording into CAPTURE.jls (started before the source: it covers it)."""
+    if not getattr(args, "power", None):
+        return None
+    from tracer.errors import UsageError
+    from tracer.power.live import meter_recorder
+
+    path = Path(args.output).with_suffix(".jls")
+    if path.exists() and not args.force:
+        raise UsageError(f"{path} exists (the meter's recording beside {args.output}); --force replaces it")
+    meter = meter_recorder(args.power, str(path))
+    meter.start()
+    return meter
 
 
 def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | None, console: Console) -> None:

@@ -30,7 +30,8 @@ formats:
   text    tables for a terminal (default)
   json    the report object: schema_version, capture, inferences, layers, memory, pmu, findings;
           with --budget also budget (and per layer: predicted_cycles, ratio, budget); logs add log;
-          sampled captures add sampling, npu_operators, cpu_hotspots
+          sampled captures add sampling, npu_operators, cpu_hotspots;
+          --power adds energy
 
 examples:
   tracer report captures/demo.trace
@@ -40,16 +41,19 @@ examples:
   tracer report captures/demo.trace --budget captures/demo_budget.toml
   tracer report uart.log --budget out/model_per-layer.csv out/model_summary_*.csv --clock 400M
   tracer report run.trace --budget out/model_*.csv out/model_debug.xml --elf build/app.elf
+  tracer report run.trace --power run.jls       # energy per layer: docs/energy.md
+  tracer report run.trace --power ppk.csv --supply-voltage 3.3
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer report``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument
+    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument, add_power_arguments
 
     parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
     add_budget_arguments(parser)
     add_elf_argument(parser)
+    add_power_arguments(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument(
         "--per-inference",

@@ -55,6 +55,10 @@ def render_text(obj: dict[str, Any]) -> str:
     out += ["", "memory      high-water marks"]
     out += [f"  {line}" for line in _memory_lines(obj)] or ["  none reported"]
     out += ["", "findings"] + [f"  {line}" for line in _finding_lines(obj)]
+    if obj.get("energy"):  # --base-power/--new-power (docs/energy.md)
+        from tracer.export.energy_text import energy_change_lines
+
+        out += ["", *energy_change_lines(obj["energy"])]
     for note in obj["notes"] + interval_notes(obj):
         out.append(f"note        {note}")
     return "\n".join(out) + "\n"

@@ -9,7 +9,8 @@ Tracks, in this order:
   length is an instant;
 * one track per interrupt (``ISR SysTick`` ...), from the timeline's ISR slices;
 * ``NPU jobs`` (slices), ``Cache maintenance``, ``Marks`` and ``Console`` (instants);
-* counter tracks: ``Arena used``, ``Stack <name> high-water``, and one per NPU PMU counter
+* counter tracks: ``Power (uW)`` with a power recording (each layer execution's attributed mean
+  power, the time between layers, idle), ``Arena used``, ``Stack <name> high-water``, and one per NPU PMU counter
   (``NPU PMU <counter>``: its delta over each NPU layer, as a step: the value from the layer's start
   to its end, then 0; "(simulated)" when the capture says the values are).
 
@@ -103,6 +104,8 @@ def layout(analysis: Analysis) -> TraceLayout:
     _npu_jobs(timeline, clock, out, track)
     _moments(timeline, clock, out, track)
     _memory(timeline, clock, out, track)
+    if analysis.energy is not None:  # the power lane (issue 28)
+        _power(analysis, clock, out, track)
     sampling = analysis.sampling
     if sampling is not None:  # NPU operators inside the job, QREAD, PC samples
         add_sampling_tracks(out, timeline, sampling, clock, track)
@@ -259,3 +262,13 @@ def _memory(timeline: InferenceTimeline, clock: CycleClock, out: TraceLayout, tr
         if stack.cycle is not None:
             name = track(f"Stack {stack.stack} high-water", True, "bytes")
             out.counters.append(CounterValue(name, clock.ns(stack.cycle), stack.high_water))
+
+
+def _power(analysis: Analysis, clock: CycleClock, out: TraceLayout, track: Any) -> None:
+    """``Power (uW)``: each segment's attributed mean power (a layer, the time between, idle)."""
+    energy = analysis.energy
+    assert energy is not None
+    name = "Power (uW, simulated meter)" if energy.recording.simulated else "Power (uW)"
+    lane = track(name, True, "count")
+    for cycle, mw in zip(energy.power_cycles.tolist(), energy.power_mw.tolist()):
+        out.counters.append(CounterValue(lane, clock.ns(cycle), round(mw * 1e3)))

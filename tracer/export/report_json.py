@@ -65,6 +65,10 @@ def report_object(analysis: Analysis, per_inference: bool = False, streamed: boo
         report["per_inference"] = inference_listing(timeline)
     if analysis.sampling is not None:
         report.update(analysis.sampling.report_sections(per_inference))
+    if analysis.energy is not None:
+        from tracer.power.attribute import energy_json
+
+        report["energy"] = energy_json(analysis.energy, timeline)
     return report
 
 

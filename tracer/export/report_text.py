@@ -70,6 +70,11 @@ def render_report(report: dict[str, Any]) -> str:
     if report.get("sampling"):  # issue 15: per-operator NPU time, CPU hot spots
         out += sampling_text(report, _table)
         out.append("")
+    if report.get("energy"):  # issue 28: a power recording held against the timeline
+        from tracer.export.energy_text import energy_text
+
+        out += energy_text(report["energy"], _table)
+        out.append("")
     if report.get("log"):
         out += _log(report["log"])
         out.append("")

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tracer.base.timeline import InferenceTimeline
     from tracer.budget.model import Budget
     from tracer.elf.inlines import CodeLocator
+    from tracer.power.recording import PowerRecording
 
 
 class ProgressBar(Protocol):
@@ -87,6 +88,8 @@ def analyse_file(
     whole: bool = False,
     on_window: Callable[[InferenceTimeline], None] | None = None,
     progress: Progress | None = None,
+    power: PowerRecording | None = None,
+    meter_input: int | None = None,
 ) -> AnalysedFile:
     """Read and analyse an input file.
 
@@ -101,6 +104,9 @@ def analyse_file(
             analysis's timeline is then the whole input).
         progress: Makes a progress display for a label (``decoding``, ``decoding in windows (pass
             1 of 2)``); none by default.
+        power: A power-meter recording (``--power``) to attribute: the input is then read whole
+            (energy is attributed on the whole timeline, :mod:`tracer.power`).
+        meter_input: The meter's digital input the sync pin is on (default: what the firmware says).
 
     Raises:
         CaptureError: The file is missing, unreadable or undecodable (exit 3).
@@ -108,7 +114,7 @@ def analyse_file(
     progress = progress or reporting_to(None)
     settings = settings or AnalysisSettings()
     source = sniff_input(path)  # once: what it is, and how large
-    if not whole and is_windowed(source):
+    if not whole and power is None and is_windowed(source):
         passes = 0
 
         def windows() -> Iterator[tuple[InferenceTimeline, InputFacts]]:
@@ -124,7 +130,7 @@ def analyse_file(
             return dataclasses.replace(
                 _whole(source, budget, settings, locator, clock_hz, progress), read_whole_because=because
             )
-    return _whole(source, budget, settings, locator, clock_hz, progress)
+    return _whole(source, budget, settings, locator, clock_hz, progress, power, meter_input)
 
 
 def _whole(
@@ -134,7 +140,9 @@ def _whole(
     locator: CodeLocator | None,
     clock_hz: int | None,
     progress: Progress,
+    power: PowerRecording | None = None,
+    meter_input: int | None = None,
 ) -> AnalysedFile:
     with progress("decoding") as bar:
         timeline, facts = load_timeline(source, on_progress=bar.update, clock_hz=clock_hz)
-    return AnalysedFile(analyze(timeline, facts, budget, settings, locator), windowed=False)
+    return AnalysedFile(analyze(timeline, facts, budget, settings, locator, power, meter_input), windowed=False)

@@ -209,6 +209,7 @@ class QemuDemoSource:
         sample_hz: The sampling timer's rate in the ``npu-sampling`` scenario (None: the firmware's
             default, 1 kHz of emulated time).
         slow: A layer to make slower, or None.
+        sync_pin: The firmware calls ``trc_sync_pin`` before each inference (``demo --power``).
     """
 
     def __init__(
@@ -220,6 +221,7 @@ class QemuDemoSource:
         ready_timeout: float = 20.0,
         sample_hz: int | None = None,
         slow: Slowdown | None = None,
+        sync_pin: bool = False,
     ) -> None:
         if inferences < 1:
             raise UsageError(f"--inferences must be at least 1, not {inferences}")
@@ -234,6 +236,7 @@ class QemuDemoSource:
         self.inferences = inferences
         self.scenario = scenario
         self.slow = slow
+        self.sync_pin = sync_pin
         self.icount_shift = icount_shift
         self.ready_timeout = ready_timeout
         self.url = f"qemu://{MACHINE}?inferences={inferences}&scenario={scenario}"
@@ -241,6 +244,8 @@ class QemuDemoSource:
             self.url += f"&sample_hz={sample_hz}"
         if slow is not None:
             self.url += f"&slow={slow.layer}:{slow.pct:g}"
+        if sync_pin:
+            self.url += "&sync_pin=1"
         self.port: int | None = None
         self.exit_code: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -389,7 +394,8 @@ class QemuDemoSource:
             watcher.feed(data)
         rate = f" {self.sample_hz}" if self.sample_hz is not None else ""
         slow = f" slow={self.slow.layer}:{self.slow.permille}" if self.slow is not None else ""
-        self._uart().write(f"START {self.inferences} {self.scenario}{rate}{slow}\n".encode())
+        sync = " sync" if self.sync_pin else ""
+        self._uart().write(f"START {self.inferences} {self.scenario}{rate}{slow}{sync}\n".encode())
 
     def _uart(self) -> SerialSource:
         if self._serial is None:

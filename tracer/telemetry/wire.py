@@ -81,6 +81,8 @@ class RecordType(enum.IntEnum):
     NPU_SAMPLE = 0x38  # QREAD, STATUS, QBASE, QSIZE, flags | PMCCNTR high << 16, [PMCCNTR low], counters
     PC_SAMPLE = 0x39  # the interrupted code's PC, exception number | flags
     SAMPLER_INFO = 0x3A  # what is sampled, period, dither, cost per interrupt (1/16 ticks)
+    # A sync pin the power meter records was set (trc_sync_pin; kept, read by tracer.power.sync).
+    SYNC_PIN = 0x3B  # level (bit 0) | meter input << 8; mark number
 
 
 # Payload words each type needs at least (word 0, the time, included). More words than this are
@@ -119,6 +121,7 @@ MIN_WORDS: dict[RecordType, int] = {
     RecordType.NPU_SAMPLE: 6,
     RecordType.PC_SAMPLE: 3,
     RecordType.SAMPLER_INFO: 5,
+    RecordType.SYNC_PIN: 3,
 }
 
 

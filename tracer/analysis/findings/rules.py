@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from types import ModuleType
 
-from tracer.analysis.findings import budget, coherency, engine, firmware, isr, jitter, loss, memory, npu
+from tracer.analysis.findings import budget, coherency, energy, engine, firmware, isr, jitter, loss, memory, npu
 from tracer.analysis.findings.base import Finding
 from tracer.analysis.result import Analysis
 
-MODULES: tuple[ModuleType, ...] = (budget, engine, npu, memory, loss, firmware, isr, jitter, coherency)
+MODULES: tuple[ModuleType, ...] = (budget, engine, npu, memory, loss, firmware, isr, jitter, coherency, energy)
 Rule = Callable[[Analysis], Iterable[Finding]]
 """A findings rule: reads an :class:`~tracer.analysis.result.Analysis`, yields findings."""
 

@@ -1,0 +1,78 @@
+"""Synthetic timelines with sync marks, for the energy tests and the benchmark (a test oracle).
+
+``synthetic_timeline`` builds an :class:`InferenceTimeline` directly (no firmware): inferences of
+layers whose durations jitter from one inference to the next (so each lands at another phase of
+a meter's sample clock), idle gaps of varying length between them, and a SYNC_PIN record before
+each inference (the pin toggles, as ``trc_sync_pin`` does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracer.base.timeline import (
+    Engine,
+    Inference,
+    LayerInfo,
+    LayerSpan,
+    TelemetryRecord,
+    TimelineBuilder,
+)
+from tracer.telemetry.wire import RecordType
+
+CLOCK_HZ = 100_000_000
+
+
+def synthetic_timeline(
+    layer_us: list[float],
+    inferences: int = 100,
+    seed: int = 1,
+    gap_us: tuple[float, float] = (200.0, 900.0),
+    jitter: float = 0.03,
+    sync: bool = True,
+    npu: tuple[int, ...] = (),
+    clock_hz: int = CLOCK_HZ,
+):
+    """A timeline of ``inferences`` runs of layers of about ``layer_us`` microseconds each."""
+    rng = np.random.default_rng(seed)
+    b = TimelineBuilder(clock_hz=clock_hz, clock_source="dwt")
+    for i, _ in enumerate(layer_us):
+        b.add_layer(LayerInfo(i, f"l{i}", "CONV_2D", Engine.NPU if i in npu else Engine.CPU))
+    per_us = clock_hz / 1e6
+    t = 1000
+    records = []
+    for n in range(inferences):
+        t += int(rng.uniform(*gap_us) * per_us)
+        if sync:
+            records.append(TelemetryRecord(int(RecordType.SYNC_PIN), t, None, ((n + 1) & 1, n)))
+        t += int(20 * per_us)
+        start = t
+        t += int(3 * per_us)  # the inference's own time before its first layer
+        for i, us in enumerate(layer_us):
+            d = max(int(us * per_us * (1 + rng.uniform(-jitter, jitter))), 1)
+            b.add_span(LayerSpan(n, i, t, t + d, True))
+            t += d + int(1 * per_us)
+        b.add_inference(Inference(n, start, t, True, (), ()))
+    timeline = b.build()
+    timeline.records = records
+    return timeline
+
+
+def truth_uj(timeline, layer_mw: dict[int, float], other_mw: float) -> tuple[dict[int, float], dict[int, float]]:
+    """The model's mean energy per execution of each layer, and each inference's energy (uJ)."""
+    spans, hz = timeline.spans, timeline.clock_hz
+    per_layer = {}
+    for layer, mw in layer_mw.items():
+        rows = spans.layer == layer
+        per_layer[layer] = float(np.mean(spans.cycles[rows])) / hz * mw * 1e3
+    per_inf = {}
+    inf = timeline.inferences
+    for row in range(len(inf)):
+        number = int(inf.number[row])
+        mine = spans.inference == number
+        in_layers = sum(
+            float(spans.cycles[mine & (spans.layer == la)].sum()) / hz * mw * 1e3 for la, mw in layer_mw.items()
+        )
+        rest = (int(inf.end[row] - inf.start[row]) - int(spans.cycles[mine].sum())) / hz * other_mw * 1e3
+        per_inf[number] = in_layers + rest
+    return per_layer, per_inf
