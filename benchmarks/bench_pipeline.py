@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the
 from telemetry_encoder import SlotSpec, encode_inferences
 from workload import LAYERS, inference_slots
 
-import tracer.pipeline.windows as windows
+import tracer.pipeline.analyse as analyse
 from tracer.analysis.analyze import analyze
 from tracer.base.beside import usable_cores
 from tracer.base.facts import InputFacts
@@ -125,18 +125,18 @@ def command(path: Path) -> int:
     from tracer.cli.main import main as tracer_main
 
     passes = 0
-    read = windows.read_windows
+    read = analyse.read_windows
 
     def counted(*args, **kwargs):
         nonlocal passes
         passes += 1
         return read(*args, **kwargs)
 
-    windows.read_windows = counted  # (tracer.cli.analysis_input imports it when it runs)
+    analyse.read_windows = counted  # (the one analysis of a file reads its windows through it)
     try:
         code = tracer_main(["report", str(path), "--format", "json", "-o", os.devnull])
     finally:
-        windows.read_windows = read
+        analyse.read_windows = read
     if code != 0:
         raise SystemExit(f"tracer report exited {code}")
     return passes

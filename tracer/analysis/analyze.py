@@ -18,10 +18,11 @@ from tracer.analysis.coherency import analyse_coherency
 from tracer.analysis.findings.rules import find_all
 from tracer.analysis.isr import analyse_isrs
 from tracer.analysis.jitter import analyse_jitter
-from tracer.analysis.layer_stats import latency, per_layer
+from tracer.analysis.layer_stats import latency, layer_stats
 from tracer.analysis.memory import MemorySummary, summarize_memory
 from tracer.analysis.pmu import summarize_pmu
 from tracer.analysis.result import Analysis
+from tracer.analysis.samples import excluded_spans, layer_samples
 from tracer.analysis.sampling import sampling_analysis
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.tasks import analyse_tasks
@@ -71,7 +72,8 @@ def analyze(
     # The jitter (about half of the analysis of a long capture) runs beside the rest on two cores.
     threaded = len(timeline.spans) >= BESIDE_SPANS and usable_cores() > 1
     with Beside(lambda: analyse_jitter(timeline, jitter_settings, data_dependent), threaded, "tracer-jitter") as jitter:
-        layers = per_layer(timeline.spans)
+        executions = layer_samples(timeline.spans)
+        layers = layer_stats(executions, excluded_spans(timeline.spans))
         inference_latency = latency(timeline.inferences)
         interrupts = analyse_isrs(timeline)
         tasks = analyse_tasks(timeline)
@@ -97,6 +99,7 @@ def analyze(
             time_span=time_span(timeline),
             over_limit=over_limit,
             energy=energy,
+            complete_executions=executions,
         )
     return dataclasses.replace(analysis, findings=tuple(find_all(analysis)))
 

@@ -722,6 +722,7 @@ class WindowedJitter:
         self.data_dependent = data_dependent
         self._cycles: dict[int, list[np.ndarray]] = {}
         self._own: dict[int, list[np.ndarray | None]] = {}  # None: the own time is the cycles
+        self._isr: dict[int, list[np.ndarray | None]] = {}  # None: no interrupt in the window's executions
         self._measures: dict[int, dict[str, None]] = {}
         self._tallies: dict[int, dict[str, Tally]] = {}
         self._pmu: dict[int, dict[int, Tally]] = {}
@@ -751,10 +752,12 @@ class WindowedJitter:
         for index, rows in layer_groups(spans):
             cycles = all_cycles[rows]
             task, fact_rows = context.tasks_of(rows)
-            own = cycles - spans.isr_cycles[rows] - task
+            isr = spans.isr_cycles[rows]
+            own = cycles - isr - task
             parts.append((index, len(self._cycles.get(index, ()))))
             self._cycles.setdefault(index, []).append(compact(cycles))
             self._own.setdefault(index, []).append(compact(own) if (own != cycles).any() else None)
+            self._isr.setdefault(index, []).append(compact(isr) if isr.any() else None)
             work = LayerWork(timeline, rows, fact_rows, roles)
             self._measures.setdefault(index, {}).update(dict.fromkeys(m.name for m in work.measures))
             tallies = self._tallies.setdefault(index, {})
@@ -774,6 +777,15 @@ class WindowedJitter:
     def cycles(self, index: int) -> np.ndarray:
         """Layer ``index``'s complete executions' cycles over every window, in inference order."""
         return np.concatenate(self._cycles[index]).astype(np.int64)
+
+    def isr_cycles(self, index: int) -> np.ndarray | None:
+        """Layer ``index``'s interrupt cycles in each of those executions (None: none at all)."""
+        parts, cycles = self._isr.get(index, []), self._cycles.get(index, [])
+        if all(part is None for part in parts):
+            return None
+        return compact(
+            np.concatenate([p if p is not None else np.zeros(len(c), np.int64) for p, c in zip(parts, cycles)])
+        )
 
     def _pooled(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """A layer's cycles and own time over every window, in inference order (int64)."""

@@ -17,6 +17,7 @@ from tracer.analysis.jitter import JitterAnalysis
 from tracer.analysis.layer_stats import LayerStats
 from tracer.analysis.memory import MemorySummary
 from tracer.analysis.pmu import PmuSummary
+from tracer.analysis.samples import LayerSamples
 from tracer.analysis.sampling import SamplingAnalysis
 from tracer.analysis.settings import AnalysisSettings
 from tracer.analysis.statistics import CycleSummary
@@ -50,6 +51,8 @@ class Analysis:
         time_span: The first and last cycle of any layer execution or inference (None: none).
         over_limit: Per layer with a budget limit, the inferences in which it ran over the limit.
         energy: A power recording held against the timeline (None: no ``--power``).
+        complete_executions: Per layer index, its complete executions in compact columns (cycles,
+            interrupt cycles, PMU sums): what ``compare`` and ``ingest`` keep of the input.
     """
 
     timeline: InferenceTimeline
@@ -69,6 +72,7 @@ class Analysis:
     time_span: tuple[int | None, int | None] = (None, None)
     over_limit: Mapping[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     energy: EnergyAnalysis | None = None
+    complete_executions: Mapping[int, LayerSamples] = dataclasses.field(default_factory=dict)
 
     @property
     def executions(self) -> int:

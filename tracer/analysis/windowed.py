@@ -173,12 +173,14 @@ def analyze_windows(
             facts,
             warnings=[*facts.warnings, f"{facts.path or facts.source}: " + SHORT_NOTE.format(sections.coherency.short)],
         )
+    layers, executions = sections.layers()
     analysis = Analysis(
         timeline=summary,
         facts=facts,
         settings=settings,
         comparison=comparison,
-        layers=sections.layers(),
+        layers=layers,
+        complete_executions=executions,
         latency=summarize(np.concatenate(sections.latency).astype(np.int64)) if sections.latency else None,
         jitter=sections.jitter.result(),
         interrupts=sections.isrs.result(),
@@ -294,19 +296,22 @@ class _Sections:
         self.inferences.append(timeline.inferences)
         self.spans.append(time_span(timeline))
 
-    def layers(self) -> dict[int, LayerStats]:
-        """Per-layer statistics over every window, from the complete executions' cycles the jitter
-        keeps (one layer at a time) and the PMU sums.
+    def layers(self) -> tuple[dict[int, LayerStats], dict[int, LayerSamples]]:
+        """Per-layer statistics over every window, and every layer's complete executions, from the
+        cycles and interrupt cycles the jitter keeps (one layer at a time) and the PMU sums.
         """
         excluded = add_counts(self.excluded)
         out: dict[int, LayerStats] = {}
+        executions: dict[int, LayerSamples] = {}
         for index in sorted({i for part in self.pmu_sums for i in part} | set(excluded)):
             parts = [LayerSamples(np.zeros(0, np.int32), None, part[index]) for part in self.pmu_sums if index in part]
             samples = {}
             if parts:
-                samples[index] = dataclasses.replace(pool_samples(parts), cycles=self.jitter.cycles(index))
+                cycles = self.jitter.cycles(index)
+                samples[index] = LayerSamples(compact(cycles), self.jitter.isr_cycles(index), pool_samples(parts).pmu)
+                executions[index] = samples[index]
             out.update(layer_stats(samples, {index: excluded.get(index, 0)}))
-        return out
+        return out, executions
 
     def time_span(self) -> tuple[int | None, int | None]:
         """The first and last cycle over every window."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from tracer.analysis.layer_stats import complete_latencies
 from tracer.analysis.result import Analysis
-from tracer.analysis.samples import LayerSamples, add_counts, compact, layer_samples, pool_layers
+from tracer.analysis.samples import LayerSamples, add_counts, compact, pool_layers
 from tracer.base.timeline import LayerInfo
 
 NOTHING_MEASURED = "no-measurements"  # the finding of an input (or a window) with nothing in it
@@ -90,24 +90,17 @@ class CaptureDigest:
         return sum(len(s.cycles) for s in self.samples.values())
 
 
-def digest(
-    analysis: Analysis,
-    name: str,
-    labels: Mapping[str, str] | None = None,
-    samples: Mapping[int, LayerSamples] | None = None,
-) -> CaptureDigest:
-    """The digest of one analysed capture or log.
+def digest(analysis: Analysis, name: str, labels: Mapping[str, str] | None = None) -> CaptureDigest:
+    """The digest of one analysed capture or log (its executions as the analysis keeps them, read
+    whole or in windows).
 
     Args:
         analysis: The capture's analysis.
         name: How to name the input.
         labels: The capture's labels (:func:`tracer.pipeline.provenance.capture_labels`, user labels).
-        samples: Per layer, its complete executions, when the analysis's timeline does not hold
-            them (a capture read in windows: each window's
-            :func:`~tracer.analysis.samples.layer_samples`, pooled).
     """
     timeline = analysis.timeline
-    samples = layer_samples(timeline.spans) if samples is None else samples
+    samples = analysis.complete_executions
     inf = timeline.inferences
     memory = analysis.memory
     layers = {i: timeline.layer(i) for i in sorted(set(timeline.layers) | set(samples))}

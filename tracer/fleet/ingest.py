@@ -30,7 +30,8 @@ from tracer.fleet import schema
 from tracer.fleet.cluster import Runner
 from tracer.fleet.dataset import Dataset
 from tracer.fleet.tables import CaptureStatistics, content_id, execution_tables, partition_date, summary_tables
-from tracer.pipeline.digest import analyse_with_samples, input_labels
+from tracer.pipeline.analyse import analyse_file
+from tracer.pipeline.digest import input_labels
 
 INGESTED, SKIPPED, FAILED = "ingested", "skipped", "failed"
 
@@ -145,15 +146,13 @@ def ingest_capture(
         try:
             # The one analysis of the file (in windows when it is large): its executions are
             # written window by window, as they are read.
-            analysed, samples = analyse_with_samples(
-                path, lambda window: writers.write(execution_tables(window, capture_id))
-            )
+            analysed = analyse_file(path, on_window=lambda window: writers.write(execution_tables(window, capture_id)))
             analysis = analysed.analysis
             if not analysed.windowed:
                 writers.write(execution_tables(analysis.timeline, capture_id))
         finally:
             files, executions = writers.close()
-        summary = digest(analysis, path, all_labels, samples)
+        summary = digest(analysis, path, all_labels)
         empty = next((f for f in summary.findings if f.id == NOTHING_MEASURED), None)
         if empty is not None:
             warnings = analysis.facts.warnings
