@@ -84,6 +84,9 @@ def empty_text(snapshot: SessionSnapshot) -> Text:
     """What the findings view says with no finding."""
     diagnosis = snapshot.diagnosis
     text = Text()
+    if snapshot.measuring:
+        text.append(f"measuring: {snapshot.inferences:,} inferences so far; the rules run again", style=pal.MUTED)
+        return text
     if not diagnosis.ran:
         text.append("the findings come with the first inferences", style=pal.MUTED)
         return text
@@ -166,13 +169,14 @@ class FindingsView(View, VerticalScroll):
         diagnosis = snapshot.diagnosis
         selected = finding_index(snapshot, ui)
         key = (
-            diagnosis.findings,
+            snapshot.findings,
             diagnosis.ran,
+            snapshot.measuring,
             tuple(row.info for row in snapshot.layers),
             len(diagnosis.flags),
             selected if not self.detailed else None,
         )
-        findings = diagnosis.findings
+        findings = snapshot.findings
         summary = summary_text(findings)
         self.border_title = f"Findings ({summary})" if summary else "Findings"
         if self.detailed and diagnosis.ran:
