@@ -175,12 +175,16 @@ class Actions(_Base):
         if number < 0 and found is None:
             self.bell()
             return
+        if found is None and index is not None and (ordinal is None or not 0 <= ordinal < index.count):
+            self.notify(not_in_capture(index, number), severity="warning", timeout=6)
+            return
         if tab is not None and tab != self.active_tab:
             self.show_view(tab)
         if found is None and index is not None and ordinal is not None:
+            before = (self.ui.inference, self.ui.ordinal)
             self.select(inference=number, ordinal=ordinal, layer=layer)
             self.run_worker(
-                functools.partial(self._load, ordinal, number, layer, place_cursor),
+                functools.partial(self._load, ordinal, number, layer, place_cursor, before),
                 thread=True,
                 group="seek",
                 exclusive=True,
@@ -196,15 +200,35 @@ class Actions(_Base):
         if found is not None and place_cursor:
             self._cursor_to_layer(found[1], layer)
 
-    def _load(self, ordinal: int, number: int, layer: int | None, place_cursor: bool) -> None:
-        """Read an inference from the capture (a worker thread), then show it."""
+    def _load(
+        self,
+        ordinal: int,
+        number: int,
+        layer: int | None,
+        place_cursor: bool,
+        before: tuple[int | None, int | None] = (None, None),
+    ) -> None:
+        """Read an inference from the capture (a worker thread), then show it.
+
+        When it cannot be read, the selection goes back to what was shown before (the message
+        "reading inference ..." does not stay) and a notice says why.
+        """
         try:
             stretch = self.session.seek(ordinal)
         except TracerError as exc:
-            self.call_from_thread(self.notify, str(exc), title="cannot read the inference", severity="error")
+            self.call_from_thread(self._not_loaded, number, ordinal, before, str(exc))
             return
-        if stretch is not None:
-            self.call_from_thread(self._loaded, number, ordinal, layer, place_cursor)
+        if stretch is None or stretch.at_ordinal(ordinal) is None:
+            index = self.session.index
+            why = not_in_capture(index, number) if index is not None else f"inference #{number} cannot be read"
+            self.call_from_thread(self._not_loaded, number, ordinal, before, why)
+            return
+        self.call_from_thread(self._loaded, number, ordinal, layer, place_cursor)
+
+    def _not_loaded(self, number: int, ordinal: int, before: tuple[int | None, int | None], why: str) -> None:
+        self.notify(why, title="cannot read the inference", severity="warning", timeout=6)
+        if self.ui.inference == number and self.ui.ordinal == ordinal:  # (not if the user went elsewhere)
+            self.select(inference=before[0], ordinal=before[1])
 
     def _loaded(self, number: int, ordinal: int, layer: int | None, place_cursor: bool) -> None:
         if self.ui.inference != number or self.ui.ordinal != ordinal:
@@ -412,3 +436,15 @@ class Actions(_Base):
     def action_interrupt(self) -> None:
         """Ctrl+C: quit as an interrupt (exit code 130)."""
         self.exit(int(ExitCode.INTERRUPTED))
+
+
+def not_in_capture(index: Any, number: int) -> str:
+    """``no inference #99 in the capture: it holds #0 to #19 (20 inferences)``."""
+    count = index.count
+    if not count:
+        return f"inference #{number} is not indexed yet: the capture is still being read"
+    numbers = index.numbers()
+    lo, hi = int(numbers.min()), int(numbers.max())
+    if not index.ready:
+        return f"inference #{number} is not indexed yet: {count:,} read so far (#{lo} to #{hi})"
+    return f"no inference #{number} in the capture: it holds #{lo} to #{hi} ({count:,} inferences)"

@@ -35,10 +35,12 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from tracer.session.engine import Session
+from tracer.session.ring import InferenceRecord
 from tracer.session.snapshot import SessionSnapshot
 from tracer.tui import keys, strip_cycles
 from tracer.tui.actions import Actions
 from tracer.tui.collections_held import CollectionsHeld
+from tracer.tui.navigation import shown
 from tracer.tui.state import SESSION, UiState
 from tracer.tui.truecolor import CachedTruecolor
 from tracer.tui.widgets.base import View
@@ -52,7 +54,7 @@ from tracer.tui.widgets.line_table import LineTable
 from tracer.tui.widgets.memory import MemoryView
 from tracer.tui.widgets.status import StatusBar
 from tracer.tui.widgets.tab_bar import TabBar
-from tracer.tui.widgets.timeline import InferenceHeader, Legend, SpansTable, TimelineView
+from tracer.tui.widgets.timeline import InferenceHeader, Legend, SpansTable, TimelineView, extent_of
 
 TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", "console": "Console"}
 NARROW = 100  # columns below which panels shrink (memory bars, table columns by priority)
@@ -360,7 +362,11 @@ class TracerApp(Actions, App[int]):
         The inference chosen is pinned in the session (it stays when the ring moves on); the one
         chosen before is let go.
         """
+        moves = ("inference" in values or "ordinal" in values) and "cursor" not in values
+        before = self._shown_record() if moves and self.ui.cursor is not None else None
         changed = self.ui.set(**values)
+        if "inference" in changed and before is not None:
+            changed |= self._carry_cursor(before)
         if "inference" in changed:
             number = self.ui.inference
             if self._pinned is not None and self._pinned != number:
@@ -371,6 +377,36 @@ class TracerApp(Actions, App[int]):
         if changed:
             self.request_refresh(*changed)
         return changed
+
+    def _shown_record(self) -> InferenceRecord | None:
+        """The inference the selection shows (None: not held)."""
+        found = shown(self.snapshot or self.session.snapshot(), self.ui)
+        return found[1] if found is not None else None
+
+    def _carry_cursor(self, before: InferenceRecord) -> set[str]:
+        """Another inference is shown: the cursor (and mark) keep their place in it, or go.
+
+        Left where they were, they named a cycle of the inference shown before (``cursor ... in
+        dw3 of #1`` under inference #19). The place is kept in the layer the cursor was in (the
+        same layer starts a few cycles earlier or later from one inference to the next), else
+        from the inference's start.
+        """
+        after = self._shown_record()
+        ui = self.ui
+        old, new = extent_of(before), extent_of(after) if after is not None else None
+        if after is None or old is None or new is None:
+            return ui.set(cursor=None, mark=None)
+
+        def carried(cycle: int | None) -> int | None:
+            if cycle is None:
+                return None
+            span = next((s for s in before.inference.layers if s.start <= cycle < s.end), None)
+            same = next((s for s in after.inference.layers if span and s.layer == span.layer), None)
+            if span is not None and same is not None:
+                return min(same.start + cycle - span.start, same.end - 1)
+            return cycle + new[0] - old[0]
+
+        return ui.set(cursor=carried(ui.cursor), mark=carried(ui.mark))
 
     # -- reacting to widgets ---------------------------------------------------------------------
     @on(LineTable.RowHighlighted, "#layers")

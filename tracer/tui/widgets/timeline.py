@@ -29,7 +29,7 @@ from tracer.session.state import cut_by_end
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
 from tracer.tui.fit import Piece, fit
-from tracer.tui.navigation import shown
+from tracer.tui.navigation import finding_index, shown
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.gantt_lanes import (
@@ -170,7 +170,9 @@ class TimelineView(View, Widget):
         vp = self.viewport()
         if vp is None or self._data is None:
             self._lane_names = []
-            self._strips = [Strip([Segment(self._message[: max(0, width)], Style(color=pal.MUTED))], width)]
+            # Padded to the width: a shorter line left the axis drawn before beside the message.
+            message = Strip([Segment(self._message[: max(0, width)], Style(color=pal.MUTED))])
+            self._strips = [message.adjust_cell_length(width)]
             self.border_subtitle = ""
         else:
             drawn = lanes(self._data, vp)
@@ -185,8 +187,8 @@ class TimelineView(View, Widget):
         # (a layout and a repaint of everything under the Gantt in the key's answer: 2 of 4
         # inference steps and every follow under bench_tui's load), and again when the lane came back.
         self._rows = max(self._rows, len(self._strips))
-        for n in range(len(self._strips), self._rows):
-            self._strips.append(self._strip("", False, n, [], width) if self._lane_names else Strip.blank(width))
+        # Blank: an edge without a lane read as a stray row.
+        self._strips.extend(Strip.blank(width) for _ in range(len(self._strips), self._rows))
         height = self._rows + 2
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
@@ -407,7 +409,7 @@ class InferenceHeader(View, Static):
                     Text(f"{ordinal + 1:,}/{total:,}", style=pal.MUTED),
                 )
             )
-        flags = _flag_text(snapshot, inf.number)
+        flags = _flag_text(snapshot, inf.number, finding_index(snapshot, ui))
         if flags is not None:
             pieces.append(Piece(0, flags))
         if inf.complete:
@@ -466,8 +468,10 @@ class InferenceHeader(View, Static):
         self.update_if_changed(text)
 
 
-def _flag_text(snapshot: SessionSnapshot, number: int) -> Text | None:
-    """``! pw4: jitter-preemption +1`` (the findings that show in this inference), if any."""
+def _flag_text(snapshot: SessionSnapshot, number: int, chosen: int | None = None) -> Text | None:
+    """``! pw4: jitter-preemption +1`` (the findings that show in this inference), if any; the
+    ``chosen`` finding (its index) first, when this inference shows it.
+    """
     flags = snapshot.diagnosis.flags
     if not flags.covers(number) and snapshot.diagnosis.ran:
         return Text("(findings: not in their scope)", style=pal.MUTED)
@@ -477,9 +481,11 @@ def _flag_text(snapshot: SessionSnapshot, number: int) -> Text | None:
     rows = {row.index: row for row in snapshot.layers}
     findings = snapshot.findings
     text = Text("! ", style=f"bold {pal.WARN}")
-    for n, (layer, (indices, severity)) in enumerate(sorted(found.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))):
+    order = sorted(found.items(), key=lambda kv: (chosen not in kv[1][0], kv[0] is None, kv[0] or 0))
+    for n, (layer, (indices, severity)) in enumerate(order):
         label = "inference" if layer is None else (rows[layer].info.label if layer in rows else f"#{layer}")
-        ids = [findings[i].id for i in indices if i < len(findings)]
+        first = sorted(indices, key=lambda i: i != chosen)
+        ids = [findings[i].id for i in first if i < len(findings)]
         shown_ids = ids[0] + (f" +{len(ids) - 1}" if len(ids) > 1 else "") if ids else "?"
         text.append(("; " if n else "") + f"{label}: {shown_ids}", style=pal.SEVERITY.get(severity, pal.WARN))
     return text
@@ -496,6 +502,7 @@ LEGEND = (
     ("I", pal.INVALIDATE, "invalidate"),
     ("X", pal.CLEAN, "both"),
     (MARK, pal.MARK, "mark"),
+    ("+", pal.MUTED, "several in a cell"),
     (CANARY, pal.BAD, "canary broken"),
     ("!", pal.WARN, "finding"),
     (IDLE, pal.MUTED, "no inference"),
