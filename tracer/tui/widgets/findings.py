@@ -26,7 +26,33 @@ MAX_NUMBERS = 12  # inference numbers listed before "and N more"
 MAX_VALUE = 120  # characters of one evidence value (lists of examples can be long)
 
 
+ADDRESS_KEYS = ("address", "addr", "pc", "base", "start", "end")  # integers firmware engineers read in hex
+
+
+def _is_address(key: str) -> bool:
+    return key.lower() in ADDRESS_KEYS or key.lower().endswith(("_address", "_addr", "_pc"))
+
+
+def _buffer(value: dict[str, Any]) -> str:
+    """``0x31000000 (3,072 B)`` for a buffer; other mappings as ``key=value`` (addresses in hex)."""
+    address, length = value.get("address"), value.get("length", value.get("size"))
+    if isinstance(address, int) and set(value) <= {"address", "length", "size", "symbol", "name"}:
+        name = value.get("symbol") or value.get("name")
+        out = f"{address:#010x}" + (f" {name}" if name else "")
+        return out + (f" ({length:,} B)" if isinstance(length, int) else "")
+    return ", ".join(f"{k}={_field(k, v)}" for k, v in value.items())
+
+
+def _field(key: str, value: Any) -> str:
+    """One evidence value, an address in hex."""
+    if _is_address(key) and isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:#010x}"
+    return _value(value)
+
+
 def _value(value: Any) -> str:
+    if isinstance(value, dict):
+        return _buffer(value)
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int):
@@ -42,7 +68,7 @@ def _value(value: Any) -> str:
 def evidence_text(finding: Finding) -> str:
     """``key=value`` pairs of the finding's evidence (long values cut)."""
     return "  ".join(
-        f"{key}={_value(value)}"
+        f"{key}={_field(key, value)}"
         for key, value in finding.evidence.items()
         if value is not None and value != [] and value != {}
     )
