@@ -180,3 +180,95 @@ def test_the_key_bar_keeps_help_and_quit_at_80_columns() -> None:
             assert "…" not in bar
 
     run(app, body, size=(80, 24))
+
+
+# -- text cut while there is room -----------------------------------------------------------------
+
+
+def test_the_flags_show_whole_while_the_table_has_room() -> None:
+    """At 120 and 80 columns the flags read ``p99 over jitter isr 2`` whole (they were cut to
+    ``p99 over jitter i…`` beside 16-26 empty columns)."""
+    app = replay_app(ISR_JITTER)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        for size in ((120, 40), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await redraw(app, pilot)
+            table = app.query_one("#layers")
+            flags = table.cell_text(4, "flags")
+            assert flags.startswith("p99 over")
+            row = next(line for line in screen_lines(app) if "│   4  pw4" in line)
+            assert flags in row and "…" not in row, (size, row)
+
+    run(app, body, size=(120, 40))
+
+
+def test_memory_says_the_canary_and_the_failed_allocation_whole() -> None:
+    """``CANARY OVERWRITTEN`` (it read ``CANARY O…``) and what the failed allocation asked for
+    (``allocation failed (resize buffer): reque…``), at 120x40 and 80x24."""
+    for capture, words in (
+        ("stack-overflow", ("CANARY OVERWRITTEN", "CANARY")),
+        ("arena-too-small", ("12,288 available", "12,288 available")),
+    ):
+        app = replay_app(SCENARIOS / f"{capture}.trace")
+
+        async def body(pilot, app=app, words=words) -> None:
+            await settle(app, pilot)
+            for size, word in zip(((120, 40), (80, 24)), words):
+                await pilot.resize_terminal(*size)
+                await redraw(app, pilot)
+                text = "\n".join(screen_lines(app))
+                assert word in text, (size, text)
+
+        run(app, body, size=(120, 40))
+
+
+# -- words ----------------------------------------------------------------------------------------
+
+
+def test_a_capture_without_a_complete_inference_does_not_say_waiting() -> None:
+    """arena-too-small, replayed to its end: the latency plot says the capture has no complete
+    inference (it said "waiting for a complete inference" for good)."""
+    app = replay_app(SCENARIOS / "arena-too-small.trace")
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        subtitle = app.query_one("#latency").border_subtitle
+        assert "waiting" not in subtitle and "no complete inference" in subtitle
+
+    run(app, body, size=(120, 40))
+
+
+def test_the_live_end_state_gives_its_reason_and_drops_the_rec_dot(tmp_path: Path) -> None:
+    """The source ends: the status says why and what was recorded, no more ``● REC``."""
+    truth = build_stream(4)
+    source = GatedSource([truth.data], hold_open=False)
+    from tui_helpers import live_app
+
+    app = live_app(source, tmp_path / "live.trace")
+
+    async def body(pilot) -> None:
+        source.allow(1)
+        await until(pilot, lambda: app.session.ended)
+        await redraw(app, pilot)
+        status = plain(app.query_one("#status"))
+        assert "ended (the source ended" in status, status
+        assert "● REC" not in status and "recorded " in status
+
+    run(app, body, size=(160, 48))
+
+
+def test_evidence_prints_buffers_as_the_firmware_engineer_reads_them() -> None:
+    """missing-clean's evidence: ``buffer=0x31000000 (3,072 B)``, not a Python dict."""
+    app = replay_app(SCENARIOS / "missing-clean.trace")
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await redraw(app, pilot)
+        text = "\n".join(screen_lines(app))
+        assert "buffer=0x31000000 (3,072 B)" in text
+        assert "{'address'" not in text
+
+    run(app, body, size=(160, 48))

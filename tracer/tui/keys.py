@@ -200,7 +200,7 @@ MOUSE_HELP: tuple[tuple[str, str], ...] = (
     ("wheel on the timeline", "zoom in and out around the pointer"),
     ("shift+wheel, scrollbar", "scroll the timeline"),
     ("click the timeline", "place the cursor; on a bar: select that layer (or inference)"),
-    ("click a latency bar", "show that inference on the timeline"),
+    ("click a latency bar", "select that inference (amber); 2 shows it on the timeline"),
     ("click a tab", "switch views"),
 )
 
