@@ -249,7 +249,7 @@ def test_a_click_on_a_tab_or_the_bar_under_it_shows_that_tab(tmp_path: Path) -> 
             await until(pilot, lambda: app.settled)
             assert app.active_tab == name and tabs.active == name
             assert underline_under(tabs) == (start, end)
-        assert tabs.tab_at(tabs.span("console")[1] + 5) is None  # past the last tab: nothing
+        assert tabs.tab_at(tabs.span("layer")[1] + 5) is None  # past the last tab: nothing
 
     run(app, body)
 
@@ -480,7 +480,7 @@ def test_an_inference_with_a_lane_fewer_keeps_the_gantts_height_and_lays_nothing
         await pilot.pause(0.05)
         assert gantt._lane_names == names[:-1]  # drawn with a lane fewer
         assert gantt.outer_size.height == height and spans.region == table
-        assert gantt.render_line(len(names) - 1).text.strip() == "│"  # its row empty
+        assert gantt.render_line(len(names) - 1).text.strip() == ""  # its row empty (no stray edge)
         assert layouts == []
         monkeypatch.setattr(timeline, "lanes", every_lane)
         await pilot.press("left")

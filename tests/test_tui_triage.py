@@ -7,6 +7,7 @@ text on screen, a notice, the selection the keys made).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from session_streams import ROOT, build_stream
@@ -272,3 +273,202 @@ def test_evidence_prints_buffers_as_the_firmware_engineer_reads_them() -> None:
         assert "{'address'" not in text
 
     run(app, body, size=(160, 48))
+
+
+# -- panels out of reach --------------------------------------------------------------------------
+
+
+def test_the_layer_detail_is_a_key_away_at_80x24_and_says_the_budget() -> None:
+    """At 80x24 the overview has no room for the layer detail: ``5`` (or enter on a layer) shows
+    it, with the budget (p50 and p99 against the limit, the amount over) and the findings about
+    the layer in full; backspace goes back to the table."""
+    app = replay_app(ISR_JITTER)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("j", "j", "j", "j")  # (j: down, as in less and vim)
+        assert app.ui.layer == 4
+        await pilot.press("enter")
+        await redraw(app, pilot)
+        assert app.active_tab == "layer"
+        text = "\n".join(screen_lines(app))
+        assert "Layer 4 · pw4" in text
+        assert "limit 23,438 (+15%)" in text and "p99 2.15× over by 20,319" in text
+        assert "jitter-preemption:" in text
+        await pilot.press("backspace")
+        await redraw(app, pilot)
+        assert app.active_tab == "overview" and app.focused is app.query_one("#layers")
+        await pilot.press("5")
+        await redraw(app, pilot)
+        assert app.active_tab == "layer"
+
+    run(app, body, size=(80, 24))
+
+
+def test_the_layer_detail_keeps_values_with_their_units_and_scrolls_when_clipped() -> None:
+    """At 120x40 the detail in the overview said ``p50 1.041`` / ``ms`` on two lines and its
+    last lines could not be seen; now a value keeps its unit and the panel scrolls."""
+    app = replay_app(ISR_JITTER)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("down", "down", "down", "down")
+        await redraw(app, pilot)
+        lines = plain(app.query_one("#detail")).splitlines()
+        assert any("p50 646.8 µs" in line for line in lines), lines
+        box = app.query_one("#detail-box")
+        assert box.max_scroll_y > 0  # more than it shows: it scrolls
+        assert len(lines) > box.content_size.height
+
+    run(app, body, size=(120, 40))
+
+
+def test_the_layer_detail_shows_the_sampled_operators_against_vela() -> None:
+    """The npu-sampling capture with its Vela budget: the NPU job's layer lists each sampled
+    operator with its measured NPU cycles, Vela's estimate and the ratio (at 120x40 it was not
+    on screen at all)."""
+    vela = ROOT / "firmware_snippets" / "demo" / "model" / "vela"
+    from tracer.budget import load_budget
+
+    files = [*sorted(vela.glob("sampling_net_*.csv")), vela / "sampling_net_debug.xml"]
+    session = Session.replay(
+        str(ROOT / "captures" / "demo_sampling.trace"), budget=load_budget(files), options=SessionOptions(speed=None)
+    )
+    app = TracerApp(session)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("end", "5")
+        await redraw(app, pilot)
+        text = "\n".join(screen_lines(app))
+        assert "Layer 10 · sampling_net" in text
+        assert "Vela NPU" in text and "ratio" in text
+        job = app.snapshot.diagnosis.analysis.sampling.npu.jobs[0]
+        top = max(job.operators, key=lambda op: op.share)
+        row = next(line for line in text.splitlines() if f"│ {top.name} " in line)
+        assert f"{top.ratio:.2f}×" in row and f"{top.predicted_npu_cycles:,.0f}" in row
+
+    run(app, body, size=(120, 40))
+
+
+def test_replay_takes_an_elf_and_checks_it(run_cli, tmp_path: Path) -> None:
+    """``--elf`` on replay (and live): a file that is not an ELF is a usage error, before the screen."""
+    bad = tmp_path / "app.elf"
+    bad.write_bytes(b"not an elf")
+    done = run_cli("replay", ROOT / "captures" / "demo.trace", "--elf", bad)
+    assert done.code == 2 and "not an ELF file" in done.err
+    assert "--elf" in run_cli("live", "--help").out
+
+
+def test_hot_spots_are_named_from_the_elf(firmware_build: Path) -> None:
+    """With the demo's ELF (built by the fixture), the CPU hot spots of the sampled capture read
+    as functions (``main+0x858``), not raw addresses."""
+    from tracer.elf.inlines import open_locator
+
+    app = replay_app(ROOT / "captures" / "demo_sampling.trace")
+    app.locator = open_locator(firmware_build / "demo" / "tracer_demo.elf")
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("5")
+        await redraw(app, pilot)
+        line = next(line for line in screen_lines(app) if "sampled cpu hot spots" in line)
+        names = line.split("samples:")[1]
+        assert "0x1000" not in names.split("+")[0], line
+        assert re.search(r"[A-Za-z_]\w*(\+0x[0-9a-f]+)? \d+%", names), line
+
+    run(app, body, size=(160, 40))
+
+
+# -- conventions ----------------------------------------------------------------------------------
+
+
+def test_tab_moves_the_keys_between_the_panes_visibly() -> None:
+    """Tab goes from the layers table to the layer detail and the console (each shows it has the
+    keys by its border); shift+tab comes back."""
+    app = replay_app(ISR_JITTER)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        seen = [app.focused.id]
+        for _ in range(2):
+            await pilot.press("tab")
+            await pilot.pause()
+            seen.append(app.focused.id)
+        assert seen == ["layers", "detail-box", "console-compact"], seen
+        box = app.query_one("#detail-box")
+        await pilot.press("shift+tab")
+        await pilot.pause()
+        assert app.focused is box and box.styles.border_top[1] != app.query_one("#layers").styles.border_top[1]
+
+    run(app, body, size=(160, 48))
+
+
+def test_slash_searches_the_findings_and_the_console() -> None:
+    """``/`` on the findings chooses the next finding that holds the words; on the console it
+    shows the next line that holds them."""
+    app = replay_app(ISR_JITTER)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        ids = [f.id for f in app.snapshot.findings]
+        await pilot.press("3", "slash", *"isr-in-layer", "enter")
+        await redraw(app, pilot)
+        assert app.ui.finding is not None and app.ui.finding[0] == "isr-in-layer"
+        chosen = app.query_one("#findings-full").selected
+        assert ids[chosen] == "isr-in-layer"
+        row = list(app.query("#findings-full FindingRow"))[chosen]
+        assert row.has_class("-selected") and row.styles.border_left[0] != ""  # a marker, not only a shade
+        await pilot.press("escape", "4", "slash", *"layer=7", "enter")
+        await redraw(app, pilot)
+        console = app.query_one("#console-full")
+        assert console._found is not None and "layer=7" in console.lines[console._found]
+        assert any("layer=7" in line for line in screen_lines(app))
+
+    run(app, body, size=(120, 40))
+
+
+def test_console_lines_longer_than_the_view_scroll_sideways() -> None:
+    """The overview's console cut lines mid-word (``TOTAL layer=3 co``): its border says ``< >``
+    and ``>`` shows the rest."""
+    app = replay_app(ISR_JITTER)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        console = app.query_one("#console-compact")
+        assert "< > scroll sideways" in console.border_subtitle
+        cut = next(line for line in screen_lines(app) if "TOTAL layer=3" in line)
+        assert "cycles=" not in cut
+        console.focus()
+        await pilot.press("greater_than_sign")
+        await redraw(app, pilot)
+        assert any("cycles=" in line for line in screen_lines(app))
+
+    run(app, body, size=(120, 40))
+
+
+def test_every_column_sorts_the_baseline_change_included() -> None:
+    """With ``--baseline``, ``s`` reaches the Δp50 column and a click on its header sorts by it
+    (it was skipped and the click did nothing)."""
+    app = replay_app(ISR_JITTER, baseline=str(ROOT / "captures" / "demo.trace"))
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await until(pilot, lambda: bool(app.session.snapshot().baseline))
+        await redraw(app, pilot)
+        table = app.query_one("#layers")
+        assert "delta" in table.sort_keys()
+        for _ in range(len(table.sort_keys())):
+            await pilot.press("s")
+            if app.ui.sort == "delta":
+                break
+        assert app.ui.sort == "delta"
+        await pilot.press("s")
+        x = table.column_x("delta")
+        await pilot.click("#layers", offset=(x + 1, 1))
+        await redraw(app, pilot)
+        assert app.ui.sort == "delta"
+        changes = [float(table.cell_text(k, "delta").rstrip("%")) for k in table.order]
+        assert changes == sorted(changes, reverse=True)
+
+    run(app, body, size=(200, 48))

@@ -22,6 +22,8 @@ from tracer.tui.state import SESSION, SORT_KEYS
 from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.timeline import TimelineView
 
+TRAIL = 50  # places ``backspace`` can go back to
+
 if TYPE_CHECKING:
     from textual.app import App
     from textual.timer import Timer
@@ -75,6 +77,7 @@ class Actions(_Base):
             "timeline": "#spans",
             "findings": "#findings-full",
             "console": "#console-full",
+            "layer": "#layer",
         }.get(self.active_tab, "#layers")
         self.query_one(target).focus()
 
@@ -159,6 +162,28 @@ class Actions(_Base):
             near=here.ordinal if here else None,
         )
 
+    def remember(self) -> None:
+        """Note where the user is (tab and selection): ``backspace`` comes back here after a jump."""
+        ui = self.ui
+        here = (self.active_tab, ui.inference, ui.ordinal, ui.layer, ui.cursor, ui.mark)
+        trail = self.__dict__.setdefault("_trail", [])
+        if not trail or trail[-1] != here:
+            trail.append(here)
+            del trail[:-TRAIL]
+
+    def action_go_back(self) -> None:
+        """Go back to where the user was before the last jump."""
+        trail = self.__dict__.get("_trail") or []
+        if not trail:
+            self.notify("nowhere to go back to", timeout=2)
+            return
+        tab, inference, ordinal, layer, cursor, mark = trail.pop()
+        if tab != self.active_tab:
+            self.show_view(tab)
+        self.select(inference=inference, ordinal=ordinal, layer=layer, cursor=cursor, mark=mark)
+        if layer is not None:
+            self.query_one("#layers", LayersTable).select_layer(layer)
+
     def goto(self, target: Target, tab: str | None = None, place_cursor: bool = True, near: int | None = None) -> None:
         """Select ``target``: the inference (pinned), the layer, the cursor at the layer's start."""
         snapshot = self._snap()
@@ -178,6 +203,7 @@ class Actions(_Base):
         if found is None and index is not None and (ordinal is None or not 0 <= ordinal < index.count):
             self.notify(not_in_capture(index, number), severity="warning", timeout=6)
             return
+        self.remember()
         if tab is not None and tab != self.active_tab:
             self.show_view(tab)
         if found is None and index is not None and ordinal is not None:
@@ -327,7 +353,12 @@ class Actions(_Base):
 
     # -- layers ----------------------------------------------------------------------------------
     def action_filter(self) -> None:
-        """Show and focus the layer filter."""
+        """Search the findings or the console (in front), else show and focus the layer filter."""
+        if self.active_tab in ("findings", "console"):
+            search = self.query_one("#search", Input)
+            search.display = True
+            search.focus()
+            return
         self.action_show_tab("overview")
         field = self.query_one("#filter", Input)
         field.display = True
@@ -337,8 +368,9 @@ class Actions(_Base):
         """Clear the filter, else the range, else the chosen finding."""
         field = self.query_one("#filter", Input)
         goto = self.query_one("#goto", Input)
-        if goto.display:
-            goto.display = False
+        search = self.query_one("#search", Input)
+        if goto.display or search.display:
+            goto.display = search.display = False
             self._refocus()
         elif field.display or self.ui.filter:
             field.value = ""
@@ -352,8 +384,9 @@ class Actions(_Base):
 
     def action_sort_next(self) -> None:
         """Sort by the next column."""
-        at = SORT_KEYS.index(self.ui.sort) if self.ui.sort in SORT_KEYS else 0
-        self.select(sort=SORT_KEYS[(at + 1) % len(SORT_KEYS)], reverse=False)
+        keys = self.query_one("#layers", LayersTable).sort_keys() or list(SORT_KEYS)
+        at = keys.index(self.ui.sort) if self.ui.sort in keys else 0
+        self.select(sort=keys[(at + 1) % len(keys)], reverse=False)
         self.notify(f"layers sorted by {self.ui.sort}", timeout=2)
 
     def action_sort_reverse(self) -> None:

@@ -17,10 +17,11 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.terminal_theme import TerminalTheme
 from textual import events, on
@@ -52,14 +53,19 @@ from tracer.tui.widgets.layer_detail import LayerDetail
 from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.line_table import LineTable
 from tracer.tui.widgets.memory import MemoryView
+from tracer.tui.widgets.scrolling import SteadyVerticalScroll
 from tracer.tui.widgets.status import StatusBar
 from tracer.tui.widgets.tab_bar import TabBar
 from tracer.tui.widgets.timeline import InferenceHeader, Legend, SpansTable, TimelineView, extent_of
 
-TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", "console": "Console"}
+if TYPE_CHECKING:
+    from tracer.elf.inlines import CodeLocator
+
+TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", "console": "Console", "layer": "Layer"}
 NARROW = 100  # columns below which panels shrink (memory bars, table columns by priority)
 ANSWER_S = 0.25  # at most this long, new data waits while the screen answers a key (released when painted)
 SHORT = 32  # rows below which the overview keeps latency, memory and layers, and the findings count
+HEX = re.compile(r"0x[0-9a-fA-F]+")  # a hot spot no symbol named yet
 PAINT_HZ = 120  # at most this often the screen paints what changed (Textual's own: 60)
 
 
@@ -97,6 +103,7 @@ class TracerApp(Actions, App[int]):
         refresh_hz: Screen refreshes per second.
         run_session: Start the session's worker on mount (tests drive it themselves if False).
         export_dir: Where ``e`` writes the report and ``p`` the screenshot (default: the current directory).
+        locator: The firmware ELF's symbols (``--elf``), to name the addresses of CPU hot spots.
     """
 
     CSS_PATH = Path(__file__).resolve().parent / "tracer.tcss"  # absolute: subclasses live elsewhere
@@ -110,8 +117,10 @@ class TracerApp(Actions, App[int]):
         refresh_hz: float = 10.0,
         run_session: bool = True,
         export_dir: str | Path | None = None,
+        locator: CodeLocator | None = None,
     ) -> None:
         super().__init__()
+        self.locator = locator  # --elf: names the CPU hot spots' addresses
         strip_cycles.install()  # lines freed when let go of, not at a rare collection (see the module)
         self._cache_truecolor()
         self.session = session
@@ -141,6 +150,24 @@ class TracerApp(Actions, App[int]):
         self._collections = CollectionsHeld()
         self._findings_label = ""
         self._pinned: int | None = None
+
+    def symbol_of(self, label: str) -> str:
+        """A hot spot's raw address (``0x10000cd4``) as ``main+0x1c`` or ``conv [in net_run_layer+0x8]``.
+
+        Only with ``--elf``. The session's hot spots are per address (its analysis runs without the
+        ELF), so each address is named on its own, not added up per function as ``tracer report``
+        does.
+        """
+        if self.locator is None or not HEX.fullmatch(label):
+            return label
+        address = int(label, 16)
+        found = self.locator.image.function_at(address & ~1)
+        if found is None:
+            return label
+        function, offset = found
+        _function, inlined = self.locator.locate(address)
+        name = f"{function}+{offset:#x}" if offset else function
+        return f"{inlined} [in {name}]" if inlined and inlined != function else name
 
     def _cache_truecolor(self) -> None:
         """Textual's ANSI-to-truecolor filter, the same output for less work (see :mod:`tracer.tui.truecolor`)."""
@@ -176,7 +203,8 @@ class TracerApp(Actions, App[int]):
                     )
                     yield LayersTable(id="layers")
                 with Horizontal(id="row-bottom"):
-                    yield LayerDetail(self.session.layer_history, id="detail")
+                    with SteadyVerticalScroll(id="detail-box"):
+                        yield LayerDetail(self.session.layer_history, id="detail")
                     yield FindingsView(id="findings-compact")
                     yield ConsoleView(self.session.console_since, id="console-compact")
             with Vertical(id="timeline", classes="pane"):
@@ -188,7 +216,10 @@ class TracerApp(Actions, App[int]):
                 yield FindingsView(detailed=True, id="findings-full")
             with Vertical(id="console", classes="pane"):
                 yield ConsoleView(self.session.console_since, id="console-full")
+            with SteadyVerticalScroll(id="layer", classes="pane"):
+                yield LayerDetail(self.session.layer_history, detailed=True, id="detail-full")
         yield Input(placeholder="go to inference number · enter goes · escape cancels", id="goto")
+        yield Input(placeholder="search · enter finds the next · escape closes", id="search")
         yield KeyBar(self.session.mode, id="keys")
 
     def on_mount(self) -> None:
@@ -505,6 +536,25 @@ class TracerApp(Actions, App[int]):
             self.notify(f"not an inference number: {text!r}", severity="warning", timeout=3)
             return
         self.goto_inference(number, tab="timeline")
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        """Find the next finding or console line holding the words (the field stays for the next)."""
+        words = event.value.strip()
+        if not words:
+            self.query_one("#search", Input).display = False
+            self._refocus()
+            return
+        snapshot = self.snapshot or self.session.snapshot()
+        if self.active_tab == "findings":
+            labels = {row.index: row.info.label for row in snapshot.layers}
+            found = self.query_one("#findings-full", FindingsView).search(words, snapshot.findings, labels) is not None
+        else:
+            found = self.query_one("#console-full", ConsoleView).search(words)
+        if not found:
+            self.notify(
+                f"no {self.active_tab[:-1] if self.active_tab == 'findings' else 'line'} holds {words!r}", timeout=3
+            )
 
     def select_layer(self, layer: int) -> None:
         """Select a layer everywhere."""

@@ -11,7 +11,9 @@ from __future__ import annotations
 import collections
 import dataclasses
 
-SORT_KEYS = ("index", "p50", "p99", "max", "ratio", "jitter", "name")
+# The order ``s`` goes through the layers' columns (the ones shown; then the others shown, in
+# the table's order).
+SORT_KEYS = ("index", "p50", "p99", "max", "ratio", "jitter", "delta", "name")
 FIELDS = ("layer", "inference", "cursor", "finding", "filter", "sort")
 # Not a choice but asked for with them: the session's own state changed by a key (pause, speed,
 # a step): the status bar shows it at once. Other keys leave the status bar to its own pace.

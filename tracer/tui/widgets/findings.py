@@ -144,7 +144,7 @@ class FindingRow(Static):
 
     DEFAULT_CSS = """
     FindingRow { width: 100%; height: auto; padding: 0 0 1 0; }
-    FindingRow.-selected { background: $boost; }
+    FindingRow.-selected { background: #0F3A5E; border-left: outer $accent; }
     FindingRow.-compact { padding: 0; }
     """
 
@@ -165,8 +165,8 @@ class FindingsView(View, VerticalScroll):
     FindingsView:focus { border: round $primary; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "choose(-1)", "Previous finding", show=False),
-        Binding("down", "choose(1)", "Next finding", show=False),
+        Binding("up,k", "choose(-1)", "Previous finding", show=False),
+        Binding("down,j", "choose(1)", "Next finding", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home", "scroll_home", "Top", show=False),
@@ -278,6 +278,21 @@ class FindingsView(View, VerticalScroll):
         if self.selected is not None:
             rows[self.selected].add_class("-selected")
             self.scroll_to_widget(rows[self.selected], animate=False, immediate=True)
+
+    def search(self, words: str, findings: tuple[Finding, ...], labels: dict[int, str]) -> int | None:
+        """Choose the next finding (after the chosen one) whose text holds ``words``; its index."""
+        needle = words.lower()
+        count = len(findings)
+        start = self.selected if self.selected is not None else -1
+        for step in range(1, count + 1):
+            at = (start + step) % count
+            finding = findings[at]
+            said = f"{finding.id} {finding.message} {evidence_text(finding)} {labels.get(finding.layer or -1, '')}"
+            if needle in said.lower():
+                self._select(at)
+                self.post_message(self.Chosen(at, go=False))
+                return at
+        return None
 
     def action_choose(self, step: int) -> None:
         """Choose the next (or previous) finding."""

@@ -21,7 +21,7 @@ REPLAY_KEYS = (
     ("n N", "Finding"),
     ("+ -", "Speed"),
     ("/", "Filter"),
-    ("1-4", "Views"),
+    ("1-5", "Views"),
     ("e", "Export"),
     ("p", "Shot"),
     ("?", "Help"),
@@ -30,7 +30,7 @@ REPLAY_KEYS = (
 LIVE_KEYS = tuple(k for k in REPLAY_KEYS if k[0] != "+ -")
 KEPT = ("?", "q")  # on the bar at any width
 # Which keys go first when the bar is too narrow for all (the palette's hint, then these).
-DROPPED_FIRST = ("p", "e", "+ -", "/", "n N", "1-4", "space", "← →")
+DROPPED_FIRST = ("p", "e", "+ -", "/", "n N", "1-5", "space", "← →")
 PALETTE = "  ctrl+p palette"
 
 

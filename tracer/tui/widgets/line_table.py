@@ -64,8 +64,8 @@ class LineTable(SteadyScrollView, can_focus=True, inherit_bindings=False):
     LineTable { height: auto; max-height: 100%; scrollbar-size-vertical: 1; overflow-x: hidden; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor_up", "Up", show=False),
-        Binding("down", "cursor_down", "Down", show=False),
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home", "first", "First", show=False),
