@@ -472,3 +472,37 @@ def test_every_column_sorts_the_baseline_change_included() -> None:
         assert changes == sorted(changes, reverse=True)
 
     run(app, body, size=(200, 48))
+
+
+# -- two inferences side by side ------------------------------------------------------------------
+
+
+def test_c_compares_two_inferences_layer_by_layer_with_what_explains_it() -> None:
+    """isr-jitter: ``c`` on #5 (the timer interrupt preempts pw4 in it), then → to #7: the header
+    says the difference in latency, the spans table gives each layer's cycles in #5 and the
+    difference, and names the interrupt that made pw4 slower in #5; ``c`` on #5 again clears it."""
+    app = replay_app(ISR_JITTER)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("2", "left", "left", "c")
+        await redraw(app, pilot)
+        assert app.ui.compare == (5, 5)
+        await pilot.press("right", "right")
+        await redraw(app, pilot)
+        ring = {r.number: r.inference for r in app.snapshot.ring}
+        slow, normal = ring[5], ring[7]
+        assert f"vs #5: {normal.latency_cycles - slow.latency_cycles:+,} cycles" in header(app)[0]
+        spans = app.query_one("#spans")
+        pw4 = {s.layer: s for s in slow.layers}[4], {s.layer: s for s in normal.layers}[4]
+        assert spans.cell("4", "ref") == f"{pw4[0].cycles:,}"
+        assert spans.cell("4", "delta") == f"{pw4[1].cycles - pw4[0].cycles:+,}"
+        assert spans.cell("4", "why").startswith("-S32K_TIMER ")
+        assert spans.cell("0", "why") == ""
+        text = "\n".join(screen_lines(app))
+        assert "vs #5" in text and "S32K_TIMER" in text
+        await pilot.press("left", "left", "c")
+        await redraw(app, pilot)
+        assert app.ui.compare is None and spans.cell("4", "delta") == ""
+
+    run(app, body, size=(160, 48))

@@ -331,6 +331,21 @@ class Actions(_Base):
             self.action_cursor(0)
             self.select(mark=self.ui.cursor)
 
+    def action_compare(self) -> None:
+        """Mark the shown inference to compare others with (again on it: clear the mark)."""
+        here = current(self._snap(), self.ui)
+        if here is None:
+            self.bell()
+            return
+        mark = (here.number, here.ordinal)
+        if self.ui.compare == mark:
+            self.select(compare=None)
+            self.notify("comparison cleared", timeout=2)
+            return
+        self.session.pin(here.number)  # held while others are shown (the ring moves on live)
+        self.select(compare=mark)
+        self.notify(f"#{here.number} marked: step to another inference to compare (c again: clear)", timeout=4)
+
     def action_zoom_in(self) -> None:
         """Timeline: zoom in (around the cursor)."""
         self._gantt().zoom_in(cursor=self.ui.cursor)

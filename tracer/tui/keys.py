@@ -142,6 +142,16 @@ KEYS: tuple[Key, ...] = (
         "timeline",
     ),
     Key("comma", ",", "scroll_earlier", "Scroll ←", "timeline: scroll left", False, "timeline"),
+    Key(
+        "c",
+        "c",
+        "compare",
+        "Compare",
+        "mark the shown inference to compare with: the spans table then says, per layer, its cycles "
+        "there, the difference and the interrupts or tasks that explain it (again: clear)",
+        False,
+        "timeline",
+    ),
     Key("0", "0", "zoom_reset", "Fit", "timeline: fit the whole inference", False, "timeline"),
     Key(
         "1",

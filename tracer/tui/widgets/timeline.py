@@ -11,6 +11,7 @@ stays in view. A click places the cursor and selects the layer (or inference) un
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -43,7 +44,7 @@ from tracer.tui.widgets.gantt_lanes import (
     segments,
     time_label,
 )
-from tracer.tui.widgets.line_table import Column, LineTable
+from tracer.tui.widgets.line_table import Cell, Column, LineTable
 
 GUTTER = 7
 MARGIN = 0.03  # of the inference's length shown before and after it when it is fitted
@@ -379,7 +380,7 @@ class InferenceHeader(View, Static):
     """Two lines: the selected inference, then the cursor and the measured range."""
 
     interval = 0.25
-    depends = frozenset({"inference", "cursor", "finding"})
+    depends = frozenset({"inference", "cursor", "finding", "compare"})
 
     DEFAULT_CSS = """
     InferenceHeader { height: 2; padding: 0 1; }
@@ -445,6 +446,13 @@ class InferenceHeader(View, Static):
                     ),
                 )
             )
+        reference = compared(snapshot, ui, record)
+        if reference is not None and inf.latency_cycles is not None and reference[1].inference.latency_cycles:
+            delta = inf.latency_cycles - reference[1].inference.latency_cycles
+            said = f"vs #{reference[1].number}: {delta:+,} cycles"
+            pieces.append(Piece(0, Text(said, style=f"bold {pal.ACCENT}")))
+        elif ui.compare is not None and reference is None and ui.compare[0] != inf.number:
+            pieces.append(Piece(2, Text(f"#{ui.compare[0]} (compared) is no longer held", style=pal.WARN)))
         events = stretch.events.of(record)
         counts = (
             (len(inf.layers), "layer"),
@@ -531,7 +539,7 @@ class SpansTable(View, LineTable):
     """The layers of the selected inference, in time order; the cursor row is the selected layer."""
 
     interval = 0.5
-    depends = frozenset({"inference", "layer", "finding"})
+    depends = frozenset({"inference", "layer", "finding", "compare"})
     COLUMNS = (
         Column("index", "#", right=True, keep=True),
         Column("name", "layer", min_width=10, keep=True),
@@ -542,7 +550,11 @@ class SpansTable(View, LineTable):
         Column("share", "share", right=True),
         Column("ratio", "ratio", right=True, keep=True),
         Column("flags", "findings", min_width=8, keep=True),
+        Column("ref", "vs #", right=True),
+        Column("delta", "Δ cycles", right=True),
+        Column("why", "interrupts, tasks in it", min_width=8),
     )
+    DROP = ("time", "start", "engine", "share")
 
     layout_axes = ()  # it arranges its columns for its size itself (``LineTable.on_resize``)
 
@@ -560,6 +572,16 @@ class SpansTable(View, LineTable):
         t0 = inf.start if inf.start is not None else (inf.layers[0].start if inf.layers else 0)
         flagged = snapshot.diagnosis.flags.at(inf.number)
         findings = snapshot.findings
+        reference = compared(snapshot, ui, record)
+        ref_spans = {s.layer: s for s in reference[1].inference.layers} if reference is not None else {}
+        here_events = found[0].events.of(record)
+        ref_events = reference[0].events.of(reference[1]) if reference is not None else None
+        self.set_headers(
+            [
+                f"vs #{reference[1].number}" if c.key == "ref" and reference is not None else c.header
+                for c in self.COLUMNS
+            ]
+        )
         out = []
         for span in inf.layers:
             indices, severity = flagged.get(span.layer, ((), ""))
@@ -583,12 +605,65 @@ class SpansTable(View, LineTable):
                         (f"{span.cycles / total:.1%}", pal.TEXT),
                         (f"{ratio:.2f}" if ratio is not None else "-", f"bold {pal.ratio_colour(ratio, tolerance)}"),
                         (flags, pal.SEVERITY.get(severity, pal.WARN)),
+                        *_compare_cells(
+                            span, ref_spans.get(span.layer), here_events, ref_events, reference is not None
+                        ),
                     ),
                 )
             )
         self.set_rows(out)
         if ui.layer is not None and str(ui.layer) in self.keys:
             self.move_cursor(self.keys.index(str(ui.layer)), announce=False)
+
+
+def compared(snapshot: SessionSnapshot, ui: UiState, record: InferenceRecord) -> tuple[Stretch, InferenceRecord] | None:
+    """The inference marked to compare with (``c``), when it is held and not the one shown."""
+    if ui.compare is None:
+        return None
+    number, ordinal = ui.compare
+    found = snapshot.locate(ordinal=ordinal) if ordinal is not None else None
+    if found is None or found[1].number != number:
+        found = snapshot.locate(number=number)
+    if found is None or found[1] is record:
+        return None
+    return found
+
+
+def _inside(events: Any, start: int, end: int) -> dict[str, int]:
+    """Cycles of each interrupt handler and task (by name) that ran inside [start, end)."""
+    out: dict[str, int] = {}
+    for isr in events.isrs:
+        cycles = min(end, isr.end) - max(start, isr.start)
+        if cycles > 0:
+            out[isr.name] = out.get(isr.name, 0) + cycles
+    for task in events.tasks:
+        cycles = min(end, task.end) - max(start, task.start)
+        name = task.name or f"task {task.task:#x}"
+        if cycles > 0 and name != "inference":
+            out[name] = out.get(name, 0) + cycles
+    return out
+
+
+def _compare_cells(span: Any, ref: Any, here: Any, there: Any, comparing: bool) -> tuple[Cell, Cell, Cell]:
+    """``vs #N`` cycles, the difference, and what ran inside the layer in one and not the other."""
+    if not comparing:
+        return ("", ""), ("", ""), ("", "")
+    if ref is None:
+        return ("-", pal.MUTED), ("-", pal.MUTED), ("", "")
+    delta = span.cycles - ref.cycles
+    big = abs(delta) > 0.05 * max(1, ref.cycles)
+    colour = (pal.BAD if delta > 0 else pal.GOOD) if big else pal.TEXT
+    mine, theirs = _inside(here, span.start, span.end), _inside(there, ref.start, ref.end)
+    why = []
+    for name in sorted(set(mine) | set(theirs), key=lambda k: -abs(mine.get(k, 0) - theirs.get(k, 0))):
+        more = mine.get(name, 0) - theirs.get(name, 0)
+        if more:
+            why.append(f"{'+' if more > 0 else '-'}{name} {fmt.cycles(abs(more))}")
+    return (
+        (fmt.cycles(ref.cycles), pal.MUTED),
+        (f"{delta:+,}", f"bold {colour}"),
+        (" ".join(why), pal.ISR if why else pal.MUTED),
+    )
 
 
 __all__ = ["GUTTER", "InferenceHeader", "Legend", "SpansTable", "TimelineView", "extent_of", "math"]
