@@ -7,6 +7,7 @@ text on screen, a notice, the selection the keys made).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -506,3 +507,20 @@ def test_c_compares_two_inferences_layer_by_layer_with_what_explains_it() -> Non
         assert app.ui.compare is None and spans.cell("4", "delta") == ""
 
     run(app, body, size=(160, 48))
+
+
+def test_a_long_budget_name_cut_on_the_status_line_says_so() -> None:
+    """The status line's short form of a long budget name ends with an ellipsis (it was cut to
+    16 characters without one)."""
+    from tracer.tui.widgets.status import _second_line
+
+    app = replay_app(ISR_JITTER)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        snapshot = app.snapshot
+        long = dataclasses.replace(snapshot, budget_name="tracer-demo-int8-ten-layer-classifier")
+        shorts = [p.short.plain for p in _second_line(long.status, long) if p.short is not None]
+        assert "tracer-demo-int…" in shorts, shorts
+
+    run(app, body, size=(120, 40))

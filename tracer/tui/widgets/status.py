@@ -140,7 +140,9 @@ def _second_line(s: StatusInfo, snapshot: SessionSnapshot) -> list[Piece]:
     if snapshot.budget_name:
         budget = Text("budget ", style=pal.MUTED)
         budget.append(snapshot.budget_name, style="bold")
-        pieces.append(Piece(3, budget, Text(snapshot.budget_name[:16], style="bold")))
+        name = snapshot.budget_name
+        short = name if len(name) <= 16 else name[:15] + "…"  # cut, it says so
+        pieces.append(Piece(3, budget, Text(short, style="bold")))
     if s.warnings:
         pieces.append(Piece(5, Text(s.warnings[-1], style=pal.WARN)))
     return pieces
