@@ -524,3 +524,18 @@ def test_a_long_budget_name_cut_on_the_status_line_says_so() -> None:
         assert "tracer-demo-int…" in shorts, shorts
 
     run(app, body, size=(120, 40))
+
+
+def test_the_p99_flag_says_how_far_over_as_the_ratio_column_does() -> None:
+    """The ratio column is p50's; the ``p99 over`` flag now says p99 against the prediction in
+    the same terms (``p99 over 2.15×``), and the layer view the amount over the limit."""
+    app = replay_app(ISR_JITTER)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        row = app.snapshot.layer(4)
+        table = app.query_one("#layers")
+        assert table.cell_text(4, "ratio") == f"{row.cycles.p50 / row.predicted:.2f}"
+        assert f"p99 over {row.cycles.p99 / row.predicted:.2f}×" in table.cell_text(4, "flags")
+
+    run(app, body, size=(160, 48))

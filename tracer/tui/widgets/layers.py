@@ -91,8 +91,18 @@ def cells(row: LayerRow, clock_hz: int | None, base: int | None = None) -> tuple
         (f"±{c.cv:.1%}" if c is not None else "-", pal.WARN if c is not None and c.cv > 0.05 else pal.TEXT),
         (fmt.cycles(base) if base is not None else "", pal.MUTED),
         delta_cell(c.p50 if c else None, base),
-        (" ".join(row.flags), pal.SEVERITY.get(row.severity or "", pal.WARN)),
+        (" ".join(flag_words(row)), pal.SEVERITY.get(row.severity or "", pal.WARN)),
     )
+
+
+def flag_words(row: LayerRow) -> tuple[str, ...]:
+    """The flags, ``p99 over`` with how far (``p99 over 2.15×``: p99 against the prediction, as the
+    ratio column says p50 against it).
+    """
+    c = row.cycles
+    if c is None or not row.predicted:
+        return row.flags
+    return tuple(f"{word} {c.p99 / row.predicted:.2f}×" if word == "p99 over" else word for word in row.flags)
 
 
 class LayersTable(View, LineTable):

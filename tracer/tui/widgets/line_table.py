@@ -198,9 +198,9 @@ class LineTable(SteadyScrollView, can_focus=True, inherit_bindings=False):
             rest = [i for i in self._priority() if i in every]
             self.column_scroll = max(0, min(self.column_scroll, len(rest) - 1))
             more = 10  # the "N more ›" in the header
-            # The kept columns whole when they take at most half the width (the flags say what is
-            # wrong: cut, they said "p99 over jitter i…" beside empty columns), else cut.
-            if sum(self._widths[i] + 2 for i in kept) <= width // 2:
+            # The kept columns whole when they fit (the flags say what is wrong: cut, they said
+            # "p99 over jitter i…" beside empty columns); the others in the room left.
+            if sum(self._widths[i] + 2 for i in kept) <= width - more:
                 fitted = {i: self._widths[i] for i in kept if self._widths[i] != self._capped(i)}
             room = width - more - sum(fitted.get(i, self._capped(i)) + 2 for i in kept)
             shown = list(kept)
