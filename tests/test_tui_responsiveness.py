@@ -19,8 +19,9 @@ from tracer.session.engine import Session, SessionOptions
 from tracer.session.feeds import Piece
 from tracer.session.pacing import Pacer
 from tracer.session.transport import LIVE_SLICE, Transport
+from tracer.tui.widgets.spans import SpansTable
 from tracer.tui.widgets.tab_bar import TabBar
-from tracer.tui.widgets.timeline import InferenceHeader, SpansTable, TimelineView
+from tracer.tui.widgets.timeline import InferenceHeader, TimelineView
 
 
 def _step(counter: list[int]) -> None:

@@ -54,9 +54,10 @@ from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.line_table import LineTable
 from tracer.tui.widgets.memory import MemoryView
 from tracer.tui.widgets.scrolling import SteadyVerticalScroll
+from tracer.tui.widgets.spans import SpansTable
 from tracer.tui.widgets.status import StatusBar
 from tracer.tui.widgets.tab_bar import TabBar
-from tracer.tui.widgets.timeline import InferenceHeader, Legend, SpansTable, TimelineView, extent_of
+from tracer.tui.widgets.timeline import InferenceHeader, Legend, TimelineView, extent_of
 
 if TYPE_CHECKING:
     from tracer.elf.inlines import CodeLocator
