@@ -539,3 +539,23 @@ def test_the_p99_flag_says_how_far_over_as_the_ratio_column_does() -> None:
         assert f"p99 over {row.cycles.p99 / row.predicted:.2f}×" in table.cell_text(4, "flags")
 
     run(app, body, size=(160, 48))
+
+
+def test_j_and_k_scroll_the_help() -> None:
+    """``j``/``k`` do what ↓/↑ do in the help (as in less, vim, k9s, lazygit; the tables'
+    ``j`` is in the 80x24 layer test)."""
+    app = replay_app(ISR_JITTER)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        panel = app.screen.query_one("HelpPanel")
+        await pilot.press("j", "j", "j")
+        await pilot.pause()
+        assert panel.scroll_y == 3
+        await pilot.press("k")
+        await pilot.pause()
+        assert panel.scroll_y == 2
+
+    run(app, body, size=(80, 24))
