@@ -33,7 +33,7 @@ sources:
 examples:
   tracer live demo --inferences 2000
   tracer live demo --budget captures/demo_budget.toml -o demo-live.trace
-  tracer live "qemu://mps3-an547?scenario=npu-sampling" --elf firmware_snippets/build/demo/tracer_demo.elf
+  tracer live "qemu://mps3-an547?scenario=npu-sampling" --elf tracer_demo.elf
   tracer live tcp://localhost:3443 --cpu-hz 160M --budget out/kws_per-layer.csv --budget out/kws_summary.csv
   tracer live "serial:///dev/ttyUSB0?baud=921600" --no-record
   tracer live "jlink://600012345?device=STM32H743ZI&cpu=480M&swo=2M"

@@ -31,7 +31,7 @@ examples:
   tracer replay bringup.trace --budget out/model_per-layer.csv --budget out/model_summary.csv --speed max
   tracer replay bringup.trace --paused        # then -> steps inference by inference
   tracer replay new.trace --baseline last-good.trace --budget out/model_summary.csv
-  tracer replay sampled.trace --elf build/app.elf   # CPU hot spots by function name
+  tracer replay sampled.trace --elf build/app.elf    # hot spots named
 """
 
 
