@@ -21,7 +21,7 @@ from tracer.session.engine import Session, SessionOptions
 from tracer.sources.qemu import QemuDemoSource
 from tracer.tui.app import TracerApp
 from tracer.tui.widgets.layers import LayersTable
-from tracer.tui.widgets.timeline import SpansTable
+from tracer.tui.widgets.spans import SpansTable
 
 pytestmark = pytest.mark.qemu
 

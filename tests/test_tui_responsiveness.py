@@ -19,8 +19,9 @@ from tracer.session.engine import Session, SessionOptions
 from tracer.session.feeds import Piece
 from tracer.session.pacing import Pacer
 from tracer.session.transport import LIVE_SLICE, Transport
+from tracer.tui.widgets.spans import SpansTable
 from tracer.tui.widgets.tab_bar import TabBar
-from tracer.tui.widgets.timeline import InferenceHeader, SpansTable, TimelineView
+from tracer.tui.widgets.timeline import InferenceHeader, TimelineView
 
 
 def _step(counter: list[int]) -> None:
@@ -249,7 +250,7 @@ def test_a_click_on_a_tab_or_the_bar_under_it_shows_that_tab(tmp_path: Path) -> 
             await until(pilot, lambda: app.settled)
             assert app.active_tab == name and tabs.active == name
             assert underline_under(tabs) == (start, end)
-        assert tabs.tab_at(tabs.span("console")[1] + 5) is None  # past the last tab: nothing
+        assert tabs.tab_at(tabs.span("layer")[1] + 5) is None  # past the last tab: nothing
 
     run(app, body)
 
@@ -480,7 +481,7 @@ def test_an_inference_with_a_lane_fewer_keeps_the_gantts_height_and_lays_nothing
         await pilot.pause(0.05)
         assert gantt._lane_names == names[:-1]  # drawn with a lane fewer
         assert gantt.outer_size.height == height and spans.region == table
-        assert gantt.render_line(len(names) - 1).text.strip() == "│"  # its row empty
+        assert gantt.render_line(len(names) - 1).text.strip() == ""  # its row empty (no stray edge)
         assert layouts == []
         monkeypatch.setattr(timeline, "lanes", every_lane)
         await pilot.press("left")

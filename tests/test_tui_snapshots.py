@@ -1,6 +1,7 @@
-"""SVG snapshots of the screen, made by the app itself: every view on the shipped demo capture, and
-the overview and the first finding's evidence (``n``) at 80x24, 120x40 and 200x55 for the demo
-and every fault scenario of the QEMU demo (``tests/data/scenarios``, see its README).
+"""SVG snapshots of the screen, made by the app itself: every view on the shipped demo capture; the
+overview, the first finding's evidence (``n``) and the layer's own view (``5``) at 80x24, 120x40
+and 200x60 for the demo and every fault scenario of the QEMU demo (``tests/data/scenarios``, see
+its README); and a seek into a large capture at each size.
 
 A small fixture on ``App.export_screenshot()`` (pytest-textual-snapshot needs pytest below 9):
 the screen is exported as SVG at a fixed size after the replay has ended (no rates, no wall-clock
@@ -99,8 +100,9 @@ def test_view_snapshot(view: str, request: pytest.FixtureRequest, monkeypatch: p
 
 SCENARIOS = ROOT / "tests" / "data" / "scenarios"
 CAPTURES = {"demo": DEMO_CAPTURE, **{p.stem: p for p in sorted(SCENARIOS.glob("*.trace"))}}
-SIZES = {"80x24": (80, 24), "120x40": (120, 40), "200x55": (200, 55)}
-TRIAGE = {"overview": (), "finding": ("n",)}  # the screen as it opens; the first finding's evidence
+SIZES = {"80x24": (80, 24), "120x40": (120, 40), "200x60": (200, 60)}
+# The screen as it opens; the first finding's evidence; the selected layer's own view.
+TRIAGE = {"overview": (), "finding": ("n",), "layer": ("5",)}
 
 
 def test_every_fault_scenario_has_a_capture() -> None:
@@ -115,6 +117,21 @@ def test_sizes_snapshot(
 ) -> None:
     svg = shot(TRIAGE[view], monkeypatch, CAPTURES[capture], SIZES[size])
     check(request, f"{capture}-{size}-{view}", svg)
+
+
+@pytest.mark.parametrize("size", sorted(SIZES))
+def test_seek_into_a_large_capture_snapshot(
+    size: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``2 g 1500 Enter`` in a capture of 2,000 inferences (a synthetic stream: an interrupt in
+    layer 3 of every 5th), with a ring of 256: the inference is read again from the file; no
+    stray rows, no stale axis, the header says where it is in the file."""
+    from session_streams import build_stream, write_capture
+
+    write_capture(tmp_path / "large.trace", build_stream(2_000, isr_every=5, isr_cycles=3_000).data)
+    monkeypatch.chdir(tmp_path)
+    svg = screenshot("large.trace", (), ("2", "g", "1", "5", "0", "0", "enter"), SIZES[size])
+    check(request, f"seek-large-{size}", svg)
 
 
 def test_docs_screenshot_is_the_overview_snapshot() -> None:

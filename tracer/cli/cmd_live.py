@@ -33,6 +33,7 @@ sources:
 examples:
   tracer live demo --inferences 2000
   tracer live demo --budget captures/demo_budget.toml -o demo-live.trace
+  tracer live "qemu://mps3-an547?scenario=npu-sampling" --elf tracer_demo.elf
   tracer live tcp://localhost:3443 --cpu-hz 160M --budget out/kws_per-layer.csv --budget out/kws_summary.csv
   tracer live "serial:///dev/ttyUSB0?baud=921600" --no-record
   tracer live "jlink://600012345?device=STM32H743ZI&cpu=480M&swo=2M"
@@ -44,7 +45,7 @@ DEMO_MACHINE = "mps3-an547"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer live``."""
-    from tracer.cli.analysis_input import add_budget_file_argument, add_calibration_argument
+    from tracer.cli.analysis_input import add_budget_file_argument, add_calibration_argument, add_elf_argument
     from tracer.cli.screen import add_screen_arguments
 
     parser.add_argument(
@@ -87,6 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CAPTURE",
         help="a capture to compare with: per-layer p50 and its change (Δp50) in the layers table",
     )
+    add_elf_argument(parser)
     add_screen_arguments(parser)
 
 
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     """Open, record, watch."""
     from tracer.capture.writer import CaptureWriter
     from tracer.cli.cmd_replay import baseline_path
-    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
+    from tracer.cli.screen import load_budget_files, open_elf_symbols, require_terminal, run_app, session_options
     from tracer.cli.source_setup import capture_metadata, source_factory
     from tracer.decode.tpiu import TpiuMode
     from tracer.session.engine import Session
@@ -115,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     console = args.console
     options = dataclasses.replace(session_options(args), baseline=baseline_path(args.baseline))
     budget = load_budget_files(args.budget)
+    locator = open_elf_symbols(args.elf)
     url = source_url(args)
     build = source_factory(url, args.command)  # a bad URL is a usage error now, not a reconnect loop
     require_terminal("live")
@@ -138,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     tpiu = {None: None, "on": TpiuMode.ON, "off": TpiuMode.OFF}[args.tpiu]
     session = Session.live(SourceFeed(source, writer), meta, budget=budget, options=options, tpiu=tpiu)
-    code = run_app(session, console, before_close=lambda: _stop_emulator(built))
+    code = run_app(session, console, before_close=lambda: _stop_emulator(built), locator=locator)
     if writer is not None:
         console.info(f"recorded {writer.bytes_received:,} bytes to {writer.path}")
     return code

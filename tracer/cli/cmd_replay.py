@@ -31,12 +31,13 @@ examples:
   tracer replay bringup.trace --budget out/model_per-layer.csv --budget out/model_summary.csv --speed max
   tracer replay bringup.trace --paused        # then -> steps inference by inference
   tracer replay new.trace --baseline last-good.trace --budget out/model_summary.csv
+  tracer replay sampled.trace --elf build/app.elf    # hot spots named
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer replay``."""
-    from tracer.cli.analysis_input import add_budget_file_argument, add_calibration_argument
+    from tracer.cli.analysis_input import add_budget_file_argument, add_calibration_argument, add_elf_argument
     from tracer.cli.screen import add_screen_arguments
 
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or another tool's raw ITM file")
@@ -54,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CAPTURE",
         help="another capture to compare with: per-layer p50 and its change (Δp50) in the layers table",
     )
+    add_elf_argument(parser)
     add_screen_arguments(parser)
 
 
@@ -74,7 +76,7 @@ def baseline_path(path: str | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Open the capture, then the screen."""
-    from tracer.cli.screen import load_budget_files, require_terminal, run_app, session_options
+    from tracer.cli.screen import load_budget_files, open_elf_symbols, require_terminal, run_app, session_options
     from tracer.errors import UsageError
     from tracer.session.engine import Session
     from tracer.session.pacing import parse_speed
@@ -85,10 +87,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--speed: {exc}") from None
     options = dataclasses.replace(session_options(args, speed, args.paused), baseline=baseline_path(args.baseline))
     budget = load_budget_files(args.budget)
+    locator = open_elf_symbols(args.elf)
     session = Session.replay(args.capture, budget=budget, options=options)
     try:
         require_terminal("replay")
     except UsageError:
         session.close()
         raise
-    return run_app(session, args.console)
+    return run_app(session, args.console, locator=locator)

@@ -18,6 +18,7 @@ from tracer.errors import ExitCode, UsageError
 if TYPE_CHECKING:
     from tracer.budget.model import Budget
     from tracer.cli.output import Console
+    from tracer.elf.inlines import CodeLocator
     from tracer.session.engine import Session, SessionOptions
 
 
@@ -107,17 +108,23 @@ def _signals_quit(app: Any, stopped: list[str]) -> Iterator[None]:
         yield
 
 
-def run_app(session: Session, console: Console, before_close: Callable[[], None] | None = None) -> int:
+def run_app(
+    session: Session,
+    console: Console,
+    before_close: Callable[[], None] | None = None,
+    locator: CodeLocator | None = None,
+) -> int:
     """Run the screen until the user quits; then stop the worker and release the session.
 
     Args:
         session: What to show.
         console: For messages after the screen closed.
         before_close: Called after the screen closed and before the session's feed is closed.
+        locator: ``--elf``'s symbols (:func:`open_elf_symbols`), to name the CPU hot spots.
     """
     from tracer.tui.app import TracerApp
 
-    app = TracerApp(session)
+    app = TracerApp(session, locator=locator)
     stopped: list[str] = []
     try:
         with _signals_quit(app, stopped):
@@ -138,3 +145,12 @@ def run_app(session: Session, console: Console, before_close: Callable[[], None]
         console.error(snapshot.status.message)
         return int(ExitCode.CAPTURE_UNREADABLE if session.mode == "replay" else ExitCode.SOURCE_UNAVAILABLE)
     return int(result) if result is not None else int(ExitCode.OK)
+
+
+def open_elf_symbols(elf: str | None) -> CodeLocator | None:
+    """``--elf``: the image's symbols and inlined code (exit 2 on a file that is not an ELF)."""
+    if not elf:
+        return None
+    from tracer.elf.inlines import open_locator
+
+    return open_locator(elf)

@@ -243,9 +243,19 @@ class SessionSnapshot:
         return next((row for row in self.layers if row.index == index), None)
 
     @property
+    def measuring(self) -> bool:
+        """The rules last ran before the first inference, and inferences came since.
+
+        Their findings (``nothing could be measured``) no longer hold; the next run, within a
+        second, replaces them.
+        """
+        diagnosis = self.diagnosis
+        return diagnosis.ran and diagnosis.inferences == 0 and self.inferences > 0
+
+    @property
     def findings(self) -> tuple[Finding, ...]:
-        """The gate's findings, worst first."""
-        return self.diagnosis.findings
+        """The gate's findings, worst first (none while :attr:`measuring`)."""
+        return () if self.measuring else self.diagnosis.findings
 
     def events_of(self, record: InferenceRecord) -> InferenceEvents:
         """The interrupts, NPU jobs, cache operations and marks of an inference in the ring."""

@@ -22,6 +22,8 @@ from tracer.tui.state import SESSION, SORT_KEYS
 from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.timeline import TimelineView
 
+TRAIL = 50  # places ``backspace`` can go back to
+
 if TYPE_CHECKING:
     from textual.app import App
     from textual.timer import Timer
@@ -75,6 +77,7 @@ class Actions(_Base):
             "timeline": "#spans",
             "findings": "#findings-full",
             "console": "#console-full",
+            "layer": "#layer",
         }.get(self.active_tab, "#layers")
         self.query_one(target).focus()
 
@@ -159,6 +162,28 @@ class Actions(_Base):
             near=here.ordinal if here else None,
         )
 
+    def remember(self) -> None:
+        """Note where the user is (tab and selection): ``backspace`` comes back here after a jump."""
+        ui = self.ui
+        here = (self.active_tab, ui.inference, ui.ordinal, ui.layer, ui.cursor, ui.mark)
+        trail = self.__dict__.setdefault("_trail", [])
+        if not trail or trail[-1] != here:
+            trail.append(here)
+            del trail[:-TRAIL]
+
+    def action_go_back(self) -> None:
+        """Go back to where the user was before the last jump."""
+        trail = self.__dict__.get("_trail") or []
+        if not trail:
+            self.notify("nowhere to go back to", timeout=2)
+            return
+        tab, inference, ordinal, layer, cursor, mark = trail.pop()
+        if tab != self.active_tab:
+            self.show_view(tab)
+        self.select(inference=inference, ordinal=ordinal, layer=layer, cursor=cursor, mark=mark)
+        if layer is not None:
+            self.query_one("#layers", LayersTable).select_layer(layer)
+
     def goto(self, target: Target, tab: str | None = None, place_cursor: bool = True, near: int | None = None) -> None:
         """Select ``target``: the inference (pinned), the layer, the cursor at the layer's start."""
         snapshot = self._snap()
@@ -175,12 +200,17 @@ class Actions(_Base):
         if number < 0 and found is None:
             self.bell()
             return
+        if found is None and index is not None and (ordinal is None or not 0 <= ordinal < index.count):
+            self.notify(not_in_capture(index, number), severity="warning", timeout=6)
+            return
+        self.remember()
         if tab is not None and tab != self.active_tab:
             self.show_view(tab)
         if found is None and index is not None and ordinal is not None:
+            before = (self.ui.inference, self.ui.ordinal)
             self.select(inference=number, ordinal=ordinal, layer=layer)
             self.run_worker(
-                functools.partial(self._load, ordinal, number, layer, place_cursor),
+                functools.partial(self._load, ordinal, number, layer, place_cursor, before),
                 thread=True,
                 group="seek",
                 exclusive=True,
@@ -196,15 +226,35 @@ class Actions(_Base):
         if found is not None and place_cursor:
             self._cursor_to_layer(found[1], layer)
 
-    def _load(self, ordinal: int, number: int, layer: int | None, place_cursor: bool) -> None:
-        """Read an inference from the capture (a worker thread), then show it."""
+    def _load(
+        self,
+        ordinal: int,
+        number: int,
+        layer: int | None,
+        place_cursor: bool,
+        before: tuple[int | None, int | None] = (None, None),
+    ) -> None:
+        """Read an inference from the capture (a worker thread), then show it.
+
+        When it cannot be read, the selection goes back to what was shown before (the message
+        "reading inference ..." does not stay) and a notice says why.
+        """
         try:
             stretch = self.session.seek(ordinal)
         except TracerError as exc:
-            self.call_from_thread(self.notify, str(exc), title="cannot read the inference", severity="error")
+            self.call_from_thread(self._not_loaded, number, ordinal, before, str(exc))
             return
-        if stretch is not None:
-            self.call_from_thread(self._loaded, number, ordinal, layer, place_cursor)
+        if stretch is None or stretch.at_ordinal(ordinal) is None:
+            index = self.session.index
+            why = not_in_capture(index, number) if index is not None else f"inference #{number} cannot be read"
+            self.call_from_thread(self._not_loaded, number, ordinal, before, why)
+            return
+        self.call_from_thread(self._loaded, number, ordinal, layer, place_cursor)
+
+    def _not_loaded(self, number: int, ordinal: int, before: tuple[int | None, int | None], why: str) -> None:
+        self.notify(why, title="cannot read the inference", severity="warning", timeout=6)
+        if self.ui.inference == number and self.ui.ordinal == ordinal:  # (not if the user went elsewhere)
+            self.select(inference=before[0], ordinal=before[1])
 
     def _loaded(self, number: int, ordinal: int, layer: int | None, place_cursor: bool) -> None:
         if self.ui.inference != number or self.ui.ordinal != ordinal:
@@ -281,6 +331,21 @@ class Actions(_Base):
             self.action_cursor(0)
             self.select(mark=self.ui.cursor)
 
+    def action_compare(self) -> None:
+        """Mark the shown inference to compare others with (again on it: clear the mark)."""
+        here = current(self._snap(), self.ui)
+        if here is None:
+            self.bell()
+            return
+        mark = (here.number, here.ordinal)
+        if self.ui.compare == mark:
+            self.select(compare=None)
+            self.notify("comparison cleared", timeout=2)
+            return
+        self.session.pin(here.number)  # held while others are shown (the ring moves on live)
+        self.select(compare=mark)
+        self.notify(f"#{here.number} marked: step to another inference to compare (c again: clear)", timeout=4)
+
     def action_zoom_in(self) -> None:
         """Timeline: zoom in (around the cursor)."""
         self._gantt().zoom_in(cursor=self.ui.cursor)
@@ -303,7 +368,12 @@ class Actions(_Base):
 
     # -- layers ----------------------------------------------------------------------------------
     def action_filter(self) -> None:
-        """Show and focus the layer filter."""
+        """Search the findings or the console (in front), else show and focus the layer filter."""
+        if self.active_tab in ("findings", "console"):
+            search = self.query_one("#search", Input)
+            search.display = True
+            search.focus()
+            return
         self.action_show_tab("overview")
         field = self.query_one("#filter", Input)
         field.display = True
@@ -313,8 +383,9 @@ class Actions(_Base):
         """Clear the filter, else the range, else the chosen finding."""
         field = self.query_one("#filter", Input)
         goto = self.query_one("#goto", Input)
-        if goto.display:
-            goto.display = False
+        search = self.query_one("#search", Input)
+        if goto.display or search.display:
+            goto.display = search.display = False
             self._refocus()
         elif field.display or self.ui.filter:
             field.value = ""
@@ -328,8 +399,9 @@ class Actions(_Base):
 
     def action_sort_next(self) -> None:
         """Sort by the next column."""
-        at = SORT_KEYS.index(self.ui.sort) if self.ui.sort in SORT_KEYS else 0
-        self.select(sort=SORT_KEYS[(at + 1) % len(SORT_KEYS)], reverse=False)
+        keys = self.query_one("#layers", LayersTable).sort_keys() or list(SORT_KEYS)
+        at = keys.index(self.ui.sort) if self.ui.sort in keys else 0
+        self.select(sort=keys[(at + 1) % len(keys)], reverse=False)
         self.notify(f"layers sorted by {self.ui.sort}", timeout=2)
 
     def action_sort_reverse(self) -> None:
@@ -412,3 +484,15 @@ class Actions(_Base):
     def action_interrupt(self) -> None:
         """Ctrl+C: quit as an interrupt (exit code 130)."""
         self.exit(int(ExitCode.INTERRUPTED))
+
+
+def not_in_capture(index: Any, number: int) -> str:
+    """``no inference #99 in the capture: it holds #0 to #19 (20 inferences)``."""
+    count = index.count
+    if not count:
+        return f"inference #{number} is not indexed yet: the capture is still being read"
+    numbers = index.numbers()
+    lo, hi = int(numbers.min()), int(numbers.max())
+    if not index.ready:
+        return f"inference #{number} is not indexed yet: {count:,} read so far (#{lo} to #{hi})"
+    return f"no inference #{number} in the capture: it holds #{lo} to #{hi} ({count:,} inferences)"

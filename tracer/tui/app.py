@@ -17,10 +17,11 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.terminal_theme import TerminalTheme
 from textual import events, on
@@ -35,10 +36,12 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from tracer.session.engine import Session
+from tracer.session.ring import InferenceRecord
 from tracer.session.snapshot import SessionSnapshot
 from tracer.tui import keys, strip_cycles
 from tracer.tui.actions import Actions
 from tracer.tui.collections_held import CollectionsHeld
+from tracer.tui.navigation import shown
 from tracer.tui.state import SESSION, UiState
 from tracer.tui.truecolor import CachedTruecolor
 from tracer.tui.widgets.base import View
@@ -50,14 +53,20 @@ from tracer.tui.widgets.layer_detail import LayerDetail
 from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.line_table import LineTable
 from tracer.tui.widgets.memory import MemoryView
+from tracer.tui.widgets.scrolling import SteadyVerticalScroll
+from tracer.tui.widgets.spans import SpansTable
 from tracer.tui.widgets.status import StatusBar
 from tracer.tui.widgets.tab_bar import TabBar
-from tracer.tui.widgets.timeline import InferenceHeader, Legend, SpansTable, TimelineView
+from tracer.tui.widgets.timeline import InferenceHeader, Legend, TimelineView, extent_of
 
-TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", "console": "Console"}
+if TYPE_CHECKING:
+    from tracer.elf.inlines import CodeLocator
+
+TABS = {"overview": "Overview", "timeline": "Timeline", "findings": "Findings", "console": "Console", "layer": "Layer"}
 NARROW = 100  # columns below which panels shrink (memory bars, table columns by priority)
 ANSWER_S = 0.25  # at most this long, new data waits while the screen answers a key (released when painted)
 SHORT = 32  # rows below which the overview keeps latency, memory and layers, and the findings count
+HEX = re.compile(r"0x[0-9a-fA-F]+")  # a hot spot no symbol named yet
 PAINT_HZ = 120  # at most this often the screen paints what changed (Textual's own: 60)
 
 
@@ -95,6 +104,7 @@ class TracerApp(Actions, App[int]):
         refresh_hz: Screen refreshes per second.
         run_session: Start the session's worker on mount (tests drive it themselves if False).
         export_dir: Where ``e`` writes the report and ``p`` the screenshot (default: the current directory).
+        locator: The firmware ELF's symbols (``--elf``), to name the addresses of CPU hot spots.
     """
 
     CSS_PATH = Path(__file__).resolve().parent / "tracer.tcss"  # absolute: subclasses live elsewhere
@@ -108,8 +118,10 @@ class TracerApp(Actions, App[int]):
         refresh_hz: float = 10.0,
         run_session: bool = True,
         export_dir: str | Path | None = None,
+        locator: CodeLocator | None = None,
     ) -> None:
         super().__init__()
+        self.locator = locator  # --elf: names the CPU hot spots' addresses
         strip_cycles.install()  # lines freed when let go of, not at a rare collection (see the module)
         self._cache_truecolor()
         self.session = session
@@ -139,6 +151,24 @@ class TracerApp(Actions, App[int]):
         self._collections = CollectionsHeld()
         self._findings_label = ""
         self._pinned: int | None = None
+
+    def symbol_of(self, label: str) -> str:
+        """A hot spot's raw address (``0x10000cd4``) as ``main+0x1c`` or ``conv [in net_run_layer+0x8]``.
+
+        Only with ``--elf``. The session's hot spots are per address (its analysis runs without the
+        ELF), so each address is named on its own, not added up per function as ``tracer report``
+        does.
+        """
+        if self.locator is None or not HEX.fullmatch(label):
+            return label
+        address = int(label, 16)
+        found = self.locator.image.function_at(address & ~1)
+        if found is None:
+            return label
+        function, offset = found
+        _function, inlined = self.locator.locate(address)
+        name = f"{function}+{offset:#x}" if offset else function
+        return f"{inlined} [in {name}]" if inlined and inlined != function else name
 
     def _cache_truecolor(self) -> None:
         """Textual's ANSI-to-truecolor filter, the same output for less work (see :mod:`tracer.tui.truecolor`)."""
@@ -174,7 +204,8 @@ class TracerApp(Actions, App[int]):
                     )
                     yield LayersTable(id="layers")
                 with Horizontal(id="row-bottom"):
-                    yield LayerDetail(self.session.layer_history, id="detail")
+                    with SteadyVerticalScroll(id="detail-box"):
+                        yield LayerDetail(self.session.layer_history, id="detail")
                     yield FindingsView(id="findings-compact")
                     yield ConsoleView(self.session.console_since, id="console-compact")
             with Vertical(id="timeline", classes="pane"):
@@ -186,7 +217,10 @@ class TracerApp(Actions, App[int]):
                 yield FindingsView(detailed=True, id="findings-full")
             with Vertical(id="console", classes="pane"):
                 yield ConsoleView(self.session.console_since, id="console-full")
+            with SteadyVerticalScroll(id="layer", classes="pane"):
+                yield LayerDetail(self.session.layer_history, detailed=True, id="detail-full")
         yield Input(placeholder="go to inference number · enter goes · escape cancels", id="goto")
+        yield Input(placeholder="search · enter finds the next · escape closes", id="search")
         yield KeyBar(self.session.mode, id="keys")
 
     def on_mount(self) -> None:
@@ -360,7 +394,11 @@ class TracerApp(Actions, App[int]):
         The inference chosen is pinned in the session (it stays when the ring moves on); the one
         chosen before is let go.
         """
+        moves = ("inference" in values or "ordinal" in values) and "cursor" not in values
+        before = self._shown_record() if moves and self.ui.cursor is not None else None
         changed = self.ui.set(**values)
+        if "inference" in changed and before is not None:
+            changed |= self._carry_cursor(before)
         if "inference" in changed:
             number = self.ui.inference
             if self._pinned is not None and self._pinned != number:
@@ -371,6 +409,36 @@ class TracerApp(Actions, App[int]):
         if changed:
             self.request_refresh(*changed)
         return changed
+
+    def _shown_record(self) -> InferenceRecord | None:
+        """The inference the selection shows (None: not held)."""
+        found = shown(self.snapshot or self.session.snapshot(), self.ui)
+        return found[1] if found is not None else None
+
+    def _carry_cursor(self, before: InferenceRecord) -> set[str]:
+        """Another inference is shown: the cursor (and mark) keep their place in it, or go.
+
+        Left where they were, they named a cycle of the inference shown before (``cursor ... in
+        dw3 of #1`` under inference #19). The place is kept in the layer the cursor was in (the
+        same layer starts a few cycles earlier or later from one inference to the next), else
+        from the inference's start.
+        """
+        after = self._shown_record()
+        ui = self.ui
+        old, new = extent_of(before), extent_of(after) if after is not None else None
+        if after is None or old is None or new is None:
+            return ui.set(cursor=None, mark=None)
+
+        def carried(cycle: int | None) -> int | None:
+            if cycle is None:
+                return None
+            span = next((s for s in before.inference.layers if s.start <= cycle < s.end), None)
+            same = next((s for s in after.inference.layers if span and s.layer == span.layer), None)
+            if span is not None and same is not None:
+                return min(same.start + cycle - span.start, same.end - 1)
+            return cycle + new[0] - old[0]
+
+        return ui.set(cursor=carried(ui.cursor), mark=carried(ui.mark))
 
     # -- reacting to widgets ---------------------------------------------------------------------
     @on(LineTable.RowHighlighted, "#layers")
@@ -469,6 +537,25 @@ class TracerApp(Actions, App[int]):
             self.notify(f"not an inference number: {text!r}", severity="warning", timeout=3)
             return
         self.goto_inference(number, tab="timeline")
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        """Find the next finding or console line holding the words (the field stays for the next)."""
+        words = event.value.strip()
+        if not words:
+            self.query_one("#search", Input).display = False
+            self._refocus()
+            return
+        snapshot = self.snapshot or self.session.snapshot()
+        if self.active_tab == "findings":
+            labels = {row.index: row.info.label for row in snapshot.layers}
+            found = self.query_one("#findings-full", FindingsView).search(words, snapshot.findings, labels) is not None
+        else:
+            found = self.query_one("#console-full", ConsoleView).search(words)
+        if not found:
+            self.notify(
+                f"no {self.active_tab[:-1] if self.active_tab == 'findings' else 'line'} holds {words!r}", timeout=3
+            )
 
     def select_layer(self, layer: int) -> None:
         """Select a layer everywhere."""

@@ -48,3 +48,23 @@ def fit(pieces: list[Piece], width: int, sep: str = SEP) -> Text:
         out.append_text(text)
     out.truncate(width, overflow="ellipsis")
     return out
+
+
+def flow(pieces: list[Text], width: int, sep: str = "  ") -> Text:
+    """The pieces on as many lines as they take, a line broken only between pieces: a value
+    keeps its unit (``p50 1.041 ms``, not ``p50 1.041`` / ``ms``).
+    """
+    out = Text()
+    used = 0
+    for piece in pieces:
+        if not len(piece):
+            continue
+        if used and used + len(sep) + len(piece) > width:
+            out.append("\n")
+            used = 0
+        elif used:
+            out.append(sep)
+            used += len(sep)
+        out.append_text(piece)
+        used += len(piece)
+    return out

@@ -79,7 +79,7 @@ KEYS: tuple[Key, ...] = (
         "/",
         "filter",
         "Filter",
-        "filter layers by name, op or engine (enter keeps it, escape clears)",
+        "filter layers by name, op or engine (enter keeps it, escape clears); findings, console: search",
         True,
         "layers",
     ),
@@ -142,6 +142,16 @@ KEYS: tuple[Key, ...] = (
         "timeline",
     ),
     Key("comma", ",", "scroll_earlier", "Scroll ←", "timeline: scroll left", False, "timeline"),
+    Key(
+        "c",
+        "c",
+        "compare",
+        "Compare",
+        "mark the shown inference to compare with: the spans table then says, per layer, its cycles "
+        "there, the difference and the interrupts or tasks that explain it (again: clear)",
+        False,
+        "timeline",
+    ),
     Key("0", "0", "zoom_reset", "Fit", "timeline: fit the whole inference", False, "timeline"),
     Key(
         "1",
@@ -179,6 +189,33 @@ KEYS: tuple[Key, ...] = (
         False,
         "views",
     ),
+    Key(
+        "5",
+        "5",
+        "show_tab('layer')",
+        "Layer",
+        "the selected layer: statistics, budget, findings, history, sampled operators (also enter on a layer)",
+        False,
+        "views",
+    ),
+    Key(
+        "backspace",
+        "backspace",
+        "go_back",
+        "Back",
+        "back to where you were before the last jump (enter, n N, g, a click on a bar)",
+        False,
+        "views",
+    ),
+    Key(
+        "tab",
+        "tab",
+        "focus_next",
+        "Next pane",
+        "move the keys to the next pane of the view (shift+tab: back)",
+        False,
+        "views",
+    ),
     Key("e", "e", "export", "Export", "write the report JSON (the tracer report contract) to a file", True, "general"),
     Key("p", "p", "screenshot", "Screenshot", "write the screen as SVG to the current folder", False, "general"),
     Key("question_mark", "?", "help", "Help", "this help", True, "general"),
@@ -187,7 +224,8 @@ KEYS: tuple[Key, ...] = (
 
 # Keys of one view only (written in the help, bound by the view itself).
 VIEW_KEYS: tuple[tuple[str, str, str], ...] = (
-    ("↑ ↓", "layers table, spans table: select a layer; findings: choose a finding", "views"),
+    ("↑ ↓ j k", "layers table, spans table: select a layer; findings: choose a finding; help: scroll", "views"),
+    ("enter", "layers table: the layer's own view (5)", "layers"),
     ("enter", "findings: go to the first inference and layer that shows the chosen finding", "findings"),
     ("< >", "layers and spans tables: scroll the columns that do not fit", "layers"),
     ("pgup pgdn", "scroll the table, the findings or the console", "views"),
@@ -200,7 +238,7 @@ MOUSE_HELP: tuple[tuple[str, str], ...] = (
     ("wheel on the timeline", "zoom in and out around the pointer"),
     ("shift+wheel, scrollbar", "scroll the timeline"),
     ("click the timeline", "place the cursor; on a bar: select that layer (or inference)"),
-    ("click a latency bar", "show that inference on the timeline"),
+    ("click a latency bar", "select that inference (amber); 2 shows it on the timeline"),
     ("click a tab", "switch views"),
 )
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import collections
 import dataclasses
 
-SORT_KEYS = ("index", "p50", "p99", "max", "ratio", "jitter", "name")
-FIELDS = ("layer", "inference", "cursor", "finding", "filter", "sort")
+# The order ``s`` goes through the layers' columns (the ones shown; then the others shown, in
+# the table's order).
+SORT_KEYS = ("index", "p50", "p99", "max", "ratio", "jitter", "delta", "name")
+FIELDS = ("layer", "inference", "cursor", "finding", "filter", "sort", "compare")
 # Not a choice but asked for with them: the session's own state changed by a key (pause, speed,
 # a step): the status bar shows it at once. Other keys leave the status bar to its own pace.
 SESSION = "session"
@@ -32,6 +34,8 @@ class UiState:
         filter: Layer filter text.
         sort: Sort key of the layers table (one of :data:`SORT_KEYS`).
         reverse: Reverse the sort.
+        compare: The inference marked to compare the shown one with, as (number, position in the
+            stream) (None: none; key ``c``).
         changes: Per field of :data:`FIELDS`, how many times it changed.
     """
 
@@ -44,6 +48,7 @@ class UiState:
     filter: str = ""
     sort: str = "index"
     reverse: bool = False
+    compare: tuple[int, int | None] | None = None
     changes: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
 
     def set(self, **values: object) -> set[str]:

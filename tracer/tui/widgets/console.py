@@ -36,6 +36,7 @@ WARNING = re.compile(r"\b(warn(ing)?|timeout|retry|dropped|lost)\b", re.IGNORECA
 STAMP = Style(color=pal.MUTED)
 TEXT = Style(color=pal.TEXT)
 ERROR_STYLE = Style(color=pal.BAD, bold=True)
+FOUND = Style(bgcolor="#0F5C9E")  # the line a search found
 WARNING_STYLE = Style(color=pal.WARN)
 
 
@@ -68,12 +69,14 @@ class ConsoleView(View, SteadyScrollView, can_focus=True, inherit_bindings=False
     ConsoleView:focus { border: round $primary; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "move('scroll_up')", "Up", show=False),
-        Binding("down", "move('scroll_down')", "Down", show=False),
+        Binding("up,k", "move('scroll_up')", "Up", show=False),
+        Binding("down,j", "move('scroll_down')", "Down", show=False),
         Binding("pageup", "move('scroll_page_up')", "Page up", show=False),
         Binding("pagedown", "move('scroll_page_down')", "Page down", show=False),
         Binding("home", "move('scroll_home')", "Top", show=False),
         Binding("end", "move('scroll_end')", "Bottom", show=False),
+        Binding("less_than_sign", "sideways(-1)", "Scroll left", show=False),
+        Binding("greater_than_sign", "sideways(1)", "Scroll right", show=False),
     ]
 
     def __init__(self, lines: Callable[[int, int], tuple[list[ConsoleLine], int]], *, id: str | None = None) -> None:
@@ -85,6 +88,9 @@ class ConsoleView(View, SteadyScrollView, can_focus=True, inherit_bindings=False
         self._errors = 0
         self._lines: collections.deque[tuple[str, Style]] = collections.deque(maxlen=MAX_LINES)
         self._follow = True  # show the newest lines (until the user scrolls up)
+        self._x = 0  # columns of the text scrolled past (``<`` ``>``: lines longer than the view)
+        self._widest = 0
+        self._found: int | None = None  # the line the last search found (marked)
 
     @property
     def line_count(self) -> int:
@@ -107,10 +113,13 @@ class ConsoleView(View, SteadyScrollView, can_focus=True, inherit_bindings=False
         for line in lines[-MAX_LINES:]:
             style = line_style(line.text)
             self._errors += style is ERROR_STYLE
-            self._lines.append((console_text(line, clock), style))
+            text = console_text(line, clock)
+            self._widest = max(self._widest, len(text))
+            self._lines.append((text, style))
         self._count += len(lines)
         errors = f" · {self._errors:,} error{'s' if self._errors != 1 else ''}" if self._errors else ""
         self.border_title = f"Console ({self._count:,} lines{errors})"
+        self._say_sideways()
         self.styles.border_title_color = pal.BAD if self._errors else None
         self._fit()  # (a scrollbar still to appear puts the view at its end then: scroll_wanted)
         self.refresh()
@@ -122,6 +131,41 @@ class ConsoleView(View, SteadyScrollView, can_focus=True, inherit_bindings=False
     def on_resize(self) -> None:
         """Keep the newest line in sight after a resize (when following)."""
         self._fit()
+        self._say_sideways()
+
+    def _say_sideways(self) -> None:
+        """The border says when lines go on past the right edge (and how far it is scrolled)."""
+        cut = self._widest > self.scrollable_content_region.width
+        where = f"from column {self._x + 1} · " if self._x else ""
+        said = f"{where}< > scroll sideways" if cut or self._x else ""
+        if said != self.border_subtitle:  # (set, even to the same, it repaints the view)
+            self.border_subtitle = said
+
+    def action_sideways(self, step: int) -> None:
+        """Scroll the text sideways by about what shows of it (the time stamps stay)."""
+        stamp = 15
+        shown = self.scrollable_content_region.width  # (without the scrollbar)
+        most = max(0, self._widest - shown)
+        self._x = max(0, min(most + 1, self._x + step * max(8, shown - stamp - 4)))
+        self._say_sideways()
+        self.refresh()
+
+    def search(self, words: str, direction: int = 1) -> bool:
+        """Show the next line (after the one found last, else after the top) that holds ``words``."""
+        needle = words.lower()
+        count = len(self._lines)
+        start = self._found if self._found is not None else self._top() - direction
+        for step in range(1, count + 1):
+            row = (start + direction * step) % count
+            if needle in self._lines[row][0].lower():
+                self._found = row
+                self._follow = False
+                self.scroll_to(
+                    y=max(0, min(row - self.size.height // 2, self.max_scroll_y)), animate=False, immediate=True
+                )
+                self.refresh()
+                return True
+        return False
 
     def scroll_wanted(self) -> None:
         """At the end, while following."""
@@ -157,4 +201,8 @@ class ConsoleView(View, SteadyScrollView, can_focus=True, inherit_bindings=False
             return Strip.blank(width)
         text, style = self._lines[row]
         stamp, bar, body = text.partition("│")
+        if self._x:
+            body = body[self._x :]
+        if row == self._found:
+            style = style + FOUND
         return Strip([Segment(stamp + bar, STAMP), Segment(body, style)]).crop_extend(0, width, None)

@@ -26,7 +26,33 @@ MAX_NUMBERS = 12  # inference numbers listed before "and N more"
 MAX_VALUE = 120  # characters of one evidence value (lists of examples can be long)
 
 
+ADDRESS_KEYS = ("address", "addr", "pc", "base", "start", "end")  # integers firmware engineers read in hex
+
+
+def _is_address(key: str) -> bool:
+    return key.lower() in ADDRESS_KEYS or key.lower().endswith(("_address", "_addr", "_pc"))
+
+
+def _buffer(value: dict[str, Any]) -> str:
+    """``0x31000000 (3,072 B)`` for a buffer; other mappings as ``key=value`` (addresses in hex)."""
+    address, length = value.get("address"), value.get("length", value.get("size"))
+    if isinstance(address, int) and set(value) <= {"address", "length", "size", "symbol", "name"}:
+        name = value.get("symbol") or value.get("name")
+        out = f"{address:#010x}" + (f" {name}" if name else "")
+        return out + (f" ({length:,} B)" if isinstance(length, int) else "")
+    return ", ".join(f"{k}={_field(k, v)}" for k, v in value.items())
+
+
+def _field(key: str, value: Any) -> str:
+    """One evidence value, an address in hex."""
+    if _is_address(key) and isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:#010x}"
+    return _value(value)
+
+
 def _value(value: Any) -> str:
+    if isinstance(value, dict):
+        return _buffer(value)
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int):
@@ -42,7 +68,7 @@ def _value(value: Any) -> str:
 def evidence_text(finding: Finding) -> str:
     """``key=value`` pairs of the finding's evidence (long values cut)."""
     return "  ".join(
-        f"{key}={_value(value)}"
+        f"{key}={_field(key, value)}"
         for key, value in finding.evidence.items()
         if value is not None and value != [] and value != {}
     )
@@ -84,6 +110,9 @@ def empty_text(snapshot: SessionSnapshot) -> Text:
     """What the findings view says with no finding."""
     diagnosis = snapshot.diagnosis
     text = Text()
+    if snapshot.measuring:
+        text.append(f"measuring: {snapshot.inferences:,} inferences so far; the rules run again", style=pal.MUTED)
+        return text
     if not diagnosis.ran:
         text.append("the findings come with the first inferences", style=pal.MUTED)
         return text
@@ -115,7 +144,7 @@ class FindingRow(Static):
 
     DEFAULT_CSS = """
     FindingRow { width: 100%; height: auto; padding: 0 0 1 0; }
-    FindingRow.-selected { background: $boost; }
+    FindingRow.-selected { background: #0F3A5E; border-left: outer $accent; }
     FindingRow.-compact { padding: 0; }
     """
 
@@ -136,8 +165,8 @@ class FindingsView(View, VerticalScroll):
     FindingsView:focus { border: round $primary; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "choose(-1)", "Previous finding", show=False),
-        Binding("down", "choose(1)", "Next finding", show=False),
+        Binding("up,k", "choose(-1)", "Previous finding", show=False),
+        Binding("down,j", "choose(1)", "Next finding", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home", "scroll_home", "Top", show=False),
@@ -166,13 +195,14 @@ class FindingsView(View, VerticalScroll):
         diagnosis = snapshot.diagnosis
         selected = finding_index(snapshot, ui)
         key = (
-            diagnosis.findings,
+            snapshot.findings,
             diagnosis.ran,
+            snapshot.measuring,
             tuple(row.info for row in snapshot.layers),
             len(diagnosis.flags),
             selected if not self.detailed else None,
         )
-        findings = diagnosis.findings
+        findings = snapshot.findings
         summary = summary_text(findings)
         self.border_title = f"Findings ({summary})" if summary else "Findings"
         if self.detailed and diagnosis.ran:
@@ -248,6 +278,21 @@ class FindingsView(View, VerticalScroll):
         if self.selected is not None:
             rows[self.selected].add_class("-selected")
             self.scroll_to_widget(rows[self.selected], animate=False, immediate=True)
+
+    def search(self, words: str, findings: tuple[Finding, ...], labels: dict[int, str]) -> int | None:
+        """Choose the next finding (after the chosen one) whose text holds ``words``; its index."""
+        needle = words.lower()
+        count = len(findings)
+        start = self.selected if self.selected is not None else -1
+        for step in range(1, count + 1):
+            at = (start + step) % count
+            finding = findings[at]
+            said = f"{finding.id} {finding.message} {evidence_text(finding)} {labels.get(finding.layer or -1, '')}"
+            if needle in said.lower():
+                self._select(at)
+                self.post_message(self.Chosen(at, go=False))
+                return at
+        return None
 
     def action_choose(self, step: int) -> None:
         """Choose the next (or previous) finding."""

@@ -59,7 +59,10 @@ class LatencyPlot(View, Widget):
         self._selected = ui.inference if ui.inference is not None else (ring[-1].number if ring else None)
         st = lat.stats
         if st is None:
-            self.border_subtitle = "waiting for a complete inference"
+            ended = snapshot.status.state in ("ended", "error")
+            self.border_subtitle = (
+                "no complete inference in this capture" if ended else "waiting for a complete inference"
+            )
         else:
             parts = [f"p50 {fmt.cycles(st.p50)}", f"p99 {fmt.cycles(st.p99)}", f"max {fmt.cycles(st.max)} cycles"]
             if self._clock_hz:

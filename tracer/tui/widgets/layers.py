@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
 
 from tracer.session.snapshot import LayerRow, SessionSnapshot
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
-from tracer.tui.state import UiState
+from tracer.tui.state import SORT_KEYS, UiState
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.line_table import Cell, Column, LineTable
 
@@ -29,26 +32,28 @@ COLUMNS = (
 )
 # When the table is narrower than its columns (80x24), these go first (# layer ratio flags stay).
 DROP = ("time", "op", "max", "predicted", "p99", "engine", "base", "jitter", "p50", "delta")
-SORT_OF_COLUMN = {
-    "index": "index",
-    "name": "name",
-    "p50": "p50",
-    "p99": "p99",
-    "max": "max",
-    "ratio": "ratio",
-    "jitter": "jitter",
-}
+# Every column sorts (its header clicked, or ``s`` going through the columns shown); "time" is p50's.
+SORT_OF_COLUMN = {c.key: ("p50" if c.key == "time" else c.key) for c in COLUMNS}
+SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
 
-SORTERS: dict[str, Callable[[LayerRow], tuple]] = {
-    "index": lambda r: (r.index,),
-    "p50": lambda r: (r.cycles.p50 if r.cycles else -1, r.index),
-    "p99": lambda r: (r.cycles.p99 if r.cycles else -1, r.index),
-    "max": lambda r: (r.cycles.max if r.cycles else -1, r.index),
-    "ratio": lambda r: (r.ratio if r.ratio is not None else -1.0, r.index),
-    "jitter": lambda r: (r.cycles.cv if r.cycles else -1.0, r.index),
-    "name": lambda r: (r.info.label.lower(), r.index),
+Sorter = Callable[[LayerRow, int | None], tuple]
+SORTERS: dict[str, Sorter] = {
+    "index": lambda r, b: (r.index,),
+    "name": lambda r, b: (r.info.label.lower(), r.index),
+    "op": lambda r, b: (r.info.op or "", r.index),
+    "engine": lambda r, b: (r.info.engine.value, r.index),
+    "predicted": lambda r, b: (r.predicted if r.predicted is not None else -1.0, r.index),
+    "p50": lambda r, b: (r.cycles.p50 if r.cycles else -1, r.index),
+    "p99": lambda r, b: (r.cycles.p99 if r.cycles else -1, r.index),
+    "max": lambda r, b: (r.cycles.max if r.cycles else -1, r.index),
+    "ratio": lambda r, b: (r.ratio if r.ratio is not None else -1.0, r.index),
+    "jitter": lambda r, b: (r.cycles.cv if r.cycles else -1.0, r.index),
+    "base": lambda r, b: (b if b is not None else -1, r.index),
+    "delta": lambda r, b: (r.cycles.p50 / b - 1 if r.cycles and b else -1e9, r.index),
+    "flags": lambda r, b: (SEVERITY_RANK.get(r.severity or "", 0), len(r.flags), r.index),
 }
-DESCENDING = {"p50", "p99", "max", "ratio", "jitter"}  # "the slowest first" is what people sort for
+# "The slowest (worst, most changed) first" is what people sort for.
+DESCENDING = {"predicted", "p50", "p99", "max", "ratio", "jitter", "base", "delta", "flags"}
 
 
 def matches(row: LayerRow, text: str) -> bool:
@@ -86,8 +91,18 @@ def cells(row: LayerRow, clock_hz: int | None, base: int | None = None) -> tuple
         (f"±{c.cv:.1%}" if c is not None else "-", pal.WARN if c is not None and c.cv > 0.05 else pal.TEXT),
         (fmt.cycles(base) if base is not None else "", pal.MUTED),
         delta_cell(c.p50 if c else None, base),
-        (" ".join(row.flags), pal.SEVERITY.get(row.severity or "", pal.WARN)),
+        (" ".join(flag_words(row)), pal.SEVERITY.get(row.severity or "", pal.WARN)),
     )
+
+
+def flag_words(row: LayerRow) -> tuple[str, ...]:
+    """The flags, ``p99 over`` with how far (``p99 over 2.15×``: p99 against the prediction, as the
+    ratio column says p50 against it).
+    """
+    c = row.cycles
+    if c is None or not row.predicted:
+        return row.flags
+    return tuple(f"{word} {c.p99 / row.predicted:.2f}×" if word == "p99 over" else word for word in row.flags)
 
 
 class LayersTable(View, LineTable):
@@ -98,9 +113,18 @@ class LayersTable(View, LineTable):
     COLUMNS = COLUMNS
     DROP = DROP
 
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "open", "Layer", show=False)]
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.border_title = "Layers"
+
+    def action_open(self) -> None:
+        """Enter: the selected layer's own view (``backspace`` comes back)."""
+        for name, argument in (("remember", None), ("action_show_tab", "layer")):
+            action = getattr(self.app, name, None)
+            if action is not None:
+                action(*(() if argument is None else (argument,)))
 
     layout_axes = ()  # it arranges its columns for its size itself (``LineTable.on_resize``)
 
@@ -112,7 +136,9 @@ class LayersTable(View, LineTable):
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """Show the layers of ``snapshot``, filtered and sorted as the user chose."""
         rows = [r for r in snapshot.layers if not ui.filter or matches(r, ui.filter)]
-        rows.sort(key=SORTERS.get(ui.sort, SORTERS["index"]), reverse=(ui.sort in DESCENDING) != ui.reverse)
+        sorter = SORTERS.get(ui.sort, SORTERS["index"])
+        base = snapshot.baseline
+        rows.sort(key=lambda r: sorter(r, base.get(r.index)), reverse=(ui.sort in DESCENDING) != ui.reverse)
         clock = snapshot.status.clock_hz
         self.set_headers([c.header + self._arrow(c.key, ui) for c in COLUMNS])
         self.set_rows([(str(r.index), cells(r, clock, snapshot.baseline.get(r.index))) for r in rows])
@@ -140,6 +166,11 @@ class LayersTable(View, LineTable):
         if not keys or not 0 <= self.cursor_row < len(keys):
             return None
         return int(keys[self.cursor_row])
+
+    def sort_keys(self) -> list[str]:
+        """The sort keys of the columns the table has (with something in them), in ``s``'s order."""
+        present = [SORT_OF_COLUMN[self.COLUMNS[i].key] for i in sorted(self._present) if self.COLUMNS[i].key != "time"]
+        return [k for k in SORT_KEYS if k in present] + [k for k in present if k not in SORT_KEYS]
 
     def header_sort_key(self, column_key: str) -> str | None:
         """The sort key of a column header, if it sorts."""

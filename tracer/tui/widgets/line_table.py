@@ -64,8 +64,8 @@ class LineTable(SteadyScrollView, can_focus=True, inherit_bindings=False):
     LineTable { height: auto; max-height: 100%; scrollbar-size-vertical: 1; overflow-x: hidden; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor_up", "Up", show=False),
-        Binding("down", "cursor_down", "Down", show=False),
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home", "first", "First", show=False),
@@ -113,6 +113,7 @@ class LineTable(SteadyScrollView, can_focus=True, inherit_bindings=False):
         self._present: list[int] = list(range(len(self.COLUMNS)))  # columns with something in them
         self._natural_width = sum(w + 2 for w in self._widths)  # their widths, with the gaps
         self.hidden: list[str] = []  # columns out of view now (keys)
+        self._fitted: dict[int, int] = {}  # widened columns (narrow: room left given to cut ones)
 
     # -- data ------------------------------------------------------------------------------------
     @property
@@ -179,34 +180,58 @@ class LineTable(SteadyScrollView, can_focus=True, inherit_bindings=False):
         return [i for i in rest if i not in dropped] + [i for i in reversed(dropped) if i in rest]
 
     def _arrange(self) -> None:
-        """Which columns show, in which order, for the width now."""
+        """Which columns show, in which order, and how wide, for the width now.
+
+        Narrow, the kept columns show and the others by priority, each that fits (a wide one
+        that does not fit leaves its place to narrower ones after it); the room left widens the
+        kept columns cut to their ``max_width`` (flags, names) back towards their full text.
+        """
         width = self.size.width - 1
+        fitted: dict[int, int] = {}
         # A column with nothing in it (a baseline column without a baseline) is left out.
         every = self._present
-        if sum(self._width(i) + 2 for i in every) <= width or width <= 0:
+        if sum(self._capped(i) + 2 for i in every) <= width or width <= 0:
             shown, hidden = every, []
             self.column_scroll = 0
         else:
             kept = [i for i, c in enumerate(self.COLUMNS) if c.keep]
             rest = [i for i in self._priority() if i in every]
             self.column_scroll = max(0, min(self.column_scroll, len(rest) - 1))
-            room = width - 10 - sum(self._width(i) + 2 for i in kept)  # 10: the "N more ›" in the header
+            more = 10  # the "N more ›" in the header
+            # The kept columns whole when they fit (the flags say what is wrong: cut, they said
+            # "p99 over jitter i…" beside empty columns); the others in the room left.
+            if sum(self._widths[i] + 2 for i in kept) <= width - more:
+                fitted = {i: self._widths[i] for i in kept if self._widths[i] != self._capped(i)}
+            room = width - more - sum(fitted.get(i, self._capped(i)) + 2 for i in kept)
             shown = list(kept)
             for i in rest[self.column_scroll :]:
-                if self._width(i) + 2 > room:
-                    break
-                shown.append(i)
-                room -= self._width(i) + 2
+                if self._capped(i) + 2 <= room:
+                    shown.append(i)
+                    room -= self._capped(i) + 2
             hidden = [self.COLUMNS[i].key for i in every if i not in shown]
-        if shown != self._shown:
-            self._shown, self.hidden = shown, hidden
+            if not hidden:
+                room += more
+            for i in sorted(kept, key=lambda i: -self.COLUMNS[i].max_width):
+                now = fitted.get(i, self._capped(i))
+                grow = min(max(0, room), self._widths[i] - now)
+                if grow > 0:
+                    fitted[i] = now + grow
+                    room -= grow
+        if shown != self._shown or fitted != self._fitted:
+            self._shown, self.hidden, self._fitted = shown, hidden, fitted
             self._strips.clear()
             self.refresh()
+        else:
+            self.hidden = hidden
 
-    def _width(self, i: int) -> int:
+    def _capped(self, i: int) -> int:
+        """Column ``i``'s width, cut to its ``max_width`` when the table is narrower than its columns."""
         w = self._widths[i]
         cap = self.COLUMNS[i].max_width
         return min(w, max(cap, len(self._headers[i]))) if cap and self.size.width - 1 < self._natural_width else w
+
+    def _width(self, i: int) -> int:
+        return self._fitted.get(i) or self._capped(i)
 
     def action_columns(self, step: int) -> None:
         """Scroll the columns that do not fit by ``step``."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
@@ -71,11 +73,12 @@ class MemoryView(View, Static):
         failures = analysis.memory.allocation_failures if analysis is not None else ()
         if failures:
             failed = failures[0]  # the arena did not fit: that says more than any bar
-            text.append(
-                f"allocation failed ({failed.kind}): requested {failed.requested:,} B, "
-                f"{failed.available:,} available\n",
-                style=f"bold {pal.BAD}",
-            )
+            said = f"allocation failed ({failed.kind}):"
+            detail = f"requested {failed.requested:,} B, {failed.available:,} available"
+            room = width - name_width
+            # Wrapped rather than cut: what it asked for is the point.
+            lines = textwrap.wrap(f"{said} {detail}", max(10, room))
+            text.append(f"\n{' ' * name_width}".join(lines) + "\n", style=f"bold {pal.BAD}")
         elif m.arena_peak is None:
             text.append("no arena report in this capture\n" if ended else "no arena report yet\n", style=pal.MUTED)
         else:
@@ -92,18 +95,25 @@ class MemoryView(View, Static):
             text.append("\n")
         if not m.stacks:
             text.append(f"{'stacks':<{name_width}}", style="bold")
-            text.append("no stack report in this capture" if ended else "no stack report yet", style=pal.MUTED)
+            said = "no stack report in this capture" if ended else "no stack report yet"
+            if len(said) > width - name_width:
+                said = "none reported" if ended else "none yet"
+            text.append(said, style=pal.MUTED)
         for stack in m.stacks:
             text.append(f"{stack.name[: name_width - 1]:<{name_width}}", style="bold")
-            text.append_text(bar(stack.fraction, bar_width))
+            broken = compact and not stack.canary_ok
+            text.append_text(bar(stack.fraction, max(3, bar_width - 7) if broken else bar_width))
             text.append(f" {fmt.percent(stack.fraction):>4}", style=f"bold {pal.fill_colour(stack.fraction)}")
             if compact:
                 if not stack.canary_ok:
                     text.append(" CANARY", style=f"bold {pal.BAD}")
             else:
                 text.append("\n" + " " * name_width)
-                text.append(f"high water {stack.high_water:,} of {stack.size:,} B", style=pal.TEXT)
-                if not stack.canary_ok:
-                    text.append("  CANARY OVERWRITTEN", style=f"bold {pal.BAD}")
+                water = f"high water {stack.high_water:,} of {stack.size:,} B"
+                canary = "" if stack.canary_ok else "  CANARY OVERWRITTEN"
+                if len(water) + len(canary) > width - name_width:  # the canary is what matters
+                    water = f"{stack.high_water:,} of {stack.size:,} B"
+                text.append(water, style=pal.TEXT)
+                text.append(canary, style=f"bold {pal.BAD}")
             text.append("\n")
         self.update_if_changed(text)

@@ -15,6 +15,7 @@ and is put there again when its scrollbar appears.
 
 from __future__ import annotations
 
+from textual.containers import VerticalScroll
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
@@ -58,6 +59,21 @@ class SteadyScrollView(ScrollView):
             self.app._start_widget(self, bar)  # (Textual's own step when it makes one)
             self._vertical_scrollbar = bar
         return self._vertical_scrollbar
+
+
+class SteadyVerticalScroll(VerticalScroll):
+    """A ``VerticalScroll`` (a box of widgets) whose layout is skipped when it is the very same as
+    the last time (see :class:`SteadyScrollView`): the layer detail's box, on the overview.
+    """
+
+    _laid_out_as: tuple[Size, Size, Size, Size] | None = None
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        given = (size, virtual_size, container_size, self.virtual_size)
+        if given == self._laid_out_as:
+            return False
+        self._laid_out_as = given
+        return super()._size_updated(size, virtual_size, container_size, layout)
 
 
 class SteadyScrollBar(ScrollBar):

@@ -68,7 +68,7 @@ def _first_line(s: StatusInfo, snapshot: SessionSnapshot) -> list[Piece]:
     head.append(f"{glyph} {state}", style=f"bold {colour}")
     if s.mode == "replay":
         head.append(f" {speed_label(s.speed)}", style="bold")
-    if s.message and state in ("lost", "reconnecting", "error"):
+    if s.message and (state in ("lost", "reconnecting", "error") or (state == "ended" and s.mode == "live")):
         head.append(f" ({s.message})", style=colour)
     pieces: list[Piece] = [Piece(0, head)]
     if s.mode == "replay":
@@ -83,7 +83,10 @@ def _first_line(s: StatusInfo, snapshot: SessionSnapshot) -> list[Piece]:
     pieces.append(Piece(3, rate))
     if s.mode == "live":
         rec = Text()
-        if s.recording:
+        if s.recording and s.state in ("ended", "error"):  # nothing is being recorded any more
+            rec.append("recorded ", style=pal.MUTED)
+            rec.append(fmt.size(s.recording_bytes), style="bold")
+        elif s.recording:
             rec.append("● REC ", style=f"bold {pal.BAD}")
             rec.append(fmt.size(s.recording_bytes), style="bold")
         else:
@@ -137,7 +140,9 @@ def _second_line(s: StatusInfo, snapshot: SessionSnapshot) -> list[Piece]:
     if snapshot.budget_name:
         budget = Text("budget ", style=pal.MUTED)
         budget.append(snapshot.budget_name, style="bold")
-        pieces.append(Piece(3, budget, Text(snapshot.budget_name[:16], style="bold")))
+        name = snapshot.budget_name
+        short = name if len(name) <= 16 else name[:15] + "…"  # cut, it says so
+        pieces.append(Piece(3, budget, Text(short, style="bold")))
     if s.warnings:
         pieces.append(Piece(5, Text(s.warnings[-1], style=pal.WARN)))
     return pieces

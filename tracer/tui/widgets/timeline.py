@@ -21,7 +21,6 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
 from tracer.session.held import Stretch
 from tracer.session.ring import InferenceRecord
 from tracer.session.snapshot import SessionSnapshot
@@ -29,7 +28,7 @@ from tracer.session.state import cut_by_end
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
 from tracer.tui.fit import Piece, fit
-from tracer.tui.navigation import shown
+from tracer.tui.navigation import finding_index, shown
 from tracer.tui.state import UiState
 from tracer.tui.widgets.base import View
 from tracer.tui.widgets.gantt_lanes import (
@@ -43,7 +42,7 @@ from tracer.tui.widgets.gantt_lanes import (
     segments,
     time_label,
 )
-from tracer.tui.widgets.line_table import Column, LineTable
+from tracer.tui.widgets.spans import compared
 
 GUTTER = 7
 MARGIN = 0.03  # of the inference's length shown before and after it when it is fitted
@@ -170,7 +169,9 @@ class TimelineView(View, Widget):
         vp = self.viewport()
         if vp is None or self._data is None:
             self._lane_names = []
-            self._strips = [Strip([Segment(self._message[: max(0, width)], Style(color=pal.MUTED))], width)]
+            # Padded to the width: a shorter line left the axis drawn before beside the message.
+            message = Strip([Segment(self._message[: max(0, width)], Style(color=pal.MUTED))])
+            self._strips = [message.adjust_cell_length(width)]
             self.border_subtitle = ""
         else:
             drawn = lanes(self._data, vp)
@@ -185,8 +186,8 @@ class TimelineView(View, Widget):
         # (a layout and a repaint of everything under the Gantt in the key's answer: 2 of 4
         # inference steps and every follow under bench_tui's load), and again when the lane came back.
         self._rows = max(self._rows, len(self._strips))
-        for n in range(len(self._strips), self._rows):
-            self._strips.append(self._strip("", False, n, [], width) if self._lane_names else Strip.blank(width))
+        # Blank: an edge without a lane read as a stray row.
+        self._strips.extend(Strip.blank(width) for _ in range(len(self._strips), self._rows))
         height = self._rows + 2
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
@@ -377,7 +378,7 @@ class InferenceHeader(View, Static):
     """Two lines: the selected inference, then the cursor and the measured range."""
 
     interval = 0.25
-    depends = frozenset({"inference", "cursor", "finding"})
+    depends = frozenset({"inference", "cursor", "finding", "compare"})
 
     DEFAULT_CSS = """
     InferenceHeader { height: 2; padding: 0 1; }
@@ -407,7 +408,7 @@ class InferenceHeader(View, Static):
                     Text(f"{ordinal + 1:,}/{total:,}", style=pal.MUTED),
                 )
             )
-        flags = _flag_text(snapshot, inf.number)
+        flags = _flag_text(snapshot, inf.number, finding_index(snapshot, ui))
         if flags is not None:
             pieces.append(Piece(0, flags))
         if inf.complete:
@@ -443,6 +444,13 @@ class InferenceHeader(View, Static):
                     ),
                 )
             )
+        reference = compared(snapshot, ui, record)
+        if reference is not None and inf.latency_cycles is not None and reference[1].inference.latency_cycles:
+            delta = inf.latency_cycles - reference[1].inference.latency_cycles
+            said = f"vs #{reference[1].number}: {delta:+,} cycles"
+            pieces.append(Piece(0, Text(said, style=f"bold {pal.ACCENT}")))
+        elif ui.compare is not None and reference is None and ui.compare[0] != inf.number:
+            pieces.append(Piece(2, Text(f"#{ui.compare[0]} (compared) is no longer held", style=pal.WARN)))
         events = stretch.events.of(record)
         counts = (
             (len(inf.layers), "layer"),
@@ -466,8 +474,10 @@ class InferenceHeader(View, Static):
         self.update_if_changed(text)
 
 
-def _flag_text(snapshot: SessionSnapshot, number: int) -> Text | None:
-    """``! pw4: jitter-preemption +1`` (the findings that show in this inference), if any."""
+def _flag_text(snapshot: SessionSnapshot, number: int, chosen: int | None = None) -> Text | None:
+    """``! pw4: jitter-preemption +1`` (the findings that show in this inference), if any; the
+    ``chosen`` finding (its index) first, when this inference shows it.
+    """
     flags = snapshot.diagnosis.flags
     if not flags.covers(number) and snapshot.diagnosis.ran:
         return Text("(findings: not in their scope)", style=pal.MUTED)
@@ -477,9 +487,11 @@ def _flag_text(snapshot: SessionSnapshot, number: int) -> Text | None:
     rows = {row.index: row for row in snapshot.layers}
     findings = snapshot.findings
     text = Text("! ", style=f"bold {pal.WARN}")
-    for n, (layer, (indices, severity)) in enumerate(sorted(found.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))):
+    order = sorted(found.items(), key=lambda kv: (chosen not in kv[1][0], kv[0] is None, kv[0] or 0))
+    for n, (layer, (indices, severity)) in enumerate(order):
         label = "inference" if layer is None else (rows[layer].info.label if layer in rows else f"#{layer}")
-        ids = [findings[i].id for i in indices if i < len(findings)]
+        first = sorted(indices, key=lambda i: i != chosen)
+        ids = [findings[i].id for i in first if i < len(findings)]
         shown_ids = ids[0] + (f" +{len(ids) - 1}" if len(ids) > 1 else "") if ids else "?"
         text.append(("; " if n else "") + f"{label}: {shown_ids}", style=pal.SEVERITY.get(severity, pal.WARN))
     return text
@@ -496,6 +508,7 @@ LEGEND = (
     ("I", pal.INVALIDATE, "invalidate"),
     ("X", pal.CLEAN, "both"),
     (MARK, pal.MARK, "mark"),
+    ("+", pal.MUTED, "several in a cell"),
     (CANARY, pal.BAD, "canary broken"),
     ("!", pal.WARN, "finding"),
     (IDLE, pal.MUTED, "no inference"),
@@ -520,68 +533,4 @@ class Legend(Static):
         self.update(text)
 
 
-class SpansTable(View, LineTable):
-    """The layers of the selected inference, in time order; the cursor row is the selected layer."""
-
-    interval = 0.5
-    depends = frozenset({"inference", "layer", "finding"})
-    COLUMNS = (
-        Column("index", "#", right=True, keep=True),
-        Column("name", "layer", min_width=10, keep=True),
-        Column("engine", "engine"),
-        Column("start", "start", right=True),
-        Column("cycles", "cycles", right=True, keep=True),
-        Column("time", "time", right=True),
-        Column("share", "share", right=True),
-        Column("ratio", "ratio", right=True, keep=True),
-        Column("flags", "findings", min_width=8, keep=True),
-    )
-
-    layout_axes = ()  # it arranges its columns for its size itself (``LineTable.on_resize``)
-
-    def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
-        """List the spans of the selected inference."""
-        found = shown(snapshot, ui)
-        if found is None:
-            self.set_rows([])
-            return
-        record = found[1]
-        inf = record.inference
-        rows = {row.index: row for row in snapshot.layers}
-        clock = snapshot.status.clock_hz
-        total = inf.latency_cycles or sum(s.cycles for s in inf.layers) or 1
-        t0 = inf.start if inf.start is not None else (inf.layers[0].start if inf.layers else 0)
-        flagged = snapshot.diagnosis.flags.at(inf.number)
-        findings = snapshot.findings
-        out = []
-        for span in inf.layers:
-            indices, severity = flagged.get(span.layer, ((), ""))
-            ids = " ".join(dict.fromkeys(findings[i].id for i in indices if i < len(findings)))
-            flags = " ".join(filter(None, ("" if span.complete else "lost", ids)))
-            row = rows.get(span.layer)
-            label = row.info.label if row else f"#{span.layer}"
-            engine = row.info.engine.value if row else "cpu"
-            ratio = span.cycles / row.predicted if row is not None and row.predicted else None
-            tolerance = row.tolerance_pct if row else DEFAULT_TOLERANCE_PCT
-            out.append(
-                (
-                    str(span.layer),
-                    (
-                        (str(span.layer), pal.MUTED),
-                        (label, "bold" if span.layer == ui.layer else pal.TEXT),
-                        (engine.upper(), f"bold {pal.NPU[0] if engine == 'npu' else pal.CPU[0]}"),
-                        (f"+{fmt.cycles(span.start - t0)}", pal.MUTED),
-                        (fmt.cycles(span.cycles), f"bold {pal.BRIGHT}"),
-                        (fmt.cycle_time(span.cycles, clock), pal.MUTED),
-                        (f"{span.cycles / total:.1%}", pal.TEXT),
-                        (f"{ratio:.2f}" if ratio is not None else "-", f"bold {pal.ratio_colour(ratio, tolerance)}"),
-                        (flags, pal.SEVERITY.get(severity, pal.WARN)),
-                    ),
-                )
-            )
-        self.set_rows(out)
-        if ui.layer is not None and str(ui.layer) in self.keys:
-            self.move_cursor(self.keys.index(str(ui.layer)), announce=False)
-
-
-__all__ = ["GUTTER", "InferenceHeader", "Legend", "SpansTable", "TimelineView", "extent_of", "math"]
+__all__ = ["GUTTER", "InferenceHeader", "Legend", "TimelineView", "extent_of", "math"]
