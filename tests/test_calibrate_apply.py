@@ -174,4 +174,4 @@ def test_the_screen_shows_the_calibrated_prediction(calibration_models: Compiled
                     break
 
     asyncio.run(main())
-    assert "predicted" in text and "calibrated" in text, text
+    assert "budget" in text and "calibrated" in text, text  # the planner's and the calibrated prediction
