@@ -26,6 +26,9 @@ STACK_FRACTION = 0.75
 SRAM_FRACTION = 0.75
 NPU_UTILIZATION = 0.80
 CACHE_LINE_BYTES = 32
+# A gate that compares fewer than half of the layers the budget predicts checks too little of the
+# model to say it is within budget (a cut capture, firmware that marks a few layers only).
+BUDGET_COVERAGE = 0.5
 
 OPTION, BUDGET, DEFAULT = "option", "budget", "default"  # where a threshold came from
 
@@ -68,6 +71,7 @@ class AnalysisSettings:
         sram_fraction: Most of the part's SRAM the compiler's peak may take.
         npu_utilization: Least share of its cycles the NPU should be active.
         cache_line_bytes: The data cache's line size (coherency rules).
+        budget_coverage: Least share of the budget's predicted layers the gate must have measured.
     """
 
     tolerance_pct: float | None = None
@@ -78,6 +82,7 @@ class AnalysisSettings:
     sram_fraction: float = SRAM_FRACTION
     npu_utilization: float = NPU_UTILIZATION
     cache_line_bytes: int = CACHE_LINE_BYTES
+    budget_coverage: float = BUDGET_COVERAGE
 
     @property
     def default_tolerance_pct(self) -> float:

@@ -11,7 +11,8 @@ Check a recorded capture (or a firmware text log) against its budget and the fin
 no board attached, and exit 1 when a check fails:
 
   input     the input measured something (inferences, layers, memory or PMU data: nothing
-            measured is not a pass) and, for ITM, looks like trace (almost no reserved headers)
+            measured is not a pass) and, for ITM, looks like trace (almost no reserved headers);
+            with --budget, at least half of the budget's layers were measured (never none)
   layers    one check per layer the budget predicts: measured p50 cycles against
             predicted x (1 + tolerance); tolerance: --tolerance when given (for every layer;
             a note says which budget tolerances it replaced), else the layer's own in the
@@ -100,9 +101,6 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK if result.passed else ExitCode.CHECK_FAILED
 
 
-INPUT = "input"
-
-
 def _row_counts(timeline: Any) -> dict[str, int]:
     """What a timeline (or a window of one) holds, row by row."""
     return {
@@ -125,7 +123,7 @@ def input_checks(loaded: Any, rows: dict[str, int] | None = None) -> list[Any]:
         loaded: The input.
         rows: Its rows counted window by window, when it was read in windows.
     """
-    from tracer.analysis.checks import Check
+    from tracer.analysis.checks import INPUT, Check
 
     timeline = loaded.timeline
     counts = [(n, what) for what, n in (rows or _row_counts(timeline)).items()] + [
@@ -173,7 +171,7 @@ def _verdict(result: Any, fail_on: str) -> str:
 
 
 def _write_text(result: Any, out: IO[str], capture: str, args: argparse.Namespace) -> None:
-    from tracer.analysis.checks import FINDINGS, LAYERS, MEMORY
+    from tracer.analysis.checks import FINDINGS, INPUT, LAYERS, MEMORY
 
     budget = " ".join(args.budget) if args.budget else "none (memory and findings only)"
     out.write(f"tracer check {capture}\nbudget: {budget}\n")
