@@ -152,8 +152,18 @@ def _coverage_check(analysis: Analysis, remaining: list[Finding], fail_on: Sever
     if missing:
         names = ", ".join(b.label for b in missing[:10]) + (" ..." if len(missing) > 10 else "")
         message += f"; not measured: {names}"
+        matched = [
+            comparison.plans[m.measured.index].note
+            for m in comparison.matching.matches
+            if any(b.position in {x.position for x in missing} for b in m.budget)
+            and m.measured.index in comparison.plans
+            and comparison.plans[m.measured.index].predicted_cycles is None
+        ]
+        notes = sorted({note for note in matched if note})
         if comparison.matching.scale is None:
             message += " (the capture's clock is unknown: see budget-clock-unknown)"
+        elif notes:
+            message += f" ({'; '.join(notes)})"
         elif not analysis.executions:
             message += " (no layer execution in this input)"
     check = Check(BUDGET_COVERAGE_NAME, INPUT, True, count, need, "layers", message)

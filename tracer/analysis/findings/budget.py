@@ -102,7 +102,9 @@ def layers_over_budget(analysis: Analysis) -> Iterable[Finding]:
 def latency_over_budget(analysis: Analysis) -> Iterable[Finding]:
     """``latency-over-budget`` when the budget predicts only whole inferences."""
     budget = analysis.comparison
-    if budget is None or any(p.predicted_cycles for p in budget.plans.values()):
+    # Whole inferences only: the budget itself has no layer prediction (not: none matched, or none
+    # comparable, as on a simulated NPU against Vela).
+    if budget is None or any(b.predicted_cycles for b in budget.budget.layers):
         return
     predicted = budget.predicted_total
     lat = analysis.latency
