@@ -116,9 +116,16 @@ def test_the_blocks_are_found() -> None:
 
 
 @pytest.fixture(scope="module")
-def workspaces(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, Path]:
+def workspaces() -> dict[Path, Path]:
     """One workspace per document (see the module docstring), made when first needed."""
     return {}
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The user's cache folder of the runs (``tracer demo`` builds its firmware there): the
+    module's own, so the test builds once and leaves the real one alone."""
+    return tmp_path_factory.mktemp("cache")
 
 
 def _workspace(workspaces: dict[Path, Path], document: Path, factory: pytest.TempPathFactory) -> Path:
@@ -131,19 +138,21 @@ def _workspace(workspaces: dict[Path, Path], document: Path, factory: pytest.Tem
     return workspaces[document]
 
 
-def _env() -> dict[str, str]:
+def _env(cache: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env.pop("COLUMNS", None)
+    if cache is not None:
+        env["XDG_CACHE_HOME"] = str(cache)
     return env
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.mode == "run"], ids=lambda b: b.where)
-def test_block_runs_as_written(block: Block, workspaces, tmp_path_factory) -> None:
+def test_block_runs_as_written(block: Block, workspaces, cache: Path, tmp_path_factory) -> None:
     ws = _workspace(workspaces, block.document, tmp_path_factory)
     for command in block.commands:
         done = subprocess.run(
-            ["bash", "-c", command.text], cwd=ws, env=_env(), capture_output=True, text=True, timeout=900
+            ["bash", "-c", command.text], cwd=ws, env=_env(cache), capture_output=True, text=True, timeout=900
         )
         said = done.stdout + done.stderr
         assert done.returncode == command.exit_code, f"{block.where}: {command.text}\n{said[-3000:]}"
