@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 from typing import IO, Any
 
 HELP = "CI gate: fail (exit 1) when a layer is over budget or a finding reaches --fail-on"
@@ -68,8 +69,9 @@ def run(args: argparse.Namespace) -> int:
     from tracer.analysis.checks import run_checks
     from tracer.analysis.findings import Severity
     from tracer.cli.analysis_input import analyse_input
-    from tracer.cli.output import open_output
+    from tracer.cli.output import open_output, terminal_width
     from tracer.errors import ExitCode
+    from tracer.export.fit_width import fit_text
     from tracer.export.junit import write_junit
     from tracer.export.report_json import report_object, write_report_json
 
@@ -94,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
             write_report_json(document, out)
         elif args.format == "junit":
             write_junit(result, out, str(args.capture), properties)
+        elif width := terminal_width(args.output):  # a terminal: fitted to it; piped: as is
+            text = io.StringIO()
+            _write_text(result, text, str(args.capture), args)
+            out.write(fit_text(text.getvalue(), width))
         else:
             _write_text(result, out, str(args.capture), args)
     if args.format != "text" or args.output not in (None, "-"):
