@@ -80,7 +80,7 @@ def test_halved_budget_text_names_every_layer_and_its_ratio(run_cli, tmp_path: P
     fails = [line for line in done.out.splitlines() if line.startswith("  FAIL  layer ")]
     assert len(fails) == 10
     conv0 = next(line for line in fails if " conv0 " in line)
-    assert "p50 33,312 cycles OVER the limit 19,142" in conv0 and "ratio 2.00" in conv0
+    assert "p50 33,285 cycles OVER the limit 19,142" in conv0 and "ratio 2.00" in conv0
     assert done.out.count("fix: An NPU layer") == 6 and done.out.count("fix: A CPU layer") == 4
     assert "check FAILED: 10 of" in done.out
 

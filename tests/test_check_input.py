@@ -90,7 +90,7 @@ def test_the_demo_passes_with_its_input_checks(tmp_path: Path, run_cli) -> None:
     suites = {suite.name: suite for suite in JUnitXml.fromfile(str(out))}
     inputs = next(s for name, s in suites.items() if name.startswith("tracer check: input"))
     names = {case.name for case in inputs}
-    assert names == {"measured", "input looks like trace"}
+    assert names == {"measured", "input looks like trace", "budget layers measured"}
     text = run_cli("check", DEMO)
     assert text.code == 0
     assert "PASS  measured: 20 inferences" in text.out

@@ -77,8 +77,10 @@ def test_a_bad_slow_option_is_refused(run_cli) -> None:
 
 
 def test_a_layer_the_demo_does_not_have_is_said(qemu_build: Path, run_cli, tmp_path: Path) -> None:
-    """--slow names a layer the demo network does not have: the firmware refuses it, tracer says so (exit 4)."""
+    """--slow names a layer the demo network does not have: refused as a bad option (exit 2), before
+    QEMU runs (no capture made)."""
     done = run_cli(
         "demo", "--slow", "nope:3", "--inferences", "1", "-o", tmp_path / "x.trace", "--build-dir", qemu_build
     )
-    assert done.code == 4 and "ERROR bad slow option slow=nope" in done.err
+    assert done.code == 2 and "the demo has no layer 'nope'" in done.err
+    assert not (tmp_path / "x.trace").exists()

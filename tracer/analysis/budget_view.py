@@ -204,14 +204,34 @@ def compare_budget(
     ``calibration``, each layer's calibrated prediction too (``against``: which one the limit uses).
     """
     matching = match_layers(timeline.layers.values(), budget, timeline.clock_hz)
+    simulated = timeline.labels.get("npu_pmu") == "simulated"
     plans = {}
     for m in matching.matches:
-        plan = _plan(m, budget, tolerance_pct)
+        plan = _plan(_comparable(m, budget, simulated), budget, tolerance_pct)
         if calibration is not None:
             calibrated = calibrated_prediction(calibration, m.budget, matching.scale)
             plan = dataclasses.replace(plan, calibrated=calibrated, against=against)
         plans[m.measured.index] = plan
     return BudgetComparison(budget, matching, plans, tolerance_pct, calibration, against)
+
+
+def _comparable(match: LayerMatch, budget: Budget, simulated_npu: bool) -> LayerMatch:
+    """``match`` without its prediction when the two cannot be compared: a layer on a simulated NPU
+    (the QEMU demo: the CPU emulates the NPU's work) against Vela's estimate of a real Ethos-U. Its
+    time says how long the emulation took; the NPU operations table compares the simulated PMU
+    cycles with Vela's instead.
+    """
+    compiler = budget.model.compiler
+    vela = compiler is not None and compiler.name == "vela"
+    if not (simulated_npu and vela and match.measured.engine is Engine.NPU and match.predicted_cycles is not None):
+        return match
+    return dataclasses.replace(match, predicted_cycles=None, note=SIMULATED_NPU_NOTE)
+
+
+SIMULATED_NPU_NOTE = (
+    "simulated NPU: its time is the emulator's, not comparable with Vela's estimate (the NPU "
+    "operations table compares the simulated PMU cycles)"
+)
 
 
 def _plan(match: LayerMatch, budget: Budget, option: float | None) -> LayerPlan:

@@ -1,7 +1,10 @@
 """The CI gate: an analysis turned into named checks that pass or fail (``tracer check``).
 
-Three groups, each check with what was measured and its limit:
+Four groups, each check with what was measured and its limit:
 
+* **input** (with the CLI's own checks of the input): ``budget layers measured``, with a budget:
+  enough of the layers it predicts were measured to compare (none, or fewer than half, is not a
+  pass: the gate would pass on what it never saw); it holds ``budget-layer-not-measured``;
 * **layers**: one check per measured layer the budget predicts: its p50 cycles against
   ``predicted * (1 + tolerance)``; the layer's budget findings (``layer-over-budget``,
   ``layer-p99-over-budget``) belong to it;
@@ -19,6 +22,7 @@ layer could not be measured at all. The gate passes when every check passes.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,11 +31,13 @@ from tracer.analysis.findings import Finding, Severity
 from tracer.analysis.findings.rules import declared_kinds
 from tracer.analysis.result import Analysis
 
-LAYERS, MEMORY, FINDINGS = "layers", "memory", "findings"
+INPUT, LAYERS, MEMORY, FINDINGS = "input", "layers", "memory", "findings"
 LAYER_KINDS = frozenset({"layer-over-budget", "layer-p99-over-budget"})
 ARENA_KINDS = frozenset({"arena-too-small", "arena-headroom", "arena-over-plan"})
 STACK_KINDS = frozenset({"stack-canary", "stack-high-water"})
 SRAM_KINDS = frozenset({"sram-peak-high"})
+BUDGET_COVERAGE_KIND = "budget-layer-not-measured"
+BUDGET_COVERAGE_NAME = "budget layers measured"
 
 
 @dataclasses.dataclass
@@ -98,9 +104,11 @@ class GateResult:
 def run_checks(analysis: Analysis, fail_on: Severity = Severity.ERROR) -> GateResult:
     """Turn an analysis into the gate's checks (see the module docstring)."""
     remaining = list(analysis.findings)
-    checks = _layer_checks(analysis, remaining, fail_on)
+    checks = _coverage_check(analysis, remaining, fail_on)
+    checks += _layer_checks(analysis, remaining, fail_on)
     checks += _memory_checks(analysis, remaining, fail_on)
-    checks += _finding_checks(remaining, fail_on)
+    coverage = any(c.name == BUDGET_COVERAGE_NAME for c in checks)
+    checks += _finding_checks(remaining, fail_on, coverage)
     return GateResult(checks, fail_on)
 
 
@@ -114,6 +122,75 @@ def _take(findings: list[Finding], keep: Any) -> list[Finding]:
 
 def _fails(findings: Iterable[Finding], fail_on: Severity) -> bool:
     return any(f.severity.at_least(fail_on) for f in findings)
+
+
+def _coverage_check(analysis: Analysis, remaining: list[Finding], fail_on: Severity) -> list[Check]:
+    """``budget layers measured``: the gate compared enough of what the budget predicts.
+
+    Every layer within budget is no pass when the layers compared are none, or too few of the
+    budget's (``settings.budget_coverage``): the rest of the model went unchecked. It holds the
+    ``budget-layer-not-measured`` findings.
+    """
+    comparison = analysis.comparison
+    if comparison is None:
+        return []
+    predicted = [b for b in comparison.budget.layers if b.predicted_cycles]
+    if not predicted:
+        return _latency_coverage(analysis, remaining, fail_on)
+    held = _take(remaining, lambda f: f.id == BUDGET_COVERAGE_KIND)
+    compared: set[int] = set()
+    for match in comparison.matching.matches:
+        plan = comparison.plans.get(match.measured.index)
+        st = analysis.layers.get(match.measured.index)
+        if plan is not None and plan.predicted_cycles and st is not None and st.cycles is not None:
+            compared.update(b.position for b in match.budget)
+    missing = [b for b in predicted if b.position not in compared]
+    count = len(predicted) - len(missing)
+    need = max(1, math.ceil(len(predicted) * analysis.settings.budget_coverage - 1e-9))
+    message = f"{count} of {len(predicted)} budget layer(s) measured"
+    if count < need:
+        message += f", at least {need} needed"
+    if missing:
+        names = ", ".join(b.label for b in missing[:10]) + (" ..." if len(missing) > 10 else "")
+        message += f"; not measured: {names}"
+        matched = [
+            comparison.plans[m.measured.index].note
+            for m in comparison.matching.matches
+            if any(b.position in {x.position for x in missing} for b in m.budget)
+            and m.measured.index in comparison.plans
+            and comparison.plans[m.measured.index].predicted_cycles is None
+        ]
+        notes = sorted({note for note in matched if note})
+        if comparison.matching.scale is None:
+            message += " (the capture's clock is unknown: see budget-clock-unknown)"
+        elif notes:
+            message += f" ({'; '.join(notes)})"
+        elif not analysis.executions:
+            message += " (no layer execution in this input)"
+    check = Check(BUDGET_COVERAGE_NAME, INPUT, True, count, need, "layers", message)
+    _with(check, held, fail_on)
+    check.passed = check.passed and count >= need
+    return [check]
+
+
+def _latency_coverage(analysis: Analysis, remaining: list[Finding], fail_on: Severity) -> list[Check]:
+    """The coverage check of a budget that predicts whole inferences only: the latency was measured."""
+    comparison = analysis.comparison
+    if comparison is None or not comparison.budget.model.cycles_total:
+        return []
+    held = _take(remaining, lambda f: f.id == BUDGET_COVERAGE_KIND)
+    latency = analysis.latency
+    if comparison.predicted_total is None:
+        message = "the budget predicts whole inferences; not compared: the capture's clock is unknown"
+    elif latency is None:
+        message = "the budget predicts whole inferences; not measured: no start and end time per inference"
+    else:
+        message = f"the budget predicts whole inferences: latency measured ({latency.count:,} inference(s))"
+    measured = 0 if latency is None or comparison.predicted_total is None else 1
+    check = Check(BUDGET_COVERAGE_NAME, INPUT, True, measured, 1, "inferences", message)
+    _with(check, held, fail_on)
+    check.passed = check.passed and measured == 1
+    return [check]
 
 
 def _layer_checks(analysis: Analysis, remaining: list[Finding], fail_on: Severity) -> list[Check]:
@@ -226,8 +303,10 @@ def _with(check: Check, held: list[Finding], fail_on: Severity) -> Check:
     return check
 
 
-def _finding_checks(remaining: list[Finding], fail_on: Severity) -> list[Check]:
+def _finding_checks(remaining: list[Finding], fail_on: Severity, coverage: bool) -> list[Check]:
     held_elsewhere = LAYER_KINDS | ARENA_KINDS | STACK_KINDS | SRAM_KINDS
+    if coverage:
+        held_elsewhere |= {BUDGET_COVERAGE_KIND}
     kinds: dict[str, list[Finding]] = {k: [] for k in declared_kinds() if k not in held_elsewhere}
     for finding in remaining:
         kinds.setdefault(finding.id, []).append(finding)

@@ -27,6 +27,9 @@ STACK_FRACTION = 0.75
 SRAM_FRACTION = 0.75
 NPU_UTILIZATION = 0.80
 CACHE_LINE_BYTES = 32
+# A gate that compares fewer than half of the layers the budget predicts checks too little of the
+# model to say it is within budget (a cut capture, firmware that marks a few layers only).
+BUDGET_COVERAGE = 0.5
 
 OPTION, BUDGET, DEFAULT = "option", "budget", "default"  # where a threshold came from
 
@@ -72,6 +75,7 @@ class AnalysisSettings:
         calibration: ``--calibration``: the planner's calibration to show beside its predictions.
         against: ``--against``: the layer limits are made from the ``planner``'s prediction or the
             ``calibrated`` one.
+        budget_coverage: Least share of the budget's predicted layers the gate must have measured.
     """
 
     tolerance_pct: float | None = None
@@ -84,6 +88,7 @@ class AnalysisSettings:
     cache_line_bytes: int = CACHE_LINE_BYTES
     calibration: Calibration | None = None
     against: str = "planner"
+    budget_coverage: float = BUDGET_COVERAGE
 
     @property
     def default_tolerance_pct(self) -> float:

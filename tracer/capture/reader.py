@@ -29,6 +29,7 @@ from tracer.capture.format import (
 )
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.order import DataChunk, Ordered, StreamOrder
+from tracer.capture.paths import not_a_file
 from tracer.errors import CaptureError, reading_file
 from tracer.limits import InputError, parse_json
 
@@ -70,9 +71,12 @@ def open_capture(path: str | os.PathLike[str]) -> CaptureReader:
     """Open a capture or raw trace file for reading.
 
     Raises:
-        CaptureError: The file is missing, a directory, or unreadable.
+        CaptureError: The file is missing, a directory, a device or pipe, or unreadable.
     """
     p = Path(path)
+    refused = not_a_file(p)
+    if refused:  # a port or a pipe: opening it could block, and it cannot seek
+        raise CaptureError(refused)
     with reading_file(str(p), "a capture", CaptureError):
         stream = open(p, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - owned by the reader
     return CaptureReader(stream, name=str(p))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 from typing import IO, Any
 
 HELP = "CI gate: fail (exit 1) when a layer is over budget or a finding reaches --fail-on"
@@ -11,7 +12,8 @@ Check a recorded capture (or a firmware text log) against its budget and the fin
 no board attached, and exit 1 when a check fails:
 
   input     the input measured something (inferences, layers, memory or PMU data: nothing
-            measured is not a pass) and, for ITM, looks like trace (almost no reserved headers)
+            measured is not a pass) and, for ITM, looks like trace (almost no reserved headers);
+            with --budget, at least half of the budget's layers were measured (never none)
   layers    one check per layer the budget predicts: measured p50 cycles against
             predicted x (1 + tolerance); tolerance: --tolerance when given (for every layer;
             a note says which budget tolerances it replaced), else the layer's own in the
@@ -79,8 +81,9 @@ def run(args: argparse.Namespace) -> int:
     from tracer.analysis.checks import run_checks
     from tracer.analysis.findings import Severity
     from tracer.cli.analysis_input import analyse_input
-    from tracer.cli.output import open_output
+    from tracer.cli.output import open_output, terminal_width
     from tracer.errors import ExitCode
+    from tracer.export.fit_width import fit_text
     from tracer.export.junit import write_junit
     from tracer.export.report_json import report_object, write_report_json
 
@@ -108,14 +111,15 @@ def run(args: argparse.Namespace) -> int:
             write_report_json(document, out)
         elif args.format == "junit":
             write_junit(result, out, str(args.capture), properties)
+        elif width := terminal_width(args.output):  # a terminal: fitted to it; piped: as is
+            text = io.StringIO()
+            _write_text(result, text, str(args.capture), args)
+            out.write(fit_text(text.getvalue(), width))
         else:
             _write_text(result, out, str(args.capture), args)
     if args.format != "text" or args.output not in (None, "-"):
         args.console.info(_verdict(result, args.fail_on))
     return ExitCode.OK if result.passed else ExitCode.CHECK_FAILED
-
-
-INPUT = "input"
 
 
 def _row_counts(timeline: Any) -> dict[str, int]:
@@ -140,7 +144,7 @@ def input_checks(loaded: Any, rows: dict[str, int] | None = None) -> list[Any]:
         loaded: The input.
         rows: Its rows counted window by window, when it was read in windows.
     """
-    from tracer.analysis.checks import Check
+    from tracer.analysis.checks import INPUT, Check
 
     timeline = loaded.timeline
     counts = [(n, what) for what, n in (rows or _row_counts(timeline)).items()] + [
@@ -188,7 +192,7 @@ def _verdict(result: Any, fail_on: str) -> str:
 
 
 def _write_text(result: Any, out: IO[str], capture: str, args: argparse.Namespace) -> None:
-    from tracer.analysis.checks import FINDINGS, LAYERS, MEMORY
+    from tracer.analysis.checks import FINDINGS, INPUT, LAYERS, MEMORY
 
     budget = " ".join(args.budget) if args.budget else "none (memory and findings only)"
     out.write(f"tracer check {capture}\nbudget: {budget}\n")

@@ -152,7 +152,7 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
     from tracer.analysis.analyze import analyze
     from tracer.capture.metadata import CaptureMetadata
     from tracer.capture.writer import CaptureWriter
-    from tracer.cli.output import open_output
+    from tracer.cli.output import open_output, terminal_width
     from tracer.errors import ExitCode
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
@@ -198,7 +198,7 @@ def _run(args: argparse.Namespace, capture: Path) -> int:
         if args.format == "json":
             write_report_json(report, out)
         else:
-            write_report_text(report, out)
+            write_report_text(report, out, terminal_width(None))
     if status != 0:
         output = source.qemu_output()
         said = "; ".join(line.text for line in timeline.console if line.text.startswith("ERROR"))

@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Decode (or read the log), match the budget, run the findings, print the report."""
     from tracer.cli.analysis_input import analyse_input
-    from tracer.cli.output import open_output
+    from tracer.cli.output import open_output, terminal_width
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
 
@@ -76,5 +76,5 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "json":
             write_report_json(report, out)
         else:
-            write_report_text(report, out)
+            write_report_text(report, out, terminal_width(args.output))
     return 0

@@ -9,6 +9,7 @@ import sys
 from types import ModuleType
 
 import tracer
+from tracer.cli.help_format import FittedHelpFormatter
 from tracer.cli.output import STDOUT, Console, flush_stdout
 from tracer.cli.signals import interrupt_outside_imports
 from tracer.errors import ExitCode, OutputError, TracerError
@@ -63,7 +64,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="tracer",
         description="Telemetry and trace analyzer for microcontrollers running neural networks.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=FittedHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"tracer {tracer.__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND")
@@ -73,7 +74,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             verb,
             help=module.HELP,
             description=module.DESCRIPTION,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=FittedHelpFormatter,
         )
         verb_parser.add_argument("-q", "--quiet", action="store_true", help="no warnings or progress on stderr")
         if only is None or only == verb:

@@ -94,6 +94,17 @@ class Progress:
 STDOUT = "stdout"
 
 
+def terminal_width(path: str | None) -> int | None:
+    """The width to fit text to: the terminal's when the output is stdout and stdout is one; None
+    (as wide as the lines are) when it is piped or a file, so that what scripts read is unchanged.
+    """
+    if path not in (None, "-") or not sys.stdout.isatty():
+        return None
+    import shutil
+
+    return max(shutil.get_terminal_size().columns, 40)
+
+
 @contextmanager
 def open_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     """Open ``-o PATH`` for writing, or stdout for None or ``-``.

@@ -53,6 +53,7 @@ from tracer.compare.verdict import (
     verdict,
 )
 from tracer.compare.why import Why, why
+from tracer.errors import CaptureError
 
 DEFAULT_THRESHOLD_PCT = 5.0
 DEFAULT_ALPHA = 0.01
@@ -215,10 +216,20 @@ def compare(
 
     Raises:
         ModelMismatch: The inputs are of different models (and ``mode`` does not allow it).
+        CaptureError: An input measured nothing (exit 3).
     """
     if not base or not new:
         raise ValueError("each side needs at least one input")
     for side, digests in (("base", base), ("new", new)):
+        for d in digests:
+            if not (d.inferences or d.executions or d.arena_used is not None or d.stacks):
+                # Before the models are held side by side: "10 layers against 0" would call an
+                # empty or wrong file another model, and two empty files would compare as a pass.
+                raise CaptureError(
+                    f"{d.name} ({side}): nothing measured: no inference, layer execution or memory "
+                    "report in it (an empty or cut capture, the wrong file, or firmware without "
+                    "tracer's records)"
+                )
         if mode is MatchMode.STRICT:
             check_same_model([(d.name, d.layers) for d in digests], side)
     b, n = pool(base), pool(new)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from tracer.export.fit_width import fit_text
 from tracer.export.sampling_text import sampling_text
 
 LAYERS_PER_BLOCK = 10  # columns of the per-inference table before it wraps
@@ -85,9 +86,12 @@ def render_report(report: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_report_text(report: dict[str, Any], out: IO[str]) -> None:
-    """Write :func:`render_report` to ``out``."""
-    out.write(render_report(report))
+def write_report_text(report: dict[str, Any], out: IO[str], width: int | None = None) -> None:
+    """Write :func:`render_report` to ``out``; fitted to ``width`` columns when given (a terminal:
+    :func:`tracer.export.fit_width.fit_text`), else as wide as its lines are.
+    """
+    text = render_report(report)
+    out.write(text if width is None else fit_text(text, width))
 
 
 def _capture(c: dict[str, Any]) -> list[str]:

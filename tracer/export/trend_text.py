@@ -101,6 +101,18 @@ def _newest_line(obj: dict[str, Any]) -> str:
 def _verdict(obj: dict[str, Any]) -> str:
     if obj["newest_regressions"]:
         return f"FAIL: the newest build ({obj['builds'][-1]}) starts a regression in {', '.join(obj['newest_regressions'])}"
+    unjudged = obj.get("not_judged", [])
+    if unjudged and len(unjudged) == len(obj["series"]):
+        return (
+            f"NOT JUDGED: {len(obj['builds'])} build(s) are too few to tell a change from noise (at least "
+            "4; 3 when the values repeat exactly); 'tracer compare BASE NEW' tells two builds apart"
+        )
+    if unjudged:
+        return (
+            "PASS: the newest build starts no regression; too few builds to judge "
+            + ", ".join(unjudged[:5])
+            + (" ..." if len(unjudged) > 5 else "")
+        )
     return "PASS: the newest build starts no regression"
 
 

@@ -75,12 +75,17 @@ class Segmentation:
         sigma: The spread left after the fit (the residual standard deviation the tests use).
         noise: The series' noise estimate (:func:`robust_sigma`, 0 for a deterministic or too
             short series): what the penalty of the candidates is scaled to.
+        sigma: The noise estimate.
+        judged: False when the series is too short to tell a change from noise (fewer than
+            MIN_BUILDS builds; three builds do when their values repeat exactly): no change found
+            then means none could be, not that there is none.
     """
 
     changes: tuple[Change, ...]
     outliers: tuple[int, ...]
     sigma: float
     noise: float = 0.0
+    judged: bool = True
 
 
 def robust_sigma(values: np.ndarray) -> float:
@@ -110,14 +115,14 @@ def segment(values: Sequence[float] | np.ndarray, threshold_pct: float = 5.0, al
     y = np.asarray(values, np.float64)
     n = len(y)
     if n < 2 or np.all(y == y[0]):
-        return Segmentation((), (), 0.0)
+        return Segmentation((), (), 0.0, judged=n >= 3)
     if n >= 3 and robust_sigma(y) == 0.0:
         # Most successive builds are identical: a deterministic target, where every change of value
         # is a change of level (and a build that differs once is two changes, not noise).
         fit = _Fit(y, [int(i) + 1 for i in np.flatnonzero(np.diff(y) != 0)], [], exact=True)
         fit = _drop_small(fit, threshold_pct)
     elif n < MIN_BUILDS:
-        return Segmentation((), (), 0.0)  # too short to tell noise from change
+        return Segmentation((), (), 0.0, judged=False)  # too short to tell noise from change
     else:
         fit = _test(_Fit(y, _candidates(y), []), threshold_pct, alpha)
     edges = [0, *fit.bounds, n]

@@ -197,18 +197,95 @@ def _connect(address: str) -> Iterator[Runner]:
     if "://" not in address:
         raise UsageError(f"--scheduler {address}: expected an address like tcp://HOST:8786")
     try:
+        _handshake(distributed, address)
         client = distributed.Client(address, timeout=f"{CONNECT_TIMEOUT_S}s")
     except ValueError as exc:
         raise UsageError(f"--scheduler {address}: not a Dask scheduler address ({exc})") from None
     except (OSError, TimeoutError) as exc:
         raise SourceUnavailable(
-            f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S} s ({exc}); is it running, "
-            "and is the address and port right?"
+            f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S} s ({exc}); "
+            "is it running, and is the address and port right?"
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - whatever a peer that is not Dask makes Dask's reader raise
+        why = str(exc) if isinstance(exc, NotAScheduler) else type(exc).__name__
+        raise SourceUnavailable(
+            f"{address} answered, but not as a Dask scheduler does ({why}); is the port the scheduler's "
+            "(8786 by default)?"
         ) from None
     try:
         yield DaskRunner(client, f"the Dask cluster at {address}")
     finally:
         client.close()
+
+
+def _handshake(distributed: Any, address: str) -> None:
+    """Check that ``address`` answers as a Dask scheduler does, bounded in time, before a client
+    relies on it.
+
+    ``Client(timeout=...)`` bounds the TCP connection only: the handshake read after it waits for
+    good on a peer that says nothing, and takes the first bytes of one that is not Dask (an SSH
+    banner) for the size of a frame to allocate (exabytes). A scheduler speaks first on a plain TCP
+    connection (its handshake: a few hundred bytes naming ``compression`` and ``python``), so that
+    is read here with a deadline and a size cap; other transports (TLS ...) run Dask's own
+    handshake under a deadline.
+
+    Raises:
+        TimeoutError: No handshake within CONNECT_TIMEOUT_S.
+        OSError: The connection failed or closed.
+        NotAScheduler: The peer answered with something else.
+        ValueError: A malformed address.
+    """
+    scheme, _, location = address.partition("://")
+    if scheme == "tcp":
+        _tcp_handshake(address, location)
+        return
+    import asyncio
+
+    async def exchange() -> None:
+        comm = await distributed.comm.connect(address, timeout=CONNECT_TIMEOUT_S)
+        await comm.close()
+
+    asyncio.run(asyncio.wait_for(exchange(), CONNECT_TIMEOUT_S + 1))
+
+
+class NotAScheduler(Exception):
+    """The peer answered, with something else than a Dask handshake."""
+
+
+HANDSHAKE_MAX_BYTES = 1 << 16  # a scheduler's handshake is a few hundred bytes
+
+
+def _tcp_handshake(address: str, location: str) -> None:
+    """Read a scheduler's handshake frame on plain TCP (8-byte little-endian size, then the frame)."""
+    import socket
+    import struct
+    import time
+
+    from tracer.sources.url import SourceUrl
+
+    host, port = SourceUrl.parse(address).host_port(8786)
+    deadline = time.monotonic() + CONNECT_TIMEOUT_S
+
+    def receive(sock: socket.socket, count: int) -> bytes:
+        data = b""
+        while len(data) < count:
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            try:
+                part = sock.recv(count - len(data))
+            except TimeoutError:
+                raise TimeoutError(f"no handshake from {location} within {CONNECT_TIMEOUT_S} s") from None
+            if not part:
+                raise OSError(f"{location} closed the connection during the handshake")
+            data += part
+        return data
+
+    with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S) as sock:
+        (size,) = struct.unpack("<Q", receive(sock, 8))
+        if not 8 <= size <= HANDSHAKE_MAX_BYTES:
+            raise NotAScheduler("its first bytes are not the size of a handshake")
+        frame = receive(sock, size)
+    if b"compression" not in frame or b"python" not in frame:
+        raise NotAScheduler("its first message is not a handshake")
 
 
 def require_dask(why: str) -> Any:

@@ -33,7 +33,7 @@ import pyarrow.dataset as pds
 from tracer.analysis.samples import LayerSamples, compact, layer_rows
 from tracer.base.timeline import Engine, LayerInfo
 from tracer.compare.digest import CaptureDigest, FindingKey
-from tracer.errors import CaptureError, UsageError
+from tracer.errors import CaptureError, OutputError, UsageError
 from tracer.fleet import schema
 
 STAGING = "_staging"
@@ -97,16 +97,17 @@ class Dataset:
                 raise DatasetError(
                     f"{root}: a folder that is not a tracer dataset (no {schema.MANIFEST}); name a new or empty folder"
                 )
-            root.mkdir(parents=True, exist_ok=True)
-            _write_json(
-                root / schema.MANIFEST,
-                {
-                    "format": schema.FORMAT,
-                    "schema_version": schema.SCHEMA_VERSION,
-                    "partitioning": f"hive: {schema.PARTITION}=YYYY-MM-DD",
-                    "tables": sorted(schema.TABLES),
-                },
-            )
+            with _output(root):
+                root.mkdir(parents=True, exist_ok=True)
+                _write_json(
+                    root / schema.MANIFEST,
+                    {
+                        "format": schema.FORMAT,
+                        "schema_version": schema.SCHEMA_VERSION,
+                        "partitioning": f"hive: {schema.PARTITION}=YYYY-MM-DD",
+                        "tables": sorted(schema.TABLES),
+                    },
+                )
         return cls.open(root)
 
     # -- writing ---------------------------------------------------------------------------------
@@ -118,8 +119,10 @@ class Dataset:
         commit (an error, Ctrl-C) removes them and leaves the dataset as it was; leaving it during
         the commit finishes the commit.
         """
-        (self.root / JOURNAL).mkdir(exist_ok=True)
-        with open(self.root / LOCK, "a+b") as lock:
+        with _output(self.root):
+            (self.root / JOURNAL).mkdir(exist_ok=True)
+            lock = open(self.root / LOCK, "a+b")  # noqa: SIM115 - closed below
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 self.recover()
@@ -390,6 +393,17 @@ def _version(manifest: Path) -> int:
     if version < 1:
         raise DatasetError(f"{manifest}: schema version {version} is not one tracer ever wrote")
     return version
+
+
+@contextlib.contextmanager
+def _output(root: Path) -> Iterator[None]:
+    """The OS's refusals to write the dataset folder (a read-only file system, no permission, a
+    parent that is not a folder) as an :class:`OutputError` (exit 2), said with the folder's name.
+    """
+    try:
+        yield
+    except OSError as exc:
+        raise OutputError(f"the dataset {root}", exc) from None
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

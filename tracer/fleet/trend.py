@@ -26,7 +26,7 @@ from tracer.analysis.statistics import nearest_rank
 from tracer.compare.compare import DEFAULT_ALPHA, Change, Comparison, Verdict, compare
 from tracer.compare.intervals import capture_spread_pct
 from tracer.compare.models import ModelMismatch
-from tracer.errors import UsageError
+from tracer.errors import CaptureError, UsageError
 from tracer.fleet.changepoints import ALPHA, Segmentation, segment
 from tracer.fleet.dataset import Dataset
 
@@ -115,12 +115,18 @@ def trend(
 
     Raises:
         UsageError: No capture has the label, or ``where`` matches none.
+        CaptureError: The dataset holds no capture (exit 3).
     """
     labels = dataset.table("labels", ["capture_id", "key", "value"])
     chosen = set(dataset.select(where)) if where else None
     tagged = labels.filter(pc.equal(labels["key"], by)).to_pylist()
     build_of = {row["capture_id"]: row["value"] for row in tagged if chosen is None or row["capture_id"] in chosen}
     considered = len(chosen) if chosen is not None else len(dataset.known_ids())
+    if not considered and not where:  # not "no capture has the label": there is no capture at all
+        raise CaptureError(
+            f"{dataset}: nothing measured: the dataset holds no capture (captures that could not be "
+            "read are in its errors table; 'tracer ingest CAPTURES -o DATASET' adds them)"
+        )
     if not build_of:
         keys = sorted(set(labels.column("key").to_pylist()))
         raise UsageError(
@@ -246,6 +252,7 @@ def trend_object(t: Trend, dataset: str) -> dict[str, Any]:
         "models": t.models,
         "passed": not newest,
         "newest_regressions": sorted(newest),
+        "not_judged": [s.label for s in t.series if not s.segmentation.judged],
         "series": [
             {
                 "label": s.label,

@@ -63,6 +63,10 @@ INSTALL_HINT = {
 }
 
 
+# The demo network's layers, in order (firmware_snippets/demo/net.c, g_net; a test keeps them equal).
+DEMO_LAYERS = ("conv0", "dw1", "pw2", "dw3", "pw4", "add5", "pool6", "conv7", "gap8", "fc9")
+
+
 @dataclasses.dataclass(frozen=True)
 class Slowdown:
     """A layer of the demo made slower by a share of its own time (``tracer demo --slow pw4:3``).
@@ -85,6 +89,8 @@ class Slowdown:
             permille = -1
         if not sep or not layer or " " in layer or not 0 < permille <= 10_000:
             raise UsageError(f"--slow {text}: expected LAYER:PERCENT, e.g. pw4:3 (0.1 to 1000 percent)")
+        if layer not in DEMO_LAYERS:  # said now, not by the firmware after a build and a QEMU run
+            raise UsageError(f"--slow {text}: the demo has no layer {layer!r}; its layers: {', '.join(DEMO_LAYERS)}")
         return cls(layer, permille)
 
     @property

@@ -10,8 +10,12 @@ from tracer.sources.url import SourceUrl
 
 
 def _file(url: SourceUrl) -> ByteSource:
+    from tracer.capture.paths import not_a_file
     from tracer.sources.file import FileSource
 
+    refused = not_a_file(url.location)
+    if refused:  # a port typed as a path: say which URL reads it, before anything starts
+        raise UsageError(refused)
     return FileSource(url)
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from tracer.analysis.budget_view import LayerPlan
 from tracer.analysis.findings.base import Finding, Severity
 from tracer.analysis.findings.common import FVP_CPU_NOTE, clock_text, describe, fvp_cpu, n
+from tracer.analysis.findings.loss import measured_anything
 from tracer.base.timeline import Engine, InferenceTimeline
 
 if TYPE_CHECKING:
@@ -103,7 +104,9 @@ def layers_over_budget(analysis: Analysis) -> Iterable[Finding]:
 def latency_over_budget(analysis: Analysis) -> Iterable[Finding]:
     """``latency-over-budget`` when the budget predicts only whole inferences."""
     budget = analysis.comparison
-    if budget is None or any(p.predicted_cycles for p in budget.plans.values()):
+    # Whole inferences only: the budget itself has no layer prediction (not: none matched, or none
+    # comparable, as on a simulated NPU against Vela).
+    if budget is None or any(b.predicted_cycles for b in budget.budget.layers):
         return
     predicted = budget.predicted_total
     lat = analysis.latency
@@ -143,7 +146,8 @@ def unmatched_layers(analysis: Analysis) -> Iterable[Finding]:
     if budget is None:
         return
     missing = [b for b in budget.matching.unmatched_budget if b.predicted_cycles]
-    if missing and analysis.executions:
+    # Not when the input measured nothing at all: no-measurements says so once.
+    if missing and measured_anything(analysis):
         names = ", ".join(b.label for b in missing[:10]) + (" ..." if len(missing) > 10 else "")
         # None matched at all: the gate compared nothing, which must not pass as "within budget".
         none = len(missing) == sum(1 for b in budget.budget.layers if b.predicted_cycles)

@@ -74,12 +74,13 @@ def loss(analysis: Analysis) -> Iterable[Finding]:
     )
 
 
-def nothing_measured(analysis: Analysis) -> Iterable[Finding]:
-    """``no-measurements``."""
+def measured_anything(analysis: Analysis) -> bool:
+    """True when the input holds a layer, inference, PMU counter, memory figure or firmware error."""
     t = analysis.timeline
     facts = t.log
-    measured = (
-        len(t.inferences)
+    return bool(
+        analysis.executions
+        or len(t.inferences)
         or len(t.spans)
         or t.pmu_totals
         or t.pmu_stats
@@ -89,7 +90,12 @@ def nothing_measured(analysis: Analysis) -> Iterable[Finding]:
         or facts.get("errors")
         or facts.get("npu_config_mismatch")
     )
-    if measured:
+
+
+def nothing_measured(analysis: Analysis) -> Iterable[Finding]:
+    """``no-measurements``."""
+    t = analysis.timeline
+    if measured_anything(analysis):
         return
     predicted = analysis.budget is not None and any(la.predicted_cycles for la in analysis.budget.layers)
     yield Finding(
