@@ -778,14 +778,17 @@ class WindowedJitter:
         """Layer ``index``'s complete executions' cycles over every window, in inference order."""
         return np.concatenate(self._cycles[index]).astype(np.int64)
 
-    def isr_cycles(self, index: int) -> np.ndarray | None:
-        """Layer ``index``'s interrupt cycles in each of those executions (None: none at all)."""
-        parts, cycles = self._isr.get(index, []), self._cycles.get(index, [])
-        if all(part is None for part in parts):
-            return None
-        return compact(
-            np.concatenate([p if p is not None else np.zeros(len(c), np.int64) for p, c in zip(parts, cycles)])
-        )
+    def hand_over(self, index: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """Layer ``index``'s complete executions' cycles and interrupt cycles (None: none at all),
+        compact, in inference order; the jitter forgets them (call after :meth:`result`), so they
+        are held once, not twice.
+        """
+        cycles, parts = self._cycles.pop(index, []), self._isr.pop(index, [])
+        isr = None
+        if any(part is not None for part in parts):
+            filled = [p if p is not None else np.zeros(len(c), np.int64) for p, c in zip(parts, cycles)]
+            isr = compact(np.concatenate(filled))
+        return compact(np.concatenate(cycles).astype(np.int64) if cycles else np.zeros(0, np.int64)), isr
 
     def _pooled(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """A layer's cycles and own time over every window, in inference order (int64)."""

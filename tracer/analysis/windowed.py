@@ -173,7 +173,8 @@ def analyze_windows(
             facts,
             warnings=[*facts.warnings, f"{facts.path or facts.source}: " + SHORT_NOTE.format(sections.coherency.short)],
         )
-    layers, executions = sections.layers()
+    jitter = sections.jitter.result()
+    layers, executions = sections.layers()  # (after the jitter's result: they take its columns)
     analysis = Analysis(
         timeline=summary,
         facts=facts,
@@ -182,7 +183,7 @@ def analyze_windows(
         layers=layers,
         complete_executions=executions,
         latency=summarize(np.concatenate(sections.latency).astype(np.int64)) if sections.latency else None,
-        jitter=sections.jitter.result(),
+        jitter=jitter,
         interrupts=sections.isrs.result(),
         tasks=tasks.result(),
         pmu=pmu_summary(InferenceCounterTable.concat(pmu), summary),
@@ -298,7 +299,8 @@ class _Sections:
 
     def layers(self) -> tuple[dict[int, LayerStats], dict[int, LayerSamples]]:
         """Per-layer statistics over every window, and every layer's complete executions, from the
-        cycles and interrupt cycles the jitter keeps (one layer at a time) and the PMU sums.
+        cycles and interrupt cycles the jitter kept (handed over one layer at a time, once its
+        result is made) and the PMU sums.
         """
         excluded = add_counts(self.excluded)
         out: dict[int, LayerStats] = {}
@@ -307,8 +309,8 @@ class _Sections:
             parts = [LayerSamples(np.zeros(0, np.int32), None, part[index]) for part in self.pmu_sums if index in part]
             samples = {}
             if parts:
-                cycles = self.jitter.cycles(index)
-                samples[index] = LayerSamples(compact(cycles), self.jitter.isr_cycles(index), pool_samples(parts).pmu)
+                cycles, isr = self.jitter.hand_over(index)
+                samples[index] = LayerSamples(cycles, isr, pool_samples(parts).pmu)
                 executions[index] = samples[index]
             out.update(layer_stats(samples, {index: excluded.get(index, 0)}))
         return out, executions
