@@ -89,7 +89,7 @@ def test_the_demo_measures_every_budget_layer(run_cli) -> None:
     assert done.code == 0
     assert f"  PASS  {NAME}: 10 of 10 budget layer(s) measured\n" in done.out
     assert "finding budget-layer-not-measured" not in done.out
-    assert "check passed: 33 check(s)" in done.out
+    assert "check passed: 36 check(s)" in done.out
 
 
 def test_a_whole_inference_budget_needs_a_measured_latency(run_cli, tmp_path: Path) -> None:
