@@ -87,13 +87,24 @@ def gunzip_limited(blob: bytes, limit: int, what: str) -> bytes:
     Raises:
         InputError: Damaged gzip data, or more than ``limit`` bytes once decompressed.
     """
+    return inflate_limited(blob, limit, what, wbits=31)
+
+
+def inflate_limited(blob: bytes, limit: int, what: str, wbits: int = 15) -> bytes:
+    """Decompress zlib (``wbits`` 15), raw deflate (-15) or gzip (31) data to at most ``limit``
+    bytes, stopping there: the output is capped before it inflates, never checked after.
+
+    Raises:
+        InputError: Damaged data, or more than ``limit`` bytes once decompressed.
+    """
     import zlib
 
-    inflater = zlib.decompressobj(wbits=31)
+    kind = "gzip" if wbits > 15 else "compressed"
+    inflater = zlib.decompressobj(wbits=wbits)
     try:
         data = inflater.decompress(blob, limit + 1)
     except zlib.error as exc:
-        raise InputError(f"damaged gzip data ({exc})") from None
+        raise InputError(f"damaged {kind} data ({exc})") from None
     if len(data) > limit:
         raise InputError(f"more than {limit:,} bytes once decompressed: too large for {what}")
     return data
