@@ -26,6 +26,7 @@ MIB = 1024 * KIB
 # -- sizes of files, by kind ---------------------------------------------------------------------
 MAX_BUDGET_FILE_BYTES = 64 * MIB  # Vela CSVs and debug databases, Glow headers, TOML/JSON budgets
 MAX_ELF_FILE_BYTES = 256 * MIB  # a firmware image with its debug information
+MAX_ELF_SECTION_BYTES = 64 * MIB  # one ELF section once decompressed (a firmware's .debug_info: a few MiB)
 MAX_PMU_TRACE_BYTES = 256 * MIB  # an FVP's --pmu-trace JSON (gzip or not)
 MAX_LOG_LINE_CHARS = 1 * MIB  # one line of a text log; the rest of a longer line is dropped, counted
 
