@@ -255,7 +255,9 @@ def _at(text: str, offset: int, message: str) -> InputError:
 
 
 # -- numbers in text -----------------------------------------------------------------------------
-_LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_NUMBER_DIGITS + 1},}}")
+# \d: any decimal digit, as the readers' patterns match them (int() takes '٣' too, and refuses
+# 4,300 of them as it does 4,300 ASCII digits).
+_LONG_DIGITS = re.compile(rf"\d{{{MAX_NUMBER_DIGITS + 1},}}")
 _TOO_BIG = "9" * (MAX_NUMBER_DIGITS + 1)
 
 
