@@ -25,6 +25,8 @@ MIB = 1024 * KIB
 
 # -- sizes of files, by kind ---------------------------------------------------------------------
 MAX_BUDGET_FILE_BYTES = 64 * MIB  # Vela CSVs and debug databases, Glow headers, TOML/JSON budgets
+MAX_USER_BUDGET_CHARS = 4 * MIB  # a TOML or JSON budget (its parsers take seconds per MiB)
+MAX_BUDGET_LAYERS = 10_000  # layers of one budget: TFLite models have hundreds of operators
 MAX_ELF_FILE_BYTES = 256 * MIB  # a firmware image with its debug information
 MAX_ELF_SECTION_BYTES = 64 * MIB  # one ELF section once decompressed (a firmware's .debug_info: a few MiB)
 MAX_PMU_TRACE_BYTES = 256 * MIB  # an FVP's --pmu-trace JSON (gzip or not)

@@ -23,6 +23,7 @@ not an ETDump at all raises :class:`~tracer.errors.CaptureError`.
 
 from __future__ import annotations
 
+import bisect
 import os
 import struct
 from typing import Any
@@ -95,6 +96,11 @@ class _Timeline:
     def __init__(self, label: str, size: int) -> None:
         self.label = label
         self.max_items = size // 4  # a vector cannot hold more elements than the buffer has words
+        # Nor can all of them together: vectors whose elements share offsets (the same table
+        # reached again and again) would make the walk grow with the square of the file or
+        # worse. And the pairing of events with inferences and layers stays near-linear.
+        self.items_left = self.max_items
+        self.work_left = 4 * self.max_items + 1_000_000
         self.builder = TimelineBuilder(
             clock_hz=None, clock_source="etdump ticks", labels={"time": TIME_LABEL}, source=label
         )
@@ -116,7 +122,19 @@ class _Timeline:
     def _length(self, n: int, what: str) -> int:
         if n > self.max_items:
             raise ValueError(f"the {what} vector claims {n} elements, more than the buffer can hold")
+        self.items_left -= n
+        if self.items_left < 0:
+            raise ValueError(
+                f"the {what} vectors reach more elements than the buffer can hold ({self.max_items:,}): "
+                "its tables share offsets"
+            )
         return n
+
+    def _spend(self, work: int) -> None:
+        """Count pairings of events; events that overlap beyond any run's are damage."""
+        self.work_left -= work
+        if self.work_left < 0:
+            raise ValueError("its events overlap far more than any run's do (inferences or layers within each other)")
 
     def _run(self, run: Any, index: int, number: int) -> int:
         name = _text(run.Name())
@@ -147,9 +165,13 @@ class _Timeline:
         calls = [p for p in profiles if p[0] == INFERENCE_EVENT]
         if not calls and name == "Execute" and any(p[0] in LAYER_EVENTS for p in profiles):
             calls = [("", -1, -1, min(p[3] for p in profiles), max(p[4] for p in profiles), False)]
+        order = sorted(range(len(profiles)), key=lambda k: profiles[k][3])
+        starts = [profiles[k][3] for k in order]
         for call in calls:
-            inside = [p for p in profiles if p is not call and call[3] <= p[3] and p[4] <= call[4]]
-            self._inference(number, call, inside)
+            a, b = bisect.bisect_left(starts, call[3]), bisect.bisect_right(starts, call[4])
+            self._spend(b - a)
+            picked = sorted(k for k in order[a:b] if profiles[k] is not call and profiles[k][4] <= call[4])
+            self._inference(number, call, [profiles[k] for k in picked])
             number += 1
         for p in profiles:
             if not calls or p[0] not in (*LAYER_EVENTS, INFERENCE_EVENT):
@@ -172,10 +194,15 @@ class _Timeline:
 
     def _inference(self, number: int, call: tuple[str, int, int, int, int, bool], inside: list[Any]) -> None:
         layers = [p for p in inside if p[0] in LAYER_EVENTS and not p[5] and p[2] >= 0]
-        details = [p for p in inside if p not in layers]
+        by_instruction: dict[int, list[tuple[str, int, int, int, int, bool]]] = {}
+        for p in inside:
+            if not (p[0] in LAYER_EVENTS and not p[5] and p[2] >= 0):  # (the details, in order)
+                by_instruction.setdefault(p[2], []).append(p)
         for name, chain, instruction, start, end, _ in layers:
             key = (chain, instruction)
-            nested = [d for d in details if d[2] == instruction and start <= d[3] and d[4] <= end]
+            candidates = by_instruction.get(instruction, [])
+            self._spend(len(candidates))
+            nested = [d for d in candidates if start <= d[3] and d[4] <= end]
             npu = name == "DELEGATE_CALL" and any("ethosu" in d[0].lower().replace("-", "") for d in nested)
             if key not in self.layer_of:
                 index = len(self.layer_of)
