@@ -25,7 +25,8 @@ MIB = 1024 * KIB
 
 # -- sizes of files, by kind ---------------------------------------------------------------------
 MAX_BUDGET_FILE_BYTES = 64 * MIB  # Vela CSVs and debug databases, Glow headers, TOML/JSON budgets
-MAX_USER_BUDGET_CHARS = 4 * MIB  # a TOML or JSON budget (its parsers take seconds per MiB)
+MAX_TOML_BUDGET_CHARS = 1 * MIB  # a TOML budget: 8,000 layers; tomllib takes 3 s for 1 MiB of numbers
+MAX_JSON_BUDGET_CHARS = 4 * MIB  # a JSON budget (`tracer budget --format json` of 10,000 layers)
 MAX_BUDGET_LAYERS = 10_000  # layers of one budget: TFLite models have hundreds of operators
 MAX_ELF_FILE_BYTES = 256 * MIB  # a firmware image with its debug information
 MAX_ELF_SECTION_BYTES = 64 * MIB  # one ELF section once decompressed (a firmware's .debug_info: a few MiB)

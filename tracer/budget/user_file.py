@@ -46,7 +46,8 @@ from tracer.limits import (
     MAX_CYCLES,
     MAX_MEMORY_BYTES,
     MAX_TOLERANCE_PCT,
-    MAX_USER_BUDGET_CHARS,
+    MAX_JSON_BUDGET_CHARS,
+    MAX_TOML_BUDGET_CHARS,
     InputError,
     check_range,
     parse_json,
@@ -118,7 +119,7 @@ def read_toml(source: BudgetText) -> UserBudget:
     Raises:
         UsageError: Not TOML, an unknown key, a value of the wrong kind (with its line).
     """
-    _check_size(source, _TOML_LAYER.finditer(source.text), "[[layer]] tables")
+    _check_size(source, MAX_TOML_BUDGET_CHARS, "TOML", _TOML_LAYER.finditer(source.text), "[[layer]] tables")
     try:
         data = parse_toml(source.text)
     except InputError as exc:
@@ -141,7 +142,7 @@ def read_json(source: BudgetText) -> UserBudget:
     Raises:
         UsageError: Not JSON, an unknown key, a value of the wrong kind (with its line).
     """
-    _check_size(source, iter(()), "layers")
+    _check_size(source, MAX_JSON_BUDGET_CHARS, "JSON", iter(()), "layers")
     try:
         data = parse_json(source.text)
     except InputError as exc:
@@ -172,14 +173,12 @@ def read_json(source: BudgetText) -> UserBudget:
 _TOML_LAYER = re.compile(r"^[ \t]*\[\[[ \t]*layer[ \t]*\]\]", re.MULTILINE)
 
 
-def _check_size(source: BudgetText, layers: Iterator[re.Match[str]], what: str) -> None:
+def _check_size(source: BudgetText, limit: int, kind: str, layers: Iterator[re.Match[str]], what: str) -> None:
     """Refuse a budget of our own format larger than any model's before parsing it: its parsers
     take seconds per MiB, and a file may be 64 MiB (docs/limits.md).
     """
-    if len(source.text) > MAX_USER_BUDGET_CHARS:
-        raise source.error(
-            1, f"{len(source.text):,} characters: a TOML or JSON budget has at most {MAX_USER_BUDGET_CHARS:,}"
-        )
+    if len(source.text) > limit:
+        raise source.error(1, f"{len(source.text):,} characters: a {kind} budget has at most {limit:,}")
     for k, m in enumerate(layers):
         if k == MAX_BUDGET_LAYERS:
             line = source.text.count("\n", 0, m.start()) + 1
