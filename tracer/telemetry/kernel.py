@@ -293,7 +293,8 @@ def _close_inference(state, infs, spans, end):
 
 def _lost_rows(state, missing):
     """How many rows to make for ``missing`` inferences lost entirely (numbers that jump by 2^20
-    again and again would otherwise make rows without end); the rest are counted only."""
+    again and again would otherwise make rows without end); the rest are counted only.
+    """
     rows = missing if missing < MAX_LOST_ROWS else MAX_LOST_ROWS
     left = MAX_LOST_ROWS_TOTAL - state[S_LOST_ROWS]
     if rows > left:
