@@ -100,7 +100,7 @@ class _Timeline:
         # reached again and again) would make the walk grow with the square of the file or
         # worse. And the pairing of events with inferences and layers stays near-linear.
         self.items_left = self.max_items
-        self.work_left = 4 * self.max_items + 1_000_000
+        self.work_left = 8 * self.max_items + 1_000  # a real file pairs each event once or twice
         self.builder = TimelineBuilder(
             clock_hz=None, clock_source="etdump ticks", labels={"time": TIME_LABEL}, source=label
         )
