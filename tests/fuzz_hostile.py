@@ -62,7 +62,9 @@ HOSTILE_VALUES: list[object] = [
 
 
 # -- captures -------------------------------------------------------------------------------------
-def capture(stream: bytes, notes: list[dict] = (), patches: list[bytes | dict] = (), cpu_hz: int = 100_000_000) -> bytes:  # type: ignore[assignment]
+def capture(
+    stream: bytes, notes: list[dict] = (), patches: list[bytes | dict] = (), cpu_hz: int = 100_000_000
+) -> bytes:  # type: ignore[assignment]
     """A capture of ``stream`` with event chunks (notes) and metadata chunks (patches) before it,
     every checksum right."""
     blob = bytearray(encode_header(CaptureMetadata(source="fuzz://hostile", cpu_hz=cpu_hz).stamped()))
@@ -142,7 +144,9 @@ def capture_notes(rng: random.Random, data: bytes) -> bytes:
     else:  # a large metadata, patched again and again
         big = {f"extra{k}": list(range(rng.choice([3, 10]))) for k in range(rng.choice([500, 3000]))}
         patches: list[bytes | dict] = [big]
-        patches += [rng.choice([{"notes": "x"}, {"cpu_hz": "fast"}, {f"k{j}": j}]) for j in range(rng.choice([500, 2000]))]
+        patches += [
+            rng.choice([{"notes": "x"}, {"cpu_hz": "fast"}, {f"k{j}": j}]) for j in range(rng.choice([500, 2000]))
+        ]
         return capture(stream, notes, patches)
     return capture(stream, notes)
 
@@ -169,13 +173,17 @@ def hostile_records(rng: random.Random, data: bytes) -> bytes:
             enc.layer_begin(t + 100, 0, 1)
             enc.npu_job_begin(t + 101, 0)
             for role in (0, 1):
-                enc.npu_buffer(t + 102, 0, role, rng.choice([0, 3, rng.randrange(2**32)]), rng.choice([2**32 - 1, 2**31, 64]))
+                enc.npu_buffer(
+                    t + 102, 0, role, rng.choice([0, 3, rng.randrange(2**32)]), rng.choice([2**32 - 1, 2**31, 64])
+                )
             enc.npu_job_end(t + 200, 0)
             enc.layer_end(t + 10_100, 0)
             enc.cpu_read(t + 10_150, rng.randrange(2**32), rng.choice([64, 2**32 - 1]))
             enc.inference_end(t + 10_200)
     elif choice == 2:  # NPU layers far apart, with probe samples to place against them
-        stream, starts = dwt_stream(wraps=rng.choice([0, 1, 5]), far=rng.choice([2**40, 2**60, 2**62]), inferences=rng.choice([2, 5]))
+        stream, starts = dwt_stream(
+            wraps=rng.choice([0, 1, 5]), far=rng.choice([2**40, 2**60, 2**62]), inferences=rng.choice([2, 5])
+        )
         return capture(stream, npu_notes(starts[0], rng.choice([10, 500])))
     else:  # any record type with words of extreme values
         for _ in range(rng.choice([50, 500])):
@@ -250,7 +258,12 @@ def shared_etdump(rng: random.Random, data: bytes) -> bytes:
 
     b = flatbuffers.Builder(1024)
     events = []
-    for name, instruction in [("Method::execute", -1), ("DELEGATE_CALL", 1), ("EthosUBackend::execute()NPU", 1), ("OPERATOR_CALL", 0)]:
+    for name, instruction in [
+        ("Method::execute", -1),
+        ("DELEGATE_CALL", 1),
+        ("EthosUBackend::execute()NPU", 1),
+        ("OPERATOR_CALL", 0),
+    ]:
         text = b.CreateString(name)
         ProfileEvent.Start(b)
         ProfileEvent.AddName(b, text)

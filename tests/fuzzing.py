@@ -178,7 +178,11 @@ def load_seeds(elf: Path | None) -> dict[str, list[Seed]]:
         seeds["budget-vela"].append(Seed("budget-vela", _rel(path), path.read_bytes()))
     stream, starts = fuzz_hostile.dwt_stream()
     seeds["records"].append(
-        Seed("records", "NPU layers with probe samples", fuzz_hostile.capture(stream, fuzz_hostile.npu_notes(starts[0], 50)))
+        Seed(
+            "records",
+            "NPU layers with probe samples",
+            fuzz_hostile.capture(stream, fuzz_hostile.npu_notes(starts[0], 50)),
+        )
     )
     for path in sorted((DATA / "etdump").glob("*.etdp")):
         seeds["etdump"].append(Seed("etdump", _rel(path), path.read_bytes()))
@@ -596,6 +600,37 @@ def make_case(campaign: int, index: int, seeds: dict[str, list[Seed]]) -> Case:
         applied.append(name.rstrip("23"))
     argv = list(rng.choice(command_for(fmt)))
     return Case(index, fmt, seed.name, applied, data, argv, seed.companion)
+
+
+HOSTILE: dict[str, tuple[str, ...]] = {  # issue 26's classes: the structure-aware generators by format
+    "capture": ("notes",),
+    "records": ("records", "notes"),
+    "raw-trace": ("tpiu-repeat",),
+    "log": ("unicode-digits",),
+    "etdump": ("etdump-shared",),
+    "budget-vela": ("unicode-digits", "vela-padding"),
+    "budget-toml": ("unicode-digits",),
+    "budget-json": ("unicode-digits",),
+    "elf": ("elf-section",),
+}
+
+
+def make_hostile_case(campaign: int, index: int, seeds: dict[str, list[Seed]]) -> Case:
+    """Input ``index`` of the structure-aware classes alone (one generator, then maybe a byte
+    mutation): what the CI's fixed seed budget runs."""
+    rng = random.Random(f"hostile:{campaign}:{index}")
+    formats = sorted(f for f in HOSTILE if f in seeds)
+    fmt = formats[index % len(formats)]
+    seed = rng.choice(seeds[fmt])
+    table = mutations_for(fmt)
+    name = rng.choice(HOSTILE[fmt])
+    data = table[name](rng, seed.data)[: MAX_INPUT + 8192]
+    applied = [name]
+    if rng.random() < 0.25:
+        extra = rng.choice(sorted(BYTE_MUTATIONS))
+        data = BYTE_MUTATIONS[extra](rng, data)[: MAX_INPUT + 8192]
+        applied.append(extra)
+    return Case(index, fmt, seed.name, applied, data, list(rng.choice(command_for(fmt))), seed.companion)
 
 
 # -- running ---------------------------------------------------------------------------------------
