@@ -48,10 +48,7 @@ def ascii_int(text: str, what: str, low: int = 0, high: int = U64) -> int:
     sign = -1 if body.startswith("-") else 1
     digits = body[1:] if body[:1] in "+-" else body
     hexadecimal = digits[:2].lower() == "0x"
-    if hexadecimal:
-        ok = bool(digits[2:]) and all(c in _HEX_DIGITS for c in digits[2:])
-    else:
-        ok = is_ascii_digits(digits)
+    ok = bool(digits[2:]) and all(c in _HEX_DIGITS for c in digits[2:]) if hexadecimal else is_ascii_digits(digits)
     if not ok:
         raise InputError(f"{what} is {show(text)}: expected a whole number in ASCII digits")
     if len(digits) > MAX_NUMBER_DIGITS:
