@@ -5,6 +5,8 @@ Every reader of untrusted input goes through these: a file is read with :func:`r
 :func:`parse_toml` (nesting depth and the length of every number bounded, non-finite numbers
 refused, the position of the problem in the error), and values that mean something physical are
 checked against the ranges below with :func:`check_range` before anyone computes with them.
+Values inside an input (a note's fields, a number in text) become typed values through
+:mod:`tracer.values`, which builds on these bounds.
 
 The ranges are far beyond anything a real part or a real compiler produces, and near enough to
 keep every computation exact and quick: a number past them is a damaged or hostile file, never a
