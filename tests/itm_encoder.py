@@ -218,9 +218,7 @@ NULL_ID = 0x00
 TRIGGER_ID = 0x7D
 
 
-def tpiu_frames(
-    pairs: Iterable[tuple[int, int]], repeat_id: bool = False
-) -> tuple[list[bytes], list[tuple[int, int]]]:
+def tpiu_frames(pairs: Iterable[tuple[int, int]], repeat_id: bool = False) -> tuple[list[bytes], list[tuple[int, int]]]:
     """Pack (source ID, byte) pairs into 16-byte frames, as a CoreSight formatter does.
 
     ``repeat_id``: every frame begins with an ID change, to the source already current or not
