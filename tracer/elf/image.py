@@ -156,6 +156,7 @@ def damaged_elf(name: str, what: str) -> Iterator[None]:
     """
     try:
         from elftools.common.exceptions import DWARFError, ELFError  # lazy, like all parsers
+        from elftools.construct.core import ConstructError  # its structures' own (a missing terminator)
     except ImportError:  # pragma: no cover - a core dependency
         raise UsageError("reading ELF files needs pyelftools: pip install pyelftools") from None
     try:
@@ -163,6 +164,7 @@ def damaged_elf(name: str, what: str) -> Iterator[None]:
     except (
         ELFError,
         DWARFError,
+        ConstructError,
         ValueError,
         KeyError,
         IndexError,
