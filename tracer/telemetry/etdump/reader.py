@@ -99,7 +99,9 @@ class _Timeline:
         # Nor can all of them together: vectors whose elements share offsets (the same table
         # reached again and again) would make the walk grow with the square of the file or
         # worse. And the pairing of events with inferences and layers stays near-linear.
-        self.items_left = self.max_items
+        # A table reached through a vector takes 12 bytes or more (its offset, its own, a field).
+        self.items_left = size // 12
+        self.text_left = 4 * size + 65_536  # bytes of names read: strings may be shared, not 60,000 times
         self.work_left = 8 * self.max_items + 1_000  # a real file pairs each event once or twice
         self.builder = TimelineBuilder(
             clock_hz=None, clock_source="etdump ticks", labels={"time": TIME_LABEL}, source=label
@@ -125,10 +127,21 @@ class _Timeline:
         self.items_left -= n
         if self.items_left < 0:
             raise ValueError(
-                f"the {what} vectors reach more elements than the buffer can hold ({self.max_items:,}): "
+                f"the {what} vectors reach more elements than the buffer can hold ({self.max_items // 3:,}): "
                 "its tables share offsets"
             )
         return n
+
+    def _text(self, raw: bytes | None) -> str:
+        """A name of the file, counted: names that share one long string would be read again and
+        again.
+        """
+        self.text_left -= len(raw or b"")
+        if self.text_left < 0:
+            raise ValueError(
+                "its names reach more text than the buffer holds, many times over: its strings share offsets"
+            )
+        return _decoded(raw)
 
     def _spend(self, work: int) -> None:
         """Count pairings of events; events that overlap beyond any run's are damage."""
@@ -137,9 +150,9 @@ class _Timeline:
             raise ValueError("its events overlap far more than any run's do (inferences or layers within each other)")
 
     def _run(self, run: Any, index: int, number: int) -> int:
-        name = _text(run.Name())
+        name = self._text(run.Name())
         allocators = [
-            _text(run.Allocators(a).Name()) for a in range(self._length(run.AllocatorsLength(), "allocators"))
+            self._text(run.Allocators(a).Name()) for a in range(self._length(run.AllocatorsLength(), "allocators"))
         ]
         profiles: list[tuple[str, int, int, int, int, bool]] = []
         for e in range(self._length(run.EventsLength(), "events")):
@@ -182,10 +195,11 @@ class _Timeline:
 
     def _profile(self, event: Any) -> tuple[str, int, int, int, int, bool] | None:
         """``(name, chain, instruction, start, end, delegate)`` or None (damaged, counted)."""
-        name = _text(event.Name())
-        delegate = event.DelegateDebugIdInt() != -1 or bool(event.DelegateDebugIdStr())
+        name = self._text(event.Name())
+        delegate_id = self._text(event.DelegateDebugIdStr())
+        delegate = event.DelegateDebugIdInt() != -1 or bool(delegate_id)
         if not name:
-            name = _text(event.DelegateDebugIdStr()) or f"delegate event {event.DelegateDebugIdInt()}"
+            name = delegate_id or f"delegate event {event.DelegateDebugIdInt()}"
         start, end = event.StartTime(), event.EndTime()
         if end < start or end > MAX_TICK:
             self.damaged += 1
@@ -219,5 +233,5 @@ class _Timeline:
         )
 
 
-def _text(raw: bytes | None) -> str:
+def _decoded(raw: bytes | None) -> str:
     return raw.decode("utf-8", "replace") if raw else ""
