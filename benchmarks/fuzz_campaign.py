@@ -5,6 +5,7 @@ Usage (from the project root)::
     .venv/bin/python benchmarks/fuzz_campaign.py                   # 10,000 inputs, campaign 1
     .venv/bin/python benchmarks/fuzz_campaign.py --count 50000 --campaign 7 --json fuzz.json
     .venv/bin/python benchmarks/fuzz_campaign.py --campaign 1 --only 4711     # one input again
+    .venv/bin/python benchmarks/fuzz_campaign.py --hostile --count 5000       # issue 26's classes only
 
 Every input is a real file of ``tests/data`` or ``captures/`` (a capture, another tool's raw trace,
 each firmware log, each budget kind, an ELF built from ``tests/data/elf``) changed by one to three
@@ -34,7 +35,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from fuzzing import FORMATS, build_elf, elf_trace, load_seeds, make_case, outcome_json, problems, run_case
+from fuzzing import (
+    FORMATS,
+    build_elf,
+    elf_trace,
+    load_seeds,
+    make_case,
+    make_hostile_case,
+    outcome_json,
+    problems,
+    run_case,
+)
 
 FAILURES = Path(__file__).resolve().parent / "data" / "fuzz-failures"
 
@@ -48,6 +59,11 @@ def main() -> int:
     parser.add_argument("--max-seconds", type=float, default=30.0, help="time bound per input (default 30 s)")
     parser.add_argument("--max-rss-growth", type=float, default=512.0, help="peak-memory growth bound per input, MB")
     parser.add_argument("--json", metavar="PATH", help="also write the counts and failures as JSON")
+    parser.add_argument(
+        "--hostile",
+        action="store_true",
+        help="only the structure-aware classes of issue 26 (tests/fuzz_hostile.py), one generator per input",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="tracer-fuzz-") as tmp:
@@ -63,7 +79,7 @@ def main() -> int:
             file=sys.stderr,
         )
         if args.only is not None:
-            case = make_case(args.campaign, args.only, seeds)
+            case = (make_hostile_case if args.hostile else make_case)(args.campaign, args.only, seeds)
             outcome = run_case(case, work, trace, timeout=args.max_seconds * 2)
             print(json.dumps(outcome_json(outcome), indent=2))
             print("problems:", problems(outcome, args.max_seconds, args.max_rss_growth) or "none")
@@ -78,9 +94,11 @@ def campaign(args: argparse.Namespace, seeds: dict, work: Path, trace: Path | No
     per_mutation: collections.Counter[str] = collections.Counter()
     failures = []
     slowest = None
+    hungriest = None
     started = time.perf_counter()
+    make = make_hostile_case if args.hostile else make_case
     for index in range(args.start, args.start + args.count):
-        case = make_case(args.campaign, index, seeds)
+        case = make(args.campaign, index, seeds)
         outcome = run_case(case, work, trace, timeout=args.max_seconds * 2)
         code = "raised" if outcome.code is None else str(outcome.code)
         per_format[case.format] += 1
@@ -90,6 +108,8 @@ def campaign(args: argparse.Namespace, seeds: dict, work: Path, trace: Path | No
             per_mutation[name] += 1
         if slowest is None or outcome.seconds > slowest.seconds:
             slowest = outcome
+        if hungriest is None or outcome.rss_growth_mb > hungriest.rss_growth_mb:
+            hungriest = outcome
         found = problems(outcome, args.max_seconds, args.max_rss_growth)
         if found:
             failures.append((outcome, found))
@@ -102,11 +122,12 @@ def campaign(args: argparse.Namespace, seeds: dict, work: Path, trace: Path | No
             print(f"  {done:,} inputs, {len(failures)} failures, {rate:.1f} inputs/s", file=sys.stderr)
     elapsed = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    report(args, per_format, per_code, per_pair, per_mutation, failures, slowest, elapsed, peak)
+    report(args, per_format, per_code, per_pair, per_mutation, failures, (slowest, hungriest), elapsed, peak)
     return 1 if failures else 0
 
 
-def report(args, per_format, per_code, per_pair, per_mutation, failures, slowest, elapsed, peak) -> None:
+def report(args, per_format, per_code, per_pair, per_mutation, failures, extremes, elapsed, peak) -> None:
+    slowest, hungriest = extremes
     codes = sorted(per_code, key=lambda c: (not c.isdigit(), c))
     print(
         f"\ncampaign {args.campaign}: {sum(per_format.values()):,} inputs (indices {args.start}.."
@@ -120,6 +141,8 @@ def report(args, per_format, per_code, per_pair, per_mutation, failures, slowest
     print("\nmutations applied (inputs): " + ", ".join(f"{k} {v:,}" for k, v in sorted(per_mutation.items())))
     if slowest is not None:
         print(f"\nslowest input: {slowest.seconds:.2f} s, exit {slowest.code}: {slowest.describe()}")
+    if hungriest is not None:
+        print(f"largest peak-memory growth of one input: {hungriest.rss_growth_mb:.0f} MB: {hungriest.describe()}")
     print(f"peak RSS of the campaign process: {peak:.0f} MB")
     print(f"\nfailures: {len(failures)}")
     for outcome, found in failures[:50]:
@@ -139,6 +162,7 @@ def report(args, per_format, per_code, per_pair, per_mutation, failures, slowest
                     "per_exit_code": dict(per_code),
                     "per_format_and_code": {f"{f} {c}": n for (f, c), n in sorted(per_pair.items())},
                     "slowest": outcome_json(slowest) if slowest else None,
+                    "largest_rss_growth": outcome_json(hungriest) if hungriest else None,
                     "peak_rss_mb": round(peak),
                     "failures": [dict(outcome_json(o), problems=found) for o, found in failures],
                 },

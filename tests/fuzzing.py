@@ -41,6 +41,8 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import fuzz_hostile
+
 from tracer.capture.format import CHUNK_HEAD, CRC, HEAD_CRC_SPAN, HEADER_PREFIX, MAGIC, VERSION
 from tracer.cli.main import main
 
@@ -51,7 +53,18 @@ DEMO_BUDGET = ROOT / "captures" / "demo_budget.toml"
 CONTRACT = frozenset({0, 1, 2, 3, 4})
 MAX_INPUT = 256 * 1024  # mutations never grow an input past this
 
-FORMATS = ("capture", "raw-trace", "log", "budget-vela", "budget-glow", "budget-toml", "budget-json", "elf")
+FORMATS = (
+    "capture",
+    "records",
+    "raw-trace",
+    "log",
+    "etdump",
+    "budget-vela",
+    "budget-glow",
+    "budget-toml",
+    "budget-json",
+    "elf",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,14 +113,16 @@ class FuzzTimeout(BaseException):
 
 
 # -- seeds -----------------------------------------------------------------------------------------
-def build_elf(out_dir: Path) -> Path | None:
-    """``tests/data/elf/tiny.c`` built by arm-none-eabi-gcc, or None when it is not installed."""
+def build_elf(out_dir: Path, debug: bool = False) -> Path | None:
+    """``tests/data/elf/tiny.c`` built by arm-none-eabi-gcc (with DWARF when ``debug``), or None
+    when it is not installed."""
     source = DATA / "elf"
-    out = out_dir / "tiny.elf"
+    out = out_dir / ("tiny-debug.elf" if debug else "tiny.elf")
     try:
         subprocess.run(
             [
                 "arm-none-eabi-gcc",
+                *(["-g"] if debug else []),
                 "-mcpu=cortex-m55",
                 "-mthumb",
                 "-O1",
@@ -156,6 +171,21 @@ def load_seeds(elf: Path | None) -> dict[str, list[Seed]]:
         seeds["budget-json"].append(Seed("budget-json", f"tracer budget --format json {files[0].name}", text))
     if elf is not None:
         seeds["elf"].append(Seed("elf", "tiny.elf (tests/data/elf)", elf.read_bytes()))
+        debug = build_elf(elf.parent, debug=True)
+        if debug is not None:
+            seeds["elf"].append(Seed("elf", "tiny.elf with DWARF (tests/data/elf, -g)", debug.read_bytes()))
+    for path in sorted((DATA / "vela").glob("*.stdout.txt")):
+        seeds["budget-vela"].append(Seed("budget-vela", _rel(path), path.read_bytes()))
+    stream, starts = fuzz_hostile.dwt_stream()
+    seeds["records"].append(
+        Seed(
+            "records",
+            "NPU layers with probe samples",
+            fuzz_hostile.capture(stream, fuzz_hostile.npu_notes(starts[0], 50)),
+        )
+    )
+    for path in sorted((DATA / "etdump").glob("*.etdp")):
+        seeds["etdump"].append(Seed("etdump", _rel(path), path.read_bytes()))
     return {f: s for f, s in seeds.items() if s}
 
 
@@ -191,6 +221,11 @@ COMMANDS: dict[str, list[list[str]]] = {
         ["check", "{input}", "--budget", str(DEMO_BUDGET), "-o", "{out}"],
         ["export", "{input}", "--format", "raw", "-o", "{out}"],
         ["record", "file://{input}", "-o", "{out}", "--force"],
+    ],
+    "etdump": [
+        ["report", "{input}", "--format", "json", "-o", "{out}"],
+        ["check", "{input}", "-o", "{out}"],
+        ["export", "{input}", "--format", "perfetto", "-o", "{out}"],
     ],
     "raw-trace": [
         ["decode", "{input}", "--format", "stats"],
@@ -233,6 +268,8 @@ COMMANDS: dict[str, list[list[str]]] = {
 
 def command_for(fmt: str) -> list[list[str]]:
     """The commands a format's inputs are given to."""
+    if fmt == "records":
+        return COMMANDS["capture"]
     return COMMANDS["budget" if fmt.startswith("budget") else fmt]
 
 
@@ -526,13 +563,25 @@ def mutations_for(fmt: str) -> dict[str, Callable[[random.Random, bytes], bytes]
         out.update(
             {"structure": _capture_structure, "structure2": _capture_structure, "structure3": _capture_structure}
         )
+        out.update({"notes": fuzz_hostile.capture_notes, "notes2": fuzz_hostile.capture_notes})
+    elif fmt == "records":  # valid record streams with hostile fields (the bytes mutated now and then)
+        out = {"flip": _bytes_flip, "truncate": _bytes_truncate}
+        out.update({f"records{k}": fuzz_hostile.hostile_records for k in ("", "2", "3")})
+        out.update({f"notes{k}": fuzz_hostile.capture_notes for k in ("", "2", "3")})
     elif fmt == "raw-trace":
         out.update({"tpiu-sync": _tpiu_syncs, "random": _bytes_random})
+        out.update({"tpiu-repeat": fuzz_hostile.repeated_id_frames, "tpiu-repeat2": fuzz_hostile.repeated_id_frames})
     elif fmt == "elf":
         out.update({"elf-header": _elf_header, "elf-header2": _elf_header, "elf-header3": _elf_header})
+        out.update({f"elf-section{k}": fuzz_hostile.elf_sections for k in ("", "2", "3")})
+    elif fmt == "etdump":
+        out.update({f"etdump-shared{k}": fuzz_hostile.shared_etdump for k in ("", "2", "3")})
     else:
         out.update(TEXT_MUTATIONS)
         out.update({"number2": _text_number, "number3": _text_number})
+        out.update({"unicode-digits": fuzz_hostile.unicode_digits, "unicode-digits2": fuzz_hostile.unicode_digits})
+        if fmt == "budget-vela":
+            out.update({"vela-padding": fuzz_hostile.vela_padding, "vela-padding2": fuzz_hostile.vela_padding})
     return out
 
 
@@ -551,6 +600,37 @@ def make_case(campaign: int, index: int, seeds: dict[str, list[Seed]]) -> Case:
         applied.append(name.rstrip("23"))
     argv = list(rng.choice(command_for(fmt)))
     return Case(index, fmt, seed.name, applied, data, argv, seed.companion)
+
+
+HOSTILE: dict[str, tuple[str, ...]] = {  # issue 26's classes: the structure-aware generators by format
+    "capture": ("notes",),
+    "records": ("records", "notes"),
+    "raw-trace": ("tpiu-repeat",),
+    "log": ("unicode-digits",),
+    "etdump": ("etdump-shared",),
+    "budget-vela": ("unicode-digits", "vela-padding"),
+    "budget-toml": ("unicode-digits",),
+    "budget-json": ("unicode-digits",),
+    "elf": ("elf-section",),
+}
+
+
+def make_hostile_case(campaign: int, index: int, seeds: dict[str, list[Seed]]) -> Case:
+    """Input ``index`` of the structure-aware classes alone (one generator, then maybe a byte
+    mutation): what the CI's fixed seed budget runs."""
+    rng = random.Random(f"hostile:{campaign}:{index}")
+    formats = sorted(f for f in HOSTILE if f in seeds)
+    fmt = formats[index % len(formats)]
+    seed = rng.choice(seeds[fmt])
+    table = mutations_for(fmt)
+    name = rng.choice(HOSTILE[fmt])
+    data = table[name](rng, seed.data)[: MAX_INPUT + 8192]
+    applied = [name]
+    if rng.random() < 0.25:
+        extra = rng.choice(sorted(BYTE_MUTATIONS))
+        data = BYTE_MUTATIONS[extra](rng, data)[: MAX_INPUT + 8192]
+        applied.append(extra)
+    return Case(index, fmt, seed.name, applied, data, list(rng.choice(command_for(fmt))), seed.companion)
 
 
 # -- running ---------------------------------------------------------------------------------------

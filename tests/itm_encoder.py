@@ -218,8 +218,11 @@ NULL_ID = 0x00
 TRIGGER_ID = 0x7D
 
 
-def tpiu_frames(pairs: Iterable[tuple[int, int]]) -> tuple[list[bytes], list[tuple[int, int]]]:
+def tpiu_frames(pairs: Iterable[tuple[int, int]], repeat_id: bool = False) -> tuple[list[bytes], list[tuple[int, int]]]:
     """Pack (source ID, byte) pairs into 16-byte frames, as a CoreSight formatter does.
+
+    ``repeat_id``: every frame begins with an ID change, to the source already current or not
+    (what many probes' formatters do: each frame says its source).
 
     Even bytes 0..14 hold an ID change (``ID << 1 | 1``) or a data byte's bits 7:1 (its bit 0 goes
     to aux byte 15, bit ``slot``); odd bytes hold data. An ID can only sit in an even byte, so when
@@ -244,6 +247,8 @@ def tpiu_frames(pairs: Iterable[tuple[int, int]]) -> tuple[list[bytes], list[tup
     while i < real:
         frame = bytearray(16)
         aux = 0
+        if repeat_id:
+            current = None
         for slot in range(8):
             src, byte = peek(0)
             if src != current:  # immediate change; the data byte follows in the odd byte

@@ -14,7 +14,18 @@ from pathlib import Path
 
 import pytest
 from conftest import require_tools
-from fuzzing import FORMATS, Case, build_elf, elf_trace, load_seeds, make_case, problems, run_case
+from fuzzing import (
+    FORMATS,
+    HOSTILE,
+    Case,
+    build_elf,
+    elf_trace,
+    load_seeds,
+    make_case,
+    make_hostile_case,
+    problems,
+    run_case,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -47,6 +58,31 @@ def _keeps_the_contract(case: Case, work: Path, trace: Path) -> None:
 def test_mutated_inputs_keep_the_contract(index: int, setting: tuple[dict, Path, Path]) -> None:
     seeds, work, trace = setting
     _keeps_the_contract(make_case(CAMPAIGN, index, seeds), work, trace)
+
+
+HOSTILE_EXAMPLES = int(os.environ.get("TRACER_FUZZ_HOSTILE_EXAMPLES", "36"))
+
+
+@settings(
+    max_examples=HOSTILE_EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(index=st.integers(0, 2**31))
+def test_structure_aware_hostile_inputs_keep_the_contract(index: int, setting: tuple[dict, Path, Path]) -> None:
+    """Issue 26's classes on a fixed seed budget: valid checksums and framing, hostile meaning
+    (capture notes, record fields, ELF sections, shared ETDump offsets, Unicode digits, Vela's
+    padding, TPIU frames that repeat their ID)."""
+    seeds, work, trace = setting
+    _keeps_the_contract(make_hostile_case(CAMPAIGN, index, seeds), work, trace)
+
+
+def test_every_hostile_class_is_reached(setting: tuple[dict, Path, Path]) -> None:
+    """The fixed budget reaches every format and generator of the structure-aware classes."""
+    seeds, _, _ = setting
+    cases = [make_hostile_case(CAMPAIGN, i, seeds) for i in range(200)]
+    assert {(c.format, c.mutations[0]) for c in cases} == {(f, m) for f, ms in HOSTILE.items() for m in ms}
 
 
 @settings(

@@ -5,6 +5,8 @@ Every reader of untrusted input goes through these: a file is read with :func:`r
 :func:`parse_toml` (nesting depth and the length of every number bounded, non-finite numbers
 refused, the position of the problem in the error), and values that mean something physical are
 checked against the ranges below with :func:`check_range` before anyone computes with them.
+Values inside an input (a note's fields, a number in text) become typed values through
+:mod:`tracer.values`, which builds on these bounds.
 
 The ranges are far beyond anything a real part or a real compiler produces, and near enough to
 keep every computation exact and quick: a number past them is a damaged or hostile file, never a
@@ -25,7 +27,11 @@ MIB = 1024 * KIB
 
 # -- sizes of files, by kind ---------------------------------------------------------------------
 MAX_BUDGET_FILE_BYTES = 64 * MIB  # Vela CSVs and debug databases, Glow headers, TOML/JSON budgets
+MAX_TOML_BUDGET_CHARS = 1 * MIB  # a TOML budget: 8,000 layers; tomllib takes 3 s for 1 MiB of numbers
+MAX_JSON_BUDGET_CHARS = 4 * MIB  # a JSON budget (`tracer budget --format json` of 10,000 layers)
+MAX_BUDGET_LAYERS = 10_000  # layers of one budget: TFLite models have hundreds of operators
 MAX_ELF_FILE_BYTES = 256 * MIB  # a firmware image with its debug information
+MAX_ELF_SECTION_BYTES = 64 * MIB  # one ELF section once decompressed (a firmware's .debug_info: a few MiB)
 MAX_PMU_TRACE_BYTES = 256 * MIB  # an FVP's --pmu-trace JSON (gzip or not)
 MAX_LOG_LINE_CHARS = 1 * MIB  # one line of a text log; the rest of a longer line is dropped, counted
 
@@ -87,13 +93,24 @@ def gunzip_limited(blob: bytes, limit: int, what: str) -> bytes:
     Raises:
         InputError: Damaged gzip data, or more than ``limit`` bytes once decompressed.
     """
+    return inflate_limited(blob, limit, what, wbits=31)
+
+
+def inflate_limited(blob: bytes, limit: int, what: str, wbits: int = 15) -> bytes:
+    """Decompress zlib (``wbits`` 15), raw deflate (-15) or gzip (31) data to at most ``limit``
+    bytes, stopping there: the output is capped before it inflates, never checked after.
+
+    Raises:
+        InputError: Damaged data, or more than ``limit`` bytes once decompressed.
+    """
     import zlib
 
-    inflater = zlib.decompressobj(wbits=31)
+    kind = "gzip" if wbits > 15 else "compressed"
+    inflater = zlib.decompressobj(wbits=wbits)
     try:
         data = inflater.decompress(blob, limit + 1)
     except zlib.error as exc:
-        raise InputError(f"damaged gzip data ({exc})") from None
+        raise InputError(f"damaged {kind} data ({exc})") from None
     if len(data) > limit:
         raise InputError(f"more than {limit:,} bytes once decompressed: too large for {what}")
     return data
@@ -243,7 +260,9 @@ def _at(text: str, offset: int, message: str) -> InputError:
 
 
 # -- numbers in text -----------------------------------------------------------------------------
-_LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_NUMBER_DIGITS + 1},}}")
+# \d: any decimal digit, as the readers' patterns match them (int() takes '٣' too, and refuses
+# 4,300 of them as it does 4,300 ASCII digits).
+_LONG_DIGITS = re.compile(rf"\d{{{MAX_NUMBER_DIGITS + 1},}}")
 _TOO_BIG = "9" * (MAX_NUMBER_DIGITS + 1)
 
 

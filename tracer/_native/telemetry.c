@@ -20,11 +20,11 @@ enum { S_PEND_TYPE = 0, S_PEND_SEQ = 1, S_PEND_COUNT = 2, S_PEND_GOT = 3, S_PEND
        S_DAMAGED = 28, S_ORPHANS = 29, S_DESYNCS = 30, S_CALIBRATION = 31, S_RECORDS = 32, S_LOST_UNROWED = 33,
        S_TIME_JUMPS = 34, S_PMU_EVENT_COUNT = 35, S_TS_ACC = 36, S_TS_SEEN = 37, S_HDR_TS = 38, S_ANCHOR_TS = 39,
        S_N_DWT = 40, S_DWT_STAMP_FROM = 41, S_TS_FIRST_TIME = 42, S_TS_FIRST_TS = 43, S_TS_LAST_TIME = 44,
-       S_TS_LAST_TS = 45, S_TIME_OFFSET = 46, S_SESSIONS = 47, S_PEND_OFFSET = 48, STATE_SIZE = 49 };
+       S_TS_LAST_TS = 45, S_TIME_OFFSET = 46, S_SESSIONS = 47, S_PEND_OFFSET = 48, S_LOST_ROWS = 49, STATE_SIZE = 50 };
 enum { DW_KIND = 0, DW_A = 1, DW_B = 2, DW_FLAGS = 3, DW_TIME = 4, DW_TS = 5, DW_ANCHOR_TS = 6, DW_OFFSET = 7,
        DW_INFERENCE = 8, DW_COLS = 9 };
 enum { EV_RESTART = 64, RESTART_TARGET_INFO = 1, RESTART_TIME_BACK = 2, RESTART_SEQUENCE = 3, RESTART_WORDS = 5 };
-enum { TS_PENDING = -1, TS_UNKNOWN = -2, MAX_LOST_ROWS = 1000, NO_VALUE = -1, NEED_INF = MAX_LOST_ROWS + 2,
+enum { TS_PENDING = -1, TS_UNKNOWN = -2, MAX_LOST_ROWS = 1000, MAX_LOST_ROWS_TOTAL = 100000, NO_VALUE = -1, NEED_INF = MAX_LOST_ROWS + 2,
        NEED_EVENTS = 2, NEED_WORDS = 64 + RESTART_WORDS, NEED_TEXT = 4, PEND_WORDS = 64, RECORD_TYPES = 64 };
 #define HALF_RANGE (((int64_t)1) << 31)
 #define MASK32 ((int64_t)0xFFFFFFFF)
@@ -46,11 +46,11 @@ static const Layout layout[] = {
     L(S_OVERFLOWS), L(S_GAPS), L(S_LOST_RECORDS), L(S_DAMAGED), L(S_ORPHANS), L(S_DESYNCS), L(S_CALIBRATION),
     L(S_RECORDS), L(S_LOST_UNROWED), L(S_TIME_JUMPS), L(S_PMU_EVENT_COUNT), L(S_TS_ACC), L(S_TS_SEEN),
     L(S_HDR_TS), L(S_ANCHOR_TS), L(S_N_DWT), L(S_DWT_STAMP_FROM), L(S_TS_FIRST_TIME), L(S_TS_FIRST_TS),
-    L(S_TS_LAST_TIME), L(S_TS_LAST_TS), L(S_TIME_OFFSET), L(S_SESSIONS), L(S_PEND_OFFSET), L(STATE_SIZE),
+    L(S_TS_LAST_TIME), L(S_TS_LAST_TS), L(S_TIME_OFFSET), L(S_SESSIONS), L(S_PEND_OFFSET), L(S_LOST_ROWS), L(STATE_SIZE),
     L(DW_KIND), L(DW_A), L(DW_B), L(DW_FLAGS), L(DW_TIME), L(DW_TS), L(DW_ANCHOR_TS), L(DW_OFFSET),
     L(DW_INFERENCE), L(DW_COLS),
     L(EV_RESTART), L(RESTART_TARGET_INFO), L(RESTART_TIME_BACK), L(RESTART_SEQUENCE), L(RESTART_WORDS),
-    L(TS_PENDING), L(TS_UNKNOWN), L(MAX_LOST_ROWS), L(NO_VALUE), L(NEED_INF), L(NEED_EVENTS), L(NEED_WORDS),
+    L(TS_PENDING), L(TS_UNKNOWN), L(MAX_LOST_ROWS), L(MAX_LOST_ROWS_TOTAL), L(NO_VALUE), L(NEED_INF), L(NEED_EVENTS), L(NEED_WORDS),
     L(NEED_TEXT), {"MASK32", MASK32}, {"MASK48", MASK48}, {"HALF_RANGE", HALF_RANGE},
     {NULL, 0},
 };
@@ -185,9 +185,20 @@ static void close_inference(Tables *x, int64_t end) {
     ST(S_LAYER_OPEN) = -1;
 }
 
+/* How many rows to make for ``missing`` inferences lost entirely: at most MAX_LOST_ROWS per jump in
+   numbering and MAX_LOST_ROWS_TOTAL per stream (numbers that jump by 2^20 again and again would
+   otherwise make rows without end); the rest are counted only. */
+static inline int64_t lost_rows(Tables *x, int64_t missing) {
+    int64_t rows = missing < MAX_LOST_ROWS ? missing : MAX_LOST_ROWS;
+    const int64_t left = MAX_LOST_ROWS_TOTAL - ST(S_LOST_ROWS);
+    if (rows > left) rows = left > 0 ? left : 0;
+    ST(S_LOST_ROWS) += rows;
+    return rows;
+}
+
 /* Rows for inferences lost entirely, placed before the open row ``row``; returns its new index. */
 static int64_t insert_lost_rows(Tables *x, int64_t row, int64_t first, int64_t missing) {
-    const int64_t rows = missing < MAX_LOST_ROWS ? missing : MAX_LOST_ROWS;
+    const int64_t rows = lost_rows(x, missing);
     const int64_t moved = row + rows;
     for (int col = 0; col < IN_COLS; col++) INF(col, moved) = INF(col, row);
     for (int64_t k = 0; k < rows; k++) {
@@ -289,7 +300,7 @@ static void apply_record(Tables *x, int64_t rtype, int64_t count) {
         const int64_t unique = number + ST(S_NUMBER_OFFSET);
         if (ST(S_LAST_UNIQUE) >= 0 && unique > ST(S_LAST_UNIQUE) + 1) {
             const int64_t missing = unique - ST(S_LAST_UNIQUE) - 1;
-            const int64_t rows = missing < MAX_LOST_ROWS ? missing : MAX_LOST_ROWS;
+            const int64_t rows = lost_rows(x, missing);
             const int64_t first = ST(S_LAST_UNIQUE) + 1;
             for (int64_t k = 0; k < rows; k++) {
                 open_inference(x, first + k, first + k - ST(S_NUMBER_OFFSET), NO_VALUE, P_LOST_ENTIRELY);

@@ -244,29 +244,32 @@ def _windows(timeline: InferenceTimeline, jobs: Sequence[NpuJob]) -> list[int]:
 def _check_input(job: NpuJob, buf: Buffer, events: _Events, since: int, layer: int | None, line: int) -> list[Problem]:
     """Lines of an input the CPU wrote (after the NPU last did) need a clean before the job."""
     first, end = lines_of(buf.address, buf.length, line)
-    last_write = np.full(end - first, -1, np.int64)
-    last_npu = np.full(end - first, -1, np.int64)
+    writes = events.touching(since, job.start, first, end, ("write", "npu_write"))
+    cleans = events.touching(since, job.start, first, end, ("clean", "clean_invalidate"))
+    seg = _Segments(first, end, writes + cleans, line)
+    last_write = np.full(seg.count, -1, np.int64)
+    last_npu = np.full(seg.count, -1, np.int64)
     write_at: dict[int, Access] = {}
-    for a in events.touching(since, job.start, first, end, ("write", "npu_write")):
-        lo, hi = _lines_within(a, first, end, line)
+    for a in writes:
+        at = seg.of(a)
         if a.what == "write":
-            last_write[lo:hi] = a.cycle
+            last_write[at] = a.cycle
             write_at[a.cycle] = a
         else:
-            last_npu[lo:hi] = a.cycle
+            last_npu[at] = a.cycle
     needs = (last_write >= 0) & (last_write > last_npu)
     if not needs.any():
         return []
-    cleaned = np.zeros(end - first, bool)
-    for a in events.touching(since, job.start, first, end, ("clean", "clean_invalidate")):
-        lo, hi = _lines_within(a, first, end, line)
-        cleaned[lo:hi] |= a.cycle > last_write[lo:hi]
+    cleaned = np.zeros(seg.count, bool)
+    for a in cleans:
+        at = seg.of(a)
+        cleaned[at] |= a.cycle > last_write[at]
     missing = needs & ~cleaned
     if not missing.any():
         return []
-    ranges = _runs(np.flatnonzero(missing) + first)
+    ranges = seg.runs(missing)
     last = int(last_write[missing].max())
-    cleans = [
+    cleans_seen = [
         {"cycle": a.cycle, "address": a.address, "length": a.length}
         for a in events.overlapping(since, job.start, buf, ("clean", "clean_invalidate"))
     ]
@@ -280,13 +283,54 @@ def _check_input(job: NpuJob, buf: Buffer, events: _Events, since: int, layer: i
             {
                 "job_start": job.start,
                 "last_cpu_write": {"cycle": last, "address": write_at[last].address, "length": write_at[last].length},
-                "uncleaned_bytes": int(missing.sum()) * line,
+                "uncleaned_bytes": seg.lines(missing) * line,
                 "uncleaned": [_hex_range(lo, hi, line) for lo, hi in ranges],
                 "partly_cleaned": bool((needs & cleaned).any()),
-                "cleans_seen": cleans[-4:],
+                "cleans_seen": cleans_seen[-4:],
             },
         )
     ]
+
+
+class _Segments:
+    """The cache lines ``[first, end)`` of a buffer cut at the edges of the events that touch it.
+
+    The checks keep one value per segment, so their arrays grow with the events, never with the
+    buffer: a firmware may declare a 4 GiB buffer (2^27 lines, a 1 GiB array per value).
+    """
+
+    def __init__(self, first: int, end: int, accesses: Sequence[Access], line: int) -> None:
+        self.first, self.end, self.line = first, end, line
+        cuts = {0, end - first}
+        for a in accesses:
+            lo, hi = _lines_within(a, first, end, line)
+            if lo < hi:
+                cuts.update((lo, hi))
+        self.bounds = np.array(sorted(cuts), np.int64)
+        self.width = np.diff(self.bounds)
+        self.count = len(self.width)
+
+    def of(self, a: Access) -> slice:
+        """The segments holding the lines of ``a``."""
+        lo, hi = _lines_within(a, self.first, self.end, self.line)
+        if lo >= hi:
+            return slice(0, 0)
+        return slice(int(np.searchsorted(self.bounds, lo)), int(np.searchsorted(self.bounds, hi)))
+
+    def lines(self, mask: np.ndarray) -> int:
+        """How many lines the segments ``mask`` hold."""
+        return int(self.width[mask].sum())
+
+    def runs(self, mask: np.ndarray) -> list[tuple[int, int]]:
+        """The lines of the segments ``mask`` as ``[lo, hi)`` ranges of line numbers, adjacent ones joined."""
+        out: list[tuple[int, int]] = []
+        for i in np.flatnonzero(mask).tolist():
+            lo, hi = self.first + int(self.bounds[i]), self.first + int(self.bounds[i + 1])
+            if out and out[-1][1] == lo:
+                out[-1] = (out[-1][0], hi)
+            else:
+                out.append((lo, hi))
+        return out
 
 
 def _check_output(
@@ -308,22 +352,24 @@ def _check_output(
         if any(b.role == NPU_WRITES and b.address < buf.end and b.end > buf.address for b in buffers[m]):
             horizon = jobs[m].start
             break
-    first_read = np.full(end - first, -1, np.int64)
-    for a in events.touching(job.end, horizon, first, end, ("read",)):
-        lo, hi = _lines_within(a, first, end, line)
-        part = first_read[lo:hi]
+    reads = events.touching(job.end, horizon, first, end, ("read",))
+    invalidates = events.touching(job.end, horizon, first, end, ("invalidate", "clean_invalidate"))
+    seg = _Segments(first, end, reads + invalidates, line)
+    first_read = np.full(seg.count, -1, np.int64)
+    for a in reads:
+        part = first_read[seg.of(a)]
         part[part < 0] = a.cycle
     needs = first_read >= 0
     if not needs.any():
         return []
-    valid = np.zeros(end - first, bool)
-    for a in events.touching(job.end, horizon, first, end, ("invalidate", "clean_invalidate")):
-        lo, hi = _lines_within(a, first, end, line)
-        valid[lo:hi] |= a.cycle < first_read[lo:hi]
+    valid = np.zeros(seg.count, bool)
+    for a in invalidates:
+        at = seg.of(a)
+        valid[at] |= a.cycle < first_read[at]
     missing = needs & ~valid
     if not missing.any():
         return []
-    ranges = _runs(np.flatnonzero(missing) + first)
+    ranges = seg.runs(missing)
     return [
         Problem(
             MISSING_INVALIDATE,
@@ -334,21 +380,11 @@ def _check_output(
             {
                 "job_end": job.end,
                 "first_cpu_read": int(first_read[missing].min()),
-                "uninvalidated_bytes": int(missing.sum()) * line,
+                "uninvalidated_bytes": seg.lines(missing) * line,
                 "uninvalidated": [_hex_range(lo, hi, line) for lo, hi in ranges],
             },
         )
     ]
-
-
-def _runs(lines: np.ndarray) -> list[tuple[int, int]]:
-    """Consecutive line numbers as ``[lo, hi)`` ranges."""
-    if not len(lines):
-        return []
-    breaks = np.flatnonzero(np.diff(lines) != 1)
-    starts = np.concatenate([[0], breaks + 1])
-    ends = np.concatenate([breaks, [len(lines) - 1]])
-    return [(int(lines[s]), int(lines[e]) + 1) for s, e in zip(starts, ends)]
 
 
 def _cache_columns(timeline: InferenceTimeline) -> tuple[np.ndarray, ...]:

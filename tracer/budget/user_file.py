@@ -35,6 +35,7 @@ import dataclasses
 import json
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from tracer.base.timeline import Engine
@@ -43,9 +44,12 @@ from tracer.budget.text import BudgetText
 from tracer.errors import UsageError
 from tracer.limits import (
     CLOCK_RANGE,
+    MAX_BUDGET_LAYERS,
     MAX_CYCLES,
+    MAX_JSON_BUDGET_CHARS,
     MAX_MEMORY_BYTES,
     MAX_TOLERANCE_PCT,
+    MAX_TOML_BUDGET_CHARS,
     InputError,
     check_range,
     parse_json,
@@ -120,6 +124,7 @@ def read_toml(source: BudgetText) -> UserBudget:
     Raises:
         UsageError: Not TOML, an unknown key, a value of the wrong kind (with its line).
     """
+    _check_size(source, MAX_TOML_BUDGET_CHARS, "TOML", _TOML_LAYER.finditer(source.text), "[[layer]] tables")
     try:
         data = parse_toml(source.text)
     except InputError as exc:
@@ -142,10 +147,13 @@ def read_json(source: BudgetText) -> UserBudget:
     Raises:
         UsageError: Not JSON, an unknown key, a value of the wrong kind (with its line).
     """
+    _check_size(source, MAX_JSON_BUDGET_CHARS, "JSON", iter(()), "layers")
     try:
         data = parse_json(source.text)
     except InputError as exc:
         raise source.error(exc.line, f"{exc.message} (column {exc.column})") from None
+    if isinstance(data, dict) and isinstance(data.get("layers"), list) and len(data["layers"]) > MAX_BUDGET_LAYERS:
+        raise source.error(1, f"{len(data['layers']):,} layers: a budget has at most {MAX_BUDGET_LAYERS:,}")
     positions = _json_lines(source.text)
     if not isinstance(data, dict):
         raise source.error(1, "expected a JSON object with 'model' and 'layers'")
@@ -165,6 +173,21 @@ def read_json(source: BudgetText) -> UserBudget:
         return positions.get(json_path, 1)
 
     return _build(source, data.get("model", {}), layers, "layers", line, json_shape=True)
+
+
+_TOML_LAYER = re.compile(r"^[ \t]*\[\[[ \t]*layer[ \t]*\]\]", re.MULTILINE)
+
+
+def _check_size(source: BudgetText, limit: int, kind: str, layers: Iterator[re.Match[str]], what: str) -> None:
+    """Refuse a budget of our own format larger than any model's before parsing it: its parsers
+    take seconds per MiB, and a file may be 64 MiB (docs/limits.md).
+    """
+    if len(source.text) > limit:
+        raise source.error(1, f"{len(source.text):,} characters: a {kind} budget has at most {limit:,}")
+    for k, m in enumerate(layers):
+        if k == MAX_BUDGET_LAYERS:
+            line = source.text.count("\n", 0, m.start()) + 1
+            raise source.error(line, f"more than {MAX_BUDGET_LAYERS:,} {what}: a budget has at most that many layers")
 
 
 def _build(

@@ -25,6 +25,7 @@ from tracer.budget.command_stream import CommandStream, StreamOperation
 from tracer.budget.ops import normalize_op
 from tracer.budget.text import BudgetText
 from tracer.budget.vela_csv import VelaLayerTable
+from tracer.values import is_ascii_digits
 
 MAX_ID = 2**31  # ids, offsets and model indices of a debug database
 
@@ -110,7 +111,7 @@ def read_debug_db(source: BudgetText) -> DebugDb:
 
     def num(name: str, row: dict[str, str], key: str, k: int) -> int:
         text = row.get(key)
-        if isinstance(text, str) and text.strip().isdigit() and len(text.strip()) <= 10 and int(text) <= MAX_ID:
+        if isinstance(text, str) and is_ascii_digits(text.strip()) and len(text.strip()) <= 10 and int(text) <= MAX_ID:
             return int(text)
         raise source.error(line_of.get(name, 1) + k + 1, f"table '{name}': expected an integer '{key}' from 0 to 2**31")
 

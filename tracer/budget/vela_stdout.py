@@ -42,10 +42,15 @@ from tracer.limits import MAX_NUMBER_DIGITS
 
 _SUMMARY = re.compile(r"^Network summary for (?P<name>\S.*?)\s*$")
 _ROW = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 ./-]*?)\s{2,}(?P<value>\S.*?)\s*$")
-_CLOCK = re.compile(r"^(?P<v>\d+(?:\.\d+)?) (?P<unit>[kMG]?Hz)$")
-_SIZE = re.compile(r"^(?P<v>\d+(?:\.\d+)?) (?P<unit>B|KiB|MiB|GiB)$")
-_PER_BATCH = re.compile(r"^(?P<v>\d+(?:\.\d+)?) (?P<unit>cycles|MACs)/batch$")
-_TIME = re.compile(r"^(?P<ms>\d+(?:\.\d+)?) ms, (?P<ips>\d+(?:\.\d+)?) inferences/s \(batch size (?P<batch>\d+)\)$")
+# Vela pads its numbers to a width (``f"{ms:7.2f} ms, {ips:7.2f} inferences/s"`` prints
+# "18.22 ms,   54.88 inferences/s"): any run of spaces between the parts. ASCII digits only.
+_CLOCK = re.compile(r"^(?P<v>\d+(?:\.\d+)?)\s+(?P<unit>[kMG]?Hz)$", re.ASCII)
+_SIZE = re.compile(r"^(?P<v>\d+(?:\.\d+)?)\s+(?P<unit>B|KiB|MiB|GiB)$", re.ASCII)
+_PER_BATCH = re.compile(r"^(?P<v>\d+(?:\.\d+)?)\s+(?P<unit>cycles|MACs)/batch$", re.ASCII)
+_TIME = re.compile(
+    r"^(?P<ms>\d+(?:\.\d+)?)\s+ms,\s+(?P<ips>\d+(?:\.\d+)?)\s+inferences/s\s+\(batch size\s+(?P<batch>\d+)\)$",
+    re.ASCII,
+)
 _PERF = re.compile(r"^Performance for NPU ")
 _DASHES = re.compile(r"^-+(?: +-+)*\s*$")
 _CLOCK_UNITS = {"Hz": 1, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}

@@ -118,9 +118,11 @@ class CaptureMetadata:
     def merged_checked(self, patch: dict[str, Any]) -> tuple[CaptureMetadata, list[str]]:
         """:meth:`merged`, and a sentence for each value of ``patch`` dropped."""
         applied, problems = CaptureMetadata.checked(patch)
-        data = self.to_json()
-        data.update({k: v for k, v in patch.items() if k not in _CHECKS or getattr(applied, k) == v})
-        return CaptureMetadata.checked(data)[0], problems
+        known = {k: v for k, v in patch.items() if k in _CHECKS and getattr(applied, k) == v}
+        # The extra keys are copied shallowly, and only when the patch adds some: a capture may
+        # carry thousands of patches to a large metadata, each must cost what the patch holds.
+        extra = {**self.extra, **applied.extra} if applied.extra else self.extra
+        return dataclasses.replace(self, **known, extra=extra), problems
 
 
 def _show(value: Any) -> str:

@@ -28,6 +28,7 @@ from tracer.capture.format import (
     ChunkKind,
 )
 from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.notes import checked_note
 from tracer.capture.order import DataChunk, Ordered, StreamOrder
 from tracer.capture.paths import not_a_file
 from tracer.errors import CaptureError, reading_file
@@ -258,7 +259,10 @@ class CaptureReader:
                 yield DataChunk(at, offset, payload, host_ns)
             elif kind == ChunkKind.EVENT:
                 event = self._json(payload, body_at, f"event chunk at byte {at}", "ignored")
-                if event is not None:
+                wrong = None if event is None else checked_note(event)
+                if wrong is not None:
+                    self._warn(at, f"event chunk at byte {at}: {wrong}; ignored")
+                elif event is not None:
                     self.events.append((offset, event))
             else:
                 patch = self._json(payload, body_at, f"metadata chunk at byte {at}", "ignored")

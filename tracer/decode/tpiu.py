@@ -123,6 +123,7 @@ class Run:
         redundant: Changes to the ID already current.
         null_noise: Non-zero bytes under the null ID.
         wanted: Bytes of the wanted source.
+        leading: Of the redundant changes, those in byte 0 of a frame (at most one per frame).
     """
 
     start: int
@@ -132,6 +133,7 @@ class Run:
     redundant: int
     null_noise: int
     wanted: bytes
+    leading: int = 0
 
     @property
     def full(self) -> bool:
@@ -145,8 +147,9 @@ class Run:
 
     def plausible(self, min_frames: int, strict: bool = True) -> bool:
         """True if these frames hold up as a formatter's: enough of them, a few valid IDs, at
-        least one real source, and changes to the current ID rare (a formatter that repeats an ID
-        does so at most now and then; raw ITM read as frames repeats ``01`` on every byte).
+        least one real source, and changes to the current ID rare but at the start of a frame
+        (raw ITM read as frames repeats ``01`` on every byte; many probes' formatters begin every
+        frame with its ID, the current one or not: one repeat per frame, in byte 0).
         ``strict`` also wants the null ID's bytes zero (padding), but for one in 32 frames (or one).
         """
         ids = self.ids
@@ -155,7 +158,7 @@ class Run:
             self.frames >= min_frames
             and 0 < len(ids) <= MAX_SOURCES
             and any(0 < i < 0x70 for i in ids)
-            and self.redundant <= max(2, total // 4)
+            and self.redundant - self.leading <= max(2, total // 4)
             and (not strict or self.null_noise <= max(1, self.frames // NULL_NOISE_FRAMES))
         )
 
@@ -184,14 +187,19 @@ def measure(sample: bytes, start: int, source_id: int, length: int | None = None
     state, changes, wanted = deframe(source_id)
     # The null ID's bytes, read the same way (only when the frames change to it).
     null_noise = int(np.count_nonzero(deframe(NULL_ID)[2])) if changes[NULL_ID] else 0
+    frames = int(state[tpiu_kernel.S_FRAMES])
+    redundant = int(state[tpiu_kernel.S_REDUNDANT])
+    firsts = data[FRAME : FRAME * frames : FRAME]  # byte 0 of every frame after the first
+    leading = int(np.count_nonzero((firsts & 1).astype(bool) & (changes[firsts >> 1] > 0))) if redundant else 0
     return Run(
         start,
-        int(state[tpiu_kernel.S_FRAMES]),
+        frames,
         int(state[tpiu_kernel.S_STOP]),
         changes,
-        int(state[tpiu_kernel.S_REDUNDANT]),
+        redundant,
         null_noise,
         wanted.tobytes(),
+        min(leading, redundant),
     )
 
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
 import hashlib
 import io
 import os
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from tracer.base.exceptions import FIRST_IRQ, exception_label
 from tracer.errors import UsageError, reading_file
-from tracer.limits import MAX_ELF_FILE_BYTES, read_limited
+from tracer.limits import MAX_ELF_FILE_BYTES, MAX_ELF_SECTION_BYTES, InputError, inflate_limited, read_limited
 
 if TYPE_CHECKING:
     from elftools.elf.elffile import ELFFile
@@ -137,31 +139,77 @@ def read_elf(stream: BinaryIO | bytes, name: str = "<elf>") -> ElfImage:
     Raises:
         UsageError: Not an ELF image, or one pyelftools cannot read.
     """
-    try:
-        from elftools.common.exceptions import ELFError  # lazy, like all parsers
-        from elftools.elf.elffile import ELFFile
-    except ImportError:  # pragma: no cover - a core dependency
-        raise UsageError("reading ELF files needs pyelftools: pip install pyelftools") from None
     blob = stream if isinstance(stream, bytes) else stream.read(MAX_ELF_FILE_BYTES + 1)
     if len(blob) > MAX_ELF_FILE_BYTES:
         raise UsageError(f"{name}: more than {MAX_ELF_FILE_BYTES:,} bytes: too large for an ELF file")
     if not blob.startswith(b"\x7fELF"):
         raise UsageError(f"{name}: not an ELF file (expected the bytes 7f 45 4c 46 at offset 0)")
+    with damaged_elf(name, "damaged ELF file"):
+        return _build(checked_elf(blob, name), name)
+
+
+@contextlib.contextmanager
+def damaged_elf(name: str, what: str) -> Iterator[None]:
+    """Turn what pyelftools raises on a damaged file (its own errors, failed assertions, struct
+    and index errors) into a :class:`UsageError` saying ``what`` (the one list of them, for every
+    reader of ELF files).
+    """
     try:
-        elf = ELFFile(io.BytesIO(blob))
-        return _build(elf, name)
+        from elftools.common.exceptions import DWARFError, ELFError  # lazy, like all parsers
+        from elftools.construct.core import ConstructError  # its structures' own (a missing terminator)
+    except ImportError:  # pragma: no cover - a core dependency
+        raise UsageError("reading ELF files needs pyelftools: pip install pyelftools") from None
+    try:
+        yield
     except (
         ELFError,
+        DWARFError,
+        ConstructError,
         ValueError,
         KeyError,
         IndexError,
+        AttributeError,
         AssertionError,
         struct.error,
         OverflowError,
         RecursionError,
     ) as exc:
-        # pyelftools raises a few kinds on damaged files; any of them means "cannot use this".
-        raise UsageError(f"{name}: damaged ELF file ({exc})") from None
+        said = f"a value it cannot take: {exc}" if isinstance(exc, AssertionError) else str(exc)
+        raise UsageError(f"{name}: {what} ({said})") from None
+
+
+def checked_elf(blob: bytes, name: str) -> ELFFile:
+    """An ``ELFFile`` over ``blob`` whose every section pyelftools may read is of a size the file
+    can justify: a compressed section inflates to at most ``MAX_ELF_SECTION_BYTES`` (checked
+    before it inflates), and a debug section has bits in the file (a NOBITS one would be read as
+    its declared size of zeros, 8 GB from a few bytes).
+
+    Raises:
+        UsageError: A section beyond these bounds (or pyelftools' errors, through the caller's
+            :func:`damaged_elf`).
+    """
+    from elftools.elf.elffile import ELFFile
+
+    elf = ELFFile(io.BytesIO(blob))
+    for index, section in enumerate(elf.iter_sections()):
+        where = f"{name}: section {index} ({section.name or 'unnamed'})"
+        debug = section.name.startswith((".debug", ".zdebug"))
+        if section["sh_type"] == "SHT_NOBITS":
+            if debug:
+                raise UsageError(f"{where} is a debug section with no bits in the file (NOBITS): damaged ELF file")
+            continue
+        if section.compressed and section.data_size > MAX_ELF_SECTION_BYTES:
+            raise UsageError(
+                f"{where} inflates to {section.data_size:,} bytes: expected at most {MAX_ELF_SECTION_BYTES:,}"
+            )
+        if section.name.startswith(".zdebug"):  # GNU's "ZLIB" + size: pyelftools inflates it all
+            start = int(section["sh_offset"]) + 12
+            packed = blob[start : start + max(0, int(section["sh_size"]) - 12)]
+            try:
+                inflate_limited(packed, MAX_ELF_SECTION_BYTES, "a debug section")
+            except InputError as exc:
+                raise UsageError(f"{where}: {exc.message}") from None
+    return elf
 
 
 # -- building -----------------------------------------------------------------------------------

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import io
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tracer.elf.image import ElfImage, read_elf
+from tracer.elf.image import ElfImage, checked_elf, damaged_elf, read_elf
 from tracer.errors import UsageError, reading_file
 from tracer.limits import MAX_ELF_FILE_BYTES, read_limited
 
@@ -106,11 +105,8 @@ def open_locator(path: str | os.PathLike[str]) -> CodeLocator:
 
 def read_inlined_ranges(data: bytes, name: str = "<elf>") -> list[InlinedRange]:
     """Every inlined call's address ranges in an ELF file's DWARF (empty without DWARF)."""
-    from elftools.common.exceptions import ELFError  # only with an ELF
-    from elftools.elf.elffile import ELFFile
-
-    try:
-        elf = ELFFile(io.BytesIO(data))
+    with damaged_elf(name, "cannot read its DWARF debug information"):
+        elf = checked_elf(data, name)
         if not elf.has_dwarf_info():
             return []
         dwarf = elf.get_dwarf_info()
@@ -121,8 +117,7 @@ def read_inlined_ranges(data: bytes, name: str = "<elf>") -> list[InlinedRange]:
             base = _attr(top, "DW_AT_low_pc") or 0
             _walk(top, 0, cu, lists, base, out)
         return out
-    except (ELFError, KeyError, ValueError, AttributeError, IndexError) as exc:
-        raise UsageError(f"{name}: cannot read its DWARF debug information ({exc})") from None
+    return []  # (not reached: damaged_elf raises)
 
 
 def _walk(die: Any, depth: int, cu: Any, lists: Any, base: int, out: list[InlinedRange]) -> None:

@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from tracer.analysis.result import Analysis
+from tracer.errors import CaptureError
 from tracer.export.perfetto_layout import TraceLayout, layout
 from tracer.export.protobuf import FIXED64, Message, length_delimited, tag, varint_field
 
@@ -90,7 +91,16 @@ class _Encoder:
         self.types = {kind: varint_field(9, kind) for kind in (SLICE_BEGIN, SLICE_END, INSTANT, COUNTER)}
 
     def packet(self, ts_ns: int, event: bytes) -> bytes:
-        """TracePacket {timestamp, trusted_packet_sequence_id, track_event}."""
+        """TracePacket {timestamp, trusted_packet_sequence_id, track_event}.
+
+        Raises:
+            CaptureError: A time beyond a trace's 64-bit nanoseconds (584 years: a damaged time line).
+        """
+        if not 0 <= ts_ns < 1 << 64:
+            raise CaptureError(
+                f"a time of {ts_ns:,} ns on the capture's time line: beyond the 64-bit nanoseconds of a "
+                "Perfetto trace (the capture's times are damaged)"
+            )
         return varint_field(8, ts_ns) + self.sequence + length_delimited(11, event)
 
     def event(self, kind: int, track: str, name: str, category: str, args: Mapping[str, Any]) -> bytes:

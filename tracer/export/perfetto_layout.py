@@ -22,6 +22,7 @@ timings an FVP produced carry "model estimate" in the CPU track's name and in ea
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Mapping
 from typing import Any
 
@@ -139,7 +140,12 @@ def _layers(
     estimate = MODEL_ESTIMATE in timeline.labels.get("cpu_cycles", "") or timeline.clock_source == MODEL_ESTIMATE
     simulated = timeline.labels.get("npu_pmu") == "simulated"
     order = np.lexsort((spans.end, spans.start))
-    lanes: dict[str, list[int]] = {}  # engine -> end cycle of each lane's last slice
+    # Per engine: the lanes whose last slice may still run (a heap by end cycle) and the lanes free
+    # (a heap by number). Starts only grow, so a lane once free stays free until it is taken: the
+    # lowest free lane is found without scanning every lane (overlapping spans make thousands).
+    busy: dict[str, list[tuple[int, int]]] = {}
+    free: dict[str, list[int]] = {}
+    lane_count: dict[str, int] = {}
     pmu_tracks = {j: f"NPU PMU {n}" for j, n in enumerate(spans.pmu_names)}
     infos = {i: timeline.layer(i) for i in set(spans.layer.tolist())}
     engines = {info.engine for info in infos.values()}
@@ -161,12 +167,15 @@ def _layers(
         info = infos[index]
         engine = info.engine
         base = "NPU" if engine is Engine.NPU else ("CPU (" + MODEL_ESTIMATE + ")" if estimate else "CPU")
-        ends = lanes.setdefault(base, [])
-        lane = next((k for k, e in enumerate(ends) if e <= start), len(ends))
-        if lane == len(ends):
-            ends.append(end)
+        running, idle = busy.setdefault(base, []), free.setdefault(base, [])
+        while running and running[0][0] <= start:
+            heapq.heappush(idle, heapq.heappop(running)[1])
+        if idle:
+            lane = heapq.heappop(idle)
         else:
-            ends[lane] = end
+            lane = lane_count.get(base, 0)
+            lane_count[base] = lane + 1
+        heapq.heappush(running, (end, lane))
         name_of_track = track(base if lane == 0 else f"{base} #{lane + 1}")
         cycles = end - start
         args: dict[str, Any] = {

@@ -6,6 +6,7 @@ import dataclasses
 import urllib.parse
 
 from tracer.errors import UsageError
+from tracer.values import is_ascii_digits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +58,7 @@ class SourceUrl:
             if default_port is None:
                 raise UsageError(f"{self.text}: expected host:port")
             return host, default_port
-        if not port.isdigit() or not 1 <= int(port) <= 65535:
+        if not is_ascii_digits(port) or len(port) > 5 or not 1 <= int(port) <= 65535:
             raise UsageError(f"{self.text}: port must be a number from 1 to 65535, not {port!r}")
         return host, int(port)
 

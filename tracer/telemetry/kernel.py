@@ -155,7 +155,8 @@ S_TS_LAST_TS = 45
 S_TIME_OFFSET = 46  # added to the target's time on the time line (sessions after a restart)
 S_SESSIONS = 47  # restarts seen
 S_PEND_OFFSET = 48  # stream offset of the pending record's header packet
-STATE_SIZE = 49
+S_LOST_ROWS = 49  # rows made for inferences lost entirely, over the stream
+STATE_SIZE = 50
 
 # -- DWT table rows (hardware packets: exception trace, data trace, and the loss packets) ---------
 DW_KIND = 0  # PacketKind value
@@ -180,6 +181,7 @@ TS_PENDING = -1  # a stamp the next local timestamp gives
 TS_UNKNOWN = -2  # a stamp nobody will give (no timestamps, or lost in a gap)
 
 MAX_LOST_ROWS = 1000  # rows made for inferences lost entirely, per jump in numbering
+MAX_LOST_ROWS_TOTAL = 100_000  # ... and per stream (12 MB of rows); beyond, they are counted only
 NO_VALUE = -1
 MASK32 = 0xFFFFFFFF
 MASK48 = (1 << 48) - 1
@@ -289,9 +291,21 @@ def _close_inference(state, infs, spans, end):
     state[S_LAYER_OPEN] = -1
 
 
+def _lost_rows(state, missing):
+    """How many rows to make for ``missing`` inferences lost entirely (numbers that jump by 2^20
+    again and again would otherwise make rows without end); the rest are counted only.
+    """
+    rows = missing if missing < MAX_LOST_ROWS else MAX_LOST_ROWS
+    left = MAX_LOST_ROWS_TOTAL - state[S_LOST_ROWS]
+    if rows > left:
+        rows = left if left > 0 else 0
+    state[S_LOST_ROWS] += rows
+    return rows
+
+
 def _insert_lost_rows(state, infs, row, first, missing):
     """Rows for inferences lost entirely, placed before the open row ``row``; returns its new index."""
-    rows = missing if missing < MAX_LOST_ROWS else MAX_LOST_ROWS
+    rows = _lost_rows(state, missing)
     moved = row + rows
     for col in range(IN_COLS):
         infs[col, moved] = infs[col, row]
@@ -385,7 +399,7 @@ def _record(state, pend, pmu, rtype, count, spans, infs, events, words_out):
         unique = number + state[S_NUMBER_OFFSET]
         if state[S_LAST_UNIQUE] >= 0 and unique > state[S_LAST_UNIQUE] + 1:
             missing = unique - state[S_LAST_UNIQUE] - 1
-            rows = missing if missing < MAX_LOST_ROWS else MAX_LOST_ROWS
+            rows = _lost_rows(state, missing)
             first = state[S_LAST_UNIQUE] + 1
             for k in range(rows):
                 _open_inference(

@@ -34,6 +34,7 @@ from tracer.telemetry.wire import (
 
 WRAP = 1 << 32
 MIN_PLACED = 0.5
+MAX_WRAP_CANDIDATES = 4096  # counts of wraps tried: 4.8 hours of a 1 GHz core's time line
 
 
 def probe_npu_records(
@@ -86,7 +87,7 @@ def probe_npu_records(
 
 def _place(columns: dict[str, list[Any]], timeline: InferenceTimeline) -> np.ndarray | str:
     """The samples' 64-bit cycles, or why they cannot be placed."""
-    raw = np.array(columns["cyccnt"], np.int64) & (WRAP - 1)
+    raw = np.array([c & (WRAP - 1) for c in columns["cyccnt"]], np.int64)  # (checked: 0..2^64-1)
     host = np.array(columns["host_time"], np.float64)
     clock = float(timeline.clock_hz or 0)
     if len(host) > 1 and float(np.max(np.diff(host))) * clock >= WRAP / 2:
@@ -100,14 +101,16 @@ def _place(columns: dict[str, list[Any]], timeline: InferenceTimeline) -> np.nda
         return "no NPU layer span or no running NPU sample to align them with"
     order = np.argsort(starts)
     starts, ends = starts[order], ends[order]
-    t_lo, t_hi = int(starts[0]), int(ends[-1])
+    candidates = _candidate_wraps(starts, ends, unwrapped)
+    if isinstance(candidates, str):
+        return candidates
     scores = {}
-    for wraps in range(max(0, (t_lo - int(unwrapped[-1])) // WRAP - 1), t_hi // WRAP + 2):
+    for wraps in candidates:
         t = unwrapped[running] + wraps * WRAP
         at = np.searchsorted(starts, t, "right") - 1
         inside = (at >= 0) & (t <= ends[np.clip(at, 0, None)])
         scores[wraps] = int(inside.sum())
-    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1]) or [(0, 0)]
     best, hits = ranked[0]
     if hits < MIN_PLACED * int(running.sum()) or (len(ranked) > 1 and ranked[1][1] == hits):
         return (
@@ -115,3 +118,25 @@ def _place(columns: dict[str, list[Any]], timeline: InferenceTimeline) -> np.nda
             f"(at best {hits} of {int(running.sum())})"
         )
     return unwrapped + best * WRAP
+
+
+def _candidate_wraps(starts: np.ndarray, ends: np.ndarray, unwrapped: np.ndarray) -> list[int] | str:
+    """The counts of wraps that put at least one sample inside an NPU span, in increasing order
+    (the others score 0), or why there are too many to try.
+
+    Only these are scored: counting every wrap between the first span and the last would take
+    as long as the distance the input puts between them (2^28 wraps for spans 2^60 cycles apart).
+    """
+    lo, hi = int(unwrapped.min()), int(unwrapped.max())
+    found: set[int] = set()
+    for start, end in zip(starts.tolist(), ends.tolist()):
+        first, last = max(0, (start - hi) // WRAP), (end - lo) // WRAP
+        if last < first:
+            continue
+        if last - first + 1 + len(found) > MAX_WRAP_CANDIDATES:
+            return (
+                f"the capture's NPU layers leave more than {MAX_WRAP_CANDIDATES:,} ways to place them "
+                "(its time line is too long, or damaged)"
+            )
+        found.update(range(first, last + 1))
+    return sorted(found)

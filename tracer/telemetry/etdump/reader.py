@@ -23,6 +23,7 @@ not an ETDump at all raises :class:`~tracer.errors.CaptureError`.
 
 from __future__ import annotations
 
+import bisect
 import os
 import struct
 from typing import Any
@@ -95,6 +96,13 @@ class _Timeline:
     def __init__(self, label: str, size: int) -> None:
         self.label = label
         self.max_items = size // 4  # a vector cannot hold more elements than the buffer has words
+        # Nor can all of them together: vectors whose elements share offsets (the same table
+        # reached again and again) would make the walk grow with the square of the file or
+        # worse. And the pairing of events with inferences and layers stays near-linear.
+        # A table reached through a vector takes 12 bytes or more (its offset, its own, a field).
+        self.items_left = size // 12
+        self.text_left = 4 * size + 65_536  # bytes of names read: strings may be shared, not 60,000 times
+        self.work_left = 8 * self.max_items + 1_000  # a real file pairs each event once or twice
         self.builder = TimelineBuilder(
             clock_hz=None, clock_source="etdump ticks", labels={"time": TIME_LABEL}, source=label
         )
@@ -116,12 +124,35 @@ class _Timeline:
     def _length(self, n: int, what: str) -> int:
         if n > self.max_items:
             raise ValueError(f"the {what} vector claims {n} elements, more than the buffer can hold")
+        self.items_left -= n
+        if self.items_left < 0:
+            raise ValueError(
+                f"the {what} vectors reach more elements than the buffer can hold ({self.max_items // 3:,}): "
+                "its tables share offsets"
+            )
         return n
 
+    def _text(self, raw: bytes | None) -> str:
+        """A name of the file, counted: names that share one long string would be read again and
+        again.
+        """
+        self.text_left -= len(raw or b"")
+        if self.text_left < 0:
+            raise ValueError(
+                "its names reach more text than the buffer holds, many times over: its strings share offsets"
+            )
+        return _decoded(raw)
+
+    def _spend(self, work: int) -> None:
+        """Count pairings of events; events that overlap beyond any run's are damage."""
+        self.work_left -= work
+        if self.work_left < 0:
+            raise ValueError("its events overlap far more than any run's do (inferences or layers within each other)")
+
     def _run(self, run: Any, index: int, number: int) -> int:
-        name = _text(run.Name())
+        name = self._text(run.Name())
         allocators = [
-            _text(run.Allocators(a).Name()) for a in range(self._length(run.AllocatorsLength(), "allocators"))
+            self._text(run.Allocators(a).Name()) for a in range(self._length(run.AllocatorsLength(), "allocators"))
         ]
         profiles: list[tuple[str, int, int, int, int, bool]] = []
         for e in range(self._length(run.EventsLength(), "events")):
@@ -147,9 +178,13 @@ class _Timeline:
         calls = [p for p in profiles if p[0] == INFERENCE_EVENT]
         if not calls and name == "Execute" and any(p[0] in LAYER_EVENTS for p in profiles):
             calls = [("", -1, -1, min(p[3] for p in profiles), max(p[4] for p in profiles), False)]
+        order = sorted(range(len(profiles)), key=lambda k: profiles[k][3])
+        starts = [profiles[k][3] for k in order]
         for call in calls:
-            inside = [p for p in profiles if p is not call and call[3] <= p[3] and p[4] <= call[4]]
-            self._inference(number, call, inside)
+            a, b = bisect.bisect_left(starts, call[3]), bisect.bisect_right(starts, call[4])
+            self._spend(b - a)
+            picked = sorted(k for k in order[a:b] if profiles[k] is not call and profiles[k][4] <= call[4])
+            self._inference(number, call, [profiles[k] for k in picked])
             number += 1
         for p in profiles:
             if not calls or p[0] not in (*LAYER_EVENTS, INFERENCE_EVENT):
@@ -160,10 +195,11 @@ class _Timeline:
 
     def _profile(self, event: Any) -> tuple[str, int, int, int, int, bool] | None:
         """``(name, chain, instruction, start, end, delegate)`` or None (damaged, counted)."""
-        name = _text(event.Name())
-        delegate = event.DelegateDebugIdInt() != -1 or bool(event.DelegateDebugIdStr())
+        name = self._text(event.Name())
+        delegate_id = self._text(event.DelegateDebugIdStr())
+        delegate = event.DelegateDebugIdInt() != -1 or bool(delegate_id)
         if not name:
-            name = _text(event.DelegateDebugIdStr()) or f"delegate event {event.DelegateDebugIdInt()}"
+            name = delegate_id or f"delegate event {event.DelegateDebugIdInt()}"
         start, end = event.StartTime(), event.EndTime()
         if end < start or end > MAX_TICK:
             self.damaged += 1
@@ -172,10 +208,15 @@ class _Timeline:
 
     def _inference(self, number: int, call: tuple[str, int, int, int, int, bool], inside: list[Any]) -> None:
         layers = [p for p in inside if p[0] in LAYER_EVENTS and not p[5] and p[2] >= 0]
-        details = [p for p in inside if p not in layers]
+        by_instruction: dict[int, list[tuple[str, int, int, int, int, bool]]] = {}
+        for p in inside:
+            if not (p[0] in LAYER_EVENTS and not p[5] and p[2] >= 0):  # (the details, in order)
+                by_instruction.setdefault(p[2], []).append(p)
         for name, chain, instruction, start, end, _ in layers:
             key = (chain, instruction)
-            nested = [d for d in details if d[2] == instruction and start <= d[3] and d[4] <= end]
+            candidates = by_instruction.get(instruction, [])
+            self._spend(len(candidates))
+            nested = [d for d in candidates if start <= d[3] and d[4] <= end]
             npu = name == "DELEGATE_CALL" and any("ethosu" in d[0].lower().replace("-", "") for d in nested)
             if key not in self.layer_of:
                 index = len(self.layer_of)
@@ -192,5 +233,5 @@ class _Timeline:
         )
 
 
-def _text(raw: bytes | None) -> str:
+def _decoded(raw: bytes | None) -> str:
     return raw.decode("utf-8", "replace") if raw else ""

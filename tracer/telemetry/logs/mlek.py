@@ -43,6 +43,7 @@ from tracer.telemetry.logs.records import (
     Record,
     SampleCount,
 )
+from tracer.values import is_ascii_digits
 
 _PROFILE = re.compile(r"^Profile for (?P<group>\S.*?)\s*:\s*$")
 _UNITS = r"cycles|beats|ms|bytes|us|cycles \(approx\)"
@@ -102,7 +103,7 @@ def recognise(text: str, mode: Mode) -> list[Record] | None:
         m = _VERSION_LINE.match(text)
         if m:
             key = _VERSION_FIELDS[m.group(1)]
-            value: object = int(m.group(2)) if key == "macs_per_cc" and m.group(2).isdigit() else m.group(2)
+            value: object = int(m.group(2)) if key == "macs_per_cc" and is_ascii_digits(m.group(2)) else m.group(2)
             return [EnterMode(Mode.NPU_VERSION), Fact("npu", key, value)]
     if mode is Mode.MODEL_INFO:
         m = _TENSOR_BYTES.match(text)

@@ -93,6 +93,7 @@ from tracer.telemetry.logs.records import (
     TagTicks,
     TagTotal,
 )
+from tracer.values import is_ascii_digits
 
 TIME_LABEL = "reconstructed: per-operator durations from a text log laid end to end (no timestamps)"
 FVP_LABEL = "model estimate (FVP: not cycle-accurate for the CPU)"
@@ -459,7 +460,7 @@ class LogReader:
         return f"PMU_CNTR{index}"
 
     def _cntr_name_from(self, name: str) -> str:
-        if name.startswith("PMU_CNTR") and name[8:].isdigit():
+        if name.startswith("PMU_CNTR") and is_ascii_digits(name[8:]) and len(name) <= 12:
             return self._cntr_name(int(name[8:]))
         return name
 
