@@ -13,7 +13,7 @@ from calib_models import TRUTH, Compiled
 
 from tracer.analysis.calibration import LayerObservation, fit_operator, leave_one_model_out
 from tracer.analysis.calibration_file import read_calibration
-from tracer.analysis.statistics import student_t_quantile
+from tracer.analysis.distributions import t_quantile
 from tracer.errors import UsageError
 
 
@@ -144,8 +144,8 @@ def test_fit_needs_layers_from_two_models() -> None:
     [(0.975, 1, 12.7062), (0.975, 5, 2.5706), (0.95, 5, 2.0150), (0.975, 30, 2.0423), (0.95, 2, 2.9200)],
 )
 def test_student_t_quantile(p: float, df: int, expected: float) -> None:
-    assert student_t_quantile(p, df) == pytest.approx(expected, abs=1e-4)
-    assert student_t_quantile(1 - p, df) == pytest.approx(-expected, abs=1e-4)
+    assert t_quantile(p, df) == pytest.approx(expected, abs=1e-4)
+    assert t_quantile(1 - p, df) == pytest.approx(-expected, abs=1e-4)
 
 
 def test_a_damaged_calibration_file_names_the_key(tmp_path: Path) -> None:

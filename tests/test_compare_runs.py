@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from fleet_streams import Build, write_build
 
+from tracer.analysis.distributions import binomial_range, t_quantile, t_sf
 from tracer.analysis.samples import LayerSamples
 from tracer.base.timeline import Engine, LayerInfo
 from tracer.compare.compare import Verdict, compare
 from tracer.compare.digest import CaptureDigest
-from tracer.compare.distributions import binomial_range, t_quantile, t_sf
 from tracer.compare.intervals import execution_interval, min_executions
 from tracer.compare.plan import Variance, plan
 from tracer.compare.significance import mann_whitney_u

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from tracer.analysis.statistics import student_t_quantile
+from tracer.analysis.distributions import t_quantile
 from tracer.budget.ops import normalize_op
 
 MIN_LAYERS = 3
@@ -198,8 +198,8 @@ def fit_operator(op: str, observations: Sequence[LayerObservation]) -> OperatorF
     n = len(logs)
     mean = float(logs.mean())
     sd = float(logs.std(ddof=1))
-    t_factor = student_t_quantile(0.5 + FACTOR_LEVEL / 2, n - 1)
-    t_layer = student_t_quantile(0.5 + LEVEL / 2, n - 1)
+    t_factor = t_quantile(0.5 + FACTOR_LEVEL / 2, n - 1)
+    t_layer = t_quantile(0.5 + LEVEL / 2, n - 1)
     half_factor = t_factor * sd / math.sqrt(n)
     half_layer = t_layer * sd * math.sqrt(1 + 1 / n)
     planner = [o.planner_cycles for o in observations]

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from tracer.analysis.calibration import HeldOut, LayerObservation, by_op
-from tracer.analysis.statistics import rank_index, student_t_quantile
+from tracer.analysis.distributions import t_quantile
+from tracer.analysis.statistics import rank_index
 
 BOOTSTRAP_REPLICATES = 2000
 BOOTSTRAP_SEED = 20241203  # fixed: the same data give the same intervals
@@ -168,7 +169,7 @@ def feature_effects(observations: Sequence[LayerObservation]) -> list[FeatureEff
             slope = float(((x - x.mean()) * (y - y.mean())).sum() / sxx)
             residual = y - y.mean() - slope * (x - x.mean())
             se = math.sqrt(float((residual**2).sum()) / (len(y) - 2) / sxx)
-            half = student_t_quantile(0.975, len(y) - 2) * se
+            half = t_quantile(0.975, len(y) - 2) * se
             out.append(FeatureEffect(op, feature, slope, (slope - half, slope + half), len(group)))
     return out
 

@@ -32,8 +32,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tracer.analysis.distributions import binomial_range, normal_quantile, t_quantile, t_sf
 from tracer.analysis.statistics import rank_index
-from tracer.compare.distributions import binomial_range, normal_quantile, t_quantile, t_sf
 
 CONFIDENCE = 0.95
 MIN_PER_CAPTURE_P99 = 101  # fewer executions and a capture's nearest-rank p99 is its maximum

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tracer.compare.distributions import normal_quantile, t_quantile
+from tracer.analysis.distributions import normal_quantile, t_quantile
 from tracer.compare.intervals import capture_summaries, log_quantile_se, min_executions
 
 MAX_CAPTURES = 10_000

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tracer.analysis.distributions import normal_quantile
 from tracer.analysis.statistics import rank_index
-from tracer.compare.distributions import normal_quantile
 from tracer.compare.intervals import MIN_PER_CAPTURE_P99, Interval, execution_interval, min_executions
 from tracer.compare.plan import to_decide
 

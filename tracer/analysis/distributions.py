@@ -1,4 +1,5 @@
-"""The few distribution functions ``tracer compare`` needs, on the core install (no SciPy).
+"""The few distribution functions tracer needs (``compare``'s tests and intervals, the planner's
+calibration), on the core install (no SciPy).
 
 Student's t (tail probability and quantile) through the regularized incomplete beta function,
 evaluated by its continued fraction (modified Lentz), and the binomial probability of a range of
