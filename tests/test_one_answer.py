@@ -44,7 +44,7 @@ SMALL_WINDOW = 300  # layer executions per window, when windows are forced
 # -- the inputs -------------------------------------------------------------------------------------
 def shipped_inputs() -> list[Path]:
     """Every capture, raw trace and log the project ships."""
-    found = [ROOT / "captures" / "demo.trace"]
+    found = [ROOT / "captures" / "demo.trace", ROOT / "captures" / "demo_sampling.trace"]
     found += sorted((DATA / "scenarios").glob("*.trace"))
     found += sorted((DATA / "corpus").rglob("*.trace"))
     found += sorted((DATA / "corpus").rglob("*.bin"))

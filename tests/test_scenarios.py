@@ -165,3 +165,17 @@ def test_data_dependent_post_process_passes_the_gate_as_more_work(captures: dict
     assert set(more["inferences"]) <= {n for n in range(20) if n % 3 == 2}  # frames with an object
     text = run_cli("report", captures["data-dependent"]).out
     assert "more work (work_count" in text
+
+
+def test_every_path_says_what_the_report_says_of_each_scenario(
+    captures: dict[str, Path], run_cli, tmp_path: Path
+) -> None:
+    """The differential oracle of tests/test_one_answer.py on every scenario the demo records:
+    report whole and in small windows, the compare digest, the ingest rows and the session (at
+    max speed, and paced while the speed changes) give the same numbers."""
+    from one_answer import assert_one_answer
+
+    for scenario, path in captures.items():
+        staging = tmp_path / scenario
+        staging.mkdir()
+        assert_one_answer(run_cli, path, staging)
