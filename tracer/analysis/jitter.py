@@ -32,6 +32,9 @@ a layer or a handler changes nothing here.
 A capture read in windows (:mod:`tracer.analysis.windowed`) gets the same analysis from
 :class:`WindowedJitter`, which runs these rules on each window against the capture's medians; the
 module keeps both so that the rules exist once.
+
+Over 400 lines for now: the outlier rules and WindowedJitter (the same rules over windows) share
+each layer's reference; WindowedJitter goes when the analysis accumulates (issue 25).
 """
 
 from __future__ import annotations

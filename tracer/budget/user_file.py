@@ -27,6 +27,9 @@ TOML::
 A file whose layers give no ``cycles`` at all is an overlay: its layers set ``tolerance_pct``,
 ``data_dependent``, ``energy_uj`` (and ``engine``, ``op``, ``name``) on the layers another file predicts, matched by
 index or name.
+
+One module although over 400 lines: the budget file's grammar, its checks and the positions its
+errors name are one reader.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ when it is built (:mod:`tracer.native`), else :func:`format_packets` here, the P
 defines the output (the C kernel gets its name tables from here). Its output is exactly what
 :meth:`PacketBatch.record` plus ``json.dumps(rec, separators=(",", ":"))`` gives (ndjson), or the
 text line described in :func:`write_packets`; the tests hold both implementations to that.
+
+One module although over 400 lines: the reference formatter defines the byte-exact output the C
+kernel copies, so the name tables and both forms stay in one place.
 """
 
 from __future__ import annotations

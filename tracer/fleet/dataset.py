@@ -11,6 +11,9 @@ removed by the next run); a run killed during the renames is completed by the ne
 command that opens the dataset for writing, from its journal. Readers (tracer, DuckDB, pyarrow)
 ignore folders whose names start with ``_``. One writer at a time: ``_lock`` is locked for the
 run (``fcntl.flock``).
+
+One module although over 400 lines: opening, reading and the atomic commit share the folder layout
+and its lock, and the commit protocol holds only as a whole.
 """
 
 from __future__ import annotations

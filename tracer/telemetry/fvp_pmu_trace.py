@@ -13,6 +13,9 @@ command stream becomes an NPU job and each full pass over the command streams an
 
 The FVP models the NPU cycle-accurately but not the CPU (Arm says so), so NPU spans are labelled
 measured and CPU gaps between NPU jobs are labelled "model estimate".
+
+One module although over 400 lines: reading the trace, reading Vela's queue table and joining them
+are one algorithm; neither half has another user.
 """
 
 from __future__ import annotations

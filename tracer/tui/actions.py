@@ -3,6 +3,9 @@ evidence, the timeline's cursor, range and zoom, the layers table, export and sc
 
 A mixin of :class:`~tracer.tui.app.TracerApp` (kept apart so the app's module is the layout and
 the refresh loop); every action changes the selection through ``TracerApp.select``.
+
+One module although over 400 lines: the screen's key actions are methods of one mixin, since
+Textual binds actions by name on the app's class; each is short.
 """
 
 from __future__ import annotations

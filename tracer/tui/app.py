@@ -10,6 +10,9 @@ What the user chose is one :class:`~tracer.tui.state.UiState` (inference, layer,
 finding) that every view follows; :meth:`TracerApp.select` is the only way it changes, and
 :mod:`tracer.tui.navigation` says where a key goes. Keys and navigation live in
 :mod:`tracer.tui.actions`.
+
+One module although over 400 lines: the app's composition, timers and worker messages (its key
+actions are in actions.py).
 """
 
 from __future__ import annotations

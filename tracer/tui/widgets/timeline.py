@@ -6,6 +6,9 @@ The Gantt (:class:`TimelineView`) shows a view of continuous time around the sel
 wheel zoom around the cursor (or the pointer), ``,``/``.`` scroll into the inferences before and
 after it. Stepping to another inference keeps the zoom and the place in it, so the same layer
 stays in view. A click places the cursor and selects the layer (or inference) under it.
+
+One module although over 400 lines: the Gantt, its header and its legend share one view of time
+(the lanes themselves are in gantt_lanes.py).
 """
 
 from __future__ import annotations
