@@ -58,14 +58,7 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         "budget's, else 10)",
     )
     add_calibration_argument(parser)
-    parser.add_argument(
-        "--match",
-        choices=("model", "any"),
-        default="model",
-        help="model (default): the budget must describe the capture's model, else exit 2 saying what "
-        "differs (layer count, operators, unmatched layers); any: pair the layers anyway (a "
-        "renamed or edited model), with a warning saying what differs",
-    )
+    add_match_argument(parser)
     parser.add_argument(
         "--jitter-threshold",
         metavar="PCT",
@@ -81,10 +74,27 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         "its slowest run over the median inference latency (default: the budget's jitter_min_share_pct, "
         "else 1; 0 turns it off)",
     )
+    add_clock_argument(parser)
+
+
+def add_match_argument(parser: argparse.ArgumentParser) -> None:
+    """``--match model|any``: whether a budget of another model is refused."""
+    parser.add_argument(
+        "--match",
+        choices=("model", "any"),
+        default="model",
+        help="model (default): the budget must describe the capture's model, else exit 2 saying what "
+        "differs (layer count, operators, unmatched layers); any: pair the layers anyway (a "
+        "renamed or edited model), with a warning saying what differs",
+    )
+
+
+def add_clock_argument(parser: argparse.ArgumentParser) -> None:
+    """``--clock HZ``: the clock of inputs that do not say theirs."""
     parser.add_argument(
         "--clock",
         metavar="HZ",
-        type=_frequency,
+        type=frequency,
         help="the clock the input's cycles count, for inputs that do not say (text logs); accepts k/M suffixes",
     )
 
@@ -293,10 +303,6 @@ def _share(text: str) -> float:
 
 def frequency(text: str) -> int:
     """``--clock HZ``'s type: a clock in Hz, k/M suffixes accepted (argparse's error otherwise)."""
-    return _frequency(text)
-
-
-def _frequency(text: str) -> int:
     from tracer.errors import UsageError
     from tracer.units import parse_clock
 

@@ -49,7 +49,7 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer calibrate``."""
-    from tracer.cli.analysis_input import frequency as _frequency
+    from tracer.cli.analysis_input import add_clock_argument, add_match_argument
 
     parser.add_argument(
         "captures",
@@ -74,18 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="the budget of every CAPTURE given without one (files or a Vela output folder)",
     )
-    parser.add_argument(
-        "--match",
-        choices=("model", "any"),
-        default="model",
-        help="model (default): refuse a budget of another model (exit 2); any: pair the layers anyway",
-    )
-    parser.add_argument(
-        "--clock",
-        metavar="HZ",
-        type=_frequency,
-        help="the clock the inputs' cycles count, for inputs that do not say (text logs); accepts k/M suffixes",
-    )
+    add_match_argument(parser)
+    add_clock_argument(parser)
     parser.add_argument("--save", metavar="FILE", help="write the calibration (JSON) to FILE")
     parser.add_argument(
         "--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)"

@@ -245,6 +245,6 @@ def _sampling_inputs(elf: Path) -> tuple[Budget, CodeLocator]:
 
 
 def _rate(text: str) -> int:
-    from tracer.cli.analysis_input import _frequency
+    from tracer.cli.analysis_input import frequency
 
-    return int(_frequency(text))
+    return int(frequency(text))
