@@ -20,7 +20,14 @@ if TYPE_CHECKING:
     from tracer.elf.inlines import CodeLocator
     from tracer.power.recording import PowerRecording
 
-INPUT_HELP = "a .trace capture, a raw ITM/SWO file, or a firmware text log (UART dump, FVP stdout)"
+
+def add_input_argument(parser: argparse.ArgumentParser) -> None:
+    """``CAPTURE``: the input to analyse (``report``, ``check``, ``export``)."""
+    parser.add_argument(
+        "capture",
+        metavar="CAPTURE",
+        help="a .trace capture, a raw ITM/SWO file, or a firmware text log (UART dump, FVP stdout)",
+    )
 
 
 def add_budget_file_argument(parser: argparse.ArgumentParser) -> None:

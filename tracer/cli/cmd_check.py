@@ -55,9 +55,9 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer check``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_power_arguments
+    from tracer.cli.analysis_input import add_budget_arguments, add_input_argument, add_power_arguments
 
-    parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
+    add_input_argument(parser)
     add_budget_arguments(parser)
     add_power_arguments(parser)
     parser.add_argument(

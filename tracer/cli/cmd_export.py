@@ -49,9 +49,14 @@ FORMATS = ("perfetto", "chrome-json", "csv", "raw", "model-explorer")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer export``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument, add_power_arguments
+    from tracer.cli.analysis_input import (
+        add_budget_arguments,
+        add_elf_argument,
+        add_input_argument,
+        add_power_arguments,
+    )
 
-    parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
+    add_input_argument(parser)
     parser.add_argument("--format", choices=FORMATS, required=True, help="output format")
     parser.add_argument("-o", "--output", metavar="PATH", required=True, help="output file ('-' for stdout)")
     add_budget_arguments(parser)
