@@ -104,3 +104,11 @@ def _taking_namespace(module: ModuleType) -> set[str]:
 )
 def test_only_the_edge_sees_the_command_line(module: ModuleType, edge: set[str]) -> None:
     assert _taking_namespace(module) == edge
+
+
+@pytest.mark.parametrize("verb", ["report", "check", "replay"])
+def test_every_front_end_refuses_a_calibration_without_a_budget(run_cli, verb: str) -> None:
+    """One loader of ``--calibration`` for the reports and the screen (before any screen opens)."""
+    result = run_cli(verb, DEMO, "--calibration", BUDGET)
+    assert result.code == 2
+    assert "--calibration corrects a planner's predictions: give the budget too" in result.err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from tracer.analysis.settings import AnalysisSettings
@@ -203,8 +203,8 @@ def analysis_request(args: argparse.Namespace, whole: bool = False) -> AnalysisR
         whole: Read the input whole whatever its size.
     """
     budget_files = tuple(getattr(args, "budget", None) or ())
-    budget = _load_budget(budget_files, args.console)
-    locator = _locator(getattr(args, "elf", None))
+    budget = load_budget_files(budget_files, args.console)
+    locator = open_elf_symbols(getattr(args, "elf", None))
     power = _power(getattr(args, "power", None), getattr(args, "supply_voltage", None))
     calibration_file = getattr(args, "calibration", None) or None
     against = getattr(args, "against", None) or "planner"
@@ -212,7 +212,7 @@ def analysis_request(args: argparse.Namespace, whole: bool = False) -> AnalysisR
         tolerance_pct=getattr(args, "tolerance", None),
         jitter_threshold_pct=getattr(args, "jitter_threshold", None),
         jitter_min_share_pct=getattr(args, "jitter_min_share", None),
-        calibration=_calibration(calibration_file, bool(budget_files), against),
+        calibration=load_calibration(calibration_file, bool(budget_files), against),
         against=against,
     )
     return AnalysisRequest(
@@ -230,8 +230,10 @@ def analysis_request(args: argparse.Namespace, whole: bool = False) -> AnalysisR
     )
 
 
-def _calibration(path: str | None, budget_given: bool, against: str) -> Calibration | None:
-    """The ``--calibration`` file (exit 2 if unreadable; ``--against calibrated`` needs one)."""
+def load_calibration(path: str | None, budget_given: bool, against: str = "planner") -> Calibration | None:
+    """The ``--calibration`` file, or None (exit 2 if unreadable; it needs a budget, and
+    ``--against calibrated`` needs it).
+    """
     from tracer.analysis.calibration_file import read_calibration
     from tracer.errors import UsageError
 
@@ -287,15 +289,21 @@ def analyse_input(
     return analyse_request(analysis_request(args, whole), args.console, on_window)
 
 
-def _load_budget(files: tuple[str, ...], console: Console) -> Budget | None:
-    """The ``--budget`` files as one budget (exit 2 on a bad file), its notes said."""
+def load_budget_files(files: Sequence[str], console: Console | None = None) -> Budget | None:
+    """The ``--budget`` files as one budget, or None without any (exit 2 on a bad file).
+
+    Args:
+        files: The files.
+        console: Where the budget's notes are said (None: not said; the screen would hide them).
+    """
     from tracer.budget import load_budget
 
     if not files:
         return None
     budget = load_budget(list(files))
-    for note in budget.notes:
-        console.info(f"budget note: {note}")
+    if console is not None:
+        for note in budget.notes:
+            console.info(f"budget note: {note}")
     return budget
 
 
@@ -308,8 +316,8 @@ def _power(path: str | None, supply_voltage: float | None) -> PowerRecording | N
     return open_recording(path, supply_voltage)
 
 
-def _locator(path: str | None) -> CodeLocator | None:
-    """The ``--elf`` image's symbols, when given (exit 2 or 3 on a bad file)."""
+def open_elf_symbols(path: str | None) -> CodeLocator | None:
+    """``--elf``: the image's symbols and inlined code, or None (exit 2 or 3 on a bad file)."""
     if not path:
         return None
     from tracer.elf.inlines import open_locator
