@@ -155,12 +155,12 @@ def settings_of(args: argparse.Namespace) -> AnalysisSettings:
         tolerance_pct=getattr(args, "tolerance", None),
         jitter_threshold_pct=getattr(args, "jitter_threshold", None),
         jitter_min_share_pct=getattr(args, "jitter_min_share", None),
-        calibration=_calibration(args),
+        calibration=load_calibration(args),
         against=getattr(args, "against", None) or "planner",
     )
 
 
-def _calibration(args: argparse.Namespace) -> Calibration | None:
+def load_calibration(args: argparse.Namespace) -> Calibration | None:
     """The ``--calibration`` file (exit 2 if unreadable; ``--against calibrated`` needs one)."""
     from tracer.analysis.calibration_file import read_calibration
     from tracer.errors import UsageError
@@ -190,7 +190,7 @@ def analyse_input(
     from tracer.pipeline.analyse import analyse_file
 
     console = args.console
-    budget = _load_budget(args)
+    budget = load_budget_option(args)
     locator = _locator(args)
     power = _power(args)
     result = analyse_file(
@@ -213,7 +213,7 @@ def analyse_input(
     return loaded, analysis
 
 
-def _load_budget(args: argparse.Namespace) -> Budget | None:
+def load_budget_option(args: argparse.Namespace) -> Budget | None:
     """The ``--budget`` files as one budget (exit 2 on a bad file), its notes said."""
     from tracer.budget import load_budget
 
