@@ -131,3 +131,22 @@ def test_misuse_is_exit_2(run_cli, calibration_models: Compiled, board: Path, ne
     assert result.code == 2
     assert "does not describe the base build's model" in result.err, result.err
     assert "Traceback" not in result.err
+
+
+def test_a_simulated_npu_gets_no_prediction_as_in_the_report(run_cli) -> None:
+    """The npu-sampling demo's NPU is emulated: its ethos-u layer's time is not comparable with
+    Vela's estimate. compare says so as report does (no prediction, the same note)."""
+    root = Path(__file__).resolve().parent.parent
+    capture = root / "captures" / "demo_sampling.trace"
+    budget = root / "firmware_snippets" / "demo" / "model" / "vela"
+    result = run_cli("compare", capture, capture, "--budget", budget, "--format", "json")
+    assert result.code == 0, result.err
+    section = {la["label"]: la for la in json.loads(result.out)["planner"]["layers"]}
+    report = json.loads(run_cli("report", capture, "--budget", budget, "--format", "json").out)
+    for layer in report["layers"]:
+        mine = section[layer["name"]]
+        for side in ("base", "new"):
+            assert mine[side]["planner"] == layer["predicted_cycles"]
+            assert mine[side]["note"] == layer["budget"]["note"]
+    assert "simulated NPU" in section["sampling_net"]["new"]["note"]
+    assert json.loads(result.out)["base"]["labels"]["npu_pmu"] == "simulated"

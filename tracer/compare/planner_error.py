@@ -22,6 +22,7 @@ from tracer.analysis.calibration_file import CalibratedPrediction, Calibration
 from tracer.budget.matching import model_difference
 from tracer.budget.model import Budget
 from tracer.compare.compare import Change, Comparison
+from tracer.compare.digest import SIMULATED_NPU
 from tracer.errors import UsageError
 
 
@@ -33,11 +34,13 @@ class SidePrediction:
         measured: Its median cycles (None: not measured on this side).
         planner: The planner's prediction, this side's clock (None: no estimate, or unmatched).
         calibrated: The calibrated prediction (None: no calibration given or unmatched).
+        note: What the matching says of the layer (no estimate because ..., engine differs ...).
     """
 
     measured: int | None
     planner: float | None
     calibrated: CalibratedPrediction | None = None
+    note: str = ""
 
     @property
     def planner_error(self) -> float | None:
@@ -67,6 +70,7 @@ class SidePrediction:
             "calibrated": self.calibrated.to_json() if self.calibrated is not None else None,
             "calibrated_error": _round(self.calibrated_error, 4),
             "in_interval": self.in_interval,
+            "note": self.note or None,
         }
 
 
@@ -169,7 +173,10 @@ def planner_errors(comparison: Comparison, budget: Budget, calibration: Calibrat
     """
     sides = []
     for name, digest in (("base", comparison.base), ("new", comparison.new)):
-        matched = compare_budget_layers(digest.layers.values(), digest.clock_hz, budget, calibration=calibration)
+        simulated = digest.labels.get(SIMULATED_NPU[0]) == SIMULATED_NPU[1]
+        matched = compare_budget_layers(
+            digest.layers.values(), digest.clock_hz, budget, calibration=calibration, simulated_npu=simulated
+        )
         difference = model_difference(matched.matching, budget, capture_lost_data=bool(digest.warnings))
         if difference is not None:
             files = " ".join(budget.sources) or "the budget"
@@ -190,8 +197,8 @@ def planner_errors(comparison: Comparison, budget: Budget, calibration: Calibrat
 def _side(matched: BudgetComparison, index: int | None, p50: int | None) -> SidePrediction:
     plan: LayerPlan | None = matched.plans.get(index) if index is not None else None
     if plan is None:
-        return SidePrediction(p50, None)
-    return SidePrediction(p50, plan.predicted_cycles, plan.calibrated)
+        return SidePrediction(p50, None, note="a layer this build does not have")
+    return SidePrediction(p50, plan.predicted_cycles, plan.calibrated, plan.note)
 
 
 def _error(predicted: float | None, measured: int | None) -> float | None:

@@ -66,6 +66,20 @@ def planner_summary(section: dict[str, Any]) -> list[str]:
     return lines
 
 
+def planner_notes(section: dict[str, Any]) -> list[str]:
+    """What the matching says of layers, once per sentence with the layers it is said of."""
+    said: dict[str, list[str]] = {}
+    for la in section["layers"]:
+        base, new = la["base"]["note"], la["new"]["note"]
+        if base and base == new:
+            said.setdefault(new, []).append(la["label"])
+            continue
+        for side, note in (("base", base), ("new", new)):
+            if note:
+                said.setdefault(note, []).append(f"{la['label']} ({side})")
+    return [f"{', '.join(labels)}: {note}" for note, labels in said.items()]
+
+
 def planner_text(section: dict[str, Any]) -> list[str]:
     """The section as text lines."""
     headers = planner_headers(section)
@@ -75,6 +89,7 @@ def planner_text(section: dict[str, Any]) -> list[str]:
     out.append("  err: prediction / measured - 1; err change: its size, new minus base, in points")
     if section["calibration"] is not None:
         out.append("  calibrated: * outside what the calibration has seen, ~ partly calibrated, - not calibrated")
+    out += [f"  note: {note}" for note in planner_notes(section)]
     return out
 
 
@@ -87,6 +102,7 @@ def planner_markdown(section: dict[str, Any]) -> list[str]:
     for row in planner_rows(section):
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
     out += ["", "err: prediction / measured - 1; err change: its size, new minus base, in points."]
+    out += [f"> {note}" for note in planner_notes(section)]
     return out
 
 
