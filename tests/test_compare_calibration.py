@@ -150,3 +150,21 @@ def test_a_simulated_npu_gets_no_prediction_as_in_the_report(run_cli) -> None:
             assert mine[side]["note"] == layer["budget"]["note"]
     assert "simulated NPU" in section["sampling_net"]["new"]["note"]
     assert json.loads(result.out)["base"]["labels"]["npu_pmu"] == "simulated"
+
+
+def test_a_dataset_gives_the_same_section(
+    run_cli, calibration_models: Compiled, board: Path, new_build: Path, tmp_path: Path
+) -> None:
+    """The builds selected from a dataset by label are held against the plan as the files are."""
+    dataset = tmp_path / "ds"
+    base = calibration_models.captures[HELD_OUT]
+    for capture, build in ((base, "1"), (new_build, "2")):
+        result = run_cli("ingest", capture, "-o", dataset, "--label", f"build={build}", "--workers", "1")
+        assert result.code == 0, result.err
+    plan = (*_budget(calibration_models), "--calibration", board, "--format", "json")
+    from_files = json.loads(run_cli("compare", base, new_build, *plan).out)["planner"]
+    result = run_cli("compare", "--dataset", dataset, "--base", "build=1", "--new", "build=2", *plan)
+    assert result.code in (0, 1), result.err
+    from_dataset = json.loads(result.out)["planner"]
+    assert from_dataset["layers"] == from_files["layers"]
+    assert from_dataset["summary"] == from_files["summary"]
