@@ -48,6 +48,10 @@ def test_calibrating_from_the_dataset_is_calibrating_from_the_captures(
     assert from_dataset == from_captures
     assert from_dataset["validation"]["done"] is True
     assert _json(run_cli, "--dataset", dataset, "--where", "board=b1") == from_captures
+    # Mixed with captures given as usual: one more capture of m_a adds its layers, not a model.
+    mixed = _json(run_cli, "--dataset", dataset, calibration_models.pairs(["m_a"])[0])
+    assert mixed["all"]["layers"] == from_captures["all"]["layers"] + len(calibration_models.budgets["m_a"].layers)
+    assert mixed["all"]["models"] == from_captures["all"]["models"] == 6
     saved = tmp_path / "board.json"
     assert run_cli("calibrate", "--dataset", dataset, "--save", saved).code == 0
     assert set(json.loads(saved.read_text())["models"]) == set(calibration_models.budgets)

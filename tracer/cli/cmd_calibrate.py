@@ -114,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     runs = _runs(args)
     observations: list[LayerObservation] = []
     planners: list[dict[str, Any]] = []
+    if args.dataset:  # first: a dataset that is not one fails before any capture is read
+        observations, planners = _from_dataset(args)
     for capture, files in runs:
         one = copy.copy(args)
         one.capture, one.budget = capture, files
@@ -125,10 +127,6 @@ def run(args: argparse.Namespace) -> int:
         for why in left:
             args.console.info(f"left out: {why}")
         observations += found
-    if args.dataset:
-        found, seen = _from_dataset(args)
-        observations += found
-        planners += seen
     if not observations:
         raise CaptureError(
             "no layer of the captures was measured against a planner's estimate of it: nothing to calibrate"
