@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from calib_models import Compiled, measured_capture
+from junitparser import JUnitXml
 
 HELD_OUT = "m_d"
 
@@ -101,6 +102,12 @@ def test_text_and_markdown_show_the_section(
     markdown = run_cli(*args, "--format", "markdown").out
     assert "**Against the planner**" in markdown
     assert f"| {first['label']} |" in markdown
+    (suite,) = list(JUnitXml.fromstring(run_cli(*args, "--format", "junit").out))
+    properties = {p.name: p.value for p in suite.properties()}
+    assert properties["calibration"] == str(board)
+    case = next(c for c in suite if c.name == f"layer {first['new_index']} {first['label']}")
+    said = (case.system_out or "") + "".join(r.text or "" for r in case.result)
+    assert f"error {first['base']['planner_error'] * 100:+.1f}% -> {first['new']['planner_error'] * 100:+.1f}%" in said
 
 
 def test_budget_without_calibration_shows_the_planner_only(

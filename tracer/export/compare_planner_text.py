@@ -9,6 +9,7 @@ from typing import Any
 from tracer.export.report_text import _n, _table
 
 MARKS = {"outside": "*", "partial": "~"}  # as in the report's calibrated column
+WORDS = {"outside": " (outside what the calibration saw)", "partial": " (partly calibrated)"}
 
 
 def planner_headers(section: dict[str, Any]) -> list[str]:
@@ -104,6 +105,23 @@ def planner_markdown(section: dict[str, Any]) -> list[str]:
     out += ["", "err: prediction / measured - 1; err change: its size, new minus base, in points."]
     out += [f"> {note}" for note in planner_notes(section)]
     return out
+
+
+def planner_sentence(layer: dict[str, Any]) -> str:
+    """One layer of the section in words (JUnit): each prediction's error on both builds."""
+    b, n = layer["base"], layer["new"]
+    said = (
+        f"planner {_both(b['planner'], n['planner'])}: error {_pct(b['planner_error'])} -> "
+        f"{_pct(n['planner_error'])} ({_points(layer['planner_error_change'])})"
+    )
+    if b["calibrated"] is not None or n["calibrated"] is not None:
+        said += (
+            f"; calibrated {_both(_cycles(b['calibrated']), _cycles(n['calibrated']))}"
+            f"{WORDS.get((n['calibrated'] or {}).get('status', ''), '')}: "
+            f"error {_pct(b['calibrated_error'])} -> {_pct(n['calibrated_error'])} "
+            f"({_points(layer['calibrated_error_change'])})"
+        )
+    return said
 
 
 def _cycles(calibrated: dict[str, Any] | None) -> float | None:
