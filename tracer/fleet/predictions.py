@@ -64,9 +64,9 @@ def dataset_observations(
     rows = dataset.table("predictions", where=pds.field("capture_id").isin(ids)).to_pylist()
     if not rows:
         raise UsageError(
-            f"{dataset}: none of its {len(ids)} selected capture(s) was ingested with a budget: nothing to "
-            f"calibrate from ('tracer ingest CAPTURE... -o {dataset} --budget FILE...' keeps the planner's "
-            "estimate of each layer)"
+            f"{dataset}: none of its {len(ids)} selected capture(s) has a layer measured against a planner's "
+            "estimate: were they ingested with a budget? ('tracer ingest CAPTURE... -o "
+            f"{dataset} --budget FILE...' keeps the planner's estimate of each layer)"
         )
     paths = dict(
         zip(*dataset.table("captures", ["capture_id", "path"], pds.field("capture_id").isin(ids)).to_pydict().values())
