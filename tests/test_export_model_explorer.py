@@ -136,3 +136,39 @@ def test_a_sampled_npu_job_gives_each_model_operator_its_node(run_cli, tmp_path:
     assert {k: v["value"] for k, v in ratios["results"].items()} == pytest.approx(sampled, abs=1e-4)
     cycles = json.loads((out / "measured_cycles.json").read_text())["results"]
     assert set(operators) <= set(cycles)
+
+
+def test_energy_per_node_with_a_power_recording(run_cli, tmp_path: Path) -> None:
+    """With ``--power``, each layer's energy per execution and its share of the inference's energy,
+    the numbers of the report's energy section (a simulated Joulescope recording of a capture whose
+    layers draw known power: tests/test_energy_cli.py)."""
+    pytest.importorskip("pyjls")
+    from test_energy_cli import MODEL as POWER
+    from test_energy_cli import _capture
+
+    from tracer.pipeline.load import load_timeline
+    from tracer.power.simulate import Meter, SimulatedRecording, write_jls
+
+    capture = _capture(tmp_path / "run.trace")
+    timeline, _ = load_timeline(str(capture))
+    jls = tmp_path / "run.jls"
+    write_jls(str(jls), SimulatedRecording(timeline, POWER, Meter(100_000, white_mw=1.0, seed=4)))
+    out = tmp_path / "energy"
+    result = run_cli("export", capture, "--power", jls, "--format", "model-explorer", "-o", out)
+    assert result.code == 0, result.err
+    report = json.loads(run_cli("report", capture, "--power", jls, "--format", "json").out)
+    by_name = {la["name"]: la for la in report["energy"]["layers"]}
+    energy = json.loads((out / "energy_uj.json").read_text())
+    share = json.loads((out / "energy_share.json").read_text())
+    for data in (energy, share):
+        _check_graph_node_data(data)
+        assert set(data["results"]) == set(by_name) == {"layer0", "layer1", "layer2"}
+    for key, value in energy["results"].items():
+        assert value["value"] == pytest.approx(by_name[key]["energy_uj"], rel=1e-3)
+        assert share["results"][key]["value"] == pytest.approx(100 * by_name[key]["energy_share"], abs=0.02)
+    # layer1 draws 95 mW for 120,000 cycles, layer0 40 mW for 30,000: about 9.5 times its energy.
+    ratio = energy["results"]["layer1"]["value"] / energy["results"]["layer0"]["value"]
+    assert 8.5 < ratio < 10.5, ratio
+    plain = tmp_path / "plain"
+    assert run_cli("export", capture, "--format", "model-explorer", "-o", plain).code == 0
+    assert not (plain / "energy_uj.json").exists()

@@ -19,12 +19,13 @@ is not calibrated).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 from tracer.analysis.calibration_file import CalibratedPrediction, Calibration, calibrated_prediction
 from tracer.analysis.samples import layer_rows
 from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
-from tracer.base.timeline import Engine, InferenceTimeline, LayerSpans
+from tracer.base.timeline import Engine, InferenceTimeline, LayerInfo, LayerSpans
 from tracer.budget.matching import LayerMatch, Matching, match_layers
 from tracer.budget.model import Budget, json_number
 
@@ -203,11 +204,28 @@ def compare_budget(
     """Match ``budget`` to the timeline's layers and settle each layer's tolerance; with a
     ``calibration``, each layer's calibrated prediction too (``against``: which one the limit uses).
     """
-    matching = match_layers(timeline.layers.values(), budget, timeline.clock_hz)
     simulated = timeline.labels.get("npu_pmu") == "simulated"
+    return compare_budget_layers(
+        timeline.layers.values(), timeline.clock_hz, budget, tolerance_pct, calibration, against, simulated
+    )
+
+
+def compare_budget_layers(
+    layers: Iterable[LayerInfo],
+    clock_hz: int | None,
+    budget: Budget,
+    tolerance_pct: float | None = None,
+    calibration: Calibration | None = None,
+    against: str = PLANNER,
+    simulated_npu: bool = False,
+) -> BudgetComparison:
+    """:func:`compare_budget` of a model given as its layers and clock (``tracer compare``: a
+    digest's layers); ``simulated_npu``: the capture's NPU PMU is simulated (the QEMU demo).
+    """
+    matching = match_layers(layers, budget, clock_hz)
     plans = {}
     for m in matching.matches:
-        plan = _plan(_comparable(m, budget, simulated), budget, tolerance_pct)
+        plan = _plan(_comparable(m, budget, simulated_npu), budget, tolerance_pct)
         if calibration is not None:
             calibrated = calibrated_prediction(calibration, m.budget, matching.scale)
             plan = dataclasses.replace(plan, calibrated=calibrated, against=against)

@@ -118,6 +118,7 @@ class LayerObservation:
         predicted_cycles: The planner's estimate, in the same unit.
         planner_cycles: The planner's estimate in its own clock (what the calibration's ranges use).
         features: The planner's per-layer numbers (:data:`FEATURES`, summed over its operations).
+        index: The measured layer's index in the capture (None: not known).
     """
 
     model: str
@@ -128,6 +129,7 @@ class LayerObservation:
     predicted_cycles: float
     planner_cycles: float
     features: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    index: int | None = None
 
     @property
     def log_ratio(self) -> float:

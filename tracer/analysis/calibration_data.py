@@ -69,6 +69,7 @@ def observations_of(analysis: Analysis, capture: str, model: str = "") -> tuple[
                 predicted_cycles=match.predicted_cycles,
                 planner_cycles=match.budget_cycles,
                 features=features,
+                index=match.measured.index,
             )
         )
     return found, left
@@ -106,6 +107,7 @@ def _sampled(analysis: Analysis, capture: str, model: str) -> dict[int, list[Lay
                     predicted_cycles=predicted,
                     planner_cycles=planner,
                     features=_features(layer),
+                    index=job.layer,
                 )
             )
         if found:

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tracer.analysis.calibration import LayerObservation
-    from tracer.budget.model import Budget
 
 HELP = "measure the planner's error per operator type and learn a calibration"
 DESCRIPTION = """\
@@ -26,6 +25,9 @@ Each capture comes with its budget, in any of these ways:
                      folder (its *_per-layer.csv, *_summary_*.csv, *_debug.xml)
   --run CAPTURE FILE...
   CAPTURE            with --budget FILE... (one budget for every such capture)
+  --dataset DS       the captures of a dataset ingested with their budgets
+                     ('tracer ingest CAPTURE... -o DS --budget FILE...'),
+                     those whose labels match every --where KEY=VALUE
 
 A layer counts when it is one operator of the budget, planned on the NPU, with
 an estimate. An operator type is calibrated with at least 3 layers from 2
@@ -36,14 +38,16 @@ docs/calibrate.md for what the calibration assumes.
 formats: text (default), json (everything), markdown (the table to publish)
 
 exit codes: 0 done; 1 --save given but no operator type has enough data;
-2 bad option, budget or a budget of another model; 3 a capture unreadable or
-no layer measured against an estimate.
+2 bad option, budget or a budget of another model, a dataset without budgets
+or no capture matching --where; 3 a capture unreadable or no layer measured
+against an estimate.
 
 examples:
   tracer calibrate kws.trace:out/kws/ ad.trace:out/ad/ vww.trace:out/vww/
   tracer calibrate --run a.trace a_per-layer.csv a_summary_U55.csv \\
       --run b.trace b_per-layer.csv b_summary_U55.csv --save board.json
   tracer calibrate *.trace --budget model_vela/ --format markdown
+  tracer calibrate --dataset results --where board=b1 --save board.json
 """
 
 
@@ -74,6 +78,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="the budget of every CAPTURE given without one (files or a Vela output folder)",
     )
+    parser.add_argument(
+        "--dataset",
+        metavar="DS",
+        help="learn from the captures of this dataset too ('tracer ingest --budget' kept their estimates)",
+    )
+    parser.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --dataset: only captures with this label value (repeatable; all must hold)",
+    )
     add_match_argument(parser)
     add_clock_argument(parser)
     parser.add_argument("--save", metavar="FILE", help="write the calibration (JSON) to FILE")
@@ -97,13 +113,16 @@ def run(args: argparse.Namespace) -> int:
 
     runs = _runs(args)
     observations: list[LayerObservation] = []
-    budgets: list[Budget] = []
+    planners: list[dict[str, Any]] = []
+    if args.dataset:  # first: a dataset that is not one fails before any capture is read
+        observations, planners = _from_dataset(args)
     for capture, files in runs:
         one = copy.copy(args)
         one.capture, one.budget = capture, files
         loaded, analysis = analyse_input(one)
         assert loaded.budget is not None
-        budgets.append(loaded.budget)
+        if loaded.budget.model.compiler is not None:
+            planners.append(loaded.budget.model.compiler.to_json())
         found, left = observations_of(analysis, capture)
         for why in left:
             args.console.info(f"left out: {why}")
@@ -112,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         raise CaptureError(
             "no layer of the captures was measured against a planner's estimate of it: nothing to calibrate"
         )
-    planner, notes = _planner(budgets)
+    planner, notes = _planner(planners)
     fitted = fit(observations)
     held = leave_one_model_out(observations)
     table = table_object(observations, fitted, held, feature_effects(observations), planner, LEVEL, notes)
@@ -148,9 +167,23 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _from_dataset(args: argparse.Namespace) -> tuple[list[LayerObservation], list[dict[str, Any]]]:
+    """The observations ``tracer ingest --budget`` kept in ``--dataset``, and their planners."""
+    from tracer.fleet import require_extra
+
+    require_extra("calibrate --dataset", ("pyarrow",))
+    from tracer.fleet.dataset import Dataset, parse_selector
+    from tracer.fleet.predictions import dataset_observations
+
+    return dataset_observations(Dataset.open(args.dataset), parse_selector(args.where))
+
+
 def _runs(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
-    """(capture, budget files) of every run given."""
+    """(capture, budget files) of every run given (none: ``--dataset`` alone)."""
     from tracer.errors import UsageError
+
+    if args.where and not args.dataset:
+        raise UsageError("--where selects captures of a dataset: give --dataset DS")
 
     runs: list[tuple[str, list[str]]] = []
     for item in args.captures:
@@ -165,8 +198,10 @@ def _runs(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
         if len(group) < 2:
             raise UsageError(f"--run {' '.join(group)}: expected a capture and at least one budget file")
         runs.append((group[0], list(group[1:])))
-    if not runs:
-        raise UsageError("no captures: give CAPTURE:BUDGET ... or --run CAPTURE FILE... (see tracer calibrate --help)")
+    if not runs and not args.dataset:
+        raise UsageError(
+            "no captures: give CAPTURE:BUDGET ..., --run CAPTURE FILE... or --dataset DS (see tracer calibrate --help)"
+        )
     return runs
 
 
@@ -179,19 +214,21 @@ def _split(item: str) -> tuple[str, str]:
     return item[:at], item[at + 1 :]
 
 
-def _planner(budgets: list[Budget]) -> tuple[dict[str, Any], list[str]]:
-    """The planner the budgets share (config keys that differ are left out, with a note)."""
-    compilers = [b.model.compiler for b in budgets if b.model.compiler is not None]
-    if not compilers:
+def _planner(planners: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+    """The planner the budgets share (config keys that differ are left out, with a note);
+    ``planners``: each budget's (``Compiler.to_json``), where it says one.
+    """
+    if not planners:
         return {}, ["the budgets do not say which planner made them"]
     notes: list[str] = []
-    names = {c.name for c in compilers}
-    versions = {c.version for c in compilers}
-    config = dict(compilers[0].config)
-    for c in compilers[1:]:
+    names = {str(p.get("name")) for p in planners}
+    versions = {p.get("version") for p in planners}
+    config = dict(planners[0].get("config") or {})
+    for p in planners[1:]:
+        other = p.get("config") or {}
         for key in list(config):
-            if c.config.get(key) != config[key]:
-                values = sorted({str(x.config.get(key)) for x in compilers})
+            if other.get(key) != config[key]:
+                values = sorted({str((x.get("config") or {}).get(key)) for x in planners})
                 notes.append(f"the budgets differ in {key} ({', '.join(values)}): one calibration for all of them")
                 del config[key]
     if len(names) > 1:

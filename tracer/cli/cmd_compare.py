@@ -51,6 +51,14 @@ inputs:
                                 the captures of a dataset ('tracer ingest')
                                 whose labels match
 
+With --budget FILE... (the plan of the model both builds run) each build is
+held against the planner too: per layer, the measured median of both sides,
+the planner's prediction, each side's error (prediction / measured - 1) and
+how its size changed, in points. With --calibration FILE (from 'tracer
+calibrate --save') the calibrated prediction and its errors beside them: did
+the new build move away from what the board is known to do? Information
+only: it changes no verdict and no exit code.
+
 Sets are read on Dask: a local cluster of --workers processes, or
 --scheduler tcp://HOST:8786; one capture per side is read in this process.
 
@@ -62,7 +70,8 @@ formats:
             regressions fail
 
 exit codes: 0 no regression (inconclusive included); 1 a regression; 2 bad
-option or different models; 3 an input unreadable; 4 the Dask scheduler
+option, different models, or a budget or calibration file that is unreadable
+or of another model; 3 an input unreadable; 4 the Dask scheduler
 unreachable, or every worker that read a capture died.
 
 examples:
@@ -73,12 +82,15 @@ examples:
   tracer compare --base runs/main/*.trace --new runs/pr/*.trace --plan 2
   tracer compare --dataset results --base build=41 --new build=42 \\
       --format junit -o compare.xml
+  tracer compare good.trace new.trace --budget out/kws/ \\
+      --calibration board.json
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer compare``."""
     from tracer.cli.analysis_input import _percent as percent
+    from tracer.cli.analysis_input import add_budget_file_argument, add_calibration_argument
     from tracer.compare.compare import DEFAULT_ALPHA, DEFAULT_POWER, DEFAULT_THRESHOLD_PCT
     from tracer.compare.models import MatchMode
 
@@ -143,6 +155,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "with 95 %% intervals; with --new-power (docs/energy.md)",
     )
     parser.add_argument("--new-power", metavar="FILE", help="the power recording of NEW's run")
+    add_budget_file_argument(parser)
+    add_calibration_argument(parser)
     parser.add_argument(
         "--supply-voltage", metavar="V", type=float, help="the supply voltage, for recordings of current only"
     )
@@ -163,9 +177,11 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read both sides, compare, write; the exit code is the verdict."""
+    from tracer.cli.analysis_input import load_budget_files, load_calibration
     from tracer.cli.output import open_output
     from tracer.compare.compare import compare
     from tracer.compare.models import MatchMode
+    from tracer.compare.planner_error import planner_errors
     from tracer.errors import ExitCode
     from tracer.export.compare_json import comparison_object
     from tracer.export.compare_junit import write_junit
@@ -173,6 +189,9 @@ def run(args: argparse.Namespace) -> int:
     from tracer.export.report_json import write_report_json
 
     base_inputs, new_inputs = _sides(args)
+    # (before reading the captures: a bad file fails at once)
+    calibration = load_calibration(args.calibration, bool(args.budget))
+    budget = load_budget_files(args.budget or (), args.console)
     if args.dataset:
         base, new = _from_dataset(args.dataset, base_inputs, new_inputs)
     else:
@@ -196,6 +215,8 @@ def run(args: argparse.Namespace) -> int:
         )
     obj = comparison_object(comparison)
     passed = comparison.passed
+    if budget is not None:
+        obj["planner"] = planner_errors(comparison, budget, calibration).to_json()
     if args.base_power or args.new_power:
         obj["energy"] = _energy(args, base_inputs, new_inputs)
         if obj["energy"]["regressions"]:

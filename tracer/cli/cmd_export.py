@@ -27,7 +27,8 @@ formats:
                metric in the folder -o names: measured_cycles,
                inference_share; with --budget planner_ratio; with
                --calibration calibrated_ratio; with NPU PMU counters
-               npu_active. Keyed by the operators' output tensor names
+               npu_active; with --power energy_uj and energy_share
+               (per layer, not per operator of an ethos-u job). Keyed by the operators' output tensor names
                (Vela's layer names). Load the model, then each file as
                node data (docs/calibrate.md).
 
@@ -42,6 +43,8 @@ examples:
   tracer export captures/demo.trace --format raw -o demo.swo
   tracer export run.trace --format model-explorer --budget out/kws/ -o node_data/
   tracer export run.trace --format perfetto --power run.jls -o run.pftrace
+  tracer export run.trace --format model-explorer --budget out/kws/ \\
+      --power run.jls -o node_data/
 """
 
 FORMATS = ("perfetto", "chrome-json", "csv", "raw", "model-explorer")

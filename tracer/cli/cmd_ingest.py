@@ -17,23 +17,31 @@ KEY=VALUE. A capture that cannot be read is recorded in the errors table and the
 the exit code says the run was partial. The run is committed atomically: an ingest that fails or
 is killed leaves the dataset as it was.
 
+With --budget FILE... (the plan of the captures' model: Vela's CSVs or output folder, any budget
+'tracer report' reads), each capture is held against it and the planner's estimate of every
+layer a calibration can learn from is kept in the predictions table: 'tracer calibrate --dataset'
+learns from it. A capture the budget does not describe is not added (errors table, exit 2 in
+it). Ingest the captures of each model with that model's budget, one run per model.
+
 The captures are read on Dask: by default a local cluster of --workers processes (one per CPU);
 --scheduler tcp://HOST:8786 uses an existing cluster (its workers need tracer[fleet] and must see
 the captures and DATASET: a shared filesystem). Needs the fleet extra: pip install 'tracer[fleet]'.
 
-exit codes: 0 every capture added or already there; 2 bad option or DATASET not a dataset (or of a
-newer schema); 3 some captures could not be read (the rest were added); 4 the Dask scheduler
-unreachable.
+exit codes: 0 every capture added or already there; 2 bad option, bad budget file, or DATASET not
+a dataset (or of a newer schema); 3 some captures could not be read or are not of --budget's model
+(the rest were added); 4 the Dask scheduler unreachable.
 
 examples:
   tracer ingest runs/*.trace -o results --label build=42 --label branch=main
   tracer ingest nightly/ -o results --workers 8
+  tracer ingest kws/*.trace -o results --budget out/kws/ --label board=b1
   tracer ingest /nfs/farm/2025-06-01/*.trace -o /nfs/results --scheduler tcp://dask-head:8786
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer ingest``."""
+    from tracer.cli.analysis_input import add_budget_file_argument
     from tracer.cli.cmd_compare import add_cluster_arguments
 
     parser.add_argument("captures", nargs="+", metavar="CAPTURE", help="captures or logs (a folder: its files)")
@@ -46,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a label for every capture of this run (repeatable), e.g. build=42",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="the run's summary (default: text)")
+    add_budget_file_argument(parser)
     add_cluster_arguments(parser)
 
 
@@ -58,11 +67,13 @@ def run(args: argparse.Namespace) -> int:
     from tracer.fleet import require_extra
 
     require_extra("tracer ingest", ("pyarrow",))
+    from tracer.cli.analysis_input import load_budget_files
     from tracer.fleet.cluster import open_runner
     from tracer.fleet.dataset import Dataset, parse_selector
     from tracer.fleet.ingest import FAILED, CaptureOutcome, ingest
 
     console = args.console
+    budget = load_budget_files(args.budget or (), console)  # before anything is read: a bad file fails at once
     labels = parse_selector(args.label)
     paths = _expand(args.captures)
     sizes = {p: file_size(p) for p in paths}
@@ -79,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             if outcome.status == FAILED:
                 console.warn(f"not ingested: {outcome.error}")
 
-        result = ingest(paths, dataset, runner, labels, on_done=progress)
+        result = ingest(paths, dataset, runner, labels, on_done=progress, budget=budget)
     summary = result.to_json()
     if args.format == "json":
         json.dump(summary, sys.stdout, indent=2)

@@ -24,6 +24,7 @@ from tracer.analysis.samples import LayerSamples, add_counts, compact, pool_laye
 from tracer.base.timeline import LayerInfo
 
 NOTHING_MEASURED = "no-measurements"  # the finding of an input (or a window) with nothing in it
+SIMULATED_NPU = ("npu_pmu", "simulated")  # the timeline's label of a capture whose NPU PMU is simulated
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,7 +98,9 @@ def digest(analysis: Analysis, name: str, labels: Mapping[str, str] | None = Non
     Args:
         analysis: The capture's analysis.
         name: How to name the input.
-        labels: The capture's labels (:func:`tracer.pipeline.provenance.capture_labels`, user labels).
+        labels: The capture's labels (:func:`tracer.pipeline.provenance.capture_labels`, user labels);
+            ``npu_pmu=simulated`` is added when the capture's NPU PMU is simulated (its NPU layers'
+            times are then not comparable with a planner's estimate).
     """
     timeline = analysis.timeline
     samples = analysis.complete_executions
@@ -116,10 +119,14 @@ def digest(analysis: Analysis, name: str, labels: Mapping[str, str] | None = Non
         arena_size=memory.arena_size,
         stacks={s.name: (s.high_water, s.size, s.canary_ok) for s in memory.stacks},
         findings=tuple(FindingKey(f.id, f.severity.value, f.layer, f.message) for f in analysis.findings),
-        labels=dict(labels or {}),
+        labels={**_simulated(timeline.labels), **(labels or {})},
         warnings=tuple(analysis.facts.warnings),
         excluded={i: st.excluded for i, st in analysis.layers.items() if st.excluded},
     )
+
+
+def _simulated(timeline_labels: Mapping[str, str]) -> dict[str, str]:
+    return {SIMULATED_NPU[0]: SIMULATED_NPU[1]} if timeline_labels.get(SIMULATED_NPU[0]) == SIMULATED_NPU[1] else {}
 
 
 def pool(digests: Sequence[CaptureDigest]) -> CaptureDigest:

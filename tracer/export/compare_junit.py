@@ -3,7 +3,9 @@
 One ``<testsuite>`` named after the two builds, ``classname`` ``tracer.compare.time`` or
 ``tracer.compare.memory``; a change that is a regression (slower beyond the threshold, memory
 grown beyond it) is a ``<failure>`` whose text says what changed and why; the others carry their
-numbers in ``<system-out>``. Made from the comparison object, like the text.
+numbers in ``<system-out>``; with ``--budget``, each layer's text adds its errors against the
+planner (and the calibration), and the properties name the files. Made from the comparison
+object, like the text.
 """
 
 from __future__ import annotations
@@ -12,17 +14,22 @@ import datetime as _dt
 import xml.etree.ElementTree as ET
 from typing import IO, Any
 
+from tracer.export.compare_planner_text import planner_sentence
 from tracer.export.compare_text import explain
 
 
 def write_junit(obj: dict[str, Any], out: IO[str]) -> None:
     """Write the comparison's JUnit XML (UTF-8 text with an XML declaration)."""
     changes = ([obj["inference"]] if obj["inference"] else []) + obj["layers"]
+    planned = {(la["base_index"], la["new_index"]): la for la in (obj.get("planner") or {}).get("layers", [])}
     cases: list[tuple[str, str, str, str | None]] = []  # classname, name, text, failure message
     for ch in changes:
         index = ch["new_index"] if ch["new_index"] is not None else ch["base_index"]
         name = ch["label"] if index is None else f"layer {index} {ch['label']}"
         text = f"{ch['verdict']}: {explain(ch)}" if ch["p50"] else ch["verdict"]
+        plan = planned.get((ch["base_index"], ch["new_index"])) if index is not None else None
+        if plan is not None:  # --budget: against the planner (and the calibration)
+            text += f"; {planner_sentence(plan)}"
         failed = ch["verdict"] == "slower"
         cases.append(("tracer.compare.time", name, text, f"{name} slower: {_pct(ch)}" if failed else None))
     for m in obj["memory"]:
@@ -51,6 +58,11 @@ def write_junit(obj: dict[str, Any], out: IO[str]) -> None:
     props = ET.SubElement(suite, "properties")
     for key in ("threshold_pct", "alpha", "match"):
         ET.SubElement(props, "property", {"name": key, "value": str(obj[key])})
+    if obj.get("planner"):
+        section = obj["planner"]
+        ET.SubElement(props, "property", {"name": "budget", "value": ", ".join(section["budget"]["sources"])})
+        if section["calibration"] is not None:
+            ET.SubElement(props, "property", {"name": "calibration", "value": section["calibration"]["source"]})
     for classname, name, text, failure in cases:
         case = ET.SubElement(suite, "testcase", {"classname": classname, "name": name, "time": "0"})
         if failure is not None:

@@ -59,6 +59,10 @@ def render_text(obj: dict[str, Any]) -> str:
         from tracer.export.energy_text import energy_change_lines
 
         out += ["", *energy_change_lines(obj["energy"])]
+    if obj.get("planner"):  # --budget [--calibration] (docs/calibrate.md)
+        from tracer.export.compare_planner_text import planner_text
+
+        out += ["", *planner_text(obj["planner"])]
     for note in obj["notes"] + interval_notes(obj):
         out.append(f"note        {note}")
     return "\n".join(out) + "\n"
@@ -103,6 +107,10 @@ def render_markdown(obj: dict[str, Any]) -> str:
     if undecided:
         out += ["", "**Inconclusive**", "", *(f"- {line}" for line in undecided)]
     out += ["", "**Plan**", "", *(f"- {line}" for line in plan_lines(obj))]
+    if obj.get("planner"):  # --budget [--calibration] (docs/calibrate.md)
+        from tracer.export.compare_planner_text import planner_markdown
+
+        out += ["", *planner_markdown(obj["planner"])]
     memory = _memory_lines(obj)
     findings = _finding_lines(obj)
     out += ["", "<details><summary>Memory and findings</summary>", ""]

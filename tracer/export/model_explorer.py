@@ -10,11 +10,13 @@ the layer's own name as the firmware reports it.
 Metrics (one file each): ``measured_cycles`` (p50 over complete inferences), ``inference_share``
 (percent of the layers' summed p50), with a budget ``planner_ratio`` (measured / predicted), with
 a calibration ``calibrated_ratio``, with NPU PMU counters ``npu_active`` (NPU_ACTIVE over the PMU
-cycle counter, percent). A layer matched to several budget layers at once (a TFLite Micro
+cycle counter, percent), with a power recording ``energy_uj`` (mean energy per execution,
+microjoules) and ``energy_share`` (percent of the inference's energy). A layer matched to several budget layers at once (a TFLite Micro
 ``ethos-u`` operator) has no single node: when its jobs were sampled and split into operations
 (docs/sampling.md), each model operator in it gets its sampled time (capture cycles) and its
 ratio to Vela (in NPU cycles when the PMU counted the jobs, as the report's ``npu_operators``);
-otherwise it is left out, said in :attr:`NodeData.left_out`.
+otherwise it is left out, said in :attr:`NodeData.left_out`. Energy is measured per layer, not
+per model operator: the model operators of a split job get no energy.
 """
 
 from __future__ import annotations
@@ -104,6 +106,19 @@ def node_data(analysis: Analysis) -> NodeData:
             active[keys[i]] = round(100 * pmu["NPU_ACTIVE"] / pmu["PMU_CYCLES"], 2)
     if active:
         metrics["npu_active"] = _graph("tracer: NPU active (% of the layer's NPU cycles)", active, _GRADIENT)
+    energy = analysis.energy
+    if energy is not None:
+        measured = {keys[i]: energy.layers[i] for i in keys if i in energy.layers}
+        if measured:
+            uj = {k: round(e.energy_uj, 4) for k, e in measured.items()}
+            share = {k: round(100 * e.energy_share, 3) for k, e in measured.items()}
+            metrics["energy_uj"] = _graph("tracer: energy per execution (uJ)", uj, _GRADIENT)
+            metrics["energy_share"] = _graph("tracer: share of the inference's energy (%)", share, _GRADIENT)
+        left_out += [
+            f"layer {i} {timeline.layer(i).label}: energy is measured per layer, not per model operator in it"
+            for i in sorted(split)
+            if i in energy.layers
+        ]
     return NodeData(metrics, left_out)
 
 

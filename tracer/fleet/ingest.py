@@ -24,11 +24,16 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tracer.analysis.calibration_data import observations_of
+from tracer.analysis.result import Analysis
+from tracer.budget.matching import model_difference
+from tracer.budget.model import Budget
 from tracer.compare.digest import NOTHING_MEASURED, digest
-from tracer.errors import ExitCode, TracerError
+from tracer.errors import ExitCode, TracerError, UsageError
 from tracer.fleet import schema
 from tracer.fleet.cluster import Runner
 from tracer.fleet.dataset import Dataset
+from tracer.fleet.predictions import predictions_table
 from tracer.fleet.tables import CaptureStatistics, content_id, execution_tables, partition_date, summary_tables
 from tracer.pipeline.analyse import analyse_file
 from tracer.pipeline.digest import input_labels
@@ -122,6 +127,7 @@ def ingest_capture(
     labels: Mapping[str, str],
     run_id: str,
     ingested_at: str,
+    budget: Budget | None = None,
 ) -> CaptureOutcome:
     """Ingest one capture into the staging folder (runs on a Dask worker; never raises for a bad file).
 
@@ -132,6 +138,8 @@ def ingest_capture(
         labels: ``--label`` values, added to the capture's own.
         run_id: The ingest run's id.
         ingested_at: When the run started.
+        budget: The plan of the capture's model (``--budget``): its layers a calibration can learn
+            from go into the ``predictions`` table; a capture of another model fails (exit 2).
     """
     capture_id = None
     try:
@@ -146,7 +154,9 @@ def ingest_capture(
         try:
             # The one analysis of the file (in windows when it is large): its executions are
             # written window by window, as they are read.
-            analysed = analyse_file(path, on_window=lambda window: writers.write(execution_tables(window, capture_id)))
+            analysed = analyse_file(
+                path, budget, on_window=lambda window: writers.write(execution_tables(window, capture_id))
+            )
             analysis = analysed.analysis
             if not analysed.windowed:
                 writers.write(execution_tables(analysis.timeline, capture_id))
@@ -169,6 +179,7 @@ def ingest_capture(
         tables = summary_tables(
             summary, stats, analysis.timeline, analysis.facts, capture_id, size, created, run_id, ingested_at
         )
+        tables["predictions"] = _predictions(analysis, path, capture_id)
         return CaptureOutcome(path, INGESTED, capture_id, date, tables, files, size, executions)
     except TracerError as exc:
         return CaptureOutcome(path, FAILED, capture_id, error=str(exc), exit_code=int(exc.exit_code))
@@ -197,6 +208,7 @@ def ingest(
     runner: Runner,
     labels: Mapping[str, str] | None = None,
     on_done: Callable[[CaptureOutcome], None] | None = None,
+    budget: Budget | None = None,
 ) -> IngestResult:
     """Ingest ``paths`` into ``dataset`` on ``runner``; commit atomically.
 
@@ -206,13 +218,17 @@ def ingest(
         runner: Where the per-capture work runs.
         labels: ``--label`` values for every capture.
         on_done: Called with each capture's outcome as it completes (progress).
+        budget: The plan of the captures' model (``--budget``), or None.
     """
     start = time.monotonic()
     unique = list(dict.fromkeys(str(p) for p in paths))
     ingested_at = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     with dataset.writing() as staging:
         known = runner.share(frozenset(dataset.known_ids()))  # sent once, however many captures
-        items = [(p, str(staging.folder), known, dict(labels or {}), staging.run_id, ingested_at) for p in unique]
+        shared = runner.share(budget) if budget is not None else None
+        items = [
+            (p, str(staging.folder), known, dict(labels or {}), staging.run_id, ingested_at, shared) for p in unique
+        ]
         outcomes: list[CaptureOutcome | None] = [None] * len(unique)
         for i, outcome in runner.run(ingest_capture, items):
             outcomes[i] = outcome
@@ -248,7 +264,7 @@ def _write_run_tables(outcomes: list[CaptureOutcome], folder: Path, run_id: str,
         if outcome.status == INGESTED and outcome.date is not None:
             by_date.setdefault(outcome.date, []).append(outcome)
     for date, group in sorted(by_date.items()):
-        for table in ("captures", "labels", "layers", "stacks", "findings"):
+        for table in ("captures", "labels", "layers", "stacks", "findings", "predictions"):
             # Written even when empty: a query over the table's files then finds some.
             relative = f"{table}/{schema.PARTITION}={date}/run-{run_id}.parquet"
             _write(folder / relative, pa.concat_tables([o.tables[table] for o in group]))
@@ -273,6 +289,24 @@ def _write_run_tables(outcomes: list[CaptureOutcome], folder: Path, run_id: str,
         _write(folder / relative, errors)
         written.append(relative)
     return written
+
+
+def _predictions(analysis: Analysis, path: str, capture_id: str) -> pa.Table:
+    """The layers of an analysis against its budget a calibration learns from (none without one).
+
+    Raises:
+        UsageError: The budget describes another model than the capture's (exit 2).
+    """
+    comparison = analysis.comparison
+    if comparison is None:
+        return schema.PREDICTIONS.empty_table()
+    lost = analysis.timeline.loss.any or bool(analysis.facts.warnings)
+    difference = model_difference(comparison.matching, comparison.budget, capture_lost_data=lost)
+    if difference is not None:
+        raise UsageError(f"{path}: --budget does not describe the capture's model: {difference}")
+    observations, _ = observations_of(analysis, path)
+    compiler = comparison.budget.model.compiler
+    return predictions_table(observations, capture_id, compiler.to_json() if compiler else None)
 
 
 class _CaptureFiles:

@@ -9,7 +9,9 @@ reads older ones it knows.
 Version history:
 
 * 1: captures, labels, layers, stacks, findings, errors (one file per ingest run and day);
-  inferences, layer_executions, pmu (one file per capture).
+  inferences, layer_executions, pmu (one file per capture). Added since, without a new version
+  (a table older datasets lack reads as empty; older tracers ignore it): predictions (one file per
+  ingest run and day; rows only for captures ingested with ``--budget``).
 """
 
 from __future__ import annotations
@@ -144,6 +146,28 @@ PMU = pa.schema(
     ]
 )
 
+# The planner's estimate of each measured layer a calibration can learn from ('ingest --budget';
+# tracer.analysis.calibration_data decides which layers count): what 'calibrate --dataset' reads.
+PREDICTIONS = pa.schema(
+    [
+        ("capture_id", pa.string()),
+        ("layer", pa.int32()),  # the measured layer (an ethos-u operator: one row per model operator in it)
+        ("model", pa.string()),  # the budget's model name (a model of the calibration)
+        ("budget_layer", pa.string()),  # the planner's name of the layer
+        ("op", pa.string()),  # operator type, TFLite name (CONV_2D)
+        ("measured_cycles", pa.float64()),  # median, capture clock
+        ("predicted_cycles", pa.float64()),  # the planner's estimate, capture clock
+        ("planner_cycles", pa.float64()),  # the same in the planner's clock
+        ("mac_count", pa.float64()),  # the planner's per-layer numbers, null when it wrote none
+        ("npu_cycles", pa.float64()),
+        ("sram_access_cycles", pa.float64()),
+        ("dram_access_cycles", pa.float64()),
+        ("on_chip_flash_access_cycles", pa.float64()),
+        ("off_chip_flash_access_cycles", pa.float64()),
+        ("planner", pa.string()),  # JSON: {name, version, config} of the planner that made the budget
+    ]
+)
+
 # Tables written once per ingest run and day, and tables written once per capture.
 RUN_TABLES = {
     "captures": CAPTURES,
@@ -152,6 +176,7 @@ RUN_TABLES = {
     "stacks": STACKS,
     "findings": FINDINGS,
     "errors": ERRORS,
+    "predictions": PREDICTIONS,
 }
 CAPTURE_TABLES = {"inferences": INFERENCES, "layer_executions": LAYER_EXECUTIONS, "pmu": PMU}
 TABLES = {**RUN_TABLES, **CAPTURE_TABLES}
