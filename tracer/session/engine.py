@@ -512,7 +512,9 @@ class Session:
         if not self._findings.due(held.analysis_key, final, self._transport.ui_hold_until):
             return
         whole = held.whole
-        capture = (self.capture_path or None) if final and not whole and self.mode == "replay" else None
+        # At the end of a stream that outgrew the window, the rules read the whole capture again: a
+        # replay's file, or the recording (complete on disk: the feed flushed it when the source ended).
+        capture = (self.capture_path or None) if final and not whole else None
         budget = self._budget.budget if self._budget is not None else None
         try:
             if capture is None:
