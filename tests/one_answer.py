@@ -15,9 +15,13 @@ import numpy as np
 import pytest
 
 import tracer.pipeline.windows as windows
+from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.writer import CaptureWriter
 from tracer.compare.digest import CaptureDigest
 from tracer.pipeline.digest import digest_file
 from tracer.session.engine import Session, SessionOptions
+from tracer.session.feeds import SourceFeed
+from tracer.sources.registry import open_source
 
 SMALL_WINDOW = 300  # layer executions per window, when windows are forced
 
@@ -133,6 +137,59 @@ def replayed(path: Path, speed: float | None, during: Callable[[Session], None] 
         during(session)
     thread.join(300)
     assert session.ended, session.snapshot().status
+    return session
+
+
+class MeteredSource:
+    """A live source that is a real one (``file://``: a capture replayed as a source, as
+    ``tracer live file://...`` reads it) let through so many bytes at a time: the test opens the
+    tap (:meth:`allow`) and, between, the session is live with nothing arriving, its recording
+    growing no more, as a device between bursts. ``drained`` is set while every byte let
+    through has been read."""
+
+    def __init__(self, path: Path) -> None:
+        self._inner = open_source(f"file://{path}")
+        self.url = self._inner.url
+        self._allowed = 0
+        self.read_bytes = 0
+        self._tap = threading.Condition()
+        self.drained = threading.Event()
+
+    def open(self) -> None:
+        self._inner.open()
+
+    def allow(self, more: int) -> None:
+        """Let ``more`` bytes through (a very large number: all the rest)."""
+        with self._tap:
+            self._allowed += more
+            self.drained.clear()
+            self._tap.notify_all()
+
+    def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
+        with self._tap:
+            room = self._allowed - self.read_bytes
+            if room <= 0:
+                self.drained.set()
+                self._tap.wait(timeout)
+                return b""
+        data = self._inner.read(min(max_bytes, room), timeout)
+        self.read_bytes += len(data)
+        return data
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def metadata(self) -> dict[str, Any]:
+        return self._inner.metadata()
+
+
+def recording_live(source: MeteredSource, recording: Path) -> Session:
+    """A live session on ``source`` (opened here) recording to ``recording``, as ``tracer live``
+    builds it; started."""
+    source.open()
+    meta = CaptureMetadata.from_json(source.metadata())
+    session = Session.live(SourceFeed(source, CaptureWriter(recording, meta)), meta)
+    session.start()
     return session
 
 

@@ -1,5 +1,5 @@
-"""A live session that records: the recording is whole as soon as the source ends, and the gate's
-findings at the end are the recording's.
+"""A live session that records: the recording is whole as soon as the source ends, the gate's
+findings at the end are the recording's, and the recording is indexed as it grows.
 
 The source is a real one: ``file://`` (a capture replayed as a source, as ``tracer live
 file://CAPTURE`` reads it), or a scripted device for how a source ends.
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 from session_streams import CLOCK_HZ, DEMO_BUDGET, DEMO_CAPTURE, build_stream
 
 from tracer.budget import load_budget
@@ -86,3 +87,29 @@ def test_a_recording_longer_than_the_window_ends_with_the_gate_on_the_whole_reco
     done = run_cli("check", recording, "--budget", DEMO_BUDGET, "--format", "json")
     assert done.code in (0, 1), done.err
     assert [f.to_json() for f in diagnosis.findings] == json.loads(done.out)["findings"]
+
+
+def test_the_recording_is_indexed_as_it_is_decoded(tmp_path: Path) -> None:
+    """The live session indexes its recording itself (no second reading of the file): every
+    inference, in order, with checkpoints; once the source has ended the index is complete and an
+    inference that left the ring loads as it was decoded."""
+    truth = build_stream(inferences=300, text=False)
+    session = live(EndingSource(truth.data), tmp_path / "live.trace", ring=8)
+    try:
+        index = session.index
+        assert index is not None and index.live and index.ready
+        assert index.count == 300 and np.array_equal(index.numbers(), np.arange(300))
+        assert [r.number for r in session.held.ring.items()] == list(range(292, 300))
+        stretch = session.seek(100)
+        assert stretch is not None and stretch.first_ordinal is not None
+        record = stretch.at_ordinal(100)
+        assert record is not None and record.number == 100
+        assert [int(s.cycles) for s in record.inference.layers] == [truth.layer_cycles[la][100] for la in range(6)]
+    finally:
+        session.close()
+
+
+def test_a_live_session_without_recording_has_no_index() -> None:
+    session = Session.live(SourceFeed(EndingSource(build_stream(inferences=3).data), None), CaptureMetadata())
+    session.run()
+    assert session.index is None and session.seek(0) is None
