@@ -113,3 +113,21 @@ def test_a_live_session_without_recording_has_no_index() -> None:
     session = Session.live(SourceFeed(EndingSource(build_stream(inferences=3).data), None), CaptureMetadata())
     session.run()
     assert session.index is None and session.seek(0) is None
+
+
+def test_a_long_live_index_keeps_few_parts_of_numbers(tmp_path: Path) -> None:
+    """A live session adds a few inference numbers per piece for days: the index keeps them in
+    a few parts (log-many), not one array per piece, and hands them out in order."""
+    from tracer.pipeline.stream_setup import StreamSetup
+    from tracer.session.index import CaptureIndex
+
+    meta = CaptureMetadata(source="scripted://device", tpiu=False, cpu_hz=CLOCK_HZ)
+    index = CaptureIndex(str(tmp_path / "live.trace"), StreamSetup.of(meta, trusted=True), live=True)
+    sizes = [1 + (i * 7) % 5 for i in range(20_000)]
+    at = 0
+    for size in sizes:
+        index.add(np.arange(at, at + size))
+        at += size
+    assert index.count == at
+    assert len(index._numbers) <= at.bit_length()  # (what its memory is made of)
+    assert np.array_equal(index.numbers(), np.arange(at))

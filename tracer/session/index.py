@@ -175,7 +175,14 @@ class CaptureIndex:
         """The numbers of the inferences the last piece closed, in the order they closed."""
         if len(numbers):
             with self._lock:
-                self._numbers.append(numbers.astype(np.int64, copy=True))
+                parts = self._numbers
+                parts.append(numbers.astype(np.int64, copy=True))
+                # A live session adds a few numbers per piece for days: parts of equal size merge
+                # (as a binary counter carries), so they stay few and each number is copied
+                # log-many times.
+                while len(parts) > 1 and len(parts[-1]) >= len(parts[-2]):
+                    tail = parts.pop()
+                    parts[-1] = np.concatenate((parts[-1], tail))
                 self._count += len(numbers)
 
     def close(self) -> None:
