@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import tracer.pipeline.windows as windows
+from tracer.analysis.statistics import DEFAULT_WINDOW
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
 from tracer.compare.digest import CaptureDigest
@@ -104,13 +105,16 @@ class LeapingClock:
 
 
 def session_numbers(session: Session) -> dict[str, Any]:
-    """The session's own numbers at the end (its running statistics, loss and final findings)."""
+    """The session's own numbers at the end (its running statistics, loss and final findings):
+    per layer count, min, max and mean (as the report rounds it), and p50 and p99 while its window
+    holds every execution (``tracer.session.layers`` says why they differ after)."""
     snap = session.snapshot()
-    layers = {}
+    layers: dict[int, tuple[Any, ...]] = {}
     for row in snap.layers:
         c = row.cycles
         if c is not None and c.count:
-            layers[row.info.index] = (c.count, c.min, c.max)
+            exact = (c.p50, c.p99) if c.window == c.count else None
+            layers[row.info.index] = (c.count, c.min, c.max, round(c.mean, 3), exact)
     return {
         "inferences": (snap.inferences, snap.complete_inferences),
         "layers": layers,
@@ -119,11 +123,14 @@ def session_numbers(session: Session) -> dict[str, Any]:
     }
 
 
-def as_session_numbers(numbers: dict[str, Any]) -> dict[str, Any]:
-    """A report's numbers in the session's terms (count, min and max per layer)."""
+def as_session_numbers(numbers: dict[str, Any], window: int = DEFAULT_WINDOW) -> dict[str, Any]:
+    """A report's numbers in the session's terms (count, min, max, mean per layer; p50 and p99 when
+    the session's ``window`` holds every execution)."""
     return {
         "inferences": numbers["inferences"],
-        "layers": {i: (v[0], v[1], v[4]) for i, v in numbers["layers"].items()},
+        "layers": {
+            i: (v[0], v[1], v[4], v[5], (v[2], v[3]) if v[0] <= window else None) for i, v in numbers["layers"].items()
+        },
         "loss": numbers["loss"],
         "findings": numbers["findings"],
     }
