@@ -11,7 +11,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from session_streams import ROOT, build_stream
+from session_streams import ROOT, build_stream, write_capture
 from tui_helpers import (
     GatedSource,
     inference_pieces,
@@ -150,6 +150,22 @@ def test_live_an_inference_past_the_recording_is_answered_at_once_and_one_that_l
         assert header(app)[0].startswith(f"inference #{count - 1} "), header(app)
 
     run(app, body, size=(160, 40))
+
+
+def test_a_capture_without_inferences_says_so_once_it_is_read(tmp_path: Path) -> None:
+    """``g 5 Enter`` on a capture that holds no inference, read to its end: a notice says it holds
+    none (it said "not indexed yet: the capture is still being read", as if it were not read)."""
+    path = write_capture(tmp_path / "none.trace", build_stream(inferences=0).data)
+    app = replay_app(path, budget=None)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        assert app.session.index is not None and app.session.index.ready
+        await pilot.press("g", "5", "enter")
+        await redraw(app, pilot)
+        assert any("no inference #5 in the capture: it holds none" in n for n in notices(app)), notices(app)
+
+    run(app, body, size=(120, 40))
 
 
 def test_a_message_on_the_timeline_is_drawn_across_its_width() -> None:
