@@ -50,7 +50,7 @@ from tracer.session.rolling import RollingDecoder
 from tracer.session.state import StreamState
 from tracer.sources.base import SourceEnded
 
-CHECKPOINT_BYTES = 1 << 20  # stream bytes between checkpoints, to begin with
+CHECKPOINT_BYTES = 1 << 18  # stream bytes between checkpoints, to begin with (a load decodes at most this)
 MAX_CHECKPOINTS = 256
 AROUND = 3  # neighbours loaded on each side of the inference asked for
 LOAD_RING = 4096  # inferences one load may close before it stops (it keeps those it needs)
