@@ -5,8 +5,9 @@ The paths: ``tracer report`` read whole; ``tracer report`` read in windows force
 hundred layer executions); the compare digest and the rows ``ingest`` writes; the session behind
 ``replay`` and ``live`` run to the end as fast as it can, at a paced speed that the screen changes
 while it plays (a replay's pieces change size with the speed), and with seeks into the capture
-before and while it plays. The numbers: inference counts, per-layer execution counts and cycle
-statistics, the loss counters and the findings.
+before and while it plays; the session behind ``live`` recording a source, with seeks into the
+recording while it grows (back, to the live edge, past it). The numbers: inference counts,
+per-layer execution counts and cycle statistics, the loss counters and the findings.
 
 The inputs: every capture and log in ``tests/data``, the shipped demo capture, and captures built
 here with 10,000 inferences, target restarts, dropped bytes and a damaged chunk.
