@@ -44,6 +44,8 @@ def report_numbers(report: dict[str, Any]) -> dict[str, Any]:
             for layer in report["layers"]
             if layer["count"]
         },
+        "excluded": {layer["index"]: layer["excluded"] for layer in report["layers"] if layer["excluded"]},
+        "pmu": {layer["index"]: layer["pmu_mean"] for layer in report["layers"] if layer.get("pmu_mean")},
         "loss": report["capture"]["loss"],
         "findings": sorted((f["id"], f["severity"], f.get("layer")) for f in report["findings"]),
     }
@@ -107,7 +109,8 @@ class LeapingClock:
 def session_numbers(session: Session) -> dict[str, Any]:
     """The session's own numbers at the end (its running statistics, loss and final findings):
     per layer count, min, max and mean (as the report rounds it), and p50 and p99 while its window
-    holds every execution (``tracer.session.layers`` says why they differ after)."""
+    holds every execution (``tracer.session.layers`` says why they differ after); executions left
+    out and PMU means per layer."""
     snap = session.snapshot()
     layers: dict[int, tuple[Any, ...]] = {}
     for row in snap.layers:
@@ -118,6 +121,12 @@ def session_numbers(session: Session) -> dict[str, Any]:
     return {
         "inferences": (snap.inferences, snap.complete_inferences),
         "layers": layers,
+        "excluded": {row.info.index: row.excluded for row in snap.layers if row.excluded},
+        "pmu": {
+            row.info.index: {name: round(value, 3) for name, value in row.pmu_mean.items()}
+            for row in snap.layers
+            if row.pmu_mean
+        },
         "loss": snap.status.loss.to_json(),
         "findings": sorted((f.id, f.severity.value, f.layer) for f in snap.diagnosis.findings),
     }
@@ -131,6 +140,8 @@ def as_session_numbers(numbers: dict[str, Any], window: int = DEFAULT_WINDOW) ->
         "layers": {
             i: (v[0], v[1], v[4], v[5], (v[2], v[3]) if v[0] <= window else None) for i, v in numbers["layers"].items()
         },
+        "excluded": numbers["excluded"],
+        "pmu": numbers["pmu"],
         "loss": numbers["loss"],
         "findings": numbers["findings"],
     }
