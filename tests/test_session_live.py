@@ -8,6 +8,7 @@ file://CAPTURE`` reads it), or a scripted device for how a source ends.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -131,3 +132,70 @@ def test_a_long_live_index_keeps_few_parts_of_numbers(tmp_path: Path) -> None:
     assert index.count == at
     assert len(index._numbers) <= at.bit_length()  # (what its memory is made of)
     assert np.array_equal(index.numbers(), np.arange(at))
+
+
+def test_a_seek_to_an_inference_not_yet_in_the_recording_waits_for_it_never_cuts_it(tmp_path: Path) -> None:
+    """Live, the session has decoded inferences whose bytes the recorder still holds (it writes
+    within its flush interval; here never, until told): the index does not read them as cut by the
+    end of the file. The seek gives up (None) rather than show a wrong inference; once the bytes
+    are written it reads them as they were decoded."""
+    from tui_helpers import GatedSource
+
+    truth = build_stream(inferences=12, text=False)
+    head = len(truth.data) // 2
+    source = GatedSource([truth.data[:head], truth.data[head:]])
+    meta = CaptureMetadata.from_json(source.metadata())
+    writer = CaptureWriter(tmp_path / "live.trace", meta, flush_interval=3600)
+    session = Session.live(SourceFeed(source, writer), meta)
+    session.start()
+    try:
+        source.allow(1)  # less than a chunk: it stays in the recorder's memory
+        index = session.index
+        assert index is not None
+        for _ in range(400):
+            if index.count >= 3 and session.decoder.bytes == head:
+                break
+            threading.Event().wait(0.01)
+        assert index.count >= 3 and tmp_path.joinpath("live.trace").stat().st_size < head
+        newest = index.count - 1
+        assert index.load(newest) is None and session.seek(newest) is None
+        writer.flush()  # (the reader thread is idle: nothing arrives)
+        stretch = session.seek(newest)
+        assert stretch is not None
+        record = stretch.at_ordinal(newest)
+        assert record is not None and record.number == newest and record.inference.complete
+        assert [int(s.cycles) for s in record.inference.layers] == [truth.layer_cycles[la][newest] for la in range(6)]
+        # Its neighbour after it has not closed yet: the stretch ends at the live edge.
+        assert stretch.at_ordinal(newest + 1) is None
+    finally:
+        session.close()
+
+
+def test_a_growing_index_never_reads_the_end_of_the_file_as_the_end_of_an_inference(tmp_path: Path) -> None:
+    """The recording so far ends inside an inference the session has already seen close (its last
+    bytes are still in the recorder's memory): loading it gives nothing, not that inference cut
+    short by the end of the file; the one before it loads whole."""
+    from session_streams import write_capture
+
+    from tracer.session.index import CaptureIndex
+    from tracer.session.rolling import RollingDecoder
+
+    data = build_stream(inferences=12, text=False).data
+    path = write_capture(tmp_path / "live.trace", data[: len(data) // 2])
+    replay = Session.replay(str(path), options=SessionOptions(speed=None, index=False))
+    replay.run()
+    written = replay.snapshot()
+    assert written.cut_at_end == 1  # the file ends inside an inference
+    cut = written.inferences - 1  # its position
+    # Indexed as a live session does, having decoded every byte (the file has half of them).
+    index = CaptureIndex(str(path), replay.decoder.setup, spacing=len(data) * 2, live=True)
+    decoder = RollingDecoder(replay.decoder.setup)
+    for at in range(0, len(data), 1024):
+        index.before(at, decoder)
+        index.add(decoder.feed(data[at : at + 1024]).inferences.number)
+    assert index.count == 12 and not index.ready
+    assert index.load(cut) is None
+    stretch = index.load(cut - 1)
+    assert stretch is not None
+    record = stretch.at_ordinal(cut - 1)
+    assert record is not None and record.inference.complete and stretch.at_ordinal(cut) is None
