@@ -431,7 +431,8 @@ class Session:
                 index = self._holdings.index
                 for part in self._transport.live_slices(piece, stopped):
                     if index is not None:
-                        index.before(part.offset, self._decoder)
+                        with self._lock:  # a snapshot reads the decoder meanwhile: not while it is pickled
+                            index.before(part.offset, self._decoder)
                     self._fold(self._decoder.feed(part.data, part.lost_before))
                 self._diagnose()
                 continue
