@@ -15,9 +15,14 @@ import numpy as np
 import pytest
 
 import tracer.pipeline.windows as windows
+from tracer.analysis.statistics import DEFAULT_WINDOW
+from tracer.capture.metadata import CaptureMetadata
+from tracer.capture.writer import CaptureWriter
 from tracer.compare.digest import CaptureDigest
 from tracer.pipeline.digest import digest_file
 from tracer.session.engine import Session, SessionOptions
+from tracer.session.feeds import SourceFeed
+from tracer.sources.registry import open_source
 
 SMALL_WINDOW = 300  # layer executions per window, when windows are forced
 
@@ -39,6 +44,8 @@ def report_numbers(report: dict[str, Any]) -> dict[str, Any]:
             for layer in report["layers"]
             if layer["count"]
         },
+        "excluded": {layer["index"]: layer["excluded"] for layer in report["layers"] if layer["excluded"]},
+        "pmu": {layer["index"]: layer["pmu_mean"] for layer in report["layers"] if layer.get("pmu_mean")},
         "loss": report["capture"]["loss"],
         "findings": sorted((f["id"], f["severity"], f.get("layer")) for f in report["findings"]),
     }
@@ -100,26 +107,41 @@ class LeapingClock:
 
 
 def session_numbers(session: Session) -> dict[str, Any]:
-    """The session's own numbers at the end (its running statistics, loss and final findings)."""
+    """The session's own numbers at the end (its running statistics, loss and final findings):
+    per layer count, min, max and mean (as the report rounds it), and p50 and p99 while its window
+    holds every execution (``tracer.session.layers`` says why they differ after); executions left
+    out and PMU means per layer."""
     snap = session.snapshot()
-    layers = {}
+    layers: dict[int, tuple[Any, ...]] = {}
     for row in snap.layers:
         c = row.cycles
         if c is not None and c.count:
-            layers[row.info.index] = (c.count, c.min, c.max)
+            exact = (c.p50, c.p99) if c.window == c.count else None
+            layers[row.info.index] = (c.count, c.min, c.max, round(c.mean, 3), exact)
     return {
         "inferences": (snap.inferences, snap.complete_inferences),
         "layers": layers,
+        "excluded": {row.info.index: row.excluded for row in snap.layers if row.excluded},
+        "pmu": {
+            row.info.index: {name: round(value, 3) for name, value in row.pmu_mean.items()}
+            for row in snap.layers
+            if row.pmu_mean
+        },
         "loss": snap.status.loss.to_json(),
         "findings": sorted((f.id, f.severity.value, f.layer) for f in snap.diagnosis.findings),
     }
 
 
-def as_session_numbers(numbers: dict[str, Any]) -> dict[str, Any]:
-    """A report's numbers in the session's terms (count, min and max per layer)."""
+def as_session_numbers(numbers: dict[str, Any], window: int = DEFAULT_WINDOW) -> dict[str, Any]:
+    """A report's numbers in the session's terms (count, min, max, mean per layer; p50 and p99 when
+    the session's ``window`` holds every execution)."""
     return {
         "inferences": numbers["inferences"],
-        "layers": {i: (v[0], v[1], v[4]) for i, v in numbers["layers"].items()},
+        "layers": {
+            i: (v[0], v[1], v[4], v[5], (v[2], v[3]) if v[0] <= window else None) for i, v in numbers["layers"].items()
+        },
+        "excluded": numbers["excluded"],
+        "pmu": numbers["pmu"],
         "loss": numbers["loss"],
         "findings": numbers["findings"],
     }
@@ -133,6 +155,59 @@ def replayed(path: Path, speed: float | None, during: Callable[[Session], None] 
         during(session)
     thread.join(300)
     assert session.ended, session.snapshot().status
+    return session
+
+
+class MeteredSource:
+    """A live source that is a real one (``file://``: a capture replayed as a source, as
+    ``tracer live file://...`` reads it) let through so many bytes at a time: the test opens the
+    tap (:meth:`allow`) and, between, the session is live with nothing arriving, its recording
+    growing no more, as a device between bursts. ``drained`` is set while every byte let
+    through has been read."""
+
+    def __init__(self, path: Path) -> None:
+        self._inner = open_source(f"file://{path}")
+        self.url = self._inner.url
+        self._allowed = 0
+        self.read_bytes = 0
+        self._tap = threading.Condition()
+        self.drained = threading.Event()
+
+    def open(self) -> None:
+        self._inner.open()
+
+    def allow(self, more: int) -> None:
+        """Let ``more`` bytes through (a very large number: all the rest)."""
+        with self._tap:
+            self._allowed += more
+            self.drained.clear()
+            self._tap.notify_all()
+
+    def read(self, max_bytes: int = 65536, timeout: float = 0.1) -> bytes:
+        with self._tap:
+            room = self._allowed - self.read_bytes
+            if room <= 0:
+                self.drained.set()
+                self._tap.wait(timeout)
+                return b""
+        data = self._inner.read(min(max_bytes, room), timeout)
+        self.read_bytes += len(data)
+        return data
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def metadata(self) -> dict[str, Any]:
+        return self._inner.metadata()
+
+
+def recording_live(source: MeteredSource, recording: Path) -> Session:
+    """A live session on ``source`` (opened here) recording to ``recording``, as ``tracer live``
+    builds it; started."""
+    source.open()
+    meta = CaptureMetadata.from_json(source.metadata())
+    session = Session.live(SourceFeed(source, CaptureWriter(recording, meta)), meta)
+    session.start()
     return session
 
 

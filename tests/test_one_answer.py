@@ -5,8 +5,9 @@ The paths: ``tracer report`` read whole; ``tracer report`` read in windows force
 hundred layer executions); the compare digest and the rows ``ingest`` writes; the session behind
 ``replay`` and ``live`` run to the end as fast as it can, at a paced speed that the screen changes
 while it plays (a replay's pieces change size with the speed), and with seeks into the capture
-before and while it plays. The numbers: inference counts, per-layer execution counts and cycle
-statistics, the loss counters and the findings.
+before and while it plays; the session behind ``live`` recording a source, with seeks into the
+recording while it grows (back, to the live edge, past it). The numbers: inference counts,
+per-layer execution counts and cycle statistics, the loss counters and the findings.
 
 The inputs: every capture and log in ``tests/data``, the shipped demo capture, and captures built
 here with 10,000 inferences, target restarts, dropped bytes and a damaged chunk.
@@ -15,13 +16,16 @@ here with 10,000 inferences, target restarts, dropped bytes and a damaged chunk.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from one_answer import (
+    MeteredSource,
     as_session_numbers,
     assert_one_answer,
+    recording_live,
     replayed,
     report_numbers,
     run_report,
@@ -179,3 +183,79 @@ def test_seeks_before_and_while_playing_read_the_inference_the_report_lists(run_
         record = stretch.record(ordinal)  # numbers are ordinals in this capture (no restart)
         assert record is not None, ordinal
         assert tuple(int(s.cycles) for s in record.inference.layers) == truth[ordinal], ordinal
+
+
+# -- a live recording ------------------------------------------------------------------------------
+def _settled(session: Session, source: MeteredSource) -> int:
+    """Wait until the session has decoded every byte let through; the inferences it has seen."""
+    assert source.drained.wait(30)
+    index = session.index
+    assert index is not None
+    for _ in range(600):
+        if session.decoder.bytes == source.read_bytes:
+            break
+        threading.Event().wait(0.05)
+    assert session.decoder.bytes == source.read_bytes
+    # The decoder counts a piece's bytes as it decodes it; the session folds and indexes it next,
+    # then counts its version up (and again at each idle turn): two counts on, it is all folded.
+    version = session.version
+    for _ in range(600):
+        if session.version >= version + 2:
+            break
+        threading.Event().wait(0.05)
+    snap = session.snapshot()
+    assert snap.inferences == index.count
+    return snap.inferences
+
+
+def _cycles(stretch: Any, ordinal: int) -> tuple[int, ...]:
+    assert stretch is not None, ordinal
+    record = stretch.at_ordinal(ordinal)
+    assert record is not None, ordinal
+    return tuple(int(s.cycles) for s in record.inference.layers)
+
+
+def test_seeks_during_a_live_recording_read_what_the_report_of_the_recording_says(
+    run_cli, built: dict[str, Path], tmp_path: Path
+) -> None:
+    """``tracer live`` on a source (a capture replayed through ``file://``, let through in bursts):
+    while it records, seeks go back into what is recorded (beyond the ring) and to the live edge,
+    and a seek past the edge says at once what the recording holds so far; at the end the
+    session's numbers are the report's of the recording (and of the capture it was fed from)."""
+    path = built["long"]
+    truth = _inference_rows(run_cli, path)
+    source = MeteredSource(path)
+    recording = tmp_path / "live.trace"
+    session = recording_live(source, recording)
+    try:
+        index = session.index
+        assert index is not None and index.live
+        for share in (0.25, 0.5):
+            source.allow(int(path.stat().st_size * share) - source.read_bytes)
+            seen = _settled(session, source)
+            assert 1_000 < seen < 10_000 and index.count == seen and not index.ready
+            assert session.snapshot().ring_stretch.first_ordinal > 10  # the first inferences left the ring
+            for ordinal in (0, 10, seen // 2, seen - 1):  # back into the recording; the live edge
+                assert _cycles(session.seek(ordinal), ordinal) == truth[ordinal], ordinal
+            at_once = time.monotonic()
+            assert session.seek(seen) is None and session.seek(10**9) is None
+            said = index.missing(seen)
+            assert time.monotonic() - at_once < 1.0
+            assert said == (
+                f"no inference #{seen} recorded yet: the capture holds #0 to #{seen - 1} so far "
+                f"({seen:,} inferences; live, still recording)"
+            )
+        source.allow(10**12)
+        while not session.ended:  # seeks while the recording grows
+            ordinal = index.count // 3
+            assert _cycles(session.seek(ordinal), ordinal) == truth[ordinal]
+        assert session.wait_done(30)
+        assert index.ready and index.count == 10_000
+        assert _cycles(session.seek(9_999), 9_999) == truth[9_999]
+        assert index.missing(10_000) == "no inference #10000 in the capture: it holds #0 to #9999 (10,000 inferences)"
+        got = session_numbers(session)
+    finally:
+        session.close()
+    expected = as_session_numbers(report_numbers(run_report(run_cli, recording)))
+    assert got == expected
+    assert expected == as_session_numbers(report_numbers(run_report(run_cli, path)))

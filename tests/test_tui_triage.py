@@ -11,8 +11,19 @@ import dataclasses
 import re
 from pathlib import Path
 
-from session_streams import ROOT, build_stream
-from tui_helpers import GatedSource, plain, redraw, replay_app, run, screen_lines, settle, until
+from session_streams import ROOT, build_stream, write_capture
+from tui_helpers import (
+    GatedSource,
+    inference_pieces,
+    live_app,
+    plain,
+    redraw,
+    replay_app,
+    run,
+    screen_lines,
+    settle,
+    until,
+)
 
 from tracer.capture.metadata import CaptureMetadata
 from tracer.session.engine import Session, SessionOptions
@@ -98,6 +109,61 @@ def test_an_inference_outside_the_capture_is_answered_at_once() -> None:
         await pilot.press("left")
         await redraw(app, pilot)
         assert header(app)[0].startswith("inference #6 ")
+
+    run(app, body, size=(120, 40))
+
+
+def test_live_an_inference_past_the_recording_is_answered_at_once_and_one_that_left_the_ring_loads(
+    tmp_path: Path,
+) -> None:
+    """Live, recording, with 30 of 40 inferences arrived and a ring of 8: ``2 g 99 Enter`` says at
+    once what the recording holds so far and that it is live; ``g 3 Enter`` (left the ring long
+    ago) reads #3 from the recording and shows it, as a replay would; ``f`` follows the live edge."""
+    truth = build_stream(inferences=40, text=False)
+    pieces = inference_pieces(truth.data, 40)
+    source = GatedSource(pieces)
+    app = live_app(source, tmp_path / "live.trace", ring=8)
+    arrived = 30
+
+    async def body(pilot) -> None:
+        source.allow(arrived)
+        session = app.session
+        await until(pilot, lambda: session.decoder.bytes == sum(len(p) for p in pieces[:arrived]))
+        version = session.version  # the last piece is decoded; two counts on, it is folded and indexed
+        await until(pilot, lambda: session.version >= version + 2)
+        index = session.index
+        assert index is not None and not index.ready
+        count = index.count
+        assert 20 < count < 40 and session.snapshot().inferences == count
+        await redraw(app, pilot)
+        await pilot.press("2", "g", "9", "9", "enter")
+        await redraw(app, pilot)
+        said = f"no inference #99 recorded yet: the capture holds #0 to #{count - 1} so far ({count} inferences; live, still recording)"
+        assert any(said in n for n in notices(app)), notices(app)
+        assert "reading inference" not in "\n".join(screen_lines(app))
+        await pilot.press("g", "3", "enter")
+        await until(pilot, lambda: session.snapshot().locate(ordinal=3) is not None)
+        await redraw(app, pilot)
+        assert header(app)[0].startswith("inference #3 "), header(app)
+        await pilot.press("f")
+        await redraw(app, pilot)
+        assert header(app)[0].startswith(f"inference #{count - 1} "), header(app)
+
+    run(app, body, size=(160, 40))
+
+
+def test_a_capture_without_inferences_says_so_once_it_is_read(tmp_path: Path) -> None:
+    """``g 5 Enter`` on a capture that holds no inference, read to its end: a notice says it holds
+    none (it said "not indexed yet: the capture is still being read", as if it were not read)."""
+    path = write_capture(tmp_path / "none.trace", build_stream(inferences=0).data)
+    app = replay_app(path, budget=None)
+
+    async def body(pilot) -> None:
+        await settle(app, pilot)
+        assert app.session.index is not None and app.session.index.ready
+        await pilot.press("g", "5", "enter")
+        await redraw(app, pilot)
+        assert any("no inference #5 in the capture: it holds none" in n for n in notices(app)), notices(app)
 
     run(app, body, size=(120, 40))
 

@@ -9,7 +9,9 @@ Replays are paced by :class:`~tracer.session.pacing.Pacer` on the capture's medi
 (:class:`~tracer.session.media.MediaClock`); the worker takes its pieces through a
 :class:`~tracer.session.transport.Transport` (due times, steps, the screen's right of way). What is
 held beyond the ring (pins, inferences read again from the file, the baseline) is
-:class:`~tracer.session.holdings.Holdings`'. A front end calls :meth:`Session.snapshot` on its own
+:class:`~tracer.session.holdings.Holdings`'. The capture is indexed so that any inference of it can
+be read again (:class:`~tracer.session.index.CaptureIndex`): a replay's in a thread of its own, a
+live recording's by the worker as it decodes. A front end calls :meth:`Session.snapshot` on its own
 timer and gets one consistent, immutable picture.
 
 Controls (any thread): :meth:`pause`, :meth:`resume`, :meth:`faster`, :meth:`slower`,
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["CONSOLE_LINES", "Session", "SessionOptions"]
 
 LATENCY_HISTORY = 1024
+RECORDED_WAIT_S = 2.0  # live: longest wait for an inference decoded to reach the recording (seek)
 SNAPSHOT_WAIT_S = 0.005  # a screen waits at most this long for the decoder before taking the last snapshot
 
 
@@ -77,7 +80,8 @@ class SessionOptions:
         speed: Replay speed (None: as fast as possible).
         paused: Start paused (replay).
         baseline: A capture to compare per-layer p50 against (``--baseline``).
-        index: Replay: index the capture on load, so any inference of it can be shown.
+        index: Index the capture (replay: on load; live: the recording, as it is decoded), so any
+            inference of it can be shown.
         calibration: ``--calibration``: each layer's calibrated prediction beside the planner's.
     """
 
@@ -222,6 +226,8 @@ class Session:
             setup=setup,
             capture_path=path,
         )
+        if path is not None and session.options.index:
+            session._holdings.index = CaptureIndex(path, setup, session.options.window, live=True)
         listen = getattr(feed.source, "add_listener", None)
         if listen is not None:
             listen(session._source_event)
@@ -411,7 +417,7 @@ class Session:
                 self._finish("end of stream" if self.mode == "replay" else f"the source ended ({exc or 'closed'})")
                 return
             except SourceLost as exc:
-                self._fold(self._decoder.finish())
+                self._fold(self._decoder.finish(), recorded=True)
                 self._diagnose(final=True)
                 self._set_state(
                     "lost", f"{exc}; every byte received is in the capture" if self.capture_path else str(exc)
@@ -422,7 +428,11 @@ class Session:
                 self._diagnose()
                 continue
             if self.mode == "live":
+                index = self._holdings.index
                 for part in self._transport.live_slices(piece, stopped):
+                    if index is not None:
+                        with self._lock:  # a snapshot reads the decoder meanwhile: not while it is pickled
+                            index.before(part.offset, self._decoder)
                     self._fold(self._decoder.feed(part.data, part.lost_before))
                 self._diagnose()
                 continue
@@ -464,7 +474,7 @@ class Session:
         delta = self._decoder.finish()
         with self._lock:
             self._held.cut_records = self._decoder.loss.damaged_records - damaged  # cut short by the end
-        self._fold(delta)
+        self._fold(delta, recorded=self.mode == "live")
         self._diagnose(final=True)
         with self._lock:
             self._transport.steps = 0
@@ -489,8 +499,17 @@ class Session:
                 self._message = ""
             self._version += 1
 
-    def _fold(self, delta: DecodedDelta) -> None:
-        """Apply what one feed produced (under the lock: snapshots see all of it or none)."""
+    def _fold(self, delta: DecodedDelta, recorded: bool = False) -> None:
+        """Apply what one feed produced (under the lock: snapshots see all of it or none).
+
+        ``recorded``: the last delta of a live source; every byte of it is in the capture file
+        (the feed flushed the recorder when the source ended), whose index is then complete.
+        """
+        index = self._holdings.index
+        if index is not None and index.live:
+            index.add(delta.inferences.number)
+            if recorded:
+                index.close()
         with self._lock:
             self._rates.add(delta.bytes, delta.packets)
             feed_warnings = self._feed.warnings if isinstance(self._feed, CaptureFeed) else []
@@ -512,7 +531,9 @@ class Session:
         if not self._findings.due(held.analysis_key, final, self._transport.ui_hold_until):
             return
         whole = held.whole
-        capture = (self.capture_path or None) if final and not whole and self.mode == "replay" else None
+        # At the end of a stream that outgrew the window, the rules read the whole capture again: a
+        # replay's file, or the recording (complete on disk: the feed flushed it when the source ended).
+        capture = (self.capture_path or None) if final and not whole else None
         budget = self._budget.budget if self._budget is not None else None
         try:
             if capture is None:
@@ -708,16 +729,27 @@ class Session:
 
     @property
     def index(self) -> CaptureIndex | None:
-        """The replayed capture's index (None: live)."""
+        """The capture's index: the replayed file's, or the live recording's (None: live without
+        recording, or not wanted).
+        """
         return self._holdings.index
 
     def seek(self, ordinal: int) -> Stretch | None:
         """Read the inference at stream position ``ordinal`` (and neighbours) again from the capture.
 
         Blocking (a front end calls it from a worker thread); the stretch is held (the last few
-        loaded) and shows in the next snapshots. None: live, or not indexed (yet).
+        loaded) and shows in the next snapshots. Live, an inference the session has decoded may
+        not be in the file yet (the recorder writes within its flush interval): the read is tried
+        again for up to :data:`RECORDED_WAIT_S`. None: not indexed (yet), or nothing recorded.
         """
         stretch = self._holdings.load(ordinal)
+        index = self._holdings.index
+        if stretch is None and index is not None and index.live:
+            give_up = time.monotonic() + RECORDED_WAIT_S
+            while stretch is None and 0 <= ordinal < index.count and time.monotonic() < give_up:
+                if self._stop.wait(0.02):
+                    break
+                stretch = self._holdings.load(ordinal)
         self._version += 1
         return stretch
 

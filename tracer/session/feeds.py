@@ -205,8 +205,12 @@ class SourceFeed:
     def _read(self, timeout: float) -> Piece | None:
         try:
             data = self.source.read(self.read_bytes, timeout)
-        except SourceEnded:
+        except BaseException:
+            # The source ended or gave up: what it sent is in the capture file now, not when the
+            # session is closed (the session then reads the whole recording; a crash loses nothing).
             self._notes()
+            if self.writer is not None:
+                self.writer.flush()
             raise
         self._notes()
         if not data:

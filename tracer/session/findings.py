@@ -7,7 +7,8 @@ on it, with the budget matched the same way (``tracer check``'s default toleranc
 its worker thread, at most once a second (:data:`INTERVAL_S`) and only when new inferences
 arrived, and once more when the stream ends. While no inference has left the window the timeline
 is the whole stream's, so a replay of a capture that fits in the ring ends with ``tracer check``'s
-findings; a replay of a longer capture ends with the gate run on the whole capture file.
+findings; a replay of a longer capture, or a live session that recorded more than its window, ends
+with the gate run on the whole capture file.
 
 :class:`Diagnosis` carries the findings with what they cover, and every layer execution that shows
 each of them (:class:`~tracer.session.flags.FindingFlags`: the outliers of the jitter rules, the

@@ -1,5 +1,5 @@
-"""What a session holds beyond its ring: pinned inferences, inferences read again from the replayed
-capture (its index), and the baseline it compares with.
+"""What a session holds beyond its ring: pinned inferences, inferences read again from the capture
+(replayed or being recorded: its index), and the baseline it compares with.
 
 Kept apart from the session's lock on purpose: pinning an inference or reading one from the file
 never waits for the decoder to finish folding a piece (the screen pins on every key that changes
@@ -26,7 +26,7 @@ class Holdings:
     """Pins, loaded stretches, the index and the baseline of one session.
 
     Args:
-        index: The replayed capture's index (None: live, or not wanted).
+        index: The capture's index (None: live without recording, or not wanted).
         baseline: The baseline capture's path (``--baseline``), or None.
     """
 
@@ -93,7 +93,7 @@ class Holdings:
         """
         out: list[tuple[str, Callable[[], None]]] = []
         index = self.index
-        if index is not None:
+        if index is not None and not index.live:  # a live recording's index is the worker's
             out.append(("tracer-index", lambda: index.build(stopped, give_way)))
         path = self.baseline_path
         if path:

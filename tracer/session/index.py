@@ -1,7 +1,7 @@
-"""Any inference of a replayed capture: an index built on load, and reading an inference again.
+"""Any inference of a capture: an index of it, and reading an inference again.
 
-The replay's ring holds the most recent inferences only. :class:`CaptureIndex` reads the capture
-once more in a background thread when the replay opens and keeps, with bounded memory:
+The session's ring holds the most recent inferences only. :class:`CaptureIndex` keeps, for one
+capture and with bounded memory:
 
 - the number of every inference, in the order they close (8 bytes each: a 1 GB capture of
   500-byte inferences needs 16 MB), so an inference is found by number or by position;
@@ -16,6 +16,14 @@ inference and its neighbours have closed, and returns them as a
 :class:`~tracer.session.held.Stretch` (at most one checkpoint spacing of stream decoded; the
 capture file is read from its start up to there, without decoding, because a capture chunk is
 found by walking the chunks before it).
+
+A replay's index reads the capture once more in a background thread when the replay opens
+(:meth:`CaptureIndex.build`). A live session that records is its own index's reader: the session's
+worker hands each piece it decodes to the index (:meth:`CaptureIndex.before`, :meth:`CaptureIndex.add`),
+so the recording is indexed as it grows without being decoded twice, and
+:meth:`CaptureIndex.close` marks it complete when the source ends. Until then the index is
+*growing*: a load reads the capture up to what the recorder has written so far (the last bytes
+reach the file within the recorder's flush interval) and never closes the inference in progress.
 
 A decoder whose state cannot be pickled gets no checkpoints but the start: loading then decodes
 from the start of the capture (slower, never wrong).
@@ -42,7 +50,7 @@ from tracer.session.rolling import RollingDecoder
 from tracer.session.state import StreamState
 from tracer.sources.base import SourceEnded
 
-CHECKPOINT_BYTES = 1 << 20  # stream bytes between checkpoints, to begin with
+CHECKPOINT_BYTES = 1 << 18  # stream bytes between checkpoints, to begin with (a load decodes at most this)
 MAX_CHECKPOINTS = 256
 AROUND = 3  # neighbours loaded on each side of the inference asked for
 LOAD_RING = 4096  # inferences one load may close before it stops (it keeps those it needs)
@@ -100,6 +108,8 @@ class CaptureIndex:
         window: The session's statistics window (for the folding of a load).
         spacing: Stream bytes between checkpoints, to begin with.
         most: Checkpoints kept at most.
+        live: The capture is being recorded; the session indexes it as it decodes (no
+            :meth:`build`).
     """
 
     def __init__(
@@ -109,8 +119,10 @@ class CaptureIndex:
         window: int = 64,
         spacing: int = CHECKPOINT_BYTES,
         most: int = MAX_CHECKPOINTS,
+        live: bool = False,
     ) -> None:
         self.path = path
+        self.live = live
         self.setup = setup
         self._window = window
         self._lock = threading.Lock()
@@ -125,6 +137,7 @@ class CaptureIndex:
         self.error: str | None = None
         self.bytes_read = 0
         self._functions: dict[int, Any] = {}  # what the checkpoints refer to (see _CheckpointPickler)
+        self._next_checkpoint = spacing
 
     # -- building --------------------------------------------------------------------------------
     def build(self, stopped: Callable[[], bool] = lambda: False, give_way: Callable[[], None] = lambda: None) -> None:
@@ -135,34 +148,49 @@ class CaptureIndex:
             self.error = str(exc)
             return
         decoder = RollingDecoder(self.setup)
-        next_at = self.spacing
         try:
             while not stopped():
                 give_way()
                 try:
                     piece = feed.next_piece()
                 except SourceEnded:
-                    self._add(decoder.finish().inferences.number)
-                    with self._lock:
-                        self._all = np.concatenate(self._numbers) if self._numbers else np.zeros(0, np.int64)
-                        self._numbers = [self._all]
-                        self.ready = True
+                    self.add(decoder.finish().inferences.number)
+                    self.close()
                     return
-                if piece.offset >= next_at and self.picklable:
-                    self._checkpoint(piece.offset, decoder)
-                    next_at = piece.offset + self.spacing
-                self._add(decoder.feed(piece.data, piece.lost_before).inferences.number)
+                self.before(piece.offset, decoder)
+                self.add(decoder.feed(piece.data, piece.lost_before).inferences.number)
                 self.bytes_read = piece.offset + len(piece.data)
         except Exception as exc:  # noqa: BLE001 - a damaged file ends the index where the replay would stop
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             feed.close()
 
-    def _add(self, numbers: np.ndarray) -> None:
+    def before(self, offset: int, decoder: RollingDecoder) -> None:
+        """``decoder`` is about to decode the stream from ``offset``: a checkpoint when one is due."""
+        if offset >= self._next_checkpoint and self.picklable:
+            self._checkpoint(offset, decoder)
+            self._next_checkpoint = offset + self.spacing
+
+    def add(self, numbers: np.ndarray) -> None:
+        """The numbers of the inferences the last piece closed, in the order they closed."""
         if len(numbers):
             with self._lock:
-                self._numbers.append(numbers.astype(np.int64, copy=True))
+                parts = self._numbers
+                parts.append(numbers.astype(np.int64, copy=True))
+                # A live session adds a few numbers per piece for days: parts of equal size merge
+                # (as a binary counter carries), so they stay few and each number is copied
+                # log-many times.
+                while len(parts) > 1 and len(parts[-1]) >= len(parts[-2]):
+                    tail = parts.pop()
+                    parts[-1] = np.concatenate((parts[-1], tail))
                 self._count += len(numbers)
+
+    def close(self) -> None:
+        """Every inference of the capture is indexed: it grows no more."""
+        with self._lock:
+            self._all = np.concatenate(self._numbers) if self._numbers else np.zeros(0, np.int64)
+            self._numbers = [self._all]
+            self.ready = True
 
     def _checkpoint(self, offset: int, decoder: RollingDecoder) -> None:
         buffer = io.BytesIO()
@@ -211,12 +239,43 @@ class CaptureIndex:
         numbers = self.numbers()
         return int(numbers[ordinal]) if 0 <= ordinal < len(numbers) else None
 
+    def missing(self, number: int) -> str:
+        """Why inference ``number`` cannot be shown, saying which inferences the capture holds.
+
+        ``no inference #99 in the capture: it holds #0 to #19 (20 inferences)``; while a live
+        recording grows, what it holds so far.
+        """
+        count = self.count
+        numbers = self.numbers() if count else None
+        held = f"#{int(numbers.min())} to #{int(numbers.max())}" if numbers is not None else ""
+        if self.live and not self.ready:
+            if numbers is None:
+                return f"no inference #{number} recorded yet: none so far (live, still recording)"
+            return (
+                f"no inference #{number} recorded yet: the capture holds {held} so far "
+                f"({count:,} inference{'s' if count != 1 else ''}; live, still recording)"
+            )
+        if not self.ready:
+            if numbers is None:
+                return f"inference #{number} is not indexed yet: the capture is still being read"
+            return f"inference #{number} is not indexed yet: {count:,} read so far ({held})"
+        if numbers is None:
+            return f"no inference #{number} in the capture: it holds none"
+        return (
+            f"no inference #{number} in the capture: it holds {held} ({count:,} inference{'s' if count != 1 else ''})"
+        )
+
     def load(self, ordinal: int, around: int = AROUND) -> Stretch | None:
         """Inference ``ordinal`` with ``around`` neighbours each side, read again from the capture.
 
+        While the index grows (a live recording), the capture is read up to what the recorder has
+        written so far; neighbours whose bytes are not there yet are left out.
+
         Returns:
-            The stretch (its ``first_ordinal`` set), or None when that inference is not indexed.
+            The stretch (its ``first_ordinal`` set), or None when that inference is not indexed
+            (or, growing, its last bytes have not reached the file yet).
         """
+        complete = self.ready  # read before the file: a capture complete now is complete in it
         if not 0 <= ordinal < self._count:
             return None
         first = max(0, ordinal - around)
@@ -236,9 +295,10 @@ class CaptureIndex:
                 try:
                     piece = feed.next_piece()
                 except SourceEnded:
-                    delta = decoder.finish()
-                    state.fold(delta, decoder, ())
-                    closed += len(delta.inferences)
+                    if complete:  # else the inference in progress goes on beyond what is written
+                        delta = decoder.finish()
+                        state.fold(delta, decoder, ())
+                        closed += len(delta.inferences)
                     break
                 delta = decoder.feed(piece.data, piece.lost_before)
                 state.fold(delta, decoder, ())
@@ -248,7 +308,9 @@ class CaptureIndex:
         records = state.ring.items()
         ring_first = closed - len(records)  # the position of records[0]
         lo, hi = first - ring_first, last - ring_first + 1
-        if lo < 0 or hi > len(records):
+        if not complete:
+            hi = min(hi, len(records))
+        if lo < 0 or hi > len(records) or hi <= ordinal - ring_first:
             return None
         whole = Stretch(records, state.events.view(state.isr_slices), "loaded", ring_first)
         return narrowed(whole, lo, hi, "loaded")

@@ -1,5 +1,9 @@
 """Inference latency over a session: running statistics of every complete inference, and the most
 recent latencies for the plot (a fixed-size history, oldest first).
+
+A rolling view like the layers' (:mod:`tracer.session.layers` says why): count, min, max, mean and
+standard deviation are the report's, exactly; p50 and p99 cover the most recent ``window``
+inferences.
 """
 
 from __future__ import annotations

@@ -1,5 +1,24 @@
 """Per-layer state folded from the stream: running statistics, executions left out, interrupt hits,
 mean NPU PMU counters, and the layers table's rows built from them (rebuilt only when they changed).
+
+A rolling view, not the analysis's per-layer accumulator, and why. The analysis
+(:mod:`tracer.analysis.samples`, :mod:`tracer.analysis.layer_stats`) keeps the cycles of every
+complete execution of a layer, so that its percentiles over the whole capture are exact however it
+was read; its memory grows with the capture (4 bytes an execution). A live session runs for days
+with flat memory, so :class:`LayerFold` keeps, per layer, a
+:class:`~tracer.analysis.statistics.RunningStats`:
+
+- the same as the report's at every moment: which executions count (complete ones; those of an
+  inference that lost data are counted apart, as excluded), their count, min, max, mean and
+  standard deviation (exact integer sums), and each PMU counter's mean over the executions that
+  measured it (an exact sum and count, as :class:`~tracer.analysis.samples.LayerSamples` keeps);
+- different: p50 and p99 (and the history and distribution on screen) are nearest-rank over the
+  most recent executions (``--window``, 4,096 by default): the report's while the stream is shorter
+  than that, recent behaviour after. Exact percentiles of an unbounded stream need every value
+  (or a tally of every distinct one), which a flat memory cannot hold.
+
+The findings are not folded here: the session runs the gate's own analysis on its window, and at the
+end of a stream that outgrew it, on the whole capture (:mod:`tracer.session.findings`).
 """
 
 from __future__ import annotations

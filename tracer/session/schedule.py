@@ -3,7 +3,8 @@
 :class:`FindingsSchedule` runs them in the worker thread at most once a second (:data:`INTERVAL_S`
 of the session's clock), only when something new arrived and never while the screen is answering a
 key; and once more when the stream ends. On the window while it is the whole stream; at the end of
-a replay that outgrew its window, on the whole capture file, read again. A rule that fails does
+a stream that outgrew its window, on the whole capture file, read again (a replay's, or a live
+session's recording). A rule that fails does
 not stop the session: the failure becomes a warning on screen.
 """
 
@@ -70,7 +71,7 @@ class FindingsSchedule:
             numbers: The numbers of the inferences in the window, oldest first.
             whole: The window holds everything the stream brought.
             inferences: Inferences the session has seen.
-            capture: Read this capture file again instead (the end of a long replay).
+            capture: Read this capture file again instead (the end of a long replay or recording).
             on_progress: Called while reading ``capture`` (raises :class:`Stopped` to give up).
 
         Raises:

@@ -490,12 +490,5 @@ class Actions(_Base):
 
 
 def not_in_capture(index: Any, number: int) -> str:
-    """``no inference #99 in the capture: it holds #0 to #19 (20 inferences)``."""
-    count = index.count
-    if not count:
-        return f"inference #{number} is not indexed yet: the capture is still being read"
-    numbers = index.numbers()
-    lo, hi = int(numbers.min()), int(numbers.max())
-    if not index.ready:
-        return f"inference #{number} is not indexed yet: {count:,} read so far (#{lo} to #{hi})"
-    return f"no inference #{number} in the capture: it holds #{lo} to #{hi} ({count:,} inferences)"
+    """``no inference #99 in the capture: it holds #0 to #19 (20 inferences)`` (the index says)."""
+    return str(index.missing(number))
