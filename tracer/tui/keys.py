@@ -41,7 +41,13 @@ KEYS: tuple[Key, ...] = (
         "playback",
     ),
     Key(
-        "left", "←", "previous_inference", "Prev", "previous inference (replay: anywhere in the file)", True, "playback"
+        "left",
+        "←",
+        "previous_inference",
+        "Prev",
+        "previous inference (anywhere in the capture, live too)",
+        True,
+        "playback",
     ),
     Key(
         "right",
@@ -53,7 +59,7 @@ KEYS: tuple[Key, ...] = (
         "playback",
     ),
     Key("f", "f", "follow", "Follow", "follow the newest inference again", False, "playback"),
-    Key("g", "g", "goto", "Go to", "go to an inference by number (replay: any in the file)", False, "playback"),
+    Key("g", "g", "goto", "Go to", "go to an inference by number (any in the capture, live too)", False, "playback"),
     Key(
         "plus,equals_sign",
         "+",
