@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from tracer.base.columns import LazyRecords
+from tracer.base.counters import CYCLE_COUNTER
 from tracer.base.facts import ExceptionTraceFacts, IsrMarkFacts, IsrSources, StreamFacts, TargetFacts, TargetRestart
 from tracer.base.timeline import (
     ArenaSample,
@@ -68,7 +69,7 @@ from tracer.telemetry.isr import (
     cycles_per_tick,
     merge_slices,
 )
-from tracer.telemetry.pmu_events import CYCLE_COUNTER, event_name, event_unit
+from tracer.telemetry.pmu_events import event_name, event_unit
 from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.tables import (
     COLUMN_TYPES,
