@@ -24,13 +24,14 @@ import tracer.pipeline.capture as pipeline_capture
 import tracer.pipeline.windows as windows
 from tracer.analysis.analyze import analyze
 from tracer.analysis.windowed import NotWindowable, analyze_windows
+from tracer.base.firmware_marks import NPU_READS, NPU_WRITES
 from tracer.budget import load_budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
 from tracer.export.report_json import report_object
 from tracer.pipeline.load import load_timeline
 from tracer.pipeline.windows import read_windows
-from tracer.telemetry.wire import NPU_READS, NPU_WRITES, TimeSource
+from tracer.telemetry.wire import TimeSource
 
 INPUT, OUTPUT = 0x31000000, 0x31001000
 

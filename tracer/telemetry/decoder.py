@@ -70,6 +70,7 @@ from tracer.telemetry.isr import (
     merge_slices,
 )
 from tracer.telemetry.pmu_events import event_name, event_unit
+from tracer.telemetry.record_facts import attach_record_facts
 from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.tables import (
     COLUMN_TYPES,
@@ -317,8 +318,9 @@ class TelemetryDecoder:
         Args:
             rows: False: without the inference and span rows, memory reports, cache operations and
                 NPU jobs, for a caller that puts the rows :meth:`take` gave on it (a window); its
-                task lane and span facts are then the caller's to make too, unless the stream has
-                a FreeRTOS trace (whose lane is the decoder's: then everything is made).
+                task lane, span facts and record facts (samples, buffers, CPU accesses, sync pins:
+                :mod:`tracer.telemetry.record_facts`) are then the caller's to make too, unless the
+                stream has a FreeRTOS trace (whose lane is the decoder's: then everything is made).
         """
         self._convert()
         n_inf = self.published_inferences
@@ -356,6 +358,7 @@ class TelemetryDecoder:
         )
         if rows:
             self._facts.attach(timeline, self.end_time, handlers)
+            attach_record_facts(timeline)
         return timeline
 
     @property
