@@ -24,6 +24,7 @@ import numpy as np
 
 from tracer.base.facts import DataAccess, IsrSources, StreamFacts, TargetFacts
 from tracer.base.firmware_marks import CpuAccess, NpuBuffer, SyncPin
+from tracer.base.log_facts import LogFacts
 from tracer.base.samples import Samples
 from tracer.base.span_facts import SpanFacts
 from tracer.base.tasks import TaskSlice
@@ -455,6 +456,8 @@ class InferenceTimeline:
             text of a capture, an FVP PMU trace), JSON-ready: ``lines``, ``model``, ``npu``,
             ``arena``, ``profiles``, ``errors``, ``warnings``, ``fvp_pmu_trace`` ... (the report's
             ``log`` section).
+        log_facts: What of ``log`` the findings judge (errors, NPU configuration mismatches, the
+            NPU), typed; set with ``log`` (:mod:`tracer.telemetry.logs.log_facts`).
         allocation_failures: Memory plans that did not fit (arena too small), in order.
         pmu_units: Unit of each counter in ``pmu_totals`` / ``pmu_stats`` (``cycles``, ``beats``).
         pmu_stats: Counters the firmware summarised over several inferences (totals, mean, min,
@@ -493,6 +496,7 @@ class InferenceTimeline:
     isr_sources: IsrSources = dataclasses.field(default_factory=IsrSources)
     data_trace: list[DataAccess] = dataclasses.field(default_factory=list)
     log: dict[str, Any] = dataclasses.field(default_factory=dict)
+    log_facts: LogFacts = dataclasses.field(default_factory=LogFacts)
     allocation_failures: list[AllocationFailure] = dataclasses.field(default_factory=list)
     pmu_units: dict[str, str] = dataclasses.field(default_factory=dict)
     pmu_stats: dict[str, CounterStat] = dataclasses.field(default_factory=dict)
