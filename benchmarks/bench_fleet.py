@@ -54,12 +54,13 @@ sys.path.insert(0, str(HERE.parent / "tests"))  # the telemetry encoder (a test 
 from telemetry_encoder import SlotSpec, TelemetryEncoder, encode_inferences
 from workload import LAYERS, inference_slots
 
+from tracer.base.firmware_marks import NPU_READS, NPU_WRITES
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
 from tracer.capture.writer import CaptureWriter
 from tracer.decode.tpiu import TpiuMode
 from tracer.pipeline.capture import decode_reader
-from tracer.telemetry.wire import COUNTERS_PMU, NPU_READS, NPU_WRITES, TimeSource
+from tracer.telemetry.wire import COUNTERS_PMU, TimeSource
 from tracer.telemetry.wire import RecordType as R
 
 DATA = HERE / "data" / "fleet"

@@ -18,6 +18,7 @@ from tracer.base.timeline import (
     TelemetryRecord,
     TimelineBuilder,
 )
+from tracer.telemetry.record_facts import add_records
 from tracer.telemetry.wire import RecordType
 
 CLOCK_HZ = 100_000_000
@@ -54,7 +55,7 @@ def synthetic_timeline(
             t += d + int(1 * per_us)
         b.add_inference(Inference(n, start, t, True, (), ()))
     timeline = b.build()
-    timeline.records = records
+    add_records(timeline, records)
     return timeline
 
 

@@ -15,8 +15,9 @@ from telemetry_streams import decode
 
 from tracer.analysis.coherency import analyse_coherency, lines_of
 from tracer.analysis.findings.coherency import RULES as COHERENCY_RULES
+from tracer.base.firmware_marks import NPU_READS, NPU_WRITES
 from tracer.base.timeline import InferenceTimeline
-from tracer.telemetry.wire import NPU_READS, NPU_WRITES, TimeSource
+from tracer.telemetry.wire import TimeSource
 
 INPUT = 0x31000000
 OUTPUT = 0x31001000

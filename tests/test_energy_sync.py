@@ -100,7 +100,7 @@ def test_inference_edges_without_sync_records() -> None:
 def test_no_marks_at_all_said() -> None:
     timeline = _timeline()
     rec = SimulatedRecording(timeline, MODEL, Meter(100_000))
-    timeline.records = []
+    timeline.records, timeline.sync_pins = [], []
     timeline.inferences.end[:] = -1
     with pytest.raises(SyncError, match=r"no sync marks: the capture has no SYNC_PIN records"):
         attribute_energy(timeline, rec)

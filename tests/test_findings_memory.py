@@ -9,6 +9,7 @@ from check_streams import LayerSpec, encode_model, write_capture
 from tracer.analysis.analyze import analyze
 from tracer.analysis.settings import AnalysisSettings
 from tracer.base.facts import InputFacts
+from tracer.base.log_facts import LogFacts
 from tracer.base.timeline import (
     AllocationFailure,
     ArenaSample,
@@ -72,7 +73,7 @@ def test_allocation_failure_fix_follows_the_npu() -> None:
     assert f.evidence["needed"] == 51_608 and "51,608" in f.message
     assert f.evidence["recommended_min"] == 56_784 and f.evidence["recommended_max"] == 59_360  # +10%, +15%, to 16 B
     assert "linker script" in (f.fix or "") and "Dedicated_Sram" not in (f.fix or "") and "0x0000DDD0" in (f.fix or "")
-    tl.npu, tl.log = None, {"lines": 3, "npu": {"arch": "Ethos-U65"}}  # as a log gives it
+    tl.npu, tl.log_facts = None, LogFacts(lines=3, npu={"arch": "Ethos-U65"})  # as a log gives it
     f65 = one(tl, "arena-too-small")
     assert "--memory-mode=Dedicated_Sram" in (f65.fix or "") and "linker script" not in (f65.fix or "")
 

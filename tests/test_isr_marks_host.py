@@ -9,9 +9,9 @@ import pytest
 from firmware_host import link_harness, run
 from telemetry_encoder import TelemetryEncoder
 
+from tracer.base.firmware_marks import NPU_READS, NPU_WRITES
 from tracer.decode.itm import decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder
-from tracer.telemetry.wire import NPU_READS, NPU_WRITES
 
 CLOCK_START = 1000
 CLOCK_STEP = 10

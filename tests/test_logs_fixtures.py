@@ -116,6 +116,10 @@ def test_mlek_npu_config_mismatch() -> None:
         {"field": "shram_size", "npu": 48, "optimizer": 24, "line": 2},
     ]
     assert [e["text"] for e in timeline.log["errors"]][2:] == ["Invoke failed.", "Inference failed."]
+    facts = timeline.log_facts  # the same facts, typed, as the findings read them
+    assert [m.field for m in facts.npu_config_mismatches] == ["macs_per_cc", "shram_size"]
+    assert [m.to_json() for m in facts.npu_config_mismatches] == timeline.log["npu_config_mismatch"]
+    assert [e.to_json() for e in facts.errors] == timeline.log["errors"] and facts.lines == timeline.log["lines"]
 
 
 def test_mlia_metrics_line() -> None:

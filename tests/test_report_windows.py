@@ -23,6 +23,7 @@ from telemetry_encoder import TelemetryEncoder
 import tracer.pipeline.capture as pipeline_capture
 import tracer.pipeline.windows as windows
 from tracer.analysis.analyze import analyze
+from tracer.base.firmware_marks import NPU_READS, NPU_WRITES
 from tracer.budget import load_budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
@@ -30,7 +31,7 @@ from tracer.export.report_json import report_object
 from tracer.pipeline.analyse import NotWindowable, analyse_windows
 from tracer.pipeline.load import load_timeline
 from tracer.pipeline.windows import read_windows
-from tracer.telemetry.wire import NPU_READS, NPU_WRITES, TimeSource
+from tracer.telemetry.wire import TimeSource
 
 INPUT, OUTPUT = 0x31000000, 0x31001000
 

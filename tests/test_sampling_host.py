@@ -4,8 +4,8 @@
 ``tests/firmware_harness/sampler_harness.c``, which points the NPU sampler at a register block in
 memory (U55 and U85 PMU layouts), samples exception frames (the basic frame, and the Armv8-M frame
 with the callee registers stacked first), measures the cost with a scripted clock, and draws
-dithered periods. The host decodes the bytes with the telemetry decoder and
-:mod:`tracer.telemetry.samples`; every expected value is written in the harness.
+dithered periods. The host decodes the bytes with the telemetry decoder, which puts the samples
+on the timeline (:mod:`tracer.telemetry.samples`); every expected value is written in the harness.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import pytest
 from firmware_host import HARNESS, link_harness, printed_facts, run
 from telemetry_streams import decode
 
-from tracer.telemetry.samples import read_samples
 from tracer.telemetry.wire import MIN_WORDS, RecordType
 
 CLOCK_STEP = 0x100  # the harness's clock advances this much per read
@@ -43,7 +42,7 @@ def test_every_record_is_accepted_and_none_is_damaged(harness: tuple[bytes, dict
 
 
 def test_npu_samples_carry_the_registers(harness: tuple[bytes, dict[str, int]]) -> None:
-    samples = read_samples(decode(harness[0]))
+    samples = decode(harness[0]).samples
     npu = samples.npu
     assert len(npu) == 2 and samples.calibration == 10  # 5 rounds of (PC, NPU) while measuring
     assert npu.qread.tolist() == [484, 1164]
@@ -57,14 +56,14 @@ def test_npu_samples_carry_the_registers(harness: tuple[bytes, dict[str, int]]) 
 
 
 def test_pc_samples_come_from_either_frame_layout(harness: tuple[bytes, dict[str, int]]) -> None:
-    pc = read_samples(decode(harness[0])).pc
+    pc = decode(harness[0]).samples.pc
     assert pc.pc.tolist() == [0x10000400, 0x10000888]
     assert pc.exception.tolist() == [0x13, 0x13]  # IPSR bits of the stacked xPSR
 
 
 def test_sampler_info_and_the_measured_cost(harness: tuple[bytes, dict[str, int]]) -> None:
     data, facts = harness
-    info = read_samples(decode(data)).info
+    info = decode(data).samples.info
     assert len(info) == 1
     (only,) = info
     assert only.npu and only.pc and only.how == "timer interrupt"

@@ -37,8 +37,9 @@ import numpy as np
 from tracer.analysis.isr import span_of
 from tracer.analysis.settings import CACHE_LINE_BYTES  # Cortex-M7, M55, M85 data cache lines
 from tracer.base.columns import LazyRecords
-from tracer.base.timeline import CacheOp, Inferences, InferenceTimeline, LayerSpans, NpuJob
-from tracer.telemetry.wire import CACHE_OPS, NPU_READS, NPU_WRITES, RecordType
+from tracer.base.firmware_marks import NPU_READS, NPU_WRITES
+from tracer.base.samples import Samples
+from tracer.base.timeline import CACHE_OPS, CacheOp, Inferences, InferenceTimeline, LayerSpans, NpuJob
 
 MISSING_CLEAN = "missing-clean"
 MISSING_INVALIDATE = "missing-invalidate"
@@ -157,12 +158,8 @@ class _Events:
 
 
 def declared_buffers(timeline: InferenceTimeline) -> list[tuple[int, Buffer]]:
-    """``(cycle, Buffer)`` of every NPU_BUFFER record, in time order."""
-    out = []
-    for r in timeline.records:
-        if r.type == RecordType.NPU_BUFFER and len(r.words) >= 4:
-            out.append((r.cycle, Buffer(r.words[0], r.words[1], r.words[2], r.words[3])))
-    return out
+    """``(cycle, Buffer)`` of every buffer the NPU jobs declared, in time order."""
+    return [(b.cycle, Buffer(b.job, b.role, b.address, b.length)) for b in timeline.npu_buffers]
 
 
 def _buffers_of_jobs(jobs: Sequence[NpuJob], declared: list[tuple[int, Buffer]]) -> list[list[Buffer]]:
@@ -199,12 +196,10 @@ def analyse_coherency(timeline: InferenceTimeline, line: int = CACHE_LINE_BYTES)
     writes: list[Access] = []
     reads: list[Access] = []
     accesses: list[Access] = []
-    for r in timeline.records:
-        if r.type in (RecordType.CPU_WRITE, RecordType.CPU_READ) and len(r.words) >= 2:
-            what = "write" if r.type == RecordType.CPU_WRITE else "read"
-            acc = Access(r.cycle, r.words[0], r.words[1], what)
-            (writes if what == "write" else reads).append(acc)
-            accesses.append(acc)
+    for c in timeline.cpu_accesses:
+        acc = Access(c.cycle, c.address, c.length, "write" if c.write else "read")
+        (writes if c.write else reads).append(acc)
+        accesses.append(acc)
     accesses += [Access(op.cycle, op.address, op.length, op.op) for op in timeline.cache_ops]
     for job, bufs in zip(jobs, buffers):
         end = job.end if job.end is not None else job.start
@@ -527,7 +522,6 @@ def _check_data_trace(
     return out
 
 
-_COHERENCY_RECORDS = (RecordType.NPU_BUFFER, RecordType.CPU_WRITE, RecordType.CPU_READ)
 SHORT_NOTE = (
     "read in windows: the CPU's reads of {} NPU output(s) were checked up to the end of the next window only "
     "(no job wrote them again before it; read whole, they are checked to the capture's end)"
@@ -610,7 +604,7 @@ class CoherencyAccumulator:
         joined = self._joined(window, head)
         # Without buffer or mark records around it, no job of the window is checked (only counted):
         # its jobs stay columns.
-        declares = any(p is not None and p.records for p in (self.tail, window, after))
+        declares = any(p is not None and (p.npu_buffers or p.cpu_accesses) for p in (self.tail, window, after))
         own_jobs = {(j.job, j.inference) for j in window.npu_jobs if j.end is not None} if declares else set()
         unbounded = _outputs_unbounded(joined, own_jobs) if after is not None else 0
         if unbounded and head is not after:
@@ -622,8 +616,8 @@ class CoherencyAccumulator:
         declared = declared_buffers(window)
         self.jobs += _ended(window.npu_jobs)
         self.declared += len(declared)
-        self.writes += sum(1 for r in window.records if r.type == RecordType.CPU_WRITE and len(r.words) >= 2)
-        self.reads += sum(1 for r in window.records if r.type == RecordType.CPU_READ and len(r.words) >= 2)
+        self.writes += sum(1 for c in window.cpu_accesses if c.write)
+        self.reads += sum(1 for c in window.cpu_accesses if not c.write)
         for problem in checked.problems:
             if problem.kind in (MISSING_CLEAN, MISSING_INVALIDATE) and (problem.job, problem.inference) in own_jobs:
                 self.job_problems.append(problem)
@@ -652,7 +646,8 @@ class CoherencyAccumulator:
             window,
             inferences=Inferences.concat([p.inferences for p in parts]),
             spans=LayerSpans.concat([p.spans for p in parts]),
-            records=[r for p in parts for r in p.records],
+            npu_buffers=[b for p in parts for b in p.npu_buffers],
+            cpu_accesses=[c for p in parts for c in p.cpu_accesses],
             cache_ops=_ChainedOps([seg for p in parts for seg in _ChainedOps.of(p.cache_ops).segments]),
             npu_jobs=_joined_jobs([p.npu_jobs for p in parts]),
             data_trace=[a for p in parts for a in p.data_trace],
@@ -706,12 +701,13 @@ class _ChainedOps(Sequence[CacheOp]):
 
 
 def _view(window: InferenceTimeline) -> InferenceTimeline:
-    """What the checks read of a window (its records of buffers and marks, cache operations, jobs)."""
+    """What the checks read of a window (its buffers and CPU accesses, cache operations, jobs)."""
     spans = window.spans
     return dataclasses.replace(
         window,
         spans=dataclasses.replace(spans, pmu=np.zeros((len(spans), 0), np.int64), pmu_names=()),
-        records=[r for r in window.records if r.type in _COHERENCY_RECORDS],
+        records=[],
+        samples=Samples.none(),
         cache_ops=_ChainedOps.of(window.cache_ops),
         npu_jobs=window.npu_jobs,
         isrs=[],
@@ -791,7 +787,8 @@ def _part(window: InferenceTimeline, rows: np.ndarray, since: int, until: int) -
             problems=[inf.problems[i] for i in picked.tolist()],
         ),
         spans=spans.where((spans.start >= since) & (spans.start <= until)),
-        records=[r for r in window.records if since <= r.cycle <= until],
+        npu_buffers=[b for b in window.npu_buffers if since <= b.cycle <= until],
+        cpu_accesses=[c for c in window.cpu_accesses if since <= c.cycle <= until],
         cache_ops=_ChainedOps.of(window.cache_ops).between(since, until),
         data_trace=[a for a in window.data_trace if since <= a.cycle <= until],
         npu_jobs=_jobs_where(

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from tracer.base.samples import PcSamples
 from tracer.base.timeline import InferenceTimeline
 from tracer.elf.inlines import CodeLocator
-from tracer.telemetry.samples import PcSamples
 
 TOP_FUNCTIONS = 8
 OTHER = "(other functions)"

@@ -38,9 +38,9 @@ from typing import Any
 import numpy as np
 
 from tracer.analysis.samples import layer_rows
+from tracer.base.samples import NpuSamples
 from tracer.base.timeline import Engine, InferenceTimeline
 from tracer.budget.command_stream import CommandStream
-from tracer.telemetry.samples import NpuSamples
 
 CONFIDENCE = 0.95
 Z_95 = 1.959963984540054

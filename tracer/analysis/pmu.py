@@ -18,8 +18,8 @@ import numpy as np
 
 from tracer.analysis.statistics import run_starts
 from tracer.base.columns import Column, JsonRows
+from tracer.base.counters import CYCLE_COUNTER
 from tracer.base.timeline import CounterStat, InferenceTimeline
-from tracer.telemetry.pmu_events import CYCLE_COUNTER
 
 CYCLE_NAMES = (CYCLE_COUNTER, "CYCLE")  # the 48-bit cycle counter: captures say PMU_CYCLES, logs CYCLE
 SIMULATED_NOTE = "simulated: no real NPU; the firmware computed these values from the layer shapes"

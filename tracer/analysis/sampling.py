@@ -1,6 +1,6 @@
 """What a capture's sampler says, computed once: per-operator NPU time and CPU hot spots.
 
-:class:`SamplingAccumulator` reads the sampler's records (:mod:`tracer.telemetry.samples`), folds
+:class:`SamplingAccumulator` reads the sampler's samples (``InferenceTimeline.samples``), folds
 the NPU samples into per-operator time against Vela's debug database
 (:mod:`tracer.analysis.npu_operators`) and the PC samples into per-layer hot spots
 (:mod:`tracer.analysis.hotspots`). :meth:`SamplingAnalysis.report_sections` gives the report's
@@ -24,10 +24,10 @@ from tracer.analysis.npu_operators import (
     sampled_job,
     sampled_layers,
 )
+from tracer.base.samples import NpuSamples, PcSamples, SamplerInfo, Samples
 from tracer.base.timeline import InferenceTimeline
 from tracer.budget.model import Budget
 from tracer.elf.inlines import CodeLocator
-from tracer.telemetry.samples import NpuSamples, PcSamples, SamplerInfo, Samples, read_samples
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,7 +151,7 @@ class SamplingAccumulator:
 
     def add(self, window: InferenceTimeline) -> None:
         """First pass: the next window's samples."""
-        samples = read_samples(window)
+        samples = window.samples
         if samples.empty and not samples.info:
             return
         self.any = True

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from tracer.analysis.samples import layer_rows
+from tracer.base.task_loss import mark_loss
 from tracer.base.tasks import TaskSlice
 from tracer.base.timeline import InferenceTimeline
-from tracer.telemetry.tasks import mark_loss
 
 MAX_LISTED = 20  # inference numbers listed per entry
 
@@ -220,7 +220,7 @@ class TaskAccumulator:
     Each window's lane ends at the window's end and the next window starts its last slice again
     (:mod:`tracer.pipeline.window_carry`): a slice is counted when the next window does not carry
     it on. Whether a slice may hide a lost switch depends on every inference of the capture
-    (:func:`tracer.telemetry.tasks.mark_loss`), so windows are added in the second pass, with
+    (:func:`tracer.base.task_loss.mark_loss`), so windows are added in the second pass, with
     ``capture`` (every inference and the capture's loss) at hand.
     """
 

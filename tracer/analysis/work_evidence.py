@@ -31,8 +31,8 @@ import numpy as np
 
 from tracer.analysis.pmu import CYCLE_NAMES
 from tracer.analysis.statistics import nearest_rank
+from tracer.base.counters import DWT_SUFFIX, INSTRUCTIONS
 from tracer.base.timeline import InferenceTimeline
-from tracer.telemetry.work import DWT_SUFFIX, INSTRUCTIONS
 
 SAME_WORK = 0.05  # work measures within 5 % of the median: the same work
 WORK_COUNT = "work_count"

@@ -23,6 +23,9 @@ from typing import Any
 import numpy as np
 
 from tracer.base.facts import DataAccess, IsrSources, StreamFacts, TargetFacts
+from tracer.base.firmware_marks import CpuAccess, NpuBuffer, SyncPin
+from tracer.base.log_facts import LogFacts
+from tracer.base.samples import Samples
 from tracer.base.span_facts import SpanFacts
 from tracer.base.tasks import TaskSlice
 
@@ -288,9 +291,12 @@ class StackSample:
     canary_ok: bool = True
 
 
+CACHE_OPS = {1: "clean", 2: "invalidate", 3: "clean_invalidate"}  # CacheOp.op by the firmware's code
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class CacheOp:
-    """A cache maintenance operation the firmware reported."""
+    """A cache maintenance operation the firmware reported (``op`` names its code: :data:`CACHE_OPS`)."""
 
     cycle: int
     op: str  # "clean", "invalidate" or "clean_invalidate"
@@ -450,12 +456,18 @@ class InferenceTimeline:
             text of a capture, an FVP PMU trace), JSON-ready: ``lines``, ``model``, ``npu``,
             ``arena``, ``profiles``, ``errors``, ``warnings``, ``fvp_pmu_trace`` ... (the report's
             ``log`` section).
+        log_facts: What of ``log`` the findings judge (errors, NPU configuration mismatches, the
+            NPU), typed; set with ``log`` (:mod:`tracer.telemetry.logs.log_facts`).
         allocation_failures: Memory plans that did not fit (arena too small), in order.
         pmu_units: Unit of each counter in ``pmu_totals`` / ``pmu_stats`` (``cycles``, ``beats``).
         pmu_stats: Counters the firmware summarised over several inferences (totals, mean, min,
             max as printed), by name.
         crcs: Buffer CRCs other than an inference's input and output.
         records: Checked telemetry records no stage assembled (ISR marks ...), kept as they are.
+        samples, npu_buffers, cpu_accesses, sync_pins: What the sampler's records and the
+            firmware's buffer and sync-pin marks among ``records`` say, typed
+            (:mod:`tracer.telemetry.record_facts` decodes them whenever ``records`` is set; the
+            analysis reads these, never the records).
         tasks: RTOS task slices (the task lane), in time order; task_names: names by task id.
         span_facts: Work counts, CPU counters and task preemption per layer span, or None
             (:mod:`tracer.telemetry.span_facts`).
@@ -484,11 +496,16 @@ class InferenceTimeline:
     isr_sources: IsrSources = dataclasses.field(default_factory=IsrSources)
     data_trace: list[DataAccess] = dataclasses.field(default_factory=list)
     log: dict[str, Any] = dataclasses.field(default_factory=dict)
+    log_facts: LogFacts = dataclasses.field(default_factory=LogFacts)
     allocation_failures: list[AllocationFailure] = dataclasses.field(default_factory=list)
     pmu_units: dict[str, str] = dataclasses.field(default_factory=dict)
     pmu_stats: dict[str, CounterStat] = dataclasses.field(default_factory=dict)
     crcs: Sequence[BufferCrc] = dataclasses.field(default_factory=list)
     records: Sequence[TelemetryRecord] = dataclasses.field(default_factory=list)
+    samples: Samples = dataclasses.field(default_factory=Samples.none)
+    npu_buffers: Sequence[NpuBuffer] = dataclasses.field(default_factory=list)
+    cpu_accesses: Sequence[CpuAccess] = dataclasses.field(default_factory=list)
+    sync_pins: Sequence[SyncPin] = dataclasses.field(default_factory=list)
     tasks: list[TaskSlice] = dataclasses.field(default_factory=list)
     task_names: dict[int, str] = dataclasses.field(default_factory=dict)
     span_facts: SpanFacts | None = None

@@ -28,6 +28,7 @@ from tracer.analysis.accumulate import AnalysisAccumulator, Windows
 from tracer.analysis.analyze import analyze
 from tracer.analysis.result import Analysis
 from tracer.analysis.settings import AnalysisSettings
+from tracer.base.samples import Samples
 from tracer.base.timeline import Inferences, LayerSpans
 from tracer.pipeline.load import InputFile, load_timeline, sniff_input
 from tracer.pipeline.window_text import WindowText
@@ -221,4 +222,8 @@ def _facts_only(timeline: InferenceTimeline) -> InferenceTimeline:
         records=[],
         data_trace=[],
         span_facts=None,
+        samples=Samples.none(),
+        npu_buffers=[],
+        cpu_accesses=[],
+        sync_pins=[],
     )

@@ -71,6 +71,7 @@ def decode_capture(
     # Here, not at the top: ``tracer decode`` needs only decode_reader, and its start-up time counts.
     from tracer.pipeline.stream import StreamDecoder
     from tracer.telemetry.probe_samples import probe_npu_records
+    from tracer.telemetry.record_facts import add_records
     from tracer.telemetry.swo_pc import SwoPcCollector
 
     prefer_small_pages()  # the tables below are fresh memory: see tracer.pipeline.memory
@@ -114,7 +115,7 @@ def decode_capture(
         timeline = decoder.timeline()
         # A probe's NPU samples (capture notes) join the firmware's records when CYCCNT places them.
         polled, why = probe_npu_records((event for _, event in reader.events), timeline)
-        timeline.records = [*timeline.records, *polled, *pcs.finish(timeline)]
+        add_records(timeline, [*polled, *pcs.finish(timeline)])
         warnings += [f"{reader.name}: {w}" for w in why]
         return DecodedCapture(
             timeline, meta, itm.input_bytes, host_seconds, warnings, decoder.records_accepted, itm.doubt, threads

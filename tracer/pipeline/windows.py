@@ -45,6 +45,7 @@ from tracer.pipeline.stream import StreamDecoder
 from tracer.pipeline.stream_setup import StreamSetup
 from tracer.pipeline.window_carry import Carry
 from tracer.telemetry.decoder import NewRows, TelemetryDecoder
+from tracer.telemetry.record_facts import attach_record_facts
 
 WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
 WINDOW_SPANS = 12_500  # layer executions per window: about 15 MB while one is decoded and analysed
@@ -178,6 +179,7 @@ def _window(
         decoder.discard_isrs(cut.after)
     timeline.data_trace = list(base.data_trace) if final else base.data_trace[:handed]
     timeline.records = cut.carry.own(rows.records, cut.after, final)
+    attach_record_facts(timeline)
     cut.carry.attach(timeline, end_time if final else cut.after)
     window_facts = dataclasses.replace(
         facts, bytes=stream_bytes, records=decoder.records_accepted, warnings=list(facts.warnings)

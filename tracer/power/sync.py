@@ -21,7 +21,6 @@ import numpy as np
 from tracer.base.timeline import InferenceTimeline
 from tracer.errors import CaptureError
 from tracer.power.edges import Edges
-from tracer.telemetry.wire import RecordType
 
 MAX_SHIFT = 16  # edges the meter may have seen before the first mark (or missed), either way
 MIN_PAIRS = 3
@@ -88,15 +87,14 @@ class ClockFit:
 
 
 def marks_of(timeline: InferenceTimeline) -> Marks:
-    """The sync marks of ``timeline``: its SYNC_PIN records, else its inferences' begin and end."""
-    sync = [r for r in timeline.records if r.type == RecordType.SYNC_PIN]
+    """The sync marks of ``timeline``: its sync pins, else its inferences' begin and end."""
+    sync = timeline.sync_pins
     if sync:
-        inputs = {(r.words[0] >> 8) & 0xFF for r in sync}
         return Marks(
-            np.array([r.cycle for r in sync], np.int64),
-            np.array([r.words[0] & 1 for r in sync], np.int8),
+            np.array([p.cycle for p in sync], np.int64),
+            np.array([p.level for p in sync], np.int8),
             "sync pin",
-            min(inputs),
+            min(p.meter_input for p in sync),
         )
     inf = timeline.inferences
     ok = (inf.start >= 0) & (inf.end >= 0)

@@ -176,11 +176,13 @@ def _newest(delta: DecodedDelta) -> int:
 def window_of(parts: tuple, decoder: RollingDecoder) -> InferenceTimeline:
     """The window as a timeline, from :meth:`StreamState.window_parts` (worker thread: it reads the decoder)."""
     from tracer.telemetry.console_text import merge_console
+    from tracer.telemetry.record_facts import attach_record_facts
 
     records, view, console, memory, horizon, task_records, end = parts
     base = decoder.telemetry.timeline()
     timeline = with_facts(
         window_timeline(base, decoder.layers, records, view, horizon, memory, console), task_records, end
     )
+    attach_record_facts(timeline)  # (the window's records, not the decoder's)
     # As `tracer report` reads a capture: the port-0 text adds what the records do not say.
     return merge_console(timeline) if timeline.console else timeline

@@ -13,6 +13,7 @@ from typing import Any
 
 from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.logs import LogReader
+from tracer.telemetry.logs.log_facts import log_facts
 
 
 def log_warnings(timeline: InferenceTimeline, label: str, out: list[str]) -> None:
@@ -57,6 +58,7 @@ def _text_wins(capture: InferenceTimeline, text: InferenceTimeline) -> Inference
     text.target, text.stream, text.npu = capture.target, capture.stream, capture.npu
     text.isr_sources, text.data_trace = capture.isr_sources, capture.data_trace
     text.log = _log_facts(text.log)
+    text.log_facts = log_facts(text.log)
     return text
 
 
@@ -91,6 +93,7 @@ def _add_text(timeline: InferenceTimeline, text: InferenceTimeline) -> None:
         facts["layers_from_text"] = len(text.spans)  # records give the layers; the text's are only counted
     if facts:
         timeline.log = facts
+        timeline.log_facts = log_facts(facts)
 
 
 def _log_facts(log: dict[str, Any]) -> dict[str, Any]:

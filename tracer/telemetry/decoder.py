@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from tracer.base.columns import LazyRecords
+from tracer.base.counters import CYCLE_COUNTER
 from tracer.base.facts import ExceptionTraceFacts, IsrMarkFacts, IsrSources, StreamFacts, TargetFacts, TargetRestart
 from tracer.base.timeline import (
     ArenaSample,
@@ -68,7 +69,8 @@ from tracer.telemetry.isr import (
     cycles_per_tick,
     merge_slices,
 )
-from tracer.telemetry.pmu_events import CYCLE_COUNTER, event_name, event_unit
+from tracer.telemetry.pmu_events import event_name, event_unit
+from tracer.telemetry.record_facts import attach_record_facts
 from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.tables import (
     COLUMN_TYPES,
@@ -316,8 +318,9 @@ class TelemetryDecoder:
         Args:
             rows: False: without the inference and span rows, memory reports, cache operations and
                 NPU jobs, for a caller that puts the rows :meth:`take` gave on it (a window); its
-                task lane and span facts are then the caller's to make too, unless the stream has
-                a FreeRTOS trace (whose lane is the decoder's: then everything is made).
+                task lane, span facts and record facts (samples, buffers, CPU accesses, sync pins:
+                :mod:`tracer.telemetry.record_facts`) are then the caller's to make too, unless the
+                stream has a FreeRTOS trace (whose lane is the decoder's: then everything is made).
         """
         self._convert()
         n_inf = self.published_inferences
@@ -355,6 +358,7 @@ class TelemetryDecoder:
         )
         if rows:
             self._facts.attach(timeline, self.end_time, handlers)
+            attach_record_facts(timeline)
         return timeline
 
     @property

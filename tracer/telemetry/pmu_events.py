@@ -7,6 +7,8 @@ events. Unknown numbers are named ``EVENT_<n>``.
 
 from __future__ import annotations
 
+from tracer.base.counters import CYCLE_COUNTER
+
 _COMMON = {
     0: "NO_EVENT",
     17: "CYCLE",
@@ -135,8 +137,6 @@ U85_EVENTS: dict[int, str] = {
     **{116 + s: f"WD_TRANS_WS_SC{s}" for s in range(4)},
     **{120 + s: f"WD_TRANS_WB{s}" for s in range(4)},
 }
-
-CYCLE_COUNTER = "PMU_CYCLES"  # the dedicated 48-bit cycle counter PMCCNTR
 
 
 def event_name(npu: int, event: int) -> str:

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from tracer.base.samples import NPU_STATUS_RUNNING
 from tracer.base.timeline import Engine, InferenceTimeline, TelemetryRecord
 from tracer.telemetry.wire import (
     MARKER_COST_UNKNOWN,
     NPU_SAMPLE_CYCLES,
-    NPU_STATUS_RUNNING,
     SAMPLER_NPU,
     SAMPLER_PROBE,
     RecordType,

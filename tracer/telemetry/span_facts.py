@@ -15,10 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from tracer.base.span_facts import SpanFacts
+from tracer.base.task_loss import mark_loss
 from tracer.base.timeline import InferenceTimeline
 from tracer.telemetry.freertos_itm import TIME_LABEL, FreeRtosItmReader, Picked
 from tracer.telemetry.isr import HandlerTime
-from tracer.telemetry.tasks import mark_loss, preemption, task_slices
+from tracer.telemetry.tasks import preemption, task_slices
 from tracer.telemetry.wire import RecordType
 from tracer.telemetry.work import span_counters, span_work
 

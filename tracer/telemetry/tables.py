@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from tracer.base.columns import LazyRecords
-from tracer.base.timeline import ArenaSample, CacheOp, Inferences, LayerSpans, NpuJob, StackSample
+from tracer.base.timeline import CACHE_OPS, ArenaSample, CacheOp, Inferences, LayerSpans, NpuJob, StackSample
 from tracer.telemetry import kernel as k
 from tracer.telemetry.problems import describe_problems
-from tracer.telemetry.wire import CACHE_OPS, RecordType
+from tracer.telemetry.wire import RecordType
 
 # Event types kept as columns (as frequent as layers); the rest become objects as they arrive.
 COLUMN_TYPES = (

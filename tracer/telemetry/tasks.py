@@ -8,9 +8,8 @@ one: :class:`TaskSlice`. Interrupts run inside slices (they are not tasks); the 
 *preempted by a task* is the time other tasks' slices cover inside the layer's span, without the
 interrupt time in it, which the span's ``isr_cycles`` already counts.
 
-Loss: a slice that overlaps an inference marked incomplete may hide a lost switch, so it is
-``complete=False`` and left out of CPU shares; when records were lost where no inference shows
-it (between inferences), no slice can be trusted and all are incomplete.
+Loss: a slice that may hide a lost switch is ``complete=False`` and left out of CPU shares
+(:func:`tracer.base.task_loss.mark_loss`).
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tracer.base.tasks import TaskSlice
-from tracer.base.timeline import InferenceTimeline, LayerSpans, TelemetryRecord
+from tracer.base.timeline import LayerSpans, TelemetryRecord
 from tracer.telemetry.wire import RecordType
 
 if TYPE_CHECKING:
@@ -77,28 +76,6 @@ def task_slices(records: Iterable[TelemetryRecord], end_time: int | None) -> tup
     # A task switched in before it was named takes the name it got later.
     slices = [s if s.name else dataclasses.replace(s, name=known.get(s.task, "")) for s in slices]
     return slices, known
-
-
-def mark_loss(slices: list[TaskSlice], timeline: InferenceTimeline) -> list[TaskSlice]:
-    """Slices that may hide a lost switch become incomplete (see the module docstring)."""
-    inf = timeline.inferences
-    bad = ~inf.complete
-    if timeline.loss.any and not bad.any():
-        return [dataclasses.replace(s, complete=False) for s in slices]
-    if not bad.any() or not slices:
-        return slices
-    # An incomplete inference's known extent: its start (else the previous end) to its end
-    # (else the next start); unknown ends reach to the capture's edges.
-    lo = np.where(inf.start >= 0, inf.start, np.maximum.accumulate(np.where(inf.end >= 0, inf.end, -1)))[bad]
-    nxt = np.where(inf.start >= 0, inf.start, np.iinfo(np.int64).max)
-    next_start = np.minimum.accumulate(nxt[::-1])[::-1]
-    hi = np.where(inf.end >= 0, inf.end, next_start)[bad]
-    lo = np.where(lo >= 0, lo, np.iinfo(np.int64).min)
-    out = []
-    for s in slices:
-        touched = bool(np.any((lo <= s.end) & (hi >= s.start)))
-        out.append(dataclasses.replace(s, complete=False) if touched else s)
-    return out
 
 
 def cpu_share(slices: Sequence[TaskSlice]) -> dict[int, CpuShare]:

@@ -69,6 +69,7 @@ class RecordType(enum.IntEnum):
     CPU_WRITE = 0x2A  # the CPU finished writing a buffer: address, length
     ISR_INFO = 0x2B  # an exception number's name: exception | name length << 16, name
     NPU_BUFFER = 0x2C  # an NPU job reads (role 0) or writes (role 1) a buffer: job, role, address, length
+    # (roles: tracer.base.firmware_marks.NPU_READS, NPU_WRITES)
     CPU_READ = 0x2D  # the CPU starts reading a buffer: address, length
     WORK = 0x30  # the open layer's work count: layer index, amount
     CPU_COUNTERS = 0x31  # CPU counter changes over a layer: index | source << 16 | n << 24, n values
@@ -157,12 +158,8 @@ PMU_SINCE_RESET = 1  # PMU_SNAPSHOT word 1 bits 8-15
 ENGINE_CPU = 0
 ENGINE_NPU = 1
 
-CACHE_OPS = {1: "clean", 2: "invalidate", 3: "clean_invalidate"}
 BUFFER_INPUT = 0
 BUFFER_OUTPUT = 1
-
-NPU_READS = 0  # NPU_BUFFER roles
-NPU_WRITES = 1
 
 COUNTERS_PMU = 1  # CPU_COUNTERS sources: the Armv8.1-M PMU (values: counts over the layer)
 COUNTERS_DWT = 2  # the DWT profiling counters (values: 8-bit counter at begin | at end << 8)
@@ -171,7 +168,6 @@ NPU_SAMPLE_COUNTERS_MASK = 0xF  # NPU_SAMPLE word 5 (word 0 is the time): event 
 NPU_SAMPLE_CYCLES = 0x10  # ... the PMU cycle counter's low word follows (its bits 32-47 in bits 16-31)
 SAMPLE_CALIBRATION = 0x100  # ... taken to measure the cost, not a sample
 PC_SAMPLE_CALIBRATION = 1 << 16  # PC_SAMPLE word 2: exception number bits 0-8 | this flag
-NPU_STATUS_RUNNING = 1  # Ethos-U STATUS bit 0
 SAMPLER_NPU = 1  # SAMPLER_INFO word 1: NPU samples are taken
 SAMPLER_PC = 2  # ... PC samples are taken
 SAMPLER_TIMER = 1 << 8  # ... from a timer interrupt

@@ -4,7 +4,7 @@ A layer whose time depends on its input by design (a detection post-process scor
 candidates when an object is in the frame) says how much work it did with ``trc_layer_work()``;
 cores with an Armv8.1-M PMU send the instructions they retired inside each layer (INST_RETIRED)
 and the other events configured; cores with DWT profiling counters send those (8 bits wide: only
-their change modulo 256 is known from the records, see :data:`DWT_SUFFIX`). Each record
+their change modulo 256 is known from the records, see :data:`tracer.base.counters.DWT_SUFFIX`). Each record
 belongs to the span of its layer that contains its time, in its inference.
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from tracer.base.counters import DWT_SUFFIX
 from tracer.base.timeline import LayerSpans, TelemetryRecord
 from tracer.telemetry.wire import COUNTERS_DWT, COUNTERS_PMU, DWT_COUNTER_NAMES, RecordType
 
@@ -36,8 +37,6 @@ CPU_PMU_EVENTS = {
     0x003C: "STALL",
     0x0200: "MVE_INST_RETIRED",
 }
-INSTRUCTIONS = "INST_RETIRED"
-DWT_SUFFIX = "_MOD256"  # DWT counters wrap at 256: the records give their change modulo 256 only
 
 
 def counter_name(source: int, event: int) -> str:

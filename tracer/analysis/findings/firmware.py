@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tracer.analysis.findings.base import Finding, Severity
+from tracer.base.log_facts import LogError
 
 if TYPE_CHECKING:
     from tracer.analysis.result import Analysis
@@ -37,40 +38,36 @@ BUILTIN_FIX = "Register the operator's kernel in the firmware's op resolver (Mic
 
 def firmware_errors(analysis: Analysis) -> Iterable[Finding]:
     """``missing-operator-kernel`` and ``firmware-error``."""
-    facts = analysis.timeline.log
-    errors = [e for e in facts.get("errors") or [] if isinstance(e, dict)]
+    facts = analysis.timeline.log_facts
+    errors = facts.errors
     if not errors:
         return
     explained = {f.line for f in analysis.timeline.allocation_failures if f.line is not None}
-    explained |= {
-        line
-        for r in facts.get("npu_config_mismatch") or []
-        if isinstance(r, dict) and (line := r.get("line")) is not None
-    }
+    explained |= {r.line for r in facts.npu_config_mismatches if r.line is not None}
     kernels: set[int] = set()
-    rest: list[dict[str, Any]] = []
+    rest: list[LogError] = []
     for error in errors:
-        text = str(error.get("text", ""))
+        text = error.text
         m = _NO_KERNEL.search(text)
         if m:
-            if error.get("line") is not None:  # a line-less error would break sorting the lines below
-                kernels.add(error["line"])
+            if error.line is not None:  # a line-less error would break sorting the lines below
+                kernels.add(error.line)
             code = m.group("code") or m.group("builtin")
             custom = (code or "").upper() == "CUSTOM"
             yield Finding(
                 "missing-operator-kernel",
                 Severity.ERROR,
                 None,
-                f"the runtime has no kernel for the model's {code} operator (line {error.get('line')}: "
+                f"the runtime has no kernel for the model's {code} operator (line {error.line}: "
                 f"'{text}'): the interpreter could not be set up"
                 + (" — a Vela-compiled model run without the Ethos-U kernel" if custom else ""),
-                {"operator": code, "line": error.get("line"), "text": text},
+                {"operator": code, "line": error.line, "text": text},
                 ETHOSU_FIX if custom else BUILTIN_FIX,
             )
-        elif error.get("line") not in explained:
+        elif error.line not in explained:
             rest.append(error)
     if rest:
-        shown = "; ".join(f"line {e.get('line')}: {e.get('text')}" for e in rest[:3])
+        shown = "; ".join(f"line {e.line}: {e.text}" for e in rest[:3])
         more = f" and {len(rest) - 3} more" if len(rest) > 3 else ""
         if explained or kernels:
             # The failure is already a finding of its own: these lines are what followed from it.
@@ -79,7 +76,11 @@ def firmware_errors(analysis: Analysis) -> Iterable[Finding]:
                 Severity.INFO,
                 None,
                 f"the firmware then reported {len(rest)} more error(s), following from the failure above: {shown}{more}",
-                {"errors": rest[:MAX_LISTED], "count": len(rest), "follows_from": sorted(explained | kernels)},
+                {
+                    "errors": [e.to_json() for e in rest[:MAX_LISTED]],
+                    "count": len(rest),
+                    "follows_from": sorted(explained | kernels),
+                },
             )
         else:
             yield Finding(
@@ -87,7 +88,7 @@ def firmware_errors(analysis: Analysis) -> Iterable[Finding]:
                 Severity.ERROR,
                 None,
                 f"the firmware reported {len(rest)} error(s): {shown}{more}",
-                {"errors": rest[:MAX_LISTED], "count": len(rest)},
+                {"errors": [e.to_json() for e in rest[:MAX_LISTED]], "count": len(rest)},
                 "Read the log around these lines (tracer report --format json lists every line the log gave).",
             )
 

@@ -77,7 +77,7 @@ def loss(analysis: Analysis) -> Iterable[Finding]:
 def measured_anything(analysis: Analysis) -> bool:
     """True when the input holds a layer, inference, PMU counter, memory figure or firmware error."""
     t = analysis.timeline
-    facts = t.log
+    facts = t.log_facts
     return bool(
         analysis.executions
         or len(t.inferences)
@@ -87,8 +87,8 @@ def measured_anything(analysis: Analysis) -> bool:
         or t.arena
         or len(t.stacks)
         or t.allocation_failures
-        or facts.get("errors")
-        or facts.get("npu_config_mismatch")
+        or facts.errors
+        or facts.npu_config_mismatches
     )
 
 
@@ -106,7 +106,7 @@ def nothing_measured(analysis: Analysis) -> Iterable[Finding]:
         + (" or checked against the budget" if predicted else ""),
         {
             "records": t.stream.records if t.stream is not None else None,
-            "lines": t.log.get("lines"),
+            "lines": t.log_facts.lines,
             "console_lines": len(t.console),
         },
         "Check that the firmware emits telemetry (firmware_snippets trc records on ITM ports 24/25, or a "

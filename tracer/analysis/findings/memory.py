@@ -220,9 +220,7 @@ def _npu_family(analysis: Analysis) -> str:
     texts: list[str] = []
     if analysis.budget is not None and analysis.budget.model.compiler is not None:
         texts.extend(str(v) for v in analysis.budget.model.compiler.config.values())
-    npu = analysis.timeline.log.get("npu")
-    if isinstance(npu, dict):
-        texts.extend(str(v) for v in npu.values())
+    texts.extend(analysis.timeline.log_facts.npu.values())
     texts.append(analysis.timeline.npu or "")
     joined = " ".join(texts).upper().replace("-", "").replace("_", "")
     for family in ("U55", "U65", "U85"):

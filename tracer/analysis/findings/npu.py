@@ -12,7 +12,7 @@ compiled for.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from tracer.analysis.findings.base import Finding, Severity
 from tracer.analysis.findings.common import describe, n
@@ -79,22 +79,23 @@ def utilization(analysis: Analysis) -> Iterable[Finding]:
 
 def config_mismatch(analysis: Analysis) -> Iterable[Finding]:
     """``npu-config-mismatch`` from the driver's lines."""
-    rows = analysis.timeline.log.get("npu_config_mismatch") or []
+    rows = analysis.timeline.log_facts.npu_config_mismatches
     if not rows:
         return
-    fields: dict[str, dict[str, Any]] = {str(r.get("field")): r for r in rows if isinstance(r, dict)}
-    parts = [f"{name} compiled {r.get('optimizer')}, NPU {r.get('npu')}" for name, r in fields.items()]
+    fields = {r.field: r for r in rows}
+    parts = [f"{name} compiled {r.optimizer}, NPU {r.npu}" for name, r in fields.items()]
     fix = "Compile the model for the NPU that runs it (Vela --accelerator-config), or run it on the NPU it was compiled for."
     macs = fields.get("macs_per_cc")
-    if macs and _log2_macs(macs.get("npu")) and _log2_macs(macs.get("optimizer")):
-        have, built = 2 ** macs["npu"], 2 ** macs["optimizer"]  # the driver prints log2 of the MACs per cycle
+    npu_macs, built_macs = (macs.npu, macs.optimizer) if macs else (None, None)
+    if _log2_macs(npu_macs) and _log2_macs(built_macs):
+        have, built = 2**npu_macs, 2**built_macs  # the driver prints log2 of the MACs per cycle
         parts[list(fields).index("macs_per_cc")] += f" (compiled for {built} MACs/cycle, the NPU has {have})"
         configs = [f"ethos-{f.lower()}-{have}" for f, sizes in ACCELERATORS.items() if have in sizes]
         fix = (
             f"Recompile with Vela --accelerator-config for this NPU ({' or '.join(configs)}: {have} MACs per "
             "cycle), or run the model on the NPU it was compiled for."
         )
-    lines = [r.get("line") for r in rows if isinstance(r, dict)]
+    lines = [r.line for r in rows]
     yield Finding(
         "npu-config-mismatch",
         Severity.ERROR,
@@ -102,12 +103,12 @@ def config_mismatch(analysis: Analysis) -> Iterable[Finding]:
         "the Ethos-U driver refused the model: it was compiled for another NPU configuration ("
         + "; ".join(parts)
         + "), so the inference failed",
-        {"mismatches": list(fields.values()), "lines": lines},
+        {"mismatches": [r.to_json() for r in fields.values()], "lines": lines},
         fix,
     )
 
 
-def _log2_macs(value: Any) -> bool:
+def _log2_macs(value: Any) -> TypeGuard[int]:
     """True for a log2 of MACs per cycle some NPU could have (up to 2**16): a log line may say anything."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 16
 

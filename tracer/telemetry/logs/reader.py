@@ -69,6 +69,7 @@ from tracer.base.timeline import (
 from tracer.telemetry.logs import ethosu_sw, executorch, mlek, platform, tflm
 from tracer.telemetry.logs.counters import canonical_counter, default_unit, is_npu_counter
 from tracer.telemetry.logs.lines import MAX_LINE_CHARS, LineSplitter, parse_view, strip_prefix
+from tracer.telemetry.logs.log_facts import log_facts
 from tracer.telemetry.logs.records import (
     Allocation,
     AllocFailure,
@@ -818,6 +819,7 @@ class LogReader:
             extra["per_inference"] = per_inference
         extra["lines"] = self.line_no
         timeline.log = extra
+        timeline.log_facts = log_facts(extra)
         return timeline
 
 
