@@ -157,7 +157,7 @@ class AnalysisAccumulator:
         self.jitter.data_dependent = comparison.data_dependent if comparison is not None else frozenset()
         self.jitter.settle()
         over: dict[int, list[int]] = {}
-        tasks = TaskAccumulator(capture)
+        tasks = TaskAccumulator(capture, marked=len(self.pmu) == 1)
         pmu = list(self.pmu)
         second = _SecondPass(self, capture, comparison)
         if second.last >= 0:

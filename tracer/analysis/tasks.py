@@ -222,10 +222,18 @@ class TaskAccumulator:
     it on. Whether a slice may hide a lost switch depends on every inference of the capture
     (:func:`tracer.base.task_loss.mark_loss`), so windows are added in the second pass, with
     ``capture`` (every inference and the capture's loss) at hand.
+
+    Args:
+        capture: The capture's facts with every inference.
+        marked: The slices carry the capture's own marks already: the one window is the capture
+            read whole, whose lane telemetry marked with every inference at hand (or whose reader
+            judged its own slices: a FreeRTOS trace's). Else each window's marks are partial and
+            are made again against ``capture``.
     """
 
-    def __init__(self, capture: InferenceTimeline) -> None:
+    def __init__(self, capture: InferenceTimeline, marked: bool = False) -> None:
         self.capture = capture
+        self.marked = marked
         self.slices = _SliceTally()
         self.layers = _LayerTally()
         self.names: dict[int, str] = {}
@@ -251,7 +259,9 @@ class TaskAccumulator:
         self._count(slices)
 
     def _count(self, slices: list[TaskSlice]) -> None:
-        if slices:
+        if slices and self.marked:
+            self.slices.add(slices)
+        elif slices:
             fresh = [dataclasses.replace(s, complete=True) for s in slices]  # (a window's own marks are partial)
             self.slices.add(mark_loss(fresh, self.capture))
 
