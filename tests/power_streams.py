@@ -8,7 +8,11 @@ each inference (the pin toggles, as ``trc_sync_pin`` does).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+from check_streams import write_capture
+from telemetry_encoder import TelemetryEncoder
 
 from tracer.base.timeline import (
     Engine,
@@ -18,9 +22,10 @@ from tracer.base.timeline import (
     TelemetryRecord,
     TimelineBuilder,
 )
-from tracer.telemetry.wire import RecordType
+from tracer.telemetry.wire import RecordType, TimeSource
 
 CLOCK_HZ = 100_000_000
+CLOCK = 50_000_000  # sync_capture's
 
 
 def synthetic_timeline(
@@ -76,3 +81,28 @@ def truth_uj(timeline, layer_mw: dict[int, float], other_mw: float) -> tuple[dic
         rest = (int(inf.end[row] - inf.start[row]) - int(spans.cycles[mine].sum())) / hz * other_mw * 1e3
         per_inf[number] = in_layers + rest
     return per_layer, per_inf
+
+
+def sync_capture(path: Path, inferences: int = 40, seed: int = 2) -> Path:
+    """A capture (our encoder) of three layers (1 on the NPU) with a SYNC_PIN mark before each
+    inference, at irregular gaps: what a meter's recording is aligned with.
+    """
+    rng = np.random.default_rng(seed)
+    enc = TelemetryEncoder()
+    t = 1000
+    enc.target_info(t, CLOCK, TimeSource.DWT)
+    for layer, engine in ((0, 0), (1, 1), (2, 0)):
+        enc.layer_info(t + 1 + layer, layer, engine, "CONV_2D", f"layer{layer}")
+    t += 100
+    for n in range(inferences):
+        t += int(rng.integers(20_000, 60_000))
+        enc.record(RecordType.SYNC_PIN, t, [(n + 1) & 1, n])
+        t += 500
+        enc.inference_begin(t, n)
+        for layer, cycles in ((0, 30_000), (1, 120_000), (2, 300)):
+            enc.layer_begin(t + 50, layer, int(layer == 1))
+            t += 50 + cycles + int(rng.integers(0, 200))
+            enc.layer_end(t, layer)
+        t += 40
+        enc.inference_end(t)
+    return write_capture(path, bytes(enc.out))

@@ -192,7 +192,7 @@ def analyse_input(
     console = args.console
     budget = _load_budget(args)
     locator = _locator(args)
-    power = _power(args)
+    power = power_recording(args)
     result = analyse_file(
         args.capture,
         budget,
@@ -225,7 +225,7 @@ def _load_budget(args: argparse.Namespace) -> Budget | None:
     return budget
 
 
-def _power(args: argparse.Namespace) -> PowerRecording | None:
+def power_recording(args: argparse.Namespace) -> PowerRecording | None:
     """The ``--power`` recording, opened (exit 2 or 3 on a bad one), or None."""
     if not getattr(args, "power", None):
         return None

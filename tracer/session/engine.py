@@ -39,6 +39,7 @@ from tracer.decode.tpiu import TpiuMode
 from tracer.errors import TracerError
 from tracer.pipeline.stream_setup import StreamSetup
 from tracer.session.budget import SessionBudget
+from tracer.session.energy import SessionEnergy
 from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, SourceFeed
 from tracer.session.held import Stretch
 from tracer.session.holdings import Holdings
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 
     from tracer.analysis.calibration_file import Calibration
     from tracer.base.facts import InputFacts
+    from tracer.power.recording import PowerRecording
 
 __all__ = ["CONSOLE_LINES", "Session", "SessionOptions"]
 
@@ -79,6 +81,8 @@ class SessionOptions:
         baseline: A capture to compare per-layer p50 against (``--baseline``).
         index: Replay: index the capture on load, so any inference of it can be shown.
         calibration: ``--calibration``: each layer's calibrated prediction beside the planner's.
+        power: Replay: a power recording of the same run (``--power``), attributed beside it
+            (:mod:`tracer.session.energy`); meter_input: the digital input of its sync pin.
     """
 
     ring: int = DEFAULT_RING
@@ -89,6 +93,8 @@ class SessionOptions:
     baseline: str | None = None
     index: bool = True
     calibration: Calibration | None = None
+    power: PowerRecording | None = None
+    meter_input: int | None = None
 
 
 class Session:
@@ -152,6 +158,9 @@ class Session:
         self._layer_flags: dict[int, tuple[tuple[str, str], ...]] = {}
         self._holdings = Holdings(baseline=self.options.baseline)
         self._helpers: list[threading.Thread] = []
+        self._energy: SessionEnergy | None = None
+        if self.options.power is not None and mode == "replay" and capture_path:
+            self._energy = SessionEnergy(self.options.power, self.options.meter_input)
 
     @property
     def analyses(self) -> int:
@@ -388,6 +397,17 @@ class Session:
             thread = threading.Thread(target=job, name=name, daemon=True)
             thread.start()
             self._helpers.append(thread)
+        energy, capture = self._energy, self.capture_path
+        if energy is not None and capture:
+            thread = threading.Thread(
+                target=energy.attribute, args=(capture, self._energy_read), name="tracer-energy", daemon=True
+            )
+            thread.start()
+            self._helpers.append(thread)
+
+    def _energy_read(self) -> None:
+        with self._lock:
+            self._version += 1
 
     def _baseline_read(self, warning: str | None) -> None:
         with self._lock:
@@ -645,6 +665,7 @@ class Session:
             indexed=index.count if index is not None else 0,
             baseline=baseline.matched(self._decoder.layers) if baseline else {},
             baseline_name=baseline.name if baseline else "",
+            energy=self._energy.state if self._energy is not None else None,
         )
 
     def _status(self, paused: bool | None = None) -> StatusInfo:
