@@ -107,6 +107,11 @@ def add_power_arguments(parser: argparse.ArgumentParser) -> None:
         help="a power meter's recording of the same run: a Joulescope .jls, a PPK2 CSV export or a "
         "CSV (time, current or power, voltage, digital inputs); adds energy per layer and inference",
     )
+    add_meter_arguments(parser)
+
+
+def add_meter_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--supply-voltage V`` and ``--sync-input N``: how to read a power recording (docs/energy.md)."""
     parser.add_argument(
         "--supply-voltage",
         metavar="V",

@@ -9,7 +9,10 @@ reads older ones it knows.
 Version history:
 
 * 1: captures, labels, layers, stacks, findings, errors (one file per ingest run and day);
-  inferences, layer_executions, pmu (one file per capture).
+  inferences, layer_executions, pmu (one file per capture). Columns added since, at the end of
+  their table and nullable (files written before read them as null, and older tracers skip
+  them): energy from a power recording (``ingest --power``): ``captures.energy_uj``,
+  ``energy_interval_uj``, ``power_path``; ``layers.energy_uj``, ``energy_interval_uj``.
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ CAPTURES = pa.schema(
         ("warnings", pa.int32()),
         ("run_id", pa.string()),  # the ingest run that added it
         ("ingested_at", pa.string()),
+        ("energy_uj", pa.float64()),  # mean per inference, microjoules (null: no power recording)
+        ("energy_interval_uj", pa.float64()),  # half-width of its 95 % interval
+        ("power_path", pa.string()),  # the power recording attributed (ingest --power)
     ]
 )
 
@@ -74,6 +80,8 @@ LAYERS = pa.schema(
         ("max", pa.int64()),
         ("mean", pa.float64()),
         ("std", pa.float64()),
+        ("energy_uj", pa.float64()),  # per execution, microjoules (null: no power recording)
+        ("energy_interval_uj", pa.float64()),  # half-width of its 95 % interval
     ]
 )
 
