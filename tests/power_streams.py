@@ -106,3 +106,33 @@ def sync_capture(path: Path, inferences: int = 40, seed: int = 2) -> Path:
         t += 40
         enc.inference_end(t)
     return write_capture(path, bytes(enc.out))
+
+
+def pmu_sync_capture(path: Path, layers: list[tuple[int, bool, int]], inferences: int = 30, seed: int = 1) -> Path:
+    """A capture like :func:`sync_capture` whose NPU layers report NPU PMU counters: ``layers`` are
+    (cycles, on the NPU, AXI read beats); an NPU layer is active 90 % of its cycles.
+    """
+    rng = np.random.default_rng(seed)
+    enc = TelemetryEncoder()
+    t = 1000
+    enc.target_info(t, CLOCK, TimeSource.DWT)
+    enc.pmu_config(t + 1, 55, [35, 130])  # NPU_ACTIVE, AXI0_RD_DATA_BEAT_RECEIVED
+    for index, (_, npu, _) in enumerate(layers):
+        enc.layer_info(t + 2 + index, index, int(npu), "CONV_2D", f"layer{index}")
+    t += 100
+    for n in range(inferences):
+        t += int(rng.integers(20_000, 60_000))
+        enc.record(RecordType.SYNC_PIN, t, [(n + 1) & 1, n])
+        t += 500
+        enc.inference_begin(t, n)
+        for index, (cycles, npu, beats) in enumerate(layers):
+            own = cycles + int(rng.integers(0, 200))
+            enc.layer_begin(t + 50, index, int(npu))
+            t += 50
+            if npu:
+                enc.pmu_snapshot(t + own - 6, own - 10, [int(0.9 * own), beats])
+            t += own
+            enc.layer_end(t, index)
+        t += 40
+        enc.inference_end(t)
+    return write_capture(path, bytes(enc.out))

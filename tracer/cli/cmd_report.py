@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tracer.analysis.energy_model import PowerModel
+    from tracer.analysis.result import Analysis
 
 HELP = "per-layer report of a capture or log: cycles against the budget, latency, memory, PMU, findings"
 DESCRIPTION = """\
@@ -43,6 +48,8 @@ examples:
   tracer report run.trace --budget out/model_*.csv out/model_debug.xml --elf build/app.elf
   tracer report run.trace --power run.jls       # energy per layer: docs/energy.md
   tracer report run.trace --power ppk.csv --supply-voltage 3.3
+  tracer report run.trace --power run.jls --fit-power-model model.json
+  tracer report other.trace --power-model model.json  # estimated, no meter
 """
 
 
@@ -54,6 +61,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_budget_arguments(parser)
     add_elf_argument(parser)
     add_power_arguments(parser)
+    parser.add_argument(
+        "--fit-power-model",
+        metavar="OUT",
+        help="with --power: fit energy per layer execution to its time and NPU PMU counters, and write "
+        "the model to OUT (JSON), for --power-model on runs without a meter (docs/energy.md)",
+    )
+    parser.add_argument(
+        "--power-model",
+        metavar="FILE",
+        help="no meter: estimate each layer's energy from its time and NPU PMU counters with a model "
+        "written by --fit-power-model (labelled an estimate, with the model's fit error)",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument(
         "--per-inference",
@@ -70,11 +89,71 @@ def run(args: argparse.Namespace) -> int:
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
 
+    model = _power_model(args)  # a bad model file is exit 2 before the capture is read
     _, analysis = analyse_input(args, whole=args.per_inference)  # every execution listed: read whole
     report = report_object(analysis, args.per_inference, streamed=True)
+    if args.fit_power_model:
+        _fit_power_model(args, analysis)
+    if model is not None:
+        from tracer.analysis.energy_model import estimate, estimate_json
+        from tracer.analysis.layer_stats import complete_latencies
+
+        timeline = analysis.timeline
+        found = estimate(
+            model, args.power_model, analysis.layers, timeline.clock_hz, len(complete_latencies(timeline.inferences))
+        )
+        names = {i: timeline.layer(i).label for i in analysis.layers}
+        report["energy_estimate"] = estimate_json(found, names)
     with open_output(args.output) as out:
         if args.format == "json":
             write_report_json(report, out)
         else:
             write_report_text(report, out, terminal_width(args.output))
     return 0
+
+
+def _power_model(args: argparse.Namespace) -> PowerModel | None:
+    """``--power-model``, read (exit 2 on a bad file or with ``--power``), or None."""
+    from tracer.errors import UsageError
+
+    if args.fit_power_model and not args.power:
+        raise UsageError("--fit-power-model fits a model on a metered run: give its recording too (--power FILE)")
+    if not args.power_model:
+        return None
+    if args.power:
+        raise UsageError(
+            "--power-model estimates energy where no meter was attached; with --power the energy is measured"
+        )
+    from tracer.analysis.energy_model import read_model
+
+    return read_model(args.power_model)
+
+
+def _fit_power_model(args: argparse.Namespace, analysis: Analysis) -> None:
+    """Fit the model on the metered analysis and write it (``--fit-power-model OUT``)."""
+    import json
+
+    from tracer.analysis.energy_model import fit_model
+    from tracer.errors import OutputError
+
+    energy = analysis.energy
+    assert energy is not None  # --power is required with it
+    fitted_on = {
+        "capture": args.capture,
+        "recording": energy.recording.path,
+        "meter": energy.recording.meter,
+        "simulated": energy.recording.simulated,
+        "clock_hz": analysis.timeline.clock_hz,
+    }
+    model = fit_model(analysis.layers, energy.layers, analysis.timeline.clock_hz, fitted_on)
+    try:
+        with open(args.fit_power_model, "w", encoding="utf-8") as f:
+            json.dump(model.to_json(), f, indent=2)
+            f.write("\n")
+    except OSError as exc:
+        raise OutputError(args.fit_power_model, exc) from None
+    args.console.info(
+        f"power model written to {args.fit_power_model}: {len(model.coefficients)} coefficients over "
+        f"{model.layers} layers, fit error {model.error_pct:.1f} % RMS (leave one layer out; worst "
+        f"{model.worst_pct:.1f} %)"
+    )
