@@ -87,6 +87,11 @@ def sync_capture(path: Path, inferences: int = 40, seed: int = 2) -> Path:
     """A capture (our encoder) of three layers (1 on the NPU) with a SYNC_PIN mark before each
     inference, at irregular gaps: what a meter's recording is aligned with.
     """
+    return write_capture(path, sync_stream(inferences, seed))
+
+
+def sync_stream(inferences: int = 40, seed: int = 2) -> bytes:
+    """The ITM bytes of :func:`sync_capture`."""
     rng = np.random.default_rng(seed)
     enc = TelemetryEncoder()
     t = 1000
@@ -105,7 +110,7 @@ def sync_capture(path: Path, inferences: int = 40, seed: int = 2) -> Path:
             enc.layer_end(t, layer)
         t += 40
         enc.inference_end(t)
-    return write_capture(path, bytes(enc.out))
+    return bytes(enc.out)
 
 
 def pmu_sync_capture(path: Path, layers: list[tuple[int, bool, int]], inferences: int = 30, seed: int = 1) -> Path:

@@ -150,3 +150,59 @@ def test_replay_power_bad_file_exits_before_the_screen(files: tuple[Path, Path, 
     current_only.write_text("Timestamp(ms),Current(uA),D0-D7\n0.00,10,10000000\n0.01,10,00000000\n")
     done = run_cli("replay", capture, "--power", current_only)
     assert done.code == 2 and "--supply-voltage" in done.err
+
+
+class RecordingMeter:
+    """Stands in for a meter recording beside the live capture (tracer's MeterRecorder protocol;
+    the real Joulescope and PPK2 recorders are tested at their libraries' boundary in
+    test_power_live.py): on stop it writes what a meter would have recorded of the capture so far.
+    """
+
+    def __init__(self, capture: Path) -> None:
+        self.capture = capture
+        self.path = str(capture.with_suffix(".jls"))
+        self.stops = 0
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        self.stops += 1
+        timeline, _ = load_timeline(str(self.capture))
+        write_jls(self.path, SimulatedRecording(timeline, MODEL, Meter(100_000, drift_ppm=-60, white_mw=1.0, seed=8)))
+
+
+def test_live_with_a_meter_shows_energy_once_the_source_ends(tmp_path: Path) -> None:
+    from power_streams import sync_stream
+    from tui_helpers import GatedSource, inference_pieces, live_app
+
+    source = GatedSource(inference_pieces(sync_stream(30, seed=4), 30), hold_open=False)
+    capture = tmp_path / "live.trace"
+    meter = RecordingMeter(capture)
+    app = live_app(source, capture, meter=meter)
+
+    async def body(pilot) -> None:
+        await pilot.pause(0.2)
+        app.refresh_views(force=True)
+        await pilot.pause()
+        assert app.session.snapshot().energy.state == "recording" and meter.stops == 0
+        table = app.query_one("#layers", LayersTable)
+        assert "the meter records to live.jls" in table.border_subtitle
+        source.allow(1000)
+        await until(pilot, lambda: app.session.snapshot().energy.state in ("ready", "failed"), 30)
+        await redraw(app, pilot)
+        state = app.session.snapshot().energy
+        assert state.state == "ready", state.message
+        assert meter.stops == 1
+        assert _number(table.cell_text(1, "power")) == pytest.approx(MODEL.layer_mw[1], rel=0.01)
+        app.show_view("timeline")
+        await redraw(app, pilot)
+        assert "mW" in app.query_one("#gantt", TimelineView)._lane_names
+
+    run(app, body)
+    assert meter.stops == 1  # closing the session does not stop it twice
+
+
+def test_live_power_without_a_capture_is_a_usage_error(run_cli) -> None:
+    done = run_cli("live", "tcp://127.0.0.1:9", "--power", "joulescope://", "--no-record")
+    assert done.code == 2 and "--no-record" in done.err

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
     from tracer.analysis.calibration_file import Calibration
     from tracer.base.facts import InputFacts
+    from tracer.power.live import MeterRecorder
     from tracer.power.recording import PowerRecording
 
 __all__ = ["CONSOLE_LINES", "Session", "SessionOptions"]
@@ -83,6 +84,8 @@ class SessionOptions:
         calibration: ``--calibration``: each layer's calibrated prediction beside the planner's.
         power: Replay: a power recording of the same run (``--power``), attributed beside it
             (:mod:`tracer.session.energy`); meter_input: the digital input of its sync pin.
+        meter: Live: a power meter recording beside the capture (started), stopped and
+            attributed when the source ends, stopped when the session closes.
     """
 
     ring: int = DEFAULT_RING
@@ -95,6 +98,7 @@ class SessionOptions:
     calibration: Calibration | None = None
     power: PowerRecording | None = None
     meter_input: int | None = None
+    meter: MeterRecorder | None = None
 
 
 class Session:
@@ -160,7 +164,9 @@ class Session:
         self._helpers: list[threading.Thread] = []
         self._energy: SessionEnergy | None = None
         if self.options.power is not None and mode == "replay" and capture_path:
-            self._energy = SessionEnergy(self.options.power, self.options.meter_input)
+            self._energy = SessionEnergy.replayed(self.options.power, self.options.meter_input)
+        elif self.options.meter is not None and mode == "live" and capture_path:
+            self._energy = SessionEnergy.metered(self.options.meter, self.options.meter_input)
 
     @property
     def analyses(self) -> int:
@@ -353,9 +359,13 @@ class Session:
         return self._state in ("ended", "error")
 
     def close(self) -> None:
-        """Stop, then release the feed (live: flush and close the capture, close the source)."""
+        """Stop, then release the feed (live: flush and close the capture, close the source; then
+        stop the power meter, which covered all of it).
+        """
         self.stop()
         self._feed.close()
+        if self._energy is not None:
+            self._energy.stop_meter()
 
     def _adapt_pieces(self) -> None:
         if isinstance(self._feed, CaptureFeed):
@@ -397,13 +407,25 @@ class Session:
             thread = threading.Thread(target=job, name=name, daemon=True)
             thread.start()
             self._helpers.append(thread)
+        if self.mode == "replay":
+            self._attribute_energy()
+
+    def _attribute_energy(self) -> None:
+        """Attribute the power recording to the capture in a helper thread (replay: from the
+        start; live: once the source has ended, the meter stopped and the capture flushed).
+        """
         energy, capture = self._energy, self.capture_path
-        if energy is not None and capture:
-            thread = threading.Thread(
-                target=energy.attribute, args=(capture, self._energy_read), name="tracer-energy", daemon=True
-            )
-            thread.start()
-            self._helpers.append(thread)
+        if energy is None or not capture:
+            return
+        writer = self._feed.writer if isinstance(self._feed, SourceFeed) else None
+        thread = threading.Thread(
+            target=energy.attribute,
+            args=(capture, self._energy_read, writer.flush if writer is not None else None),
+            name="tracer-energy",
+            daemon=True,
+        )
+        thread.start()
+        self._helpers.append(thread)
 
     def _energy_read(self) -> None:
         with self._lock:
@@ -489,6 +511,8 @@ class Session:
         with self._lock:
             self._transport.steps = 0
         self._set_state("ended", message)
+        if self.mode == "live":
+            self._attribute_energy()  # the run is over: the meter's recording covers it
 
     def _set_state(self, state: str, message: str = "") -> None:
         with self._lock:

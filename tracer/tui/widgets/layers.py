@@ -139,6 +139,8 @@ def flag_words(row: LayerRow) -> tuple[str, ...]:
 def energy_subtitle(state: EnergyState) -> str:
     """What the energy columns are: per execution from which recording, or why there are none."""
     name = state.path.replace("\\", "/").rsplit("/", 1)[-1]
+    if state.state == "recording":
+        return f"energy: the meter records to {name}; per layer once the run ends"
     if state.state == "reading":
         return f"energy: aligning {name} with the capture …"
     if state.analysis is None:

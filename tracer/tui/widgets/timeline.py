@@ -501,7 +501,10 @@ def _energy_text(snapshot: SessionSnapshot, number: int) -> Text | None:
     if state is None:
         return None
     if state.analysis is None:
-        said = "energy: aligning the recording …" if state.state == "reading" else "energy: not aligned (see layers)"
+        said = {
+            "recording": "energy: once the run ends (meter recording)",
+            "reading": "energy: aligning the recording …",
+        }.get(state.state, "energy: not aligned (see layers)")
         return Text(said, style=pal.MUTED)
     a = state.analysis
     uj = a.inference_uj.get(number)
