@@ -35,7 +35,7 @@ COLUMNS = (
     Column("flags", "flags", min_width=8, keep=True, max_width=18),
 )
 # When the table is narrower than its columns (80x24), these go first (# layer ratio flags stay).
-DROP = ("time", "op", "max", "predicted", "p99", "power", "engine", "base", "jitter", "p50", "energy", "delta")
+DROP = ("time", "op", "max", "predicted", "p99", "power", "engine", "base", "jitter", "energy", "p50", "delta")
 # Every column sorts (its header clicked, or ``s`` going through the columns shown); "time" is p50's.
 SORT_OF_COLUMN = {c.key: ("p50" if c.key == "time" else c.key) for c in COLUMNS}
 SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
