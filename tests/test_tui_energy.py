@@ -206,3 +206,18 @@ def test_live_with_a_meter_shows_energy_once_the_source_ends(tmp_path: Path) -> 
 def test_live_power_without_a_capture_is_a_usage_error(run_cli) -> None:
     done = run_cli("live", "tcp://127.0.0.1:9", "--power", "joulescope://", "--no-record")
     assert done.code == 2 and "--no-record" in done.err
+
+
+def test_closing_the_session_gives_up_the_attribution(files: tuple[Path, Path, Path]) -> None:
+    """Quitting must not wait for a long recording to be attributed: once the session is
+    stopped, the attribution gives up between reads and leaves no state claiming a result."""
+    from tracer.session.energy import READING, READY, SessionEnergy
+
+    capture, jls, _ = files
+    calls: list[int] = []
+    stopped = SessionEnergy.replayed(open_recording(str(jls)))
+    stopped.attribute(str(capture), lambda: calls.append(1), stopped=lambda: True)
+    assert stopped.state.state == READING and stopped.state.analysis is None and calls == [1]
+    going = SessionEnergy.replayed(open_recording(str(jls)))
+    going.attribute(str(capture), lambda: calls.append(2), stopped=lambda: False)
+    assert going.state.state == READY and calls == [1, 2, 2]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from tracer.pipeline.load import load_timeline
 from tracer.power.attribute import EnergyAnalysis, attribute_energy
 from tracer.power.live import MeterRecorder
 from tracer.power.reading import open_recording
-from tracer.power.recording import PowerRecording
+from tracer.power.recording import CHUNK_SAMPLES, PowerChunk, PowerRecording, RecordingInfo
 
 RECORDING, READING, READY, FAILED = "recording", "reading", "ready", "failed"
 
@@ -108,12 +108,20 @@ class SessionEnergy:
         except TracerError as exc:
             self._set(EnergyState(FAILED, self.path, message=str(exc)))
 
-    def attribute(self, capture: str, changed: Callable[[], None], before: Callable[[], None] | None = None) -> None:
+    def attribute(
+        self,
+        capture: str,
+        changed: Callable[[], None],
+        before: Callable[[], None] | None = None,
+        stopped: Callable[[], bool] = lambda: False,
+    ) -> None:
         """Stop the meter if live, call ``before`` (the capture flushed), read ``capture`` whole,
         attribute the recording to it, then call ``changed``.
 
         Runs in a helper thread; a failure (exit 3's reasons: no sync, a fit that does not hold,
-        an unreadable file) becomes the ``failed`` state, never an exception.
+        an unreadable file) becomes the ``failed`` state, never an exception. Once ``stopped()``
+        (the session closing) it gives up between chunks of reading: quitting does not wait for
+        an hour's recording to be attributed.
         """
         self.stop_meter()
         if self.state.state == FAILED:
@@ -124,9 +132,11 @@ class SessionEnergy:
         try:
             if before is not None:
                 before()
-            timeline, _facts = load_timeline(capture)
-            analysis = attribute_energy(timeline, self._opener(), self.meter_input)
+            timeline, _facts = load_timeline(capture, on_progress=lambda _bytes: _check(stopped))
+            analysis = attribute_energy(timeline, Interruptible(self._opener(), stopped), self.meter_input)
             state = EnergyState(READY, self.path, analysis=analysis)
+        except Stopped:
+            return
         except TracerError as exc:
             state = EnergyState(FAILED, self.path, message=str(exc))
         except (OSError, MemoryError, ValueError) as exc:  # the screen stays up and says it
@@ -137,3 +147,31 @@ class SessionEnergy:
     def _set(self, state: EnergyState) -> None:
         with self._lock:
             self._state = state
+
+
+class Stopped(Exception):
+    """The session closed while its recording was being attributed."""
+
+
+def _check(stopped: Callable[[], bool]) -> None:
+    if stopped():
+        raise Stopped
+
+
+class Interruptible:
+    """A recording whose reading gives up (:class:`Stopped`) between chunks once ``stopped()``."""
+
+    def __init__(self, recording: PowerRecording, stopped: Callable[[], bool]) -> None:
+        self._recording = recording
+        self._stopped = stopped
+
+    @property
+    def info(self) -> RecordingInfo:
+        """The recording's description."""
+        return self._recording.info
+
+    def chunks(self, samples: int = CHUNK_SAMPLES) -> Iterator[PowerChunk]:
+        """The recording's chunks, checking ``stopped`` before each."""
+        for chunk in self._recording.chunks(samples):
+            _check(self._stopped)
+            yield chunk

@@ -420,7 +420,7 @@ class Session:
         writer = self._feed.writer if isinstance(self._feed, SourceFeed) else None
         thread = threading.Thread(
             target=energy.attribute,
-            args=(capture, self._energy_read, writer.flush if writer is not None else None),
+            args=(capture, self._energy_read, writer.flush if writer is not None else None, self._stop.is_set),
             name="tracer-energy",
             daemon=True,
         )
