@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from power_streams import sync_capture
-from tui_helpers import lane, redraw, replay_app, run, settle, until
+from tui_helpers import lane, plain, redraw, replay_app, run, settle, until
 
 from tracer.pipeline.load import load_timeline
 from tracer.power.reading import open_recording
 from tracer.power.simulate import Meter, PowerModel, SimulatedRecording, write_jls
 from tracer.tui import format as fmt
+from tracer.tui.widgets.layer_detail import LayerDetail
 from tracer.tui.widgets.layers import LayersTable
 from tracer.tui.widgets.power_lane import BLOCKS, mean_power
 from tracer.tui.widgets.timeline import InferenceHeader, TimelineView
@@ -68,6 +69,11 @@ def test_energy_columns_header_and_power_lane(files: tuple[Path, Path, Path]) ->
         assert "±" in table.cell_text(1, "energy")
         assert "demo" not in table.border_subtitle and "run.jls" in table.border_subtitle
         assert "SIMULATED" in table.border_subtitle
+        app.select_layer(1)
+        await redraw(app, pilot)
+        detail = plain(app.query_one("#detail", LayerDetail))
+        measured = state.analysis.layers[1]
+        assert f"energy {fmt.energy(measured.energy_uj)} ±" in detail and "integrated" in detail
         # Sorting by energy puts the NPU layer (the most energy per execution) first.
         app.select(sort="energy")
         await redraw(app, pilot)
