@@ -22,7 +22,6 @@ from telemetry_encoder import TelemetryEncoder
 from telemetry_streams import build_stream, cut
 
 from tracer.analysis.analyze import analyze
-from tracer.analysis.windowed import analyze_windows
 from tracer.base.facts import InputFacts
 from tracer.capture.format import CHUNK_HEAD, CHUNK_MARKER
 from tracer.capture.metadata import CaptureMetadata
@@ -33,6 +32,7 @@ from tracer.export.report_json import report_object
 from tracer.pipeline import capture as pipeline_capture
 from tracer.pipeline import windows as pipeline_windows
 from tracer.pipeline.ahead import RunAhead
+from tracer.pipeline.analyse import analyse_windows
 from tracer.pipeline.capture import DecodedCapture, decode_capture
 from tracer.pipeline.windows import read_windows
 from tracer.telemetry.decoder import TelemetryDecoder
@@ -291,7 +291,7 @@ def windowed_report(path: Path, monkeypatch: pytest.MonkeyPatch, cores: int) -> 
     monkeypatch.setattr(pipeline_windows, "usable_cores", lambda: cores)
     progress: list[int] = []
     windows = lambda: read_windows(path, progress.append, whole_bytes=0, window_spans=7)  # noqa: E731
-    report = json.dumps(report_object(analyze_windows(windows)))
+    report = json.dumps(report_object(analyse_windows(windows)))
     return report, progress
 
 

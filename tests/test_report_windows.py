@@ -23,11 +23,11 @@ from telemetry_encoder import TelemetryEncoder
 import tracer.pipeline.capture as pipeline_capture
 import tracer.pipeline.windows as windows
 from tracer.analysis.analyze import analyze
-from tracer.analysis.windowed import NotWindowable, analyze_windows
 from tracer.budget import load_budget
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.writer import CaptureWriter
 from tracer.export.report_json import report_object
+from tracer.pipeline.analyse import NotWindowable, analyse_windows
 from tracer.pipeline.load import load_timeline
 from tracer.pipeline.windows import read_windows
 from tracer.telemetry.wire import NPU_READS, NPU_WRITES, TimeSource
@@ -219,7 +219,7 @@ def both(path: Path, budget: Path | None = None) -> tuple[dict, dict, int]:
         nonlocal count
         count += 1
 
-    parts = analyze_windows(lambda: read_windows(path, whole_bytes=0, window_spans=SPANS), loaded, on_window=counted)
+    parts = analyse_windows(lambda: read_windows(path, whole_bytes=0, window_spans=SPANS), loaded, on_window=counted)
     return whole, report_object(parts), count
 
 
@@ -323,7 +323,7 @@ def test_text_without_records_is_read_whole(tmp_path: Path, monkeypatch: pytest.
     enc.text("".join(f"Inference {n + 1}/40\nTotal cycles: {900_000 + n}\n" for n in range(40)))
     path = write(tmp_path / "text.trace", bytes(enc))
     with pytest.raises(NotWindowable):
-        analyze_windows(lambda: read_windows(path, whole_bytes=0, window_spans=SPANS))
+        analyse_windows(lambda: read_windows(path, whole_bytes=0, window_spans=SPANS))
     whole = run_cli("report", path, "--format", "json")
     small_windows(monkeypatch)
     parts = run_cli("report", path, "--format", "json")
@@ -338,7 +338,7 @@ def test_windows_smaller_than_an_inference(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 128)
     path = write(tmp_path / "run.trace", coherency(120), chunk=128)
     whole = report_object(analyze(*load_timeline(path)))
-    parts = report_object(analyze_windows(lambda: read_windows(path, whole_bytes=0, window_spans=1)))
+    parts = report_object(analyse_windows(lambda: read_windows(path, whole_bytes=0, window_spans=1)))
     assert_same(whole, parts)
 
 

@@ -22,12 +22,12 @@ from demo_runs import record_demo
 
 import tracer.pipeline.capture as pipeline_capture
 from tracer.analysis.analyze import analyze
-from tracer.analysis.windowed import analyze_windows
 from tracer.budget import load_budget
 from tracer.capture.reader import open_capture
 from tracer.capture.writer import CaptureWriter
 from tracer.elf.inlines import open_locator
 from tracer.export.report_json import report_object
+from tracer.pipeline.analyse import analyse_windows
 from tracer.pipeline.load import load_timeline
 from tracer.pipeline.windows import read_windows
 
@@ -88,7 +88,7 @@ def test_demo_recording_in_windows_is_the_whole_report(
         windows += 1
 
     parts = report_object(
-        analyze_windows(
+        analyse_windows(
             lambda: read_windows(path, whole_bytes=0, window_spans=SPANS), budget, on_window=counted, locator=locator
         )
     )

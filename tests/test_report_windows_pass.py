@@ -21,10 +21,10 @@ from test_report_windows import SPANS, write
 
 import tracer.pipeline.capture as pipeline_capture
 from tracer.analysis.analyze import analyze
-from tracer.analysis.jitter import WindowedJitter
-from tracer.analysis.windowed import analyze_windows
+from tracer.analysis.jitter import JitterAccumulator
 from tracer.budget import load_budget
 from tracer.export.report_json import report_object
+from tracer.pipeline.analyse import analyse_windows
 from tracer.pipeline.load import load_timeline
 from tracer.pipeline.windows import read_windows
 
@@ -55,7 +55,7 @@ def read_counted(path: Path, budget: Path | None = None) -> tuple[dict, dict, li
             passes[-1] += 1
             yield window
 
-    parts = report_object(analyze_windows(windows, loaded))
+    parts = report_object(analyse_windows(windows, loaded))
     return whole, parts, passes
 
 
@@ -120,7 +120,7 @@ def test_skipping_gives_what_judging_every_window_gives(tmp_path: Path, monkeypa
     """The same report whether the windows without outliers are skipped or judged."""
     path = write(tmp_path / "run.trace", stream(INFERENCES, LENGTHS, extra=slow(0, 1, 70, 200, layer=2)))
     _, skipped, passes = read_counted(path)
-    monkeypatch.setattr(WindowedJitter, "has_outliers", lambda self, window: True)
+    monkeypatch.setattr(JitterAccumulator, "has_outliers", lambda self, window: True)
     _, judged, every = read_counted(path)
     assert passes[1] < every[1] == every[0]
     assert same(skipped, judged)

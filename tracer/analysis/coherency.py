@@ -19,8 +19,10 @@ Evidence that needs no marks: the same input CRC giving different output CRCs ac
 job owns while it runs. Events are looked for from the start of the inference before the job's;
 older writes are not considered.
 
-It is long because the capture read whole and the capture read in windows
-(:class:`WindowedCoherency`) run the same private checks; kept in one module, the rules exist once.
+The section is one accumulator (:class:`CoherencyAccumulator`): it runs :func:`analyse_coherency`,
+the checks, on each window joined with what is around it; a timeline read whole is one window.
+Over 400 lines: the checks and the accumulator that cuts the windows share the checks' private
+columns (jobs, cache operations, accesses); kept in one module, the rules exist once.
 """
 
 from __future__ import annotations
@@ -532,9 +534,8 @@ SHORT_NOTE = (
 )
 
 
-class WindowedCoherency:
-    """The coherency of a capture read in windows (:mod:`tracer.pipeline.windows`), equal to
-    :func:`analyse_coherency` of the capture read whole.
+class CoherencyAccumulator:
+    """The coherency of a capture's windows, added in order (a timeline read whole is one).
 
     A job's checks look back to the start of the inference before its own and forward to the next
     job that writes its output again, so each window's jobs are checked one window late, on the

@@ -142,15 +142,8 @@ def span_of(timeline: InferenceTimeline, moments: np.ndarray) -> np.ndarray:
     return np.where(inside, row, -1)
 
 
-def analyse_isrs(timeline: InferenceTimeline) -> IsrAnalysis:
-    """Interrupt statistics per exception and per layer."""
-    isrs = WindowedIsrs()
-    isrs.add(timeline)
-    return isrs.result()
-
-
-class WindowedIsrs:
-    """Interrupt statistics of a timeline, or of the windows of one added in order (each slice in
+class IsrAccumulator:
+    """Interrupt statistics of a capture's windows, added in order (each slice in
     exactly one window, :mod:`tracer.pipeline.windows`): what they need is kept per exception (the
     slices' durations, compact) and per layer and exception (sums, maxima, the inferences hit).
     """

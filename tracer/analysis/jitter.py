@@ -29,12 +29,14 @@ warning (:meth:`LayerJitter.information_only`).
 Cycle counts come from the unwrapped 64-bit time of the decoder, so a 32-bit counter wrap inside
 a layer or a handler changes nothing here.
 
-A capture read in windows (:mod:`tracer.analysis.windowed`) gets the same analysis from
-:class:`WindowedJitter`, which runs these rules on each window against the capture's medians; the
-module keeps both so that the rules exist once.
+The jitter is one accumulator (:class:`JitterAccumulator`, a section of
+:class:`~tracer.analysis.accumulate.AnalysisAccumulator`): it keeps each window's executions
+compact, settles each layer's capture-wide reference (median, MAD, work and PMU medians), then
+runs these rules on each window against it; a timeline read whole is one window
+(:func:`analyse_jitter`).
 
-Over 400 lines for now: the outlier rules and WindowedJitter (the same rules over windows) share
-each layer's reference; WindowedJitter goes when the analysis accumulates (issue 25).
+Over 400 lines: the outlier rules and the accumulator that runs them share each layer's reference
+and the judged parts; split, each half would name the other's internals.
 """
 
 from __future__ import annotations
@@ -266,7 +268,7 @@ def layer_groups(spans: LayerSpans) -> list[tuple[int, np.ndarray]]:
 @dataclasses.dataclass(frozen=True)
 class LayerReference:
     """What one layer's executions are compared with, over the whole capture (a window of a long
-    capture is judged against its capture's values, :class:`WindowedJitter`).
+    capture is judged against its capture's values, :class:`JitterAccumulator`).
 
     Attributes:
         count: Complete executions.
@@ -311,36 +313,19 @@ def _outliers(cycles: np.ndarray, median: int, mad: int, threshold_pct: float) -
 def analyse_jitter(
     timeline: InferenceTimeline, settings: JitterSettings | None = None, data_dependent: frozenset[int] = frozenset()
 ) -> JitterAnalysis:
-    """Distributions, outliers and their causes, per layer and per inference.
+    """Distributions, outliers and their causes, per layer and per inference, of one timeline
+    (the one-window case of :class:`JitterAccumulator`).
 
     Args:
         timeline: The timeline.
         settings: Thresholds (default: :class:`JitterSettings`).
         data_dependent: Layer indices the budget marks data-dependent.
     """
-    settings = settings or JitterSettings()
-    context = _Context(timeline, settings, data_dependent)
-    all_cycles = timeline.spans.cycles  # computed once: the property subtracts whole columns
-    out: list[LayerJitter] = []
-    outlier_rows: list[np.ndarray] = []
-    for index, rows in layer_groups(timeline.spans):
-        layer, rows_out = _layer(context, index, rows, all_cycles[rows])
-        out.append(layer)
-        outlier_rows.append(rows_out)
-    flagged = np.concatenate(outlier_rows) if outlier_rows else np.zeros(0, np.int64)
-    spans = timeline.spans
-    return JitterAnalysis(
-        settings,
-        out,
-        _latency(
-            context.latency,
-            context.latency_numbers,
-            context.latency_p50,
-            settings.threshold_pct,
-            spans.inference[flagged],
-            spans.layer[flagged],
-        ),
-    )
+    jitter = JitterAccumulator(settings or JitterSettings(), data_dependent)
+    jitter.measure(timeline)
+    jitter.settle()
+    jitter.judge(timeline)
+    return jitter.result()
 
 
 class _SliceIndex:
@@ -410,7 +395,7 @@ class _Context:
 @dataclasses.dataclass
 class _Judged:
     """One layer's executions over some rows judged: what its :class:`LayerJitter` needs beyond
-    their cycles (the capture's :meth:`WindowedJitter.result` pools these of every window).
+    their cycles (the capture's :meth:`JitterAccumulator.result` pools these of every window).
     """
 
     own: np.ndarray
@@ -425,29 +410,6 @@ class _Judged:
     outlier_causes: tuple[str, ...]
     flagged: np.ndarray  # the outlier rows
     warm_positions: np.ndarray  # of the warm-up runs among all the layer's executions
-
-
-def _layer(context: _Context, index: int, rows: np.ndarray, cycles: np.ndarray) -> tuple[LayerJitter, np.ndarray]:
-    """One layer's jitter over ``rows`` (all its complete executions): the layer and the outlier rows."""
-    judged = _judge(context, index, rows, cycles)
-    layer = _layer_jitter(
-        context.settings,
-        context.data_dependent,
-        context.latency_p50,
-        index,
-        cycles,
-        judged.own,
-        judged.median,
-        judged.own_median,
-        judged.outliers,
-        judged.causes,
-        judged.listed,
-        judged.warm,
-        judged.measures,
-        judged.outlier_inferences,
-        judged.outlier_causes,
-    )
-    return layer, judged.flagged
 
 
 def _judge(
@@ -708,16 +670,15 @@ def _latency(
     }
 
 
-class WindowedJitter:
-    """The jitter of a capture read in windows (:mod:`tracer.pipeline.windows`), in two passes.
+class JitterAccumulator:
+    """The jitter of a capture's windows (a timeline read whole is one), in two passes.
 
     The outlier rules compare each execution with its layer's median over the whole capture, so
     the first pass (:meth:`measure`, every window in order) keeps per layer the cycles and own
     time of every complete execution (compact columns, the own time only where interrupts or
     tasks took some) and tallies of its work measures and PMU counters; the second (:meth:`judge`,
     every window again, in order) runs the same rules on each window against those capture-wide
-    values (:class:`LayerReference`); then :meth:`result` is what :func:`analyse_jitter` gives for
-    the whole capture.
+    values (:class:`LayerReference`); then :meth:`result`.
     """
 
     def __init__(self, settings: JitterSettings, data_dependent: frozenset[int] = frozenset()) -> None:

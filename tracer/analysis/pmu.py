@@ -118,11 +118,6 @@ class PmuSummary:
         }
 
 
-def summarize_pmu(timeline: InferenceTimeline) -> PmuSummary:
-    """Counters per inference and totals over the complete ones (see the module docstring)."""
-    return pmu_summary(inference_counters(timeline), timeline)
-
-
 def pmu_summary(per_inference: InferenceCounterTable, timeline: InferenceTimeline) -> PmuSummary:
     """The summary of inferences' counters (of one timeline, or of the windows of one, joined);
     ``timeline`` gives the labels, units and the firmware's own summaries.

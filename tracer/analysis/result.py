@@ -1,6 +1,5 @@
 """What an analysis says: :class:`Analysis`, the one result every view reads (made by
-:func:`tracer.analysis.analyze.analyze`, read whole, or by :func:`tracer.analysis.windowed.
-analyze_windows`, in windows). A leaf of the analysis package: the findings rules name it without
+:class:`tracer.analysis.accumulate.AnalysisAccumulator`, of one window or many). A leaf of the analysis package: the findings rules name it without
 importing the code that makes it.
 """
 

@@ -1,6 +1,6 @@
 """What a capture's sampler says, computed once: per-operator NPU time and CPU hot spots.
 
-:func:`sampling_analysis` reads the sampler's records (:mod:`tracer.telemetry.samples`), folds
+:class:`SamplingAccumulator` reads the sampler's records (:mod:`tracer.telemetry.samples`), folds
 the NPU samples into per-operator time against Vela's debug database
 (:mod:`tracer.analysis.npu_operators`) and the PC samples into per-layer hot spots
 (:mod:`tracer.analysis.hotspots`). :meth:`SamplingAnalysis.report_sections` gives the report's
@@ -15,12 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from tracer.analysis.hotspots import CpuHotSpots, cpu_hot_spots, hot_spots, pc_layers
+from tracer.analysis.hotspots import CpuHotSpots, hot_spots, pc_layers
 from tracer.analysis.npu_operators import (
     NpuOperatorProfile,
     SampledLayer,
     job_spans,
-    npu_operator_profile,
     profile_of_jobs,
     sampled_job,
     sampled_layers,
@@ -111,29 +110,27 @@ def layer_breakdowns(sampling: SamplingAnalysis | None) -> dict[int, LayerBreakd
 def sampling_analysis(
     timeline: InferenceTimeline, budget: Budget | None = None, locator: CodeLocator | None = None
 ) -> SamplingAnalysis | None:
-    """Analyse the capture's samples (None when it has no sampler record at all).
+    """Analyse one timeline's samples (the one-window case of :class:`SamplingAccumulator`; None
+    when it has no sampler record at all).
 
     Args:
         timeline: The capture.
         budget: The budget; its Vela debug database's command streams map QREAD to operations.
         locator: Names PCs (``--elf``), inlined functions included.
     """
-    samples = read_samples(timeline)
-    if samples.empty and not samples.info:
-        return None
-    streams = budget.command_streams if budget is not None else ()
-    npu = npu_operator_profile(timeline, samples.npu, streams, budget.model.clock_hz if budget else None)
-    hotspots = cpu_hot_spots(timeline, samples.pc, locator, _pc_source(samples))
-    return SamplingAnalysis(samples, npu, hotspots, _overhead(samples))
+    sampling = SamplingAccumulator()
+    sampling.add(timeline)
+    sampling.add_jobs(timeline)
+    return sampling.result(timeline, budget, locator)
 
 
 def _pc_source(samples: Samples) -> str:
     return next((f"{info.how} PC samples" for info in samples.info if info.pc), "PC samples")
 
 
-class WindowedSampling:
-    """The sampling analysis of a capture read in windows (:mod:`tracer.pipeline.windows`), equal
-    to :func:`sampling_analysis` of the capture read whole, from compact columns.
+class SamplingAccumulator:
+    """The sampling analysis of a capture's windows (a timeline read whole is one), from compact
+    columns.
 
     First pass (:meth:`add`): every window's samples in time order (a window holds the records up
     to its end, so the windows' samples follow each other in time), the layer of each PC sample

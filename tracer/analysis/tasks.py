@@ -127,17 +127,6 @@ class TaskAnalysis:
         }
 
 
-def analyse_tasks(timeline: InferenceTimeline) -> TaskAnalysis | None:
-    """Shares, loss and time taken from layers; None when the input has no task lane."""
-    if not timeline.tasks:
-        return None
-    tally = _SliceTally()
-    tally.add(timeline.tasks)
-    by_layer = _LayerTally()
-    by_layer.add(timeline)
-    return tally.result(timeline.task_names, timeline.labels.get("tasks", "cycles"), by_layer)
-
-
 class _SliceTally:
     """Slices counted in time order: per task its complete slices, cycles and name; the incomplete."""
 
@@ -224,9 +213,9 @@ class _LayerTally:
         return sorted(out, key=lambda h: (h.layer, -h.cycles_total, h.task))
 
 
-class WindowedTasks:
-    """The task analysis of a capture read in windows (:mod:`tracer.pipeline.windows`), equal to
-    :func:`analyse_tasks` of the capture read whole.
+class TaskAccumulator:
+    """The task analysis of a capture's windows (a timeline read whole is one); None without a
+    task lane.
 
     Each window's lane ends at the window's end and the next window starts its last slice again
     (:mod:`tracer.pipeline.window_carry`): a slice is counted when the next window does not carry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from tracer.analysis.settings import AnalysisSettings
@@ -16,10 +16,18 @@ if TYPE_CHECKING:
     from tracer.base.facts import InputFacts
     from tracer.base.timeline import InferenceTimeline
     from tracer.budget.model import Budget
+    from tracer.cli.output import Console
     from tracer.elf.inlines import CodeLocator
     from tracer.power.recording import PowerRecording
 
-INPUT_HELP = "a .trace capture, a raw ITM/SWO file, or a firmware text log (UART dump, FVP stdout)"
+
+def add_input_argument(parser: argparse.ArgumentParser) -> None:
+    """``CAPTURE``: the input to analyse (``report``, ``check``, ``export``)."""
+    parser.add_argument(
+        "capture",
+        metavar="CAPTURE",
+        help="a .trace capture, a raw ITM/SWO file, or a firmware text log (UART dump, FVP stdout)",
+    )
 
 
 def add_budget_file_argument(parser: argparse.ArgumentParser) -> None:
@@ -154,113 +162,191 @@ class Loaded:
     locator: CodeLocator | None = None
 
 
-def settings_of(args: argparse.Namespace) -> AnalysisSettings:
-    """The analysis thresholds the command line sets (the budget's apply where it sets none)."""
-    return AnalysisSettings(
+@dataclasses.dataclass(frozen=True)
+class AnalysisRequest:
+    """What a command asks to analyse, and how, with its files opened: made from the command line
+    once, at the command's edge (:func:`analysis_request`); everything below takes this, not the
+    command line.
+
+    Attributes:
+        capture: The input: a capture, raw ITM/SWO file, text log or ETDump (``CAPTURE``).
+        budget_files: The ``--budget`` files as given (empty: none).
+        budget: Those files as one budget, or None.
+        settings: The thresholds (``--tolerance``, the jitter ones, ``--against``) and
+            ``--calibration``'s calibration.
+        calibration_file: The ``--calibration`` file, or None.
+        match: ``--match``: ``model`` refuses a budget of another model, ``any`` pairs it anyway.
+        clock_hz: ``--clock``: the clock of an input that does not say its own, or None.
+        locator: ``--elf``'s symbols and inlined code, or None.
+        power: ``--power``'s recording, opened, or None.
+        meter_input: ``--sync-input``: the meter's input the sync pin is on, or None.
+        whole: Read the input whole whatever its size (``--per-inference``, ``export``).
+    """
+
+    capture: str
+    budget_files: tuple[str, ...] = ()
+    budget: Budget | None = None
+    settings: AnalysisSettings = dataclasses.field(default_factory=AnalysisSettings)
+    calibration_file: str | None = None
+    match: str = "model"
+    clock_hz: int | None = None
+    locator: CodeLocator | None = None
+    power: PowerRecording | None = None
+    meter_input: int | None = None
+    whole: bool = False
+
+
+def analysis_request(args: argparse.Namespace, whole: bool = False) -> AnalysisRequest:
+    """The request a command line makes: its budget, ``--elf``, ``--power`` and ``--calibration``
+    files opened, in that order (exit 2 or 3 on a bad one), the budget's notes said.
+
+    The one place the analysis options are read from the command line; a command without one of
+    them (``check`` has no ``--elf``) gets its default.
+
+    Args:
+        args: The command line (with its ``console``).
+        whole: Read the input whole whatever its size.
+    """
+    budget_files = tuple(getattr(args, "budget", None) or ())
+    budget = load_budget_files(budget_files, args.console)
+    locator = open_elf_symbols(getattr(args, "elf", None))
+    power = power_recording(getattr(args, "power", None), getattr(args, "supply_voltage", None))
+    calibration_file = getattr(args, "calibration", None) or None
+    against = getattr(args, "against", None) or "planner"
+    settings = AnalysisSettings(
         tolerance_pct=getattr(args, "tolerance", None),
         jitter_threshold_pct=getattr(args, "jitter_threshold", None),
         jitter_min_share_pct=getattr(args, "jitter_min_share", None),
-        calibration=_calibration(args),
-        against=getattr(args, "against", None) or "planner",
+        calibration=load_calibration(calibration_file, bool(budget_files), against),
+        against=against,
+    )
+    return AnalysisRequest(
+        capture=args.capture,
+        budget_files=budget_files,
+        budget=budget,
+        settings=settings,
+        calibration_file=calibration_file,
+        match=getattr(args, "match", None) or "model",
+        clock_hz=getattr(args, "clock", None),
+        locator=locator,
+        power=power,
+        meter_input=getattr(args, "sync_input", None),
+        whole=whole,
     )
 
 
-def _calibration(args: argparse.Namespace) -> Calibration | None:
-    """The ``--calibration`` file (exit 2 if unreadable; ``--against calibrated`` needs one)."""
+def load_calibration(path: str | None, budget_given: bool, against: str = "planner") -> Calibration | None:
+    """The ``--calibration`` file, or None (exit 2 if unreadable; it needs a budget, and
+    ``--against calibrated`` needs it).
+    """
     from tracer.analysis.calibration_file import read_calibration
     from tracer.errors import UsageError
 
-    path = getattr(args, "calibration", None)
     if not path:
-        if getattr(args, "against", None) == "calibrated":
+        if against == "calibrated":
             raise UsageError("--against calibrated needs --calibration FILE (written by 'tracer calibrate --save')")
         return None
-    if not getattr(args, "budget", None):
+    if not budget_given:
         raise UsageError("--calibration corrects a planner's predictions: give the budget too (--budget FILE...)")
     return read_calibration(path)
+
+
+def analyse_request(
+    request: AnalysisRequest, console: Console, on_window: Callable[[InferenceTimeline], None] | None = None
+) -> tuple[Loaded, Analysis]:
+    """Analyse a request's input (``report``, ``check``, ``export``), as
+    :func:`tracer.pipeline.analyse.analyse_file` does for every front end: whole, or in windows
+    when it is large; then say its warnings and refuse a budget of another model (exit 2).
+
+    Args:
+        request: What to analyse, and how.
+        console: Where warnings and progress go.
+        on_window: Called with every window of a capture read in windows (not otherwise).
+    """
+    from tracer.pipeline.analyse import analyse_file
+
+    result = analyse_file(
+        request.capture,
+        request.budget,
+        request.settings,
+        locator=request.locator,
+        clock_hz=request.clock_hz,
+        whole=request.whole,
+        on_window=on_window,
+        progress=console.progress,
+        power=request.power,
+        meter_input=request.meter_input,
+    )
+    if result.read_whole_because:
+        console.info(f"{request.capture}: read whole, not in windows: {result.read_whole_because}")
+    analysis = result.analysis
+    loaded = Loaded(analysis.timeline, analysis.facts, request.budget, analysis.facts.kind, request.locator)
+    _after_loading(request, console, loaded, analysis.comparison)
+    return loaded, analysis
 
 
 def analyse_input(
     args: argparse.Namespace, whole: bool = False, on_window: Callable[[InferenceTimeline], None] | None = None
 ) -> tuple[Loaded, Analysis]:
-    """Load the budget and the input and analyse it (``report``, ``check``, ``export``), as
-    :func:`tracer.pipeline.analyse.analyse_file` does for every front end: whole, or in windows
-    when it is large; then say its warnings and refuse a budget of another model (exit 2).
+    """:func:`analyse_request` of the command line's :func:`analysis_request`, for a command that
+    needs nothing else of the request (``calibrate``, once per run).
+    """
+    return analyse_request(analysis_request(args, whole), args.console, on_window)
+
+
+def load_budget_files(files: Sequence[str], console: Console | None = None) -> Budget | None:
+    """The ``--budget`` files as one budget, or None without any (exit 2 on a bad file).
 
     Args:
-        args: The command line.
-        whole: Read the input whole whatever its size (``--per-inference`` lists every execution).
-        on_window: Called with every window of a capture read in windows (not otherwise).
+        files: The files.
+        console: Where the budget's notes are said (None: not said; the screen would hide them).
     """
-    from tracer.pipeline.analyse import analyse_file
-
-    console = args.console
-    budget = _load_budget(args)
-    locator = _locator(args)
-    power = power_recording(args)
-    result = analyse_file(
-        args.capture,
-        budget,
-        settings_of(args),
-        locator=locator,
-        clock_hz=getattr(args, "clock", None),
-        whole=whole,
-        on_window=on_window,
-        progress=console.progress,
-        power=power,
-        meter_input=getattr(args, "sync_input", None),
-    )
-    if result.read_whole_because:
-        console.info(f"{args.capture}: read whole, not in windows: {result.read_whole_because}")
-    analysis = result.analysis
-    loaded = Loaded(analysis.timeline, analysis.facts, budget, analysis.facts.kind, locator)
-    _after_loading(args, loaded, analysis.comparison)
-    return loaded, analysis
-
-
-def _load_budget(args: argparse.Namespace) -> Budget | None:
-    """The ``--budget`` files as one budget (exit 2 on a bad file), its notes said."""
     from tracer.budget import load_budget
 
-    if not getattr(args, "budget", None):
+    if not files:
         return None
-    budget = load_budget(args.budget)
-    for note in budget.notes:
-        args.console.info(f"budget note: {note}")
+    budget = load_budget(list(files))
+    if console is not None:
+        for note in budget.notes:
+            console.info(f"budget note: {note}")
     return budget
 
 
-def power_recording(args: argparse.Namespace) -> PowerRecording | None:
+def power_recording(path: str | None, supply_voltage: float | None) -> PowerRecording | None:
     """The ``--power`` recording, opened (exit 2 or 3 on a bad one), or None."""
-    if not getattr(args, "power", None):
+    if not path:
         return None
     from tracer.power.reading import open_recording
 
-    return open_recording(args.power, getattr(args, "supply_voltage", None))
+    return open_recording(path, supply_voltage)
 
 
-def _locator(args: argparse.Namespace) -> CodeLocator | None:
-    """The ``--elf`` image's symbols, when given (exit 2 or 3 on a bad file)."""
-    if not getattr(args, "elf", None):
+def open_elf_symbols(path: str | None) -> CodeLocator | None:
+    """``--elf``: the image's symbols and inlined code, or None (exit 2 or 3 on a bad file)."""
+    if not path:
         return None
     from tracer.elf.inlines import open_locator
 
-    return open_locator(args.elf)
+    return open_locator(path)
 
 
-def _after_loading(args: argparse.Namespace, loaded: Loaded, comparison: BudgetComparison | None) -> None:
+def _after_loading(
+    request: AnalysisRequest, console: Console, loaded: Loaded, comparison: BudgetComparison | None
+) -> None:
     """Say the input's warnings; refuse a budget of another model (exit 2)."""
-    console, timeline, source = args.console, loaded.timeline, loaded.facts
+    timeline, source = loaded.timeline, loaded.facts
     for warning in source.warnings:
         console.warn(warning)
     if source.kind in ("capture", "raw-itm") and source.records == 0 and not len(timeline.inferences):
-        console.warn(f"{args.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)")
+        console.warn(
+            f"{request.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)"
+        )
     if comparison is not None:
-        _check_model(comparison, args, lost_data=timeline.loss.any or bool(source.warnings))
-        _say_tolerance(comparison.budget, args)
+        _check_model(comparison, request, console, lost_data=timeline.loss.any or bool(source.warnings))
+        _say_tolerance(comparison.budget, request.settings.tolerance_pct, console)
 
 
-def _check_model(comparison: BudgetComparison, args: argparse.Namespace, lost_data: bool) -> None:
+def _check_model(comparison: BudgetComparison, request: AnalysisRequest, console: Console, lost_data: bool) -> None:
     """Refuse a budget of another model (exit 2) unless ``--match any``, which only warns (the
     layers as the analysis matched them: once).
     """
@@ -270,25 +356,25 @@ def _check_model(comparison: BudgetComparison, args: argparse.Namespace, lost_da
     difference = model_difference(comparison.matching, comparison.budget, capture_lost_data=lost_data)
     if difference is None:
         return
-    files = " ".join(str(b) for b in args.budget)
+    files = " ".join(str(b) for b in request.budget_files)
     message = f"{files} does not describe the capture's model: {difference}"
-    if getattr(args, "match", "model") == "any":
-        args.console.warn(f"{message}; layers paired anyway (--match any)")
+    if request.match == "any":
+        console.warn(f"{message}; layers paired anyway (--match any)")
         return
     raise UsageError(f"{message}. Give this model's budget, or --match any to pair the layers anyway")
 
 
-def _say_tolerance(budget: Budget, args: argparse.Namespace) -> None:
+def _say_tolerance(budget: Budget, tolerance: float | None, console: Console) -> None:
     """``--tolerance`` applies to every layer: say which of the budget's own tolerances it replaces."""
-    if getattr(args, "tolerance", None) is None:
+    if tolerance is None:
         return
     own = []
     if budget.model.tolerance_pct is not None:
         own.append(f"model {budget.model.tolerance_pct:g}%")
     own += [f"{la.label} {la.tolerance_pct:g}%" for la in budget.layers if la.tolerance_pct is not None]
     if own:
-        args.console.info(
-            f"--tolerance {args.tolerance:g}% applies to every layer, in place of the budget's own ({'; '.join(own)})"
+        console.info(
+            f"--tolerance {tolerance:g}% applies to every layer, in place of the budget's own ({'; '.join(own)})"
         )
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import io
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tracer.cli.analysis_input import AnalysisRequest
 
 HELP = "CI gate: fail (exit 1) when a layer is over budget or a finding reaches --fail-on"
 DESCRIPTION = """\
@@ -52,9 +55,9 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer check``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_power_arguments
+    from tracer.cli.analysis_input import add_budget_arguments, add_input_argument, add_power_arguments
 
-    parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
+    add_input_argument(parser)
     add_budget_arguments(parser)
     add_power_arguments(parser)
     parser.add_argument(
@@ -80,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     """Load, analyse, check, write; the exit code is the verdict."""
     from tracer.analysis.checks import run_checks
     from tracer.analysis.findings import Severity
-    from tracer.cli.analysis_input import analyse_input
+    from tracer.cli.analysis_input import analyse_request, analysis_request
     from tracer.cli.output import open_output, terminal_width
     from tracer.errors import ExitCode
     from tracer.export.fit_width import fit_text
@@ -93,32 +96,34 @@ def run(args: argparse.Namespace) -> int:
         for what, n in _row_counts(timeline).items():
             rows[what] = rows.get(what, 0) + n
 
-    loaded, analysis = analyse_input(args, on_window=count)
-    result = run_checks(analysis, Severity(args.fail_on))
+    request = analysis_request(args)
+    fail_on: str = args.fail_on
+    loaded, analysis = analyse_request(request, args.console, on_window=count)
+    result = run_checks(analysis, Severity(fail_on))
     result.checks[:0] = input_checks(loaded, rows or None)
-    properties: dict[str, Any] = {"budget": " ".join(args.budget) or "none", "fail_on": args.fail_on}
-    if args.tolerance is not None:
-        properties["tolerance_pct"] = args.tolerance
-    if args.calibration:
-        properties["calibration"] = args.calibration
-        properties["against"] = args.against
+    properties: dict[str, Any] = {"budget": " ".join(request.budget_files) or "none", "fail_on": fail_on}
+    if request.settings.tolerance_pct is not None:
+        properties["tolerance_pct"] = request.settings.tolerance_pct
+    if request.calibration_file:
+        properties["calibration"] = request.calibration_file
+        properties["against"] = request.settings.against
     with open_output(args.output) as out:
         if args.format == "json":
             document = report_object(analysis, streamed=True)
             document["checks"] = [c.to_json() for c in result.checks]
             document["passed"] = result.passed
-            document["fail_on"] = args.fail_on
+            document["fail_on"] = fail_on
             write_report_json(document, out)
         elif args.format == "junit":
-            write_junit(result, out, str(args.capture), properties)
+            write_junit(result, out, str(request.capture), properties)
         elif width := terminal_width(args.output):  # a terminal: fitted to it; piped: as is
             text = io.StringIO()
-            _write_text(result, text, str(args.capture), args)
+            _write_text(result, text, request, fail_on)
             out.write(fit_text(text.getvalue(), width))
         else:
-            _write_text(result, out, str(args.capture), args)
+            _write_text(result, out, request, fail_on)
     if args.format != "text" or args.output not in (None, "-"):
-        args.console.info(_verdict(result, args.fail_on))
+        args.console.info(_verdict(result, fail_on))
     return ExitCode.OK if result.passed else ExitCode.CHECK_FAILED
 
 
@@ -191,11 +196,11 @@ def _verdict(result: Any, fail_on: str) -> str:
     return f"check FAILED: {len(result.failed)} of {total} check(s) failed (fail on {fail_on})"
 
 
-def _write_text(result: Any, out: IO[str], capture: str, args: argparse.Namespace) -> None:
+def _write_text(result: Any, out: IO[str], request: AnalysisRequest, fail_on: str) -> None:
     from tracer.analysis.checks import FINDINGS, INPUT, LAYERS, MEMORY
 
-    budget = " ".join(args.budget) if args.budget else "none (memory and findings only)"
-    out.write(f"tracer check {capture}\nbudget: {budget}\n")
+    budget = " ".join(request.budget_files) if request.budget_files else "none (memory and findings only)"
+    out.write(f"tracer check {request.capture}\nbudget: {budget}\n")
     titles = {
         INPUT: "input",
         LAYERS: "layers (measured p50 against predicted + tolerance)",
@@ -214,4 +219,4 @@ def _write_text(result: Any, out: IO[str], capture: str, args: argparse.Namespac
                 out.write(f"        [{finding.severity.value}] {finding.id}: {finding.message}\n")
                 if finding.fix and finding.severity.at_least(result.fail_on):
                     out.write(f"        fix: {finding.fix}\n")
-    out.write(f"\n{_verdict(result, args.fail_on)}\n")
+    out.write(f"\n{_verdict(result, fail_on)}\n")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tracer.cli.output import Console
 
 HELP = "export a capture: Perfetto trace, Chrome JSON, CSV of layer executions, or raw bytes"
 DESCRIPTION = """\
@@ -46,9 +49,14 @@ FORMATS = ("perfetto", "chrome-json", "csv", "raw", "model-explorer")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer export``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument, add_power_arguments
+    from tracer.cli.analysis_input import (
+        add_budget_arguments,
+        add_elf_argument,
+        add_input_argument,
+        add_power_arguments,
+    )
 
-    parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
+    add_input_argument(parser)
     parser.add_argument("--format", choices=FORMATS, required=True, help="output format")
     parser.add_argument("-o", "--output", metavar="PATH", required=True, help="output file ('-' for stdout)")
     add_budget_arguments(parser)
@@ -69,11 +77,12 @@ def run(args: argparse.Namespace) -> int:
             for warning in reader.warnings:
                 args.console.warn(str(warning))
         return 0
-    from tracer.cli.analysis_input import analyse_input
+    from tracer.cli.analysis_input import analyse_request, analysis_request
 
-    loaded, analysis = analyse_input(args, whole=True)  # every execution is exported
+    request = analysis_request(args, whole=True)  # every execution is exported
+    loaded, analysis = analyse_request(request, args.console)
     if not loaded.timeline.source:
-        loaded.timeline.source = str(args.capture)
+        loaded.timeline.source = str(request.capture)
     if args.format == "perfetto":
         from tracer.export.perfetto import write_perfetto
 
@@ -86,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         with open_output(args.output) as out:
             write_chrome_json(out, analysis)
     elif args.format == "model-explorer":
-        _write_node_data(args, analysis)
+        _write_node_data(analysis, args.output, request.capture, args.console)
     else:
         from tracer.export.csv_export import write_csv
 
@@ -96,8 +105,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_node_data(args: argparse.Namespace, analysis: Any) -> None:
-    """One Model Explorer node-data file per metric in the folder ``-o`` names."""
+def _write_node_data(analysis: Any, output: str, capture: str, console: Console) -> None:
+    """One Model Explorer node-data file per metric in the folder ``-o`` (``output``) names."""
     import json
     from pathlib import Path
 
@@ -105,20 +114,20 @@ def _write_node_data(args: argparse.Namespace, analysis: Any) -> None:
     from tracer.errors import CaptureError, UsageError
     from tracer.export.model_explorer import node_data
 
-    if args.output == "-":
+    if output == "-":
         raise UsageError("--format model-explorer writes one file per metric: give -o a folder")
-    folder = Path(args.output)
+    folder = Path(output)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"{folder}: cannot make the folder ({exc.strerror})") from None
     data = node_data(analysis)
     for why in data.left_out:
-        args.console.info(f"left out: {why}")
+        console.info(f"left out: {why}")
     if not data.metrics["measured_cycles"]["results"]:
-        raise CaptureError(f"{args.capture}: no layer measured in a complete inference: no node data")
+        raise CaptureError(f"{capture}: no layer measured in a complete inference: no node data")
     for stem, graph in data.metrics.items():
         with open_output(str(folder / f"{stem}.json")) as out:
             out.write(json.dumps(graph, indent=2) + "\n")
     nodes = len(data.metrics["measured_cycles"]["results"])
-    args.console.info(f"wrote {len(data.metrics)} node-data files for {nodes} nodes to {folder}")
+    console.info(f"wrote {len(data.metrics)} node-data files for {nodes} nodes to {folder}")

@@ -102,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
     options = dataclasses.replace(
         session_options(args, speed, args.paused),
         baseline=baseline_path(args.baseline),
-        power=power_recording(args),  # opened here: a bad file is exit 2 or 3 before the screen
+        power=power_recording(
+            args.power, args.supply_voltage
+        ),  # opened here: a bad file is exit 2 or 3 before the screen
         meter_input=args.sync_input,
     )
     budget = load_budget_files(args.budget)

@@ -55,9 +55,14 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer report``."""
-    from tracer.cli.analysis_input import INPUT_HELP, add_budget_arguments, add_elf_argument, add_power_arguments
+    from tracer.cli.analysis_input import (
+        add_budget_arguments,
+        add_elf_argument,
+        add_input_argument,
+        add_power_arguments,
+    )
 
-    parser.add_argument("capture", metavar="CAPTURE", help=INPUT_HELP)
+    add_input_argument(parser)
     add_budget_arguments(parser)
     add_elf_argument(parser)
     add_power_arguments(parser)
@@ -84,13 +89,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Decode (or read the log), match the budget, run the findings, print the report."""
-    from tracer.cli.analysis_input import analyse_input
+    from tracer.cli.analysis_input import analyse_request, analysis_request
     from tracer.cli.output import open_output, terminal_width
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
 
     model = _power_model(args)  # a bad model file is exit 2 before the capture is read
-    _, analysis = analyse_input(args, whole=args.per_inference)  # every execution listed: read whole
+    request = analysis_request(args, whole=args.per_inference)  # every execution listed: read whole
+    _, analysis = analyse_request(request, args.console)
     report = report_object(analysis, args.per_inference, streamed=True)
     if args.fit_power_model:
         _fit_power_model(args, analysis)

@@ -13,10 +13,12 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from tracer.cli.analysis_input import load_budget_files as load_budget_files  # for live and replay
+from tracer.cli.analysis_input import load_calibration
+from tracer.cli.analysis_input import open_elf_symbols as open_elf_symbols  # for live and replay
 from tracer.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from tracer.budget.model import Budget
     from tracer.cli.output import Console
     from tracer.elf.inlines import CodeLocator
     from tracer.session.engine import Session, SessionOptions
@@ -33,15 +35,6 @@ def require_terminal(verb: str) -> None:
             f"tracer {verb} draws a screen and needs a terminal; for a report of a capture use "
             "'tracer report CAPTURE' (or 'tracer check' in CI)"
         )
-
-
-def load_budget_files(paths: list[str]) -> Budget | None:
-    """The budget given with ``--budget`` (None without one)."""
-    if not paths:
-        return None
-    from tracer.budget import load_budget
-
-    return load_budget(paths)
 
 
 def add_screen_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,13 +67,7 @@ def session_options(args: argparse.Namespace, speed: float | None = 1.0, paused:
         raise UsageError(f"--ring must be at least 1, not {args.ring}")
     if args.window < 1:
         raise UsageError(f"--window must be at least 1, not {args.window}")
-    calibration = None
-    if getattr(args, "calibration", None):
-        from tracer.analysis.calibration_file import read_calibration
-
-        if not getattr(args, "budget", None):
-            raise UsageError("--calibration corrects a planner's predictions: give the budget too (--budget FILE...)")
-        calibration = read_calibration(args.calibration)
+    calibration = load_calibration(getattr(args, "calibration", None), bool(getattr(args, "budget", None)))
     return SessionOptions(ring=args.ring, window=args.window, speed=speed, paused=paused, calibration=calibration)
 
 
@@ -145,12 +132,3 @@ def run_app(
         console.error(snapshot.status.message)
         return int(ExitCode.CAPTURE_UNREADABLE if session.mode == "replay" else ExitCode.SOURCE_UNAVAILABLE)
     return int(result) if result is not None else int(ExitCode.OK)
-
-
-def open_elf_symbols(elf: str | None) -> CodeLocator | None:
-    """``--elf``: the image's symbols and inlined code (exit 2 on a file that is not an ELF)."""
-    if not elf:
-        return None
-    from tracer.elf.inlines import open_locator
-
-    return open_locator(elf)

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from tracer.base.beside import usable_cores
+from tracer.base.cores import usable_cores
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import CaptureReader, open_capture
 from tracer.decode.packets import PacketBatch

@@ -14,7 +14,7 @@ window the task lane and per-span facts the decoder gives a whole capture
 (:func:`tracer.telemetry.span_facts.attach`), computed with the carried records in front of the
 window's own. A window's last task slice ends at its last layer execution's end; the next window
 starts the same slice again (same task, same switch) and carries it on, so the analysis counts it
-once (:class:`tracer.analysis.tasks.WindowedTasks`).
+once (:class:`tracer.analysis.tasks.TaskAccumulator`).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ counts, CPU counters, the time other tasks took) are made with what it needs of 
 it (:mod:`tracer.pipeline.window_carry`). What a caller keeps of each window (a digest, Parquet
 rows) is compact, so memory stays flat whatever the capture's size.
 
-Console text is left as lines, for :func:`~tracer.analysis.windowed.analyze_windows`, which
+Console text is left as lines, for :class:`~tracer.pipeline.window_text.WindowText`, which
 merges the capture's text once.
 
 Inputs up to :data:`WHOLE_BYTES`, and every text log or ETDump, are one window: exactly the
@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from tracer.base.beside import usable_cores
 from tracer.base.columns import LazyRecords
+from tracer.base.cores import usable_cores
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
 from tracer.capture.reader import CaptureReader, open_capture
