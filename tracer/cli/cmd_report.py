@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tracer.analysis.energy_model import PowerModel
     from tracer.analysis.result import Analysis
+    from tracer.cli.output import Console
 
 HELP = "per-layer report of a capture or log: cycles against the budget, latency, memory, PMU, findings"
 DESCRIPTION = """\
@@ -94,12 +95,13 @@ def run(args: argparse.Namespace) -> int:
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
 
-    model = _power_model(args)  # a bad model file is exit 2 before the capture is read
+    # A bad model file is exit 2 before the capture is read.
+    model = _power_model(args.power_model, args.fit_power_model, args.power)
     request = analysis_request(args, whole=args.per_inference)  # every execution listed: read whole
     _, analysis = analyse_request(request, args.console)
     report = report_object(analysis, args.per_inference, streamed=True)
     if args.fit_power_model:
-        _fit_power_model(args, analysis)
+        _fit_power_model(args.fit_power_model, request.capture, analysis, args.console)
     if model is not None:
         from tracer.analysis.energy_model import estimate, estimate_json
         from tracer.analysis.layer_stats import complete_latencies
@@ -118,25 +120,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _power_model(args: argparse.Namespace) -> PowerModel | None:
-    """``--power-model``, read (exit 2 on a bad file or with ``--power``), or None."""
+def _power_model(path: str | None, fit_to: str | None, power: str | None) -> PowerModel | None:
+    """``--power-model PATH``, read (exit 2 on a bad file or with ``--power``), or None; and
+    ``--fit-power-model`` only with ``--power``.
+    """
     from tracer.errors import UsageError
 
-    if args.fit_power_model and not args.power:
+    if fit_to and not power:
         raise UsageError("--fit-power-model fits a model on a metered run: give its recording too (--power FILE)")
-    if not args.power_model:
+    if not path:
         return None
-    if args.power:
+    if power:
         raise UsageError(
             "--power-model estimates energy where no meter was attached; with --power the energy is measured"
         )
     from tracer.analysis.energy_model import read_model
 
-    return read_model(args.power_model)
+    return read_model(path)
 
 
-def _fit_power_model(args: argparse.Namespace, analysis: Analysis) -> None:
-    """Fit the model on the metered analysis and write it (``--fit-power-model OUT``)."""
+def _fit_power_model(out: str, capture: str, analysis: Analysis, console: Console) -> None:
+    """Fit the model on the metered analysis and write it to ``out`` (``--fit-power-model``)."""
     import json
 
     from tracer.analysis.energy_model import fit_model
@@ -145,7 +149,7 @@ def _fit_power_model(args: argparse.Namespace, analysis: Analysis) -> None:
     energy = analysis.energy
     assert energy is not None  # --power is required with it
     fitted_on = {
-        "capture": args.capture,
+        "capture": capture,
         "recording": energy.recording.path,
         "meter": energy.recording.meter,
         "simulated": energy.recording.simulated,
@@ -153,13 +157,13 @@ def _fit_power_model(args: argparse.Namespace, analysis: Analysis) -> None:
     }
     model = fit_model(analysis.layers, energy.layers, analysis.timeline.clock_hz, fitted_on)
     try:
-        with open(args.fit_power_model, "w", encoding="utf-8") as f:
+        with open(out, "w", encoding="utf-8") as f:
             json.dump(model.to_json(), f, indent=2)
             f.write("\n")
     except OSError as exc:
-        raise OutputError(args.fit_power_model, exc) from None
-    args.console.info(
-        f"power model written to {args.fit_power_model}: {len(model.coefficients)} coefficients over "
+        raise OutputError(out, exc) from None
+    console.info(
+        f"power model written to {out}: {len(model.coefficients)} coefficients over "
         f"{model.layers} layers, fit error {model.error_pct:.1f} % RMS (leave one layer out; worst "
         f"{model.worst_pct:.1f} %)"
     )
