@@ -10,40 +10,15 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
-from check_streams import write_capture
-from telemetry_encoder import TelemetryEncoder
+from power_streams import sync_capture as _capture
 
 from tracer.pipeline.load import load_timeline
 from tracer.power.simulate import Meter, PowerModel, SimulatedRecording, write_jls
-from tracer.telemetry.wire import RecordType, TimeSource
 
 pytest.importorskip("pyjls")
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
-CLOCK = 50_000_000
 MODEL = PowerModel({0: 40.0, 1: 95.0, 2: 25.0}, other_mw=12.0, idle_mw=2.0)
-
-
-def _capture(path: Path, inferences: int = 40, seed: int = 2) -> Path:
-    rng = np.random.default_rng(seed)
-    enc = TelemetryEncoder()
-    t = 1000
-    enc.target_info(t, CLOCK, TimeSource.DWT)
-    for layer, engine in ((0, 0), (1, 1), (2, 0)):
-        enc.layer_info(t + 1 + layer, layer, engine, "CONV_2D", f"layer{layer}")
-    t += 100
-    for n in range(inferences):
-        t += int(rng.integers(20_000, 60_000))
-        enc.record(RecordType.SYNC_PIN, t, [(n + 1) & 1, n])
-        t += 500
-        enc.inference_begin(t, n)
-        for layer, cycles in ((0, 30_000), (1, 120_000), (2, 300)):
-            enc.layer_begin(t + 50, layer, int(layer == 1))
-            t += 50 + cycles + int(rng.integers(0, 200))
-            enc.layer_end(t, layer)
-        t += 40
-        enc.inference_end(t)
-    return write_capture(path, bytes(enc.out))
 
 
 @pytest.fixture(scope="module")

@@ -115,6 +115,11 @@ def add_power_arguments(parser: argparse.ArgumentParser) -> None:
         help="a power meter's recording of the same run: a Joulescope .jls, a PPK2 CSV export or a "
         "CSV (time, current or power, voltage, digital inputs); adds energy per layer and inference",
     )
+    add_meter_arguments(parser)
+
+
+def add_meter_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--supply-voltage V`` and ``--sync-input N``: how to read a power recording (docs/energy.md)."""
     parser.add_argument(
         "--supply-voltage",
         metavar="V",
@@ -205,7 +210,7 @@ def analysis_request(args: argparse.Namespace, whole: bool = False) -> AnalysisR
     budget_files = tuple(getattr(args, "budget", None) or ())
     budget = load_budget_files(budget_files, args.console)
     locator = open_elf_symbols(getattr(args, "elf", None))
-    power = _power(getattr(args, "power", None), getattr(args, "supply_voltage", None))
+    power = power_recording(getattr(args, "power", None), getattr(args, "supply_voltage", None))
     calibration_file = getattr(args, "calibration", None) or None
     against = getattr(args, "against", None) or "planner"
     settings = AnalysisSettings(
@@ -307,7 +312,7 @@ def load_budget_files(files: Sequence[str], console: Console | None = None) -> B
     return budget
 
 
-def _power(path: str | None, supply_voltage: float | None) -> PowerRecording | None:
+def power_recording(path: str | None, supply_voltage: float | None) -> PowerRecording | None:
     """The ``--power`` recording, opened (exit 2 or 3 on a bad one), or None."""
     if not path:
         return None

@@ -31,8 +31,18 @@ exit codes: 0 every capture added or already there; 2 bad option, bad budget fil
 a dataset (or of a newer schema); 3 some captures could not be read or are not of --budget's model
 (the rest were added); 4 the Dask scheduler unreachable.
 
+Energy (--power): each capture's power meter recording, found by a pattern
+({stem}: the capture's name without extension, {name}: with it, {dir}: its
+folder; relative to the capture's folder). --power alone takes '{stem}.jls'
+beside each capture, as 'tracer record --power' writes it. The mean energy per
+inference and per layer execution go into the captures and layers tables
+(energy_uj, energy_interval_uj); a capture with no recording there gets none,
+a recording that does not align with its capture fails it (docs/energy.md).
+
 examples:
   tracer ingest runs/*.trace -o results --label build=42 --label branch=main
+  tracer ingest runs/ -o results --power                 # runs/a.trace + runs/a.jls
+  tracer ingest runs/*.trace -o results --power 'meter/{stem}.csv' --supply-voltage 3.3
   tracer ingest nightly/ -o results --workers 8
   tracer ingest kws/*.trace -o results --budget out/kws/ --label board=b1
   tracer ingest /nfs/farm/2025-06-01/*.trace -o /nfs/results --scheduler tcp://dask-head:8786
@@ -41,8 +51,9 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer ingest``."""
-    from tracer.cli.analysis_input import add_budget_file_argument
+    from tracer.cli.analysis_input import add_budget_file_argument, add_meter_arguments
     from tracer.cli.cmd_compare import add_cluster_arguments
+    from tracer.fleet.pairing import BESIDE
 
     parser.add_argument("captures", nargs="+", metavar="CAPTURE", help="captures or logs (a folder: its files)")
     parser.add_argument("-o", "--output", metavar="DATASET", required=True, help="the dataset folder (made if new)")
@@ -55,6 +66,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="the run's summary (default: text)")
     add_budget_file_argument(parser)
+    power = parser.add_argument_group("energy (docs/energy.md)")
+    power.add_argument(
+        "--power",
+        nargs="?",
+        const=BESIDE,
+        metavar="PATTERN",
+        help="add each capture's energy from its power recording, found by PATTERN "
+        f"(default when given alone: '{BESIDE}' beside the capture)",
+    )
+    add_meter_arguments(power)
     add_cluster_arguments(parser)
 
 
@@ -71,10 +92,12 @@ def run(args: argparse.Namespace) -> int:
     from tracer.fleet.cluster import open_runner
     from tracer.fleet.dataset import Dataset, parse_selector
     from tracer.fleet.ingest import FAILED, CaptureOutcome, ingest
+    from tracer.fleet.pairing import PowerPairing
 
     console = args.console
     budget = load_budget_files(args.budget or (), console)  # before anything is read: a bad file fails at once
     labels = parse_selector(args.label)
+    power = PowerPairing(args.power, args.supply_voltage, args.sync_input) if args.power else None
     paths = _expand(args.captures)
     sizes = {p: file_size(p) for p in paths}
     done = {"bytes": 0}
@@ -90,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
             if outcome.status == FAILED:
                 console.warn(f"not ingested: {outcome.error}")
 
-        result = ingest(paths, dataset, runner, labels, on_done=progress, budget=budget)
+        result = ingest(paths, dataset, runner, labels, on_done=progress, budget=budget, power=power)
     summary = result.to_json()
     if args.format == "json":
         json.dump(summary, sys.stdout, indent=2)
@@ -102,11 +125,18 @@ def run(args: argparse.Namespace) -> int:
             f"{result.bytes / 1e6:.1f} MB at {rate:.1f} MB/s on {result.workers} worker(s)), "
             f"{summary['skipped']} already there, {summary['failed']} failed (errors table)"
         )
+        if power is not None:
+            print(
+                f"energy: {summary['with_energy']} of the {summary['ingested']} captures added had a power "
+                f"recording ({power.pattern}); the others have none in the dataset"
+            )
     return result.exit_code
 
 
 def _expand(items: list[str]) -> list[str]:
-    """Files as given; a folder stands for the files in it (sorted, not recursive, dot-files left out)."""
+    """Files as given; a folder stands for the files in it (sorted, not recursive, dot-files and
+    Joulescope recordings, which are never captures, left out).
+    """
     import os
 
     out = []
@@ -115,7 +145,7 @@ def _expand(items: list[str]) -> list[str]:
             out += sorted(
                 os.path.join(item, n)
                 for n in os.listdir(item)
-                if not n.startswith(".") and os.path.isfile(os.path.join(item, n))
+                if not n.startswith(".") and not n.endswith(".jls") and os.path.isfile(os.path.join(item, n))
             )
         else:
             out.append(item)

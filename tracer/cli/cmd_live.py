@@ -38,6 +38,14 @@ examples:
   tracer live "serial:///dev/ttyUSB0?baud=921600" --no-record
   tracer live "jlink://600012345?device=STM32H743ZI&cpu=480M&swo=2M"
   tracer live fvp -- FVP_Corstone_SSE-300_Ethos-U55 -a app.axf -C mps3_board.uart0.out_file=-
+  tracer live tcp://localhost:3443 -o run.trace --power joulescope://   # + run.jls
+
+--power METER records a power meter beside the capture (CAPTURE with .jls;
+joulescope://[SERIAL][?rate=HZ] or ppk2://PORT[?voltage=MV]). When the source
+ends, the screen aligns the recording with the capture and shows energy per
+layer (µJ, mW), per inference and a power lane, as 'tracer replay CAPTURE
+--power CAPTURE.jls' does; until then it says the meter is recording
+(docs/energy.md).
 """.format(schemes="\n  ".join(source_schemes()))
 
 DEMO_MACHINE = "mps3-an547"
@@ -63,6 +71,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     record.add_argument("--no-record", action="store_true", help="do not write a capture")
     record.add_argument("--force", action="store_true", help="replace CAPTURE if it exists")
+    record.add_argument(
+        "--power",
+        metavar="METER",
+        help="also record a power meter beside the capture (CAPTURE with .jls): joulescope://[SERIAL][?rate=HZ] "
+        "or ppk2://PORT[?voltage=MV]; energy per layer on screen when the source ends",
+    )
+    record.add_argument(
+        "--sync-input",
+        metavar="N",
+        type=int,
+        help="the meter's digital input the sync pin is wired to (default: the one trc_sync_pin names, else 0)",
+    )
     source = parser.add_argument_group("the source")
     source.add_argument(
         "--inferences",
@@ -106,16 +126,20 @@ def source_url(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Open, record, watch."""
     from tracer.capture.writer import CaptureWriter
+    from tracer.cli.cmd_record import start_meter
     from tracer.cli.cmd_replay import baseline_path
     from tracer.cli.screen import load_budget_files, open_elf_symbols, require_terminal, run_app, session_options
     from tracer.cli.source_setup import capture_metadata, source_factory
     from tracer.decode.tpiu import TpiuMode
+    from tracer.errors import UsageError
     from tracer.session.engine import Session
     from tracer.session.feeds import SourceFeed
     from tracer.sources.reconnect import ReconnectingSource
 
     console = args.console
     options = dataclasses.replace(session_options(args), baseline=baseline_path(args.baseline))
+    if args.power and args.no_record:
+        raise UsageError("--power records the meter beside the capture: it needs one (drop --no-record)")
     budget = load_budget_files(args.budget)
     locator = open_elf_symbols(args.elf)
     url = source_url(args)
@@ -128,22 +152,34 @@ def run(args: argparse.Namespace) -> int:
         return built[0]
 
     source = ReconnectingSource(factory, reconnect_on_end=args.reconnect_on_end)
+    path = args.output or f"live-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.trace"
+    meter = start_meter(args.power, path, args.force)  # before the source: it covers the run
+    if meter is not None:
+        options = dataclasses.replace(options, meter=meter, meter_input=args.sync_input)
     console.info(f"opening {url}" + (" (building and starting the QEMU demo)" if url.startswith("qemu://") else ""))
-    source.open()
+    try:
+        source.open()
+    except BaseException:
+        if meter is not None:
+            meter.stop()
+        raise
     writer = None
     try:
         meta = capture_metadata(source, url, args)
         if not args.no_record:
-            path = args.output or f"live-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.trace"
             writer = CaptureWriter(path, meta, overwrite=args.force)
     except BaseException:
         source.close()
+        if meter is not None:
+            meter.stop()
         raise
     tpiu = {None: None, "on": TpiuMode.ON, "off": TpiuMode.OFF}[args.tpiu]
     session = Session.live(SourceFeed(source, writer), meta, budget=budget, options=options, tpiu=tpiu)
     code = run_app(session, console, before_close=lambda: _stop_emulator(built), locator=locator)
     if writer is not None:
         console.info(f"recorded {writer.bytes_received:,} bytes to {writer.path}")
+    if meter is not None:
+        console.info(f"power meter {args.power} recorded to {meter.path}")
     return code
 
 

@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         image = open_elf(args.elf)
         if hasattr(source, "attach_elf"):
             source.attach_elf(image)
-    meter = _start_meter(args)
+    meter = start_meter(args.power, args.output, args.force)
     try:
         source.open()
     except BaseException:
@@ -183,17 +183,19 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _start_meter(args: argparse.Namespace) -> MeterRecorder | None:
-    """The ``--power`` meter, recording into CAPTURE.jls (started before the source: it covers it)."""
-    if not getattr(args, "power", None):
+def start_meter(url: str | None, output: str, force: bool) -> MeterRecorder | None:
+    """The ``--power`` meter ``url``, recording into ``output`` with .jls (started before the
+    source: it covers it); None without one (``record`` and ``live``).
+    """
+    if not url:
         return None
     from tracer.errors import UsageError
     from tracer.power.live import meter_recorder
 
-    path = Path(args.output).with_suffix(".jls")
-    if path.exists() and not args.force:
-        raise UsageError(f"{path} exists (the meter's recording beside {args.output}); --force replaces it")
-    meter = meter_recorder(args.power, str(path))
+    path = Path(output).with_suffix(".jls")
+    if path.exists() and not force:
+        raise UsageError(f"{path} exists (the meter's recording beside {output}); --force replaces it")
+    meter = meter_recorder(url, str(path))
     meter.start()
     return meter
 

@@ -32,12 +32,24 @@ examples:
   tracer replay bringup.trace --paused        # then -> steps inference by inference
   tracer replay new.trace --baseline last-good.trace --budget out/model_summary.csv
   tracer replay sampled.trace --elf build/app.elf    # hot spots named
+  tracer replay run.trace --power run.jls    # energy per layer, power lane
+
+--power adds each layer's energy per execution (µJ) and mean power (mW) to the
+layers table, the inference's energy to the timeline's header and a power lane
+(mW) to the timeline, once the recording is aligned with the capture (read
+beside the replay; docs/energy.md). A recording that cannot be aligned says why
+in the layers table's title.
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer replay``."""
-    from tracer.cli.analysis_input import add_budget_file_argument, add_calibration_argument, add_elf_argument
+    from tracer.cli.analysis_input import (
+        add_budget_file_argument,
+        add_calibration_argument,
+        add_elf_argument,
+        add_power_arguments,
+    )
     from tracer.cli.screen import add_screen_arguments
 
     parser.add_argument("capture", metavar="CAPTURE", help="a .trace capture or another tool's raw ITM file")
@@ -56,6 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="another capture to compare with: per-layer p50 and its change (Δp50) in the layers table",
     )
     add_elf_argument(parser)
+    add_power_arguments(parser)
     add_screen_arguments(parser)
 
 
@@ -76,6 +89,7 @@ def baseline_path(path: str | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Open the capture, then the screen."""
+    from tracer.cli.analysis_input import power_recording
     from tracer.cli.screen import load_budget_files, open_elf_symbols, require_terminal, run_app, session_options
     from tracer.errors import UsageError
     from tracer.session.engine import Session
@@ -85,7 +99,14 @@ def run(args: argparse.Namespace) -> int:
         speed = parse_speed(args.speed)
     except ValueError as exc:
         raise UsageError(f"--speed: {exc}") from None
-    options = dataclasses.replace(session_options(args, speed, args.paused), baseline=baseline_path(args.baseline))
+    options = dataclasses.replace(
+        session_options(args, speed, args.paused),
+        baseline=baseline_path(args.baseline),
+        power=power_recording(
+            args.power, args.supply_voltage
+        ),  # opened here: a bad file is exit 2 or 3 before the screen
+        meter_input=args.sync_input,
+    )
     budget = load_budget_files(args.budget)
     locator = open_elf_symbols(args.elf)
     session = Session.replay(args.capture, budget=budget, options=options)

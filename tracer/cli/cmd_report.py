@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tracer.analysis.energy_model import PowerModel
+    from tracer.analysis.result import Analysis
+    from tracer.cli.output import Console
 
 HELP = "per-layer report of a capture or log: cycles against the budget, latency, memory, PMU, findings"
 DESCRIPTION = """\
@@ -43,6 +49,8 @@ examples:
   tracer report run.trace --budget out/model_*.csv out/model_debug.xml --elf build/app.elf
   tracer report run.trace --power run.jls       # energy per layer: docs/energy.md
   tracer report run.trace --power ppk.csv --supply-voltage 3.3
+  tracer report run.trace --power run.jls --fit-power-model model.json
+  tracer report other.trace --power-model model.json  # estimated, no meter
 """
 
 
@@ -59,6 +67,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_budget_arguments(parser)
     add_elf_argument(parser)
     add_power_arguments(parser)
+    parser.add_argument(
+        "--fit-power-model",
+        metavar="OUT",
+        help="with --power: fit energy per layer execution to its time and NPU PMU counters, and write "
+        "the model to OUT (JSON), for --power-model on runs without a meter (docs/energy.md)",
+    )
+    parser.add_argument(
+        "--power-model",
+        metavar="FILE",
+        help="no meter: estimate each layer's energy from its time and NPU PMU counters with a model "
+        "written by --fit-power-model (labelled an estimate, with the model's fit error)",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument(
         "--per-inference",
@@ -75,12 +95,75 @@ def run(args: argparse.Namespace) -> int:
     from tracer.export.report_json import report_object, write_report_json
     from tracer.export.report_text import write_report_text
 
+    # A bad model file is exit 2 before the capture is read.
+    model = _power_model(args.power_model, args.fit_power_model, args.power)
     request = analysis_request(args, whole=args.per_inference)  # every execution listed: read whole
     _, analysis = analyse_request(request, args.console)
     report = report_object(analysis, args.per_inference, streamed=True)
+    if args.fit_power_model:
+        _fit_power_model(args.fit_power_model, request.capture, analysis, args.console)
+    if model is not None:
+        from tracer.analysis.energy_model import estimate, estimate_json
+        from tracer.analysis.layer_stats import complete_latencies
+
+        timeline = analysis.timeline
+        found = estimate(
+            model, args.power_model, analysis.layers, timeline.clock_hz, len(complete_latencies(timeline.inferences))
+        )
+        names = {i: timeline.layer(i).label for i in analysis.layers}
+        report["energy_estimate"] = estimate_json(found, names)
     with open_output(args.output) as out:
         if args.format == "json":
             write_report_json(report, out)
         else:
             write_report_text(report, out, terminal_width(args.output))
     return 0
+
+
+def _power_model(path: str | None, fit_to: str | None, power: str | None) -> PowerModel | None:
+    """``--power-model PATH``, read (exit 2 on a bad file or with ``--power``), or None; and
+    ``--fit-power-model`` only with ``--power``.
+    """
+    from tracer.errors import UsageError
+
+    if fit_to and not power:
+        raise UsageError("--fit-power-model fits a model on a metered run: give its recording too (--power FILE)")
+    if not path:
+        return None
+    if power:
+        raise UsageError(
+            "--power-model estimates energy where no meter was attached; with --power the energy is measured"
+        )
+    from tracer.analysis.energy_model import read_model
+
+    return read_model(path)
+
+
+def _fit_power_model(out: str, capture: str, analysis: Analysis, console: Console) -> None:
+    """Fit the model on the metered analysis and write it to ``out`` (``--fit-power-model``)."""
+    import json
+
+    from tracer.analysis.energy_model import fit_model
+    from tracer.errors import OutputError
+
+    energy = analysis.energy
+    assert energy is not None  # --power is required with it
+    fitted_on = {
+        "capture": capture,
+        "recording": energy.recording.path,
+        "meter": energy.recording.meter,
+        "simulated": energy.recording.simulated,
+        "clock_hz": analysis.timeline.clock_hz,
+    }
+    model = fit_model(analysis.layers, energy.layers, analysis.timeline.clock_hz, fitted_on)
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            json.dump(model.to_json(), f, indent=2)
+            f.write("\n")
+    except OSError as exc:
+        raise OutputError(out, exc) from None
+    console.info(
+        f"power model written to {out}: {len(model.coefficients)} coefficients over "
+        f"{model.layers} layers, fit error {model.error_pct:.1f} % RMS (leave one layer out; worst "
+        f"{model.worst_pct:.1f} %)"
+    )

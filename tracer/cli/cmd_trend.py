@@ -26,13 +26,18 @@ formats:
   json      the series, builds, change points (docs/trend.md)
   markdown  for a pull-request comment
 
+--energy follows energy instead of cycles: each layer's energy per execution
+and the inference's (uJ), from the captures ingested with a power recording
+('tracer ingest --power'; docs/energy.md); more energy is the regression.
+
 exit codes: 0 the newest build starts no regression; 1 it does; 2 bad option, not a dataset, or
-no capture with the label.
+no capture with the label; 3 no capture at all (--energy: none with energy).
 
 examples:
   tracer trend results --by build
   tracer trend results --by build --where board=corstone-300 --threshold 2
   tracer trend results --by commit_date --format markdown -o trend.md
+  tracer trend results --by build --energy      # uJ per layer and inference
 """
 
 
@@ -60,6 +65,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)"
     )
+    parser.add_argument(
+        "--energy",
+        action="store_true",
+        help="series of energy (uJ per execution and per inference) instead of cycles",
+    )
     parser.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
 
 
@@ -76,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from tracer.fleet.trend import trend, trend_object
 
     dataset = Dataset.open(args.dataset)
-    result = trend(dataset, args.by, parse_selector(args.where), args.threshold)
+    result = trend(dataset, args.by, parse_selector(args.where), args.threshold, energy=args.energy)
     obj = trend_object(result, str(dataset))
     writers = {"json": write_report_json, "markdown": write_markdown, "text": write_text}
     with open_output(args.output) as out:

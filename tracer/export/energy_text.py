@@ -57,6 +57,26 @@ def energy_text(section: dict[str, Any], table: Table) -> list[str]:
     return lines
 
 
+def estimate_text(section: dict[str, Any], table: Table) -> list[str]:
+    """The ``energy_estimate`` section (``--power-model``): labelled an estimate, with its fit error."""
+    fitted = section.get("fitted_on") or {}
+    simulated = " (fitted on a SIMULATED meter)" if fitted.get("simulated") else ""
+    lines = [
+        f"Energy ESTIMATE, no meter: from each layer's time and NPU PMU counters by {section['model']}{simulated}",
+        (
+            f"  fit error +-{section['fit_error_pct']:.1f} % per layer (leave-one-layer-out RMS over "
+            f"{section['fit_layers']} layers of {fitted.get('capture', 'the metered run')}; worst "
+            f"{section['fit_worst_pct']:.1f} %); valid for the device, clock and supply it was fitted on"
+        ),
+    ]
+    if section["inference_uj"] is not None:
+        lines.append(f"  per inference, in its layers: {section['inference_uj']:,.2f} uJ (estimate)")
+    rows = [
+        [str(la["index"]), la["name"], f"{la['energy_uj']:,.3f}", f"{la['power_mw']:,.2f}"] for la in section["layers"]
+    ]
+    return [*lines, "", *table(["#", "layer", "uJ (est.)", "mW (est.)"], rows, {0, 2, 3})]
+
+
 def energy_change_lines(section: dict[str, Any]) -> list[str]:
     """The compare's ``energy`` section as text lines (:mod:`tracer.power.compare`)."""
     title = "energy      (SIMULATED meter)" if section["simulated"] else "energy"

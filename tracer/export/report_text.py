@@ -80,6 +80,11 @@ def render_report(report: dict[str, Any]) -> str:
 
         out += energy_text(report["energy"], _table)
         out.append("")
+    if report.get("energy_estimate"):  # issue 28: no meter, a model fitted on a metered run
+        from tracer.export.energy_text import estimate_text
+
+        out += estimate_text(report["energy_estimate"], _table)
+        out.append("")
     if report.get("log"):
         out += _log(report["log"])
         out.append("")

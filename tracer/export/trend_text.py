@@ -24,6 +24,7 @@ def render_text(obj: dict[str, Any]) -> str:
         + (f"; {obj['left_out']} without the label left out" if obj["left_out"] else "")
         + ")",
         f"rule        a change: a new level beyond {obj['threshold_pct']:g} % of the one before, p < {obj['alpha']:g}",
+        f"values      {'energy per execution and per inference (uJ)' if obj.get('unit') == 'uJ' else 'median cycles'}",
         f"verdict     {_verdict(obj)}",
     ]
     newest = _newest_line(obj)
@@ -39,7 +40,7 @@ def render_text(obj: dict[str, Any]) -> str:
             s["label"],
             s["op"],
             _spark(s["values"]),
-            _n(_last(s["values"])),
+            _value(_last(s["values"]), obj),
             _changes(s, obj),
         ]
         for s in obj["series"]
@@ -67,7 +68,7 @@ def render_markdown(obj: dict[str, Any]) -> str:
             s["label"],
             s["op"],
             _spark(s["values"]),
-            _n(_last(s["values"])),
+            _value(_last(s["values"]), obj),
             _changes(s, obj),
         ]
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
@@ -120,10 +121,19 @@ def _changes(series: dict[str, Any], obj: dict[str, Any]) -> str:
     parts = []
     for c in series["changes"]:
         pct = "" if c["pct"] is None else f" ({c['pct']:+.1f} %)"
-        parts.append(f"{c['build']}: {_n(round(c['before']))} -> {_n(round(c['after']))}{pct}")
+        parts.append(f"{c['build']}: {_value(c['before'], obj)} -> {_value(c['after'], obj)}{pct}")
     if series["outliers"]:
         parts.append("outlier build(s) " + ", ".join(series["outliers"]))
     return "; ".join(parts) or "-"
+
+
+def _value(value: float | None, obj: dict[str, Any]) -> str:
+    """A series' value: whole cycles, or microjoules to four significant digits (``--energy``)."""
+    if value is None:
+        return "-"
+    if obj.get("unit") == "uJ":
+        return f"{value:,.4g} uJ" if abs(value) < 1000 else f"{value:,.0f} uJ"
+    return _n(round(value))
 
 
 def _spark(values: list[int | None]) -> str:

@@ -5,8 +5,9 @@ dataset is skipped: ingesting it again changes nothing), decode and analyse it
 (:func:`tracer.pipeline.analyse.analyse_file`, the one analysis of every front end: in windows,
 in bounded memory, when it is large; an input with nothing measured in it is an error, not an
 empty capture), write its per-execution tables into the run's staging folder and return its
-summary rows (captures, labels, layers, stacks, findings). A capture that cannot be read comes back as an error row; the others go
-on. On the client (:func:`ingest`): collect the results as they complete, write the summary and
+summary rows (captures, labels, layers, stacks, findings), with the energy of its power recording
+when one is paired with it (:mod:`tracer.fleet.pairing`). A capture that cannot be read comes back
+as an error row; the others go on. On the client (:func:`ingest`): collect the results as they complete, write the summary and
 error tables once per run and day, and commit (:meth:`tracer.fleet.dataset.Staging.commit`).
 """
 
@@ -33,10 +34,13 @@ from tracer.errors import ExitCode, TracerError, UsageError
 from tracer.fleet import schema
 from tracer.fleet.cluster import Runner
 from tracer.fleet.dataset import Dataset
+from tracer.fleet.pairing import PowerPairing
 from tracer.fleet.predictions import predictions_table
 from tracer.fleet.tables import CaptureStatistics, content_id, execution_tables, partition_date, summary_tables
 from tracer.pipeline.analyse import analyse_file
 from tracer.pipeline.digest import input_labels
+from tracer.power.reading import open_recording
+from tracer.power.recording import PowerRecording
 
 INGESTED, SKIPPED, FAILED = "ingested", "skipped", "failed"
 
@@ -56,6 +60,7 @@ class CaptureOutcome:
         executions: Layer executions written.
         error: Why it failed.
         exit_code: The exit code its failure maps to.
+        power: The power recording attributed to it (``--power``; None: none asked, or none there).
     """
 
     path: str
@@ -68,6 +73,7 @@ class CaptureOutcome:
     executions: int = 0
     error: str | None = None
     exit_code: int = 0
+    power: str | None = None
 
 
 @dataclasses.dataclass
@@ -116,6 +122,7 @@ class IngestResult:
             "executions": self.executions,
             "seconds": round(self.seconds, 3),
             "workers": self.workers,
+            "with_energy": sum(1 for o in self.outcomes if o.status == INGESTED and o.power),
             "errors": [{"path": o.path, "error": o.error} for o in self.outcomes if o.status == FAILED],
         }
 
@@ -128,6 +135,7 @@ def ingest_capture(
     run_id: str,
     ingested_at: str,
     budget: Budget | None = None,
+    power: PowerPairing | None = None,
 ) -> CaptureOutcome:
     """Ingest one capture into the staging folder (runs on a Dask worker; never raises for a bad file).
 
@@ -140,6 +148,7 @@ def ingest_capture(
         ingested_at: When the run started.
         budget: The plan of the capture's model (``--budget``): its layers a calibration can learn
             from go into the ``predictions`` table; a capture of another model fails (exit 2).
+        power: Where each capture's power recording is (``--power``), or None.
     """
     capture_id = None
     try:
@@ -150,12 +159,17 @@ def ingest_capture(
         all_labels = {**input_labels(path), **labels}
         created = all_labels.get("created")
         date = partition_date(created, _dt.date.fromtimestamp(os.path.getmtime(path)))
+        recording = _recording(path, power)
         writers = _CaptureFiles(Path(staging), date, capture_id)
         try:
-            # The one analysis of the file (in windows when it is large): its executions are
-            # written window by window, as they are read.
+            # The one analysis of the file (in windows when it is large, unless a power recording
+            # is attributed: then whole): its executions are written window by window, as read.
             analysed = analyse_file(
-                path, budget, on_window=lambda window: writers.write(execution_tables(window, capture_id))
+                path,
+                budget,
+                on_window=lambda window: writers.write(execution_tables(window, capture_id)),
+                power=recording,
+                meter_input=power.meter_input if power else None,
             )
             analysis = analysed.analysis
             if not analysed.windowed:
@@ -177,10 +191,20 @@ def ingest_capture(
             )
         stats = CaptureStatistics.of_analysis(analysis)
         tables = summary_tables(
-            summary, stats, analysis.timeline, analysis.facts, capture_id, size, created, run_id, ingested_at
+            summary,
+            stats,
+            analysis.timeline,
+            analysis.facts,
+            capture_id,
+            size,
+            created,
+            run_id,
+            ingested_at,
+            analysis.energy,
         )
         tables["predictions"] = _predictions(analysis, path, capture_id)
-        return CaptureOutcome(path, INGESTED, capture_id, date, tables, files, size, executions)
+        used = recording.info.path if recording is not None else None
+        return CaptureOutcome(path, INGESTED, capture_id, date, tables, files, size, executions, power=used)
     except TracerError as exc:
         return CaptureOutcome(path, FAILED, capture_id, error=str(exc), exit_code=int(exc.exit_code))
     except OSError as exc:
@@ -202,6 +226,16 @@ def ingest_capture(
         )
 
 
+def _recording(path: str, power: PowerPairing | None) -> PowerRecording | None:
+    """The power recording paired with ``path``, opened (None: none asked, or none there)."""
+    if power is None:
+        return None
+    found = power.path_for(path)
+    if not os.path.isfile(found):
+        return None
+    return open_recording(found, power.supply_voltage)
+
+
 def ingest(
     paths: Sequence[str],
     dataset: Dataset,
@@ -209,6 +243,7 @@ def ingest(
     labels: Mapping[str, str] | None = None,
     on_done: Callable[[CaptureOutcome], None] | None = None,
     budget: Budget | None = None,
+    power: PowerPairing | None = None,
 ) -> IngestResult:
     """Ingest ``paths`` into ``dataset`` on ``runner``; commit atomically.
 
@@ -219,6 +254,7 @@ def ingest(
         labels: ``--label`` values for every capture.
         on_done: Called with each capture's outcome as it completes (progress).
         budget: The plan of the captures' model (``--budget``), or None.
+        power: Where each capture's power recording is (``--power``; None: no energy).
     """
     start = time.monotonic()
     unique = list(dict.fromkeys(str(p) for p in paths))
@@ -227,7 +263,8 @@ def ingest(
         known = runner.share(frozenset(dataset.known_ids()))  # sent once, however many captures
         shared = runner.share(budget) if budget is not None else None
         items = [
-            (p, str(staging.folder), known, dict(labels or {}), staging.run_id, ingested_at, shared) for p in unique
+            (p, str(staging.folder), known, dict(labels or {}), staging.run_id, ingested_at, shared, power)
+            for p in unique
         ]
         outcomes: list[CaptureOutcome | None] = [None] * len(unique)
         for i, outcome in runner.run(ingest_capture, items):

@@ -11,7 +11,10 @@ Version history:
 * 1: captures, labels, layers, stacks, findings, errors (one file per ingest run and day);
   inferences, layer_executions, pmu (one file per capture). Added since, without a new version
   (a table older datasets lack reads as empty; older tracers ignore it): predictions (one file per
-  ingest run and day; rows only for captures ingested with ``--budget``).
+  ingest run and day; rows only for captures ingested with ``--budget``). Columns added since, at
+  the end of their table and nullable (files written before read them as null, and older tracers skip
+  them): energy from a power recording (``ingest --power``): ``captures.energy_uj``,
+  ``energy_interval_uj``, ``power_path``; ``layers.energy_uj``, ``energy_interval_uj``.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ CAPTURES = pa.schema(
         ("warnings", pa.int32()),
         ("run_id", pa.string()),  # the ingest run that added it
         ("ingested_at", pa.string()),
+        ("energy_uj", pa.float64()),  # mean per inference, microjoules (null: no power recording)
+        ("energy_interval_uj", pa.float64()),  # half-width of its 95 % interval
+        ("power_path", pa.string()),  # the power recording attributed (ingest --power)
     ]
 )
 
@@ -76,6 +82,8 @@ LAYERS = pa.schema(
         ("max", pa.int64()),
         ("mean", pa.float64()),
         ("std", pa.float64()),
+        ("energy_uj", pa.float64()),  # per execution, microjoules (null: no power recording)
+        ("energy_interval_uj", pa.float64()),  # half-width of its 95 % interval
     ]
 )
 

@@ -24,6 +24,7 @@ from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline, LayerInfo
 from tracer.compare.digest import CaptureDigest
 from tracer.fleet import schema
+from tracer.power.attribute import EnergyAnalysis
 
 HASH_BLOCK = 1 << 20
 
@@ -81,6 +82,7 @@ def summary_tables(
     created: str | None,
     run_id: str,
     ingested_at: str,
+    energy: EnergyAnalysis | None = None,
 ) -> dict[str, pa.Table]:
     """The captures, labels, layers, stacks and findings rows of one capture.
 
@@ -94,6 +96,7 @@ def summary_tables(
         created: When it was recorded, if known.
         run_id: The ingest run's id.
         ingested_at: When the ingest run started.
+        energy: Its power recording's attribution (``ingest --power``), or None.
     """
     loss = last.loss
     lat = stats.latency
@@ -122,10 +125,14 @@ def summary_tables(
         "warnings": [len(facts.warnings)],
         "run_id": [run_id],
         "ingested_at": [ingested_at],
+        "energy_uj": [energy.inference_mean_uj if energy else None],
+        "energy_interval_uj": [energy.inference_interval_uj if energy else None],
+        "power_path": [energy.recording.path if energy else None],
     }
     rows = []
     for index, info in layers.items():
         c = stats.layers.get(index)
+        e = energy.layers.get(index) if energy else None
         rows.append(
             {
                 "capture_id": capture_id,
@@ -141,6 +148,8 @@ def summary_tables(
                 "max": c.max if c else None,
                 "mean": c.mean if c else None,
                 "std": c.std if c else None,
+                "energy_uj": e.energy_uj if e else None,
+                "energy_interval_uj": e.interval_uj if e else None,
             }
         )
     return {

@@ -11,6 +11,12 @@ The newest build is also compared with the build before it by :func:`tracer.comp
 on their captures, exactly as ``tracer compare --dataset`` does (over captures when there are
 three or more, so the run-to-run variance counts): the same captures get the same verdict from
 both commands.
+
+With ``energy``, the series are energy instead of cycles: each layer's energy per execution and
+the inference's, in microjoules, from the captures ingested with a power recording
+(``ingest --power``; a build's value is the median of its captures'). Their change points are
+found the same way; ``compare --dataset`` compares cycles, so the newest build is judged by its
+change points alone.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ from tracer.fleet.changepoints import ALPHA, Segmentation, segment
 from tracer.fleet.dataset import Dataset
 
 INFERENCE = "inference"
+ENERGY_NOTE = (
+    "energy: the newest build is judged by its change points only ('tracer compare --dataset' compares cycles)"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +62,7 @@ class Series:
     label: str
     layer: int | None
     op: str
-    values: tuple[int | None, ...]
+    values: tuple[float | None, ...]
     segmentation: Segmentation
     positions: tuple[int, ...]
     capture_spread_pct: float | None = None
@@ -77,6 +86,7 @@ class Trend:
         left_out: Captures without the label.
         models: Distinct models among the captures (1 when all run the same network).
         notes: Things to know (the newest build could not be compared with the one before ...).
+        unit: What the values count: ``cycles``, or ``uJ`` (``energy``).
     """
 
     by: str
@@ -89,6 +99,7 @@ class Trend:
     models: int
 
     notes: tuple[str, ...] = ()
+    unit: str = "cycles"
 
     @property
     def newest_regressions(self) -> list[Series]:
@@ -110,12 +121,14 @@ def trend(
     where: Mapping[str, str] | None = None,
     threshold_pct: float = 5.0,
     alpha: float = ALPHA,
+    energy: bool = False,
 ) -> Trend:
-    """The series of ``dataset`` by label ``by`` (captures matching ``where`` only).
+    """The series of ``dataset`` by label ``by`` (captures matching ``where`` only); of energy per
+    execution and per inference (microjoules) instead of cycles when ``energy``.
 
     Raises:
         UsageError: No capture has the label, or ``where`` matches none.
-        CaptureError: The dataset holds no capture (exit 3).
+        CaptureError: The dataset holds no capture, or (``energy``) none with energy (exit 3).
     """
     labels = dataset.table("labels", ["capture_id", "key", "value"])
     chosen = set(dataset.select(where)) if where else None
@@ -144,25 +157,34 @@ def trend(
     import pyarrow.dataset as pds
 
     where_ids = pds.field("capture_id").isin(ids)
-    captures = dataset.table("captures", ["capture_id", "latency_p50", "model"], where_ids).to_pylist()
-    layers = dataset.table("layers", ["capture_id", "layer", "name", "op", "p50"], where_ids).to_pylist()
-    series_values: dict[tuple[int | None, str, str], list[list[int]]] = {}
+    whole, each = ("energy_uj", "energy_uj") if energy else ("latency_p50", "p50")
+    captures = dataset.table("captures", ["capture_id", whole, "model"], where_ids).to_pylist()
+    layers = dataset.table("layers", ["capture_id", "layer", "name", "op", each], where_ids).to_pylist()
+    if energy and all(row[whole] is None for row in captures):
+        raise CaptureError(
+            f"{dataset}: nothing measured: no capture{' selected' if where else ''} with the label {by!r} has "
+            "energy ('tracer ingest CAPTURES -o DATASET --power' adds it from each capture's power recording)"
+        )
+    series_values: dict[tuple[int | None, str, str], list[list[float]]] = {}
     inference_key: tuple[int | None, str, str] = (None, INFERENCE, "")
     series_values[inference_key] = [[] for _ in builds]
     for row in captures:
-        if row["latency_p50"] is not None:
-            series_values[inference_key][position[build_of[row["capture_id"]]]].append(row["latency_p50"])
+        if row[whole] is not None:
+            series_values[inference_key][position[build_of[row["capture_id"]]]].append(row[whole])
     for row in layers:
-        if row["p50"] is None:
+        if row[each] is None:
             continue
         key = (row["layer"], row["name"] or f"{row['op'] or 'layer'}#{row['layer']}", row["op"] or "")
-        series_values.setdefault(key, [[] for _ in builds])[position[build_of[row["capture_id"]]]].append(row["p50"])
-    newest, notes = _newest(dataset, builds, per_build, threshold_pct)
+        series_values.setdefault(key, [[] for _ in builds])[position[build_of[row["capture_id"]]]].append(row[each])
+    newest: Comparison | None = None
+    notes: tuple[str, ...] = (ENERGY_NOTE,)
+    if not energy:
+        newest, notes = _newest(dataset, builds, per_build, threshold_pct)
     series = []
     ordered_keys = sorted(series_values, key=lambda k: (k[0] is not None, k[0] if k[0] is not None else -1, k[1]))
     for key in ordered_keys:
         per = series_values[key]
-        values = tuple(nearest_rank(np.array(v, np.int64), 0.5) if v else None for v in per)
+        values = tuple(_median(v, energy) for v in per)
         positions = tuple(i for i, v in enumerate(values) if v is not None)
         measured = [v for v in values if v is not None]
         if not measured:
@@ -189,7 +211,15 @@ def trend(
         left_out=considered - len(build_of),
         models=len({row["model"] for row in captures}),
         notes=notes,
+        unit="uJ" if energy else "cycles",
     )
+
+
+def _median(values: list[float], energy: bool) -> float | None:
+    """A build's value: the median of its captures' (cycles: the nearest rank, a measured value)."""
+    if not values:
+        return None
+    return float(np.median(values)) if energy else nearest_rank(np.array(values, np.int64), 0.5)
 
 
 def _newest(
@@ -224,7 +254,10 @@ def _ordered(values: set[str]) -> list[str]:
 
 
 FIGURES = {
-    "values": "per build: the median over the build's captures of each capture's median cycles",
+    "unit": "what the values count: cycles, or uJ (--energy: energy per execution, and per inference for "
+    "the inference series, microjoules)",
+    "values": "per build: the median over the build's captures of each capture's median cycles (--energy: "
+    "of each capture's mean energy)",
     "noise": "the series' noise estimate, cycles: the median absolute deviation of successive "
     "build values (times 1.4826 / sqrt 2); the change-point penalty is scaled to it",
     "residual_sd": "cycles: the standard deviation left after the fit of levels, with the "
@@ -246,6 +279,7 @@ def trend_object(t: Trend, dataset: str) -> dict[str, Any]:
         "by": t.by,
         "builds": list(t.builds),
         "captures": list(t.captures),
+        "unit": t.unit,
         "threshold_pct": t.threshold_pct,
         "alpha": t.alpha,
         "left_out": t.left_out,

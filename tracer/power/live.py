@@ -64,7 +64,9 @@ def parse_meter(url: str) -> MeterUrl:
 
 
 class MeterRecorder(Protocol):
-    """A meter recording into a file until stopped."""
+    """A meter recording into a file (``path``, a .jls) until stopped."""
+
+    path: str
 
     def start(self) -> None:
         """Open the meter and start recording (exit 4 if it cannot)."""

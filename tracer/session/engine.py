@@ -41,6 +41,7 @@ from tracer.decode.tpiu import TpiuMode
 from tracer.errors import TracerError
 from tracer.pipeline.stream_setup import StreamSetup
 from tracer.session.budget import SessionBudget
+from tracer.session.energy import SessionEnergy
 from tracer.session.feeds import DEFAULT_PIECE, FAST_PIECE, CaptureFeed, SourceFeed
 from tracer.session.held import Stretch
 from tracer.session.holdings import Holdings
@@ -61,6 +62,8 @@ if TYPE_CHECKING:
 
     from tracer.analysis.calibration_file import Calibration
     from tracer.base.facts import InputFacts
+    from tracer.power.live import MeterRecorder
+    from tracer.power.recording import PowerRecording
 
 __all__ = ["CONSOLE_LINES", "Session", "SessionOptions"]
 
@@ -83,6 +86,10 @@ class SessionOptions:
         index: Index the capture (replay: on load; live: the recording, as it is decoded), so any
             inference of it can be shown.
         calibration: ``--calibration``: each layer's calibrated prediction beside the planner's.
+        power: Replay: a power recording of the same run (``--power``), attributed beside it
+            (:mod:`tracer.session.energy`); meter_input: the digital input of its sync pin.
+        meter: Live: a power meter recording beside the capture (started), stopped and
+            attributed when the source ends, stopped when the session closes.
     """
 
     ring: int = DEFAULT_RING
@@ -93,6 +100,9 @@ class SessionOptions:
     baseline: str | None = None
     index: bool = True
     calibration: Calibration | None = None
+    power: PowerRecording | None = None
+    meter_input: int | None = None
+    meter: MeterRecorder | None = None
 
 
 class Session:
@@ -156,6 +166,11 @@ class Session:
         self._layer_flags: dict[int, tuple[tuple[str, str], ...]] = {}
         self._holdings = Holdings(baseline=self.options.baseline)
         self._helpers: list[threading.Thread] = []
+        self._energy: SessionEnergy | None = None
+        if self.options.power is not None and mode == "replay" and capture_path:
+            self._energy = SessionEnergy.replayed(self.options.power, self.options.meter_input)
+        elif self.options.meter is not None and mode == "live" and capture_path:
+            self._energy = SessionEnergy.metered(self.options.meter, self.options.meter_input)
 
     @property
     def analyses(self) -> int:
@@ -350,9 +365,13 @@ class Session:
         return self._state in ("ended", "error")
 
     def close(self) -> None:
-        """Stop, then release the feed (live: flush and close the capture, close the source)."""
+        """Stop, then release the feed (live: flush and close the capture, close the source; then
+        stop the power meter, which covered all of it).
+        """
         self.stop()
         self._feed.close()
+        if self._energy is not None:
+            self._energy.stop_meter()
 
     def _adapt_pieces(self) -> None:
         if isinstance(self._feed, CaptureFeed):
@@ -394,6 +413,29 @@ class Session:
             thread = threading.Thread(target=job, name=name, daemon=True)
             thread.start()
             self._helpers.append(thread)
+        if self.mode == "replay":
+            self._attribute_energy()
+
+    def _attribute_energy(self) -> None:
+        """Attribute the power recording to the capture in a helper thread (replay: from the
+        start; live: once the source has ended, the meter stopped and the capture flushed).
+        """
+        energy, capture = self._energy, self.capture_path
+        if energy is None or not capture:
+            return
+        writer = self._feed.writer if isinstance(self._feed, SourceFeed) else None
+        thread = threading.Thread(
+            target=energy.attribute,
+            args=(capture, self._energy_read, writer.flush if writer is not None else None, self._stop.is_set),
+            name="tracer-energy",
+            daemon=True,
+        )
+        thread.start()
+        self._helpers.append(thread)
+
+    def _energy_read(self) -> None:
+        with self._lock:
+            self._version += 1
 
     def _baseline_read(self, warning: str | None) -> None:
         with self._lock:
@@ -479,6 +521,8 @@ class Session:
         with self._lock:
             self._transport.steps = 0
         self._set_state("ended", message)
+        if self.mode == "live":
+            self._attribute_energy()  # the run is over: the meter's recording covers it
 
     def _set_state(self, state: str, message: str = "") -> None:
         with self._lock:
@@ -666,6 +710,7 @@ class Session:
             indexed=index.count if index is not None else 0,
             baseline=baseline.matched(self._decoder.layers) if baseline else {},
             baseline_name=baseline.name if baseline else "",
+            energy=self._energy.state if self._energy is not None else None,
         )
 
     def _status(self, paused: bool | None = None) -> StatusInfo:

@@ -19,6 +19,7 @@ from tracer.session.window import EventView, InferenceEvents
 
 if TYPE_CHECKING:
     from tracer.analysis.findings import Finding
+    from tracer.session.energy import EnergyState
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,6 +189,7 @@ class SessionSnapshot:
         indexed: Inferences of the capture indexed so far (replay).
         baseline: Per layer, the baseline's p50 cycles (``--baseline``; empty without one).
         baseline_name: What the baseline is ("" without one).
+        energy: The power recording's attribution (``--power``; None without one).
     """
 
     version: int
@@ -211,6 +213,7 @@ class SessionSnapshot:
     indexed: int = 0
     baseline: dict[int, int] = dataclasses.field(default_factory=dict)
     baseline_name: str = ""
+    energy: EnergyState | None = None
 
     @functools.cached_property
     def ring_stretch(self) -> Stretch:

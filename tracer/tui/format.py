@@ -80,3 +80,24 @@ def short_cycles(value: float) -> str:
     if magnitude >= 1e3:
         return f"{value / 1e3:.3g}k"
     return f"{value:.0f}"
+
+
+def energy(microjoules: float | None) -> str:
+    """``1,234`` / ``12.3`` / ``0.123``: three significant digits, microjoules or milliwatts."""
+    if microjoules is None or microjoules != microjoules:  # None or NaN
+        return "-"
+    size = abs(microjoules)
+    if size >= 100:
+        return f"{microjoules:,.0f}"
+    if size >= 10:
+        return f"{microjoules:.1f}"
+    if size >= 1:
+        return f"{microjoules:.2f}"
+    return f"{microjoules:.3f}"
+
+
+def spread(value: float | None) -> str:
+    """An interval's half-width to two significant digits (``0.11``, ``1.3``, ``42``)."""
+    if value is None or value != value:
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.2g}"

@@ -2,8 +2,8 @@
 
 Time runs continuously across the inferences a :class:`~tracer.session.held.Stretch` holds:
 the *inference* lane shows each inference and the gaps between them, the NPU and CPU lanes their
-layers, then the interrupt handlers (inside inferences and between them), RTOS tasks when the
-firmware sends them, NPU jobs, cache maintenance and marks (with the broken stack canary, placed
+layers, the power a meter saw (``--power``: :mod:`tracer.tui.widgets.power_lane`), then the
+interrupt handlers (inside inferences and between them), RTOS tasks when the firmware sends them, NPU jobs, cache maintenance and marks (with the broken stack canary, placed
 at the cycle its report found it). Only what overlaps the view is looked at, so a long stretch
 costs no more than a short one.
 
@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 
@@ -31,6 +32,7 @@ from tracer.session.snapshot import LayerRow
 from tracer.session.window import InferenceEvents
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
+from tracer.tui.widgets.power_lane import power_cells
 
 CACHE_GLYPH = {"clean": ("C", pal.CLEAN), "invalidate": ("I", pal.INVALIDATE), "clean_invalidate": ("X", pal.CLEAN)}
 CANARY = "▼"
@@ -89,6 +91,8 @@ class LaneInput:
         reference: The cycle times are counted from (the selected inference's start).
         cursor: The cursor, in cycles.
         mark: The other end of the measured range.
+        power: The power lane (``--power``): from each cycle on, the mean power in mW, and the
+            scale (the highest); None without a recording.
     """
 
     stretch: Stretch
@@ -101,6 +105,7 @@ class LaneInput:
     reference: int = 0
     cursor: int | None = None
     mark: int | None = None
+    power: tuple[np.ndarray, np.ndarray, float] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +128,8 @@ def lanes(data: LaneInput, vp: Viewport) -> list[Lane]:
     for engine, title in (("npu", "NPU"), ("cpu", "CPU")):
         mine = [s for s in spans if _engine(data.rows, s.layer) == engine]
         out.append(Lane(title, _bars(data, mine, flagged, vp), bold=True))
+    if data.power is not None:
+        out.append(Lane("mW", power_cells(*data.power, vp.t0, vp.cpc, vp.width)))
     held = data.stretch.events
     out.append(Lane("ISR", _intervals([(i.start, i.end, i.name, pal.ISR) for i in events.isrs], vp)))
     if len(held.tasks):

@@ -60,6 +60,25 @@ def calibrated_pieces(row: LayerRow) -> list[Text]:
     return out
 
 
+def energy_pieces(snapshot: SessionSnapshot, layer: int) -> list[Text]:
+    """``energy 62.4 ±0.11 µJ`` ``60.0 mW`` ``18.8 % of the energy, 21.6 % of the time``
+    ``integrated, 260 samples`` (``--power``: docs/energy.md), when the recording measured it.
+    """
+    state = snapshot.energy
+    measured = state.analysis.layers.get(layer) if state is not None and state.analysis is not None else None
+    if measured is None:
+        return []
+    return [
+        _piece(
+            ("energy ", pal.MUTED),
+            (f"{fmt.energy(measured.energy_uj)} ±{fmt.spread(measured.interval_uj)} µJ", f"bold {pal.WARN}"),
+        ),
+        _piece((f"{fmt.energy(measured.power_mw)} mW", pal.TEXT)),
+        _piece((f"{measured.energy_share:.1%} of the energy, {measured.time_share:.1%} of the time", pal.MUTED)),
+        _piece((f"{measured.method}, {measured.samples:,.1f} samples", pal.MUTED)),
+    ]
+
+
 def budget_pieces(row: LayerRow, clock_hz: int | None) -> list[Text]:
     """``budget 20,381`` ``limit 23,438 (+15%)`` ``p50 1.02×`` ``p99 2.15× over by 20,319``."""
     c = row.cycles
@@ -180,6 +199,10 @@ class LayerDetail(View, Static):
             stats.append(_piece(("p50 ", pal.MUTED), (fmt.cycle_time(c.p50, clock), pal.TEXT)))
         text.append_text(flow(stats, width))
         text.append("\n")
+        energy = energy_pieces(snapshot, info.index)
+        if energy:
+            text.append_text(flow(energy, width))
+            text.append("\n")
         lines = text.plain.count("\n")
         if self.detailed:
             lines += self._findings(text, snapshot, info.index, width)

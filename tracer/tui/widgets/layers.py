@@ -7,6 +7,8 @@ from typing import ClassVar
 
 from textual.binding import Binding, BindingType
 
+from tracer.power.attribute import LayerEnergy
+from tracer.session.energy import EnergyState
 from tracer.session.snapshot import LayerRow, SessionSnapshot
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
@@ -26,12 +28,14 @@ COLUMNS = (
     Column("time", "p50 time", right=True),
     Column("ratio", "ratio", right=True, keep=True),
     Column("jitter", "jitter", right=True),
+    Column("energy", "µJ", right=True),
+    Column("power", "mW", right=True),
     Column("base", "base p50", right=True),
     Column("delta", "Δp50", right=True),
     Column("flags", "flags", min_width=8, keep=True, max_width=18),
 )
 # When the table is narrower than its columns (80x24), these go first (# layer ratio flags stay).
-DROP = ("time", "op", "max", "predicted", "p99", "engine", "base", "jitter", "p50", "delta")
+DROP = ("time", "op", "max", "predicted", "p99", "power", "engine", "base", "jitter", "energy", "p50", "delta")
 # Every column sorts (its header clicked, or ``s`` going through the columns shown); "time" is p50's.
 SORT_OF_COLUMN = {c.key: ("p50" if c.key == "time" else c.key) for c in COLUMNS}
 SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
@@ -52,8 +56,13 @@ SORTERS: dict[str, Sorter] = {
     "delta": lambda r, b: (r.cycles.p50 / b - 1 if r.cycles and b else -1e9, r.index),
     "flags": lambda r, b: (SEVERITY_RANK.get(r.severity or "", 0), len(r.flags), r.index),
 }
-# "The slowest (worst, most changed) first" is what people sort for.
-DESCENDING = {"predicted", "p50", "p99", "max", "ratio", "jitter", "base", "delta", "flags"}
+# The energy columns sort by what the recording measured, which the row does not hold.
+ENERGY_SORTERS: dict[str, Callable[[LayerRow, LayerEnergy | None], tuple]] = {
+    "energy": lambda r, e: (e.energy_uj if e is not None else -1.0, r.index),
+    "power": lambda r, e: (e.power_mw if e is not None else -1.0, r.index),
+}
+# "The slowest (worst, most changed, most spending) first" is what people sort for.
+DESCENDING = {"predicted", "p50", "p99", "max", "ratio", "jitter", "base", "delta", "flags", "energy", "power"}
 
 
 def matches(row: LayerRow, text: str) -> bool:
@@ -71,8 +80,29 @@ def delta_cell(p50: int | None, base: int | None) -> Cell:
     return (f"{change:+.1%}", f"bold {colour}")
 
 
-def cells(row: LayerRow, clock_hz: int | None, base: int | None = None) -> tuple[Cell, ...]:
-    """The cells of one layer, in column order (``base``: the baseline's p50, if any)."""
+def energy_cells(energy: LayerEnergy | None, recorded: bool) -> tuple[Cell, Cell]:
+    """``12.3±0.4`` µJ per execution and its mean power in mW (empty without a recording: the
+    columns then do not show; ``-`` for a layer the recording did not measure).
+    """
+    if energy is None:
+        return ("-", pal.MUTED) if recorded else ("", pal.MUTED), ("-", pal.MUTED) if recorded else ("", pal.MUTED)
+    style = pal.TEXT if energy.method == "integrated" else pal.ACCENT  # fitted across inferences
+    return (
+        (f"{fmt.energy(energy.energy_uj)}±{fmt.spread(energy.interval_uj)}", f"bold {style}"),
+        (fmt.energy(energy.power_mw), pal.TEXT),
+    )
+
+
+def cells(
+    row: LayerRow,
+    clock_hz: int | None,
+    base: int | None = None,
+    energy: LayerEnergy | None = None,
+    recorded: bool = False,
+) -> tuple[Cell, ...]:
+    """The cells of one layer, in column order (``base``: the baseline's p50, if any; ``energy``:
+    its energy per execution when the session has a power recording, ``recorded``).
+    """
     c = row.cycles
     info = row.info
     ratio = row.ratio
@@ -89,6 +119,7 @@ def cells(row: LayerRow, clock_hz: int | None, base: int | None = None) -> tuple
         (fmt.cycle_time(c.p50, clock_hz) if c else "-", pal.MUTED),
         (f"{ratio:.2f}" if ratio is not None else "-", f"bold {pal.ratio_colour(ratio, row.tolerance_pct)}"),
         (f"±{c.cv:.1%}" if c is not None else "-", pal.WARN if c is not None and c.cv > 0.05 else pal.TEXT),
+        *energy_cells(energy, recorded),
         (fmt.cycles(base) if base is not None else "", pal.MUTED),
         delta_cell(c.p50 if c else None, base),
         (" ".join(flag_words(row)), pal.SEVERITY.get(row.severity or "", pal.WARN)),
@@ -103,6 +134,19 @@ def flag_words(row: LayerRow) -> tuple[str, ...]:
     if c is None or not row.predicted:
         return row.flags
     return tuple(f"{word} {c.p99 / row.predicted:.2f}×" if word == "p99 over" else word for word in row.flags)
+
+
+def energy_subtitle(state: EnergyState) -> str:
+    """What the energy columns are: per execution from which recording, or why there are none."""
+    name = state.path.replace("\\", "/").rsplit("/", 1)[-1]
+    if state.state == "recording":
+        return f"energy: the meter records to {name}; per layer once the run ends"
+    if state.state == "reading":
+        return f"energy: aligning {name} with the capture …"
+    if state.analysis is None:
+        return f"energy: {state.message}"
+    simulated = " (SIMULATED)" if state.analysis.recording.simulated else ""
+    return f"µJ per execution ±95 %, mW while it ran, from {name}{simulated}"
 
 
 class LayersTable(View, LineTable):
@@ -136,17 +180,30 @@ class LayersTable(View, LineTable):
     def show_snapshot(self, snapshot: SessionSnapshot, ui: UiState) -> None:
         """Show the layers of ``snapshot``, filtered and sorted as the user chose."""
         rows = [r for r in snapshot.layers if not ui.filter or matches(r, ui.filter)]
-        sorter = SORTERS.get(ui.sort, SORTERS["index"])
         base = snapshot.baseline
-        rows.sort(key=lambda r: sorter(r, base.get(r.index)), reverse=(ui.sort in DESCENDING) != ui.reverse)
+        state = snapshot.energy
+        measured = state.analysis.layers if state is not None and state.analysis is not None else {}
+        reverse = (ui.sort in DESCENDING) != ui.reverse
+        if ui.sort in ENERGY_SORTERS:
+            by_energy = ENERGY_SORTERS[ui.sort]
+            rows.sort(key=lambda r: by_energy(r, measured.get(r.index)), reverse=reverse)
+        else:
+            sorter = SORTERS.get(ui.sort, SORTERS["index"])
+            rows.sort(key=lambda r: sorter(r, base.get(r.index)), reverse=reverse)
         clock = snapshot.status.clock_hz
+        recorded = bool(measured)
         self.set_headers([c.header + self._arrow(c.key, ui) for c in COLUMNS])
-        self.set_rows([(str(r.index), cells(r, clock, snapshot.baseline.get(r.index))) for r in rows])
+        self.set_rows(
+            [(str(r.index), cells(r, clock, base.get(r.index), measured.get(r.index), recorded)) for r in rows]
+        )
         self.select_layer(ui.layer)
         count = len(snapshot.findings)
         worst = max((f.severity for f in snapshot.findings), key=lambda s: s.rank, default=None)
         self.border_title = "Layers" + (f" · {count} finding{'s' if count != 1 else ''}" if count else "")
-        self.border_subtitle = f"Δp50 against {snapshot.baseline_name}" if snapshot.baseline_name else ""
+        said = [f"Δp50 against {snapshot.baseline_name}"] if snapshot.baseline_name else []
+        if state is not None:
+            said.append(energy_subtitle(state))
+        self.border_subtitle = " · ".join(said)
         self.styles.border_title_color = pal.SEVERITY.get(worst.value, pal.TEXT) if worst is not None else None
 
     @staticmethod

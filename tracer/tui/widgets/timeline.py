@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -45,6 +46,7 @@ from tracer.tui.widgets.gantt_lanes import (
     segments,
     time_label,
 )
+from tracer.tui.widgets.power_lane import power_at
 from tracer.tui.widgets.spans import compared
 
 GUTTER = 7
@@ -73,6 +75,14 @@ def not_held_text(snapshot: SessionSnapshot, ui: UiState) -> str:
         f"inference #{ui.inference} is no longer held: the screen keeps the last {len(snapshot.ring):,} "
         f"inferences (--ring) and the pinned ones · f: follow the newest"
     )
+
+
+def power_lane(snapshot: SessionSnapshot) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """The power lane's steps and scale, once a power recording is attributed (else None)."""
+    state = snapshot.energy
+    if state is None or state.analysis is None or len(state.analysis.power_cycles) < 2:
+        return None
+    return state.analysis.power_cycles, state.analysis.power_mw, state.peak_mw
 
 
 class TimelineView(View, Widget):
@@ -141,6 +151,7 @@ class TimelineView(View, Widget):
             reference=extent[0],
             cursor=ui.cursor,
             mark=ui.mark,
+            power=power_lane(snapshot),
         )
         self._layout()
 
@@ -364,6 +375,10 @@ def cursor_text(snapshot: SessionSnapshot, ui: UiState, stretch: Stretch, refere
         number, layer = inside[0]
         label = rows[layer].info.label if layer in rows else f"#{layer}"
         text.append(f" in {label} of #{number}", style=pal.TEXT)
+    lane = power_lane(snapshot)
+    mw = power_at(lane[0], lane[1], cursor) if lane is not None else None
+    if mw is not None:
+        text.append(f" · {fmt.energy(mw)} mW", style=pal.WARN)
     if ui.mark is not None:
         length = abs(cursor - ui.mark)
         text.append(" · range ", style=pal.MUTED)
@@ -447,6 +462,9 @@ class InferenceHeader(View, Static):
                     ),
                 )
             )
+        energy = _energy_text(snapshot, inf.number)
+        if energy is not None:
+            pieces.append(Piece(1, energy))
         reference = compared(snapshot, ui, record)
         if reference is not None and inf.latency_cycles is not None and reference[1].inference.latency_cycles:
             delta = inf.latency_cycles - reference[1].inference.latency_cycles
@@ -475,6 +493,28 @@ class InferenceHeader(View, Static):
         extent = extent_of(record)
         text.append_text(cursor_text(snapshot, ui, stretch, extent[0] if extent else 0))
         self.update_if_changed(text)
+
+
+def _energy_text(snapshot: SessionSnapshot, number: int) -> Text | None:
+    """``412 µJ (mean 405±3)``: the inference's energy, where the power recording measured it."""
+    state = snapshot.energy
+    if state is None:
+        return None
+    if state.analysis is None:
+        said = {
+            "recording": "energy: once the run ends (meter recording)",
+            "reading": "energy: aligning the recording …",
+        }.get(state.state, "energy: not aligned (see layers)")
+        return Text(said, style=pal.MUTED)
+    a = state.analysis
+    uj = a.inference_uj.get(number)
+    if uj is None:
+        return Text("energy: not measured (incomplete, or outside the recording)", style=pal.MUTED)
+    text = Text(f"{fmt.energy(uj)} µJ", style=f"bold {pal.WARN}")
+    if a.inference_mean_uj is not None:
+        spread = f"±{fmt.spread(a.inference_interval_uj)}" if a.inference_interval_uj is not None else ""
+        text.append(f" (mean {fmt.energy(a.inference_mean_uj)}{spread})", style=pal.MUTED)
+    return text
 
 
 def _flag_text(snapshot: SessionSnapshot, number: int, chosen: int | None = None) -> Text | None:
