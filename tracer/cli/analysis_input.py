@@ -1,4 +1,9 @@
-"""What ``report``, ``check`` and ``export`` share: the input and budget options, and loading them."""
+"""What ``report``, ``check`` and ``export`` share: the input and budget options, and loading them.
+
+The options, the typed :class:`AnalysisRequest` made from them at a verb's edge and the loaders
+behind it (budget, ELF, power, calibration) are one concept, the command line of an analysis:
+kept together (a little over 400 lines) so that an option and the field it fills sit side by side.
+"""
 
 from __future__ import annotations
 

@@ -29,6 +29,9 @@ local-timestamp deltas itself, and a packet waits for the next timestamp packet 
 stamp (rows from ``S_DWT_STAMP_FROM`` on may still change), so any split of the stream gives the
 same rows. :mod:`tracer.telemetry.isr` turns the rows into interrupt slices and data accesses.
 
+Over 400 lines: one loop, kept in one module the way its C twin is, so that the two read side by
+side.
+
 :func:`gather_events` gathers the per-layer records among new event rows into columns (cache
 operations, NPU jobs, the rows of arena and stack reports), batch by batch.
 
