@@ -41,6 +41,7 @@ from tracer.decode.packets import PacketKind
 from tracer.pipeline.ahead import RunAhead
 from tracer.pipeline.capture import read_batches, read_facts
 from tracer.pipeline.load import CAPTURE, RAW_ITM, InputFile, load_timeline, settle_clock, sniff_input
+from tracer.pipeline.memory import prefer_small_pages
 from tracer.pipeline.stream import StreamDecoder
 from tracer.pipeline.stream_setup import StreamSetup
 from tracer.pipeline.window_carry import Carry
@@ -85,6 +86,9 @@ def read_windows(
     window_spans = WINDOW_SPANS if window_spans is None else window_spans
     source = sniff_input(path)
     if is_windowed(source, whole_bytes):
+        # Each window's tables and columns are fresh memory, mostly far less than a huge page of
+        # it: small pages (tracer.pipeline.memory) keep the peak resident memory down.
+        prefer_small_pages()
         with open_capture(source.path) as reader:
             # Windows are made on a thread of their own, ahead of the caller, who analyses the last
             # one meanwhile (docs/decoder.md, "Threads"); on_progress runs on the caller's thread.
