@@ -115,25 +115,19 @@ def _stream(
     stream = StreamDecoder(StreamSetup.of(meta, trusted=reader.is_capture, source=reader.name), reuse_batches=True)
     decoder, itm = stream.telemetry, stream.itm
     batches = read_batches(reader, itm)
-    pc_samples = 0  # counted only: SwoPcCollector would keep every layer header of the capture
     facts = InputFacts(kind, meta.source or label, label, 0)
     cut = _Cut(clock_hz)
     told = 0  # the stream bytes read when the caller last heard
     # Reading and ITM decoding run ahead on a thread of their own, as in decode_capture (each batch
     # with the bytes read when it was made, and what only reads the batch: the packets the decoder
-    # reads beside the records, picked out, and the PC samples counted); the thread ends when this
-    # generator does or is closed.
-    fed = (
-        (batch, itm.input_bytes, decoder.pick_beside(batch), int(np.count_nonzero(batch.is_kind(PacketKind.PC_SAMPLE))))
-        for batch in batches
-    )
+    # reads beside the records, picked out); the thread ends when this generator does or is closed.
+    fed = ((batch, itm.input_bytes, decoder.pick_beside(batch)) for batch in batches)
     with RunAhead(fed, threaded=usable_cores() > 1) as ahead:
-        for batch, done, picked, pcs in ahead:
+        for batch, done, picked in ahead:
             # In step with the records: a window cut here reads what is beside them so far.
             decoder.read_picked(picked)
             decoder.assemble(batch)
             itm.give_back(batch)  # (nothing else keeps it: its memory takes a later batch)
-            pc_samples += pcs
             # (an inference longer than a window is held until it closes: nothing is handed out early)
             if decoder.held_rows["spans"] >= window_spans and decoder.untaken_inferences:
                 yield done, _window(decoder, facts, done, cut)
@@ -144,6 +138,9 @@ def _stream(
     decoder.finish()
     facts.trace_doubt = itm.doubt
     facts.warnings, facts.host_seconds = read_facts(reader, itm)
+    # Counted only (SwoPcCollector would keep every layer header of the capture): the ITM decoder
+    # counts every packet it hands out, by kind.
+    pc_samples = int(itm.itm.stats.packets[PacketKind.PC_SAMPLE])
     if pc_samples:
         facts.warnings.append(
             f"{reader.name}: {pc_samples} DWT PC samples left out: a capture larger than "
