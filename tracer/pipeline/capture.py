@@ -24,11 +24,7 @@ from tracer.pipeline.stream_setup import StreamSetup
 if TYPE_CHECKING:
     from tracer.base.timeline import InferenceTimeline
 
-# Contiguous capture chunks are decoded together up to this: enough to spread the cost of a call,
-# small enough that a batch of its packets (room for one per byte, ~35 bytes each) stays small in
-# the caches and in memory: a few are in flight at once (with 1 MiB, ``tracer report`` of
-# bench_pipeline.py's 111 MB capture, read in windows, peaked 40-60 MB higher).
-FEED_BYTES = 256 << 10
+FEED_BYTES = 1 << 20  # contiguous capture chunks are decoded together up to this
 
 
 @dataclasses.dataclass
