@@ -297,8 +297,10 @@ def windowed_report(path: Path, monkeypatch: pytest.MonkeyPatch, cores: int) -> 
 
 def test_windows_read_on_two_threads_are_those_read_on_one(tmp_path: Path, monkeypatch) -> None:
     """A damaged capture read in windows of 7 layer executions, from batches of about 200 bytes:
-    the report (warnings, loss, every window's rows) and the progress calls are the same."""
+    the report (warnings, loss, every window's rows) and the progress calls are the same (the bytes
+    read are told with each window, and every 400 bytes without one)."""
     monkeypatch.setattr(pipeline_capture, "FEED_BYTES", 200)
+    monkeypatch.setattr(pipeline_windows, "PROGRESS_BYTES", 400)
     path = damaged_capture(tmp_path)
     one, progress_one = windowed_report(path, monkeypatch, cores=1)
     two, progress_two = windowed_report(path, monkeypatch, cores=2)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import tracer.pipeline.windows as windows
 from tracer.pipeline.capture import decode_capture
 from tracer.pipeline.memory import HUGEPAGE_ENV, prefer_small_pages
 
@@ -40,6 +41,15 @@ def test_decoding_a_capture_turns_the_hint_off(hint_on: None, monkeypatch: pytes
     assert hinting()
     decoded = decode_capture(DEMO)
     assert decoded.timeline.inferences.number.size > 0
+    assert not hinting()
+
+
+def test_reading_in_windows_turns_the_hint_off(hint_on: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture read in windows makes fresh columns for every window: small pages too."""
+    monkeypatch.delenv(HUGEPAGE_ENV, raising=False)
+    monkeypatch.setattr(windows, "WHOLE_BYTES", 0)
+    assert hinting()
+    assert len(list(windows.read_windows(DEMO))) >= 1
     assert not hinting()
 
 

@@ -74,10 +74,41 @@ typedef struct {
     uint8_t record_code[RECORD_TYPES];
     int64_t min_words[RECORD_TYPES];
     int64_t crc16[256];
+    /* The check as four independent lookups, one per byte of the accumulator (see fold). */
+    uint16_t fold_bytes[4][256];
+    int64_t fold_base;
+    int fold_linear; /* the CRC table is linear: the lookups give what the chain gives */
     int64_t port_text, port_header, port_data, layer_calibration;
     int64_t k_swit, k_overflow, k_gap, k_reserved, k_lts, k_exception, k_data_first, k_data_last;
     int64_t t_arena, t_stack, t_cache_op, t_job_begin, t_job_end; /* gather_events */
 } TelemetryKernel;
+
+/* The 12-bit check from the accumulator: CRC-16/CCITT over its four little-endian bytes, byte by
+ * byte (16 bits kept: fold_tables builds on it). */
+static inline int64_t fold_chain(const int64_t *crc16, int64_t acc) {
+    int64_t crc = 0xFFFF;
+    for (int i = 0; i < 4; i++) crc = ((crc << 8) ^ crc16[((crc >> 8) ^ (acc >> (8 * i))) & 0xFF]) & 0xFFFF;
+    return crc;
+}
+
+/* A CRC over a fixed number of bytes is linear in them when its table is (entry a ^ b is entry a ^
+ * entry b): the check of the accumulator is then the check of 0 xor one looked-up value per byte,
+ * four independent lookups instead of a chain of four. Where the table is not linear the chain
+ * stays (fold_linear 0). */
+static void fold_tables(TelemetryKernel *self) {
+    int linear = self->crc16[0] == 0;
+    for (int v = 1; v < 256 && linear; v++) {
+        int64_t sum = 0;
+        for (int bit = 0; bit < 8; bit++)
+            if (v & (1 << bit)) sum ^= self->crc16[1 << bit];
+        linear = self->crc16[v] == sum && self->crc16[v] >= 0 && self->crc16[v] <= 0xFFFF;
+    }
+    self->fold_linear = linear;
+    self->fold_base = fold_chain(self->crc16, 0);
+    for (int i = 0; i < 4; i++)
+        for (int v = 0; v < 256; v++)
+            self->fold_bytes[i][v] = (uint16_t)(fold_chain(self->crc16, (int64_t)v << (8 * i)) ^ self->fold_base);
+}
 
 static PyObject *telemetry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"constants", NULL};
@@ -98,6 +129,7 @@ static PyObject *telemetry_new(PyTypeObject *type, PyObject *args, PyObject *kwd
         PyErr_SetString(PyExc_ValueError, "CRC16 must have 256 entries");
         goto fail;
     }
+    fold_tables(self);
     memset(self->record_code, R_OTHER, sizeof(self->record_code));
     for (size_t r = 0; r < sizeof(record_names) / sizeof(record_names[0]); r++) {
         int64_t value;
@@ -463,10 +495,11 @@ static void restart(Tables *x, int64_t rtype, int64_t reason) {
     ST(S_N_EVENTS) = e + 1;
 }
 
-/* The 12-bit check from the accumulator: CRC-16/CCITT over its four little-endian bytes. */
-static inline int64_t fold(const int64_t *crc16, int64_t acc) {
-    int64_t crc = 0xFFFF;
-    for (int i = 0; i < 4; i++) crc = ((crc << 8) ^ crc16[((crc >> 8) ^ (acc >> (8 * i))) & 0xFF]) & 0xFFFF;
+/* The 12-bit check from the (32-bit) accumulator: CRC-16/CCITT over its four little-endian bytes. */
+static inline int64_t fold(const TelemetryKernel *K, int64_t acc) {
+    if (!K->fold_linear) return fold_chain(K->crc16, acc) & 0xFFF;
+    const int64_t crc = K->fold_base ^ K->fold_bytes[0][acc & 0xFF] ^ K->fold_bytes[1][(acc >> 8) & 0xFF] ^
+                        K->fold_bytes[2][(acc >> 16) & 0xFF] ^ K->fold_bytes[3][(acc >> 24) & 0xFF];
     return crc & 0xFFF;
 }
 
@@ -571,6 +604,133 @@ static int get_tables(Views *vs, Tables *x, PyObject *state, PyObject *infs, PyO
     return 0;
 }
 
+/* Whether a table has fewer rows left than one packet may add to it (see NEED_INF ...). */
+static inline int table_full(const Tables *x) {
+    return ST(S_N_SPANS) + 1 > x->cap_spans || ST(S_N_INF) + NEED_INF > x->cap_inf ||
+           ST(S_N_EVENTS) + NEED_EVENTS > x->cap_events || ST(S_N_WORDS) + NEED_WORDS > x->cap_words ||
+           ST(S_N_TEXT) + NEED_TEXT > x->cap_text;
+}
+
+/* The loop of decode_records over packets i..n-1; returns the index of the first packet not
+ * processed (a table is full). The pending record's type, length, words so far, check and
+ * accumulator live in locals while it runs (every packet reads them), and are put back in the state
+ * on the way out. */
+static int64_t run(Tables *x, const uint8_t *RESTRICT kind, const uint64_t *RESTRICT a, const uint64_t *RESTRICT b,
+                   const uint8_t *RESTRICT c, const uint8_t *RESTRICT flags, const int64_t *RESTRICT offset, int64_t i,
+                   int64_t n) {
+    const TelemetryKernel *K = x->K;
+    const int64_t k_swit = K->k_swit, port_data = K->port_data, port_header = K->port_header,
+                  port_text = K->port_text;
+    int64_t pend_type = ST(S_PEND_TYPE), pend_count = ST(S_PEND_COUNT), pend_got = ST(S_PEND_GOT),
+            pend_check = ST(S_PEND_CHECK), pend_acc = ST(S_PEND_ACC);
+    /* Whether a table has fewer rows left than one packet may need (a record, a restart; a hardware
+     * packet needs a DWT row, checked on its own below): then the caller grows it. Only a record or
+     * text adds such rows, so it is worked out again after them, not before every packet. */
+    int full = table_full(x);
+    for (; i < n; i++) {
+        if (full) break;
+        const int64_t k = kind[i];
+        if (k == k_swit) {
+            const uint64_t port = b[i];
+            const int64_t value = (int64_t)(a[i] & (uint64_t)MASK32);
+            if (port == (uint64_t)port_data) {
+                if (c[i] != 4 || pend_type < 0) {
+                    ST(S_ORPHANS) += 1;
+                    mark(x, P_DAMAGED);
+                    continue;
+                }
+                x->pend[pend_got] = value;
+                pend_acc = (((pend_acc << 5) | (pend_acc >> 27)) & MASK32) ^ value;
+                pend_got += 1;
+                if (pend_got != pend_count) continue;
+                const int64_t rtype = pend_type;
+                pend_type = -1;
+                if (fold(K, pend_acc) != pend_check || !shape_ok(x, rtype, pend_got)) {
+                    ST(S_DAMAGED) += 1;
+                    mark(x, P_DAMAGED);
+                    continue;
+                }
+                const int64_t seq = ST(S_PEND_SEQ);
+                const int64_t reason = restart_reason(x, rtype, seq);
+                if (reason) {
+                    restart(x, rtype, reason);
+                } else if (ST(S_SEQ_NEXT) >= 0 && seq != ST(S_SEQ_NEXT)) {
+                    const int64_t lost = (seq - ST(S_SEQ_NEXT)) & 0xFF;
+                    ST(S_LOST_RECORDS) += lost;
+                    if (ST(S_INF_OPEN)) {
+                        INF(IN_PROBLEMS, ST(S_INF_ROW)) |= P_LOST_RECORDS;
+                        INF(IN_LOST, ST(S_INF_ROW)) += lost;
+                    }
+                }
+                ST(S_SEQ_NEXT) = (seq + 1) & 0xFF;
+                ST(S_RECORDS) += 1;
+                apply_record(x, rtype, pend_got);
+                full = table_full(x);
+                if (ST(S_TS_SEEN)) {
+                    /* Its header's stamp: hardware packets after it are timed from it (before
+                     * any timestamp, the anchor stays pending: the first one stamps the latest
+                     * record). */
+                    ST(S_ANCHOR_TS) = ST(S_HDR_TS);
+                    if (ST(S_HDR_TS) >= 0) calibrate(x, wrap_add(ST(S_TIME), ST(S_TIME_OFFSET)), ST(S_HDR_TS));
+                }
+            } else if (port == (uint64_t)port_header) {
+                if (pend_type >= 0) { /* the previous record was cut short */
+                    pend_type = -1;
+                    ST(S_DAMAGED) += 1;
+                    mark(x, P_DAMAGED);
+                }
+                const int64_t rtype = value & 0x3F, count = (value >> 6) & 0x3F;
+                if (c[i] != 4 || rtype == 0 || count == 0) {
+                    ST(S_DAMAGED) += 1;
+                    mark(x, P_DAMAGED);
+                } else {
+                    pend_type = rtype;
+                    ST(S_PEND_SEQ) = (value >> 12) & 0xFF;
+                    pend_count = count;
+                    pend_got = 0;
+                    pend_check = (value >> 20) & 0xFFF;
+                    pend_acc = value & 0xFFFFF;
+                    ST(S_PEND_OFFSET) = offset[i];
+                    if (ST(S_TS_SEEN)) ST(S_HDR_TS) = TS_PENDING; /* the next local timestamp stamps this header */
+                }
+            } else if (port == (uint64_t)port_text) {
+                const int64_t t = ST(S_HAVE_TIME) ? wrap_add(ST(S_TIME), ST(S_TIME_OFFSET)) : NO_VALUE;
+                const int64_t bytes = c[i] < NEED_TEXT ? c[i] : NEED_TEXT;
+                for (int64_t j = 0; j < bytes; j++) {
+                    x->text[ST(S_N_TEXT)] = (uint8_t)((value >> (8 * j)) & 0xFF);
+                    x->text_time[ST(S_N_TEXT)] = t;
+                    ST(S_N_TEXT) += 1;
+                }
+                full = table_full(x);
+            }
+            continue;
+        }
+        if (ST(S_N_DWT) + 1 > x->cap_dwt) break; /* hardware packets need a DWT row */
+        if (k == K->k_lts) {
+            stamp(x, (int64_t)a[i]);
+        } else if (k == K->k_exception || (K->k_data_first <= k && k <= K->k_data_last)) {
+            store_dwt(x, k, (int64_t)(a[i] & (uint64_t)MASK32), (int64_t)b[i], c[i], flags[i], offset[i]);
+        } else if (k == K->k_overflow) {
+            ST(S_OVERFLOWS) += 1;
+            loss(x, P_OVERFLOW, 0);
+            store_dwt(x, k, 0, 0, 0, 0, offset[i]);
+        } else if (k == K->k_gap || k == K->k_reserved) {
+            ST(k == K->k_gap ? S_GAPS : S_DESYNCS) += 1;
+            ST(S_PEND_TYPE) = pend_type; /* (loss drops the pending record: it reads the state) */
+            loss(x, k == K->k_gap ? P_GAP : P_DESYNC, 1);
+            pend_type = ST(S_PEND_TYPE);
+            unstamp(x);
+            store_dwt(x, k, 0, 0, 0, 0, offset[i]);
+        }
+    }
+    ST(S_PEND_TYPE) = pend_type;
+    ST(S_PEND_COUNT) = pend_count;
+    ST(S_PEND_GOT) = pend_got;
+    ST(S_PEND_CHECK) = pend_check;
+    ST(S_PEND_ACC) = pend_acc;
+    return i;
+}
+
 PyDoc_STRVAR(decode_doc,
              "decode_records(kind, a, b, c, flags, ts_col, offset, start, state, pend, pmu, spans, infs, events, "
              "words_out, text, text_time, dwt) -> index of the first packet not processed\n\n"
@@ -638,114 +798,9 @@ static PyObject *decode_records(PyObject *self_, PyObject *args, PyObject *kwds)
         goto fail;
     }
     (void)ts_col; /* accepted so a batch's columns pass through unchanged; timing adds up local timestamps */
-    const TelemetryKernel *K = x->K;
     int64_t i = start < 0 ? 0 : start;
     Py_BEGIN_ALLOW_THREADS
-    while (i < n) {
-        if (ST(S_N_SPANS) + 1 > x->cap_spans || ST(S_N_INF) + NEED_INF > x->cap_inf ||
-            ST(S_N_EVENTS) + NEED_EVENTS > x->cap_events || ST(S_N_WORDS) + NEED_WORDS > x->cap_words ||
-            ST(S_N_TEXT) + NEED_TEXT > x->cap_text)
-            break;
-        const int64_t k = kind[i];
-        if (k != K->k_swit && ST(S_N_DWT) + 1 > x->cap_dwt) break; /* hardware packets need a DWT row */
-        if (k == K->k_swit) {
-            const uint64_t port = b[i];
-            const int64_t value = (int64_t)(a[i] & (uint64_t)MASK32);
-            if (port == (uint64_t)K->port_data) {
-                if (c[i] != 4 || ST(S_PEND_TYPE) < 0) {
-                    ST(S_ORPHANS) += 1;
-                    mark(x, P_DAMAGED);
-                } else {
-                    int64_t got = ST(S_PEND_GOT);
-                    x->pend[got] = value;
-                    int64_t acc = ST(S_PEND_ACC);
-                    acc = (((acc << 5) | (acc >> 27)) & MASK32) ^ value;
-                    ST(S_PEND_ACC) = acc;
-                    got += 1;
-                    ST(S_PEND_GOT) = got;
-                    if (got == ST(S_PEND_COUNT)) {
-                        const int64_t rtype = ST(S_PEND_TYPE);
-                        ST(S_PEND_TYPE) = -1;
-                        if (fold(K->crc16, acc) != ST(S_PEND_CHECK) || !shape_ok(x, rtype, got)) {
-                            ST(S_DAMAGED) += 1;
-                            mark(x, P_DAMAGED);
-                        } else {
-                            const int64_t seq = ST(S_PEND_SEQ);
-                            const int64_t reason = restart_reason(x, rtype, seq);
-                            if (reason) {
-                                restart(x, rtype, reason);
-                            } else if (ST(S_SEQ_NEXT) >= 0 && seq != ST(S_SEQ_NEXT)) {
-                                const int64_t lost = (seq - ST(S_SEQ_NEXT)) & 0xFF;
-                                ST(S_LOST_RECORDS) += lost;
-                                if (ST(S_INF_OPEN)) {
-                                    INF(IN_PROBLEMS, ST(S_INF_ROW)) |= P_LOST_RECORDS;
-                                    INF(IN_LOST, ST(S_INF_ROW)) += lost;
-                                }
-                            }
-                            ST(S_SEQ_NEXT) = (seq + 1) & 0xFF;
-                            ST(S_RECORDS) += 1;
-                            apply_record(x, rtype, got);
-                            if (ST(S_TS_SEEN)) {
-                                /* Its header's stamp: hardware packets after it are timed from it
-                                 * (before any timestamp, the anchor stays pending: the first one
-                                 * stamps the latest record). */
-                                ST(S_ANCHOR_TS) = ST(S_HDR_TS);
-                                if (ST(S_HDR_TS) >= 0)
-                                    calibrate(x, wrap_add(ST(S_TIME), ST(S_TIME_OFFSET)), ST(S_HDR_TS));
-                            }
-                        }
-                    }
-                }
-            } else if (port == (uint64_t)K->port_header) {
-                if (ST(S_PEND_TYPE) >= 0) { /* the previous record was cut short */
-                    ST(S_PEND_TYPE) = -1;
-                    ST(S_DAMAGED) += 1;
-                    mark(x, P_DAMAGED);
-                }
-                const int64_t rtype = value & 0x3F, count = (value >> 6) & 0x3F;
-                if (c[i] != 4 || rtype == 0 || count == 0) {
-                    ST(S_DAMAGED) += 1;
-                    mark(x, P_DAMAGED);
-                } else {
-                    ST(S_PEND_TYPE) = rtype;
-                    ST(S_PEND_SEQ) = (value >> 12) & 0xFF;
-                    ST(S_PEND_COUNT) = count;
-                    ST(S_PEND_GOT) = 0;
-                    ST(S_PEND_CHECK) = (value >> 20) & 0xFFF;
-                    ST(S_PEND_ACC) = value & 0xFFFFF;
-                    ST(S_PEND_OFFSET) = offset[i];
-                    if (ST(S_TS_SEEN)) ST(S_HDR_TS) = TS_PENDING; /* the next local timestamp stamps this header */
-                }
-            } else if (port == (uint64_t)K->port_text) {
-                const int64_t t = ST(S_HAVE_TIME) ? wrap_add(ST(S_TIME), ST(S_TIME_OFFSET)) : NO_VALUE;
-                const int64_t bytes = c[i] < NEED_TEXT ? c[i] : NEED_TEXT;
-                for (int64_t j = 0; j < bytes; j++) {
-                    x->text[ST(S_N_TEXT)] = (uint8_t)((value >> (8 * j)) & 0xFF);
-                    x->text_time[ST(S_N_TEXT)] = t;
-                    ST(S_N_TEXT) += 1;
-                }
-            }
-        } else if (k == K->k_lts) {
-            stamp(x, (int64_t)a[i]);
-        } else if (k == K->k_exception || (K->k_data_first <= k && k <= K->k_data_last)) {
-            store_dwt(x, k, (int64_t)(a[i] & (uint64_t)MASK32), (int64_t)b[i], c[i], flags[i], offset[i]);
-        } else if (k == K->k_overflow) {
-            ST(S_OVERFLOWS) += 1;
-            loss(x, P_OVERFLOW, 0);
-            store_dwt(x, k, 0, 0, 0, 0, offset[i]);
-        } else if (k == K->k_gap) {
-            ST(S_GAPS) += 1;
-            loss(x, P_GAP, 1);
-            unstamp(x);
-            store_dwt(x, k, 0, 0, 0, 0, offset[i]);
-        } else if (k == K->k_reserved) {
-            ST(S_DESYNCS) += 1;
-            loss(x, P_DESYNC, 1);
-            unstamp(x);
-            store_dwt(x, k, 0, 0, 0, 0, offset[i]);
-        }
-        i += 1;
-    }
+    i = run(x, kind, a, b, c, flags, offset, i, n);
     Py_END_ALLOW_THREADS
     views_release(&vs);
     return PyLong_FromLongLong((long long)i);

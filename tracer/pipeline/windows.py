@@ -41,6 +41,7 @@ from tracer.decode.packets import PacketKind
 from tracer.pipeline.ahead import RunAhead
 from tracer.pipeline.capture import read_batches, read_facts
 from tracer.pipeline.load import CAPTURE, RAW_ITM, InputFile, load_timeline, settle_clock, sniff_input
+from tracer.pipeline.memory import prefer_small_pages
 from tracer.pipeline.stream import StreamDecoder
 from tracer.pipeline.stream_setup import StreamSetup
 from tracer.pipeline.window_carry import Carry
@@ -49,6 +50,8 @@ from tracer.telemetry.record_facts import attach_record_facts
 
 WHOLE_BYTES = 8 << 20  # inputs up to this size are read whole (one window)
 WINDOW_SPANS = 12_500  # layer executions per window: about 15 MB while one is decoded and analysed
+WINDOWS_AHEAD = 1  # windows queued for the caller (one more is made meanwhile): each is memory
+PROGRESS_BYTES = 8 << 20  # the caller hears the bytes read with each window, or at least this often
 
 
 def is_windowed(path: str | os.PathLike[str] | InputFile, whole_bytes: int | None = None) -> bool:
@@ -84,51 +87,61 @@ def read_windows(
     window_spans = WINDOW_SPANS if window_spans is None else window_spans
     source = sniff_input(path)
     if is_windowed(source, whole_bytes):
+        # Each window's tables and columns are fresh memory, mostly far less than a huge page of
+        # it: small pages (tracer.pipeline.memory) keep the peak resident memory down.
+        prefer_small_pages()
         with open_capture(source.path) as reader:
-            yield from _stream(reader, source.path, on_progress, window_spans, clock_hz)
+            # Windows are made on a thread of their own, ahead of the caller, who analyses the last
+            # one meanwhile (docs/decoder.md, "Threads"); on_progress runs on the caller's thread.
+            made = _stream(reader, source.path, window_spans, clock_hz)
+            with RunAhead(made, WINDOWS_AHEAD, "tracer-windows", threaded=usable_cores() > 1) as ahead:
+                for done, window in ahead:
+                    if on_progress is not None:
+                        on_progress(done)
+                    if window is not None:
+                        yield window
         return
     yield load_timeline(source, on_progress=on_progress, clock_hz=clock_hz)
 
 
 def _stream(
-    reader: CaptureReader,
-    label: str,
-    on_progress: Callable[[int], None] | None,
-    window_spans: int,
-    clock_hz: int | None,
-) -> Iterator[tuple[InferenceTimeline, InputFacts]]:
+    reader: CaptureReader, label: str, window_spans: int, clock_hz: int | None
+) -> Iterator[tuple[int, tuple[InferenceTimeline, InputFacts] | None]]:
+    """The windows of ``reader``'s stream as they are cut, each with the stream bytes read so far;
+    between windows further apart than :data:`PROGRESS_BYTES`, the bytes read alone (no window).
+    """
     kind = CAPTURE if reader.is_capture else RAW_ITM
     meta = reader.metadata
     # (no expected size: a window's rows are forgotten once taken, the tables stay small)
     stream = StreamDecoder(StreamSetup.of(meta, trusted=reader.is_capture, source=reader.name), reuse_batches=True)
     decoder, itm = stream.telemetry, stream.itm
     batches = read_batches(reader, itm)
-    pc_samples = 0  # counted only: SwoPcCollector would keep every layer header of the capture
     facts = InputFacts(kind, meta.source or label, label, 0)
     cut = _Cut(clock_hz)
+    told = 0  # the stream bytes read when the caller last heard
     # Reading and ITM decoding run ahead on a thread of their own, as in decode_capture (each batch
     # with the bytes read when it was made, and what only reads the batch: the packets the decoder
-    # reads beside the records, picked out, and the PC samples counted); the thread ends when this
-    # generator does or is closed.
-    fed = (
-        (batch, itm.input_bytes, decoder.pick_beside(batch), int(np.count_nonzero(batch.is_kind(PacketKind.PC_SAMPLE))))
-        for batch in batches
-    )
+    # reads beside the records, picked out); the thread ends when this generator does or is closed.
+    fed = ((batch, itm.input_bytes, decoder.pick_beside(batch)) for batch in batches)
     with RunAhead(fed, threaded=usable_cores() > 1) as ahead:
-        for batch, done, picked, pcs in ahead:
+        for batch, done, picked in ahead:
             # In step with the records: a window cut here reads what is beside them so far.
             decoder.read_picked(picked)
             decoder.assemble(batch)
             itm.give_back(batch)  # (nothing else keeps it: its memory takes a later batch)
-            pc_samples += pcs
-            if on_progress is not None:
-                on_progress(done)
             # (an inference longer than a window is held until it closes: nothing is handed out early)
             if decoder.held_rows["spans"] >= window_spans and decoder.untaken_inferences:
-                yield _window(decoder, facts, done, cut)
+                yield done, _window(decoder, facts, done, cut)
+                told = done
+            elif done - told >= PROGRESS_BYTES:
+                yield done, None
+                told = done
     decoder.finish()
     facts.trace_doubt = itm.doubt
     facts.warnings, facts.host_seconds = read_facts(reader, itm)
+    # Counted only (SwoPcCollector would keep every layer header of the capture): the ITM decoder
+    # counts every packet it hands out, by kind.
+    pc_samples = int(itm.itm.stats.packets[PacketKind.PC_SAMPLE])
     if pc_samples:
         facts.warnings.append(
             f"{reader.name}: {pc_samples} DWT PC samples left out: a capture larger than "
@@ -145,7 +158,7 @@ def _stream(
             f"larger than {WHOLE_BYTES >> 20} MB is read in windows"
         )
     # The last window, even without an inference: it carries the capture's facts at its end.
-    yield _window(decoder, facts, itm.input_bytes, cut, final=True)
+    yield itm.input_bytes, _window(decoder, facts, itm.input_bytes, cut, final=True)
 
 
 @dataclasses.dataclass
