@@ -50,7 +50,7 @@ from workload import LAYERS, inference_slots
 
 import tracer.pipeline.analyse as analyse
 from tracer.analysis.analyze import analyze
-from tracer.base.beside import usable_cores
+from tracer.base.cores import usable_cores
 from tracer.base.facts import InputFacts
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
