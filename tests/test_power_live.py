@@ -176,3 +176,9 @@ def test_ppk2_recorded_to_jls(tmp_path: Path) -> None:
     np.testing.assert_allclose(power[333:1000], 2000e-6 * 1.8, rtol=1e-6)
     edges = find_edges(recording.chunks(), 2)
     assert edges.position.tolist() == [249.5, 499.5, 749.5]
+    # What the tap held while it recorded (tracer live shows energy from it): the same samples.
+    window = rec.tap.window()
+    assert window.info.samples == 1000 and window.info.first_sample == 0
+    tapped = list(window.chunks())
+    np.testing.assert_allclose(np.concatenate([c.power for c in tapped]), power[:1000], rtol=1e-6)
+    assert find_edges(tapped, 2).position.tolist() == [249.5, 499.5, 749.5]

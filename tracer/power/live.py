@@ -11,6 +11,10 @@
 The meter is started before the target's source and stopped after it, so the recording covers
 the capture; ``tracer report run.trace --power run.jls`` then attributes it. The drivers load only
 here, when a meter is asked for (exit 4 when the library or the meter is missing).
+
+While it records, a recorder that reads the samples itself (the PPK2's) also hands them to its
+``tap`` (:class:`~tracer.power.tap.SampleTap`, its newest samples in bounded memory), from which
+``tracer live`` shows energy as it goes; the JLS file is read only once closed.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from tracer.errors import SourceUnavailable, UsageError
+from tracer.power.recording import RecordingInfo
+from tracer.power.tap import SampleTap
 
 PPK2_RATE = 100_000  # samples per second of the PPK2's averaged stream
 PPK2_MAX_CURRENT_A = 1.0  # its measuring range tops out near 1 A
@@ -67,6 +73,7 @@ class MeterRecorder(Protocol):
     """A meter recording into a file (``path``, a .jls) until stopped."""
 
     path: str
+    tap: SampleTap | None  # its newest samples while it records (None: only the file, once closed)
 
     def start(self) -> None:
         """Open the meter and start recording (exit 4 if it cannot)."""
@@ -95,6 +102,7 @@ class JoulescopeRecorder:
         self._driver, self._record_class = driver, record
         self._record: Any = None
         self._device = ""
+        self.tap: SampleTap | None = None  # pyjoulescope_driver's recorder keeps its samples to itself
 
     def start(self) -> None:
         """Find the Joulescope, set its rate and ranges, start its recorder."""
@@ -149,6 +157,8 @@ class Ppk2Recorder:
         self._thread: threading.Thread | None = None
         self.samples = 0
         self.error: BaseException | None = None
+        digital = {bit: f"gpi[{bit}]" for bit in range(8)}
+        self.tap: SampleTap | None = SampleTap(RecordingInfo(path, "PPK2", PPK2_RATE, None, "power", None, digital))
 
     def start(self) -> None:
         """Open the PPK2, power the target (source mode), start measuring and the reading thread."""
@@ -200,6 +210,8 @@ class Ppk2Recorder:
                     continue
                 power = np.asarray(samples[:n], np.float64) * 1e-6 * volts  # ppk2-api gives microamperes
                 self._writer.fsr_f32(1, self.samples, power.astype(np.float32))
+                if self.tap is not None:
+                    self.tap.add(power, np.asarray(bits[:n], np.uint8))
                 # u1 signals are written in whole bytes: keep the samples of a partial byte for later.
                 pending_bits = np.concatenate((pending_bits, np.asarray(bits[:n], np.uint8)))
                 whole = len(pending_bits) // 8 * 8
