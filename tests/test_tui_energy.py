@@ -292,9 +292,8 @@ def test_live_with_a_meter_shows_energy_as_it_records(tmp_path: Path, capacity: 
         else:
             assert min(state.analysis.inference_uj) == 0
         assert _number(table.cell_text(1, "power")) == pytest.approx(MODEL.layer_mw[1], rel=0.01)
-        assert re.search(
-            r"energy to inference #17 \(the meter.s last [0-9.]+ s\), meter recording", table.border_subtitle
-        )
+        said = rf"energy of inferences #{state.since}–#17 \(the meter.s last [0-9.]+ s\), meter recording"
+        assert re.search(said, table.border_subtitle), table.border_subtitle
         app.show_view("timeline")
         await redraw(app, pilot)
         assert "mW" in app.query_one("#gantt", TimelineView)._lane_names

@@ -64,6 +64,12 @@ class EnergyState:
     following: bool = False
 
     @property
+    def since(self) -> int | None:
+        """The oldest inference the analysis measured (None: none)."""
+        a = self.analysis
+        return min(a.inference_uj) if a is not None and a.inference_uj else None
+
+    @property
     def upto(self) -> int | None:
         """The newest inference the analysis measured (None: none)."""
         a = self.analysis

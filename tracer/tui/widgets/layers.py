@@ -156,7 +156,7 @@ def energy_subtitle(state: EnergyState) -> str:
     if state.state == "recording":
         w = state.window_seconds
         window = "" if w is None else f" (the meter's last {w:.1f} s)" if w < 10 else f" (the meter's last {w:.0f} s)"
-        return f"energy to inference #{state.upto}{window}, meter recording · {what}"
+        return f"energy of inferences #{state.since}–#{state.upto}{window}, meter recording · {what}"
     return what
 
 
