@@ -281,6 +281,12 @@ def test_live_with_a_meter_shows_energy_as_it_records(tmp_path: Path, capacity: 
         table = app.query_one("#layers", LayersTable)
         source.allow(20)
         await until(pilot, lambda: source.left == len(pieces) - 20)
+        meter.sample_until(100)  # before the first sync mark: nothing to align yet, and it says so
+        await until(pilot, lambda: app.session.snapshot().energy.message != "", 30)
+        await redraw(app, pilot)
+        assert app.session.snapshot().energy.analysis is None
+        assert "the meter saw no edge" in app.session.snapshot().energy.message
+        assert "aligning its newest samples (not yet: " in table.border_subtitle
         meter.sample_until(ends[17] + 60)  # the meter has sampled inferences 0-17 of those sent
         await until(pilot, lambda: app.session.snapshot().energy.analysis is not None, 30)
         await redraw(app, pilot)

@@ -181,9 +181,9 @@ class SessionEnergy:
                 )
             except Stopped:
                 return
-            except (TracerError, OSError, ValueError) as exc:
-                last = self.state
-                state = dataclasses.replace(last, message=str(exc) if isinstance(exc, TracerError) else repr(exc))
+            except Exception as exc:  # noqa: BLE001 - a live pass never takes the screen down; the final one says
+                said = str(exc) if isinstance(exc, TracerError) else f"{type(exc).__name__}: {exc}"
+                state = dataclasses.replace(self.state, message=said)
             wait = max(interval, FOLLOW_SHARE * (time.monotonic() - began))
             with self._lock:
                 if self._state.state != RECORDING:  # the run ended: the whole recording's turn
