@@ -60,9 +60,10 @@ class SampleTap:
         n = len(power)
         if n == 0:
             return
-        block = _Block(0, np.array(power, np.float32), None if digital is None else np.array(digital[:n], np.uint8))
+        watts = np.array(power, np.float32)  # copies: the caller may reuse its buffers
+        bits = None if digital is None else np.array(digital[:n], np.uint8)
         with self._lock:
-            self._blocks.append(dataclasses.replace(block, first=self._total))
+            self._blocks.append(_Block(self._total, watts, bits))
             self._total += n
             self._held += n
             while self._held - len(self._blocks[0].power) >= self.capacity:
