@@ -77,7 +77,7 @@ class EnergyState:
 
     @property
     def live(self) -> bool:
-        """The meter still records: the analysis (if any) covers the run so far."""
+        """The meter still records: the analysis (if any) covers only its newest samples so far."""
         return self.state == RECORDING
 
     @property
