@@ -163,7 +163,8 @@ class JoulescopeTap:
     ``pyjoulescope_driver`` publishes each signal on its own topic (``s/i/!data``, ``s/v/!data``,
     ``s/gpi/N/!data``), in blocks that carry their first ``sample_id`` (at the device's base rate:
     divided by ``decimate_factor``); a digital input's block is packed 8 samples a byte, least
-    significant bit first, as the maker's recorder writes it to JLS. Each signal's blocks wait
+    significant bit first, as the maker's recorder writes it to JLS (a later block's samples
+    replace an earlier one's padding bits). Each signal's blocks wait
     here until every signal has a sample; then the samples all have are handed on (current times
     voltage, the inputs as bits) and dropped. A signal that stops coming for
     :data:`MAX_WAITING` samples stops the tap (the JLS file still has everything).
@@ -213,7 +214,7 @@ class JoulescopeTap:
         if self._next is None:
             self._next = max(blocks[0][0] for blocks in self._waiting.values())
         start = self._next
-        end = min(blocks[-1][0] + len(blocks[-1][1]) for blocks in self._waiting.values())
+        end = min(self._known_end(name, blocks) for name, blocks in self._waiting.items())
         if end <= start:
             return
         taken = {name: self._take(name, start, end) for name in self._waiting}
@@ -223,6 +224,15 @@ class JoulescopeTap:
             digital |= (taken[name].astype(np.uint8) & 1) << bit
         self._next = end
         self._tap.add(power, digital)
+
+    @staticmethod
+    def _known_end(name: str, blocks: list[tuple[int, np.ndarray]]) -> int:
+        """Where the signal's samples received so far end. A digital input's block is packed in
+        whole bytes (``(count + 7) // 8``, its count not said): its last 7 bits may be padding,
+        known only once the next block comes (it starts where this one truly ended).
+        """
+        first, data = blocks[-1]
+        return first + len(data) - (7 if name.startswith("gpi") else 0)
 
     def _take(self, name: str, start: int, end: int) -> np.ndarray:
         """Samples ``start`` to ``end`` of signal ``name`` (zeros where it has none), dropping
