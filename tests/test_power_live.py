@@ -29,7 +29,7 @@ class FakeDriver:
     def __init__(self, paths=("u/js220/000415",)):
         self.paths = list(paths)
         self.published: dict[str, object] = {}
-        self.subscribers: dict[str, object] = {}
+        self.subscribers: dict[str, list] = {}
         self.opened: list[str] = []
         self.finalized = False
 
@@ -46,10 +46,15 @@ class FakeDriver:
         self.published[topic] = value
 
     def subscribe(self, topic: str, flags, fn, timeout=None):
-        self.subscribers[topic] = fn
+        self.subscribers.setdefault(topic, []).append(fn)
 
     def unsubscribe(self, topic, fn, timeout=None):
-        self.subscribers.pop(topic, None)
+        self.subscribers[topic].remove(fn)
+
+    def send(self, topic: str, value: dict) -> None:
+        """The device publishing ``value`` on ``topic``: every subscriber gets it."""
+        for fn in list(self.subscribers.get(topic, ())):
+            fn(topic, value)
 
     def finalize(self, timeout=None):
         self.finalized = True
@@ -126,25 +131,64 @@ def test_joulescope_recorded_by_the_makers_recorder(tmp_path: Path) -> None:
     assert d.published["u/js220/000415/h/fs"] == 1_000_000
     assert d.published["u/js220/000415/s/i/range/mode"] == "auto"
     n = 4000
-    current = np.full(n, 0.02, np.float32)
+    current = np.linspace(0.01, 0.03, n, dtype=np.float32)
     level = (np.arange(n) // 1000 % 2).astype(np.uint8)
-    base = {"decimate_factor": 1, "sample_rate": 1_000_000, "utc": 0}
-    for topic, data in (("s/i/!data", current), ("s/v/!data", np.full(n, 3.3, np.float32)),
-                        ("s/gpi/0/!data", np.packbits(level, bitorder="little"))):  # fmt: skip
-        d.subscribers[f"u/js220/000415/{topic}"](f"u/js220/000415/{topic}", {**base, "sample_id": 0, "data": data})
-    for topic in ("s/gpi/1/!data", "s/gpi/2/!data", "s/gpi/3/!data"):
-        d.subscribers[f"u/js220/000415/{topic}"](
-            f"u/js220/000415/{topic}", {**base, "sample_id": 0, "data": np.zeros(n // 8, np.uint8)}
-        )
+    base = {"decimate_factor": 2, "sample_rate": 2_000_000, "utc": 0}  # sample ids at the 2 MHz base
+    signals = {"s/i/!data": current, "s/v/!data": np.full(n, 3.3, np.float32),
+               "s/gpi/0/!data": level, **{f"s/gpi/{k}/!data": np.zeros(n, np.uint8) for k in (1, 2, 3)}}  # fmt: skip
+    # In blocks of 800 samples, each signal's blocks arriving in its own turn (the gpi late).
+    for at in range(0, n, 800):
+        for topic, data in signals.items():
+            block = data[at : at + 800]
+            if topic.startswith("s/gpi"):
+                block = np.packbits(block, bitorder="little")
+            d.send(f"u/js220/000415/{topic}", {**base, "sample_id": 2 * at, "data": block})
+        if at == 1600:  # what the tap holds meanwhile: what every signal has sent (a digital
+            assert rec.tap is not None and 2400 - 7 <= rec.tap.samples <= 2400  # block's last bits wait)
+    window = rec.tap.window()
     rec.stop()
     assert d.finalized and not d.opened
+    assert not any(d.subscribers.values())  # the recorder and the tap both stopped listening
+    tapped = list(window.chunks())
+    power = np.concatenate([c.power for c in tapped])
+    assert len(power) >= n - 7
+    np.testing.assert_allclose(power, current[: len(power)] * 3.3, rtol=1e-6)
+    assert find_edges(tapped, 0).position.tolist() == [999.5, 1999.5, 2999.5]
+    assert window.info.sample_rate == 1_000_000 and window.info.digital[0] == "gpi[0]"
     recording = open_recording(str(path))
     assert recording.info.meter == "Joulescope JS220" and recording.info.sample_rate == 1_000_000
     chunks = list(recording.chunks())
     power = np.concatenate([c.power for c in chunks])
-    np.testing.assert_allclose(power, 0.066, rtol=1e-5)
+    np.testing.assert_allclose(power, current * 3.3, rtol=1e-5)
     edges = find_edges(recording.chunks(), 0)
     assert edges.position.tolist() == [999.5, 1999.5, 2999.5] and edges.level.tolist() == [1, 0, 1]
+
+
+def test_joulescope_digital_blocks_padded_to_whole_bytes_make_no_edge() -> None:
+    """The driver packs a digital block of ``count`` samples in ``(count + 7) // 8`` bytes
+    (pyjoulescope_driver's binding) without saying ``count``: the padding bits of a block that
+    ends while the pin is high are not taken for a falling edge; the next block replaces them."""
+    from tracer.power.live import JoulescopeTap
+    from tracer.power.recording import RecordingInfo
+    from tracer.power.tap import SampleTap
+
+    d, n, size = FakeDriver(), 4000, 803
+    tap = SampleTap(RecordingInfo("x.jls", "Joulescope JS110", 1e6, None, "power", None, {0: "gpi[0]"}))
+    lined = JoulescopeTap(d, "u/js110/1", ["current", "voltage", "gpi[0]"], tap)
+    level = ((np.arange(n) >= 1500) & (np.arange(n) < 2500)).astype(np.uint8)  # high across 1606
+    for at in range(0, n, size):
+        for topic, data in (("s/i/!data", np.full(n, 0.01, np.float32)), ("s/v/!data", np.full(n, 2.0, np.float32)),
+                            ("s/gpi/0/!data", level)):  # fmt: skip
+            block = data[at : at + size]
+            if topic.startswith("s/gpi"):
+                block = np.packbits(block, bitorder="little")
+            d.send(f"u/js110/1/{topic}", {"sample_id": at, "decimate_factor": 1, "data": block})
+    lined.close()
+    assert not any(d.subscribers.values())
+    chunks = list(tap.window().chunks())
+    assert sum(len(c) for c in chunks) >= n - 7
+    assert find_edges(chunks, 0).position.tolist() == [1499.5, 2499.5]
+    np.testing.assert_allclose(np.concatenate([c.power for c in chunks]), 0.02, rtol=1e-6)
 
 
 def test_no_joulescope_attached_exit_4(tmp_path: Path) -> None:
@@ -176,3 +220,9 @@ def test_ppk2_recorded_to_jls(tmp_path: Path) -> None:
     np.testing.assert_allclose(power[333:1000], 2000e-6 * 1.8, rtol=1e-6)
     edges = find_edges(recording.chunks(), 2)
     assert edges.position.tolist() == [249.5, 499.5, 749.5]
+    # What the tap held while it recorded (tracer live shows energy from it): the same samples.
+    window = rec.tap.window()
+    assert window.info.samples == 1000 and window.info.first_sample == 0
+    tapped = list(window.chunks())
+    np.testing.assert_allclose(np.concatenate([c.power for c in tapped]), power[:1000], rtol=1e-6)
+    assert find_edges(tapped, 2).position.tolist() == [249.5, 499.5, 749.5]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from check_streams import write_capture
 from power_streams import sync_capture
 from tui_helpers import lane, plain, redraw, replay_app, run, settle, until
 
@@ -227,3 +228,94 @@ def test_closing_the_session_gives_up_the_attribution(files: tuple[Path, Path, P
     going = SessionEnergy.replayed(open_recording(str(jls)))
     going.attribute(str(capture), lambda: calls.append(2), stopped=lambda: False)
     assert going.state.state == READY and calls == [1, 2, 2]
+
+
+class TappedMeter:
+    """Stands in for a meter that reads its own samples while it records (the PPK2's recorder,
+    tested at ppk2-api's boundary in test_power_live.py, feeds its tap the same way): the test
+    hands it what a meter would have sampled of the run so far; on stop it writes its JLS.
+    """
+
+    def __init__(self, capture: Path, recording: SimulatedRecording, capacity: int) -> None:
+        from tracer.power.tap import SampleTap
+
+        self.path = str(capture.with_suffix(".jls"))
+        self.recording = recording
+        self.tap = SampleTap(recording.info, capacity)
+        self._blocks = list(recording.chunks(50))
+        self.stops = 0
+
+    def start(self) -> None:
+        pass
+
+    def sample_until(self, sample: float) -> None:
+        """Hand the tap the meter's blocks that end before ``sample``."""
+        while self._blocks and self._blocks[0].first + len(self._blocks[0]) <= sample:
+            block = self._blocks.pop(0)
+            self.tap.add(block.power, block.digital)
+
+    def stop(self) -> None:
+        self.stops += 1
+        write_jls(self.path, self.recording)
+
+
+@pytest.mark.parametrize("capacity", [1 << 20, 6000])
+def test_live_with_a_meter_shows_energy_as_it_records(tmp_path: Path, capacity: int) -> None:
+    """While the source still sends, the layers table and the power lane show the energy of the
+    inferences the meter has sampled so far, and say to which inference and that the meter still
+    records; a tap smaller than the run (6000 samples: about 14 inferences) measures its newest."""
+    from power_streams import sync_stream
+    from tui_helpers import GatedSource, inference_pieces, live_app
+
+    stream = sync_stream(30, seed=4)
+    truth, _ = load_timeline(str(write_capture(tmp_path / "whole.trace", stream)))
+    recording = SimulatedRecording(truth, MODEL, Meter(100_000, drift_ppm=80, white_mw=1.0, seed=6))
+    ends = recording.samples_of(truth.inferences.end)
+    pieces = inference_pieces(stream, 30)
+    source = GatedSource(pieces, hold_open=False)
+    capture = tmp_path / "live.trace"
+    meter = TappedMeter(capture, recording, capacity)
+    app = live_app(source, capture, meter=meter)
+
+    async def body(pilot) -> None:
+        table = app.query_one("#layers", LayersTable)
+        source.allow(20)
+        await until(pilot, lambda: source.left == len(pieces) - 20)
+        meter.sample_until(100)  # before the first sync mark: nothing to align yet, and it says so
+        await until(pilot, lambda: app.session.snapshot().energy.message != "", 30)
+        await redraw(app, pilot)
+        assert app.session.snapshot().energy.analysis is None
+        assert "the meter saw no edge" in app.session.snapshot().energy.message
+        assert "aligning its newest samples (not yet: " in table.border_subtitle
+        meter.sample_until(ends[17] + 60)  # the meter has sampled inferences 0-17 of those sent
+        await until(pilot, lambda: app.session.snapshot().energy.analysis is not None, 30)
+        await redraw(app, pilot)
+        state = app.session.snapshot().energy
+        assert state.state == "recording" and meter.stops == 0
+        assert state.upto == 17 and max(state.analysis.inference_uj) == 17
+        if capacity < recording.samples:
+            assert state.analysis.left_out["outside_recording"] > 0 and min(state.analysis.inference_uj) > 0
+        else:
+            assert min(state.analysis.inference_uj) == 0
+        assert _number(table.cell_text(1, "power")) == pytest.approx(MODEL.layer_mw[1], rel=0.01)
+        said = rf"energy of inferences #{state.since}–#17 \(the meter.s last [0-9.]+ s\), meter recording"
+        assert re.search(said, table.border_subtitle), table.border_subtitle
+        app.show_view("timeline")
+        await redraw(app, pilot)
+        assert "mW" in app.query_one("#gantt", TimelineView)._lane_names
+        # The run goes on: the energy follows the meter.
+        source.allow(3)
+        await until(pilot, lambda: source.left == len(pieces) - 23)
+        meter.sample_until(ends[20] + 60)
+        try:
+            await until(pilot, lambda: app.session.snapshot().energy.upto == 20, 30)
+        except AssertionError:
+            raise AssertionError(app.session.snapshot().energy) from None
+        source.allow(1000)
+        meter.sample_until(recording.samples)
+        await until(pilot, lambda: app.session.snapshot().energy.state in ("ready", "failed"), 30)
+        state = app.session.snapshot().energy
+        assert state.state == "ready", state.message
+        assert meter.stops == 1 and len(state.analysis.inference_uj) == 30  # the whole run, from the file
+
+    run(app, body)

@@ -41,11 +41,12 @@ examples:
   tracer live tcp://localhost:3443 -o run.trace --power joulescope://   # + run.jls
 
 --power METER records a power meter beside the capture (CAPTURE with .jls;
-joulescope://[SERIAL][?rate=HZ] or ppk2://PORT[?voltage=MV]). When the source
-ends, the screen aligns the recording with the capture and shows energy per
-layer (µJ, mW), per inference and a power lane, as 'tracer replay CAPTURE
---power CAPTURE.jls' does; until then it says the meter is recording
-(docs/energy.md).
+joulescope://[SERIAL][?rate=HZ] or ppk2://PORT[?voltage=MV]). While it
+records, every few seconds the screen aligns the meter's newest samples with
+the capture so far and shows energy per layer (µJ, mW), per inference and a
+power lane for the inferences they cover ("energy of inferences #A-#B, meter
+recording"); when the source ends, the whole recording, as 'tracer replay
+CAPTURE --power CAPTURE.jls' does (docs/energy.md).
 """.format(schemes="\n  ".join(source_schemes()))
 
 DEMO_MACHINE = "mps3-an547"
@@ -75,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--power",
         metavar="METER",
         help="also record a power meter beside the capture (CAPTURE with .jls): joulescope://[SERIAL][?rate=HZ] "
-        "or ppk2://PORT[?voltage=MV]; energy per layer on screen when the source ends",
+        "or ppk2://PORT[?voltage=MV]; energy per layer on screen as it records (its newest samples), "
+        "of the whole run once the source ends",
     )
     record.add_argument(
         "--sync-input",

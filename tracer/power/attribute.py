@@ -122,6 +122,9 @@ def attribute_energy(
             f"{info.path}: the sync pin is on digital input {bit}, which the recording lacks (it has {have})"
         )
     edges = find_edges(recording.chunks(), bit)
+    skip = info.edges_before.get(bit, 0)  # a live window: its first edge is the run's edge `skip`
+    if skip:
+        marks = dataclasses.replace(marks, cycle=marks.cycle[skip:], level=marks.level[skip:])
     try:
         fit = fit_clock(marks, edges, info.sample_rate, timeline.clock_hz, bit)
     except SyncError as exc:
@@ -130,7 +133,7 @@ def attribute_energy(
     inf = timeline.inferences
     start_s = fit.samples(inf.start)
     end_s = fit.samples(inf.end)
-    inside = (inf.start >= 0) & (inf.end >= 0) & (start_s >= 0) & (end_s < total - 1)
+    inside = (inf.start >= 0) & (inf.end >= 0) & (start_s >= info.first_sample) & (end_s < total - 1)
     left_out = {
         "incomplete": int(((inf.start >= 0) & (inf.end >= 0) & ~inf.complete & inside).sum()),
         "outside_recording": int(((inf.start >= 0) & (inf.end >= 0) & ~inside).sum()),

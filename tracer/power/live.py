@@ -11,6 +11,12 @@
 The meter is started before the target's source and stopped after it, so the recording covers
 the capture; ``tracer report run.trace --power run.jls`` then attributes it. The drivers load only
 here, when a meter is asked for (exit 4 when the library or the meter is missing).
+
+While it records, each recorder also hands the samples to its ``tap``
+(:class:`~tracer.power.tap.SampleTap`, the newest samples in bounded memory), from which
+``tracer live`` shows energy as it goes; the JLS file is read only once closed. The PPK2's
+thread does so as it writes them; for a Joulescope, tracer subscribes to the same data topics
+as the maker's recorder and lines the signals up by sample id (:class:`JoulescopeTap`).
 """
 
 from __future__ import annotations
@@ -18,14 +24,18 @@ from __future__ import annotations
 import dataclasses
 import threading
 import urllib.parse
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from tracer.errors import SourceUnavailable, UsageError
+from tracer.power.recording import RecordingInfo
+from tracer.power.tap import SampleTap
 
 PPK2_RATE = 100_000  # samples per second of the PPK2's averaged stream
 PPK2_MAX_CURRENT_A = 1.0  # its measuring range tops out near 1 A
+_TOPICS = {"current": "s/i/!data", "voltage": "s/v/!data"}  # pyjoulescope_driver's data topics
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +77,7 @@ class MeterRecorder(Protocol):
     """A meter recording into a file (``path``, a .jls) until stopped."""
 
     path: str
+    tap: SampleTap | None  # its newest samples while it records (None: only the file, once closed)
 
     def start(self) -> None:
         """Open the meter and start recording (exit 4 if it cannot)."""
@@ -95,6 +106,8 @@ class JoulescopeRecorder:
         self._driver, self._record_class = driver, record
         self._record: Any = None
         self._device = ""
+        self.tap: SampleTap | None = None  # once started: the signals' samples, lined up
+        self._lined_up: JoulescopeTap | None = None
 
     def start(self) -> None:
         """Find the Joulescope, set its rate and ranges, start its recorder."""
@@ -125,9 +138,16 @@ class JoulescopeRecorder:
         signals = self.SIGNALS if "js220" in self._device else self.SIGNALS[:4]
         self._record = self._record_class(d, self._device, list(signals))
         self._record.open(self.path)
+        digital = dict(enumerate(signals[2:]))
+        meter = "Joulescope " + self._device.split("/")[1].upper() if self._device.count("/") >= 2 else "Joulescope"
+        self.tap = SampleTap(RecordingInfo(self.path, meter, float(rate), None, "power", None, digital))
+        self._lined_up = JoulescopeTap(d, self._device, signals, self.tap)
 
     def stop(self) -> None:
         """Close the recorder (the JLS file), the device and the driver."""
+        if self._lined_up is not None:
+            self._lined_up.close()
+            self._lined_up = None
         if self._record is not None:
             self._record.close()
             self._record = None
@@ -135,6 +155,99 @@ class JoulescopeRecorder:
             self._driver.close(self._device)
             self._driver.finalize()
             self._device = ""
+
+
+class JoulescopeTap:
+    """The Joulescope's data topics lined up into power and digital inputs for a tap.
+
+    ``pyjoulescope_driver`` publishes each signal on its own topic (``s/i/!data``, ``s/v/!data``,
+    ``s/gpi/N/!data``), in blocks that carry their first ``sample_id`` (at the device's base rate:
+    divided by ``decimate_factor``); a digital input's block is packed 8 samples a byte, least
+    significant bit first, as the maker's recorder writes it to JLS (a later block's samples
+    replace an earlier one's padding bits). Each signal's blocks wait
+    here until every signal has a sample; then the samples all have are handed on (current times
+    voltage, the inputs as bits) and dropped. A signal that stops coming for
+    :data:`MAX_WAITING` samples stops the tap (the JLS file still has everything).
+
+    Args:
+        driver: The open driver; device: The device's path; signals: The recorded signals
+            (``current``, ``voltage``, then the ``gpi[N]`` inputs in bit order); tap: Fed.
+    """
+
+    MAX_WAITING = 1 << 22
+
+    def __init__(self, driver: Any, device: str, signals: Sequence[str], tap: SampleTap) -> None:
+        self._driver, self._tap = driver, tap
+        self._lock = threading.Lock()
+        self._topics = {f"{device}/{_TOPICS.get(name) or 's/gpi/' + name[4:-1] + '/!data'}": name for name in signals}
+        self._waiting: dict[str, list[tuple[int, np.ndarray]]] = {name: [] for name in signals}
+        self._next: int | None = None  # the first sample not yet handed on
+        self.stopped = ""
+        for topic in self._topics:
+            driver.subscribe(topic, ["pub"], self._on_data)
+
+    def close(self) -> None:
+        """Stop listening."""
+        for topic in self._topics:
+            self._driver.unsubscribe(topic, self._on_data)
+
+    def _on_data(self, topic: str, value: dict[str, Any]) -> None:
+        name = self._topics.get(topic)
+        if name is None or self.stopped:
+            return
+        first = int(value["sample_id"]) // max(int(value.get("decimate_factor", 1)), 1)
+        data = np.asarray(value["data"])
+        if name.startswith("gpi"):
+            data = np.unpackbits(data.astype(np.uint8), bitorder="little")
+        with self._lock:
+            self._waiting[name].append((first, data))
+            self._hand_on()
+
+    def _hand_on(self) -> None:
+        """Hand the tap the samples every signal has (called with the lock held)."""
+        if any(not blocks for blocks in self._waiting.values()):
+            if max(sum(len(d) for _, d in blocks) for blocks in self._waiting.values()) > self.MAX_WAITING:
+                missing = [name for name, blocks in self._waiting.items() if not blocks]
+                self.stopped = f"no samples of {', '.join(missing)}"
+                self._waiting = {name: [] for name in self._waiting}
+            return
+        if self._next is None:
+            self._next = max(blocks[0][0] for blocks in self._waiting.values())
+        start = self._next
+        end = min(self._known_end(name, blocks) for name, blocks in self._waiting.items())
+        if end <= start:
+            return
+        taken = {name: self._take(name, start, end) for name in self._waiting}
+        power = taken["current"].astype(np.float64) * taken["voltage"]
+        digital = np.zeros(end - start, np.uint8)
+        for bit, name in enumerate(n for n in self._waiting if n.startswith("gpi")):
+            digital |= (taken[name].astype(np.uint8) & 1) << bit
+        self._next = end
+        self._tap.add(power, digital)
+
+    @staticmethod
+    def _known_end(name: str, blocks: list[tuple[int, np.ndarray]]) -> int:
+        """Where the signal's samples received so far end. A digital input's block is packed in
+        whole bytes (``(count + 7) // 8``, its count not said): its last 7 bits may be padding,
+        known only once the next block comes (it starts where this one truly ended).
+        """
+        first, data = blocks[-1]
+        return first + len(data) - (7 if name.startswith("gpi") else 0)
+
+    def _take(self, name: str, start: int, end: int) -> np.ndarray:
+        """Samples ``start`` to ``end`` of signal ``name`` (zeros where it has none), dropping
+        its blocks that end by ``end``.
+        """
+        out = np.zeros(end - start, np.float64 if not name.startswith("gpi") else np.uint8)
+        keep = []
+        for first, data in self._waiting[name]:
+            lo, hi = max(first, start), min(first + len(data), end)
+            if hi > lo:
+                out[lo - start : hi - start] = data[lo - first : hi - first]
+            if first + len(data) > end:
+                keep.append((first, data))
+        self._waiting[name] = keep
+        return out
 
 
 class Ppk2Recorder:
@@ -149,6 +262,8 @@ class Ppk2Recorder:
         self._thread: threading.Thread | None = None
         self.samples = 0
         self.error: BaseException | None = None
+        digital = {bit: f"gpi[{bit}]" for bit in range(8)}
+        self.tap: SampleTap | None = SampleTap(RecordingInfo(path, "PPK2", PPK2_RATE, None, "power", None, digital))
 
     def start(self) -> None:
         """Open the PPK2, power the target (source mode), start measuring and the reading thread."""
@@ -200,6 +315,8 @@ class Ppk2Recorder:
                     continue
                 power = np.asarray(samples[:n], np.float64) * 1e-6 * volts  # ppk2-api gives microamperes
                 self._writer.fsr_f32(1, self.samples, power.astype(np.float32))
+                if self.tap is not None:
+                    self.tap.add(power, np.asarray(bits[:n], np.uint8))
                 # u1 signals are written in whole bytes: keep the samples of a partial byte for later.
                 pending_bits = np.concatenate((pending_bits, np.asarray(bits[:n], np.uint8)))
                 whole = len(pending_bits) // 8 * 8

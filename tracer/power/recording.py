@@ -35,6 +35,10 @@ class RecordingInfo:
         digital: The digital inputs recorded, by number (bit ``i`` of :attr:`PowerChunk.digital` is
             input ``i``): their names in the file.
         simulated: True when no meter measured it (``tracer demo --power``).
+        first_sample: The first sample held: 0 for a file; a live meter's window
+            (:mod:`tracer.power.tap`) holds only its newest samples.
+        edges_before: Per digital input, its edges before :attr:`first_sample` (to pair the
+            window's edges with the capture's marks by their place in the run).
     """
 
     path: str
@@ -45,6 +49,8 @@ class RecordingInfo:
     voltage: float | None
     digital: dict[int, str]
     simulated: bool = False
+    first_sample: int = 0
+    edges_before: dict[int, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass

@@ -7,8 +7,11 @@ runs; the screen then shows each layer's energy per execution and the timeline's
 
 Live (``tracer live SOURCE --power METER``): the meter records beside the capture (``.jls``) for
 the whole run; when the source ends, the meter is stopped, the capture flushed, and the same
-attribution runs on both files. Until then the snapshot says the meter is recording. A meter's
-samples are not read while it records: energy per layer needs the whole run aligned.
+attribution runs on both files. While it records, the JLS cannot be read (pyjls repairs a file
+not yet closed, in place); a meter that hands its samples to a tap (:mod:`tracer.power.tap`, its
+newest samples in bounded memory) gets them attributed every few seconds (:meth:`follow`), by the
+same :func:`attribute_energy`, against the capture as written so far: the state stays
+``recording``, with the energy of the inferences inside the tap's window.
 
 A recording that cannot be aligned says why, in the words of the report; the screen goes on.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -27,8 +31,11 @@ from tracer.power.attribute import EnergyAnalysis, attribute_energy
 from tracer.power.live import MeterRecorder
 from tracer.power.reading import open_recording
 from tracer.power.recording import CHUNK_SAMPLES, PowerChunk, PowerRecording, RecordingInfo
+from tracer.power.tap import SampleTap
 
 RECORDING, READING, READY, FAILED = "recording", "reading", "ready", "failed"
+FOLLOW_SECONDS = 2.0  # live: the energy is attributed again this often at most
+FOLLOW_SHARE = 4  # ... and waits at least this many times as long as the last pass took
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,14 +46,39 @@ class EnergyState:
         state: ``recording`` (live: the meter records until the run ends), ``reading``, ``ready``
             or ``failed``.
         path: The recording as given (or being written).
-        message: Why it failed (``failed``), else empty.
-        analysis: The attribution (``ready``), else None.
+        message: Why it failed (``failed``); while ``recording``, why the last pass over the
+            meter's newest samples gave nothing new (not yet aligned); else empty.
+        analysis: The attribution (``ready``; while ``recording``, of the inferences inside the
+            meter's newest samples, as of the last pass), else None.
+        window_seconds: While ``recording``: how many seconds of the meter's newest samples the
+            analysis covers (None: no pass yet).
+        following: While ``recording``: the meter's samples are attributed as they come (a meter
+            with a tap); False: only once the run ends.
     """
 
     state: str
     path: str
     message: str = ""
     analysis: EnergyAnalysis | None = None
+    window_seconds: float | None = None
+    following: bool = False
+
+    @property
+    def since(self) -> int | None:
+        """The oldest inference the analysis measured (None: none)."""
+        a = self.analysis
+        return min(a.inference_uj) if a is not None and a.inference_uj else None
+
+    @property
+    def upto(self) -> int | None:
+        """The newest inference the analysis measured (None: none)."""
+        a = self.analysis
+        return max(a.inference_uj) if a is not None and a.inference_uj else None
+
+    @property
+    def live(self) -> bool:
+        """The meter still records: the analysis (if any) covers only its newest samples so far."""
+        return self.state == RECORDING
 
     @property
     def peak_mw(self) -> float:
@@ -79,7 +111,8 @@ class SessionEnergy:
         self._opener = opener
         self._meter = meter
         self._lock = threading.Lock()
-        self._state = EnergyState(RECORDING if meter is not None else READING, path)
+        self._tap: SampleTap | None = getattr(meter, "tap", None)
+        self._state = EnergyState(RECORDING if meter is not None else READING, path, following=self._tap is not None)
 
     @classmethod
     def replayed(cls, recording: PowerRecording, meter_input: int | None = None) -> SessionEnergy:
@@ -108,6 +141,56 @@ class SessionEnergy:
         except TracerError as exc:
             self._set(EnergyState(FAILED, self.path, message=str(exc)))
 
+    @property
+    def follows(self) -> bool:
+        """Live, with a meter whose samples can be read while it records."""
+        return self._tap is not None and self.state.state == RECORDING
+
+    def follow(
+        self,
+        capture: str,
+        changed: Callable[[], None],
+        done: Callable[[], bool],
+        interval: float = FOLLOW_SECONDS,
+    ) -> None:
+        """Live: attribute the meter's newest samples to the capture written so far, again and
+        again, until ``done()`` (the source ended or the session closes).
+
+        Runs in a helper thread. Each pass reads the capture as written (its last, partly written
+        record is left out as the end of a stream is) and attributes the tap's window with
+        :func:`attribute_energy`; a pass that cannot align yet (too few marks, the meter's edges
+        ahead of the capture's) keeps the last result and says why. Passes are at least
+        ``interval`` apart, and at least :data:`FOLLOW_SHARE` times as long as the last took,
+        so that the screen and the decoder keep most of the machine.
+        """
+        tap = self._tap
+        if tap is None:
+            return
+        wait = interval
+        while not _slept(wait, done):
+            window = tap.window()
+            if window.info.samples == window.info.first_sample:
+                wait = interval
+                continue
+            began = time.monotonic()
+            try:
+                timeline, _facts = load_timeline(capture, on_progress=lambda _bytes: _check(done))
+                analysis = attribute_energy(timeline, Interruptible(window, done), self.meter_input)
+                state = EnergyState(
+                    RECORDING, self.path, analysis=analysis, window_seconds=window.seconds, following=True
+                )
+            except Stopped:
+                return
+            except Exception as exc:  # noqa: BLE001 - a live pass never takes the screen down; the final one says
+                said = str(exc) if isinstance(exc, TracerError) else f"{type(exc).__name__}: {exc}"
+                state = dataclasses.replace(self.state, message=said)
+            wait = max(interval, FOLLOW_SHARE * (time.monotonic() - began))
+            with self._lock:
+                if self._state.state != RECORDING:  # the run ended: the whole recording's turn
+                    return
+                self._state = state
+            changed()
+
     def attribute(
         self,
         capture: str,
@@ -127,7 +210,8 @@ class SessionEnergy:
         if self.state.state == FAILED:
             changed()
             return
-        self._set(EnergyState(READING, self.path))
+        with self._lock:  # a live result stays on the screen until the whole run's replaces it
+            self._state = EnergyState(READING, self.path, analysis=self._state.analysis)
         changed()
         try:
             if before is not None:
@@ -151,6 +235,17 @@ class SessionEnergy:
 
 class Stopped(Exception):
     """The session closed while its recording was being attributed."""
+
+
+def _slept(seconds: float, done: Callable[[], bool]) -> bool:
+    """Sleep ``seconds`` in short steps; True as soon as ``done()``."""
+    end = time.monotonic() + seconds
+    while not done():
+        left = end - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(left, 0.05))
+    return True
 
 
 def _check(stopped: Callable[[], bool]) -> None:

@@ -415,6 +415,19 @@ class Session:
             self._helpers.append(thread)
         if self.mode == "replay":
             self._attribute_energy()
+        elif self._energy is not None and self._energy.follows and self.capture_path:
+            thread = threading.Thread(
+                target=self._energy.follow,
+                args=(self.capture_path, self._energy_read, self._follow_done),
+                name="tracer-energy-live",
+                daemon=True,
+            )
+            thread.start()
+            self._helpers.append(thread)
+
+    def _follow_done(self) -> bool:
+        """Live energy stops following once the session stops or the source ends."""
+        return self._stop.is_set() or self._done.is_set() or self._state == "ended"
 
     def _attribute_energy(self) -> None:
         """Attribute the power recording to the capture in a helper thread (replay: from the

@@ -139,14 +139,25 @@ def flag_words(row: LayerRow) -> tuple[str, ...]:
 def energy_subtitle(state: EnergyState) -> str:
     """What the energy columns are: per execution from which recording, or why there are none."""
     name = state.path.replace("\\", "/").rsplit("/", 1)[-1]
-    if state.state == "recording":
-        return f"energy: the meter records to {name}; per layer once the run ends"
-    if state.state == "reading":
+    a = state.analysis
+    if state.state == "recording" and a is None:
+        if not state.following:
+            return f"energy: the meter records to {name}; per layer once the run ends"
+        why = f" (not yet: {state.message})" if state.message else " …"
+        return f"energy: the meter records to {name}; aligning its newest samples{why}"
+    if state.state == "reading" and a is None:
         return f"energy: aligning {name} with the capture …"
-    if state.analysis is None:
+    if a is None:
         return f"energy: {state.message}"
-    simulated = " (SIMULATED)" if state.analysis.recording.simulated else ""
-    return f"µJ per execution ±95 %, mW while it ran, from {name}{simulated}"
+    simulated = " (SIMULATED)" if a.recording.simulated else ""
+    what = f"µJ per execution ±95 %, mW while it ran, from {name}{simulated}"
+    if state.state == "reading":
+        return f"energy to inference #{state.upto}; aligning the whole of {name} … · {what}"
+    if state.state == "recording":
+        w = state.window_seconds
+        window = "" if w is None else f" (the meter's last {w:.1f} s)" if w < 10 else f" (the meter's last {w:.0f} s)"
+        return f"energy of inferences #{state.since}–#{state.upto}{window}, meter recording · {what}"
+    return what
 
 
 class LayersTable(View, LineTable):

@@ -502,13 +502,17 @@ def _energy_text(snapshot: SessionSnapshot, number: int) -> Text | None:
         return None
     if state.analysis is None:
         said = {
-            "recording": "energy: once the run ends (meter recording)",
+            "recording": "energy: aligning the meter's samples …"
+            if state.following
+            else "energy: once the run ends (meter recording)",
             "reading": "energy: aligning the recording …",
         }.get(state.state, "energy: not aligned (see layers)")
         return Text(said, style=pal.MUTED)
     a = state.analysis
     uj = a.inference_uj.get(number)
     if uj is None:
+        if state.live and state.upto is not None and number > state.upto:
+            return Text(f"energy: not yet (measured to inference #{state.upto}, meter recording)", style=pal.MUTED)
         return Text("energy: not measured (incomplete, or outside the recording)", style=pal.MUTED)
     text = Text(f"{fmt.energy(uj)} µJ", style=f"bold {pal.WARN}")
     if a.inference_mean_uj is not None:
