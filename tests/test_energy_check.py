@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 from power_streams import synthetic_timeline
 from test_energy_cli import run_files  # noqa: F401 - the module's fixture: capture, JLS, CSV
@@ -46,6 +47,20 @@ def test_check_fails_on_energy_over_budget(run_files, run_cli, tmp_path: Path) -
     assert layer["evidence"]["budget_uj"] == 150.0 and layer["evidence"]["energy_uj"] > 200
     assert "over its budget of 150.000 uJ" in layer["message"]
     assert found["inference-energy-over-budget"]["evidence"]["budget_uj"] == 200.0
+
+
+def test_check_junit_fails_the_energy_over_budget(run_files, run_cli, tmp_path: Path) -> None:  # noqa: F811
+    """CI reads the gate as JUnit: an energy over its budget is a failed test case there too."""
+    capture, jls, _, _ = run_files
+    budget = _budget(tmp_path / "b.toml", 200.0, 150.0)
+    done = run_cli("check", capture, "--power", jls, "--budget", budget, "--format", "junit")
+    assert done.code == 1, done.err
+    root = ElementTree.fromstring(done.out)
+    failures = {f.get("type"): f.text or "" for f in root.iter("failure")}
+    assert "layer-energy-over-budget" in failures or any(
+        "layer-energy-over-budget" in text for text in failures.values()
+    ), failures
+    assert any("over its budget of 150.000 uJ" in text for text in failures.values()), failures
 
 
 def test_check_passes_within_energy_budget(run_files, run_cli, tmp_path: Path) -> None:  # noqa: F811
