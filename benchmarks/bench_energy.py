@@ -44,6 +44,7 @@ from tracer.base.timeline import (
 )
 from tracer.power.attribute import attribute_energy
 from tracer.power.recording import PowerChunk, RecordingInfo
+from tracer.telemetry.record_facts import add_records
 from tracer.telemetry.wire import RecordType
 
 RATE = 2_000_000
@@ -133,8 +134,9 @@ def timeline_of(seconds: int) -> InferenceTimeline:
     marks = cycles(period0 + MARK)  # seen at the next sample, a half sample later on average
     records = [TelemetryRecord(int(RecordType.SYNC_PIN), int(c), None, ((n + 1) & 1, n)) for n, c in enumerate(marks)]
     info = {i: LayerInfo(i, f"l{i}", "CONV_2D", Engine.NPU if i in (3, 4) else Engine.CPU) for i in range(layers)}
-    return InferenceTimeline(clock_hz=CLOCK, clock_source="dwt", layers=info, inferences=inferences, spans=spans,
-                             records=records)  # fmt: skip
+    timeline = InferenceTimeline(clock_hz=CLOCK, clock_source="dwt", layers=info, inferences=inferences, spans=spans)
+    add_records(timeline, records)  # (and their typed facts: the sync pins the attribution reads)
+    return timeline
 
 
 def rss_mb() -> float:
