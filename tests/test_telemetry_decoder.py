@@ -225,3 +225,25 @@ def test_first_rows_of_new_layers(values: list[int], known: set[int], late: bool
     indices, first = np.unique(column, return_index=True)
     expected = [(v, at) for v, at in zip(indices.tolist(), first.tolist()) if v not in known]
     assert sorted(_first_rows(column, known)) == expected
+
+
+@given(
+    time=st.integers(-(1 << 63), (1 << 63) - 1),
+    offset=st.integers(-(1 << 63), (1 << 63) - 1),
+)
+def test_end_time_wraps_at_64_bits_without_a_warning(time: int, offset: int) -> None:
+    """A hostile stream can push the time and the sessions' offset near the 64-bit limit: the end
+    time wraps as the kernel's times do (two's complement), with no numpy overflow warning (the
+    fuzz campaign met one).
+    """
+    import warnings
+
+    import tracer.telemetry.kernel as k
+
+    decoder = TelemetryDecoder()
+    decoder._state[k.S_TIME], decoder._state[k.S_TIME_OFFSET], decoder._state[k.S_HAVE_TIME] = time, offset, 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        end = decoder.end_time
+    wrapped = np.array([time], np.int64) + np.array([offset], np.int64)  # (int64 arrays wrap silently)
+    assert end == int(wrapped[0])

@@ -367,7 +367,7 @@ class TelemetryDecoder:
         slice of a timeline ends there.
         """
         s = self._state
-        return int(s[k.S_TIME] + s[k.S_TIME_OFFSET]) if s[k.S_HAVE_TIME] else None
+        return k.on_time_line(s) if s[k.S_HAVE_TIME] else None
 
     # -- taking and discarding (streams that never end) ------------------------------------------
     def take(self) -> NewRows:

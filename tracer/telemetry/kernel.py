@@ -230,6 +230,15 @@ NEED_WORDS = 64 + RESTART_WORDS
 NEED_TEXT = 4
 
 
+def on_time_line(state: np.ndarray) -> int:
+    """The last record's time on the time line (the target's time plus the sessions' offset),
+    wrapping at 64 bits as every time the kernel computes does (a hostile stream can push either
+    near the limit; no warning, no error, the same number the C twin gives).
+    """
+    total = int(state[S_TIME]) + int(state[S_TIME_OFFSET])
+    return (total + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
 def new_state() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return (state, pending payload words, PMU snapshots [first, last]) for a fresh stream."""
     state = np.zeros(STATE_SIZE, np.int64)
