@@ -226,3 +226,25 @@ def test_ppk2_recorded_to_jls(tmp_path: Path) -> None:
     tapped = list(window.chunks())
     np.testing.assert_allclose(np.concatenate([c.power for c in tapped]), power[:1000], rtol=1e-6)
     assert find_edges(tapped, 2).position.tolist() == [249.5, 499.5, 749.5]
+
+
+def test_a_source_that_cannot_open_stops_the_meter_started_for_it() -> None:
+    """``record``/``live --power`` start the meter before the source (it covers the run): a source
+    that then fails to open must not leave the meter recording."""
+    from tracer.cli.cmd_record import open_beside_meter
+    from tracer.errors import SourceUnavailable
+
+    class Meter:
+        stopped = False
+
+        def stop(self) -> None:
+            self.stopped = True
+
+    class Unreachable:
+        def open(self) -> None:
+            raise SourceUnavailable("serial:///dev/ttyNONE: no such port")
+
+    meter = Meter()
+    with pytest.raises(SourceUnavailable):
+        open_beside_meter(Unreachable(), meter)  # type: ignore[arg-type]
+    assert meter.stopped

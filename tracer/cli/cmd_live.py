@@ -128,7 +128,7 @@ def source_url(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Open, record, watch."""
     from tracer.capture.writer import CaptureWriter
-    from tracer.cli.cmd_record import start_meter
+    from tracer.cli.cmd_record import open_beside_meter, start_meter
     from tracer.cli.cmd_replay import baseline_path
     from tracer.cli.screen import load_budget_files, open_elf_symbols, require_terminal, run_app, session_options
     from tracer.cli.source_setup import capture_metadata, source_factory
@@ -159,12 +159,7 @@ def run(args: argparse.Namespace) -> int:
     if meter is not None:
         options = dataclasses.replace(options, meter=meter, meter_input=args.sync_input)
     console.info(f"opening {url}" + (" (building and starting the QEMU demo)" if url.startswith("qemu://") else ""))
-    try:
-        source.open()
-    except BaseException:
-        if meter is not None:
-            meter.stop()
-        raise
+    open_beside_meter(source, meter)
     writer = None
     try:
         meta = capture_metadata(source, url, args)

@@ -133,12 +133,7 @@ def run(args: argparse.Namespace) -> int:
         if hasattr(source, "attach_elf"):
             source.attach_elf(image)
     meter = start_meter(args.power, args.output, args.force)
-    try:
-        source.open()
-    except BaseException:
-        if meter is not None:
-            meter.stop()
-        raise
+    open_beside_meter(source, meter)
     try:
         meta = capture_metadata(source, args.source, args)
         if args.ts_prescaler is not None:
@@ -198,6 +193,16 @@ def start_meter(url: str | None, output: str, force: bool) -> MeterRecorder | No
     meter = meter_recorder(url, str(path))
     meter.start()
     return meter
+
+
+def open_beside_meter(source: Any, meter: MeterRecorder | None) -> None:
+    """Open ``source``; if it cannot be opened, stop the meter started for it (``record``, ``live``)."""
+    try:
+        source.open()
+    except BaseException:
+        if meter is not None:
+            meter.stop()
+        raise
 
 
 def _ingest_pmu_trace(source: FvpSource, writer: CaptureWriter, debug_db: str | None, console: Console) -> None:
