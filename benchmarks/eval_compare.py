@@ -35,16 +35,16 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the generated digest (a test helper)
 
-from tracer.analysis.samples import LayerSamples
-from tracer.base.timeline import Engine, LayerInfo
+from one_layer_digest import one_layer_digest
+
 from tracer.compare.compare import Change, Verdict, compare
 from tracer.compare.digest import CaptureDigest
 
 LEVEL = 100_000.0
 NOISE = 0.02
 SPIKE_SHARE = 0.05
-LAYER = {0: LayerInfo(0, "conv0", "CONV_2D", Engine.NPU)}
 Design = tuple[int | tuple[int, int], int, float]  # captures a side (or base, new), executions, shift
 
 
@@ -55,19 +55,7 @@ def capture(rng: np.random.Generator, executions: int, slow: float, shift: float
     spikes = np.where(rng.random(executions) < SPIKE_SHARE, rng.uniform(0.02, 0.10, executions), 0.0)
     whole = 1.0 + rng.uniform(0.0, shift) if shift else 1.0
     cycles = np.round(LEVEL * (1 + slow) * whole * (1 + noise + spikes)).astype(np.int64)
-    return CaptureDigest(
-        names=("generated",),
-        layers=LAYER,
-        samples={0: LayerSamples(cycles, None, {})},
-        latency=np.zeros(0, np.int64),
-        inferences=executions,
-        complete=executions,
-        clock_hz=None,
-        arena_used=None,
-        arena_size=None,
-        stacks={},
-        findings=(),
-    )
+    return one_layer_digest(cycles)
 
 
 def trial(rng: np.random.Generator, design: Design, slow: float, threshold: float) -> Change:

@@ -15,36 +15,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fleet_streams import Build, write_build
+from one_layer_digest import one_layer_digest
 
 from tracer.analysis.distributions import binomial_range, t_quantile, t_sf
-from tracer.analysis.samples import LayerSamples
-from tracer.base.timeline import Engine, LayerInfo
 from tracer.compare.compare import Verdict, compare
 from tracer.compare.digest import CaptureDigest
 from tracer.compare.intervals import execution_interval, min_executions
 from tracer.compare.plan import Variance, plan
 from tracer.compare.significance import mann_whitney_u
 
-LAYER = {0: LayerInfo(0, "conv0", "CONV_2D", Engine.NPU)}
-
 
 def capture(rng: np.random.Generator, executions: int, slow: float = 0.0, shift: float = 0.0) -> CaptureDigest:
     """A capture of one layer of 100,000 cycles: 1 % Gaussian noise per execution, the whole
     capture ``shift`` (a fraction) slower, the build ``slow`` slower."""
     cycles = np.round(1e5 * (1 + slow) * (1 + shift) * (1 + 0.01 * rng.standard_normal(executions)))
-    return CaptureDigest(
-        names=("generated",),
-        layers=LAYER,
-        samples={0: LayerSamples(cycles.astype(np.int64), None, {})},
-        latency=np.zeros(0, np.int64),
-        inferences=executions,
-        complete=executions,
-        clock_hz=None,
-        arena_used=None,
-        arena_size=None,
-        stacks={},
-        findings=(),
-    )
+    return one_layer_digest(cycles)
 
 
 @pytest.mark.xdist_group("scipy")
