@@ -56,6 +56,7 @@ import numpy as np
 
 from tracer.analysis.budget_view import BudgetComparison, compare_budget, inferences_over
 from tracer.analysis.coherency import SHORT_NOTE, CoherencyAccumulator
+from tracer.analysis.energy_model import estimate
 from tracer.analysis.findings.rules import find_all
 from tracer.analysis.isr import IsrAccumulator
 from tracer.analysis.jitter import JitterAccumulator
@@ -188,6 +189,10 @@ class AnalysisAccumulator:
             )
         jitter = self.jitter.result()
         layers, executions = self._layers()  # (after the jitter's result: they take its columns)
+        estimated = None
+        if settings.power_model is not None:  # (no meter: energy from each layer's time and counters)
+            complete = len(complete_latencies(capture.inferences))
+            estimated = estimate(settings.power_model, settings.power_model.path, layers, capture.clock_hz, complete)
         analysis = Analysis(
             timeline=capture,
             facts=facts,
@@ -206,6 +211,7 @@ class AnalysisAccumulator:
             time_span=self._time_span(),
             over_limit={index: tuple(numbers) for index, numbers in sorted(over.items())},
             energy=energy,
+            energy_estimate=estimated,
         )
         return dataclasses.replace(analysis, findings=tuple(find_all(analysis)))
 

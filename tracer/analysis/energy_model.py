@@ -53,6 +53,7 @@ class PowerModel:
     error_pct: float
     worst_pct: float
     fitted_on: dict[str, Any]
+    path: str = ""  # the file it was read from (not written to it)
 
     def to_json(self) -> dict[str, Any]:
         """The model file's content."""
@@ -207,6 +208,7 @@ def read_model(path: str) -> PowerModel:
             float(fit["leave_one_out_rms_pct"]),
             float(fit["leave_one_out_worst_pct"]),
             dict(data.get("fitted_on") or {}),
+            path,
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"{path}: a power model with a missing or bad field ({exc!r})") from None

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from tracer.analysis.budget_view import BudgetComparison
 from tracer.analysis.coherency import CoherencyAnalysis
+from tracer.analysis.energy_model import EnergyEstimate
 from tracer.analysis.findings.base import Finding
 from tracer.analysis.isr import IsrAnalysis
 from tracer.analysis.jitter import JitterAnalysis
@@ -50,6 +51,7 @@ class Analysis:
         time_span: The first and last cycle of any layer execution or inference (None: none).
         over_limit: Per layer with a budget limit, the inferences in which it ran over the limit.
         energy: A power recording held against the timeline (None: no ``--power``).
+        energy_estimate: Energy estimated from a power model (None: no ``--power-model``).
         complete_executions: Per layer index, its complete executions in compact columns (cycles,
             interrupt cycles, PMU sums): what ``compare`` and ``ingest`` keep of the input.
     """
@@ -71,6 +73,7 @@ class Analysis:
     time_span: tuple[int | None, int | None] = (None, None)
     over_limit: Mapping[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     energy: EnergyAnalysis | None = None
+    energy_estimate: EnergyEstimate | None = None
     complete_executions: Mapping[int, LayerSamples] = dataclasses.field(default_factory=dict)
 
     @property

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tracer.analysis.calibration_file import Calibration
+    from tracer.analysis.energy_model import PowerModel
     from tracer.budget.model import ModelBudget
 
 DEFAULT_TOLERANCE_PCT = 10.0
@@ -76,6 +77,8 @@ class AnalysisSettings:
         against: ``--against``: the layer limits are made from the ``planner``'s prediction or the
             ``calibrated`` one.
         budget_coverage: Least share of the budget's predicted layers the gate must have measured.
+        power_model: ``--power-model``: estimate each layer's energy from its time and counters
+            where no meter was attached (:mod:`tracer.analysis.energy_model`).
     """
 
     tolerance_pct: float | None = None
@@ -89,6 +92,7 @@ class AnalysisSettings:
     calibration: Calibration | None = None
     against: str = "planner"
     budget_coverage: float = BUDGET_COVERAGE
+    power_model: PowerModel | None = None
 
     @property
     def default_tolerance_pct(self) -> float:

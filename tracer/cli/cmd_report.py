@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -98,20 +99,12 @@ def run(args: argparse.Namespace) -> int:
     # A bad model file is exit 2 before the capture is read.
     model = _power_model(args.power_model, args.fit_power_model, args.power)
     request = analysis_request(args, whole=args.per_inference)  # every execution listed: read whole
+    if model is not None:
+        request = dataclasses.replace(request, settings=dataclasses.replace(request.settings, power_model=model))
     _, analysis = analyse_request(request, args.console)
     report = report_object(analysis, args.per_inference, streamed=True)
     if args.fit_power_model:
         _fit_power_model(args.fit_power_model, request.capture, analysis, args.console)
-    if model is not None:
-        from tracer.analysis.energy_model import estimate, estimate_json
-        from tracer.analysis.layer_stats import complete_latencies
-
-        timeline = analysis.timeline
-        found = estimate(
-            model, args.power_model, analysis.layers, timeline.clock_hz, len(complete_latencies(timeline.inferences))
-        )
-        names = {i: timeline.layer(i).label for i in analysis.layers}
-        report["energy_estimate"] = estimate_json(found, names)
     with open_output(args.output) as out:
         if args.format == "json":
             write_report_json(report, out)

@@ -69,6 +69,11 @@ def report_object(analysis: Analysis, per_inference: bool = False, streamed: boo
         from tracer.power.attribute import energy_json
 
         report["energy"] = energy_json(analysis.energy, timeline)
+    if analysis.energy_estimate is not None:
+        from tracer.analysis.energy_model import estimate_json
+
+        names = {i: timeline.layer(i).label for i in analysis.layers}
+        report["energy_estimate"] = estimate_json(analysis.energy_estimate, names)
     return report
 
 
