@@ -227,9 +227,7 @@ class AnalysisAccumulator:
             parts = [LayerSamples(np.zeros(0, np.int32), None, part[index]) for part in self.pmu_sums if index in part]
             samples = {}
             if parts:
-                cycles, isr = self.jitter.hand_over(index)
-                samples[index] = LayerSamples(cycles, isr, pool_samples(parts).pmu)
-                executions[index] = samples[index]
+                samples[index] = executions[index] = self.jitter.hand_over(index, pool_samples(parts).pmu)
             out.update(layer_stats(samples, {index: excluded.get(index, 0)}))
         return out, executions
 
@@ -267,14 +265,8 @@ class _SecondPass:
                 for index, plan in comparison.plans.items()
                 if plan.limit_cycles is not None and plan.predicted_cycles
             }
-        self.judge = [jitter.has_outliers(k) for k in range(count)]
-        self.over = [
-            any(
-                index in limits and bool((cycles.astype(np.int64) > limits[index]).any())
-                for index, cycles in jitter.window_cycles(k).items()
-            )
-            for k in range(count)
-        ]
+        self.judge = jitter.windows_with_outliers()
+        self.over = jitter.windows_where(lambda index, cycles: cycles > limits[index] if index in limits else None)
         self.every = sections.has_tasks or bool(sections.sampling.layers)
         self.counters = bool(capture.pmu_totals)
         needed = [k for k in range(count) if self.judge[k] or self.over[k]]

@@ -43,21 +43,25 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Any
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 
 from tracer.analysis.isr import slice_columns, slice_names, span_of
 from tracer.analysis.layer_stats import latency_columns
-from tracer.analysis.samples import compact, layer_rows
+from tracer.analysis.samples import LayerSamples, compact, layer_order
 from tracer.analysis.settings import JitterSettings
 from tracer.analysis.statistics import (
     MAD_TO_SIGMA,
+    CycleSummary,
     Tally,
     coefficient_of_variation,
-    histogram,
+    histogram_sorted,
     nearest_rank,
     run_starts,
+    summarize_sorted,
 )
 from tracer.analysis.tasks import task_label
 from tracer.analysis.work_evidence import (
@@ -69,6 +73,7 @@ from tracer.analysis.work_evidence import (
     PmuRoles,
     median_measured,
     pmu_roles,
+    work_columns,
 )
 from tracer.base.timeline import Engine, InferenceTimeline, LayerSpans
 
@@ -245,24 +250,78 @@ def _median(values: np.ndarray) -> int:
 
 def layer_groups(spans: LayerSpans) -> list[tuple[int, np.ndarray]]:
     """Per layer index, the rows of its complete executions in inference order."""
-    complete = np.flatnonzero(spans.complete)
-    if not len(complete):
-        return []
-    layers_of = spans.layer[complete].astype(np.int64)
-    numbers = spans.inference[complete]
-    if layers_of.min() >= 0 and (len(numbers) < 2 or bool((numbers[1:] >= numbers[:-1]).all())):
-        # Spans in inference order (a decoded stream's always are): a stable sort by layer alone
-        # keeps that order within each layer (a radix sort of small indices, once).
-        return [(index, complete[at]) for index, at in layer_rows(layers_of)]
-    if numbers.min() >= 0 and numbers.max() < (1 << 40) and layers_of.min() >= 0:
-        order = complete[np.argsort((layers_of << 40) | numbers, kind="stable")]  # one key: faster than lexsort
-    else:
-        order = complete[np.lexsort((numbers, layers_of))]
-    sorted_layers = spans.layer[order].astype(np.int64)
-    firsts = run_starts(sorted_layers)  # sorted: no np.unique
-    indices = sorted_layers[firsts]
-    bounds = [*firsts.tolist(), len(order)]
-    return [(index, order[bounds[n] : bounds[n + 1]]) for n, index in enumerate(indices.tolist())]
+    groups = ByLayer.of(spans)
+    return [(index, groups.rows[lo:hi]) for index, lo, hi in groups]
+
+
+@dataclasses.dataclass(frozen=True)
+class ByLayer:
+    """The complete executions of some spans, layer by layer (indices ascending), each layer's in
+    inference order: one array of rows, cut where each layer's part starts, so that a column is
+    gathered once for every layer, not once per layer.
+
+    Attributes:
+        rows: The span rows, layer by layer.
+        indices: The layer indices, ascending.
+        starts: Where each layer's part of :attr:`rows` starts.
+        ends: Where it ends.
+    """
+
+    rows: np.ndarray
+    indices: list[int]
+    starts: np.ndarray
+    ends: list[int]
+
+    @classmethod
+    def of(cls, spans: LayerSpans) -> ByLayer:
+        """The complete executions of ``spans`` by layer."""
+        complete = np.flatnonzero(spans.complete)
+        if not len(complete):
+            empty = np.zeros(0, np.int64)
+            return cls(empty, [], empty, [])
+        layers_of = spans.layer[complete].astype(np.int64)
+        numbers = spans.inference[complete]
+        if layers_of.min() >= 0 and (len(numbers) < 2 or bool((numbers[1:] >= numbers[:-1]).all())):
+            # Spans in inference order (a decoded stream's always are): a stable sort by layer alone
+            # keeps that order within each layer (a radix sort of small indices, once).
+            indices, order, starts, ends = layer_order(layers_of)
+            return cls(complete[order], indices.tolist(), starts, ends.tolist())
+        if numbers.min() >= 0 and numbers.max() < (1 << 40) and layers_of.min() >= 0:
+            order = complete[np.argsort((layers_of << 40) | numbers, kind="stable")]  # one key: faster than lexsort
+        else:
+            order = complete[np.lexsort((numbers, layers_of))]
+        sorted_layers = spans.layer[order].astype(np.int64)
+        firsts = run_starts(sorted_layers)  # sorted: no np.unique
+        return cls(order, sorted_layers[firsts].tolist(), firsts, [*firsts[1:].tolist(), len(order)])
+
+    def __iter__(self) -> Iterator[tuple[int, int, int]]:
+        """(layer index, start, end) of each layer's part."""
+        return zip(self.indices, self.starts.tolist(), self.ends)
+
+    def any(self, flags: np.ndarray) -> list[bool]:
+        """Per layer, whether any of ``flags`` (aligned with :attr:`rows`) holds in its part."""
+        if not len(self.indices):
+            return []
+        return np.logical_or.reduceat(flags, self.starts).tolist()
+
+    def measured(self, values: np.ndarray) -> _Measured:
+        """``values`` (aligned with :attr:`rows`) that are measured (>= 0), cut by layer."""
+        have = values >= 0
+        kept = np.concatenate(([0], np.cumsum(have)))  # measured values before each position
+        return _Measured(values[have], kept[self.starts].tolist(), kept[self.ends].tolist())
+
+
+@dataclasses.dataclass(frozen=True)
+class _Measured:
+    """A column's measured values, layer by layer (:meth:`ByLayer.measured`)."""
+
+    values: np.ndarray
+    starts: list[int]
+    ends: list[int]
+
+    def of(self, k: int) -> np.ndarray:
+        """The measured values of the ``k``-th layer's part."""
+        return self.values[self.starts[k] : self.ends[k]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -361,7 +420,6 @@ class _Context:
         self.timeline = timeline
         self.settings = settings
         self.data_dependent = data_dependent
-        self.slices = _SliceIndex(timeline)
         self.roles: PmuRoles = pmu_roles(timeline.spans.pmu_names)
         facts = timeline.span_facts
         # Per span, its row in the span facts and the cycles tasks took from it (None: no span
@@ -373,7 +431,11 @@ class _Context:
             took = facts.preempted_cycles()
             self.task_cycles = np.where(self.fact_rows >= 0, took[np.maximum(self.fact_rows, 0)], 0)
         self.latency, self.latency_numbers = latency_columns(timeline.inferences)
-        self.latency_p50 = _median(self.latency)
+
+    @functools.cached_property
+    def slices(self) -> _SliceIndex:
+        """The interrupt slices by span (made when an outlier asks: most windows have none)."""
+        return _SliceIndex(self.timeline)
 
     def tasks_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The cycles tasks took from span ``rows`` and the spans' rows in the span facts (-1: none)."""
@@ -528,7 +590,7 @@ def _layer_jitter(
     index: int,
     cycles: np.ndarray,
     own: np.ndarray,
-    median: int,
+    distribution: tuple[CycleSummary, tuple[list[int], list[int]]],
     own_median: int,
     outliers: int,
     causes: dict[str, int],
@@ -538,22 +600,24 @@ def _layer_jitter(
     outlier_inferences: tuple[int, ...] = (),
     outlier_causes: tuple[str, ...] = (),
 ) -> LayerJitter:
-    """A layer's jitter from all its executions' cycles and own time (in inference order), its
-    outliers (every one's inference and cause, when known) and the warm-up runs among them.
+    """A layer's jitter from all its executions' cycles and own time (in inference order), their
+    distribution (summary and histogram), its outliers (every one's inference and cause, when
+    known) and the warm-up runs among them.
     """
-    latest = int(cycles.max())
+    summary, spread = distribution
+    median, latest = summary.p50, summary.max
     cv = coefficient_of_variation(cycles)
     warm_up_runs = int(warm.sum())
     return LayerJitter(
         index=index,
         count=len(cycles),
         p50=median,
-        p99=nearest_rank(cycles, 0.99),
+        p99=summary.p99,
         max=latest,
         cv=cv,
         own_p50=own_median,
         own_cv=cv if own is cycles else coefficient_of_variation(own),
-        histogram=histogram(cycles),
+        histogram=spread,
         outliers=outliers,
         causes=causes,
         listed=listed,
@@ -670,6 +734,17 @@ def _latency(
     }
 
 
+K = TypeVar("K")
+
+
+def _tally(tallies: dict[K, Tally], key: K) -> Tally:
+    """``tallies[key]``, a new one the first time (``setdefault`` would make one every time)."""
+    tally = tallies.get(key)
+    if tally is None:
+        tally = tallies[key] = Tally()
+    return tally
+
+
 class JitterAccumulator:
     """The jitter of a capture's windows (a timeline read whole is one), in two passes.
 
@@ -694,6 +769,7 @@ class JitterAccumulator:
         self._latency: list[np.ndarray] = []
         self._latency_numbers: list[np.ndarray] = []
         self._reference: dict[int, LayerReference] = {}
+        self._distribution: dict[int, tuple[CycleSummary, tuple[list[int], list[int]]]] = {}
         self._latency_p50 = 0
         self._runs: dict[int, _WarmRun] = {}
         self._parts: dict[int, list[_Judged]] = {}
@@ -702,57 +778,69 @@ class JitterAccumulator:
         self._flagged: list[tuple[np.ndarray, np.ndarray]] = []  # (inference, layer) of every outlier
 
     def measure(self, timeline: InferenceTimeline) -> None:
-        """First pass: keep what the capture-wide values need of the next window."""
+        """First pass: keep what the capture-wide values need of the next window.
+
+        Each column is gathered once for the window, in layer order (:class:`ByLayer`), and each
+        layer keeps its part of it: a loop over layers of gathers costs ten times as much.
+        """
         context = _Context(timeline, self.settings, self.data_dependent)
         spans = timeline.spans
-        all_cycles = spans.cycles
         roles = context.roles
         parts: list[tuple[int, int]] = []
         self._windows.append(parts)
-        pmu: dict[int, np.ndarray] = {}  # the PMU columns the medians need (gathered one at a time: cheaper)
-        if spans.pmu.shape[1] and roles.cycles is not None:
-            wanted = _median_columns(roles) | ({roles.cycles, roles.active} if roles.active is not None else set())
-            pmu = {j: spans.pmu[:, j] for j in wanted}
-        for index, rows in layer_groups(spans):
-            cycles = all_cycles[rows]
-            task, fact_rows = context.tasks_of(rows)
-            isr = spans.isr_cycles[rows]
-            own = cycles - isr - task
-            parts.append((index, len(self._cycles.get(index, ()))))
-            self._cycles.setdefault(index, []).append(compact(cycles))
-            self._own.setdefault(index, []).append(compact(own) if (own != cycles).any() else None)
-            self._isr.setdefault(index, []).append(compact(isr) if isr.any() else None)
-            work = LayerWork(timeline, rows, fact_rows, roles)
-            self._measures.setdefault(index, {}).update(dict.fromkeys(m.name for m in work.measures))
-            tallies = self._tallies.setdefault(index, {})
-            for name, values in work.columns().items():
-                tallies.setdefault(name, Tally()).add(values[values >= 0])
-            if pmu:
-                assert roles.cycles is not None
-                columns = self._pmu.setdefault(index, {})
-                for j in _median_columns(roles):
-                    values = pmu[j][rows]
-                    columns.setdefault(j, Tally()).add(values[values >= 0])
-                if roles.active is not None:
-                    self._idle.setdefault(index, Tally()).add(pmu[roles.cycles][rows] - pmu[roles.active][rows])
         self._latency.append(compact(context.latency))
         self._latency_numbers.append(context.latency_numbers)
+        groups = ByLayer.of(spans)
+        rows = groups.rows
+        cycles = spans.cycles[rows]
+        isr = spans.isr_cycles[rows]
+        task, fact_rows = context.tasks_of(rows)
+        own = cycles - isr - task
+        own_differs, interrupted = groups.any(own != cycles), groups.any(isr != 0)
+        cycles, own, isr = compact(cycles), compact(own), compact(isr)
+        measures, dwt = work_columns(timeline, rows, fact_rows, roles)
+        measured = {name: groups.any(values >= 0) for name, values in measures.items()}
+        tallied = {name: groups.measured(values) for name, values in {**measures, **dwt}.items()}
+        pmu: dict[int, _Measured] = {}  # the PMU columns whose medians tell contention
+        idle = None
+        if spans.pmu.shape[1] and roles.cycles is not None:
+            pmu = {j: groups.measured(spans.pmu[rows, j]) for j in _median_columns(roles)}
+            if roles.active is not None:
+                idle = spans.pmu[rows, roles.cycles] - spans.pmu[rows, roles.active]
+        for k, (index, lo, hi) in enumerate(groups):
+            parts.append((index, len(self._cycles.get(index, ()))))
+            self._cycles.setdefault(index, []).append(cycles[lo:hi])
+            self._own.setdefault(index, []).append(own[lo:hi] if own_differs[k] else None)
+            self._isr.setdefault(index, []).append(isr[lo:hi] if interrupted[k] else None)
+            self._measures.setdefault(index, {}).update(dict.fromkeys(n for n in measures if measured[n][k]))
+            tallies = self._tallies.setdefault(index, {})
+            for name, column in tallied.items():
+                if name in dwt or measured[name][k]:  # (a measure none of the part measured has no tally)
+                    _tally(tallies, name).add(column.of(k))
+            if pmu:
+                columns = self._pmu.setdefault(index, {})
+                for j, column in pmu.items():
+                    _tally(columns, j).add(column.of(k))
+                if idle is not None:
+                    _tally(self._idle, index).add(idle[lo:hi])
 
     def cycles(self, index: int) -> np.ndarray:
         """Layer ``index``'s complete executions' cycles over every window, in inference order."""
         return np.concatenate(self._cycles[index]).astype(np.int64)
 
-    def hand_over(self, index: int) -> tuple[np.ndarray, np.ndarray | None]:
-        """Layer ``index``'s complete executions' cycles and interrupt cycles (None: none at all),
-        compact, in inference order; the jitter forgets them (call after :meth:`result`), so they
-        are held once, not twice.
+    def hand_over(self, index: int, pmu: Mapping[str, tuple[int, int]]) -> LayerSamples:
+        """Layer ``index``'s complete executions (their cycles and interrupt cycles compact, in
+        inference order; their cycles summarized by :meth:`settle`) with the PMU sums ``pmu``; the
+        jitter forgets them (call after :meth:`result`), so they are held once, not twice.
         """
         cycles, parts = self._cycles.pop(index, []), self._isr.pop(index, [])
         isr = None
         if any(part is not None for part in parts):
             filled = [p if p is not None else np.zeros(len(c), np.int64) for p, c in zip(parts, cycles)]
             isr = compact(np.concatenate(filled))
-        return compact(np.concatenate(cycles).astype(np.int64) if cycles else np.zeros(0, np.int64)), isr
+        pooled = compact(np.concatenate(cycles).astype(np.int64) if cycles else np.zeros(0, np.int64))
+        summary = self._distribution.pop(index, (None, None))[0]
+        return LayerSamples(pooled, isr, pmu, summary)
 
     def _pooled(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """A layer's cycles and own time over every window, in inference order (int64)."""
@@ -763,18 +851,25 @@ class JitterAccumulator:
         return cycles, own.astype(np.int64)
 
     def settle(self) -> None:
-        """Between the passes: the capture-wide values every window is judged against."""
+        """Between the passes: the capture-wide values every window is judged against, and each
+        layer's distribution (its cycles sorted once: the median, p99 and histogram of the result
+        and the layer statistics all read that one sort).
+        """
         latency = np.concatenate(self._latency) if self._latency else np.zeros(0, np.int64)
         self._latency_p50 = _median(latency)
         for index in sorted(self._cycles):
             cycles, own = self._pooled(index)
-            median = _median(cycles)
+            ordered = np.sort(cycles)
+            summary = summarize_sorted(ordered, int(ordered.sum()))
+            self._distribution[index] = (summary, histogram_sorted(ordered))
+            del ordered  # (one layer's sorted copy at a time)
+            median = summary.p50
             tallies = self._tallies[index]
             self._reference[index] = LayerReference(
                 count=len(cycles),
                 median=median,
                 mad=_median(np.abs(cycles - median)),
-                own_median=_median(own),
+                own_median=median if own is cycles else _median(own),
                 measures=tuple(self._measures[index]),
                 medians={name: t.nearest_rank(0.5) for name, t in tallies.items() if len(t)},
                 pmu_medians={j: t.nearest_rank(0.5) if len(t) else -1 for j, t in self._pmu.get(index, {}).items()},
@@ -788,20 +883,41 @@ class JitterAccumulator:
         """
         return {index: self._cycles[index][part] for index, part in self._windows[window]}
 
-    def has_outliers(self, window: int) -> bool:
-        """Whether window ``window`` (counted from 0 in the first pass) has an execution the
-        second pass flags (after :meth:`settle`): only then must :meth:`judge` see it; for the
-        others :meth:`skip` gives the same result.
+    def windows_where(self, test: Callable[[int, np.ndarray], np.ndarray | None]) -> list[bool]:
+        """Per window (counted from 0 in the first pass), whether ``test`` holds for one of its
+        complete executions: ``test(index, cycles)`` is given every execution of layer ``index``
+        over the capture (int64, in inference order) and says which hold (None: none), once per
+        layer, not once per layer and window.
+        """
+        hit = [False] * len(self._windows)
+        windows: dict[int, list[int]] = {}  # per layer, the windows that hold its parts, in order
+        for k, window in enumerate(self._windows):
+            for index, _ in window:
+                windows.setdefault(index, []).append(k)
+        for index, holding in windows.items():
+            parts = self._cycles[index]
+            holds = test(index, np.concatenate(parts).astype(np.int64))
+            if holds is None or not holds.any():
+                continue
+            starts = np.cumsum([0, *(len(p) for p in parts[:-1])])  # (no part is empty)
+            for k, part_holds in zip(holding, np.logical_or.reduceat(holds, starts).tolist()):
+                hit[k] = hit[k] or part_holds
+        return hit
+
+    def windows_with_outliers(self) -> list[bool]:
+        """Per window, whether it has an execution the second pass flags (after :meth:`settle`):
+        only those must :meth:`judge` see; for the others :meth:`skip` gives the same result.
         """
         threshold_pct = self.settings.threshold_pct
-        for index, cycles in self.window_cycles(window).items():
+
+        def outliers(index: int, cycles: np.ndarray) -> np.ndarray:
             ref = self._reference[index]
-            if _outliers(cycles.astype(np.int64), ref.median, ref.mad, threshold_pct).any():
-                return True
-        return False
+            return _outliers(cycles, ref.median, ref.mad, threshold_pct)
+
+        return self.windows_where(outliers)
 
     def skip(self, window: int) -> None:
-        """Second pass: the next window, which has no outlier (:meth:`has_outliers`), not judged:
+        """Second pass: the next window, which has no outlier (:meth:`windows_with_outliers`), not judged:
         only the warm-up runs followed past it, as :meth:`judge` would.
         """
         for index, cycles in self.window_cycles(window).items():
@@ -813,7 +929,6 @@ class JitterAccumulator:
     def judge(self, timeline: InferenceTimeline) -> None:
         """Second pass: the outliers of the next window and their causes."""
         context = _Context(timeline, self.settings, self.data_dependent)
-        context.latency_p50 = self._latency_p50
         spans = timeline.spans
         all_cycles = spans.cycles
         for index, rows in layer_groups(spans):
@@ -843,7 +958,7 @@ class JitterAccumulator:
                     index,
                     cycles,
                     own,
-                    ref.median,
+                    self._distribution[index],
                     ref.own_median,
                     sum(p.outliers for p in parts),
                     {c: k for c, k in causes.items() if k},

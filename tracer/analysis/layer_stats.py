@@ -50,8 +50,10 @@ def layer_stats(samples: Mapping[int, LayerSamples], excluded: Mapping[int, int]
         cycles = None
         pmu_mean: dict[str, float] = {}
         if sample is not None and len(sample.cycles):
-            ordered = np.sort(sample.cycles.astype(np.int64))
-            cycles = summarize_sorted(ordered, int(ordered.sum()))
+            cycles = sample.summary
+            if cycles is None:
+                ordered = np.sort(sample.cycles.astype(np.int64))
+                cycles = summarize_sorted(ordered, int(ordered.sum()))
             pmu_mean = {name: total / count for name, (total, count) in sample.pmu.items() if count}
         out[index] = LayerStats(index, cycles, excluded.get(index, 0), pmu_mean)
     return out

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from tracer.analysis.statistics import CycleSummary
 from tracer.base.timeline import LayerSpans
 
 
@@ -27,11 +28,14 @@ class LayerSamples:
         cycles: Cycles of each execution, interrupts included.
         isr_cycles: Interrupt cycles inside each execution (None: none at all).
         pmu: Per PMU counter: (sum over the executions that measured it, how many did).
+        summary: The cycles summarized, where that is done already (the jitter sorts every
+            layer's cycles once), or None.
     """
 
     cycles: np.ndarray
     isr_cycles: np.ndarray | None
     pmu: Mapping[str, tuple[int, int]]
+    summary: CycleSummary | None = None
 
     @property
     def own_cycles(self) -> np.ndarray:
@@ -56,11 +60,11 @@ def layer_rows(layer: np.ndarray) -> list[tuple[int, np.ndarray]]:
     """Per layer index present in ``layer`` (non-negative integers), the positions of its rows, in
     order (a stable sort: small indices sort by radix).
     """
-    indices, order, starts, ends = _layer_order(layer)
+    indices, order, starts, ends = layer_order(layer)
     return [(index, order[lo:hi]) for index, lo, hi in zip(indices.tolist(), starts.tolist(), ends.tolist())]
 
 
-def _layer_order(layer: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def layer_order(layer: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The layer indices present, the rows sorted by layer (stably), and where each layer's rows
     start and end in that order.
     """
@@ -108,9 +112,9 @@ def _complete_layers(spans: LayerSpans) -> tuple[np.ndarray | None, np.ndarray]:
 
 
 def _complete_by_layer(spans: LayerSpans) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The complete spans' rows (None: every span) and their layer order (:func:`_layer_order`)."""
+    """The complete spans' rows (None: every span) and their layer order (:func:`layer_order`)."""
     complete, layer_of = _complete_layers(spans)
-    return (complete, *_layer_order(layer_of))
+    return (complete, *layer_order(layer_of))
 
 
 def _pmu_sums(

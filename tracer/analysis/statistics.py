@@ -123,10 +123,16 @@ def histogram(values: np.ndarray, bins: int = HISTOGRAM_BINS) -> tuple[list[int]
     one past the largest, and no bin is narrower than one cycle (so distinct values a few cycles
     apart are never merged into one bin for want of width).
     """
-    lo, hi = int(values.min()), int(values.max())
+    return histogram_sorted(np.sort(values), bins)
+
+
+def histogram_sorted(ordered: np.ndarray, bins: int = HISTOGRAM_BINS) -> tuple[list[int], list[int]]:
+    """:func:`histogram` of non-empty values already in ascending order (no sort)."""
+    lo, hi = int(ordered[0]), int(ordered[-1])
     count = max(1, min(bins, hi - lo + 1))
     edges = np.floor(np.linspace(lo, hi + 1, count + 1)).astype(np.int64)
-    counts, _ = np.histogram(values, bins=edges)
+    # Every value lies in [edges[0], edges[-1]): each bin's count is where its edges fall.
+    counts = np.diff(np.searchsorted(ordered, edges, side="left"))
     return edges.tolist(), counts.astype(int).tolist()
 
 

@@ -116,6 +116,44 @@ class WorkComparison:
     evidence: dict[str, Any]
 
 
+def work_columns(
+    timeline: InferenceTimeline, rows: np.ndarray, fact_rows: np.ndarray, roles: PmuRoles
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The work measures' and the DWT counters' values of span ``rows`` (-1: not measured), by
+    name, in the order they are cited; a DWT counter only where it is exact (the span is shorter
+    than :data:`DWT_EXACT_BELOW` CPU cycles).
+
+    Args:
+        timeline: The timeline.
+        rows: Span rows.
+        fact_rows: Their rows in ``timeline.span_facts`` (-1: none).
+        roles: The NPU PMU columns' roles.
+    """
+    spans, facts = timeline.spans, timeline.span_facts
+    measures: dict[str, np.ndarray] = {}
+    dwt: dict[str, np.ndarray] = {}
+    if facts is not None and len(facts):
+        have = fact_rows >= 0
+        safe = np.maximum(fact_rows, 0)
+
+        def column(values: np.ndarray) -> np.ndarray:
+            return np.where(have, values[safe], -1)
+
+        measures[WORK_COUNT] = column(facts.work)
+        if INSTRUCTIONS in facts.counter_names:
+            measures[INSTRUCTIONS] = column(facts.counter(INSTRUCTIONS))
+        exact = np.zeros(len(rows), bool)
+        if timeline.clock_source in CPU_CYCLE_CLOCKS:
+            exact = spans.cycles[rows] < DWT_EXACT_BELOW
+        for name in facts.counter_names:
+            if name.endswith(DWT_SUFFIX):
+                dwt[name] = np.where(exact, column(facts.counter(name)), -1)
+    if spans.pmu.shape[1]:
+        for c in roles.work:
+            measures[spans.pmu_names[c]] = spans.pmu[rows, c]
+    return measures, dwt
+
+
 class LayerWork:
     """The work measures and DWT counters of one layer's runs.
 
@@ -124,6 +162,8 @@ class LayerWork:
         rows: The layer's span rows (its complete runs).
         fact_rows: Their rows in ``timeline.span_facts`` (-1: none).
         roles: The NPU PMU columns' roles.
+        medians: The capture-wide medians of the measures (a window of a long capture), or None:
+            the medians of these runs.
     """
 
     def __init__(
@@ -134,29 +174,11 @@ class LayerWork:
         roles: PmuRoles,
         medians: Mapping[str, int] | None = None,
     ) -> None:
-        spans, facts = timeline.spans, timeline.span_facts
         self._medians = medians
         self.measures: list[WorkMeasure] = []
-        self.dwt: dict[str, np.ndarray] = {}
-        if facts is not None and len(facts):
-            have = fact_rows >= 0
-            safe = np.maximum(fact_rows, 0)
-
-            def column(values: np.ndarray) -> np.ndarray:
-                return np.where(have, values[safe], -1)
-
-            self._add(WORK_COUNT, column(facts.work))
-            if INSTRUCTIONS in facts.counter_names:
-                self._add(INSTRUCTIONS, column(facts.counter(INSTRUCTIONS)))
-            exact = np.zeros(len(rows), bool)
-            if timeline.clock_source in CPU_CYCLE_CLOCKS:
-                exact = spans.cycles[rows] < DWT_EXACT_BELOW
-            for name in facts.counter_names:
-                if name.endswith(DWT_SUFFIX):
-                    self.dwt[name] = np.where(exact, column(facts.counter(name)), -1)
-        if spans.pmu.shape[1]:
-            for c in roles.work:
-                self._add(spans.pmu_names[c], spans.pmu[rows, c])
+        measures, self.dwt = work_columns(timeline, rows, fact_rows, roles)
+        for name, values in measures.items():
+            self._add(name, values)
 
     def _add(self, name: str, values: np.ndarray) -> None:
         if self._medians is not None:  # capture-wide medians (a window of a long capture)
