@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracer.analysis.jitter import layer_groups
+from tracer.analysis.by_layer import layer_groups
 from tracer.analysis.pmu import _span_sums
 from tracer.analysis.samples import layer_samples
 from tracer.base.timeline import Inferences, InferenceTimeline, LayerSpans

@@ -44,14 +44,15 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
 
+from tracer.analysis.by_layer import ByLayer, MeasuredByLayer, layer_groups
 from tracer.analysis.isr import slice_columns, slice_names, span_of
 from tracer.analysis.layer_stats import latency_columns
-from tracer.analysis.samples import LayerSamples, compact, layer_order
+from tracer.analysis.samples import LayerSamples, compact
 from tracer.analysis.settings import JitterSettings
 from tracer.analysis.statistics import (
     MAD_TO_SIGMA,
@@ -60,7 +61,6 @@ from tracer.analysis.statistics import (
     coefficient_of_variation,
     histogram_sorted,
     nearest_rank,
-    run_starts,
     summarize_sorted,
 )
 from tracer.analysis.tasks import task_label
@@ -75,7 +75,7 @@ from tracer.analysis.work_evidence import (
     pmu_roles,
     work_columns,
 )
-from tracer.base.timeline import Engine, InferenceTimeline, LayerSpans
+from tracer.base.timeline import Engine, InferenceTimeline
 
 ROBUST_SIGMAS = 3.0
 MAX_LISTED = 20  # outliers listed per layer (all are counted)
@@ -246,82 +246,6 @@ class JitterAnalysis:
 
 def _median(values: np.ndarray) -> int:
     return nearest_rank(values, 0.5) if len(values) else 0
-
-
-def layer_groups(spans: LayerSpans) -> list[tuple[int, np.ndarray]]:
-    """Per layer index, the rows of its complete executions in inference order."""
-    groups = ByLayer.of(spans)
-    return [(index, groups.rows[lo:hi]) for index, lo, hi in groups]
-
-
-@dataclasses.dataclass(frozen=True)
-class ByLayer:
-    """The complete executions of some spans, layer by layer (indices ascending), each layer's in
-    inference order: one array of rows, cut where each layer's part starts, so that a column is
-    gathered once for every layer, not once per layer.
-
-    Attributes:
-        rows: The span rows, layer by layer.
-        indices: The layer indices, ascending.
-        starts: Where each layer's part of :attr:`rows` starts.
-        ends: Where it ends.
-    """
-
-    rows: np.ndarray
-    indices: list[int]
-    starts: np.ndarray
-    ends: list[int]
-
-    @classmethod
-    def of(cls, spans: LayerSpans) -> ByLayer:
-        """The complete executions of ``spans`` by layer."""
-        complete = np.flatnonzero(spans.complete)
-        if not len(complete):
-            empty = np.zeros(0, np.int64)
-            return cls(empty, [], empty, [])
-        layers_of = spans.layer[complete].astype(np.int64)
-        numbers = spans.inference[complete]
-        if layers_of.min() >= 0 and (len(numbers) < 2 or bool((numbers[1:] >= numbers[:-1]).all())):
-            # Spans in inference order (a decoded stream's always are): a stable sort by layer alone
-            # keeps that order within each layer (a radix sort of small indices, once).
-            indices, order, starts, ends = layer_order(layers_of)
-            return cls(complete[order], indices.tolist(), starts, ends.tolist())
-        if numbers.min() >= 0 and numbers.max() < (1 << 40) and layers_of.min() >= 0:
-            order = complete[np.argsort((layers_of << 40) | numbers, kind="stable")]  # one key: faster than lexsort
-        else:
-            order = complete[np.lexsort((numbers, layers_of))]
-        sorted_layers = spans.layer[order].astype(np.int64)
-        firsts = run_starts(sorted_layers)  # sorted: no np.unique
-        return cls(order, sorted_layers[firsts].tolist(), firsts, [*firsts[1:].tolist(), len(order)])
-
-    def __iter__(self) -> Iterator[tuple[int, int, int]]:
-        """(layer index, start, end) of each layer's part."""
-        return zip(self.indices, self.starts.tolist(), self.ends)
-
-    def any(self, flags: np.ndarray) -> list[bool]:
-        """Per layer, whether any of ``flags`` (aligned with :attr:`rows`) holds in its part."""
-        if not len(self.indices):
-            return []
-        return np.logical_or.reduceat(flags, self.starts).tolist()
-
-    def measured(self, values: np.ndarray) -> _Measured:
-        """``values`` (aligned with :attr:`rows`) that are measured (>= 0), cut by layer."""
-        have = values >= 0
-        kept = np.concatenate(([0], np.cumsum(have)))  # measured values before each position
-        return _Measured(values[have], kept[self.starts].tolist(), kept[self.ends].tolist())
-
-
-@dataclasses.dataclass(frozen=True)
-class _Measured:
-    """A column's measured values, layer by layer (:meth:`ByLayer.measured`)."""
-
-    values: np.ndarray
-    starts: list[int]
-    ends: list[int]
-
-    def of(self, k: int) -> np.ndarray:
-        """The measured values of the ``k``-th layer's part."""
-        return self.values[self.starts[k] : self.ends[k]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -801,7 +725,7 @@ class JitterAccumulator:
         measures, dwt = work_columns(timeline, rows, fact_rows, roles)
         measured = {name: groups.any(values >= 0) for name, values in measures.items()}
         tallied = {name: groups.measured(values) for name, values in {**measures, **dwt}.items()}
-        pmu: dict[int, _Measured] = {}  # the PMU columns whose medians tell contention
+        pmu: dict[int, MeasuredByLayer] = {}  # the PMU columns whose medians tell contention
         idle = None
         if spans.pmu.shape[1] and roles.cycles is not None:
             pmu = {j: groups.measured(spans.pmu[rows, j]) for j in _median_columns(roles)}
@@ -859,7 +783,7 @@ class JitterAccumulator:
         self._latency_p50 = _median(latency)
         for index in sorted(self._cycles):
             cycles, own = self._pooled(index)
-            ordered = np.sort(cycles)
+            ordered = np.sort(np.concatenate(self._cycles[index])).astype(np.int64)  # (compact: sorts faster)
             summary = summarize_sorted(ordered, int(ordered.sum()))
             self._distribution[index] = (summary, histogram_sorted(ordered))
             del ordered  # (one layer's sorted copy at a time)
