@@ -662,9 +662,9 @@ class CoherencyAccumulator:
         """
         if any(p is not None and p.npu_buffers for p in (self.before, window, after)):
             return False
+        if self.line & (self.line - 1) == 0 and not _range_bits(window.cache_ops) & (self.line - 1):
+            return True  # (every operation starts and ends on a line: the columns' bitwise or says so at once)
         _, _, address, length, _ = _cache_columns(window)
-        if self.line & (self.line - 1) == 0 and not (_bits_of(address) | _bits_of(length)) & (self.line - 1):
-            return True  # (every operation starts and ends on a line: a bitwise or of the columns says so at once)
         unaligned = (length != 0xFFFFFFFF) & ((address % self.line != 0) | (length % self.line != 0))
         if not unaligned.any():
             return True
@@ -725,7 +725,7 @@ def _view(window: InferenceTimeline) -> InferenceTimeline:
         window,
         spans=dataclasses.replace(spans, pmu=np.zeros((len(spans), 0), np.int64), pmu_names=()),
         records=[],
-        samples=Samples.none(),
+        samples=window.samples if window.samples.empty else Samples.none(),  # (none kept: the checks read none)
         cache_ops=_ChainedOps.of(window.cache_ops),
         npu_jobs=window.npu_jobs,
         isrs=[],
@@ -736,9 +736,18 @@ def _view(window: InferenceTimeline) -> InferenceTimeline:
     )
 
 
-def _bits_of(values: np.ndarray) -> int:
-    """The bitwise or of ``values`` (0 when there are none)."""
-    return int(np.bitwise_or.reduce(values)) if len(values) else 0
+def _range_bits(ops: Sequence[CacheOp]) -> int:
+    """The bitwise or of every operation's address and length (its low bits say whether any range
+    does not start or end on a cache line, when lines are a power of two bytes).
+    """
+    bits = 0
+    for segment in _ChainedOps.of(ops).segments:
+        if isinstance(segment, LazyRecords):  # (the decoder's columns: cycle, op, address, length, ...)
+            bits |= int(np.bitwise_or.reduce(segment.column(2))) | int(np.bitwise_or.reduce(segment.column(3)))
+        else:
+            for op in segment:
+                bits |= op.address | op.length
+    return bits
 
 
 def _joined(
