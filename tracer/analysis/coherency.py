@@ -408,10 +408,17 @@ def _cache_columns(timeline: InferenceTimeline) -> tuple[np.ndarray, ...]:
     )
 
 
+def _off_lines(address: np.ndarray, length: np.ndarray, line: int) -> np.ndarray:
+    """Which ranges do not start and end on a cache line boundary (0xFFFFFFFF bytes: the whole
+    cache, not a range).
+    """
+    return (length != 0xFFFFFFFF) & ((address % line != 0) | (length % line != 0))
+
+
 def _check_unaligned_invalidates(timeline: InferenceTimeline, line: int) -> list[Problem]:
     """Invalidates that do not start and end on a cache line boundary (once per range)."""
     cycle, code, address, length, inference = _cache_columns(timeline)
-    bad = ((code == 2) | (code == 3)) & (length != 0xFFFFFFFF) & ((address % line != 0) | (length % line != 0))
+    bad = ((code == 2) | (code == 3)) & _off_lines(address, length, line)
     if not bad.any():
         return []
     idx = np.flatnonzero(bad)
@@ -665,7 +672,7 @@ class CoherencyAccumulator:
         if self.line & (self.line - 1) == 0 and not _range_bits(window.cache_ops) & (self.line - 1):
             return True  # (every operation starts and ends on a line: the columns' bitwise or says so at once)
         _, _, address, length, _ = _cache_columns(window)
-        unaligned = (length != 0xFFFFFFFF) & ((address % self.line != 0) | (length % self.line != 0))
+        unaligned = _off_lines(address, length, self.line)
         if not unaligned.any():
             return True
         ranges = zip(address[unaligned].tolist(), length[unaligned].tolist())
@@ -725,7 +732,7 @@ def _view(window: InferenceTimeline) -> InferenceTimeline:
         window,
         spans=dataclasses.replace(spans, pmu=np.zeros((len(spans), 0), np.int64), pmu_names=()),
         records=[],
-        samples=window.samples if window.samples.empty else Samples.none(),  # (none kept: the checks read none)
+        samples=window.samples if window.samples.empty else Samples.none(),  # (no sample kept: the checks read none)
         cache_ops=_ChainedOps.of(window.cache_ops),
         npu_jobs=window.npu_jobs,
         isrs=[],
