@@ -152,7 +152,7 @@ def test_a_declaration_in_one_inference_only(
     keeps_nothing = CoherencyAccumulator._keeps_nothing
 
     def spy(self: CoherencyAccumulator, *args: object) -> bool:
-        counted.append(keeps_nothing(self, *args))  # type: ignore[arg-type]
+        counted.append(keeps_nothing(self, *args))
         return counted[-1]
 
     monkeypatch.setattr(CoherencyAccumulator, "_keeps_nothing", spy)
