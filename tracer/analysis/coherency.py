@@ -408,10 +408,17 @@ def _cache_columns(timeline: InferenceTimeline) -> tuple[np.ndarray, ...]:
     )
 
 
+def _off_lines(address: np.ndarray, length: np.ndarray, line: int) -> np.ndarray:
+    """Which ranges do not start and end on a cache line boundary (0xFFFFFFFF bytes: the whole
+    cache, not a range).
+    """
+    return (length != 0xFFFFFFFF) & ((address % line != 0) | (length % line != 0))
+
+
 def _check_unaligned_invalidates(timeline: InferenceTimeline, line: int) -> list[Problem]:
     """Invalidates that do not start and end on a cache line boundary (once per range)."""
     cycle, code, address, length, inference = _cache_columns(timeline)
-    bad = ((code == 2) | (code == 3)) & (length != 0xFFFFFFFF) & ((address % line != 0) | (length % line != 0))
+    bad = ((code == 2) | (code == 3)) & _off_lines(address, length, line)
     if not bad.any():
         return []
     idx = np.flatnonzero(bad)
@@ -540,11 +547,17 @@ class CoherencyAccumulator:
     Where the next job writing a job's output comes later than the next window, reads after that
     window are not checked: :attr:`short` counts those outputs, and a note says so (the caller
     puts it in the capture's warnings).
+
+    Most captures declare no buffer: then a check can keep only the window's own unaligned
+    invalidates (what needs a declaration is not checked, and the nondeterminism a window shows is
+    computed again on the whole capture), so where neither the window nor the ones around it
+    declare a buffer and the window's own cache operations hold no range not reported yet, the
+    window's jobs and marks are only counted: nothing is joined (see :meth:`_keeps_nothing`).
     """
 
     def __init__(self, line: int = CACHE_LINE_BYTES) -> None:
         self.line = line
-        self.tail: InferenceTimeline | None = None  # the last inference of the window before
+        self.before: InferenceTimeline | None = None  # the window before (its tail made if a check needs it)
         self.current: InferenceTimeline | None = None  # the window being held for its next one
         self.job_problems: list[Problem] = []
         self.invalidates: list[Problem] = []
@@ -562,7 +575,7 @@ class CoherencyAccumulator:
         if self.current is not None:
             self.current, view = _move_after(self.current, view)
             self._check(self.current, view)
-            self.tail = _tail(self.current)
+            self.before = self.current
         self.current = view
 
     def result(self, capture: InferenceTimeline) -> CoherencyAnalysis:
@@ -600,24 +613,27 @@ class CoherencyAccumulator:
         window's first inferences, which is all a check needs when a job there writes each output
         of ``window`` again (the common case), else the whole next window.
         """
+        self.jobs += _ended(window.npu_jobs)
+        self.declared += len(window.npu_buffers)
+        self.writes += sum(1 for c in window.cpu_accesses if c.write)
+        self.reads += sum(1 for c in window.cpu_accesses if not c.write)
+        if self._keeps_nothing(window, after):
+            self.maybe_short = 0
+            return
+        tail = _tail(self.before) if self.before is not None else None
         head = _head(after) if after is not None else None
-        joined = self._joined(window, head)
+        joined = _joined(tail, window, head)
         # Without buffer or mark records around it, no job of the window is checked (only counted):
         # its jobs stay columns.
-        declares = any(p is not None and (p.npu_buffers or p.cpu_accesses) for p in (self.tail, window, after))
+        declares = any(p is not None and (p.npu_buffers or p.cpu_accesses) for p in (tail, window, after))
         own_jobs = {(j.job, j.inference) for j in window.npu_jobs if j.end is not None} if declares else set()
         unbounded = _outputs_unbounded(joined, own_jobs) if after is not None else 0
         if unbounded and head is not after:
-            joined = self._joined(window, after)
+            joined = _joined(tail, window, after)
             unbounded = _outputs_unbounded(joined, own_jobs)
         self.maybe_short = unbounded
         checked = analyse_coherency(joined, self.line)
         own_ops: set[tuple[int, int, int]] | None = None  # (made when an unaligned invalidate asks)
-        declared = declared_buffers(window)
-        self.jobs += _ended(window.npu_jobs)
-        self.declared += len(declared)
-        self.writes += sum(1 for c in window.cpu_accesses if c.write)
-        self.reads += sum(1 for c in window.cpu_accesses if not c.write)
         for problem in checked.problems:
             if problem.kind in (MISSING_CLEAN, MISSING_INVALIDATE) and (problem.job, problem.inference) in own_jobs:
                 self.job_problems.append(problem)
@@ -639,19 +655,28 @@ class CoherencyAccumulator:
                     continue
                 self.seen[of_job].add(problem.buffer)
 
-    def _joined(self, window: InferenceTimeline, after: InferenceTimeline | None) -> InferenceTimeline:
-        """``window`` with the last inference of the window before and ``after`` around it."""
-        parts = [p for p in (self.tail, window, after) if p is not None]
-        return dataclasses.replace(
-            window,
-            inferences=Inferences.concat([p.inferences for p in parts]),
-            spans=LayerSpans.concat([p.spans for p in parts]),
-            npu_buffers=[b for p in parts for b in p.npu_buffers],
-            cpu_accesses=[c for p in parts for c in p.cpu_accesses],
-            cache_ops=_ChainedOps([seg for p in parts for seg in _ChainedOps.of(p.cache_ops).segments]),
-            npu_jobs=_joined_jobs([p.npu_jobs for p in parts]),
-            data_trace=[a for p in parts for a in p.data_trace],
-        )
+    def _keeps_nothing(self, window: InferenceTimeline, after: InferenceTimeline | None) -> bool:
+        """Whether the check of ``window`` (the next window ``after``) would keep no problem, known
+        without joining anything.
+
+        With no buffer declared in the window, the one before (its tail) or the one after (its
+        head), :func:`analyse_coherency` of the joined timeline checks only unaligned invalidates
+        and nondeterminism; the check drops the latter (the result computes it on the whole
+        capture) and keeps an unaligned invalidate only where an operation of the window's own has
+        its cycle, address and length, and its range was not reported yet. So a window none of
+        whose own operations (of any kind: the key holds no kind) has a new unaligned range keeps
+        nothing, and no output of it is unbounded (it has none).
+        """
+        if any(p is not None and p.npu_buffers for p in (self.before, window, after)):
+            return False
+        if self.line & (self.line - 1) == 0 and not _range_bits(window.cache_ops) & (self.line - 1):
+            return True  # (every operation starts and ends on a line: the columns' bitwise or says so at once)
+        _, _, address, length, _ = _cache_columns(window)
+        unaligned = _off_lines(address, length, self.line)
+        if not unaligned.any():
+            return True
+        ranges = zip(address[unaligned].tolist(), length[unaligned].tolist())
+        return all(r in self.seen[False] for r in ranges)
 
 
 class _ChainedOps(Sequence[CacheOp]):
@@ -707,7 +732,7 @@ def _view(window: InferenceTimeline) -> InferenceTimeline:
         window,
         spans=dataclasses.replace(spans, pmu=np.zeros((len(spans), 0), np.int64), pmu_names=()),
         records=[],
-        samples=Samples.none(),
+        samples=window.samples if window.samples.empty else Samples.none(),  # (no sample kept: the checks read none)
         cache_ops=_ChainedOps.of(window.cache_ops),
         npu_jobs=window.npu_jobs,
         isrs=[],
@@ -715,6 +740,37 @@ def _view(window: InferenceTimeline) -> InferenceTimeline:
         console=[],
         span_facts=None,
         tasks=[],
+    )
+
+
+def _range_bits(ops: Sequence[CacheOp]) -> int:
+    """The bitwise or of every operation's address and length (its low bits say whether any range
+    does not start or end on a cache line, when lines are a power of two bytes).
+    """
+    bits = 0
+    for segment in _ChainedOps.of(ops).segments:
+        if isinstance(segment, LazyRecords):  # (the decoder's columns: cycle, op, address, length, ...)
+            bits |= int(np.bitwise_or.reduce(segment.column(2))) | int(np.bitwise_or.reduce(segment.column(3)))
+        else:
+            for op in segment:
+                bits |= op.address | op.length
+    return bits
+
+
+def _joined(
+    tail: InferenceTimeline | None, window: InferenceTimeline, after: InferenceTimeline | None
+) -> InferenceTimeline:
+    """``window`` with the last inference of the window before (``tail``) and ``after`` around it."""
+    parts = [p for p in (tail, window, after) if p is not None]
+    return dataclasses.replace(
+        window,
+        inferences=Inferences.concat([p.inferences for p in parts]),
+        spans=LayerSpans.concat([p.spans for p in parts]),
+        npu_buffers=[b for p in parts for b in p.npu_buffers],
+        cpu_accesses=[c for p in parts for c in p.cpu_accesses],
+        cache_ops=_ChainedOps([seg for p in parts for seg in _ChainedOps.of(p.cache_ops).segments]),
+        npu_jobs=_joined_jobs([p.npu_jobs for p in parts]),
+        data_trace=[a for p in parts for a in p.data_trace],
     )
 
 
