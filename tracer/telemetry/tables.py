@@ -292,7 +292,10 @@ def own_inferences(inf: Inferences) -> Inferences:
 
 
 def own_spans(spans: LayerSpans) -> LayerSpans:
-    """A copy that owns its arrays."""
+    """A copy that owns its arrays; its PMU values counter by counter (column-major), as the
+    table holds them: a plain copy, not a transposing one, and each counter's values contiguous
+    for the per-counter sums (:mod:`tracer.analysis.pmu`, :mod:`tracer.analysis.samples`).
+    """
     return LayerSpans(
         inference=spans.inference.copy(),
         layer=spans.layer.copy(),
@@ -300,7 +303,7 @@ def own_spans(spans: LayerSpans) -> LayerSpans:
         end=spans.end.copy(),
         complete=spans.complete.copy(),
         isr_cycles=spans.isr_cycles.copy(),
-        pmu=np.ascontiguousarray(spans.pmu),
+        pmu=spans.pmu.copy(order="F"),
         pmu_names=spans.pmu_names,
     )
 
