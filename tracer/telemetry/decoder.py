@@ -156,9 +156,13 @@ class TelemetryDecoder:
         self._events_done = 0  # event rows turned into objects (or left as columns)
         self._text_done = 0  # text bytes turned into console lines
         self._taken = 0  # inference rows handed out by take()
-        # Facts learned from span rows, kept when the rows are discarded (a stream read in windows):
+        # Facts learned from span rows, kept when the rows are discarded (a stream read in windows),
+        # each read from the rows published since it was last asked for: a row is read once, not
+        # with every timeline or take while it is held.
         self._engines: dict[int, Engine] = {}  # undescribed layers' engine, from their first span
+        self._engines_from = 0  # span rows read for it
         self._pmu_used = 0  # PMU columns any span used
+        self._pmu_from = 0  # span rows read for it
         # What take() handed out: span rows, event rows, and rows of each event list / list.
         self._spans_taken = 0
         self._events_taken = 0
@@ -437,6 +441,8 @@ class TelemetryDecoder:
             s[k.S_N_SPANS] -= span_drop
             s[k.S_INF_FIRST_SPAN] = max(int(s[k.S_INF_FIRST_SPAN]) - span_drop, 0)
             self._spans_taken -= span_drop
+            self._engines_from = max(self._engines_from - span_drop, 0)
+            self._pmu_from = max(self._pmu_from - span_drop, 0)
         n_inf = int(s[k.S_N_INF])
         if inf_drop:
             shift_columns(self._tables.infs, inf_drop, n_inf)
@@ -560,7 +566,9 @@ class TelemetryDecoder:
     def _pmu_names(self) -> tuple[str, ...]:
         if self.firmware.pmu_event_ids:
             return (CYCLE_COUNTER, *self._pmu_event_names())
-        used = self._pmu_used = max(self._pmu_used, self._tables.used_pmu_columns(self._published_spans()))
+        end = self._published_spans()
+        used = self._pmu_used = self._tables.used_pmu_columns(self._pmu_from, end, self._pmu_used)
+        self._pmu_from = max(self._pmu_from, end)
         return tuple([CYCLE_COUNTER] + [f"EVENT{i}" for i in range(max(used - 1, 0))]) if used else ()
 
     def _pmu_event_names(self) -> tuple[str, ...]:
@@ -573,10 +581,12 @@ class TelemetryDecoder:
     def _layer_infos(self, n_spans: int) -> dict[int, LayerInfo]:
         layers = dict(self.firmware.layers)
         spans = self._tables.spans
-        seen = spans[k.SP_LAYER, :n_spans]
+        lo = self._engines_from
+        seen = spans[k.SP_LAYER, lo:n_spans]
         if len(seen):
             for index, at in _first_rows(seen, self._engines):
-                self._engines[index] = Engine.NPU if spans[k.SP_ENGINE, at] == 1 else Engine.CPU
+                self._engines[index] = Engine.NPU if spans[k.SP_ENGINE, lo + at] == 1 else Engine.CPU
+        self._engines_from = max(lo, n_spans)
         for index, engine in self._engines.items():
             if index not in layers:
                 layers[index] = LayerInfo(index, "", "", engine)

@@ -119,15 +119,16 @@ class RecordTables:
             problems=problems,
         )
 
-    def used_pmu_columns(self, n_spans: int) -> int:
-        """How many PMU columns the first ``n_spans`` spans use (0: none measured)."""
-        pmu = self.spans[k.SP_PMU : k.SP_PMU + k.PMU_COLUMNS, :n_spans]
-        if not n_spans:
-            return 0
-        for j in range(k.PMU_COLUMNS - 1, -1, -1):  # the last column measured: its maximum is not -1
-            if int(pmu[j].max()) >= 0:
-                return j + 1
-        return 0
+    def used_pmu_columns(self, first: int, end: int, at_least: int = 0) -> int:
+        """How many PMU columns spans ``first:end`` use (0: none measured), or ``at_least`` if more
+        (only the columns after those are read).
+        """
+        if end > first:
+            pmu = self.spans[k.SP_PMU : k.SP_PMU + k.PMU_COLUMNS, first:end]
+            for j in range(k.PMU_COLUMNS - 1, at_least - 1, -1):  # the last column measured: its maximum is not -1
+                if int(pmu[j].max()) >= 0:
+                    return j + 1
+        return at_least
 
     def event_words(self, row: int) -> np.ndarray:
         """The payload words of event ``row`` (after its time word)."""
