@@ -75,6 +75,7 @@ from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.tables import (
     COLUMN_TYPES,
     RecordTables,
+    last_row,
     of_types,
     own_inferences,
     own_spans,
@@ -423,16 +424,16 @@ class TelemetryDecoder:
         # Events: those handed out, except the open inference's own (an NPU job begin awaits its end).
         n_events = int(s[k.S_N_EVENTS])
         event_drop = min(n_events, self._events_taken)
+        # (Both looked for from the end, where they are: not a pass over every event handed out.)
         if is_open and event_drop:
             number = self._tables.infs[k.IN_NUMBER, int(s[k.S_INF_ROW])]
-            others = np.flatnonzero(self._tables.events[k.EV_INFERENCE, :event_drop] != number)
-            event_drop = int(others[-1]) + 1 if len(others) else 0
+            event_drop = last_row(self._tables.events[k.EV_INFERENCE, :event_drop], lambda v: v != number) + 1
         # An NPU job begin whose end has not come yet stays too (its end may come after damage
         # has closed its inference).
         types = self._tables.events[k.EV_TYPE, :event_drop]
-        jobs = np.flatnonzero(of_types(types, (RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END)))
-        if len(jobs) and types[jobs[-1]] == RecordType.NPU_JOB_BEGIN:
-            event_drop = int(jobs[-1])
+        job = last_row(types, lambda v: of_types(v, (RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END)))
+        if job >= 0 and types[job] == RecordType.NPU_JOB_BEGIN:
+            event_drop = job
         n_words = int(s[k.S_N_WORDS])
         word_drop = int(self._tables.events[k.EV_WORDS, event_drop]) if event_drop < n_events else n_words
         self._forget_seen(event_drop)

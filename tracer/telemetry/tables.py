@@ -260,6 +260,22 @@ def of_types(column: np.ndarray, types: Iterable[int]) -> np.ndarray:
     return mask
 
 
+def last_row(column: np.ndarray, wanted: Callable[[np.ndarray], np.ndarray]) -> int:
+    """The last row of ``column`` where ``wanted`` (of a stretch of it) holds; -1: none.
+
+    Looked for in ever longer stretches from the end: what is looked for is usually near it, and
+    the column is as long as a window.
+    """
+    end, length = len(column), 256
+    while end > 0:
+        start = max(end - length, 0)
+        found = np.flatnonzero(wanted(column[start:end]))
+        if len(found):
+            return start + int(found[-1])
+        end, length = start, 2 * length
+    return -1
+
+
 def record_string(words: list[int], length: int) -> str:
     """A string a record carries in its words (little-endian bytes, ``length`` of them)."""
     return struct.pack(f"<{len(words)}I", *words)[:length].decode("utf-8", "replace")
