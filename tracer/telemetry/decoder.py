@@ -78,7 +78,6 @@ from tracer.telemetry.tables import (
     last_row,
     of_types,
     own_inferences,
-    own_spans,
     shift,
     shift_columns,
 )
@@ -387,7 +386,7 @@ class TelemetryDecoder:
             span_lo = int(self._tables.infs[k.IN_SPAN_FIRST, first])
             span_hi = int(self._tables.infs[k.IN_SPAN_END, end - 1])
             rows.inferences = own_inferences(self._tables.inference_columns(first, end))
-            rows.spans = own_spans(self._span_columns(span_lo, span_hi))
+            rows.spans = self._span_columns(span_lo, span_hi, owned=True)
             rows.span_engines = self._tables.spans[k.SP_ENGINE, span_lo:span_hi].copy()
             rows.span_first = np.clip(self._tables.infs[k.IN_SPAN_FIRST, first:end] - span_lo, 0, span_hi - span_lo)
             rows.span_end = np.clip(self._tables.infs[k.IN_SPAN_END, first:end] - span_lo, 0, span_hi - span_lo)
@@ -575,9 +574,9 @@ class TelemetryDecoder:
     def _pmu_event_names(self) -> tuple[str, ...]:
         return tuple(event_name(self.firmware.pmu_npu, e) for e in self.firmware.pmu_event_ids)
 
-    def _span_columns(self, first: int, end: int) -> LayerSpans:
+    def _span_columns(self, first: int, end: int, owned: bool = False) -> LayerSpans:
         _, handlers = self._isr_slices()
-        return self._tables.span_columns(first, end, self._pmu_names(), handlers.inside)
+        return self._tables.span_columns(first, end, self._pmu_names(), handlers.inside, owned)
 
     def _layer_infos(self, n_spans: int) -> dict[int, LayerInfo]:
         layers = dict(self.firmware.layers)

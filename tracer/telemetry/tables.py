@@ -87,17 +87,34 @@ class RecordTables:
         end: int,
         pmu_names: tuple[str, ...],
         isr_cycles: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        owned: bool = False,
     ) -> LayerSpans:
-        """Span rows ``first:end`` (views into the table: copy before the table changes)."""
+        """Span rows ``first:end``: views into the table (copy before the table changes), or with
+        ``owned`` arrays of their own (safe to keep after the table changes, and across threads).
+
+        Args:
+            first: The first row.
+            end: The row after the last.
+            pmu_names: The PMU counters the rows' columns hold, in order.
+            isr_cycles: A new array of the handler time inside each span, from their starts and ends.
+            owned: Copy the columns that would be views (those made anew are not copied again).
+        """
         t = self.spans
+
+        def column(row: int) -> np.ndarray:
+            return t[row, first:end].copy() if owned else t[row, first:end]
+
+        pmu = t[k.SP_PMU : k.SP_PMU + len(pmu_names), first:end]
         return LayerSpans(
-            inference=t[k.SP_INFERENCE, first:end],
+            inference=column(k.SP_INFERENCE),
             layer=t[k.SP_LAYER, first:end].astype(np.int32),
-            start=t[k.SP_START, first:end],
-            end=t[k.SP_END, first:end],
+            start=column(k.SP_START),
+            end=column(k.SP_END),
             complete=t[k.SP_COMPLETE, first:end].astype(bool),
             isr_cycles=isr_cycles(t[k.SP_START, first:end], t[k.SP_END, first:end]),
-            pmu=t[k.SP_PMU : k.SP_PMU + len(pmu_names), first:end].T,
+            # Counter by counter (column-major), as the table holds them: each counter's values
+            # contiguous, for the per-counter sums (tracer.analysis.pmu, tracer.analysis.samples).
+            pmu=(pmu.copy() if owned else pmu).T,
             pmu_names=pmu_names,
         )
 
@@ -305,23 +322,6 @@ def own_inferences(inf: Inferences) -> Inferences:
         input_crc=inf.input_crc.copy(),
         output_crc=inf.output_crc.copy(),
         problems=list(inf.problems),
-    )
-
-
-def own_spans(spans: LayerSpans) -> LayerSpans:
-    """A copy that owns its arrays; its PMU values counter by counter (column-major), as the
-    table holds them: a plain copy, not a transposing one, and each counter's values contiguous
-    for the per-counter sums (:mod:`tracer.analysis.pmu`, :mod:`tracer.analysis.samples`).
-    """
-    return LayerSpans(
-        inference=spans.inference.copy(),
-        layer=spans.layer.copy(),
-        start=spans.start.copy(),
-        end=spans.end.copy(),
-        complete=spans.complete.copy(),
-        isr_cycles=spans.isr_cycles.copy(),
-        pmu=spans.pmu.copy(order="F"),
-        pmu_names=spans.pmu_names,
     )
 
 
