@@ -247,3 +247,43 @@ def test_end_time_wraps_at_64_bits_without_a_warning(time: int, offset: int) -> 
         end = decoder.end_time
     wrapped = np.array([time], np.int64) + np.array([offset], np.int64)  # (int64 arrays wrap silently)
     assert end == int(wrapped[0])
+
+
+def test_layers_and_counters_first_seen_in_later_windows_are_learned() -> None:
+    """A stream read in windows (take, the timeline without rows, discard, as windows.py does) learns
+    the engine of layers without a description and the PMU counters used from each span row once:
+    layers and counters that first appear late, after rows were discarded, are learned as a decoder
+    that keeps everything learns them."""
+    enc = TelemetryEncoder()
+    enc.target_info(1_000, CLOCK_HZ, TimeSource.DWT)  # no layer descriptions, no PMU configuration
+    t = 2_000
+    for i in range(12):
+        enc.inference_begin(t, i)
+        for layer in range(2 + i // 3):  # a new layer every third inference
+            npu = layer % 2
+            enc.layer_begin(t + 10, layer, npu)
+            if npu:  # more counters in later inferences
+                enc.pmu_snapshot(t + 500, 400 + layer, [7] * (1 + i // 4))
+            enc.layer_end(t + 600, layer)
+            t += 700
+        enc.inference_end(t + 5)
+        t += 100
+    data = bytes(enc.out)
+    whole = decode(data)
+    itm = ItmDecoder(hold_timestamps=False)
+    decoder = TelemetryDecoder()
+    for at in range(0, len(data), 300):
+        decoder.feed(itm.feed(data[at : at + 300]))
+        decoder.take()
+        decoder.timeline(rows=False)
+        decoder.discard_taken()
+    decoder.feed(itm.finish())
+    decoder.finish()
+    last = decoder.take()
+    windowed = decoder.timeline(rows=False)
+    assert {i: info.engine for i, info in windowed.layers.items()} == {
+        i: info.engine for i, info in whole.layers.items()
+    }
+    assert len(whole.layers) == 5 and whole.layers[3].engine is Engine.NPU and whole.layers[4].engine is Engine.CPU
+    assert list(windowed.pmu_units) == list(whole.pmu_units) == list(whole.spans.pmu_names)
+    assert last.spans.pmu_names == whole.spans.pmu_names and len(whole.spans.pmu_names) == 4
