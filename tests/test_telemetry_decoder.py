@@ -14,6 +14,7 @@ from telemetry_streams import CLOCK_HZ, build_stream, complete_and_exact, decode
 from tracer.base.timeline import Engine
 from tracer.decode.itm import ItmDecoder, decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder, _first_rows
+from tracer.telemetry.tables import last_row
 from tracer.telemetry.wire import RecordType, TimeSource, header_word
 
 # Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
@@ -225,6 +226,16 @@ def test_first_rows_of_new_layers(values: list[int], known: set[int], late: bool
     indices, first = np.unique(column, return_index=True)
     expected = [(v, at) for v, at in zip(indices.tolist(), first.tolist()) if v not in known]
     assert sorted(_first_rows(column, known)) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 3), max_size=300), st.integers(0, 3), st.integers(0, 5_000))
+def test_last_row_is_the_last_that_holds(values: list[int], wanted: int, tail: int) -> None:
+    """What ``discard_taken`` looks for from the end (in ever longer stretches) is the last row
+    where it holds, however far from the end (``tail`` rows where it does not), or -1."""
+    column = np.array(values + [9] * tail, np.int64)
+    expected = max((i for i, v in enumerate(values) if v == wanted), default=-1)
+    assert last_row(column, lambda part: part == wanted) == expected
 
 
 @given(
