@@ -189,6 +189,23 @@ def test_columns_the_writer_does_not_take_leave_it_the_rows() -> None:
         assert text_of(streamed) == json.dumps(rows, indent=2)
 
 
+def test_integer_columns_of_every_kind_are_json_dumps_text() -> None:
+    """Integer columns go to the template's ``%d`` as they are: numpy integers of any width and sign
+    (past 2**63 too), a list of Python ints of any size, beside a bool column and a key with a %."""
+    count = ROWS + 3
+    columns = [
+        np.arange(count, dtype=np.uint64) + np.uint64(2**64 - 40),
+        np.arange(count, dtype=np.int8) - 9,
+        [10**30 * n - n for n in range(count)],
+        np.arange(count) % 2 == 0,
+    ]
+    template = {"big": Column(0), "%d small": [Column(1), Column(3)], "huge": Column(2)}
+    lists = [c.tolist() if isinstance(c, np.ndarray) else c for c in columns]
+    rows = [fill(template, [column[r] for column in lists]) for r in range(count)]
+    streamed = JsonRows(count, lambda: iter(rows), lambda: (template, columns))
+    assert text_of({"rows": streamed}) == json.dumps({"rows": rows}, indent=2)
+
+
 @given(
     st.lists(st.lists(st.integers(-1, 2**40), min_size=3, max_size=3), min_size=1, max_size=40),
     st.lists(st.sampled_from(["PMU_CYCLES", "EVENT0", "AXI0_RD_DATA_BEAT_RECEIVED"]), min_size=3, max_size=3),

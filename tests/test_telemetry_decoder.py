@@ -14,6 +14,7 @@ from telemetry_streams import CLOCK_HZ, build_stream, complete_and_exact, decode
 from tracer.base.timeline import Engine
 from tracer.decode.itm import ItmDecoder, decode_bytes
 from tracer.telemetry.decoder import TelemetryDecoder, _first_rows
+from tracer.telemetry.tables import last_row
 from tracer.telemetry.wire import RecordType, TimeSource, header_word
 
 # Every test here runs on the compiled kernels and on the pure-Python reference (conftest.kernels).
@@ -227,6 +228,16 @@ def test_first_rows_of_new_layers(values: list[int], known: set[int], late: bool
     assert sorted(_first_rows(column, known)) == expected
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 3), max_size=300), st.integers(0, 3), st.integers(0, 5_000))
+def test_last_row_is_the_last_that_holds(values: list[int], wanted: int, tail: int) -> None:
+    """What ``discard_taken`` looks for from the end (in ever longer stretches) is the last row
+    where it holds, however far from the end (``tail`` rows where it does not), or -1."""
+    column = np.array(values + [9] * tail, np.int64)
+    expected = max((i for i, v in enumerate(values) if v == wanted), default=-1)
+    assert last_row(column, lambda part: part == wanted) == expected
+
+
 @given(
     time=st.integers(-(1 << 63), (1 << 63) - 1),
     offset=st.integers(-(1 << 63), (1 << 63) - 1),
@@ -247,3 +258,43 @@ def test_end_time_wraps_at_64_bits_without_a_warning(time: int, offset: int) -> 
         end = decoder.end_time
     wrapped = np.array([time], np.int64) + np.array([offset], np.int64)  # (int64 arrays wrap silently)
     assert end == int(wrapped[0])
+
+
+def test_layers_and_counters_first_seen_in_later_windows_are_learned() -> None:
+    """A stream read in windows (take, the timeline without rows, discard, as windows.py does) learns
+    the engine of layers without a description and the PMU counters used from each span row once:
+    layers and counters that first appear late, after rows were discarded, are learned as a decoder
+    that keeps everything learns them."""
+    enc = TelemetryEncoder()
+    enc.target_info(1_000, CLOCK_HZ, TimeSource.DWT)  # no layer descriptions, no PMU configuration
+    t = 2_000
+    for i in range(12):
+        enc.inference_begin(t, i)
+        for layer in range(2 + i // 3):  # a new layer every third inference
+            npu = layer % 2
+            enc.layer_begin(t + 10, layer, npu)
+            if npu:  # more counters in later inferences
+                enc.pmu_snapshot(t + 500, 400 + layer, [7] * (1 + i // 4))
+            enc.layer_end(t + 600, layer)
+            t += 700
+        enc.inference_end(t + 5)
+        t += 100
+    data = bytes(enc.out)
+    whole = decode(data)
+    itm = ItmDecoder(hold_timestamps=False)
+    decoder = TelemetryDecoder()
+    for at in range(0, len(data), 300):
+        decoder.feed(itm.feed(data[at : at + 300]))
+        decoder.take()
+        decoder.timeline(rows=False)
+        decoder.discard_taken()
+    decoder.feed(itm.finish())
+    decoder.finish()
+    last = decoder.take()
+    windowed = decoder.timeline(rows=False)
+    assert {i: info.engine for i, info in windowed.layers.items()} == {
+        i: info.engine for i, info in whole.layers.items()
+    }
+    assert len(whole.layers) == 5 and whole.layers[3].engine is Engine.NPU and whole.layers[4].engine is Engine.CPU
+    assert list(windowed.pmu_units) == list(whole.pmu_units) == list(whole.spans.pmu_names)
+    assert last.spans.pmu_names == whole.spans.pmu_names and len(whole.spans.pmu_names) == 4

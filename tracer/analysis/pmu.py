@@ -324,24 +324,21 @@ def _span_sums(timeline: InferenceTimeline) -> tuple[list[str], list[np.ndarray]
     known = sorted_numbers[pos] == numbers  # spans of an inference without a row are left out
     row = order[pos[known]]
     several = len(row) > 1 and not bool((row[1:] > row[:-1]).all())  # an inference in several runs
+    # Every counter at once (a span without a counter adds 0 to its run's sum).
+    run_sums = np.add.reduceat(np.maximum(spans.pmu, 0), first, axis=0)[known]
+    run_measured = np.logical_or.reduceat(spans.pmu >= 0, first, axis=0)[known]
     names: list[str] = []
     columns: list[np.ndarray] = []
-    for j, name in enumerate(spans.pmu_names):
-        column = spans.pmu[:, j]
-        measured = column >= 0
-        run_sums = np.add.reduceat(np.where(measured, column, 0), first)[known]
-        run_measured = np.logical_or.reduceat(measured, first)[known]
-        if not run_measured.any():
-            continue
+    for j in np.flatnonzero(run_measured.any(axis=0)).tolist():  # counters no span measured left out
         sums = np.zeros(n, np.int64)
         have = np.zeros(n, bool)
         if several:
-            np.add.at(sums, row, run_sums)
-            np.logical_or.at(have, row, run_measured)
+            np.add.at(sums, row, run_sums[:, j])
+            np.logical_or.at(have, row, run_measured[:, j])
         else:
-            sums[row] = run_sums
-            have[row] = run_measured
-        names.append(name)
+            sums[row] = run_sums[:, j]
+            have[row] = run_measured[:, j]
+        names.append(spans.pmu_names[j])
         columns.append(np.where(have, sums, -1))
     return names, columns
 

@@ -135,27 +135,23 @@ def _pmu_sums(
         # order): the counters are not gathered into layer order (that gather cost the most here).
         layer_at = of_complete(spans.layer).astype(np.intp)
         bins = int(indices[-1]) + 1
-        every_count: list[int] | None = None  # the counts when a counter is measured in every span
-        # The spans that measured the last counter, their layers and counts per layer: a snapshot
-        # usually measures every counter, so the next counter's spans are the same ones.
-        last: tuple[np.ndarray, np.ndarray, list[int]] | None = None
+        spans_of = np.bincount(layer_at, minlength=bins)
+        # The spans that missed the last counter and how many per layer: a snapshot usually
+        # measures every counter or none, so the next counter misses the same spans.
+        last: tuple[np.ndarray, np.ndarray] | None = None
         for j in range(len(names)):
             column = of_complete(spans.pmu[:, j])
             total = np.zeros(bins, np.int64)
-            have = column >= 0
-            if have.all():
-                np.add.at(total, layer_at, column)
-                if every_count is None:
-                    every_count = np.bincount(layer_at, minlength=bins).tolist()
-                count = every_count
+            np.add.at(total, layer_at, np.maximum(column, 0))  # (a span without the counter adds 0)
+            missing = column < 0
+            if not missing.any():
+                count = spans_of
             else:
-                if last is None or not np.array_equal(have, last[0]):
-                    at = layer_at[have]
-                    last = (have, at, np.bincount(at, minlength=bins).tolist())
-                np.add.at(total, last[1], column[have])
-                count = last[2]
+                if last is None or not np.array_equal(missing, last[0]):
+                    last = (missing, np.bincount(layer_at[missing], minlength=bins))
+                count = spans_of - last[1]
             sums.append(total.tolist())
-            counts.append(count)
+            counts.append(count.tolist())
     return {
         index: {name: (sums[j][index], counts[j][index]) for j, name in enumerate(names) if counts[j][index]}
         for index in indices.tolist()

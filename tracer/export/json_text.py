@@ -16,7 +16,8 @@ do is written the general way).
 
 Streamed rows that can give themselves as columns (:meth:`~tracer.base.columns.JsonRows.columns`:
 one template, a column per scalar; the per-inference PMU rows when every counter is measured) are
-written without making the rows: each column's scalars encoded in bulk, a chunk of rows at a time.
+written without making the rows: each column's scalars encoded in bulk (an integer column's
+formatted by the template's ``%d``), a chunk of rows at a time.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ FLUSH_ROWS = 2048  # rows joined before a write (memory stays bounded for stream
 INDENT = "  "
 
 _encode_str: Callable[[str], str] = json.encoder.encode_basestring_ascii
+_BOOL_TEXTS = np.array(["false", "true"], dtype=object)
 _PLACEHOLDER = "\x00{}\x00"
 _ESCAPED = "\\u0000"
 
@@ -140,17 +142,29 @@ class _Writer:
             return False
         template, order = found
         ordered = [columns[i] for i in order]
+        integers: list[bool] = []  # per placeholder: its column holds Python ints exactly
         for column in ordered:  # (checked before anything is written: the rows are the fallback)
             if isinstance(column, np.ndarray):
                 if column.dtype.kind not in "biuf":
                     return False
-            elif not set(map(type, column)) <= _SCALARS.keys():
-                return False
+                integers.append(column.dtype.kind in "iu")
+            else:
+                kinds = set(map(type, column))
+                if not kinds <= _SCALARS.keys():
+                    return False
+                integers.append(kinds == {int})
+        # An integer column's items go to ``%d`` as they are (what ``int.__repr__`` writes, without
+        # a text per item first: most of the columns are counters); the others' texts to ``%s``.
+        specs = iter(["%d" if integer else "%s" for integer in integers])
+        template = re.sub("%%|%s", lambda found: found[0] if found[0] == "%%" else next(specs), template)
         inner = "\n" + INDENT * (level + 1)
         for lo in range(0, len(rows), FLUSH_ROWS):
             count = min(FLUSH_ROWS, len(rows) - lo)
-            texts = [_texts(column[lo : lo + count]) for column in ordered]
-            lines = [template % row for row in zip(*texts)] if texts else [template % ()] * count
+            items = [
+                _items(column[lo : lo + count]) if integer else _texts(column[lo : lo + count])
+                for column, integer in zip(ordered, integers)
+            ]
+            lines = [template % row for row in zip(*items)] if items else [template % ()] * count
             self.pieces.append(("[" if lo == 0 else ",") + inner + ("," + inner).join(lines))
             self.flush()
         self.pieces.append("\n" + INDENT * level + "]")
@@ -191,9 +205,16 @@ class _Writer:
             self.flush()
 
 
+def _items(values: Any) -> list[Any]:
+    """A column's items as Python scalars."""
+    return values.tolist() if isinstance(values, np.ndarray) else list(values)
+
+
 def _texts(values: Any) -> list[str]:
     """Each scalar's text (a numpy column's items as Python scalars)."""
-    values = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    if isinstance(values, np.ndarray) and values.dtype.kind == "b":
+        return _BOOL_TEXTS[values.view(np.uint8)].tolist()  # (a lookup, not a call per item)
+    values = _items(values)
     kinds = set(map(type, values))
     if len(kinds) == 1:
         return list(map(_SCALARS[kinds.pop()], values))

@@ -75,9 +75,9 @@ from tracer.telemetry.span_facts import TimelineFacts
 from tracer.telemetry.tables import (
     COLUMN_TYPES,
     RecordTables,
+    last_row,
     of_types,
     own_inferences,
-    own_spans,
     shift,
     shift_columns,
 )
@@ -156,9 +156,13 @@ class TelemetryDecoder:
         self._events_done = 0  # event rows turned into objects (or left as columns)
         self._text_done = 0  # text bytes turned into console lines
         self._taken = 0  # inference rows handed out by take()
-        # Facts learned from span rows, kept when the rows are discarded (a stream read in windows):
+        # Facts learned from span rows, kept when the rows are discarded (a stream read in windows),
+        # each read from the rows published since it was last asked for: a row is read once, not
+        # with every timeline or take while it is held.
         self._engines: dict[int, Engine] = {}  # undescribed layers' engine, from their first span
+        self._engines_from = 0  # span rows read for it
         self._pmu_used = 0  # PMU columns any span used
+        self._pmu_from = 0  # span rows read for it
         # What take() handed out: span rows, event rows, and rows of each event list / list.
         self._spans_taken = 0
         self._events_taken = 0
@@ -382,7 +386,7 @@ class TelemetryDecoder:
             span_lo = int(self._tables.infs[k.IN_SPAN_FIRST, first])
             span_hi = int(self._tables.infs[k.IN_SPAN_END, end - 1])
             rows.inferences = own_inferences(self._tables.inference_columns(first, end))
-            rows.spans = own_spans(self._span_columns(span_lo, span_hi))
+            rows.spans = self._span_columns(span_lo, span_hi, owned=True)
             rows.span_engines = self._tables.spans[k.SP_ENGINE, span_lo:span_hi].copy()
             rows.span_first = np.clip(self._tables.infs[k.IN_SPAN_FIRST, first:end] - span_lo, 0, span_hi - span_lo)
             rows.span_end = np.clip(self._tables.infs[k.IN_SPAN_END, first:end] - span_lo, 0, span_hi - span_lo)
@@ -419,16 +423,16 @@ class TelemetryDecoder:
         # Events: those handed out, except the open inference's own (an NPU job begin awaits its end).
         n_events = int(s[k.S_N_EVENTS])
         event_drop = min(n_events, self._events_taken)
+        # (Both looked for from the end, where they are: not a pass over every event handed out.)
         if is_open and event_drop:
             number = self._tables.infs[k.IN_NUMBER, int(s[k.S_INF_ROW])]
-            others = np.flatnonzero(self._tables.events[k.EV_INFERENCE, :event_drop] != number)
-            event_drop = int(others[-1]) + 1 if len(others) else 0
+            event_drop = last_row(self._tables.events[k.EV_INFERENCE, :event_drop], lambda v: v != number) + 1
         # An NPU job begin whose end has not come yet stays too (its end may come after damage
         # has closed its inference).
         types = self._tables.events[k.EV_TYPE, :event_drop]
-        jobs = np.flatnonzero(of_types(types, (RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END)))
-        if len(jobs) and types[jobs[-1]] == RecordType.NPU_JOB_BEGIN:
-            event_drop = int(jobs[-1])
+        job = last_row(types, lambda v: of_types(v, (RecordType.NPU_JOB_BEGIN, RecordType.NPU_JOB_END)))
+        if job >= 0 and types[job] == RecordType.NPU_JOB_BEGIN:
+            event_drop = job
         n_words = int(s[k.S_N_WORDS])
         word_drop = int(self._tables.events[k.EV_WORDS, event_drop]) if event_drop < n_events else n_words
         self._forget_seen(event_drop)
@@ -437,6 +441,8 @@ class TelemetryDecoder:
             s[k.S_N_SPANS] -= span_drop
             s[k.S_INF_FIRST_SPAN] = max(int(s[k.S_INF_FIRST_SPAN]) - span_drop, 0)
             self._spans_taken -= span_drop
+            self._engines_from = max(self._engines_from - span_drop, 0)
+            self._pmu_from = max(self._pmu_from - span_drop, 0)
         n_inf = int(s[k.S_N_INF])
         if inf_drop:
             shift_columns(self._tables.infs, inf_drop, n_inf)
@@ -560,23 +566,27 @@ class TelemetryDecoder:
     def _pmu_names(self) -> tuple[str, ...]:
         if self.firmware.pmu_event_ids:
             return (CYCLE_COUNTER, *self._pmu_event_names())
-        used = self._pmu_used = max(self._pmu_used, self._tables.used_pmu_columns(self._published_spans()))
+        end = self._published_spans()
+        used = self._pmu_used = self._tables.used_pmu_columns(self._pmu_from, end, self._pmu_used)
+        self._pmu_from = max(self._pmu_from, end)
         return tuple([CYCLE_COUNTER] + [f"EVENT{i}" for i in range(max(used - 1, 0))]) if used else ()
 
     def _pmu_event_names(self) -> tuple[str, ...]:
         return tuple(event_name(self.firmware.pmu_npu, e) for e in self.firmware.pmu_event_ids)
 
-    def _span_columns(self, first: int, end: int) -> LayerSpans:
+    def _span_columns(self, first: int, end: int, owned: bool = False) -> LayerSpans:
         _, handlers = self._isr_slices()
-        return self._tables.span_columns(first, end, self._pmu_names(), handlers.inside)
+        return self._tables.span_columns(first, end, self._pmu_names(), handlers.inside, owned)
 
     def _layer_infos(self, n_spans: int) -> dict[int, LayerInfo]:
         layers = dict(self.firmware.layers)
         spans = self._tables.spans
-        seen = spans[k.SP_LAYER, :n_spans]
+        lo = self._engines_from
+        seen = spans[k.SP_LAYER, lo:n_spans]
         if len(seen):
             for index, at in _first_rows(seen, self._engines):
-                self._engines[index] = Engine.NPU if spans[k.SP_ENGINE, at] == 1 else Engine.CPU
+                self._engines[index] = Engine.NPU if spans[k.SP_ENGINE, lo + at] == 1 else Engine.CPU
+        self._engines_from = max(lo, n_spans)
         for index, engine in self._engines.items():
             if index not in layers:
                 layers[index] = LayerInfo(index, "", "", engine)

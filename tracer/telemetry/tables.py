@@ -87,17 +87,34 @@ class RecordTables:
         end: int,
         pmu_names: tuple[str, ...],
         isr_cycles: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        owned: bool = False,
     ) -> LayerSpans:
-        """Span rows ``first:end`` (views into the table: copy before the table changes)."""
+        """Span rows ``first:end``: views into the table (copy before the table changes), or with
+        ``owned`` arrays of their own (safe to keep after the table changes, and across threads).
+
+        Args:
+            first: The first row.
+            end: The row after the last.
+            pmu_names: The PMU counters the rows' columns hold, in order.
+            isr_cycles: A new array of the handler time inside each span, from their starts and ends.
+            owned: Copy the columns that would be views (those made anew are not copied again).
+        """
         t = self.spans
+
+        def column(row: int) -> np.ndarray:
+            return t[row, first:end].copy() if owned else t[row, first:end]
+
+        pmu = t[k.SP_PMU : k.SP_PMU + len(pmu_names), first:end]
         return LayerSpans(
-            inference=t[k.SP_INFERENCE, first:end],
+            inference=column(k.SP_INFERENCE),
             layer=t[k.SP_LAYER, first:end].astype(np.int32),
-            start=t[k.SP_START, first:end],
-            end=t[k.SP_END, first:end],
+            start=column(k.SP_START),
+            end=column(k.SP_END),
             complete=t[k.SP_COMPLETE, first:end].astype(bool),
             isr_cycles=isr_cycles(t[k.SP_START, first:end], t[k.SP_END, first:end]),
-            pmu=t[k.SP_PMU : k.SP_PMU + len(pmu_names), first:end].T,
+            # Counter by counter (column-major), as the table holds them: each counter's values
+            # contiguous, for the per-counter sums (tracer.analysis.pmu, tracer.analysis.samples).
+            pmu=(pmu.copy() if owned else pmu).T,
             pmu_names=pmu_names,
         )
 
@@ -119,15 +136,16 @@ class RecordTables:
             problems=problems,
         )
 
-    def used_pmu_columns(self, n_spans: int) -> int:
-        """How many PMU columns the first ``n_spans`` spans use (0: none measured)."""
-        pmu = self.spans[k.SP_PMU : k.SP_PMU + k.PMU_COLUMNS, :n_spans]
-        if not n_spans:
-            return 0
-        for j in range(k.PMU_COLUMNS - 1, -1, -1):  # the last column measured: its maximum is not -1
-            if int(pmu[j].max()) >= 0:
-                return j + 1
-        return 0
+    def used_pmu_columns(self, first: int, end: int, at_least: int = 0) -> int:
+        """How many PMU columns spans ``first:end`` use (0: none measured), or ``at_least`` if more
+        (only the columns after those are read).
+        """
+        if end > first:
+            pmu = self.spans[k.SP_PMU : k.SP_PMU + k.PMU_COLUMNS, first:end]
+            for j in range(k.PMU_COLUMNS - 1, at_least - 1, -1):  # the last column measured: its maximum is not -1
+                if int(pmu[j].max()) >= 0:
+                    return j + 1
+        return at_least
 
     def event_words(self, row: int) -> np.ndarray:
         """The payload words of event ``row`` (after its time word)."""
@@ -259,6 +277,22 @@ def of_types(column: np.ndarray, types: Iterable[int]) -> np.ndarray:
     return mask
 
 
+def last_row(column: np.ndarray, wanted: Callable[[np.ndarray], np.ndarray]) -> int:
+    """The last row of ``column`` where ``wanted`` (of a stretch of it) holds; -1: none.
+
+    Looked for in ever longer stretches from the end: what is looked for is usually near it, and
+    the column is as long as a window.
+    """
+    end, length = len(column), 256
+    while end > 0:
+        start = max(end - length, 0)
+        found = np.flatnonzero(wanted(column[start:end]))
+        if len(found):
+            return start + int(found[-1])
+        end, length = start, 2 * length
+    return -1
+
+
 def record_string(words: list[int], length: int) -> str:
     """A string a record carries in its words (little-endian bytes, ``length`` of them)."""
     return struct.pack(f"<{len(words)}I", *words)[:length].decode("utf-8", "replace")
@@ -288,20 +322,6 @@ def own_inferences(inf: Inferences) -> Inferences:
         input_crc=inf.input_crc.copy(),
         output_crc=inf.output_crc.copy(),
         problems=list(inf.problems),
-    )
-
-
-def own_spans(spans: LayerSpans) -> LayerSpans:
-    """A copy that owns its arrays."""
-    return LayerSpans(
-        inference=spans.inference.copy(),
-        layer=spans.layer.copy(),
-        start=spans.start.copy(),
-        end=spans.end.copy(),
-        complete=spans.complete.copy(),
-        isr_cycles=spans.isr_cycles.copy(),
-        pmu=np.ascontiguousarray(spans.pmu),
-        pmu_names=spans.pmu_names,
     )
 
 
