@@ -5,6 +5,8 @@ p99 and histogram from that one sort)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,7 +24,7 @@ def test_counts_are_numpys_for_the_same_edges(values: list[int], bins: int) -> N
     expected, _ = np.histogram(array, bins=np.array(edges, np.int64))
     assert counts == expected.tolist()
     assert sum(counts) == len(values) and edges[0] == min(values) and edges[-1] == max(values) + 1
-    assert all(hi > lo for lo, hi in zip(edges, edges[1:]))  # no bin narrower than one cycle
+    assert all(hi > lo for lo, hi in itertools.pairwise(edges))  # no bin narrower than one cycle
     assert histogram_sorted(np.sort(array), bins) == (edges, counts)
 
 
