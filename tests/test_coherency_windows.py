@@ -190,3 +190,25 @@ def test_any_cut_finds_what_the_whole_capture_finds(inferences: list[Inference],
     output after the next window, when no job writes it again before: said in a note)."""
     whole, parts = whole_and_windows(inferences, spans)
     assert_same(whole, parts, reads_beyond=any(i.reads for i in inferences))
+
+
+def test_a_job_the_next_window_holds_early_bounds_no_read_before_it() -> None:
+    """Windows of one inference each (where this stream's bytes cut them); inference 2's job
+    writes the output, inference 3 declares the buffers of inference 4's job (which writes the
+    output again), and the CPU reads the output between them, just before inference 4 begins. The
+    decoder hands inference 4's job out early, with inference 3's window, but the read is in
+    inference 4's: the check of inference 2's window must not take that job as the end of the
+    output's reads. Read whole, the read lacks an invalidate; in windows, either that or a note
+    that the reads were checked only up to the next window."""
+    inferences = [
+        Inference(),
+        Inference(data_write=True),
+        Inference(declares=1),
+        Inference(declares=2, reads=2),
+        Inference(),
+    ]
+    whole, parts = whole_and_windows(inferences, 3)
+    assert [(p.kind, p.job, p.inference) for p in whole.problems] == [(MISSING_INVALIDATE, 2, 2)]
+    short = [note for note in parts.notes if note.startswith(SHORT_NOTE.split("{}")[0])]
+    assert short or parts.problems == whole.problems
+    assert_same(whole, parts, reads_beyond=True)

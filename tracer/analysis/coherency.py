@@ -627,10 +627,11 @@ class CoherencyAccumulator:
         # its jobs stay columns.
         declares = any(p is not None and (p.npu_buffers or p.cpu_accesses) for p in (tail, window, after))
         own_jobs = {(j.job, j.inference) for j in window.npu_jobs if j.end is not None} if declares else set()
-        unbounded = _outputs_unbounded(joined, own_jobs) if after is not None else 0
+        until = int(after.spans.end.max()) if after is not None and len(after.spans) else 1 << 62
+        unbounded = _outputs_unbounded(joined, own_jobs, until) if after is not None else 0
         if unbounded and head is not after:
             joined = _joined(tail, window, after)
-            unbounded = _outputs_unbounded(joined, own_jobs)
+            unbounded = _outputs_unbounded(joined, own_jobs, until)
         self.maybe_short = unbounded
         checked = analyse_coherency(joined, self.line)
         own_ops: set[tuple[int, int, int]] | None = None  # (made when an unaligned invalidate asks)
@@ -854,8 +855,15 @@ def _part(window: InferenceTimeline, rows: np.ndarray, since: int, until: int) -
     )
 
 
-def _outputs_unbounded(joined: InferenceTimeline, own: set[tuple[int, int | None]]) -> int:
-    """Outputs of ``own`` jobs that no later job of ``joined`` writes again."""
+def _outputs_unbounded(joined: InferenceTimeline, own: set[tuple[int, int | None]], until: int) -> int:
+    """Outputs of ``own`` jobs that no later job of ``joined`` starting by cycle ``until`` writes
+    again.
+
+    ``until`` is where the next window's own records end (its last layer execution's end): the
+    decoder hands a job out as it comes, so the next window may hold a job of the inference after
+    it, whose writes bound nothing here, since the reads before that job are in the window after
+    next, not in ``joined``.
+    """
     declared = declared_buffers(joined)
     if not declared:  # (no job has an output)
         return 0
@@ -871,6 +879,7 @@ def _outputs_unbounded(joined: InferenceTimeline, own: set[tuple[int, int | None
             again = any(
                 b.role == NPU_WRITES and b.address < buf.end and b.end > buf.address
                 for m in range(n + 1, len(jobs))
+                if jobs[m].start <= until
                 for b in buffers[m]
             )
             count += not again
