@@ -26,9 +26,6 @@ Rules beyond the packet tables:
 
 It is long because it is one loop with its tables: the reference the C kernel is checked against
 (``tests/test_kernels_differential.py``) reads best as the single function the C code mirrors.
-
-One module although over 400 lines: it is the Python twin of one C function, kept whole so that the
-differential tests compare like with like.
 """
 
 from __future__ import annotations

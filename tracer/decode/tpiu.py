@@ -15,9 +15,6 @@ one) moves it. Bytes that belong to no frame are counted with their stream posit
 
 It is long because the grid search and the deframer that keeps the grid share the frame rules and
 the loss accounting; apart, each would need the other's state.
-
-One module although over 400 lines: deframing, detection and the search for the grid work on one
-frame model and share its rules.
 """
 
 from __future__ import annotations

@@ -24,9 +24,6 @@ A stream that never ends (a live session) takes what is new with :meth:`Telemetr
 and then calls :meth:`TelemetryDecoder.discard_taken` (and :meth:`TelemetryDecoder.discard_isrs`):
 the tables keep only what is still open, so memory stays flat however long the stream runs, and
 the decoder carries on exactly as if nothing had been discarded.
-
-One module although over 400 lines: the decoder's public protocol (feed, take, discard, timeline)
-over the kernel's tables (the kernel is kernel.py).
 """
 
 from __future__ import annotations

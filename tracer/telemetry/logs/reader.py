@@ -41,9 +41,6 @@ printed twice, by ``Log()`` and ``LogCsv()``, counted once), ``inferences_report
 It is long because it is one state machine (the inference being assembled, the run of operator
 lines, the mode a log is in): the recognisers of each log family live in their own modules
 (``tflm``, ``mlek``, ``ethosu_sw``, ``executorch``, ``platform``); this one only assembles.
-
-Over 400 lines for now: one LogReader holds the state every format's recogniser reads and writes;
-splitting it by format is open work (issue 25).
 """
 
 from __future__ import annotations
