@@ -13,7 +13,8 @@ import dataclasses
 
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import ConsoleLine, InferenceTimeline
-from tracer.limits import CLOCK_RANGE, GIVEN_CLOCK, valid_clock_hz
+from tracer.limits import GIVEN_CLOCK
+from tracer.pipeline.load import settle_clock
 from tracer.telemetry.console_text import merge_console
 
 
@@ -47,17 +48,10 @@ class WindowText:
         given = capture.clock_hz if capture.clock_source == GIVEN_CLOCK else None
         if given is not None:  # read whole, the text's clock comes before --clock
             capture.clock_hz, capture.clock_source = None, "unknown"
-        from_text = capture.clock_hz is None
         capture = merge_console(dataclasses.replace(capture, console=list(self.console)), facts.warnings)
         if self.has_arena:  # the records' arena reports win over the text's
             capture.arena = []
-        # The clock settled as for the capture read whole (the records' clock was, window by window).
-        if from_text and capture.clock_hz is not None and not valid_clock_hz(capture.clock_hz):
-            facts.warnings.append(
-                f"{facts.path or facts.source}: the {capture.clock_source} gives a clock of {capture.clock_hz} Hz, "
-                f"not {CLOCK_RANGE}; clock unknown (give --clock)"
-            )
-            capture.clock_hz, capture.clock_source = None, "unknown"
-        if capture.clock_hz is None and given is not None:
-            capture.clock_hz, capture.clock_source = given, GIVEN_CLOCK
+        # The clock settled as for the capture read whole (a clock the records gave was settled
+        # window by window already, and the text gives one only where they gave none).
+        settle_clock(capture, facts, facts.path or facts.source, given)
         return capture, facts
