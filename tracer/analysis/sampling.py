@@ -179,10 +179,7 @@ class SamplingAccumulator:
         """
         if not self.any:
             return None
-        npu = NpuSamples(
-            *(np.concatenate([getattr(p, f.name) for p in self.npu]) for f in dataclasses.fields(NpuSamples))
-        )
-        pc = PcSamples(*(np.concatenate([getattr(p, f.name) for p in self.pc]) for f in dataclasses.fields(PcSamples)))
+        npu, pc = NpuSamples.concat(self.npu), PcSamples.concat(self.pc)
         samples = Samples(npu, pc, tuple(self.info), self.calibration)
         profile = None
         if len(npu):

@@ -66,6 +66,11 @@ class NpuSamples:
         """The rows where ``mask`` holds."""
         return NpuSamples(*(getattr(self, f.name)[mask] for f in dataclasses.fields(self)))
 
+    @classmethod
+    def concat(cls, parts: Sequence[NpuSamples]) -> NpuSamples:
+        """The rows of ``parts`` one after another."""
+        return cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(cls)))
+
 
 @dataclasses.dataclass(frozen=True)
 class PcSamples:
@@ -91,6 +96,11 @@ class PcSamples:
         """From (cycle, pc, exception, inference) tuples."""
         rows = list(rows)
         return cls(*(np.array([r[k] for r in rows], np.int64) for k in range(4)))
+
+    @classmethod
+    def concat(cls, parts: Sequence[PcSamples]) -> PcSamples:
+        """The rows of ``parts`` one after another."""
+        return cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(cls)))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -151,8 +161,6 @@ class Samples:
         """The samples of ``parts`` one after another (each kind in the parts' order)."""
         if not parts:
             return Samples.none()
-        npu = NpuSamples(
-            *(np.concatenate([getattr(p.npu, f.name) for p in parts]) for f in dataclasses.fields(NpuSamples))
-        )
-        pc = PcSamples(*(np.concatenate([getattr(p.pc, f.name) for p in parts]) for f in dataclasses.fields(PcSamples)))
+        npu = NpuSamples.concat([p.npu for p in parts])
+        pc = PcSamples.concat([p.pc for p in parts])
         return Samples(npu, pc, tuple(i for p in parts for i in p.info), sum(p.calibration for p in parts))
