@@ -12,6 +12,11 @@ from collections.abc import Sequence
 
 from telemetry_encoder import TelemetryEncoder
 
+from tracer.analysis.npu_operators import NpuOperatorProfile
+from tracer.analysis.sampling import sampling_analysis
+from tracer.base.timeline import InferenceTimeline
+from tracer.budget.command_stream import CommandStream
+from tracer.budget.model import Budget, ModelBudget
 from tracer.telemetry.wire import RecordType
 
 __all__ = ["TelemetryEncoder", "dwt_pc_sample", "npu_sample", "pc_sample", "sampler_info"]
@@ -54,3 +59,13 @@ def dwt_pc_sample(enc: TelemetryEncoder, pc: int | None) -> None:
         enc.out += bytes([(2 << 3) | 0x04 | 1, 0])
     else:
         enc.out += bytes([(2 << 3) | 0x04 | 3]) + (pc & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+def npu_profile(
+    timeline: InferenceTimeline, streams: Sequence[CommandStream], budget_clock_hz: int | None = None
+) -> NpuOperatorProfile | None:
+    """The per-operator NPU profile the sampling analysis makes of ``timeline``, against a budget
+    of Vela's command streams ``streams`` (and its NPU clock) only; None without NPU samples."""
+    budget = Budget(ModelBudget(clock_hz=budget_clock_hz), command_streams=tuple(streams))
+    sampling = sampling_analysis(timeline, budget)
+    return sampling.npu if sampling is not None else None

@@ -17,13 +17,26 @@ import pytest
 from sample_streams import TelemetryEncoder, dwt_pc_sample, pc_sample
 from telemetry_streams import CLOCK_HZ, decode
 
-from tracer.analysis.hotspots import OTHER, cpu_hot_spots
+from tracer.analysis.hotspots import OTHER, TOP_FUNCTIONS, CpuHotSpots, hot_spots, pc_layers
 from tracer.base.timeline import InferenceTimeline
-from tracer.elf.inlines import open_locator
+from tracer.elf.inlines import CodeLocator, open_locator
 from tracer.errors import UsageError
 from tracer.telemetry.wire import TimeSource
 
 HERE = Path(__file__).parent / "data" / "elf"
+
+
+def cpu_hot_spots(
+    timeline: InferenceTimeline, locator: CodeLocator | None, top: int = TOP_FUNCTIONS
+) -> CpuHotSpots | None:
+    """The hot spots of ``timeline``'s PC samples as the sampling analysis makes them (each
+    sample's layer, then the functions), with ``top`` functions per layer; None without any."""
+    pc = timeline.samples.pc
+    if not len(pc):
+        return None
+    order = np.argsort(pc.cycle, kind="stable")
+    layer_of = pc_layers(timeline, pc.cycle[order])
+    return hot_spots(timeline, pc.pc[order], pc.exception[order], layer_of, locator, top=top)
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +171,7 @@ def test_samples_go_to_their_layer_and_shares_add_up(inline_elf: Path) -> None:
         [run_layer] * 3,
         handler_pcs=[out_of_line + 2],
     )
-    spots = cpu_hot_spots(tl, tl.samples.pc, locator)
+    spots = cpu_hot_spots(tl, locator)
     assert spots is not None and spots.symbolised and spots.inlines and spots.message is None
     assert spots.samples == 2 * (3 + 11 + 2) and spots.outside_layers == 6 and spots.in_handlers == 2
     cpu, npu = spots.layers
@@ -178,7 +191,7 @@ def test_samples_go_to_their_layer_and_shares_add_up(inline_elf: Path) -> None:
 def test_the_tail_goes_to_one_other_row() -> None:
     pcs = [0x1000 + 4 * k for k in range(12) for _ in range(12 - k)]  # 12 distinct PCs, decreasing counts
     tl = pcs_timeline({0: pcs}, [])
-    spots = cpu_hot_spots(tl, tl.samples.pc, None, top=5)
+    spots = cpu_hot_spots(tl, None, top=5)
     assert spots is not None and not spots.symbolised and "no ELF" in (spots.message or "")
     (layer,) = spots.layers
     assert [f.name for f in layer.functions][:5] == [f"{0x1000 + 4 * k:#010x}" for k in range(5)]
@@ -190,13 +203,13 @@ def test_the_tail_goes_to_one_other_row() -> None:
 def test_incomplete_inferences_do_not_count() -> None:
     tl = pcs_timeline({0: [0x2000] * 4}, [])
     tl.inferences.complete[:] = np.array([True, False])
-    spots = cpu_hot_spots(tl, tl.samples.pc, None)
+    spots = cpu_hot_spots(tl, None)
     assert spots is not None and spots.layers[0].samples == 4 and spots.outside_layers == 4
 
 
 def test_no_pc_samples_no_section() -> None:
     tl = pcs_timeline({}, [])
-    assert cpu_hot_spots(tl, tl.samples.pc, None) is None
+    assert cpu_hot_spots(tl, None) is None
 
 
 def test_dwt_pc_samples_over_swo_go_to_the_span_they_arrived_in(tmp_path: Path) -> None:

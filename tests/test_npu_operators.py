@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sample_streams import TelemetryEncoder, npu_sample, pc_sample, sampler_info
+from sample_streams import TelemetryEncoder, npu_profile, npu_sample, pc_sample, sampler_info
 from telemetry_streams import CLOCK_HZ, decode
 
-from tracer.analysis.npu_operators import npu_operator_profile, wilson
+from tracer.analysis.npu_operators import wilson
 from tracer.analysis.sampling import layer_breakdowns, sampling_analysis
 from tracer.base.timeline import InferenceTimeline
 from tracer.budget.command_stream import CommandStream, StreamOperation
@@ -137,13 +137,13 @@ def test_mapping_rule_at_the_edges() -> None:
     enc.layer_end(200, 0)
     enc.inference_end(210)
     tl = decode(bytes(enc))
-    prof = npu_operator_profile(tl, tl.samples.npu, [stream_of(OFFSETS)])
+    prof = npu_profile(tl, [stream_of(OFFSETS)])
     assert prof is not None and prof.mapped
     assert [op.samples for op in prof.jobs[0].operators] == [5, 3, 2]
 
 
 def test_shares_match_the_truth_and_intervals_cover_it(timeline: InferenceTimeline) -> None:
-    prof = npu_operator_profile(timeline, timeline.samples.npu, [stream_of(OFFSETS)])
+    prof = npu_profile(timeline, [stream_of(OFFSETS)])
     assert prof is not None and prof.mapped and prof.message is None
     (job,) = prof.jobs
     assert job.layer == 1 and job.jobs == 4 and job.qbase == QBASE and job.qsize == QSIZE
@@ -165,7 +165,7 @@ def test_shares_match_the_truth_and_intervals_cover_it(timeline: InferenceTimeli
 
 def test_vela_estimate_is_compared_in_npu_cycles(timeline: InferenceTimeline) -> None:
     predicted = [1000.0, 5000.0, 6000.0]
-    prof = npu_operator_profile(timeline, timeline.samples.npu, [stream_of(OFFSETS, cycles=predicted)], 500_000_000)
+    prof = npu_profile(timeline, [stream_of(OFFSETS, cycles=predicted)], 500_000_000)
     assert prof is not None
     ops = prof.jobs[0].operators
     assert [op.predicted_npu_cycles for op in ops] == predicted
@@ -177,14 +177,14 @@ def test_vela_estimate_is_compared_in_npu_cycles(timeline: InferenceTimeline) ->
 
 def test_without_pmu_the_comparison_is_in_time() -> None:
     tl = build(pmu=False)
-    prof = npu_operator_profile(tl, tl.samples.npu, [stream_of(OFFSETS, cycles=[1000.0, 5000.0, 6000.0])], CLOCK_HZ)
+    prof = npu_profile(tl, [stream_of(OFFSETS, cycles=[1000.0, 5000.0, 6000.0])], CLOCK_HZ)
     assert prof is not None
     op = prof.jobs[0].operators[1]
     assert op.npu_cycles is None and op.ratio == pytest.approx(op.cycles / 5000.0)
 
 
 def test_no_debug_database_keeps_the_job_whole(timeline: InferenceTimeline) -> None:
-    prof = npu_operator_profile(timeline, timeline.samples.npu, [])
+    prof = npu_profile(timeline, [])
     assert prof is not None and not prof.mapped
     assert "no Vela debug database" in (prof.message or "")
     (job,) = prof.jobs
@@ -198,7 +198,7 @@ def test_no_debug_database_keeps_the_job_whole(timeline: InferenceTimeline) -> N
 )
 def test_a_database_of_another_compile_is_refused(timeline: InferenceTimeline, offsets: list[int], what: str) -> None:
     """The last kernel command beyond the sampled stream, or far from its end: not this stream."""
-    prof = npu_operator_profile(timeline, timeline.samples.npu, [stream_of(offsets)])
+    prof = npu_profile(timeline, [stream_of(offsets)])
     assert prof is not None and not prof.mapped and what in (prof.message or "")
     assert all(job.operators == () for job in prof.jobs)
 
@@ -206,14 +206,14 @@ def test_a_database_of_another_compile_is_refused(timeline: InferenceTimeline, o
 def test_a_database_with_more_streams_is_refused(timeline: InferenceTimeline) -> None:
     streams = read_debug_db(BudgetText.read(TINY / "tiny_int8_debug.xml")).streams
     assert len(streams) == 2
-    prof = npu_operator_profile(timeline, timeline.samples.npu, streams)
+    prof = npu_profile(timeline, streams)
     assert prof is not None and not prof.mapped
     assert "2 command stream(s), but the capture has 1 sampled NPU layer" in (prof.message or "")
 
 
 def test_two_streams_in_one_layer_are_ambiguous() -> None:
     tl = build(qbase=[QBASE, QBASE + 0x1000])
-    prof = npu_operator_profile(tl, tl.samples.npu, [stream_of(OFFSETS)])
+    prof = npu_profile(tl, [stream_of(OFFSETS)])
     assert prof is not None and not prof.mapped and "2 different command streams" in (prof.message or "")
 
 
@@ -221,7 +221,7 @@ def test_no_npu_sample_no_section() -> None:
     enc = TelemetryEncoder()
     enc.target_info(0, CLOCK_HZ, TimeSource.DWT)
     tl = decode(bytes(enc))
-    assert npu_operator_profile(tl, tl.samples.npu, []) is None
+    assert npu_profile(tl, []) is None
     assert sampling_analysis(tl) is None
 
 

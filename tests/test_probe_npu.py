@@ -20,12 +20,11 @@ from typing import Any
 import pylink
 import pytest
 from pyocd.core.soc_target import SoCTarget
-from sample_streams import TelemetryEncoder
+from sample_streams import TelemetryEncoder, npu_profile
 from telemetry_streams import decode
 from test_probe_jlink import FAKE_PYLINK, FakeClock, FakeJLink, source
 from test_probe_pyocd import FakeProbe, FakeTarget, make
 
-from tracer.analysis.npu_operators import npu_operator_profile
 from tracer.budget.command_stream import CommandStream, StreamOperation
 from tracer.capture.metadata import CaptureMetadata
 from tracer.capture.reader import open_capture
@@ -34,6 +33,7 @@ from tracer.errors import UsageError
 from tracer.pipeline.record import record
 from tracer.sources.npu_polling import NpuPoller, parse_npu_spec
 from tracer.telemetry.probe_samples import probe_npu_records
+from tracer.telemetry.record_facts import add_records
 from tracer.telemetry.samples import samples_from_records
 from tracer.telemetry.wire import TimeSource
 
@@ -237,7 +237,8 @@ def test_polled_samples_are_placed_by_cyccnt_and_split_into_operations() -> None
         tuple(StreamOperation(o, f"op{k}", "Conv2D", k, "Conv2D", None, None) for k, o in enumerate([100, 200, 300])),
         "test.xml",
     )
-    prof = npu_operator_profile(timeline, samples.npu, [stream])
+    add_records(timeline, records)  # (as decode_capture adds a probe's samples)
+    prof = npu_profile(timeline, [stream])
     assert prof is not None and prof.mapped
     assert [op.samples for op in prof.jobs[0].operators] == [60, 140, 0]
 

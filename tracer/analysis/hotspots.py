@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from tracer.base.samples import PcSamples
 from tracer.base.timeline import InferenceTimeline
 from tracer.elf.inlines import CodeLocator
 
@@ -129,21 +128,6 @@ class CpuHotSpots:
             "message": self.message,
             "layers": [layer.to_json() for layer in self.layers],
         }
-
-
-def cpu_hot_spots(
-    timeline: InferenceTimeline,
-    pc: PcSamples,
-    locator: CodeLocator | None = None,
-    source: str = "timer interrupt PC samples",
-    top: int = TOP_FUNCTIONS,
-) -> CpuHotSpots | None:
-    """Attribute PC samples to layers and name them (None when there is no PC sample)."""
-    if not len(pc):
-        return None
-    order = np.argsort(pc.cycle, kind="stable")
-    cycle = pc.cycle[order]
-    return hot_spots(timeline, pc.pc[order], pc.exception[order], pc_layers(timeline, cycle), locator, source, top)
 
 
 def pc_layers(timeline: InferenceTimeline, cycle: np.ndarray) -> np.ndarray:

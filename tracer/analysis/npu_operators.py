@@ -232,29 +232,6 @@ class SampledLayer:
     sample_rows: list[np.ndarray]  # per span: indices into the samples
 
 
-def npu_operator_profile(
-    timeline: InferenceTimeline,
-    npu: NpuSamples,
-    streams: Sequence[CommandStream] = (),
-    budget_clock_hz: int | None = None,
-) -> NpuOperatorProfile | None:
-    """Fold NPU samples into per-operator time (None when the capture has no NPU sample).
-
-    Args:
-        timeline: The capture.
-        npu: Its NPU samples.
-        streams: Vela's command streams (from a debug database), in id order; empty without one.
-        budget_clock_hz: Vela's NPU clock (from its summary CSV), to convert its cycles.
-    """
-    if not len(npu):
-        return None
-    npu = npu.where(np.argsort(npu.cycle, kind="stable"))
-    layers = sorted(sampled_layers(timeline, npu))
-    spans_of = job_spans(timeline, layers)
-    jobs = [sampled_job(layer, *spans_of[layer], npu) for layer in layers]
-    return profile_of_jobs(timeline, jobs, npu, streams, budget_clock_hz)
-
-
 def profile_of_jobs(
     timeline: InferenceTimeline,
     jobs: list[SampledLayer],
