@@ -24,6 +24,7 @@ from tracer.analysis.statistics import CycleSummary
 from tracer.analysis.tasks import TaskAnalysis
 from tracer.base.facts import InputFacts
 from tracer.base.timeline import InferenceTimeline
+from tracer.budget.matching import model_difference
 from tracer.budget.model import Budget
 from tracer.power.attribute import EnergyAnalysis
 
@@ -85,3 +86,13 @@ class Analysis:
     def budget(self) -> Budget | None:
         """The budget given, or None."""
         return self.comparison.budget if self.comparison is not None else None
+
+    def model_difference(self) -> str | None:
+        """What says the budget describes another model than the input's (None: nothing does, or
+        no budget): :func:`~tracer.budget.matching.model_difference` of the layers as matched,
+        with the input's lost data (loss counted, or a warning about the input) let off.
+        """
+        if self.comparison is None:
+            return None
+        lost = self.timeline.loss.any or bool(self.facts.warnings)
+        return model_difference(self.comparison.matching, self.comparison.budget, capture_lost_data=lost)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from tracer.analysis.settings import AnalysisSettings
 
 if TYPE_CHECKING:
-    from tracer.analysis.budget_view import BudgetComparison
     from tracer.analysis.calibration_file import Calibration
     from tracer.analysis.result import Analysis
     from tracer.base.facts import InputFacts
@@ -286,7 +285,7 @@ def analyse_request(
         console.info(f"{request.capture}: read whole, not in windows: {result.read_whole_because}")
     analysis = result.analysis
     loaded = Loaded(analysis.timeline, analysis.facts, request.budget, analysis.facts.kind, request.locator)
-    _after_loading(request, console, loaded, analysis.comparison)
+    _after_loading(request, console, loaded, analysis)
     return loaded, analysis
 
 
@@ -335,9 +334,7 @@ def open_elf_symbols(path: str | None) -> CodeLocator | None:
     return open_locator(path)
 
 
-def _after_loading(
-    request: AnalysisRequest, console: Console, loaded: Loaded, comparison: BudgetComparison | None
-) -> None:
+def _after_loading(request: AnalysisRequest, console: Console, loaded: Loaded, analysis: Analysis) -> None:
     """Say the input's warnings; refuse a budget of another model (exit 2)."""
     timeline, source = loaded.timeline, loaded.facts
     for warning in source.warnings:
@@ -346,19 +343,17 @@ def _after_loading(
         console.warn(
             f"{request.capture}: no telemetry records found (firmware_snippets records use ITM ports 24 and 25)"
         )
-    if comparison is not None:
-        _check_model(comparison, request, console, lost_data=timeline.loss.any or bool(source.warnings))
-        _say_tolerance(comparison.budget, request.settings.tolerance_pct, console)
+    if analysis.comparison is not None:
+        _check_model(analysis.model_difference(), request, console)
+        _say_tolerance(analysis.comparison.budget, request.settings.tolerance_pct, console)
 
 
-def _check_model(comparison: BudgetComparison, request: AnalysisRequest, console: Console, lost_data: bool) -> None:
+def _check_model(difference: str | None, request: AnalysisRequest, console: Console) -> None:
     """Refuse a budget of another model (exit 2) unless ``--match any``, which only warns (the
     layers as the analysis matched them: once).
     """
-    from tracer.budget.matching import model_difference
     from tracer.errors import UsageError
 
-    difference = model_difference(comparison.matching, comparison.budget, capture_lost_data=lost_data)
     if difference is None:
         return
     files = " ".join(str(b) for b in request.budget_files)

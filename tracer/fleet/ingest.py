@@ -27,7 +27,6 @@ import pyarrow.parquet as pq
 
 from tracer.analysis.calibration_data import observations_of
 from tracer.analysis.result import Analysis
-from tracer.budget.matching import model_difference
 from tracer.budget.model import Budget
 from tracer.compare.digest import NOTHING_MEASURED, digest
 from tracer.errors import ExitCode, TracerError, UsageError
@@ -337,8 +336,7 @@ def _predictions(analysis: Analysis, path: str, capture_id: str) -> pa.Table:
     comparison = analysis.comparison
     if comparison is None:
         return schema.PREDICTIONS.empty_table()
-    lost = analysis.timeline.loss.any or bool(analysis.facts.warnings)
-    difference = model_difference(comparison.matching, comparison.budget, capture_lost_data=lost)
+    difference = analysis.model_difference()
     if difference is not None:
         raise UsageError(f"{path}: --budget does not describe the capture's model: {difference}")
     observations, _ = observations_of(analysis, path)
