@@ -32,6 +32,7 @@ from tracer.power.live import MeterRecorder
 from tracer.power.reading import open_recording
 from tracer.power.recording import CHUNK_SAMPLES, PowerChunk, PowerRecording, RecordingInfo
 from tracer.power.tap import SampleTap
+from tracer.session.schedule import Stopped
 
 RECORDING, READING, READY, FAILED = "recording", "reading", "ready", "failed"
 FOLLOW_SECONDS = 2.0  # live: the energy is attributed again this often at most
@@ -231,10 +232,6 @@ class SessionEnergy:
     def _set(self, state: EnergyState) -> None:
         with self._lock:
             self._state = state
-
-
-class Stopped(Exception):
-    """The session closed while its recording was being attributed."""
 
 
 def _slept(seconds: float, done: Callable[[], bool]) -> bool:
