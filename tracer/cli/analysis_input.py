@@ -130,6 +130,11 @@ def add_meter_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGrou
         type=float,
         help="the supply voltage, for a recording of current only (a PPK2 CSV)",
     )
+    add_sync_input_argument(parser)
+
+
+def add_sync_input_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--sync-input N``: the meter's digital input the firmware's sync pin is wired to."""
     parser.add_argument(
         "--sync-input",
         metavar="N",

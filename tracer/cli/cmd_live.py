@@ -54,7 +54,12 @@ DEMO_MACHINE = "mps3-an547"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``tracer live``."""
-    from tracer.cli.analysis_input import add_budget_file_argument, add_calibration_argument, add_elf_argument
+    from tracer.cli.analysis_input import (
+        add_budget_file_argument,
+        add_calibration_argument,
+        add_elf_argument,
+        add_sync_input_argument,
+    )
     from tracer.cli.screen import add_screen_arguments
 
     parser.add_argument(
@@ -79,12 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "or ppk2://PORT[?voltage=MV]; energy per layer on screen as it records (its newest samples), "
         "of the whole run once the source ends",
     )
-    record.add_argument(
-        "--sync-input",
-        metavar="N",
-        type=int,
-        help="the meter's digital input the sync pin is wired to (default: the one trc_sync_pin names, else 0)",
-    )
+    add_sync_input_argument(record)
     source = parser.add_argument_group("the source")
     source.add_argument(
         "--inferences",
