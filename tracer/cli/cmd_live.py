@@ -128,9 +128,10 @@ def source_url(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Open, record, watch."""
     from tracer.capture.writer import CaptureWriter
+    from tracer.cli.analysis_input import load_budget_files, open_elf_symbols
     from tracer.cli.cmd_record import open_beside_meter, start_meter
     from tracer.cli.cmd_replay import baseline_path
-    from tracer.cli.screen import load_budget_files, open_elf_symbols, require_terminal, run_app, session_options
+    from tracer.cli.screen import require_terminal, run_app, session_options
     from tracer.cli.source_setup import capture_metadata, source_factory
     from tracer.decode.tpiu import TpiuMode
     from tracer.errors import UsageError

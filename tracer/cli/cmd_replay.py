@@ -89,8 +89,8 @@ def baseline_path(path: str | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Open the capture, then the screen."""
-    from tracer.cli.analysis_input import power_recording
-    from tracer.cli.screen import load_budget_files, open_elf_symbols, require_terminal, run_app, session_options
+    from tracer.cli.analysis_input import load_budget_files, open_elf_symbols, power_recording
+    from tracer.cli.screen import require_terminal, run_app, session_options
     from tracer.errors import UsageError
     from tracer.session.engine import Session
     from tracer.session.pacing import parse_speed

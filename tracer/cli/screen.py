@@ -13,9 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from tracer.cli.analysis_input import load_budget_files as load_budget_files  # for live and replay
 from tracer.cli.analysis_input import load_calibration
-from tracer.cli.analysis_input import open_elf_symbols as open_elf_symbols  # for live and replay
 from tracer.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -107,7 +105,7 @@ def run_app(
         session: What to show.
         console: For messages after the screen closed.
         before_close: Called after the screen closed and before the session's feed is closed.
-        locator: ``--elf``'s symbols (:func:`open_elf_symbols`), to name the CPU hot spots.
+        locator: ``--elf``'s symbols (:func:`~tracer.cli.analysis_input.open_elf_symbols`), to name the CPU hot spots.
     """
     from tracer.tui.app import TracerApp
 

@@ -204,7 +204,7 @@ class Actions(_Base):
             self.bell()
             return
         if found is None and index is not None and (ordinal is None or not 0 <= ordinal < index.count):
-            self.notify(not_in_capture(index, number), severity="warning", timeout=6)
+            self.notify(str(index.missing(number)), severity="warning", timeout=6)
             return
         self.remember()
         if tab is not None and tab != self.active_tab:
@@ -249,7 +249,7 @@ class Actions(_Base):
             return
         if stretch is None or stretch.at_ordinal(ordinal) is None:
             index = self.session.index
-            why = not_in_capture(index, number) if index is not None else f"inference #{number} cannot be read"
+            why = str(index.missing(number)) if index is not None else f"inference #{number} cannot be read"
             self.call_from_thread(self._not_loaded, number, ordinal, before, why)
             return
         self.call_from_thread(self._loaded, number, ordinal, layer, place_cursor)
@@ -487,8 +487,3 @@ class Actions(_Base):
     def action_interrupt(self) -> None:
         """Ctrl+C: quit as an interrupt (exit code 130)."""
         self.exit(int(ExitCode.INTERRUPTED))
-
-
-def not_in_capture(index: Any, number: int) -> str:
-    """``no inference #99 in the capture: it holds #0 to #19 (20 inferences)`` (the index says)."""
-    return str(index.missing(number))
