@@ -191,8 +191,8 @@ class AnalysisAccumulator:
         layers, executions = self._layers()  # (after the jitter's result: they take its columns)
         estimated = None
         if settings.power_model is not None:  # (no meter: energy from each layer's time and counters)
-            complete = len(complete_latencies(capture.inferences))
-            estimated = estimate(settings.power_model, settings.power_model.path, layers, capture.clock_hz, complete)
+            complete = sum(len(part) for part in self.latency)  # (each complete inference's latency)
+            estimated = estimate(settings.power_model, layers, capture.clock_hz, complete)
         analysis = Analysis(
             timeline=capture,
             facts=facts,

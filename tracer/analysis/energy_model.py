@@ -77,13 +77,12 @@ class EnergyEstimate:
     """Estimated energy of an unmetered capture.
 
     Attributes:
-        model: The model used; path: its file.
+        model: The model used (its ``path``: the file it was read from).
         layers: Per layer index: estimated microjoules per execution, and mean milliwatts.
         inference_uj: Estimated energy per inference in its layers (None: no layer estimated).
     """
 
     model: PowerModel
-    path: str
     layers: dict[int, tuple[float, float]]
     inference_uj: float | None
 
@@ -147,13 +146,12 @@ def _solve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def estimate(
-    model: PowerModel, path: str, layers: Mapping[int, LayerStats], clock_hz: int | None, inferences: int
+    model: PowerModel, layers: Mapping[int, LayerStats], clock_hz: int | None, inferences: int
 ) -> EnergyEstimate:
     """Each layer's estimated energy per execution, from its time and counters.
 
     Args:
         model: The fitted model.
-        path: Its file (for the report).
         layers: The capture's per-layer statistics.
         clock_hz: The capture's clock.
         inferences: Complete inferences (the executions per inference of each layer).
@@ -167,7 +165,7 @@ def estimate(
     measured = {name for st in layers.values() for name in st.pmu_mean}
     if counters and not any(k in measured or (k == AXI_BEATS and _beats(measured)) for k in counters):
         raise UsageError(
-            f"--power-model {path}: the model uses {', '.join(counters)}, which this capture does not measure "
+            f"--power-model {model.path}: the model uses {', '.join(counters)}, which this capture does not measure "
             "(no NPU PMU counters in it): record them, or fit a model on a run without them"
         )
     out: dict[int, tuple[float, float]] = {}
@@ -180,7 +178,7 @@ def estimate(
         out[index] = (uj, uj / f[SECONDS] / 1e3 if f[SECONDS] > 0 else float("nan"))
         assert stats.cycles is not None
         total += uj * stats.cycles.count / max(inferences, 1)
-    return EnergyEstimate(model, path, out, total if out and inferences else None)
+    return EnergyEstimate(model, out, total if out and inferences else None)
 
 
 def _beats(names: set[str]) -> bool:
@@ -226,7 +224,7 @@ def estimate_json(e: EnergyEstimate, names: Mapping[int, str]) -> dict[str, Any]
     m = e.model
     return {
         "estimate": True,
-        "model": e.path,
+        "model": m.path,
         "coefficients": m.coefficients,
         "fit_error_pct": round(m.error_pct, 3),
         "fit_worst_pct": round(m.worst_pct, 3),
