@@ -19,6 +19,7 @@ A recording that cannot be aligned says why, in the words of the report; the scr
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +29,7 @@ import numpy as np
 from tracer.errors import TracerError
 from tracer.pipeline.load import load_timeline
 from tracer.power.attribute import EnergyAnalysis, attribute_energy
+from tracer.power.lane import PowerSteps
 from tracer.power.live import MeterRecorder
 from tracer.power.reading import open_recording
 from tracer.power.recording import CHUNK_SAMPLES, PowerChunk, PowerRecording, RecordingInfo
@@ -64,13 +66,14 @@ class EnergyState:
     window_seconds: float | None = None
     following: bool = False
 
-    @property
+    # (Cached: the screen reads these with every redraw; the state is replaced, never changed.)
+    @functools.cached_property
     def since(self) -> int | None:
         """The oldest inference the analysis measured (None: none)."""
         a = self.analysis
         return min(a.inference_uj) if a is not None and a.inference_uj else None
 
-    @property
+    @functools.cached_property
     def upto(self) -> int | None:
         """The newest inference the analysis measured (None: none)."""
         a = self.analysis
@@ -81,11 +84,17 @@ class EnergyState:
         """The meter still records: the analysis (if any) covers only its newest samples so far."""
         return self.state == RECORDING
 
-    @property
+    @functools.cached_property
     def peak_mw(self) -> float:
         """The highest mean power of the power lane, milliwatts (its scale; 0 without one)."""
         a = self.analysis
         return float(np.max(a.power_mw)) if a is not None and len(a.power_mw) else 0.0
+
+    @functools.cached_property
+    def power_steps(self) -> PowerSteps | None:
+        """The power lane as a step function, its running energy made once (None: no lane)."""
+        a = self.analysis
+        return PowerSteps.of(a.power_cycles, a.power_mw) if a is not None and len(a.power_cycles) >= 2 else None
 
 
 class SessionEnergy:

@@ -21,10 +21,10 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 
+from tracer.power.lane import PowerSteps
 from tracer.session.flags import FindingFlags
 from tracer.session.held import Stretch
 from tracer.session.ring import InferenceRecord
@@ -91,8 +91,8 @@ class LaneInput:
         reference: The cycle times are counted from (the selected inference's start).
         cursor: The cursor, in cycles.
         mark: The other end of the measured range.
-        power: The power lane (``--power``): from each cycle on, the mean power in mW, and the
-            scale (the highest); None without a recording.
+        power: The power lane (``--power``): its steps (from each cycle on, the mean power in
+            mW) and the scale (the highest); None without a recording.
     """
 
     stretch: Stretch
@@ -105,7 +105,7 @@ class LaneInput:
     reference: int = 0
     cursor: int | None = None
     mark: int | None = None
-    power: tuple[np.ndarray, np.ndarray, float] | None = None
+    power: tuple[PowerSteps, float] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from rich.style import Style
 
+from tracer.power.lane import PowerSteps
 from tracer.tui import palette as pal
 
 BLOCKS = "▁▂▃▄▅▆▇█"
@@ -22,41 +23,19 @@ def mean_power(cycles: np.ndarray, mw: np.ndarray, t0: np.ndarray, t1: np.ndarra
     """The mean of the step function (``mw[i]`` from ``cycles[i]``; the last value ends it) over
     each interval ``[t0, t1)``, clipped to where it is defined; NaN where it is not.
     """
-    c = cycles.astype(np.float64)
-    if len(c) < 2:
+    if len(cycles) < 2:
         return np.full(len(t0), np.nan)
-    cum = np.concatenate(([0.0], np.cumsum(mw[:-1] * np.diff(c))))
-
-    def integral(t: np.ndarray) -> np.ndarray:
-        i = np.clip(np.searchsorted(c, t, side="right") - 1, 0, len(c) - 1)
-        return cum[i] + mw[i] * (t - c[i])
-
-    a = np.clip(t0, c[0], c[-1])
-    b = np.clip(t1, c[0], c[-1])
-    span = b - a
-    out = np.full(len(t0), np.nan)
-    ok = span > 0
-    out[ok] = (integral(b[ok]) - integral(a[ok])) / span[ok]
-    return out
+    return PowerSteps.of(cycles, mw).mean(t0, t1)
 
 
-def power_cells(
-    cycles: np.ndarray, mw: np.ndarray, peak_mw: float, t0: float, cpc: float, width: int
-) -> list[tuple[str, Style]]:
+def power_cells(steps: PowerSteps, peak_mw: float, t0: float, cpc: float, width: int) -> list[tuple[str, Style]]:
     """``width`` cells from cycle ``t0``, ``cpc`` cycles each: a block per cell as high as its
     mean power against ``peak_mw``, blank outside the recording.
     """
     x = np.arange(width, dtype=np.float64)
-    means = mean_power(cycles, mw, t0 + x * cpc, t0 + (x + 1) * cpc)
+    means = steps.mean(t0 + x * cpc, t0 + (x + 1) * cpc)
     blank = (" ", Style())
     if peak_mw <= 0:
         return [blank] * width
     level = np.clip(np.ceil(means / peak_mw * len(BLOCKS)) - 1, 0, len(BLOCKS) - 1)
     return [blank if m != m else (BLOCKS[int(k)], STYLE) for m, k in zip(means.tolist(), level.tolist())]
-
-
-def power_at(cycles: np.ndarray, mw: np.ndarray, cycle: int) -> float | None:
-    """The mean power of the segment holding ``cycle`` (None: outside the recording)."""
-    if len(cycles) < 2 or not cycles[0] <= cycle < cycles[-1]:
-        return None
-    return float(mw[int(np.searchsorted(cycles, cycle, side="right")) - 1])

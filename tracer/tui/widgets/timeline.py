@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -25,6 +24,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
+from tracer.power.lane import PowerSteps
 from tracer.session.held import Stretch
 from tracer.session.ring import InferenceRecord
 from tracer.session.snapshot import SessionSnapshot
@@ -46,7 +46,6 @@ from tracer.tui.widgets.gantt_lanes import (
     segments,
     time_label,
 )
-from tracer.tui.widgets.power_lane import power_at
 from tracer.tui.widgets.spans import compared
 
 GUTTER = 7
@@ -77,12 +76,11 @@ def not_held_text(snapshot: SessionSnapshot, ui: UiState) -> str:
     )
 
 
-def power_lane(snapshot: SessionSnapshot) -> tuple[np.ndarray, np.ndarray, float] | None:
+def power_lane(snapshot: SessionSnapshot) -> tuple[PowerSteps, float] | None:
     """The power lane's steps and scale, once a power recording is attributed (else None)."""
     state = snapshot.energy
-    if state is None or state.analysis is None or len(state.analysis.power_cycles) < 2:
-        return None
-    return state.analysis.power_cycles, state.analysis.power_mw, state.peak_mw
+    steps = state.power_steps if state is not None else None
+    return (steps, state.peak_mw) if steps is not None and state is not None else None
 
 
 class TimelineView(View, Widget):
@@ -375,8 +373,8 @@ def cursor_text(snapshot: SessionSnapshot, ui: UiState, stretch: Stretch, refere
         number, layer = inside[0]
         label = rows[layer].info.label if layer in rows else f"#{layer}"
         text.append(f" in {label} of #{number}", style=pal.TEXT)
-    lane = power_lane(snapshot)
-    mw = power_at(lane[0], lane[1], cursor) if lane is not None else None
+    steps = snapshot.energy.power_steps if snapshot.energy is not None else None
+    mw = steps.at(cursor) if steps is not None else None
     if mw is not None:
         text.append(f" · {fmt.energy(mw)} mW", style=pal.WARN)
     if ui.mark is not None:
