@@ -485,7 +485,7 @@ class Session:
             if self.mode == "live":
                 index = self._holdings.index
                 for part in self._transport.live_slices(piece, stopped):
-                    if index is not None:
+                    if index is not None and index.due(part.offset):
                         with self._lock:  # a snapshot reads the decoder meanwhile: not while it is pickled
                             index.before(part.offset, self._decoder)
                     self._fold(self._decoder.feed(part.data, part.lost_before))

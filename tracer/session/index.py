@@ -165,9 +165,13 @@ class CaptureIndex:
         finally:
             feed.close()
 
+    def due(self, offset: int) -> bool:
+        """Whether a checkpoint is due before the stream is decoded from ``offset``."""
+        return offset >= self._next_checkpoint and self.picklable
+
     def before(self, offset: int, decoder: RollingDecoder) -> None:
         """``decoder`` is about to decode the stream from ``offset``: a checkpoint when one is due."""
-        if offset >= self._next_checkpoint and self.picklable:
+        if self.due(offset):
             self._checkpoint(offset, decoder)
             self._next_checkpoint = offset + self.spacing
 
