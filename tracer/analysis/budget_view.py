@@ -25,7 +25,7 @@ from typing import Any
 from tracer.analysis.calibration_file import CalibratedPrediction, Calibration, calibrated_prediction
 from tracer.analysis.samples import layer_rows
 from tracer.analysis.settings import DEFAULT_TOLERANCE_PCT
-from tracer.base.timeline import Engine, InferenceTimeline, LayerInfo, LayerSpans
+from tracer.base.timeline import Engine, InferenceTimeline, LayerInfo, LayerSpans, simulated_npu
 from tracer.budget.matching import LayerMatch, Matching, match_layers
 from tracer.budget.model import Budget, json_number
 
@@ -204,7 +204,7 @@ def compare_budget(
     """Match ``budget`` to the timeline's layers and settle each layer's tolerance; with a
     ``calibration``, each layer's calibrated prediction too (``against``: which one the limit uses).
     """
-    simulated = timeline.labels.get("npu_pmu") == "simulated"
+    simulated = simulated_npu(timeline.labels)
     return compare_budget_layers(
         timeline.layers.values(), timeline.clock_hz, budget, tolerance_pct, calibration, against, simulated
     )

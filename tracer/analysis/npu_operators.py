@@ -39,7 +39,7 @@ import numpy as np
 
 from tracer.analysis.samples import layer_rows
 from tracer.base.samples import NpuSamples
-from tracer.base.timeline import Engine, InferenceTimeline
+from tracer.base.timeline import Engine, InferenceTimeline, simulated_npu
 from tracer.budget.command_stream import CommandStream
 
 CONFIDENCE = 0.95
@@ -243,7 +243,7 @@ def profile_of_jobs(
     the NPU samples ``npu`` (in time order); ``timeline`` gives the clock, labels and layer names.
     """
     inside = sum(int(sum(len(r) for r in job.sample_rows)) for job in jobs)
-    simulated = timeline.labels.get("npu_pmu") == "simulated"
+    simulated = simulated_npu(timeline.labels)
     notes: list[str] = []
     if not jobs:
         return NpuOperatorProfile(

@@ -19,7 +19,7 @@ import numpy as np
 from tracer.analysis.statistics import run_starts
 from tracer.base.columns import Column, JsonRows
 from tracer.base.counters import CYCLE_COUNTER
-from tracer.base.timeline import CounterStat, InferenceTimeline
+from tracer.base.timeline import CounterStat, InferenceTimeline, simulated_npu
 
 CYCLE_NAMES = (CYCLE_COUNTER, "CYCLE")  # the 48-bit cycle counter: captures say PMU_CYCLES, logs CYCLE
 SIMULATED_NOTE = "simulated: no real NPU; the firmware computed these values from the layer shapes"
@@ -128,7 +128,7 @@ def pmu_summary(per_inference: InferenceCounterTable, timeline: InferenceTimelin
             names.append(stat)
     complete = per_inference.complete
     return PmuSummary(
-        simulated=timeline.labels.get("npu_pmu") == "simulated",
+        simulated=simulated_npu(timeline.labels),
         units={n: timeline.pmu_units.get(n) or _unit(n) for n in names},
         counters=names,
         per_inference=per_inference,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -292,6 +292,13 @@ class StackSample:
 
 
 CACHE_OPS = {1: "clean", 2: "invalidate", 3: "clean_invalidate"}  # CacheOp.op by the firmware's code
+NPU_PMU_LABEL = "npu_pmu"  # the label (InferenceTimeline.labels) of where the NPU PMU's counters come from
+SIMULATED = "simulated"  # ... when an emulator makes them up: there is no real NPU
+
+
+def simulated_npu(labels: Mapping[str, str]) -> bool:
+    """Whether provenance ``labels`` say the NPU PMU's counters are simulated (no real NPU)."""
+    return labels.get(NPU_PMU_LABEL) == SIMULATED
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

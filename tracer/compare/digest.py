@@ -21,10 +21,9 @@ import numpy as np
 from tracer.analysis.layer_stats import complete_latencies
 from tracer.analysis.result import Analysis
 from tracer.analysis.samples import LayerSamples, add_counts, compact, pool_layers
-from tracer.base.timeline import LayerInfo
+from tracer.base.timeline import NPU_PMU_LABEL, SIMULATED, LayerInfo, simulated_npu
 
 NOTHING_MEASURED = "no-measurements"  # the finding of an input (or a window) with nothing in it
-SIMULATED_NPU = ("npu_pmu", "simulated")  # the timeline's label of a capture whose NPU PMU is simulated
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,14 +118,10 @@ def digest(analysis: Analysis, name: str, labels: Mapping[str, str] | None = Non
         arena_size=memory.arena_size,
         stacks={s.name: (s.high_water, s.size, s.canary_ok) for s in memory.stacks},
         findings=tuple(FindingKey(f.id, f.severity.value, f.layer, f.message) for f in analysis.findings),
-        labels={**_simulated(timeline.labels), **(labels or {})},
+        labels={**({NPU_PMU_LABEL: SIMULATED} if simulated_npu(timeline.labels) else {}), **(labels or {})},
         warnings=tuple(analysis.facts.warnings),
         excluded={i: st.excluded for i, st in analysis.layers.items() if st.excluded},
     )
-
-
-def _simulated(timeline_labels: Mapping[str, str]) -> dict[str, str]:
-    return {SIMULATED_NPU[0]: SIMULATED_NPU[1]} if timeline_labels.get(SIMULATED_NPU[0]) == SIMULATED_NPU[1] else {}
 
 
 def pool(digests: Sequence[CaptureDigest]) -> CaptureDigest:

@@ -19,10 +19,10 @@ import numpy as np
 
 from tracer.analysis.budget_view import BudgetComparison, LayerPlan, compare_budget_layers
 from tracer.analysis.calibration_file import CalibratedPrediction, Calibration
+from tracer.base.timeline import simulated_npu
 from tracer.budget.matching import model_difference
 from tracer.budget.model import Budget
 from tracer.compare.compare import Change, Comparison
-from tracer.compare.digest import SIMULATED_NPU
 from tracer.errors import UsageError
 
 
@@ -173,7 +173,7 @@ def planner_errors(comparison: Comparison, budget: Budget, calibration: Calibrat
     """
     sides = []
     for name, digest in (("base", comparison.base), ("new", comparison.new)):
-        simulated = digest.labels.get(SIMULATED_NPU[0]) == SIMULATED_NPU[1]
+        simulated = simulated_npu(digest.labels)
         matched = compare_budget_layers(
             digest.layers.values(), digest.clock_hz, budget, calibration=calibration, simulated_npu=simulated
         )

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from tracer.analysis.result import Analysis
-from tracer.base.timeline import Engine, InferenceTimeline
+from tracer.base.timeline import NPU_PMU_LABEL, SIMULATED, Engine, InferenceTimeline, simulated_npu
 from tracer.export.perfetto_events import CounterValue, Instant, Slice, Track
 from tracer.export.sampling_layout import add_sampling_tracks
 
@@ -138,7 +138,7 @@ def _layers(
     if not len(spans):
         return
     estimate = MODEL_ESTIMATE in timeline.labels.get("cpu_cycles", "") or timeline.clock_source == MODEL_ESTIMATE
-    simulated = timeline.labels.get("npu_pmu") == "simulated"
+    simulated = simulated_npu(timeline.labels)
     order = np.lexsort((spans.end, spans.start))
     # Per engine: the lanes whose last slice may still run (a heap by end cycle) and the lanes free
     # (a heap by number). Starts only grow, so a lane once free stays free until it is taken: the
@@ -199,7 +199,7 @@ def _layers(
         for counter, value in counters.items():
             args[f"pmu.{counter}"] = value
         if counters and simulated:
-            args["npu_pmu"] = "simulated"
+            args[NPU_PMU_LABEL] = SIMULATED
         label = info.label + ("" if complete else " (incomplete)")
         if end > start:
             out.slices.append(Slice(name_of_track, clock.ns(start), clock.ns(end), label, "layer", args))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from tracer.base.timeline import simulated_npu
 from tracer.export.fit_width import fit_text
 from tracer.export.sampling_text import sampling_text
 
@@ -198,7 +199,7 @@ def _layers(layers: list[dict[str, Any]], capture: dict[str, Any]) -> list[str]:
             "* outside what it has seen, ~ partly calibrated, - its operator type not calibrated"
         )
     if has_pmu:
-        simulated = capture.get("labels", {}).get("npu_pmu") == "simulated"
+        simulated = simulated_npu(capture.get("labels", {}))
         lines.append("")
         lines.append("npu pmu     mean counter values per layer" + ("  [SIMULATED: no real NPU]" if simulated else ""))
         names: list[str] = []

@@ -4,6 +4,7 @@ lost, and the labels the numbers carry (emulated cycles, simulated PMU, model es
 
 from __future__ import annotations
 
+from tracer.base.timeline import NPU_PMU_LABEL, SIMULATED
 from tracer.capture.metadata import CaptureMetadata
 from tracer.session.feeds import CaptureFeed, SourceFeed
 from tracer.session.pacing import Pacer, RateMeter
@@ -22,7 +23,7 @@ def labels(decoder: RollingDecoder, metadata: CaptureMetadata) -> dict[str, str]
     if "model estimate" in timing or "model estimate" in metadata.notes:
         out["cycles"] = "model estimate"
     if decoder.pmu_simulated:
-        out["npu_pmu"] = "simulated"
+        out[NPU_PMU_LABEL] = SIMULATED
     return out
 
 

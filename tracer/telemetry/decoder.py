@@ -38,6 +38,8 @@ from tracer.base.columns import LazyRecords
 from tracer.base.counters import CYCLE_COUNTER
 from tracer.base.facts import ExceptionTraceFacts, IsrMarkFacts, IsrSources, StreamFacts, TargetFacts, TargetRestart
 from tracer.base.timeline import (
+    NPU_PMU_LABEL,
+    SIMULATED,
     ArenaSample,
     BufferCrc,
     CacheOp,
@@ -593,7 +595,7 @@ class TelemetryDecoder:
         labels: dict[str, str] = {}
         target = self.firmware.target
         if self.firmware.pmu_simulated or (target and target.npu_pmu_simulated):
-            labels["npu_pmu"] = "simulated"
+            labels[NPU_PMU_LABEL] = SIMULATED
         if target and target.emulated:
             labels["cycles"] = EMULATED_LABEL
         basis = self._hardware.basis

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from tracer.analysis.findings.base import Finding, Severity
 from tracer.analysis.findings.common import describe, n
 from tracer.analysis.pmu import npu_utilization
-from tracer.base.timeline import Engine
+from tracer.base.timeline import Engine, simulated_npu
 
 if TYPE_CHECKING:
     from tracer.analysis.result import Analysis
@@ -38,7 +38,7 @@ def utilization(analysis: Analysis) -> Iterable[Finding]:
     """``npu-utilization-low`` per NPU layer, else per inference."""
     timeline = analysis.timeline
     minimum = analysis.settings.npu_utilization
-    simulated = timeline.labels.get("npu_pmu") == "simulated"
+    simulated = simulated_npu(timeline.labels)
     label = " [NPU PMU values simulated: no real NPU]" if simulated else ""
     found_layer = False
     for index, st in analysis.layers.items():

@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from tracer.analysis.sampling import LayerBreakdown
 from tracer.analysis.statistics import histogram
+from tracer.base.timeline import simulated_npu
 from tracer.session.snapshot import LayerRow, SessionSnapshot
 from tracer.tui import format as fmt
 from tracer.tui import palette as pal
@@ -217,7 +218,7 @@ class LayerDetail(View, Static):
         # The distribution in the room left, at least a few rows (the panel scrolls to them).
         self._distribution(text, values, max(3, min(left, 8)), width)
         if row.pmu_mean:
-            simulated = snapshot.status.labels.get("npu_pmu") == "simulated"
+            simulated = simulated_npu(snapshot.status.labels)
             pmu = [
                 _piece(
                     ("NPU PMU mean" + (" (simulated)" if simulated else "") + ":", pal.WARN if simulated else pal.MUTED)
