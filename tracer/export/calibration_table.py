@@ -83,17 +83,17 @@ def write_text(table: Mapping[str, Any], out: IO[str]) -> None:
             str(row["layers"]),
             str(row["models"]),
             f"{row['median_ratio']:.2f}",
-            _pct(row["median_error"]) + _span(row["median_error_interval"]),
-            _pct(row["p90_error"]),
-            _pct(row["bias"], signed=True),
+            percent(row["median_error"]) + _span(row["median_error_interval"]),
+            percent(row["p90_error"]),
+            percent(row["bias"], signed=True),
         ]
         if validated:
             cells += [
                 str(row["calibrated_layers"]),
-                _pct(row["median_error_before"]),
-                _pct(row["median_error_after"]) + _span(row["median_error_after_interval"]),
-                _pct(row["p90_error_after"]),
-                _pct(row["coverage"]),
+                percent(row["median_error_before"]),
+                percent(row["median_error_after"]) + _span(row["median_error_after_interval"]),
+                percent(row["p90_error_after"]),
+                percent(row["coverage"]),
             ]
         rows.append(cells)
     _columns(rows, out)
@@ -135,7 +135,7 @@ def write_text(table: Mapping[str, Any], out: IO[str]) -> None:
         out.write("\nby what bounds the planner's estimate: ")
         out.write(
             "; ".join(
-                f"{b['group']} {b['layers']} layers, ratio {b['median_ratio']:.2f}, median err {_pct(b['median_error'])}"
+                f"{b['group']} {b['layers']} layers, ratio {b['median_ratio']:.2f}, median err {percent(b['median_error'])}"
                 for b in table["by_bound"]
             )
             + "\n"
@@ -160,12 +160,12 @@ def write_markdown(table: Mapping[str, Any], out: IO[str]) -> None:
             str(row["layers"]),
             str(row["models"]),
             f"{row['median_ratio']:.2f}",
-            _pct(row["median_error"]) + _span(row["median_error_interval"]),
-            _pct(row["p90_error"]),
-            _pct(row["bias"], signed=True),
+            percent(row["median_error"]) + _span(row["median_error_interval"]),
+            percent(row["p90_error"]),
+            percent(row["bias"], signed=True),
         ]
         if validated:
-            cells.append(_pct(row["median_error_after"]) + _span(row["median_error_after_interval"]))
+            cells.append(percent(row["median_error_after"]) + _span(row["median_error_after_interval"]))
         out.write("| " + " | ".join(cells) + " |\n")
     out.write(
         "\nError: |predicted / measured - 1| per layer, the median with its 95 % bootstrap interval; bias: median signed error (negative: the planner "
@@ -173,7 +173,8 @@ def write_markdown(table: Mapping[str, Any], out: IO[str]) -> None:
     )
 
 
-def _pct(value: float | None, signed: bool = False) -> str:
+def percent(value: float | None, signed: bool = False) -> str:
+    """A ratio as a percentage with one decimal (``signed``: with its sign); ``-`` for None."""
     if value is None:
         return "-"
     return f"{100 * value:+.1f}%" if signed else f"{100 * value:.1f}%"

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracer.export.report_text import _n, _table
+from tracer.analysis.calibration_file import NO_ESTIMATE, NOT_CALIBRATED
+from tracer.export.calibration_table import percent
+from tracer.export.report_text import CALIBRATION_MARKS, _n, _table
 
-MARKS = {"outside": "*", "partial": "~"}  # as in the report's calibrated column
 WORDS = {"outside": " (outside what the calibration saw)", "partial": " (partly calibrated)"}
 
 
@@ -34,15 +35,15 @@ def planner_rows(section: dict[str, Any]) -> list[list[str]]:
             _n(b["measured"]),
             _n(n["measured"]),
             _both(b["planner"], n["planner"]),
-            _pct(b["planner_error"]),
-            _pct(n["planner_error"]),
+            percent(b["planner_error"], signed=True),
+            percent(n["planner_error"], signed=True),
             _points(la["planner_error_change"]),
         ]
         if calibrated:
             row += [
                 _both(_cycles(b["calibrated"]), _cycles(n["calibrated"]), _mark(n["calibrated"])),
-                _pct(b["calibrated_error"]),
-                _pct(n["calibrated_error"]),
+                percent(b["calibrated_error"], signed=True),
+                percent(n["calibrated_error"], signed=True),
                 _points(la["calibrated_error_change"]),
             ]
         rows.append(row)
@@ -60,9 +61,9 @@ def planner_summary(section: dict[str, Any]) -> list[str]:
             lines.append(f"calibration learnt with another planner setup: {c['planner_difference']}")
     for side in ("base", "new"):
         s = section["summary"][side]
-        said = f"{side}: median error of the planner {_size(s['planner_median_error'])}"
+        said = f"{side}: median error of the planner {percent(s['planner_median_error'])}"
         if c is not None:
-            said += f", of the calibrated prediction {_size(s['calibrated_median_error'])}"
+            said += f", of the calibrated prediction {percent(s['calibrated_median_error'])}"
         lines.append(f"{said} ({s['layers']} layers)")
     return lines
 
@@ -111,27 +112,27 @@ def planner_sentence(layer: dict[str, Any]) -> str:
     """One layer of the section in words (JUnit): each prediction's error on both builds."""
     b, n = layer["base"], layer["new"]
     said = (
-        f"planner {_both(b['planner'], n['planner'])}: error {_pct(b['planner_error'])} -> "
-        f"{_pct(n['planner_error'])} ({_points(layer['planner_error_change'])})"
+        f"planner {_both(b['planner'], n['planner'])}: error {percent(b['planner_error'], signed=True)} -> "
+        f"{percent(n['planner_error'], signed=True)} ({_points(layer['planner_error_change'])})"
     )
     if b["calibrated"] is not None or n["calibrated"] is not None:
         said += (
             f"; calibrated {_both(_cycles(b['calibrated']), _cycles(n['calibrated']))}"
             f"{WORDS.get((n['calibrated'] or {}).get('status', ''), '')}: "
-            f"error {_pct(b['calibrated_error'])} -> {_pct(n['calibrated_error'])} "
+            f"error {percent(b['calibrated_error'], signed=True)} -> {percent(n['calibrated_error'], signed=True)} "
             f"({_points(layer['calibrated_error_change'])})"
         )
     return said
 
 
 def _cycles(calibrated: dict[str, Any] | None) -> float | None:
-    if not calibrated or calibrated["status"] in ("not-calibrated", "no-estimate"):
+    if not calibrated or calibrated["status"] in (NOT_CALIBRATED, NO_ESTIMATE):
         return None
     return calibrated["cycles"]
 
 
 def _mark(calibrated: dict[str, Any] | None) -> str:
-    return MARKS.get((calibrated or {}).get("status", ""), "")
+    return CALIBRATION_MARKS.get((calibrated or {}).get("status", ""), "")
 
 
 def _both(base: float | None, new: float | None, mark: str = "") -> str:
@@ -144,14 +145,6 @@ def _both(base: float | None, new: float | None, mark: str = "") -> str:
 
 def _whole(value: float | None) -> int | None:
     return None if value is None else round(value)
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:+.1f}%"
-
-
-def _size(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
 
 
 def _points(value: float | None) -> str:

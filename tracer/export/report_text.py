@@ -13,6 +13,7 @@ from tracer.export.fit_width import fit_text
 from tracer.export.sampling_text import sampling_text
 
 LAYERS_PER_BLOCK = 10  # columns of the per-inference table before it wraps
+CALIBRATION_MARKS = {"outside": "*", "partial": "~"}  # after a calibrated prediction, by its status
 
 
 def _n(value: Any) -> str:
@@ -254,7 +255,7 @@ def _memory(memory: dict[str, Any]) -> list[str]:
 def _calibrated_cells(layer: dict[str, Any]) -> list[str]:
     """The calibrated prediction and ratio, marked by the calibration's status."""
     c = (layer.get("budget") or {}).get("calibrated") or {}
-    mark = {"outside": "*", "partial": "~"}.get(c.get("status", ""), "")
+    mark = CALIBRATION_MARKS.get(c.get("status", ""), "")
     ratio = layer.get("calibrated_ratio")
     return [_n(layer.get("calibrated_cycles")) + mark, "-" if ratio is None else f"{ratio:.2f}"]
 
