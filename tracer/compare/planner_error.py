@@ -117,15 +117,13 @@ class PlannerErrors:
     """The comparison held against a budget (and a calibration).
 
     Attributes:
-        base, new: Each side's budget matched to its layers.
+        base, new: Each side's budget matched to its layers (with the calibration, if any).
         layers: Per layer pair, in the comparison's order.
-        calibration: The calibration applied (None: none given).
     """
 
     base: BudgetComparison
     new: BudgetComparison
     layers: tuple[LayerPrediction, ...]
-    calibration: Calibration | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The comparison's ``planner`` section."""
@@ -152,16 +150,9 @@ class PlannerErrors:
             },
             "layers": [la.to_json() for la in self.layers],
         }
-        if self.calibration is not None:
-            c = self.calibration
-            planner = model.compiler.to_json() if model.compiler else {}
-            out["calibration"] = {
-                "source": c.source,
-                "level": c.level,
-                "operators": list(c.operators),
-                "models": len(c.models),
-                "planner_difference": c.planner_difference(planner),
-            }
+        if self.base.calibration is not None:  # (the report's, less what is per capture)
+            per_capture = ("against", "layers_by_status")
+            out["calibration"] = {k: v for k, v in self.base.calibration_json().items() if k not in per_capture}
         return out
 
 
@@ -191,7 +182,7 @@ def planner_errors(comparison: Comparison, budget: Budget, calibration: Calibrat
         )
         for ch in comparison.layers
     )
-    return PlannerErrors(base, new, layers, calibration)
+    return PlannerErrors(base, new, layers)
 
 
 def _side(matched: BudgetComparison, index: int | None, p50: int | None) -> SidePrediction:
