@@ -95,7 +95,7 @@ def features(stats: LayerStats, clock_hz: int) -> dict[str, float] | None:
     return {
         SECONDS: stats.cycles.mean / clock_hz,
         NPU_ACTIVE: float(pmu.get(NPU_ACTIVE, 0.0)),
-        AXI_BEATS: float(sum(v for k, v in pmu.items() if k.startswith("AXI") and "BEAT" in k)),
+        AXI_BEATS: float(sum(v for k, v in pmu.items() if _is_axi_beats(k))),
     }
 
 
@@ -163,7 +163,7 @@ def estimate(
         raise UsageError("--power-model needs the capture's clock to turn cycles into time: give --clock HZ")
     counters = [k for k in model.coefficients if k != SECONDS]
     measured = {name for st in layers.values() for name in st.pmu_mean}
-    if counters and not any(k in measured or (k == AXI_BEATS and _beats(measured)) for k in counters):
+    if counters and not any(k in measured or (k == AXI_BEATS and any(map(_is_axi_beats, measured))) for k in counters):
         raise UsageError(
             f"--power-model {model.path}: the model uses {', '.join(counters)}, which this capture does not measure "
             "(no NPU PMU counters in it): record them, or fit a model on a run without them"
@@ -181,8 +181,9 @@ def estimate(
     return EnergyEstimate(model, out, total if out and inferences else None)
 
 
-def _beats(names: set[str]) -> bool:
-    return any(n.startswith("AXI") and "BEAT" in n for n in names)
+def _is_axi_beats(name: str) -> bool:
+    """Whether PMU counter ``name`` counts AXI data beats (summed into :data:`AXI_BEATS`)."""
+    return name.startswith("AXI") and "BEAT" in name
 
 
 def read_model(path: str) -> PowerModel:
