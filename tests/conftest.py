@@ -203,3 +203,15 @@ def calibration_models(tmp_path_factory: pytest.TempPathFactory):
     from calib_models import Compiled
 
     return Compiled(tmp_path_factory.mktemp("calibration_models"))
+
+
+@pytest.fixture(scope="session")
+def board(calibration_models, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A calibration file learnt on every model of ``calibration_models`` but
+    :data:`calib_models.HELD_OUT` (the one a test then holds against it)."""
+    from calib_models import HELD_OUT
+
+    path = tmp_path_factory.mktemp("board") / "board.json"
+    others = [n for n in calibration_models.budgets if n != HELD_OUT]
+    assert main(["calibrate", *calibration_models.pairs(others), "--save", str(path)]) == 0
+    return path

@@ -10,21 +10,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from calib_models import Compiled
+from calib_models import HELD_OUT, Compiled
 from test_report_schema import _errors
-
-HELD_OUT = "m_d"
-
-
-@pytest.fixture(scope="module")
-def board(calibration_models: Compiled, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A calibration learnt on every model but :data:`HELD_OUT`."""
-    from tracer.cli.main import main
-
-    path = tmp_path_factory.mktemp("board") / "board.json"
-    others = [n for n in calibration_models.budgets if n != HELD_OUT]
-    assert main(["calibrate", *calibration_models.pairs(others), "--save", str(path)]) == 0
-    return path
 
 
 def _args(models: Compiled, name: str = HELD_OUT) -> list[str]:
