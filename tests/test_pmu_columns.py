@@ -59,3 +59,13 @@ def test_the_json_rows_made_in_bulk_are_each_rows_own(names, rows, data) -> None
     assert got == [row.to_json() for row in table]
     assert [list(r["counters"]) for r in got] == [list(row.counters) for row in table]  # key order too
     assert all(type(r["number"]) is int and type(r["complete"]) is bool for r in got)
+
+
+def test_a_row_whose_ratio_rounds_under_the_limit_is_held() -> None:
+    """NPU_ACTIVE 1 of 2,000,000 cycles is a ratio of 5e-7, which rounds to 0 (six places): under
+    a limit of the smallest float, as the row itself says, so the columns must hold the row too."""
+    names = ["NPU_ACTIVE", "NPU_IDLE"]
+    table = InferenceCounterTable(np.arange(1), np.ones(1, bool), names, np.array([[1, 1_999_999]], np.int64))
+    use = npu_utilization(table[0].counters)
+    assert use is not None and use.ratio == 0.0
+    assert table.utilization_rows(5e-324).tolist() == [0]

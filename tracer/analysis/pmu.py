@@ -23,6 +23,7 @@ from tracer.base.timeline import CounterStat, InferenceTimeline, simulated_npu
 
 CYCLE_NAMES = (CYCLE_COUNTER, "CYCLE")  # the 48-bit cycle counter: captures say PMU_CYCLES, logs CYCLE
 SIMULATED_NOTE = "simulated: no real NPU; the firmware computed these values from the layer shapes"
+RATIO_PLACES = 6  # NPU utilization ratios are rounded to this many places
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,8 +42,8 @@ class NpuUtilization:
 
     @property
     def ratio(self) -> float:
-        """Active over total, rounded to 6 places."""
-        return round(self.active / self.total, 6)
+        """Active over total, rounded to :data:`RATIO_PLACES` places."""
+        return round(self.active / self.total, RATIO_PLACES)
 
     def to_json(self) -> dict[str, Any]:
         """``{active, idle, total, ratio}``."""
@@ -248,8 +249,9 @@ class InferenceCounterTable(Sequence[InferenceCounters]):
         has_total |= derive
         known = has_active & has_total & (total != 0)
         ratio = np.divide(active, total, out=np.zeros(len(self)), where=known)
-        # A little wide (floating point at the boundary): the caller confirms each row exactly.
-        return np.flatnonzero(known & (ratio < below + 1e-9))
+        # Wide by the rounding of NpuUtilization.ratio (a row just above ``below`` may round under
+        # it) and a little more (floating point): the caller confirms each row on its rounded ratio.
+        return np.flatnonzero(known & (ratio < below + 10.0**-RATIO_PLACES + 1e-9))
 
     @staticmethod
     def concat(parts: Sequence[InferenceCounterTable]) -> InferenceCounterTable:
