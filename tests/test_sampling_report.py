@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import itertools
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from perfetto_reader import read_trace
+
+from tracer.analysis.sampling import sampling_analysis
+from tracer.base.samples import NpuSamples, PcSamples, SamplerInfo, Samples
+from tracer.base.timeline import InferenceTimeline
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURE = ROOT / "captures" / "demo_sampling.trace"
@@ -155,3 +161,20 @@ def test_tui_replay_draws_the_breakdown_in_the_layer_detail() -> None:
             assert "sampled npu operators (simulated NPU)" in text and "dw2" in text, text
 
     asyncio.run(main())
+
+
+def test_the_sampling_overhead_of_samples_far_apart_is_exact() -> None:
+    """PC samples of a damaged stream 2**64 - 2 cycles apart (the int64 extremes): the sampler's
+    overhead share is its cost over that span, computed exactly, with no overflow warning."""
+    pc = PcSamples(
+        np.array([-(2**63) + 1, 2**63 - 1], np.int64),
+        np.array([0x100, 0x104], np.int64),
+        np.zeros(2, np.int64),
+        np.full(2, -1, np.int64),
+    )
+    info = SamplerInfo(0, False, True, "timer interrupt", 1000, 0, 50.0)
+    timeline = InferenceTimeline(samples=Samples(NpuSamples.from_rows([]), pc, (info,), 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        analysis = sampling_analysis(timeline)
+    assert analysis is not None and analysis.overhead_share == 50.0 * 2 / (2**64 - 2)

@@ -203,5 +203,5 @@ def _overhead(samples: Samples) -> float | None:
     ticks = samples.pc.cycle if len(samples.pc) else samples.npu.cycle
     if not costs or len(ticks) < 2:
         return None
-    span = int(ticks.max() - ticks.min())
+    span = int(ticks.max()) - int(ticks.min())  # (in Python: a damaged stream's times can be 2**63 apart)
     return costs[-1] * len(ticks) / span if span > 0 else None
